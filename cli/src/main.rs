@@ -1,0 +1,3 @@
+//! The `lineup` command.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! The bytes and headers of a LineUp Surface.

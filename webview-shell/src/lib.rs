@@ -1,0 +1,1 @@
+//! The platform layer of lineup-host.
