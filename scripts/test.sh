@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every check CI runs: formatting, lints, then unit, doc and real-webview end-to-end tests,
+# all of `cargo test` inside one virtual X server.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+if [[ "${CI:-}" == true ]]; then
+    export CARGO_TERM_COLOR=never
+fi
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "setup: system packages and Rust toolchain"
+bash scripts/setup.sh
+
+step "format: cargo fmt --all -- --check"
+cargo fmt --all -- --check
+
+step "lint: cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
+xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
+
+printf '\nlineup-host tests: all passed\n'
