@@ -65,8 +65,18 @@ impl InlineBundle {
         js: impl Into<String>,
     ) -> Result<Self, InvalidValue> {
         let (html, css, js) = (html.into(), css.into(), js.into());
-        refuse_sequence("app.css", &css, "</style", "write '<\\/style' or split the string")?;
-        refuse_sequence("app.js", &js, "</script", "write '<\\/script' inside strings")?;
+        refuse_sequence(
+            "app.css",
+            &css,
+            "</style",
+            "write '<\\/style' or split the string",
+        )?;
+        refuse_sequence(
+            "app.js",
+            &js,
+            "</script",
+            "write '<\\/script' inside strings",
+        )?;
         refuse_sequence("app.js", &js, "<!--", "write '<\\!--' inside strings")?;
         Ok(Self { html, css, js })
     }

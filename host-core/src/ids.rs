@@ -44,6 +44,14 @@ macro_rules! string_newtype {
         pub struct $name(String);
 
         impl $name {
+            /// Wraps a value the crate itself built and knows to be valid.
+            #[allow(dead_code)]
+            pub(crate) fn known(value: impl Into<String>) -> Self {
+                let value = value.into();
+                debug_assert!(($check as fn(&str) -> Result<(), String>)(&value).is_ok(), "{value}");
+                Self(value)
+            }
+
             /// The identifier as a string slice.
             pub fn as_str(&self) -> &str {
                 &self.0
@@ -162,7 +170,10 @@ fn app_id(s: &str) -> Result<(), String> {
     }
     let labels: Vec<&str> = s.split('.').collect();
     if labels.len() < 2 {
-        return Err("must be reverse-domain style with at least two labels, e.g. com.example.app (R-UI-2)".into());
+        return Err(
+            "must be reverse-domain style with at least two labels, e.g. com.example.app (R-UI-2)"
+                .into(),
+        );
     }
     for label in &labels {
         if label.is_empty() || label.len() > 63 {
@@ -419,7 +430,12 @@ mod tests {
 
     #[test]
     fn r_cap_2_capability_names() {
-        for ok in ["app.open_url", "clipboard.write", "device.pick_file", "artifact.save"] {
+        for ok in [
+            "app.open_url",
+            "clipboard.write",
+            "device.pick_file",
+            "artifact.save",
+        ] {
             assert!(CapabilityName::try_from(ok).is_ok(), "{ok}");
         }
         for bad in ["", ".x", "x..y", "1x", "x y"] {

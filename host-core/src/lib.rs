@@ -1,11 +1,71 @@
 //! The sans-IO protocol kernel of lineup-host.
+//!
+//! lineup-host shows LineUp UI Surfaces (untrusted HTML/CSS/JS sent by an AI agent) in isolated
+//! webviews. This crate is the part without I/O: typed `lineup.v1` messages, bounded decoding of
+//! untrusted bytes, and a [`Session`] per conversation that turns inbound envelopes and bridge
+//! messages into [`Effect`]s (open, replace, deliver state, close, send). It has no webview, no
+//! threads, and reads time only through the [`Clock`] the embedder provides.
+//!
+//! ```
+//! use std::time::Duration;
+//! use lineup_host_core::{Clock, Effect, Message, PartyId, Session, SessionConfig};
+//!
+//! struct Fixed;
+//! impl Clock for Fixed { fn monotonic(&self) -> Duration { Duration::ZERO } }
+//!
+//! let mut session = Session::new(
+//!     SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out"),
+//!     Box::new(Fixed),
+//! ).unwrap();
+//!
+//! // The agent opens a Surface…
+//! let open = br#"{"v":1,"id":"m1","type":"lineup.v1.ui.open","conversation_id":"c1",
+//!   "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"w1","app":{
+//!   "id":"com.example.w","version":"1.0.0","html":"<button>go</button>","css":"","js":""}}}"#;
+//! let Effect::Open(surface) = &session.handle_inbound(open)[0] else { unreachable!() };
+//! let key = surface.key.clone();
+//!
+//! // …the page posts an event through the bridge, identified by the webview that received it…
+//! let effects = session.handle_bridge(&key,
+//!     r#"{"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"n":1}}"#);
+//!
+//! // …and the agent receives a `ui.event`.
+//! let [Effect::Send(Message::UiEvent(event))] = effects.as_slice() else { unreachable!() };
+//! assert_eq!(event.payload.event.as_str(), "go");
+//! ```
 #![forbid(unsafe_code)]
 
+mod bridge;
 mod bundle;
+mod decode;
+mod display;
+mod error;
 mod ids;
+mod json;
+mod limits;
+mod markdown;
+mod message;
+mod session;
 
+pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
+pub use decode::decode;
+pub use display::{display_title, MAX_TITLE_CHARS};
+pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use ids::{
-    AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId,
-    InvalidValue, MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
+    AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId, InvalidValue,
+    MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
+};
+pub use json::JsonObject;
+pub use limits::Limits;
+pub use markdown::sanitize_markdown;
+pub use message::{
+    AppCall, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory, DeclaredSurface,
+    Direction, Envelope, InlineApp, InstalledSurface, InventoryApp, Message, Party, Payload,
+    StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
+    PROTOCOL_VERSION,
+};
+pub use session::{
+    BundlePolicy, Clock, CloseReason, Effect, Generation, Session, SessionConfig, Stats,
+    SurfaceKey, SurfaceOpen,
 };

@@ -1,0 +1,272 @@
+//! Bounded decoding of inbound bytes into typed [`Message`]s (R-ENV-1..6): size before parsing,
+//! depth before parsing, strict JSON, then typed fields with errors that name the field.
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::{ErrorCode, ProtocolError};
+use crate::ids::{CallId, ConversationId, MessageId};
+use crate::json::{nesting_depth, parse_strict};
+use crate::limits::Limits;
+use crate::message::{
+    AppCall, AppList, AppResult, ClientError, ClientInventory, Envelope, Message, Party, Payload,
+    SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION,
+};
+
+/// Decodes one envelope from untrusted bytes within `limits`.
+///
+/// Refusals carry the field, the limit and the `id` of the envelope when it could be read.
+///
+/// ```
+/// use lineup_host_core::{decode, ErrorCode, Limits, Message};
+/// let line = br#"{"v":1,"id":"m1","type":"lineup.v1.ui.close","conversation_id":"c1",
+///   "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"w1","reason":"done"}}"#;
+/// assert!(matches!(decode(line, &Limits::default()), Ok(Message::UiClose(_))));
+///
+/// let bare = br#"{"type":"lineup.v1.ui.close","payload":{"instance_id":"w1"}}"#;
+/// let err = decode(bare, &Limits::default()).unwrap_err();
+/// assert_eq!(err.code, ErrorCode::MissingField);
+/// assert_eq!(err.field.as_deref(), Some("v"));
+/// ```
+pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Message, ProtocolError> {
+    if bytes.len() > limits.max_envelope_bytes {
+        return Err(ProtocolError::new(
+            ErrorCode::TooLarge,
+            "R-ENV-4",
+            format!(
+                "envelope is {} bytes; the limit is {} bytes",
+                bytes.len(),
+                limits.max_envelope_bytes
+            ),
+        )
+        .limit(limits.max_envelope_bytes));
+    }
+    let depth = nesting_depth(bytes, limits.max_depth);
+    if depth > limits.max_depth {
+        return Err(ProtocolError::new(
+            ErrorCode::TooDeep,
+            "R-ENV-4",
+            format!(
+                "envelope nests deeper than {} levels of arrays and objects",
+                limits.max_depth
+            ),
+        )
+        .limit(limits.max_depth));
+    }
+    let value = parse_strict(bytes).map_err(|e| {
+        ProtocolError::new(
+            ErrorCode::InvalidJson,
+            "R-ENV-1",
+            format!("envelope is not valid JSON: {e}"),
+        )
+    })?;
+    let Value::Object(object) = value else {
+        return Err(ProtocolError::new(
+            ErrorCode::InvalidJson,
+            "R-ENV-1",
+            "envelope must be a JSON object",
+        ));
+    };
+    let id = object
+        .get("id")
+        .and_then(Value::as_str)
+        .and_then(|s| MessageId::try_from(s).ok());
+    decode_object(object, limits).map_err(|e| e.in_reply_to(id))
+}
+
+fn decode_object(object: Map<String, Value>, limits: &Limits) -> Result<Message, ProtocolError> {
+    check_version(object.get("v"))?;
+    let message_type = match object.get("type") {
+        None => return Err(missing("type", "R-ENV-1")),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(invalid(
+                "type",
+                "R-ENV-1",
+                format!("type must be a string, not {other}"),
+            ))
+        }
+    };
+    let object = Value::Object(object);
+    let message = match message_type.as_str() {
+        UiOpen::TYPE => {
+            let env: Envelope<UiOpen> = typed(object)?;
+            check_bundle_size(&env.payload, limits)?;
+            Message::UiOpen(env)
+        }
+        UiPatch::TYPE => {
+            check_patch_has_no_code(&object)?;
+            Message::UiPatch(typed(object)?)
+        }
+        UiClose::TYPE => Message::UiClose(typed(object)?),
+        AppCall::TYPE => Message::AppCall(typed(object)?),
+        UiEvent::TYPE => Message::UiEvent(typed(object)?),
+        ClientInventory::TYPE => Message::ClientInventory(typed(object)?),
+        AppList::TYPE => Message::AppList(typed(object)?),
+        AppResult::TYPE => Message::AppResult(typed(object)?),
+        ClientError::TYPE => Message::ClientError(typed(object)?),
+        other => return Err(unknown_type(other, &object)),
+    };
+    Ok(message)
+}
+
+fn check_version(v: Option<&Value>) -> Result<(), ProtocolError> {
+    match v {
+        None => Err(missing("v", "R-ENV-1")),
+        Some(Value::Number(n)) if n.as_u64() == Some(PROTOCOL_VERSION) => Ok(()),
+        Some(Value::Number(n)) => Err(ProtocolError::new(
+            ErrorCode::UnsupportedVersion,
+            "R-ENV-1",
+            format!("v is {n}; this host speaks version {PROTOCOL_VERSION}"),
+        )
+        .field("v")),
+        Some(other) => Err(invalid(
+            "v",
+            "R-ENV-1",
+            format!("v must be the number {PROTOCOL_VERSION}, not {other}"),
+        )),
+    }
+}
+
+fn unknown_type(message_type: &str, object: &Value) -> ProtocolError {
+    let shown = crate::ids::shorten(message_type, 80);
+    if message_type.starts_with("lineup.v1.ui.") || message_type.starts_with("lineup.v1.app.") {
+        let mut err = ProtocolError::new(
+            ErrorCode::Unsupported,
+            "R-ENV-3",
+            format!("type {shown:?} is not supported by this host; it was not executed"),
+        )
+        .field("type");
+        if message_type.starts_with("lineup.v1.app.") {
+            err.call_id = object
+                .pointer("/payload/call_id")
+                .and_then(Value::as_str)
+                .and_then(|s| CallId::try_from(s).ok());
+        }
+        err
+    } else {
+        ProtocolError::new(
+            ErrorCode::UnknownType,
+            "R-ENV-2",
+            format!("type {shown:?} is not a lineup.v1 message type"),
+        )
+        .field("type")
+    }
+}
+
+/// The envelope fields, with the payload typed.
+#[derive(Deserialize)]
+struct WireEnvelope<P> {
+    id: MessageId,
+    conversation_id: ConversationId,
+    sender: Party,
+    #[serde(default)]
+    target: Option<Party>,
+    payload: P,
+}
+
+fn typed<P: Payload + DeserializeOwned>(object: Value) -> Result<Envelope<P>, ProtocolError> {
+    let wire: WireEnvelope<P> = serde_path_to_error::deserialize(object).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        field_error(&path, &inner, P::TYPE)
+    })?;
+    Ok(Envelope {
+        id: wire.id,
+        conversation_id: wire.conversation_id,
+        sender: wire.sender,
+        target: wire.target,
+        payload: wire.payload,
+    })
+}
+
+/// Turns a serde error at `path` into an error naming the full field.
+fn field_error(path: &str, inner: &str, message_type: &str) -> ProtocolError {
+    let rule = rule_for(path);
+    let parent = if path == "." { "" } else { path };
+    if let Some(rest) = inner.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        let field = if parent.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{parent}.{name}")
+        };
+        let rule = if parent.is_empty() { "R-ENV-1" } else { rule };
+        return ProtocolError::new(
+            ErrorCode::MissingField,
+            rule,
+            format!("{message_type} is missing the field {field}"),
+        )
+        .field(field);
+    }
+    ProtocolError::new(
+        ErrorCode::InvalidField,
+        rule,
+        format!("{message_type} field {parent} is invalid: {inner}"),
+    )
+    .field(parent)
+}
+
+fn rule_for(path: &str) -> &'static str {
+    let last = path.rsplit('.').next().unwrap_or_default();
+    match last {
+        "instance_id" => "R-UI-1",
+        "state" => "R-UI-3",
+        "event" | "data" => "R-UI-7",
+        "integrity" | "version" | "app" | "id" if path.contains("app") => "R-UI-2",
+        "risk" | "input_schema" | "capabilities" => "R-CAP-2",
+        "call_id" | "capability" | "expires_at" | "arguments" | "status" => "R-CAP-4",
+        "revision" => "R-INV-2",
+        _ => "R-ENV-1",
+    }
+}
+
+fn check_bundle_size(open: &UiOpen, limits: &Limits) -> Result<(), ProtocolError> {
+    if let SurfaceSource::Inline(app) = &open.app {
+        let size = app.bundle.len();
+        if size > limits.max_bundle_bytes {
+            return Err(ProtocolError::new(
+                ErrorCode::BundleTooLarge,
+                "R-UI-2",
+                format!(
+                    "bundle of app {} is {size} bytes (html + css + js); the limit is {} bytes",
+                    app.id, limits.max_bundle_bytes
+                ),
+            )
+            .field("payload.app")
+            .limit(limits.max_bundle_bytes));
+        }
+    }
+    Ok(())
+}
+
+/// R-UI-4: a patch may carry only `instance_id` and `state`; code in a patch is refused whole.
+fn check_patch_has_no_code(object: &Value) -> Result<(), ProtocolError> {
+    for key in ["app", "html", "css", "js", "bundle"] {
+        if object.pointer(&format!("/payload/{key}")).is_some() {
+            return Err(ProtocolError::new(
+                ErrorCode::PatchCarriesCode,
+                "R-UI-4",
+                format!(
+                    "ui.patch carries payload.{key}; a patch updates only state. To change code, close the instance and open it again with a new version"
+                ),
+            )
+            .field(format!("payload.{key}")));
+        }
+    }
+    Ok(())
+}
+
+fn missing(field: &str, rule: &'static str) -> ProtocolError {
+    ProtocolError::new(
+        ErrorCode::MissingField,
+        rule,
+        format!("envelope is missing the field {field}"),
+    )
+    .field(field)
+}
+
+fn invalid(field: &str, rule: &'static str, message: String) -> ProtocolError {
+    ProtocolError::new(ErrorCode::InvalidField, rule, message).field(field)
+}

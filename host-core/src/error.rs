@@ -1,0 +1,163 @@
+//! The kernel's errors: [`ProtocolError`] for input the agent or the page got wrong, and
+//! [`UsageError`] for calls the embedder got wrong.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{CallId, MessageId};
+
+/// A stable, machine-readable reason for refusing a message; written in snake_case on the wire
+/// (`lineup.v1.client.error`, R-ENV-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The raw message is larger than the configured limit (R-ENV-4).
+    TooLarge,
+    /// The message nests arrays and objects deeper than the configured limit (R-ENV-4).
+    TooDeep,
+    /// The bytes are not one well-formed JSON value (UTF-8, no duplicate keys).
+    InvalidJson,
+    /// A required field is missing (R-ENV-1, R-ENV-6).
+    MissingField,
+    /// A field has the wrong type or an invalid value.
+    InvalidField,
+    /// `v` is not `1` (R-ENV-1).
+    UnsupportedVersion,
+    /// An unknown `lineup.v1.ui.*` / `lineup.v1.app.*` type, or a form this host does not run yet
+    /// (R-ENV-3, R-UI-9).
+    Unsupported,
+    /// A type this host does not know at all.
+    UnknownType,
+    /// A known type that only the client sends (e.g. `ui.event` sent to the client).
+    WrongDirection,
+    /// The envelope belongs to another conversation than this session's.
+    WrongConversation,
+    /// The inline bundle is larger than the configured limit (R-UI-2).
+    BundleTooLarge,
+    /// `app.integrity` does not match the bundle's digest (R-UI-2a, R-SEC-7).
+    IntegrityMismatch,
+    /// The bundle policy requires what the message does not carry (R-SEC-7).
+    PolicyViolation,
+    /// A patch or close names an instance that is not open.
+    UnknownInstance,
+    /// A `ui.patch` carries code or app fields; it may only carry `state` (R-UI-4).
+    PatchCarriesCode,
+    /// Opening one more Surface would exceed the concurrent-Surface limit.
+    TooManySurfaces,
+    /// Opens or replaces arrive faster than the configured rate.
+    RateLimited,
+    /// The platform could not create the Surface's webview.
+    SurfaceFailed,
+    /// A bridge message from a Surface page is malformed (never sent upstream; counted).
+    InvalidBridgeMessage,
+}
+
+impl ErrorCode {
+    /// The snake_case wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::TooDeep => "too_deep",
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::MissingField => "missing_field",
+            ErrorCode::InvalidField => "invalid_field",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::Unsupported => "unsupported",
+            ErrorCode::UnknownType => "unknown_type",
+            ErrorCode::WrongDirection => "wrong_direction",
+            ErrorCode::WrongConversation => "wrong_conversation",
+            ErrorCode::BundleTooLarge => "bundle_too_large",
+            ErrorCode::IntegrityMismatch => "integrity_mismatch",
+            ErrorCode::PolicyViolation => "policy_violation",
+            ErrorCode::UnknownInstance => "unknown_instance",
+            ErrorCode::PatchCarriesCode => "patch_carries_code",
+            ErrorCode::TooManySurfaces => "too_many_surfaces",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::SurfaceFailed => "surface_failed",
+            ErrorCode::InvalidBridgeMessage => "invalid_bridge_message",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Input from the agent or a Surface page that the kernel refused. Nothing changed because of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} ({rule})")]
+#[non_exhaustive]
+pub struct ProtocolError {
+    /// The stable reason.
+    pub code: ErrorCode,
+    /// The rule id of the requirement the input broke, e.g. `R-UI-7`.
+    pub rule: &'static str,
+    /// The offending field as a dotted path, e.g. `payload.app.integrity`.
+    pub field: Option<String>,
+    /// The limit that was exceeded, when a limit was.
+    pub limit: Option<u64>,
+    /// A lowercase sentence naming the value and, where one applies, the limit and the fix.
+    pub message: String,
+    /// The `id` of the refused envelope, when it could be read.
+    pub in_reply_to: Option<MessageId>,
+    /// The `call_id` of a refused `app.*` message, when it could be read: such a message is
+    /// answered with `app.result` rather than `client.error` (R-ENV-3, R-ENV-5).
+    pub call_id: Option<CallId>,
+}
+
+impl ProtocolError {
+    pub(crate) fn new(code: ErrorCode, rule: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            rule,
+            field: None,
+            limit: None,
+            message: message.into(),
+            in_reply_to: None,
+            call_id: None,
+        }
+    }
+
+    pub(crate) fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub(crate) fn limit(mut self, limit: usize) -> Self {
+        self.limit = u64::try_from(limit).ok();
+        self
+    }
+
+    pub(crate) fn in_reply_to(mut self, id: Option<MessageId>) -> Self {
+        self.in_reply_to = id;
+        self
+    }
+}
+
+/// A call the embedder made that the kernel cannot honour; never caused by agent or page input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// A configured limit is zero or otherwise unusable.
+    #[error("limit {name} = {value} is invalid: {reason}")]
+    InvalidLimit {
+        /// The limit's field name in [`crate::Limits`].
+        name: &'static str,
+        /// The configured value.
+        value: u64,
+        /// What a usable value looks like.
+        reason: &'static str,
+    },
+    /// The outbound message-id prefix does not make valid message ids.
+    #[error("message id prefix {prefix:?} is invalid: ids built from it {reason}")]
+    InvalidMessageIdPrefix {
+        /// The configured prefix.
+        prefix: String,
+        /// What is wrong with the ids it makes.
+        reason: String,
+    },
+}

@@ -1,0 +1,229 @@
+//! Strict JSON reading for untrusted bytes: a nesting-depth scan before parsing (R-ENV-4), duplicate
+//! keys refused, and [`JsonObject`], a JSON value that is known to be an object.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+/// A JSON object (`state`, event `data`, capability `arguments` …); any other JSON type is refused
+/// when it is decoded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct JsonObject(Map<String, Value>);
+
+impl JsonObject {
+    /// An empty object.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The object's members.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// The object's members, by value.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+
+    /// The object's compact JSON text.
+    pub fn to_json(&self) -> String {
+        // Serialising a `Map` of `Value`s cannot fail: every key is a string.
+        serde_json::to_string(&self.0).unwrap_or_else(|_| "{}".to_owned())
+    }
+}
+
+impl From<Map<String, Value>> for JsonObject {
+    fn from(map: Map<String, Value>) -> Self {
+        Self(map)
+    }
+}
+
+impl TryFrom<Value> for JsonObject {
+    type Error = Value;
+    /// Keeps the value when it is an object and hands it back otherwise.
+    fn try_from(value: Value) -> Result<Self, Value> {
+        match value {
+            Value::Object(map) => Ok(Self(map)),
+            other => Err(other),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match StrictValue::deserialize(deserializer)?.0 {
+            Value::Object(map) => Ok(Self(map)),
+            other => Err(de::Error::invalid_type(
+                unexpected(&other),
+                &"a JSON object",
+            )),
+        }
+    }
+}
+
+fn unexpected(value: &Value) -> de::Unexpected<'_> {
+    match value {
+        Value::Null => de::Unexpected::Unit,
+        Value::Bool(b) => de::Unexpected::Bool(*b),
+        Value::Number(_) => de::Unexpected::Other("a number"),
+        Value::String(s) => de::Unexpected::Str(s),
+        Value::Array(_) => de::Unexpected::Seq,
+        Value::Object(_) => de::Unexpected::Map,
+    }
+}
+
+/// A `serde_json::Value` whose objects were read without duplicate keys.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StrictValue(pub(crate) Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(StrictVisitor)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate key {key:?}; each key may appear once"
+                )));
+            }
+            let StrictValue(value) = map.next_value_seed(StrictSeed)?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+struct StrictSeed;
+
+impl<'de> DeserializeSeed<'de> for StrictSeed {
+    type Value = StrictValue;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<StrictValue, D::Error> {
+        StrictValue::deserialize(d)
+    }
+}
+
+/// The deepest nesting of arrays and objects in `bytes`, counted without parsing; stops counting
+/// as soon as `limit` is exceeded and returns `limit + 1` then (R-ENV-4).
+pub(crate) fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    max = depth;
+                    if max > limit {
+                        return max;
+                    }
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Parses `bytes` as one JSON value with duplicate keys refused.
+pub(crate) fn parse_strict(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let StrictValue(value) = StrictValue::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_env_4_depth_is_counted_outside_strings() {
+        assert_eq!(nesting_depth(br#"{"a":[1,{"b":"[[[["}]}"#, 64), 3);
+        assert_eq!(nesting_depth(br#""\"[""#, 64), 0);
+        assert_eq!(nesting_depth(b"1", 64), 0);
+        assert_eq!(nesting_depth(&[b'['; 1000], 10), 11);
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_at_any_depth() {
+        assert!(parse_strict(br#"{"a":1,"a":2}"#).is_err());
+        assert!(parse_strict(br#"{"x":[{"a":1,"a":2}]}"#).is_err());
+        assert!(parse_strict(br#"{"a":1,"b":{"a":2}}"#).is_ok());
+    }
+
+    #[test]
+    fn json_object_refuses_other_types() {
+        assert!(serde_json::from_str::<JsonObject>("{}").is_ok());
+        for bad in ["[]", "null", "1", "\"s\"", "true"] {
+            let err = serde_json::from_str::<JsonObject>(bad).unwrap_err();
+            assert!(err.to_string().contains("a JSON object"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn trailing_bytes_are_refused() {
+        assert!(parse_strict(b"{} {}").is_err());
+        assert!(parse_strict(b"{}\n").is_ok());
+    }
+}

@@ -1,0 +1,88 @@
+//! Configurable bounds on everything the agent and the pages send (R-ENV-4, R-UI-2, R-UI-7).
+
+use std::time::Duration;
+
+use crate::error::UsageError;
+
+/// Bounds applied before and during decoding, and to the Surface registry.
+///
+/// Defaults:
+///
+/// | field | default | rule |
+/// |---|---|---|
+/// | `max_envelope_bytes` | 1 MiB | R-ENV-4 |
+/// | `max_depth` | 32 | R-ENV-4 |
+/// | `max_bundle_bytes` | 160 KiB | R-UI-2 |
+/// | `max_event_data_bytes` | 16 KiB (data must be smaller) | R-UI-7 |
+/// | `max_bridge_message_bytes` | 20 KiB | R-UI-7 |
+/// | `max_surfaces` | 16 | host choice: each Surface is a web process |
+/// | `max_opens_per_window` | 30 | host choice |
+/// | `open_window` | 10 s | host choice |
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The largest inbound envelope, in bytes, checked before parsing. It must fit a maximal
+    /// bundle after JSON escaping.
+    pub max_envelope_bytes: usize,
+    /// The deepest nesting of arrays and objects in an envelope or a bridge message.
+    pub max_depth: usize,
+    /// The largest inline bundle: UTF-8 bytes of `html` + `css` + `js`.
+    pub max_bundle_bytes: usize,
+    /// Event `data` must be smaller than this many bytes of JSON, as received.
+    pub max_event_data_bytes: usize,
+    /// The largest raw bridge message a page may post.
+    pub max_bridge_message_bytes: usize,
+    /// How many Surfaces may be open at once in a session.
+    pub max_surfaces: usize,
+    /// How many opens (new or replacing) are accepted within `open_window`.
+    pub max_opens_per_window: usize,
+    /// The sliding window of `max_opens_per_window`.
+    pub open_window: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_envelope_bytes: 1024 * 1024,
+            max_depth: 32,
+            max_bundle_bytes: 160 * 1024,
+            max_event_data_bytes: 16 * 1024,
+            max_bridge_message_bytes: 20 * 1024,
+            max_surfaces: 16,
+            max_opens_per_window: 30,
+            open_window: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Limits {
+    /// Checks that every limit is usable.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        let positive = [
+            ("max_envelope_bytes", self.max_envelope_bytes),
+            ("max_depth", self.max_depth),
+            ("max_bundle_bytes", self.max_bundle_bytes),
+            ("max_event_data_bytes", self.max_event_data_bytes),
+            ("max_bridge_message_bytes", self.max_bridge_message_bytes),
+            ("max_surfaces", self.max_surfaces),
+            ("max_opens_per_window", self.max_opens_per_window),
+        ];
+        for (name, value) in positive {
+            if value == 0 {
+                return Err(UsageError::InvalidLimit {
+                    name,
+                    value: 0,
+                    reason: "must be at least 1",
+                });
+            }
+        }
+        if self.max_depth < 4 {
+            return Err(UsageError::InvalidLimit {
+                name: "max_depth",
+                value: self.max_depth as u64,
+                reason: "an envelope nests at least 4 levels; use 4 or more",
+            });
+        }
+        Ok(())
+    }
+}

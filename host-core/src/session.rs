@@ -1,0 +1,772 @@
+//! The sans-IO [`Session`]: one conversation's Surface registry. Inbound envelopes and bridge
+//! messages go in; [`Effect`]s come out. It performs no I/O and reads time only through [`Clock`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::time::Duration;
+
+use crate::bridge::BridgeMessage;
+use crate::decode::decode;
+use crate::error::{ErrorCode, ProtocolError, UsageError};
+use crate::ids::{ConversationId, EventName, InstanceId, MessageId, PartyId, Status};
+use crate::json::JsonObject;
+use crate::limits::Limits;
+use crate::message::{
+    AppCall, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope, InlineApp,
+    Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch,
+};
+
+/// A monotonic time source, provided by the embedder (or webview-shell).
+pub trait Clock {
+    /// Time elapsed since an arbitrary fixed origin; never goes backwards.
+    fn monotonic(&self) -> Duration;
+}
+
+/// Which inline bundles the session accepts (R-SEC-7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BundlePolicy {
+    /// Accept a bundle without `integrity`, relying on the sandbox; verify `integrity` when
+    /// present. The default, like the reference host's (R-SEC-7 host choice).
+    #[default]
+    SandboxOnly,
+    /// Every inline bundle must carry an `integrity` that matches (R-UI-2a).
+    RequireIntegrity,
+}
+
+/// How a [`Session`] is set up.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// The conversation this session serves; `None` adopts the conversation of the first valid
+    /// envelope.
+    pub conversation_id: Option<ConversationId>,
+    /// The client as it names itself in `sender` of every outbound envelope.
+    pub client: Party,
+    /// Prefix of outbound message ids (`<prefix>-<n>`); make it unique per session, e.g. random.
+    pub message_id_prefix: String,
+    /// Bounds on input and on the registry.
+    pub limits: Limits,
+    /// Which inline bundles are accepted.
+    pub bundle_policy: BundlePolicy,
+}
+
+impl SessionConfig {
+    /// A configuration with the default limits and policy, for the client `client_id`.
+    pub fn new(client_id: PartyId, message_id_prefix: impl Into<String>) -> Self {
+        Self {
+            conversation_id: None,
+            client: Party {
+                kind: PartyId::known("client"),
+                id: client_id,
+            },
+            message_id_prefix: message_id_prefix.into(),
+            limits: Limits::default(),
+            bundle_policy: BundlePolicy::default(),
+        }
+    }
+}
+
+/// Counts one instance of a webview: a replaced instance gets a new generation, so messages from
+/// its predecessor are recognised as stale (R-UI-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Generation(u64);
+
+impl Generation {
+    /// The generation number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The identity of one webview: its instance and generation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SurfaceKey {
+    /// The instance id.
+    pub instance: InstanceId,
+    /// The generation of that instance.
+    pub generation: Generation,
+}
+
+impl fmt::Display for SurfaceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.instance, self.generation.0)
+    }
+}
+
+/// What the platform needs to create a Surface.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurfaceOpen {
+    /// The webview's identity.
+    pub key: SurfaceKey,
+    /// The app, its code and its untrusted display name.
+    pub app: InlineApp,
+}
+
+/// Why a Surface closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The agent sent `ui.close` (with its reason).
+    Agent(Option<String>),
+    /// The user closed it; a `ui.event close` went upstream (R-UI-5).
+    User,
+    /// Its web process ended.
+    Crashed,
+    /// The platform could not create it.
+    Failed,
+    /// The session ended (for example the agent's stream closed).
+    SessionEnded,
+}
+
+/// What the kernel asks the platform and the embedder to do.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Effect {
+    /// Create a Surface.
+    Open(SurfaceOpen),
+    /// Destroy `old` and create `open` in its place (R-UI-1); nothing goes upstream.
+    Replace {
+        /// The webview to destroy.
+        old: SurfaceKey,
+        /// The Surface to create.
+        open: SurfaceOpen,
+    },
+    /// The Surface's page ran its script and is ready (lifecycle notification).
+    Ready(SurfaceKey),
+    /// Push this state to the page through the bridge (R-UI-3).
+    DeliverState {
+        /// The webview.
+        key: SurfaceKey,
+        /// The whole state.
+        state: JsonObject,
+    },
+    /// The page asked for a height, in CSS pixels; the platform clamps it.
+    Resize {
+        /// The webview.
+        key: SurfaceKey,
+        /// The requested height.
+        height: f64,
+    },
+    /// Destroy the Surface.
+    Close {
+        /// The webview.
+        key: SurfaceKey,
+        /// Why.
+        reason: CloseReason,
+    },
+    /// Send this message to the agent.
+    Send(Message),
+    /// Diagnostic: an inbound envelope was refused (its answer, if any, is a separate `Send`).
+    Rejected(ProtocolError),
+    /// Diagnostic: a bridge message was dropped and counted, never forwarded (R-UI-7).
+    Dropped {
+        /// The webview that posted it.
+        key: SurfaceKey,
+        /// Why it was dropped.
+        error: ProtocolError,
+    },
+}
+
+/// Counters of what the session accepted and dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Inbound envelopes accepted.
+    pub envelopes_accepted: u64,
+    /// Inbound envelopes refused.
+    pub envelopes_refused: u64,
+    /// Bridge events forwarded upstream as `ui.event`.
+    pub events_forwarded: u64,
+    /// Bridge messages dropped as invalid (R-UI-7).
+    pub bridge_invalid: u64,
+    /// Bridge messages dropped because their webview was replaced or closed (R-UI-6).
+    pub bridge_stale: u64,
+    /// Bridge events named `close` dropped: a page cannot forge a user close (R-UI-5).
+    pub forged_close: u64,
+    /// Repeated `ready` messages ignored.
+    pub duplicate_ready: u64,
+}
+
+struct Entry {
+    generation: Generation,
+    opened_by: MessageId,
+    opener: Party,
+    ready: bool,
+    state: JsonObject,
+}
+
+/// The sans-IO kernel of one conversation.
+///
+/// ```
+/// use std::time::Duration;
+/// use lineup_host_core::{Clock, Effect, PartyId, Session, SessionConfig};
+///
+/// struct Fixed;
+/// impl Clock for Fixed { fn monotonic(&self) -> Duration { Duration::ZERO } }
+///
+/// let config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+/// let mut session = Session::new(config, Box::new(Fixed)).unwrap();
+/// let open = br#"{"v":1,"id":"m1","type":"lineup.v1.ui.open","conversation_id":"c1",
+///   "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"w1",
+///   "app":{"id":"com.example.w","name":"W","version":"1.0.0","html":"<b>hi</b>","css":"","js":""}}}"#;
+/// let effects = session.handle_inbound(open);
+/// let Some(Effect::Open(surface)) = effects.first() else { panic!("{effects:?}") };
+/// assert_eq!(surface.key.instance.as_str(), "w1");
+///
+/// // The page says it is ready: it gets its state.
+/// let key = surface.key.clone();
+/// let effects = session.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready"}"#);
+/// assert!(matches!(effects.as_slice(), [Effect::Ready(_), Effect::DeliverState { .. }]));
+/// ```
+pub struct Session {
+    config: SessionConfig,
+    clock: Box<dyn Clock>,
+    conversation: Option<ConversationId>,
+    surfaces: BTreeMap<InstanceId, Entry>,
+    next_generation: u64,
+    next_message: u64,
+    recent_opens: VecDeque<Duration>,
+    stats: Stats,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("conversation", &self.conversation)
+            .field("surfaces", &self.surfaces.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Creates a session; fails when a limit is unusable.
+    pub fn new(config: SessionConfig, clock: Box<dyn Clock>) -> Result<Self, UsageError> {
+        config.limits.validate()?;
+        if let Err(e) = MessageId::try_from(format!("{}-1", config.message_id_prefix)) {
+            return Err(UsageError::InvalidMessageIdPrefix {
+                prefix: config.message_id_prefix,
+                reason: e.reason,
+            });
+        }
+        Ok(Self {
+            conversation: config.conversation_id.clone(),
+            config,
+            clock,
+            surfaces: BTreeMap::new(),
+            next_generation: 1,
+            next_message: 1,
+            recent_opens: VecDeque::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// The session's counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+
+    /// The conversation, once known.
+    pub fn conversation_id(&self) -> Option<&ConversationId> {
+        self.conversation.as_ref()
+    }
+
+    /// The webviews that are open now, in instance order.
+    pub fn surfaces(&self) -> impl Iterator<Item = SurfaceKey> + '_ {
+        self.surfaces.iter().map(|(instance, e)| SurfaceKey {
+            instance: instance.clone(),
+            generation: e.generation,
+        })
+    }
+
+    /// Whether `key` names a webview that is open now.
+    pub fn is_current(&self, key: &SurfaceKey) -> bool {
+        self.surfaces
+            .get(&key.instance)
+            .is_some_and(|e| e.generation == key.generation)
+    }
+
+    /// Handles one inbound envelope (agent → client) as raw bytes.
+    pub fn handle_inbound(&mut self, bytes: &[u8]) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        match decode(bytes, &self.config.limits) {
+            Ok(message) => self.dispatch(message, &mut fx),
+            Err(err) => self.refuse(err, None, &mut fx),
+        }
+        fx
+    }
+
+    /// Handles one inbound message that was already decoded.
+    pub fn handle_message(&mut self, message: Message) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        self.dispatch(message, &mut fx);
+        fx
+    }
+
+    /// Handles one message posted by the page of webview `key` (R-SEC-4: the identity is the
+    /// webview that received it, never a field of the message).
+    pub fn handle_bridge(&mut self, key: &SurfaceKey, raw: &str) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if !self.is_current(key) {
+            self.stats.bridge_stale += 1;
+            fx.push(Effect::Dropped {
+                key: key.clone(),
+                error: ProtocolError::new(
+                    ErrorCode::InvalidBridgeMessage,
+                    "R-UI-6",
+                    format!("message from {key}, which was closed or replaced; it reaches nobody"),
+                ),
+            });
+            return fx;
+        }
+        let message = match BridgeMessage::decode(raw, &self.config.limits) {
+            Ok(m) => m,
+            Err(error) => {
+                self.stats.bridge_invalid += 1;
+                fx.push(Effect::Dropped {
+                    key: key.clone(),
+                    error,
+                });
+                return fx;
+            }
+        };
+        match message {
+            BridgeMessage::Ready => self.ready(key, &mut fx),
+            BridgeMessage::Event { event, data } => self.event(key, event, data, &mut fx),
+            BridgeMessage::Resize { height } => fx.push(Effect::Resize {
+                key: key.clone(),
+                height,
+            }),
+        }
+        fx
+    }
+
+    /// The user closed webview `key` (window manager, host chrome): exactly one `ui.event close`
+    /// goes upstream (R-UI-5).
+    pub fn user_closed(&mut self, key: &SurfaceKey) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if let Some(entry) = self.take_current(key) {
+            fx.push(Effect::Close {
+                key: key.clone(),
+                reason: CloseReason::User,
+            });
+            let payload = UiEvent {
+                instance_id: key.instance.clone(),
+                event: close_event(),
+                data: JsonObject::new(),
+            };
+            fx.push(Effect::Send(self.outbound(payload, Some(entry.opener))));
+        }
+        fx
+    }
+
+    /// The web process of webview `key` ended. The Surface is gone; nothing goes upstream.
+    pub fn surface_crashed(&mut self, key: &SurfaceKey) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if self.take_current(key).is_some() {
+            fx.push(Effect::Close {
+                key: key.clone(),
+                reason: CloseReason::Crashed,
+            });
+        }
+        fx
+    }
+
+    /// The platform could not create webview `key`; the agent gets a `client.error` in reply to
+    /// the open (R-ENV-5).
+    pub fn open_failed(&mut self, key: &SurfaceKey, why: &str) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if let Some(entry) = self.take_current(key) {
+            fx.push(Effect::Close {
+                key: key.clone(),
+                reason: CloseReason::Failed,
+            });
+            let err = ProtocolError::new(
+                ErrorCode::SurfaceFailed,
+                "R-ENV-5",
+                format!("surface {} could not be created: {why}", key.instance),
+            )
+            .in_reply_to(Some(entry.opened_by));
+            self.refuse(err, Some(entry.opener), &mut fx);
+        }
+        fx
+    }
+
+    /// Closes every Surface, sending nothing upstream (the agent's stream ended).
+    pub fn close_all(&mut self) -> Vec<Effect> {
+        let surfaces = std::mem::take(&mut self.surfaces);
+        surfaces
+            .into_iter()
+            .map(|(instance, e)| Effect::Close {
+                key: SurfaceKey {
+                    instance,
+                    generation: e.generation,
+                },
+                reason: CloseReason::SessionEnded,
+            })
+            .collect()
+    }
+
+    fn take_current(&mut self, key: &SurfaceKey) -> Option<Entry> {
+        if self.is_current(key) {
+            self.surfaces.remove(&key.instance)
+        } else {
+            None
+        }
+    }
+
+    fn dispatch(&mut self, message: Message, fx: &mut Vec<Effect>) {
+        let reply_to = Some(message.id().clone());
+        let sender = message.sender().clone();
+        let conversation = message.conversation_id().clone();
+        match &self.conversation {
+            None => self.conversation = Some(conversation),
+            Some(ours) if *ours == conversation => {}
+            Some(ours) => {
+                let err = ProtocolError::new(
+                    ErrorCode::WrongConversation,
+                    "R-ENV-1",
+                    format!(
+                        "conversation_id {conversation} is not this session's conversation {ours}"
+                    ),
+                )
+                .field("conversation_id")
+                .in_reply_to(reply_to);
+                return self.refuse(err, Some(sender), fx);
+            }
+        }
+        if message.direction() == Direction::ClientToAgent {
+            let err = ProtocolError::new(
+                ErrorCode::WrongDirection,
+                "R-ENV-2",
+                format!(
+                    "{} is sent by the client, not to it",
+                    message.message_type()
+                ),
+            )
+            .field("type")
+            .in_reply_to(reply_to);
+            return self.refuse(err, Some(sender), fx);
+        }
+        let outcome = match message {
+            Message::UiOpen(env) => self.open(env, fx),
+            Message::UiPatch(env) => self.patch(env, fx),
+            Message::UiClose(env) => self.close(env, fx),
+            Message::AppCall(env) => {
+                self.app_call(env, fx);
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+        match outcome {
+            Ok(()) => self.stats.envelopes_accepted += 1,
+            Err(err) => self.refuse(err.in_reply_to(reply_to), Some(sender), fx),
+        }
+    }
+
+    fn open(&mut self, env: Envelope<UiOpen>, fx: &mut Vec<Effect>) -> Result<(), ProtocolError> {
+        let UiOpen {
+            instance_id,
+            app,
+            state,
+        } = env.payload;
+        let app = match app {
+            SurfaceSource::Inline(app) => app,
+            SurfaceSource::Installed(s) => {
+                return Err(ProtocolError::new(
+                    ErrorCode::Unsupported,
+                    "R-UI-9",
+                    format!(
+                        "surface {} of app {} cannot be opened by id: this host has no app center yet; send an inline bundle",
+                        s.surface, s.id
+                    ),
+                )
+                .field("payload.app.surface"));
+            }
+        };
+        let digest = app.bundle.digest();
+        match (&app.integrity, self.config.bundle_policy) {
+            (Some(declared), _) if *declared != digest => {
+                return Err(ProtocolError::new(
+                    ErrorCode::IntegrityMismatch,
+                    "R-UI-2a",
+                    format!(
+                        "integrity {declared} does not match the bundle, whose digest is {digest}"
+                    ),
+                )
+                .field("payload.app.integrity"));
+            }
+            (None, BundlePolicy::RequireIntegrity) => {
+                return Err(ProtocolError::new(
+                    ErrorCode::PolicyViolation,
+                    "R-SEC-7",
+                    format!("the bundle policy requires app.integrity; this bundle's is {digest}"),
+                )
+                .field("payload.app.integrity"));
+            }
+            _ => {}
+        }
+        let replacing = self.surfaces.contains_key(&instance_id);
+        let limits = &self.config.limits;
+        if !replacing && self.surfaces.len() >= limits.max_surfaces {
+            return Err(ProtocolError::new(
+                ErrorCode::TooManySurfaces,
+                "R-SEC-2",
+                format!(
+                    "{} surfaces are open; the limit is {}; close one first",
+                    self.surfaces.len(),
+                    limits.max_surfaces
+                ),
+            )
+            .field("payload.instance_id")
+            .limit(limits.max_surfaces));
+        }
+        let now = self.clock.monotonic();
+        while self
+            .recent_opens
+            .front()
+            .is_some_and(|t| now.saturating_sub(*t) >= limits.open_window)
+        {
+            self.recent_opens.pop_front();
+        }
+        if self.recent_opens.len() >= limits.max_opens_per_window {
+            return Err(ProtocolError::new(
+                ErrorCode::RateLimited,
+                "R-SEC-2",
+                format!(
+                    "{} opens within {:?}; the limit is {}; wait and retry",
+                    self.recent_opens.len(),
+                    limits.open_window,
+                    limits.max_opens_per_window
+                ),
+            )
+            .field("payload.instance_id")
+            .limit(limits.max_opens_per_window));
+        }
+        self.recent_opens.push_back(now);
+        let generation = Generation(self.next_generation);
+        self.next_generation += 1;
+        let entry = Entry {
+            generation,
+            opened_by: env.id,
+            opener: env.sender,
+            ready: false,
+            state: state.unwrap_or_default(),
+        };
+        let key = SurfaceKey {
+            instance: instance_id.clone(),
+            generation,
+        };
+        let open = SurfaceOpen { key, app };
+        match self.surfaces.insert(instance_id.clone(), entry) {
+            Some(old) => fx.push(Effect::Replace {
+                old: SurfaceKey {
+                    instance: instance_id,
+                    generation: old.generation,
+                },
+                open,
+            }),
+            None => fx.push(Effect::Open(open)),
+        }
+        Ok(())
+    }
+
+    fn patch(&mut self, env: Envelope<UiPatch>, fx: &mut Vec<Effect>) -> Result<(), ProtocolError> {
+        let UiPatch { instance_id, state } = env.payload;
+        let entry = self
+            .surfaces
+            .get_mut(&instance_id)
+            .ok_or_else(|| unknown_instance(&instance_id, UiPatch::TYPE))?;
+        // R-UI-3: the patch replaces the whole state; before `ready`, only the latest is kept.
+        entry.state = state;
+        if entry.ready {
+            fx.push(Effect::DeliverState {
+                key: SurfaceKey {
+                    instance: instance_id,
+                    generation: entry.generation,
+                },
+                state: entry.state.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, env: Envelope<UiClose>, fx: &mut Vec<Effect>) -> Result<(), ProtocolError> {
+        let UiClose {
+            instance_id,
+            reason,
+        } = env.payload;
+        let entry = self
+            .surfaces
+            .remove(&instance_id)
+            .ok_or_else(|| unknown_instance(&instance_id, UiClose::TYPE))?;
+        fx.push(Effect::Close {
+            key: SurfaceKey {
+                instance: instance_id,
+                generation: entry.generation,
+            },
+            reason: CloseReason::Agent(reason),
+        });
+        Ok(())
+    }
+
+    /// R-ENV-5: until the capability layer exists, every call is answered `unsupported`.
+    fn app_call(&mut self, env: Envelope<AppCall>, fx: &mut Vec<Effect>) {
+        let payload = AppResult {
+            call_id: env.payload.call_id,
+            status: Status::Unsupported,
+            result: None,
+            message: Some(format!(
+                "capability {} is not available on this host",
+                env.payload.capability
+            )),
+        };
+        fx.push(Effect::Send(self.outbound(payload, Some(env.sender))));
+    }
+
+    fn ready(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) {
+        let Some(entry) = self.surfaces.get_mut(&key.instance) else {
+            return;
+        };
+        if entry.ready {
+            self.stats.duplicate_ready += 1;
+            fx.push(Effect::Dropped {
+                key: key.clone(),
+                error: ProtocolError::new(
+                    ErrorCode::InvalidBridgeMessage,
+                    "R-UI-3",
+                    "ready was already received from this webview",
+                ),
+            });
+            return;
+        }
+        entry.ready = true;
+        fx.push(Effect::Ready(key.clone()));
+        fx.push(Effect::DeliverState {
+            key: key.clone(),
+            state: entry.state.clone(),
+        });
+    }
+
+    fn event(
+        &mut self,
+        key: &SurfaceKey,
+        event: EventName,
+        data: JsonObject,
+        fx: &mut Vec<Effect>,
+    ) {
+        if event.as_str() == "close" {
+            self.stats.forged_close += 1;
+            fx.push(Effect::Dropped {
+                key: key.clone(),
+                error: ProtocolError::new(
+                    ErrorCode::InvalidBridgeMessage,
+                    "R-UI-5",
+                    "a page cannot send an event named close; only the user closes a surface",
+                )
+                .field("event"),
+            });
+            return;
+        }
+        let Some(opener) = self.surfaces.get(&key.instance).map(|e| e.opener.clone()) else {
+            return;
+        };
+        self.stats.events_forwarded += 1;
+        let payload = UiEvent {
+            instance_id: key.instance.clone(),
+            event,
+            data,
+        };
+        fx.push(Effect::Send(self.outbound(payload, Some(opener))));
+    }
+
+    fn refuse(&mut self, err: ProtocolError, target: Option<Party>, fx: &mut Vec<Effect>) {
+        self.stats.envelopes_refused += 1;
+        let answer = match &err.call_id {
+            Some(call_id) => self.outbound(
+                AppResult {
+                    call_id: call_id.clone(),
+                    status: Status::Unsupported,
+                    result: None,
+                    message: Some(err.message.clone()),
+                },
+                target,
+            ),
+            None => self.outbound(
+                ClientError {
+                    in_reply_to: err.in_reply_to.clone(),
+                    code: err.code,
+                    message: err.message.clone(),
+                    field: err.field.clone(),
+                    limit: err.limit,
+                },
+                target,
+            ),
+        };
+        fx.push(Effect::Rejected(err));
+        fx.push(Effect::Send(answer));
+    }
+
+    /// The one place where outbound envelopes are built.
+    fn outbound<P>(&mut self, payload: P, target: Option<Party>) -> Message
+    where
+        P: Payload,
+        Envelope<P>: Into<Message>,
+    {
+        let n = self.next_message;
+        self.next_message += 1;
+        // `Session::new` checked that the prefix makes valid ids.
+        let id = MessageId::known(format!("{}-{n}", self.config.message_id_prefix));
+        let conversation_id = self
+            .conversation
+            .clone()
+            .unwrap_or_else(|| ConversationId::known("unknown"));
+        Envelope {
+            id,
+            conversation_id,
+            sender: self.config.client.clone(),
+            target,
+            payload,
+        }
+        .into()
+    }
+}
+
+fn unknown_instance(instance: &InstanceId, message_type: &str) -> ProtocolError {
+    ProtocolError::new(
+        ErrorCode::UnknownInstance,
+        "R-UI-1",
+        format!("{message_type} names instance {instance}, which is not open"),
+    )
+    .field("payload.instance_id")
+}
+
+fn close_event() -> EventName {
+    EventName::known("close")
+}
+
+macro_rules! into_message {
+    ($($variant:ident),*) => {$(
+        impl From<Envelope<$variant>> for Message {
+            fn from(env: Envelope<$variant>) -> Message {
+                Message::$variant(env)
+            }
+        }
+    )*};
+}
+into_message!(
+    UiOpen,
+    UiPatch,
+    UiClose,
+    AppCall,
+    UiEvent,
+    AppResult,
+    ClientError
+);
+into_message!(ClientInventory, AppList);
