@@ -1,0 +1,220 @@
+//! The Content-Security-Policy a Surface document is served with (R-SEC-2, R-SEC-3), built from
+//! typed directives in a stable order.
+
+/// A source expression of a fetch directive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// `'none'`: nothing may be loaded.
+    None,
+    /// `'unsafe-inline'`: inline `<script>`/`<style>` elements, which is how a Surface ships its code.
+    UnsafeInline,
+    /// `data:` URLs.
+    Data,
+    /// `blob:` URLs the page made itself.
+    Blob,
+}
+
+impl Source {
+    fn as_str(self) -> &'static str {
+        match self {
+            Source::None => "'none'",
+            Source::UnsafeInline => "'unsafe-inline'",
+            Source::Data => "data:",
+            Source::Blob => "blob:",
+        }
+    }
+}
+
+/// What a directive governs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    DefaultSrc,
+    ScriptSrc,
+    StyleSrc,
+    ImgSrc,
+    FontSrc,
+    MediaSrc,
+    ConnectSrc,
+    FrameSrc,
+    ChildSrc,
+    WorkerSrc,
+    ObjectSrc,
+    BaseUri,
+    FormAction,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::DefaultSrc => "default-src",
+            Kind::ScriptSrc => "script-src",
+            Kind::StyleSrc => "style-src",
+            Kind::ImgSrc => "img-src",
+            Kind::FontSrc => "font-src",
+            Kind::MediaSrc => "media-src",
+            Kind::ConnectSrc => "connect-src",
+            Kind::FrameSrc => "frame-src",
+            Kind::ChildSrc => "child-src",
+            Kind::WorkerSrc => "worker-src",
+            Kind::ObjectSrc => "object-src",
+            Kind::BaseUri => "base-uri",
+            Kind::FormAction => "form-action",
+        }
+    }
+}
+
+/// A flag of the `sandbox` directive that lifts one of its restrictions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SandboxAllow {
+    /// `allow-scripts`: the only one a Surface gets (R-SEC-2).
+    Scripts,
+}
+
+impl SandboxAllow {
+    fn as_str(self) -> &'static str {
+        match self {
+            SandboxAllow::Scripts => "allow-scripts",
+        }
+    }
+}
+
+/// One directive of the policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Directive {
+    /// A fetch or document directive with its source list.
+    Sources(Kind, &'static [Source]),
+    /// `sandbox` with the restrictions it lifts: an opaque origin, no forms, no popups, no top
+    /// navigation (R-SEC-2).
+    Sandbox(&'static [SandboxAllow]),
+}
+
+impl Directive {
+    fn write(&self, out: &mut String) {
+        let (name, values): (&str, &mut dyn Iterator<Item = &str>) = match self {
+            Directive::Sources(kind, sources) => {
+                (kind.as_str(), &mut sources.iter().map(|s| s.as_str()))
+            }
+            Directive::Sandbox(allows) => ("sandbox", &mut allows.iter().map(|a| a.as_str())),
+        };
+        out.push_str(name);
+        for value in values {
+            out.push(' ');
+            out.push_str(value);
+        }
+    }
+}
+
+/// The strict policy's directives, in the order they are written (R-SEC-2, R-SEC-3).
+const STRICT: &[Directive] = {
+    use Kind::*;
+    use Source as S;
+    &[
+        Directive::Sources(DefaultSrc, &[S::None]),
+        Directive::Sources(ScriptSrc, &[S::UnsafeInline]),
+        Directive::Sources(StyleSrc, &[S::UnsafeInline]),
+        Directive::Sources(ImgSrc, &[S::Data, S::Blob]),
+        Directive::Sources(FontSrc, &[S::Data]),
+        Directive::Sources(MediaSrc, &[S::Data, S::Blob]),
+        Directive::Sources(ConnectSrc, &[S::None]),
+        Directive::Sources(FrameSrc, &[S::None]),
+        Directive::Sources(ChildSrc, &[S::None]),
+        Directive::Sources(WorkerSrc, &[S::None]),
+        Directive::Sources(ObjectSrc, &[S::None]),
+        Directive::Sources(BaseUri, &[S::None]),
+        Directive::Sources(FormAction, &[S::None]),
+        Directive::Sandbox(&[SandboxAllow::Scripts]),
+    ]
+};
+
+/// Content-Security-Policy built from typed directives in a stable order.
+///
+/// [`strict`](Self::strict), the default, allows inline scripts and styles, `data:`/`blob:`
+/// images and media and `data:` fonts, and nothing else: no network, no frames, no workers, no
+/// plugins, no `<base>`, no forms; `sandbox allow-scripts` gives the document an opaque origin
+/// (R-SEC-2, R-SEC-3). It is only ever served as a response header, which a page cannot remove.
+///
+/// ```
+/// use lineup_surface_runtime::ContentSecurityPolicy;
+/// let csp = ContentSecurityPolicy::default();
+/// assert!(csp.header_value().starts_with("default-src 'none'; "));
+/// assert!(csp.header_value().ends_with("; sandbox allow-scripts"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContentSecurityPolicy {
+    directives: &'static [Directive],
+}
+
+impl ContentSecurityPolicy {
+    /// The strict policy every Surface document is served with (R-SEC-2, R-SEC-3).
+    pub fn strict() -> Self {
+        Self { directives: STRICT }
+    }
+
+    /// The value of the `Content-Security-Policy` header: directives joined by `"; "`.
+    pub fn header_value(&self) -> String {
+        let mut out = String::new();
+        for (i, directive) in self.directives.iter().enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            directive.write(&mut out);
+        }
+        out
+    }
+}
+
+impl Default for ContentSecurityPolicy {
+    /// [`ContentSecurityPolicy::strict`].
+    fn default() -> Self {
+        Self::strict()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_sec_3_strict_csp_golden() {
+        assert_eq!(
+            ContentSecurityPolicy::strict().header_value(),
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+             img-src data: blob:; font-src data:; media-src data: blob:; connect-src 'none'; \
+             frame-src 'none'; child-src 'none'; worker-src 'none'; object-src 'none'; \
+             base-uri 'none'; form-action 'none'; sandbox allow-scripts"
+        );
+        assert_eq!(
+            ContentSecurityPolicy::default(),
+            ContentSecurityPolicy::strict()
+        );
+    }
+
+    /// R-SEC-3 names a minimum; the strict policy must contain each part of it.
+    #[test]
+    fn r_sec_3_strict_csp_contains_the_required_minimum() {
+        let value = ContentSecurityPolicy::strict().header_value();
+        let directives: Vec<&str> = value.split("; ").collect();
+        for required in [
+            "default-src 'none'",
+            "connect-src 'none'",
+            "img-src data: blob:",
+            "style-src 'unsafe-inline'",
+            "script-src 'unsafe-inline'",
+        ] {
+            assert!(directives.contains(&required), "missing {required:?}");
+        }
+    }
+
+    /// R-SEC-2: the header's sandbox gives an opaque origin and lifts nothing but scripts.
+    #[test]
+    fn r_sec_2_sandbox_allows_scripts_only() {
+        let value = ContentSecurityPolicy::strict().header_value();
+        let sandbox: Vec<&str> = value
+            .split("; ")
+            .filter(|d| d.starts_with("sandbox"))
+            .collect();
+        assert_eq!(sandbox, ["sandbox allow-scripts"]);
+        assert!(!value.contains("allow-same-origin"));
+        assert!(!value.contains("unsafe-eval"));
+    }
+}

@@ -1,0 +1,321 @@
+//! The handler of the Surface scheme: it answers a webview's request for a URI with the one
+//! document it holds, or with a short error (R-SEC-2).
+
+use crate::csp::ContentSecurityPolicy;
+use crate::document::SurfaceDocument;
+use crate::headers::{security_headers, TEXT_UTF8};
+use crate::token::SurfaceToken;
+
+/// The URI scheme Surface documents are served from: `lineup-surface://<token>/`.
+pub const SCHEME: &str = "lineup-surface";
+
+/// The paths the document is served at. Paths are compared as written, never decoded or joined
+/// onto anything, so `/%2e%2e/` or `/./` is simply another path.
+const DOCUMENT_PATHS: [&str; 2] = ["/", "/index.html"];
+
+/// Longer request URIs are refused before any look at them; a document URI is under 70 bytes.
+const MAX_URI_LEN: usize = 2048;
+
+/// One response of the scheme handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    /// The HTTP status: `200`, `404` or `405`.
+    pub status: u16,
+    /// The headers in the order they are to be sent; every response carries the security headers,
+    /// `Content-Security-Policy` included.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body; empty for `HEAD`.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The value of the first header called `name`, compared case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn error(status: u16, text: &str) -> Self {
+        Self {
+            status,
+            headers: security_headers(TEXT_UTF8, Some(&ContentSecurityPolicy::strict())),
+            body: text.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// Serves one Surface's document under its token; every other host or path is a 404.
+///
+/// WebKit hands every request for the scheme to every webview's handler, whatever its host, so
+/// the handler must check that the host is this Surface's token: otherwise one Surface could load
+/// another's document. A request is served only if its URI is exactly `lineup-surface://<token>/`
+/// or `lineup-surface://<token>/index.html` (a `#fragment` is ignored) and its method is `GET` or
+/// `HEAD`. Nothing is ever read from disk.
+///
+/// ```
+/// use lineup_host_core::InlineBundle;
+/// use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+///
+/// let bundle = InlineBundle::new("<p>hi</p>", "", "").unwrap();
+/// let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+/// let server = SurfaceServer::new(SurfaceToken::from_random_bytes([7; 16]), document);
+/// assert_eq!(server.respond("GET", &server.url()).status, 200);
+/// let other = SurfaceToken::from_random_bytes([8; 16]);
+/// assert_eq!(server.respond("GET", &format!("lineup-surface://{other}/")).status, 404);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SurfaceServer {
+    token: SurfaceToken,
+    document: SurfaceDocument,
+}
+
+impl SurfaceServer {
+    /// A server for `document` under `token`.
+    pub fn new(token: SurfaceToken, document: SurfaceDocument) -> Self {
+        Self { token, document }
+    }
+
+    /// The token this server answers to.
+    pub fn token(&self) -> &SurfaceToken {
+        &self.token
+    }
+
+    /// The document's URL, `lineup-surface://<token>/`, for the webview to load.
+    pub fn url(&self) -> String {
+        format!("{SCHEME}://{}/", self.token)
+    }
+
+    /// Answers a request: `method` as the webview reports it (case-sensitive, as in HTTP) and `uri`
+    /// the full request URI.
+    ///
+    /// `200` with the document for `GET` of the document's URI, the same headers and no body for
+    /// `HEAD`; `405` for another method on it; `404` for anything else, including a URI that
+    /// cannot be read. Error bodies are short plain text with the security headers (R-SEC-2).
+    pub fn respond(&self, method: &str, uri: &str) -> Response {
+        let mut response = if !self.is_document_uri(uri) {
+            Response::error(404, "not found\n")
+        } else if method == "GET" || method == "HEAD" {
+            Response {
+                status: 200,
+                headers: self.document.headers().to_vec(),
+                body: self.document.html().as_bytes().to_vec(),
+            }
+        } else {
+            let mut refused = Response::error(405, "method not allowed\n");
+            refused.headers.push(("Allow", "GET, HEAD".to_owned()));
+            refused
+        };
+        if method == "HEAD" {
+            response.body.clear();
+        }
+        response
+    }
+
+    /// Whether `uri` names this server's document: scheme, host and path compared exactly, with no
+    /// decoding or normalisation.
+    fn is_document_uri(&self, uri: &str) -> bool {
+        if uri.len() > MAX_URI_LEN {
+            return false;
+        }
+        let without_fragment = uri.split_once('#').map_or(uri, |(before, _)| before);
+        let Some(rest) = without_fragment
+            .strip_prefix(SCHEME)
+            .and_then(|rest| rest.strip_prefix("://"))
+        else {
+            return false;
+        };
+        let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        host == self.token.as_str() && DOCUMENT_PATHS.contains(&path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use lineup_host_core::InlineBundle;
+
+    use super::*;
+    use crate::document::DocumentOptions;
+
+    const TOKEN: &str = "00112233445566778899aabbccddeeff";
+
+    fn server(options: &DocumentOptions) -> SurfaceServer {
+        let bundle = InlineBundle::new("<p>hi</p>", "p{}", "1").expect("valid bundle");
+        let token = SurfaceToken::try_from(TOKEN).expect("valid token");
+        SurfaceServer::new(token, SurfaceDocument::assemble(&bundle, options))
+    }
+
+    #[test]
+    fn r_sec_2_url_names_the_token() {
+        let server = server(&DocumentOptions::default());
+        assert_eq!(server.url(), format!("lineup-surface://{TOKEN}/"));
+        assert_eq!(server.token().as_str(), TOKEN);
+    }
+
+    /// R-SEC-2: only this token's document URI is served. In a URI, `TOKEN` stands for the token,
+    /// `OTHER` for another Surface's, `UPPER` for the token in upper case and `SHORT` for the
+    /// token less its last character.
+    #[test]
+    fn r_sec_2_respond_table() {
+        let server = server(&DocumentOptions::default());
+        let table: &[(&str, &str, u16)] = &[
+            ("GET", "lineup-surface://TOKEN/", 200),
+            ("GET", "lineup-surface://TOKEN/index.html", 200),
+            ("GET", "lineup-surface://TOKEN/#top", 200),
+            ("HEAD", "lineup-surface://TOKEN/", 200),
+            // another Surface's token, or no valid token at all
+            ("GET", "lineup-surface://OTHER/", 404),
+            ("GET", "lineup-surface://UPPER/", 404),
+            ("GET", "lineup-surface://SHORT/", 404),
+            ("GET", "lineup-surface:///", 404),
+            ("GET", "lineup-surface://", 404),
+            ("GET", "lineup-surface://user@TOKEN/", 404),
+            ("GET", "lineup-surface://TOKEN:80/", 404),
+            ("GET", "lineup-surface://TOKEN.evil/", 404),
+            // other paths, traversal, encodings
+            ("GET", "lineup-surface://TOKEN", 404),
+            ("GET", "lineup-surface://TOKEN/../etc/passwd", 404),
+            ("GET", "lineup-surface://TOKEN/%2e%2e/", 404),
+            ("GET", "lineup-surface://TOKEN/%2E%2E/etc/passwd", 404),
+            ("GET", "lineup-surface://TOKEN/./", 404),
+            ("GET", "lineup-surface://TOKEN//", 404),
+            ("GET", "lineup-surface://TOKEN/\\", 404),
+            ("GET", "lineup-surface://TOKEN/index.htm", 404),
+            ("GET", "lineup-surface://TOKEN/Index.html", 404),
+            ("GET", "lineup-surface://TOKEN/index.html/", 404),
+            ("GET", "lineup-surface://TOKEN/?x=1", 404),
+            ("GET", "lineup-surface://TOKEN/%00", 404),
+            ("GET", "lineup-surface://TOKEN/etc/passwd", 404),
+            // other schemes and unreadable URIs
+            ("GET", "LINEUP-SURFACE://TOKEN/", 404),
+            ("GET", "http://TOKEN/", 404),
+            ("GET", "file:///TOKEN/", 404),
+            ("GET", "lineup-surface:TOKEN/", 404),
+            ("GET", " lineup-surface://TOKEN/", 404),
+            ("GET", "lineup-surface://TOKEN/ ", 404),
+            ("GET", "", 404),
+            ("GET", "\u{0}\u{feff}刷新", 404),
+            ("GET", "://", 404),
+            ("GET", "#", 404),
+            // methods
+            ("POST", "lineup-surface://TOKEN/", 405),
+            ("PUT", "lineup-surface://TOKEN/index.html", 405),
+            ("get", "lineup-surface://TOKEN/", 405),
+            ("", "lineup-surface://TOKEN/", 405),
+            ("POST", "lineup-surface://OTHER/", 404),
+            ("HEAD", "lineup-surface://nope/", 404),
+        ];
+        let too_long = format!("lineup-surface://TOKEN/{}", "a".repeat(MAX_URI_LEN));
+        let rows = table
+            .iter()
+            .copied()
+            .chain([("GET", too_long.as_str(), 404)]);
+        let csp = ContentSecurityPolicy::strict().header_value();
+        for (method, uri, status) in rows {
+            let uri = uri
+                .replace("TOKEN", TOKEN)
+                .replace("OTHER", "ffeeddccbbaa99887766554433221100")
+                .replace("UPPER", &TOKEN.to_uppercase())
+                .replace("SHORT", &TOKEN[1..]);
+            let response = server.respond(method, &uri);
+            assert_eq!(response.status, status, "{method} {uri:?}");
+            assert_eq!(
+                response.header("content-security-policy"),
+                Some(csp.as_str()),
+                "{method} {uri:?}"
+            );
+            assert_eq!(response.header("X-Content-Type-Options"), Some("nosniff"));
+            assert_eq!(response.header("Cache-Control"), Some("no-store"));
+            if method == "HEAD" {
+                assert!(response.body.is_empty(), "{method} {uri:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn r_sec_2_get_serves_the_document_with_its_headers() {
+        let server = server(&DocumentOptions::default());
+        let response = server.respond("GET", &server.url());
+        assert_eq!(response.status, 200);
+        assert_eq!(response.headers, server.document.headers());
+        assert_eq!(response.body, server.document.html().as_bytes());
+        let head = server.respond("HEAD", &server.url());
+        assert_eq!(head.headers, response.headers);
+        assert!(head.body.is_empty());
+    }
+
+    #[test]
+    fn r_sec_2_errors_are_short_text_with_security_headers() {
+        let server = server(&DocumentOptions::default());
+        let not_found = server.respond("GET", "lineup-surface://x/");
+        assert_eq!(not_found.body, b"not found\n");
+        assert_eq!(
+            not_found.headers,
+            security_headers(TEXT_UTF8, Some(&ContentSecurityPolicy::strict()))
+        );
+        let wrong_method = server.respond("POST", &server.url());
+        assert_eq!(wrong_method.body, b"method not allowed\n");
+        assert_eq!(wrong_method.header("Allow"), Some("GET, HEAD"));
+        assert_eq!(wrong_method.header("Content-Type"), Some(TEXT_UTF8));
+    }
+
+    /// The positive control's weakening applies to the document only: refusals keep their CSP.
+    #[test]
+    fn r_sec_3_dangerous_without_csp_drops_it_from_the_document_only() {
+        let server = server(&DocumentOptions::default().dangerous().without_csp());
+        let document = server.respond("GET", &server.url());
+        assert_eq!(document.status, 200);
+        assert_eq!(document.header("Content-Security-Policy"), None);
+        let refused = server.respond("GET", "lineup-surface://x/");
+        assert!(refused.header("Content-Security-Policy").is_some());
+    }
+
+    /// R-SEC-2: edits of the document URI (a character inserted, removed or replaced anywhere)
+    /// are never served and never panic; a small generator keeps the run deterministic.
+    #[test]
+    fn r_sec_2_respond_serves_only_exact_uris_for_edited_input() {
+        let server = server(&DocumentOptions::default());
+        let valid = [server.url(), format!("{}index.html", server.url())];
+        let alphabet: Vec<char> = "/\\.%#?@:0aAfg-_ \t\n\u{0}é刷\u{202e}".chars().collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |bound: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % u64::try_from(bound).unwrap_or(1)).unwrap_or(0)
+        };
+        for round in 0..20_000 {
+            let mut chars: Vec<char> = valid[round % 2].chars().collect();
+            for _ in 0..=next(3) {
+                let at = next(chars.len() + 1);
+                let c = alphabet[next(alphabet.len())];
+                match next(3) {
+                    0 => chars.insert(at, c),
+                    1 if at < chars.len() => {
+                        chars.remove(at);
+                    }
+                    _ if at < chars.len() => chars[at] = c,
+                    _ => chars.push(c),
+                }
+            }
+            let uri: String = chars.into_iter().collect();
+            let served = valid.iter().any(|v| {
+                uri == *v
+                    || uri
+                        .strip_prefix(v.as_str())
+                        .is_some_and(|r| r.starts_with('#'))
+            });
+            let expected = if served { 200 } else { 404 };
+            assert_eq!(server.respond("GET", &uri).status, expected, "{uri:?}");
+        }
+    }
+
+    #[test]
+    fn debug_does_not_print_the_document() {
+        let server = server(&DocumentOptions::default());
+        let debug = format!("{server:?}");
+        assert!(debug.contains(TOKEN));
+        assert!(!debug.contains("<p>hi</p>"));
+    }
+}

@@ -1,0 +1,112 @@
+//! Runs the bridge script in Node.js against guest scripts that try to subvert it (R-UI-6,
+//! R-SEC-4), and checks the exact messages it posts. The harness is `tests/bridge/harness.js`.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use lineup_host_core::{BridgeMessage, Limits, BRIDGE_NAMESPACE};
+use lineup_surface_runtime::bridge_script;
+
+/// What reaches the host in each scenario of the harness, line by line: `webkit`/`ipc` lines are
+/// strings posted on that channel, `record` lines come from guest code, `reported` lines are
+/// subscriber errors rethrown from a timer.
+const EXPECTED: &str = r#"== tampering guest
+listeners DOMContentLoaded/capture=true
+webkit {"namespace":"lineup.surface.v1","type":"event","event":"refresh","data":{"unit":"c"}}
+record caught TypeError: LineUpSurface.event: the event name must be a string
+record caught TypeError
+record caught TypeError
+webkit {"namespace":"lineup.surface.v1","type":"resize","height":240}
+webkit {"namespace":"lineup.surface.v1","type":"event","event":"noData","data":{}}
+-- DOMContentLoaded, twice
+webkit {"namespace":"lineup.surface.v1","type":"ready"}
+-- state 21
+record first 21
+record once 21
+record last 21
+reported subscriber threw
+-- late subscriber
+(not yet)
+record late 21
+-- unsubscribe first and late, state 22
+record last 22
+reported subscriber threw
+== ipc channel, document already loaded
+listeners 0
+ipc {"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"n":1}}
+ipc {"namespace":"lineup.surface.v1","type":"ready"}
+== no channel
+record no throw
+== bridge evaluated twice
+webkit {"namespace":"lineup.surface.v1","type":"ready"}
+== subscribe between two states
+record got 2
+record next got 2
+"#;
+
+#[test]
+fn r_ui_6_bridge_posts_exact_messages_despite_a_tampering_guest() {
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bridge/harness.js");
+    let mut child = match Command::new("node")
+        .arg(&harness)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => panic!(
+            "node (Node.js 18 or later) is required to test the bridge script (R-UI-6) and could \
+             not be started: {e}; the project's setup script installs nodejs"
+        ),
+    };
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin
+        .write_all(bridge_script().as_bytes())
+        .expect("node reads the bridge from stdin");
+    drop(stdin);
+    let output = child.wait_with_output().expect("node runs to completion");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the bridge harness failed ({}):\n{}\n{stdout}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout, EXPECTED);
+}
+
+/// The bridge and the host's decoder agree: every message the bridge posted in the harness is one
+/// the host accepts (R-UI-6, R-SEC-4).
+#[test]
+fn r_ui_6_every_posted_message_decodes_in_host_core() {
+    assert!(bridge_script().contains(&format!("'{BRIDGE_NAMESPACE}'")));
+    let posted: Vec<&str> = EXPECTED
+        .lines()
+        .filter_map(|line| {
+            line.strip_prefix("webkit ")
+                .or_else(|| line.strip_prefix("ipc "))
+        })
+        .collect();
+    assert_eq!(posted.len(), 7);
+    for message in posted {
+        if let Err(e) = BridgeMessage::decode(message, &Limits::default()) {
+            panic!("host-core refuses {message}: {e}");
+        }
+    }
+}
+
+#[test]
+fn r_ui_6_typescript_declaration_names_the_bridge() {
+    let dts = include_str!("../lineup-surface.d.ts");
+    assert!(dts.contains("declare const LineUpSurface"));
+    for method in [
+        "event(name: string",
+        "onState<",
+        "callback: (state: State) => void",
+        "resize(height: number)",
+    ] {
+        assert!(dts.contains(method), "lineup-surface.d.ts lacks {method:?}");
+    }
+}
