@@ -6,8 +6,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
 
+rustfmt_color=auto
 if [[ "${CI:-}" == true ]]; then
     export CARGO_TERM_COLOR=never
+    rustfmt_color=never # rustfmt has its own switch and colours its diff even in a log file
 fi
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -16,7 +18,7 @@ step "setup: system packages and Rust toolchain"
 bash scripts/setup.sh
 
 step "format: cargo fmt --all -- --check"
-cargo fmt --all -- --check
+cargo fmt --all -- --check --color "$rustfmt_color"
 
 step "lint: cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
