@@ -40,6 +40,7 @@ mod bundle;
 mod decode;
 mod display;
 mod error;
+pub mod fuzz_targets;
 mod ids;
 mod json;
 mod limits;
