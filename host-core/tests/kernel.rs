@@ -1,13 +1,14 @@
 //! Table-driven tests of the kernel: a script of inbound envelopes and bridge messages, and the
 //! effects, replies and counters it must produce. Each row is named after the rule it guards.
+#![allow(clippy::unwrap_used)]
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    decode, Clock, CloseReason, Effect, ErrorCode, Limits, Message, PartyId, Session,
-    SessionConfig, Status, SurfaceKey,
+    decode, Clock, CloseReason, Effect, Limits, Message, PartyId, Session, SessionConfig, Status,
+    SurfaceKey,
 };
 use serde_json::{json, Value};
 

@@ -1,5 +1,6 @@
 //! Property tests: generated messages round-trip through the typed models, and no input, valid
 //! or not, panics the kernel. The fuzz targets' entry points run here on the stable toolchain.
+#![allow(clippy::unwrap_used)]
 
 use lineup_host_core::fuzz_targets;
 use lineup_host_core::{decode, Limits};
