@@ -40,6 +40,7 @@ mod bundle;
 mod decode;
 mod display;
 mod error;
+mod framing;
 pub mod fuzz_targets;
 mod ids;
 mod json;
@@ -53,6 +54,7 @@ pub use bundle::{InlineBundle, Integrity};
 pub use decode::decode;
 pub use display::{display_title, MAX_TITLE_CHARS};
 pub use error::{ErrorCode, ProtocolError, UsageError};
+pub use framing::{Frame, LineFramer};
 pub use ids::{
     AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId, InvalidValue,
     MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,

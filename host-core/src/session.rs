@@ -302,6 +302,21 @@ impl Session {
         fx
     }
 
+    /// Refuses an inbound line that was too long to be read at all (R-ENV-4): the framer
+    /// discarded its `len` bytes, so the reply cannot name its `id`.
+    pub fn handle_oversized(&mut self, len: u64) -> Vec<Effect> {
+        let limit = self.config.limits.max_envelope_bytes;
+        let mut fx = Vec::new();
+        let err = ProtocolError::new(
+            ErrorCode::TooLarge,
+            "R-ENV-4",
+            format!("envelope is {len} bytes; the limit is {limit} bytes"),
+        )
+        .limit(limit);
+        self.refuse(err, None, &mut fx);
+        fx
+    }
+
     /// Handles one inbound message that was already decoded.
     pub fn handle_message(&mut self, message: Message) -> Vec<Effect> {
         let mut fx = Vec::new();

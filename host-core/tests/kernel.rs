@@ -813,3 +813,14 @@ fn decode_is_direction_agnostic_but_the_session_is_not() {
     let message = decode(&bytes, &Limits::default()).unwrap();
     assert!(matches!(&message, Message::AppResult(r) if r.payload.status == Status::Completed));
 }
+
+#[test]
+fn r_env_4_an_oversized_line_gets_too_large_with_a_null_reply_id() {
+    let (mut s, _) = primed();
+    let fx = s.handle_oversized(5_000_000);
+    let sent = reply(&fx);
+    assert_eq!(sent["payload"]["code"], "too_large");
+    assert_eq!(sent["payload"]["in_reply_to"], Value::Null);
+    assert_eq!(sent["payload"]["limit"], 1024 * 1024);
+    assert_eq!(s.surfaces().count(), 1);
+}
