@@ -200,12 +200,20 @@ fn field_error(path: &str, inner: &str, message_type: &str) -> ProtocolError {
         )
         .field(field);
     }
+    // `InlineBundle` and `SurfaceSource` name the member they refuse (`app.js …`): point the
+    // field at it rather than at `payload.app`.
+    let field = match inner.split_once(' ') {
+        Some((member, _)) if parent.ends_with(".app") && member.starts_with("app.") => {
+            format!("{parent}{}", &member[3..])
+        }
+        _ => parent.to_owned(),
+    };
     ProtocolError::new(
         ErrorCode::InvalidField,
         rule,
-        format!("{message_type} field {parent} is invalid: {inner}"),
+        format!("{message_type} field {field} is invalid: {inner}"),
     )
-    .field(parent)
+    .field(field)
 }
 
 fn rule_for(path: &str) -> &'static str {

@@ -202,7 +202,7 @@ fn app_id(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A capability name: dot-separated labels of `[a-z0-9_-]`, starting with a letter
+/// A capability name: dot-separated labels of `[A-Za-z0-9_-]`, starting with a letter
 /// (`app.open_url`, `clipboard.write`), at most 128 characters (R-CAP-2).
 fn capability_name(s: &str) -> Result<(), String> {
     if s.is_empty() || s.len() > 128 {

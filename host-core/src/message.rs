@@ -80,11 +80,21 @@ pub struct UiOpen {
     pub instance_id: InstanceId,
     /// Where the Surface's code comes from (R-UI-9).
     pub app: SurfaceSource,
-    /// The initial state; absent means `{}` (R-UI-3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The initial state; absent means `{}` (R-UI-3). When present it must be an object
+    /// (`null` is refused).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_object"
+    )]
     pub state: Option<JsonObject>,
 }
 payload_type!(UiOpen, "lineup.v1.ui.open");
+
+/// A member that may be absent but, when present, must be a JSON object (not `null`).
+fn present_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<JsonObject>, D::Error> {
+    JsonObject::deserialize(d).map(Some)
+}
 
 /// The source of a Surface (R-UI-9).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

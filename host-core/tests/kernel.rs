@@ -540,6 +540,13 @@ fn r_ui_3_open_without_state_starts_empty_and_patch_replaces_whole_state() {
 }
 
 #[test]
+fn r_ui_3_open_with_null_state_is_refused() {
+    let (mut s, _) = primed();
+    let err = client_error(&mut s, &open("m1", "w", Some(Value::Null)));
+    assert_eq!(err["field"], "payload.state");
+}
+
+#[test]
 fn r_ui_3_patch_without_object_state_is_refused() {
     for state in [json!(null), json!([1]), json!("s")] {
         let (mut s, _) = primed();

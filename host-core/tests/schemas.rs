@@ -1112,11 +1112,6 @@ fn schema_is_stricter_than_rust_here() {
             "target is null",
             with(close.clone(), "/target", Value::Null),
         ),
-        // R-UI-3: state must be a JSON object; Rust reads null as absent and starts from {}.
-        (
-            "ui.open state is null",
-            with(open.clone(), "/payload/state", Value::Null),
-        ),
         // R-UI-5: reason is a string.
         (
             "ui.close reason is null",
