@@ -1,1 +1,69 @@
-//! The platform layer of lineup-host.
+//! The platform layer of lineup-host: one isolated, hardened webview per Surface.
+//!
+//! A [`Shell`] holds the configuration ([`ViewConfig`]) and the fail-closed isolation probe of
+//! R-SEC-8; once the probe passed, [`Shell::open`] gives a [`SurfaceView`] for a
+//! [`SurfaceServer`](lineup_surface_runtime::SurfaceServer), in a window of its own or as a
+//! child view ([`Placement`]). Each view reports to its own closure ([`ViewEvent`]), which is how
+//! an IPC message's sender is known (R-SEC-4).
+//!
+//! ```no_run
+//! use lineup_host_core::InlineBundle;
+//! use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+//! use lineup_webview_shell::{Placement, ProbeStatus, Shell, ViewConfig, ViewEvent};
+//! use tao::event::{Event, WindowEvent};
+//! use tao::event_loop::{ControlFlow, EventLoop};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let event_loop = EventLoop::new();
+//! let shell = Shell::start(&event_loop, ViewConfig::default())?;
+//! let bundle = InlineBundle::new(
+//!     "<button id='b'>Refresh</button>",
+//!     "",
+//!     "document.querySelector('#b').onclick = () => LineUpSurface.event('refresh', {unit: 'c'})",
+//! )?;
+//! let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+//! let mut token = [0u8; 16];
+//! getrandom::fill(&mut token)?;
+//! let mut server = Some(SurfaceServer::new(SurfaceToken::from_random_bytes(token), document));
+//! let mut view = None;
+//!
+//! event_loop.run(move |event, target, control_flow| {
+//!     *control_flow = ControlFlow::Wait;
+//!     if view.is_none() && shell.probe_status() == ProbeStatus::Passed {
+//!         if let Some(server) = server.take() {
+//!             let placement = Placement::Window { title: "Weather".into(), width: 480, height: 320 };
+//!             // The closure is this view's identity: whatever it receives came from this view.
+//!             let opened = shell.open(target, server, placement, |event| match event {
+//!                 ViewEvent::Ipc(message) => tracing::info!(%message, "from the weather view"),
+//!                 other => tracing::debug!(?other, "weather view"),
+//!             });
+//!             view = opened.ok();
+//!         }
+//!     }
+//!     if let (Some(v), Event::WindowEvent { window_id, event, .. }) = (&view, &event) {
+//!         v.handle_window_event(*window_id, event);
+//!     }
+//!     if let Event::WindowEvent { event: WindowEvent::Destroyed, .. } = event {
+//!         *control_flow = ControlFlow::Exit;
+//!     }
+//! });
+//! # }
+//! ```
+//!
+//! ## Platform-specific
+//! Linux (WebKitGTK, X11 or Wayland) only for now; elsewhere [`Shell::start`] fails with
+//! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
+
+mod config;
+mod error;
+mod event;
+mod platform;
+mod probe;
+mod shell;
+mod view;
+
+pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
+pub use error::ShellError;
+pub use event::ViewEvent;
+pub use shell::{ProbeStatus, Shell};
+pub use view::{Hardening, SurfaceView};

@@ -1,0 +1,166 @@
+//! How Surface webviews are configured and where they are placed.
+
+use std::time::Duration;
+
+/// Settings shared by every Surface webview of a [`Shell`](crate::Shell).
+///
+/// The defaults are the hardened ones:
+///
+/// | setting | default |
+/// | --- | --- |
+/// | web inspector (devtools) | off, also in debug builds |
+/// | WebKit's bubblewrap sandbox for web processes (R-SEC-8) | on |
+/// | concurrent Surfaces | at most 16 |
+/// | one IPC message from a page | at most 64 KiB, larger ones dropped and reported |
+/// | time the isolation probe may take | 20 s |
+///
+/// Turning devtools on or the web-process sandbox off weakens isolation, so those two sit behind
+/// [`ViewConfig::dangerous`].
+///
+/// ```
+/// use lineup_webview_shell::ViewConfig;
+/// let config = ViewConfig::default().with_max_views(4);
+/// assert!(!config.devtools() && config.web_sandbox());
+/// let preview = config.dangerous().with_devtools();
+/// assert!(preview.devtools());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewConfig {
+    devtools: bool,
+    web_sandbox: bool,
+    max_views: usize,
+    max_ipc_bytes: usize,
+    probe_timeout: Duration,
+}
+
+impl Default for ViewConfig {
+    fn default() -> Self {
+        Self {
+            devtools: false,
+            web_sandbox: true,
+            max_views: 16,
+            max_ipc_bytes: 64 * 1024,
+            probe_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+impl ViewConfig {
+    /// The hardened defaults listed above.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// At most `max` Surfaces open at once; each one is a web process.
+    pub fn with_max_views(mut self, max: usize) -> Self {
+        self.max_views = max;
+        self
+    }
+
+    /// IPC messages longer than `max` bytes are dropped and reported as
+    /// [`ViewEvent::IpcTooLarge`](crate::ViewEvent::IpcTooLarge).
+    pub fn with_max_ipc_bytes(mut self, max: usize) -> Self {
+        self.max_ipc_bytes = max;
+        self
+    }
+
+    /// How long the isolation probe may take before it counts as failed.
+    pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The settings that weaken isolation.
+    pub fn dangerous(self) -> DangerousViewConfig {
+        DangerousViewConfig(self)
+    }
+
+    /// Whether the web inspector is enabled.
+    pub fn devtools(&self) -> bool {
+        self.devtools
+    }
+
+    /// Whether web processes run in WebKit's bubblewrap sandbox.
+    pub fn web_sandbox(&self) -> bool {
+        self.web_sandbox
+    }
+
+    /// The maximum number of Surfaces open at once.
+    pub fn max_views(&self) -> usize {
+        self.max_views
+    }
+
+    /// The maximum length of one IPC message, in bytes.
+    pub fn max_ipc_bytes(&self) -> usize {
+        self.max_ipc_bytes
+    }
+
+    /// How long the isolation probe may take.
+    pub fn probe_timeout(&self) -> Duration {
+        self.probe_timeout
+    }
+}
+
+/// The settings of a [`ViewConfig`] that weaken isolation, reached through
+/// [`ViewConfig::dangerous`] so that a reviewer can grep for them.
+#[derive(Clone, Debug)]
+pub struct DangerousViewConfig(ViewConfig);
+
+impl DangerousViewConfig {
+    /// Enables the web inspector (R-SEC-2 allows it in preview mode only).
+    pub fn with_devtools(self) -> ViewConfig {
+        ViewConfig {
+            devtools: true,
+            ..self.0
+        }
+    }
+
+    /// Runs web processes outside WebKit's bubblewrap sandbox (R-SEC-8).
+    pub fn without_web_sandbox(self) -> ViewConfig {
+        ViewConfig {
+            web_sandbox: false,
+            ..self.0
+        }
+    }
+}
+
+/// A rectangle in logical pixels, relative to the parent window's content area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rect {
+    /// Distance from the left edge.
+    pub x: i32,
+    /// Distance from the top edge.
+    pub y: i32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+/// Where a Surface webview lives.
+#[derive(Debug)]
+pub enum Placement<'a> {
+    /// In a window of its own, which the view owns. A close request from the window manager is
+    /// reported as [`ViewEvent::UserCloseRequested`](crate::ViewEvent::UserCloseRequested) and
+    /// closes nothing by itself.
+    Window {
+        /// The window title, already sanitised by the caller (R-SEC-8).
+        title: String,
+        /// Inner width in logical pixels.
+        width: u32,
+        /// Inner height in logical pixels.
+        height: u32,
+    },
+    /// As a child view inside a window the embedder owns, at `bounds`; the embedder calls
+    /// [`SurfaceView::set_bounds`](crate::SurfaceView::set_bounds) when its layout changes.
+    ///
+    /// ## Platform-specific
+    /// Linux: `parent` must have tao's default vbox (the default); the views are placed in a
+    /// `gtk::Fixed` added to it, so this works on X11 and Wayland.
+    Child {
+        /// The window that holds the view.
+        parent: &'a tao::window::Window,
+        /// Where in it.
+        bounds: Rect,
+    },
+}

@@ -1,0 +1,53 @@
+//! The one error type of the platform layer.
+
+/// Why the platform layer refused or failed to do something.
+///
+/// Variants keep apart what the embedder got wrong ([`ShellError::InvalidState`],
+/// [`ShellError::NoContainer`]), what the isolation gate decided ([`ShellError::ProbePending`],
+/// [`ShellError::ProbeFailed`], [`ShellError::TooManySurfaces`]) and what the platform could not
+/// do ([`ShellError::Platform`], [`ShellError::Unsupported`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShellError {
+    /// The isolation probe (R-SEC-8) has not finished yet; no Surface is served before it passes.
+    #[error(
+        "the isolation probe has not finished yet; surfaces are served once it passes (R-SEC-8)"
+    )]
+    ProbePending,
+
+    /// The isolation probe (R-SEC-8) failed, so this shell refuses to serve Surfaces (fail
+    /// closed). `reason` names the check that failed.
+    #[error("the isolation probe failed, so no surface is served (R-SEC-8): {reason}")]
+    ProbeFailed {
+        /// The check that failed and what was seen instead.
+        reason: String,
+    },
+
+    /// As many Surfaces as the configured limit are open; each one is a web process.
+    #[error("{limit} surfaces are already open, the configured maximum; close one first")]
+    TooManySurfaces {
+        /// The configured maximum.
+        limit: usize,
+    },
+
+    /// The state handed to the page was not a JSON object (R-UI-3).
+    #[error("state must be a JSON object: {reason}")]
+    InvalidState {
+        /// What was wrong with it.
+        reason: String,
+    },
+
+    /// A child view was asked for inside a window that has no container to hold it.
+    #[error(
+        "the parent window has no container for child views; build it with tao's default vbox"
+    )]
+    NoContainer,
+
+    /// The window system or the web engine failed.
+    #[error("platform error: {0}")]
+    Platform(String),
+
+    /// This platform lacks the feature; nothing was done.
+    #[error("unsupported on this platform: {0}")]
+    Unsupported(&'static str),
+}

@@ -1,0 +1,752 @@
+//! The Surface webview on Linux: wry over WebKitGTK, with the hardening wry does not expose done
+//! through the `webkit2gtk` crate wry itself is built on.
+//!
+//! Each view gets its own ephemeral `WebKitWebContext`, created here so that the web-process
+//! sandbox can be switched on before that context starts any process (R-SEC-8). wry cannot be
+//! handed such a context, so the wry view is built as a *related view* of a blank seed view of
+//! that context, which puts it in the same context; the custom scheme and the download refusal are
+//! registered on the context directly.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs;
+use std::ptr;
+use std::rc::{Rc, Weak};
+
+use gtk::gdk;
+use gtk::glib::{self, prelude::*, translate::IntoGlib};
+use gtk::prelude::*;
+use lineup_surface_runtime::{SurfaceServer, SCHEME};
+use tao::dpi::{LogicalPosition, LogicalSize};
+use tao::event::WindowEvent;
+use tao::event_loop::EventLoopWindowTarget;
+use tao::platform::unix::WindowExtUnix;
+use tao::window::{Window, WindowBuilder, WindowId};
+use webkit2gtk::{
+    AuthenticationRequestExt, CacheModel, DownloadExt, FileChooserRequestExt, LoadEvent,
+    NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecision,
+    PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt,
+    ScriptDialogType, SecurityManagerExt, SettingsExt, URIRequestExt, URISchemeRequest,
+    URISchemeRequestExt, URISchemeResponse, URISchemeResponseExt, WebContextExt, WebViewExt,
+    WebsiteDataManagerExt,
+};
+use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
+
+use crate::config::{Placement, Rect, ViewConfig};
+use crate::error::ShellError;
+use crate::event::ViewEvent;
+use crate::view::Hardening;
+
+/// Where the view sits: a window it owns, or a `gtk::Fixed` inside the embedder's window.
+enum Container {
+    Window(Box<Window>),
+    Child(gtk::Fixed),
+}
+
+/// One hardened Surface webview.
+pub(crate) struct PlatformView {
+    // Field order is drop order: the wry view is destroyed first, the context last.
+    webview: wry::WebView,
+    engine_view: webkit2gtk::WebView,
+    /// Blank, never loads anything; it only lent its context to `webview`.
+    _seed: webkit2gtk::WebView,
+    container: Container,
+    context: webkit2gtk::WebContext,
+    queue: Rc<EventQueue>,
+    url: String,
+}
+
+impl PlatformView {
+    /// Creates the view, hardens it and starts loading `server`'s document.
+    pub(crate) fn new<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        server: SurfaceServer,
+        config: &ViewConfig,
+        placement: Placement<'_>,
+        visible: bool,
+        sink: Box<dyn Fn(ViewEvent)>,
+    ) -> Result<Self, ShellError> {
+        let queue = EventQueue::new(sink);
+        let url = server.url();
+
+        let context = surface_context(config, server, &queue)?;
+        // A blank view of the new context; the wry view is created as its related view, which
+        // puts it in this context and nowhere else.
+        let seed = webkit2gtk::WebView::with_context(&context);
+
+        let (container, webview) = match placement {
+            Placement::Window {
+                title,
+                width,
+                height,
+            } => {
+                let window = WindowBuilder::new()
+                    .with_title(title)
+                    .with_inner_size(LogicalSize::new(width, height))
+                    .with_visible(visible)
+                    .build(target)
+                    .map_err(|e| ShellError::Platform(format!("cannot create a window: {e}")))?;
+                let vbox = window.default_vbox().ok_or(ShellError::NoContainer)?;
+                let webview = wry_builder(config, &seed, &queue, visible)
+                    .build_gtk(vbox)
+                    .map_err(wry_error)?;
+                (Container::Window(Box::new(window)), webview)
+            }
+            Placement::Child { parent, bounds } => {
+                let fixed = child_container(parent)?;
+                let webview = wry_builder(config, &seed, &queue, visible)
+                    .with_bounds(wry_rect(bounds))
+                    .build_gtk(&fixed)
+                    .map_err(wry_error)?;
+                (Container::Child(fixed), webview)
+            }
+        };
+
+        let engine_view = webview.webview();
+        // Fail closed if the view did not end up in the context prepared above.
+        if engine_view.context().as_ref() != Some(&context) {
+            return Err(ShellError::Platform(
+                "the webview was not created in its own web context".to_owned(),
+            ));
+        }
+        harden(&engine_view, config, &url, &queue);
+
+        // Loaded only now that every policy handler is connected.
+        webview.load_url(&url).map_err(wry_error)?;
+
+        Ok(Self {
+            webview,
+            engine_view,
+            _seed: seed,
+            container,
+            context,
+            queue,
+            url,
+        })
+    }
+
+    /// The document's URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Runs `script` in the page's main frame.
+    pub(crate) fn evaluate(&self, script: &str) -> Result<(), ShellError> {
+        self.webview.evaluate_script(script).map_err(wry_error)
+    }
+
+    /// Moves and resizes the view: the child view inside its parent, or the window.
+    pub(crate) fn set_bounds(&self, bounds: Rect) -> Result<(), ShellError> {
+        match &self.container {
+            Container::Child(fixed) => {
+                fixed.move_(&self.engine_view, bounds.x, bounds.y);
+                self.engine_view
+                    .set_size_request(clamp_i32(bounds.width), clamp_i32(bounds.height));
+            }
+            Container::Window(window) => {
+                window.set_outer_position(LogicalPosition::new(bounds.x, bounds.y));
+                window.set_inner_size(LogicalSize::new(bounds.width, bounds.height));
+            }
+        }
+        Ok(())
+    }
+
+    /// The window the view owns, in window placement.
+    pub(crate) fn window(&self) -> Option<&Window> {
+        match &self.container {
+            Container::Window(window) => Some(window),
+            Container::Child(_) => None,
+        }
+    }
+
+    /// Reports a close request for the view's own window as `UserCloseRequested`.
+    pub(crate) fn handle_window_event(&self, window_id: WindowId, event: &WindowEvent<'_>) -> bool {
+        match (self.window(), event) {
+            (Some(window), WindowEvent::CloseRequested) if window.id() == window_id => {
+                self.queue.push(ViewEvent::UserCloseRequested);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The hardening as the engine reports it, read back rather than remembered.
+    pub(crate) fn hardening(&self) -> Hardening {
+        let own_context = self.engine_view.context().as_ref() == Some(&self.context);
+        let settings = WebViewExt::settings(&self.engine_view);
+        let data_ephemeral = self
+            .context
+            .website_data_manager()
+            .is_some_and(|manager| manager.is_ephemeral());
+        Hardening {
+            own_context,
+            ephemeral: own_context && data_ephemeral && self.engine_view.is_ephemeral(),
+            web_sandbox: own_context && self.context.is_sandbox_enabled(),
+            devtools: settings
+                .as_ref()
+                .is_none_or(|s| s.enables_developer_extras()),
+            popups_without_gesture: settings
+                .as_ref()
+                .is_none_or(|s| s.is_javascript_can_open_windows_automatically()),
+            media_requires_gesture: settings
+                .as_ref()
+                .is_some_and(|s| s.is_media_playback_requires_user_gesture()),
+            clipboard_access: settings
+                .as_ref()
+                .is_none_or(|s| s.is_javascript_can_access_clipboard()),
+        }
+    }
+
+    /// Stops event delivery, then destroys the view, its window or place and its context.
+    pub(crate) fn close(self) {
+        self.queue.close();
+        drop(self);
+    }
+}
+
+impl Drop for PlatformView {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
+}
+
+/// The view's own ephemeral context: sandbox set before any process starts, the custom scheme
+/// answered by this Surface's server alone, downloads refused.
+fn surface_context(
+    config: &ViewConfig,
+    server: SurfaceServer,
+    queue: &Rc<EventQueue>,
+) -> Result<webkit2gtk::WebContext, ShellError> {
+    let context = webkit2gtk::WebContext::new_ephemeral();
+    // R-SEC-8: must happen before the context's first web process, which the seed view starts.
+    context.set_sandbox_enabled(config.web_sandbox());
+    if context.is_sandbox_enabled() != config.web_sandbox() {
+        return Err(ShellError::Platform(
+            "the web-process sandbox setting did not take effect".to_owned(),
+        ));
+    }
+    context.set_cache_model(CacheModel::DocumentViewer);
+    context.set_automation_allowed(false);
+    context.set_spell_checking_enabled(false);
+
+    // R-SEC-2: the document comes from the Surface's own server and nowhere else. Every host of
+    // the scheme reaches this handler; the server answers only its own token.
+    context.register_uri_scheme(SCHEME, move |request| serve(&server, request));
+    // As wry does for its custom protocols: the document is a secure context (its origin is
+    // still opaque under the CSP sandbox).
+    let security = context.security_manager().ok_or_else(|| {
+        ShellError::Platform("the web context has no security manager".to_owned())
+    })?;
+    security.register_uri_scheme_as_secure(SCHEME);
+
+    let downloads = Rc::downgrade(queue);
+    context.connect_download_started(move |_, download| {
+        let uri = download
+            .request()
+            .and_then(|r| r.uri())
+            .map(|u| u.to_string())
+            .unwrap_or_default();
+        download.cancel();
+        tracing::info!(%uri, "download refused (R-SEC-2)");
+        push(&downloads, ViewEvent::DownloadRefused(uri));
+    });
+    Ok(context)
+}
+
+/// Answers one request of the Surface scheme from the Surface's server.
+fn serve(server: &SurfaceServer, request: &URISchemeRequest) {
+    let Some(uri) = request.uri() else {
+        request.finish_error(&mut glib::Error::new(
+            glib::UriError::Failed,
+            "request without a uri",
+        ));
+        return;
+    };
+    let method = request
+        .http_method()
+        .map(|m| m.to_string())
+        .unwrap_or_else(|| "GET".to_owned());
+    let response = server.respond(&method, &uri);
+    if response.status != 200 {
+        tracing::debug!(%uri, status = response.status, "surface scheme request refused");
+    }
+    let length = i64::try_from(response.body.len()).unwrap_or(i64::MAX);
+    let body = glib::Bytes::from_owned(response.body);
+    let stream = gtk::gio::MemoryInputStream::from_bytes(&body);
+    let reply = URISchemeResponse::new(&stream, length);
+    reply.set_status(u32::from(response.status), None);
+    let headers = soup::MessageHeaders::new(soup::MessageHeadersType::Response);
+    for (name, value) in &response.headers {
+        if name.eq_ignore_ascii_case("Content-Type") {
+            reply.set_content_type(value);
+        }
+        headers.append(name, value);
+    }
+    reply.set_http_headers(headers);
+    request.finish_with_response(&reply);
+}
+
+/// The wry side of the view: IPC into this view's queue, new windows refused, devtools as
+/// configured, autoplay off.
+fn wry_builder<'a>(
+    config: &ViewConfig,
+    seed: &webkit2gtk::WebView,
+    queue: &Rc<EventQueue>,
+    visible: bool,
+) -> WebViewBuilder<'a> {
+    let ipc = Rc::downgrade(queue);
+    let max_ipc = config.max_ipc_bytes();
+    let windows = Rc::downgrade(queue);
+    WebViewBuilder::new()
+        .with_related_view(seed.clone())
+        // Not used while the view is related to the seed; ephemeral should that ever change.
+        .with_incognito(true)
+        .with_devtools(config.devtools())
+        .with_autoplay(false)
+        .with_clipboard(false)
+        .with_hotkeys_zoom(false)
+        .with_back_forward_navigation_gestures(false)
+        .with_visible(visible)
+        .with_focused(visible)
+        .with_download_started_handler(|_, _| false)
+        .with_new_window_req_handler(move |url, _| {
+            tracing::info!(%url, "new window refused (R-SEC-2)");
+            push(&windows, ViewEvent::NewWindowRefused(url));
+            wry::NewWindowResponse::Deny
+        })
+        // R-SEC-4: this closure belongs to this view alone; whatever frame posted, the message
+        // is this view's.
+        .with_ipc_handler(move |request| {
+            let body = request.into_body();
+            if body.len() > max_ipc {
+                tracing::warn!(
+                    len = body.len(),
+                    max = max_ipc,
+                    "oversized ipc message dropped"
+                );
+                push(&ipc, ViewEvent::IpcTooLarge { len: body.len() });
+            } else {
+                push(&ipc, ViewEvent::Ipc(body));
+            }
+        })
+}
+
+/// Everything wry leaves open, closed on the engine's view directly.
+fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc<EventQueue>) {
+    if let Some(settings) = WebViewExt::settings(view) {
+        // Set explicitly: wry turns devtools on in debug builds.
+        settings.set_enable_developer_extras(config.devtools());
+        settings.set_javascript_can_open_windows_automatically(false);
+        settings.set_javascript_can_access_clipboard(false);
+        settings.set_media_playback_requires_user_gesture(true);
+        settings.set_enable_media_stream(false);
+        settings.set_enable_webrtc(false);
+        settings.set_enable_back_forward_navigation_gestures(false);
+        settings.set_allow_file_access_from_file_urls(false);
+        settings.set_allow_universal_access_from_file_urls(false);
+        // Nothing from the page may reach the process's standard output.
+        settings.set_enable_write_console_messages_to_stdout(false);
+    }
+
+    // R-UI-5: wry destroys the view when the page calls window.close(); that handler goes, and
+    // the attempt is only reported.
+    let removed = disconnect_all_handlers(view, "close");
+    tracing::debug!(removed, "close handlers replaced");
+    let q = Rc::downgrade(queue);
+    view.connect_close(move |_| {
+        tracing::info!("window.close() from the page ignored (R-UI-5)");
+        push(&q, ViewEvent::PageCloseAttempt);
+    });
+
+    // R-SEC-2, R-SEC-2a: navigation only to the document itself and to about:srcdoc or
+    // about:blank subframes; new windows and non-displayable responses (downloads) refused.
+    let document = url.to_owned();
+    let q = Rc::downgrade(queue);
+    view.connect_decide_policy(move |_, decision, kind| {
+        decide(&document, decision, kind, &q);
+        true
+    });
+
+    let q = Rc::downgrade(queue);
+    view.connect_permission_request(move |_, request| {
+        request.deny();
+        tracing::info!(kind = %request.type_().name(), "permission request denied (R-SEC-2)");
+        push(&q, ViewEvent::PermissionDenied);
+        true
+    });
+
+    let q = Rc::downgrade(queue);
+    view.connect_script_dialog(move |_, dialog| {
+        match dialog.dialog_type() {
+            ScriptDialogType::Confirm | ScriptDialogType::BeforeUnloadConfirm => {
+                dialog.confirm_set_confirmed(false);
+            }
+            _ => {}
+        }
+        push(&q, ViewEvent::DialogSuppressed);
+        true
+    });
+
+    view.connect_context_menu(|_, _, _, _| true);
+    view.connect_print(|_, _| true);
+    view.connect_enter_fullscreen(|_| true);
+    view.connect_show_notification(|_, _| true);
+    view.connect_authenticate(|_, request| {
+        request.cancel();
+        true
+    });
+
+    let q = Rc::downgrade(queue);
+    view.connect_run_file_chooser(move |_, request| {
+        request.cancel();
+        push(&q, ViewEvent::FileChooserRefused);
+        true
+    });
+
+    // Drags that start outside this view (files from a file manager, another Surface) are
+    // refused; drag and drop inside the page keeps working.
+    view.connect_drag_motion(|view, drag, _, _, time| {
+        if started_here(view, drag) {
+            return false;
+        }
+        drag.drag_status(gdk::DragAction::empty(), time);
+        true
+    });
+    let q = Rc::downgrade(queue);
+    view.connect_drag_drop(move |view, drag, _, _, time| {
+        if started_here(view, drag) {
+            return false;
+        }
+        drag.drop_finish(false, time);
+        push(&q, ViewEvent::DropRefused);
+        true
+    });
+    view.connect_drag_data_received(|view, drag, _, _, _, _, time| {
+        if !started_here(view, drag) {
+            drag.drag_finish(false, false, time);
+            view.stop_signal_emission_by_name("drag-data-received");
+        }
+    });
+
+    let q = Rc::downgrade(queue);
+    view.connect_load_changed(move |_, event| {
+        if event == LoadEvent::Finished {
+            push(&q, ViewEvent::LoadFinished);
+        }
+    });
+    let q = Rc::downgrade(queue);
+    view.connect_web_process_terminated(move |_, reason| {
+        tracing::warn!(?reason, "surface web process terminated");
+        push(&q, ViewEvent::Crashed);
+    });
+}
+
+/// Answers one policy decision; anything not positively allowed is ignored (refused).
+fn decide(
+    document: &str,
+    decision: &PolicyDecision,
+    kind: PolicyDecisionType,
+    q: &Weak<EventQueue>,
+) {
+    match kind {
+        PolicyDecisionType::NavigationAction => {
+            let uri = navigation_uri(decision);
+            match uri {
+                Some(uri) if navigation_allowed(document, &uri) => decision.use_(),
+                _ => {
+                    decision.ignore();
+                    let uri = uri.unwrap_or_default();
+                    tracing::info!(%uri, "navigation refused (R-SEC-2a)");
+                    push(q, ViewEvent::NavigationRefused(uri));
+                }
+            }
+        }
+        PolicyDecisionType::NewWindowAction => {
+            decision.ignore();
+            let uri = navigation_uri(decision).unwrap_or_default();
+            tracing::info!(%uri, "new window refused (R-SEC-2)");
+            push(q, ViewEvent::NewWindowRefused(uri));
+        }
+        PolicyDecisionType::Response => {
+            let response = decision.downcast_ref::<ResponsePolicyDecision>();
+            if response.is_some_and(|r| r.is_mime_type_supported()) {
+                decision.use_();
+            } else {
+                decision.ignore();
+                let uri = response
+                    .and_then(|r| r.request())
+                    .and_then(|r| r.uri())
+                    .map(|u| u.to_string())
+                    .unwrap_or_default();
+                tracing::info!(%uri, "download refused (R-SEC-2)");
+                push(q, ViewEvent::DownloadRefused(uri));
+            }
+        }
+        _ => decision.ignore(),
+    }
+}
+
+/// The URI a navigation or new-window decision is about.
+fn navigation_uri(decision: &PolicyDecision) -> Option<String> {
+    decision
+        .downcast_ref::<NavigationPolicyDecision>()?
+        .navigation_action()?
+        .request()?
+        .uri()
+        .map(|u| u.to_string())
+}
+
+/// R-SEC-2a: the document itself (a `#fragment` changes nothing), and `about:srcdoc` or
+/// `about:blank`, which WebKit asks about for subframes without saying which frame asks.
+fn navigation_allowed(document: &str, uri: &str) -> bool {
+    let without_fragment = uri.split_once('#').map_or(uri, |(before, _)| before);
+    without_fragment == document || uri == "about:srcdoc" || uri == "about:blank"
+}
+
+/// Whether a drag started in this very view.
+fn started_here(view: &webkit2gtk::WebView, drag: &gdk::DragContext) -> bool {
+    drag.drag_get_source_widget()
+        .is_some_and(|source| &source == view.upcast_ref::<gtk::Widget>())
+}
+
+/// The `gtk::Fixed` child views of `parent` live in, added to its default vbox the first time.
+fn child_container(parent: &Window) -> Result<gtk::Fixed, ShellError> {
+    let vbox = parent.default_vbox().ok_or(ShellError::NoContainer)?;
+    if let Some(fixed) = vbox
+        .children()
+        .into_iter()
+        .find_map(|child| child.downcast::<gtk::Fixed>().ok())
+    {
+        return Ok(fixed);
+    }
+    let fixed = gtk::Fixed::new();
+    vbox.pack_start(&fixed, true, true, 0);
+    fixed.show();
+    Ok(fixed)
+}
+
+fn wry_rect(bounds: Rect) -> wry::Rect {
+    wry::Rect {
+        position: LogicalPosition::new(bounds.x, bounds.y).into(),
+        size: LogicalSize::new(bounds.width, bounds.height).into(),
+    }
+}
+
+fn clamp_i32(value: u32) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+fn wry_error(error: wry::Error) -> ShellError {
+    ShellError::Platform(format!("webview: {error}"))
+}
+
+/// Disconnects every handler of `signal` on `view`, returning how many there were.
+///
+/// wry connects a `close` handler that destroys the view and keeps no handle to it; GLib offers
+/// no safe way to find a handler it did not return, hence the two FFI calls.
+#[allow(unsafe_code)]
+fn disconnect_all_handlers(view: &webkit2gtk::WebView, signal: &str) -> usize {
+    let Some(signal_id) =
+        glib::subclass::signal::SignalId::lookup(signal, webkit2gtk::WebView::static_type())
+    else {
+        return 0;
+    };
+    let instance = view.upcast_ref::<glib::Object>().as_ptr();
+    let mut removed = 0;
+    // A view has a handful of handlers at most; the bound only guards against a GLib surprise.
+    while removed < 64 {
+        // SAFETY: `instance` points to a live GObject for the whole call (`view` holds a strong
+        // reference). With G_SIGNAL_MATCH_ID only `signal_id`, looked up on the instance's own
+        // type, is compared; the null closure, func and data pointers are not read.
+        // g_signal_handler_find returns 0 or the id of a handler connected to this instance.
+        let handler = unsafe {
+            glib::gobject_ffi::g_signal_handler_find(
+                instance.cast(),
+                glib::gobject_ffi::G_SIGNAL_MATCH_ID,
+                signal_id.into_glib(),
+                0,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        if handler == 0 {
+            break;
+        }
+        // SAFETY: `handler` was just returned by g_signal_handler_find for this live instance
+        // and has not been disconnected yet.
+        unsafe { glib::gobject_ffi::g_signal_handler_disconnect(instance.cast(), handler) };
+        removed += 1;
+    }
+    removed
+}
+
+/// The view's events, delivered from the main loop after the engine's callback has returned,
+/// so that the owner may close the view from its event handler.
+struct EventQueue {
+    pending: RefCell<VecDeque<ViewEvent>>,
+    scheduled: Cell<bool>,
+    open: Cell<bool>,
+    sink: Box<dyn Fn(ViewEvent)>,
+}
+
+impl EventQueue {
+    fn new(sink: Box<dyn Fn(ViewEvent)>) -> Rc<Self> {
+        Rc::new(Self {
+            pending: RefCell::new(VecDeque::new()),
+            scheduled: Cell::new(false),
+            open: Cell::new(true),
+            sink,
+        })
+    }
+
+    fn push(self: &Rc<Self>, event: ViewEvent) {
+        if !self.open.get() {
+            return;
+        }
+        self.pending.borrow_mut().push_back(event);
+        if !self.scheduled.replace(true) {
+            let queue = Rc::downgrade(self);
+            glib::idle_add_local_full(glib::Priority::DEFAULT, move || {
+                if let Some(queue) = queue.upgrade() {
+                    queue.deliver();
+                }
+                glib::ControlFlow::Break
+            });
+        }
+    }
+
+    fn deliver(&self) {
+        self.scheduled.set(false);
+        loop {
+            if !self.open.get() {
+                self.pending.borrow_mut().clear();
+                return;
+            }
+            // The borrow ends before the sink runs, so the sink may push or close.
+            let next = self.pending.borrow_mut().pop_front();
+            match next {
+                Some(event) => (self.sink)(event),
+                None => return,
+            }
+        }
+    }
+
+    fn close(&self) {
+        self.open.set(false);
+        self.pending.borrow_mut().clear();
+    }
+}
+
+fn push(queue: &Weak<EventQueue>, event: ViewEvent) {
+    if let Some(queue) = queue.upgrade() {
+        queue.push(event);
+    }
+}
+
+/// The WebKit web processes descended from this process, by pid.
+pub(crate) fn web_processes() -> HashSet<u32> {
+    let mut parents: HashMap<u32, u32> = HashMap::new();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return HashSet::new();
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may itself contain spaces and parentheses.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let Some(ppid) = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let comm = head
+            .split_once('(')
+            .map(|(_, c)| c.to_owned())
+            .unwrap_or_default();
+        parents.insert(pid, ppid);
+        names.insert(pid, comm);
+    }
+    let me = std::process::id();
+    let descends = |mut pid: u32| {
+        for _ in 0..64 {
+            match parents.get(&pid) {
+                Some(&ppid) if ppid == me => return true,
+                Some(&ppid) if ppid > 1 => pid = ppid,
+                _ => return false,
+            }
+        }
+        false
+    };
+    names
+        .iter()
+        // The kernel cuts names to 15 bytes: "WebKitWebProces".
+        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
+        .map(|(pid, _)| *pid)
+        .filter(|pid| descends(*pid))
+        .collect()
+}
+
+/// Checks that each of `pids` runs in a mount namespace of its own, as WebKit's bubblewrap
+/// sandbox puts it (R-SEC-8); an unreadable namespace counts as a failure.
+pub(crate) fn check_web_processes_sandboxed(pids: &HashSet<u32>) -> Result<(), String> {
+    if pids.is_empty() {
+        return Err("no web process of the probe was found to check its sandbox".to_owned());
+    }
+    let own = fs::read_link("/proc/self/ns/mnt")
+        .map_err(|e| format!("cannot read this process's mount namespace: {e}"))?;
+    for pid in pids {
+        let theirs = fs::read_link(format!("/proc/{pid}/ns/mnt"))
+            .map_err(|e| format!("cannot read the mount namespace of web process {pid}: {e}"))?;
+        if theirs == own {
+            return Err(format!(
+                "web process {pid} shares the host's mount namespace, so WebKit's bubblewrap \
+                 sandbox is not in effect; install bubblewrap (bwrap) and xdg-dbus-proxy"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::navigation_allowed;
+
+    const DOC: &str = "lineup-surface://00112233445566778899aabbccddeeff/";
+
+    #[test]
+    fn r_sec_2a_navigation_allows_only_the_document_and_blank_subframes() {
+        assert!(navigation_allowed(DOC, DOC));
+        assert!(navigation_allowed(DOC, &format!("{DOC}#section")));
+        assert!(navigation_allowed(DOC, "about:srcdoc"));
+        assert!(navigation_allowed(DOC, "about:blank"));
+        for refused in [
+            "https://example.com/",
+            "lineup-surface://ffeeddccbbaa99887766554433221100/",
+            "lineup-surface://00112233445566778899aabbccddeeff/index.html",
+            "lineup-surface://00112233445566778899aabbccddeeff/other",
+            "lineup-surface://00112233445566778899aabbccddeeff",
+            "about:blank#x",
+            "about:srcdoc?x",
+            "data:text/html,hi",
+            "blob:lineup-surface://00112233445566778899aabbccddeeff/1",
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "",
+        ] {
+            assert!(
+                !navigation_allowed(DOC, refused),
+                "{refused} must be refused"
+            );
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! The per-platform Surface webview behind the neutral [`SurfaceView`](crate::SurfaceView).
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::{check_web_processes_sandboxed, web_processes, PlatformView};
+
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use unsupported::{check_web_processes_sandboxed, web_processes, PlatformView};

@@ -1,0 +1,71 @@
+//! Platforms without a Surface webview yet: every constructor returns
+//! [`ShellError::Unsupported`], nothing pretends to work.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+
+use lineup_surface_runtime::SurfaceServer;
+use tao::event::WindowEvent;
+use tao::event_loop::EventLoopWindowTarget;
+use tao::window::{Window, WindowId};
+
+use crate::config::{Placement, Rect, ViewConfig};
+use crate::error::ShellError;
+use crate::event::ViewEvent;
+use crate::view::Hardening;
+
+const UNSUPPORTED: &str = "surface webviews need WebKitGTK, so Linux, for now";
+
+/// Never constructed.
+pub(crate) struct PlatformView {
+    never: Infallible,
+}
+
+impl PlatformView {
+    pub(crate) fn new<T: 'static>(
+        _target: &EventLoopWindowTarget<T>,
+        _server: SurfaceServer,
+        _config: &ViewConfig,
+        _placement: Placement<'_>,
+        _visible: bool,
+        _sink: Box<dyn Fn(ViewEvent)>,
+    ) -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported(UNSUPPORTED))
+    }
+
+    pub(crate) fn url(&self) -> &str {
+        match self.never {}
+    }
+
+    pub(crate) fn evaluate(&self, _script: &str) -> Result<(), ShellError> {
+        match self.never {}
+    }
+
+    pub(crate) fn set_bounds(&self, _bounds: Rect) -> Result<(), ShellError> {
+        match self.never {}
+    }
+
+    pub(crate) fn window(&self) -> Option<&Window> {
+        match self.never {}
+    }
+
+    pub(crate) fn handle_window_event(&self, _id: WindowId, _event: &WindowEvent<'_>) -> bool {
+        match self.never {}
+    }
+
+    pub(crate) fn hardening(&self) -> Hardening {
+        match self.never {}
+    }
+
+    pub(crate) fn close(self) {
+        match self.never {}
+    }
+}
+
+pub(crate) fn web_processes() -> HashSet<u32> {
+    HashSet::new()
+}
+
+pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> Result<(), String> {
+    Err(UNSUPPORTED.to_owned())
+}

@@ -1,0 +1,231 @@
+//! The shell: one configuration for every Surface webview, the fail-closed isolation gate in
+//! front of them (R-SEC-8) and the cap on how many are open at once.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::time::Instant;
+
+use lineup_surface_runtime::SurfaceServer;
+use tao::event_loop::EventLoopWindowTarget;
+
+use crate::config::{Placement, ViewConfig};
+use crate::error::ShellError;
+use crate::event::ViewEvent;
+use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
+use crate::probe::{probe_server, verdict, ProbeReport};
+use crate::view::{Slot, SurfaceView};
+
+/// Opens Surface webviews, once the isolation probe has shown that their policy really applies.
+///
+/// [`Shell::start`] loads a probe document through the same path every Surface takes, in a hidden
+/// window. Until its script has reported an opaque origin, a blocked `eval` and unavailable
+/// storage, and the engine has confirmed the hardening (own ephemeral context, devtools as
+/// configured, and with the web-process sandbox on, web processes in a namespace of their own),
+/// [`Shell::open`] refuses with [`ShellError::ProbePending`]; if any check fails or the probe
+/// takes longer than [`ViewConfig::probe_timeout`], it refuses for good with
+/// [`ShellError::ProbeFailed`]. The event loop must run for the probe to progress.
+pub struct Shell {
+    config: ViewConfig,
+    live: Rc<Cell<usize>>,
+    probe: RefCell<ProbeState>,
+}
+
+/// Where the isolation probe stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProbeStatus {
+    /// Still waiting for the probe page's report.
+    Pending,
+    /// Every check passed; Surfaces are served.
+    Passed,
+    /// A check failed or the probe timed out; no Surface will be served.
+    Failed(String),
+}
+
+enum ProbeState {
+    Running(Box<RunningProbe>),
+    Passed,
+    Failed(String),
+}
+
+struct RunningProbe {
+    view: PlatformView,
+    seen: Rc<RefCell<ProbeSeen>>,
+    deadline: Instant,
+    processes_before: HashSet<u32>,
+}
+
+#[derive(Default)]
+struct ProbeSeen {
+    report: Option<ProbeReport>,
+    crashed: bool,
+}
+
+impl Shell {
+    /// Creates the shell and starts the isolation probe.
+    pub fn start<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        config: ViewConfig,
+    ) -> Result<Self, ShellError> {
+        let server = probe_server()?;
+        let seen = Rc::new(RefCell::new(ProbeSeen::default()));
+        let recorder = Rc::clone(&seen);
+        let processes_before = web_processes();
+        let placement = Placement::Window {
+            title: "lineup isolation probe".to_owned(),
+            width: 320,
+            height: 200,
+        };
+        let view = PlatformView::new(
+            target,
+            server,
+            &config,
+            placement,
+            false,
+            Box::new(move |event| record(&recorder, event)),
+        )
+        .map_err(|e| ShellError::ProbeFailed {
+            reason: format!("the probe view could not be created: {e}"),
+        })?;
+        let deadline = Instant::now() + config.probe_timeout();
+        Ok(Self {
+            config,
+            live: Rc::new(Cell::new(0)),
+            probe: RefCell::new(ProbeState::Running(Box::new(RunningProbe {
+                view,
+                seen,
+                deadline,
+                processes_before,
+            }))),
+        })
+    }
+
+    /// The configuration every view of this shell gets.
+    pub fn config(&self) -> &ViewConfig {
+        &self.config
+    }
+
+    /// Where the probe stands; a finished probe's view is closed here.
+    pub fn probe_status(&self) -> ProbeStatus {
+        let mut state = self.probe.borrow_mut();
+        let outcome = match &*state {
+            ProbeState::Passed => return ProbeStatus::Passed,
+            ProbeState::Failed(reason) => return ProbeStatus::Failed(reason.clone()),
+            ProbeState::Running(probe) => probe.outcome(Instant::now(), &self.config),
+        };
+        let Some(outcome) = outcome else {
+            return ProbeStatus::Pending;
+        };
+        let finished = match &outcome {
+            Ok(()) => ProbeState::Passed,
+            Err(reason) => ProbeState::Failed(reason.clone()),
+        };
+        let previous = std::mem::replace(&mut *state, finished);
+        drop(state);
+        if let ProbeState::Running(probe) = previous {
+            probe.view.close();
+        }
+        match outcome {
+            Ok(()) => {
+                tracing::info!("isolation probe passed (R-SEC-8)");
+                ProbeStatus::Passed
+            }
+            Err(reason) => {
+                tracing::error!(%reason, "isolation probe failed; no surface will be served (R-SEC-8)");
+                ProbeStatus::Failed(reason)
+            }
+        }
+    }
+
+    /// Opens a hardened webview for `server`'s document at `placement`; `events` receives
+    /// everything the view reports, and is the view's identity (R-SEC-4).
+    ///
+    /// Refused while the probe is pending or after it failed, and when
+    /// [`ViewConfig::max_views`] views are open.
+    pub fn open<T: 'static>(
+        &self,
+        target: &EventLoopWindowTarget<T>,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        events: impl Fn(ViewEvent) + 'static,
+    ) -> Result<SurfaceView, ShellError> {
+        match self.probe_status() {
+            ProbeStatus::Passed => {}
+            ProbeStatus::Pending => return Err(ShellError::ProbePending),
+            ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
+        }
+        let slot = Slot::take(&self.live, self.config.max_views())?;
+        let inner = PlatformView::new(
+            target,
+            server,
+            &self.config,
+            placement,
+            true,
+            Box::new(events),
+        )?;
+        Ok(SurfaceView::new(inner, slot))
+    }
+
+    /// How many views of this shell are open.
+    pub fn open_views(&self) -> usize {
+        self.live.get()
+    }
+}
+
+impl std::fmt::Debug for Shell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shell")
+            .field("config", &self.config)
+            .field("open_views", &self.live.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunningProbe {
+    /// `None` while undecided.
+    fn outcome(&self, now: Instant, config: &ViewConfig) -> Option<Result<(), String>> {
+        let seen = self.seen.borrow();
+        if let Some(report) = &seen.report {
+            return Some(self.check(report, config));
+        }
+        if seen.crashed {
+            return Some(Err(
+                "the probe's web process ended before it reported; with the web-process sandbox \
+                 on, check that bubblewrap (bwrap) can run here"
+                    .to_owned(),
+            ));
+        }
+        if now >= self.deadline {
+            return Some(Err(format!(
+                "the probe page did not report within {:?}",
+                config.probe_timeout()
+            )));
+        }
+        None
+    }
+
+    fn check(&self, report: &ProbeReport, config: &ViewConfig) -> Result<(), String> {
+        verdict(report, &self.view.hardening(), config)?;
+        if config.web_sandbox() {
+            let started: HashSet<u32> = web_processes()
+                .difference(&self.processes_before)
+                .copied()
+                .collect();
+            check_web_processes_sandboxed(&started)?;
+        }
+        Ok(())
+    }
+}
+
+fn record(seen: &RefCell<ProbeSeen>, event: ViewEvent) {
+    match event {
+        ViewEvent::Ipc(body) => {
+            if let Some(report) = ProbeReport::from_ipc(&body) {
+                seen.borrow_mut().report.get_or_insert(report);
+            }
+        }
+        ViewEvent::Crashed => seen.borrow_mut().crashed = true,
+        other => tracing::debug!(?other, "isolation probe view event"),
+    }
+}

@@ -1,0 +1,185 @@
+//! One Surface's webview: the unit of isolation (R-SEC-2), whatever the platform.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use tao::event::WindowEvent;
+use tao::window::{Window, WindowId};
+
+use crate::config::Rect;
+use crate::error::ShellError;
+use crate::platform::PlatformView;
+
+/// A hardened webview showing one Surface document, opened by [`Shell::open`](crate::Shell::open).
+///
+/// It reports what happens to the closure it was opened with (see
+/// [`ViewEvent`](crate::ViewEvent)), and stays open until [`SurfaceView::close`] or drop:
+/// neither the page (`window.close()`) nor the window manager closes it on its own (R-UI-5).
+///
+/// ## Platform-specific
+/// Linux only (WebKitGTK); elsewhere [`Shell::open`](crate::Shell::open) returns
+/// [`ShellError::Unsupported`].
+pub struct SurfaceView {
+    inner: PlatformView,
+    _slot: Slot,
+}
+
+impl SurfaceView {
+    pub(crate) fn new(inner: PlatformView, slot: Slot) -> Self {
+        Self { inner, _slot: slot }
+    }
+
+    /// The document's URL, `lineup-surface://<token>/`.
+    pub fn url(&self) -> &str {
+        self.inner.url()
+    }
+
+    /// Hands `state_json`, which must be a JSON object, to the page's bridge
+    /// (`window.__lineupSurfaceDeliverState`, R-UI-3). Only the main frame receives it.
+    pub fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
+        let state = state_script_argument(state_json)?;
+        self.inner
+            .evaluate(&format!("window.__lineupSurfaceDeliverState({state});"))
+    }
+
+    /// Moves and resizes the view: a child view within its parent, or the view's own window.
+    pub fn set_bounds(&self, bounds: Rect) -> Result<(), ShellError> {
+        self.inner.set_bounds(bounds)
+    }
+
+    /// The window the view owns, when it was opened with
+    /// [`Placement::Window`](crate::Placement::Window).
+    pub fn window(&self) -> Option<&Window> {
+        self.inner.window()
+    }
+
+    /// Passes a tao window event to the view; a close request for its own window becomes
+    /// [`ViewEvent::UserCloseRequested`](crate::ViewEvent::UserCloseRequested). Returns whether
+    /// the event was the view's.
+    pub fn handle_window_event(&self, window_id: WindowId, event: &WindowEvent<'_>) -> bool {
+        self.inner.handle_window_event(window_id, event)
+    }
+
+    /// The hardening in effect, as the engine reports it.
+    pub fn hardening(&self) -> Hardening {
+        self.inner.hardening()
+    }
+
+    /// Closes the view: no event is delivered after this, its web process and storage go away.
+    pub fn close(self) {
+        let Self { inner, _slot } = self;
+        inner.close();
+    }
+}
+
+impl std::fmt::Debug for SurfaceView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SurfaceView")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The hardening of one view, read back from the engine rather than from the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hardening {
+    /// The view lives in a web context of its own, shared with no other Surface.
+    pub own_context: bool,
+    /// Its website data (storage, cookies, caches) is ephemeral: kept in memory only.
+    pub ephemeral: bool,
+    /// Its web processes start in WebKit's bubblewrap sandbox (R-SEC-8).
+    pub web_sandbox: bool,
+    /// The web inspector is enabled.
+    pub devtools: bool,
+    /// Scripts may open windows without a user gesture.
+    pub popups_without_gesture: bool,
+    /// Media needs a user gesture to play.
+    pub media_requires_gesture: bool,
+    /// Scripts may use the clipboard.
+    pub clipboard_access: bool,
+}
+
+/// Counts an open view against the shell's limit while it lives.
+pub(crate) struct Slot(Rc<Cell<usize>>);
+
+impl Slot {
+    pub(crate) fn take(live: &Rc<Cell<usize>>, limit: usize) -> Result<Self, ShellError> {
+        if live.get() >= limit {
+            return Err(ShellError::TooManySurfaces { limit });
+        }
+        live.set(live.get() + 1);
+        Ok(Self(Rc::clone(live)))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+/// Checks that `state_json` is one JSON object and returns it as written: JSON is a JavaScript
+/// expression, so it can be passed to the page verbatim.
+fn state_script_argument(state_json: &str) -> Result<String, ShellError> {
+    let raw: Box<serde_json::value::RawValue> =
+        serde_json::from_str(state_json).map_err(|e| ShellError::InvalidState {
+            reason: e.to_string(),
+        })?;
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return Err(ShellError::InvalidState {
+            reason: format!("got `{}`", text.chars().take(16).collect::<String>()),
+        });
+    }
+    Ok(text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_ui_3_state_must_be_one_json_object() {
+        assert_eq!(
+            state_script_argument(" {\"city\":\"上海\"} ")
+                .ok()
+                .as_deref(),
+            Some("{\"city\":\"上海\"}")
+        );
+        for bad in [
+            "[]",
+            "1",
+            "\"s\"",
+            "null",
+            "",
+            "{",
+            "{}); alert(1); ({",
+            "{} {}",
+            "{}\n//",
+        ] {
+            assert!(
+                matches!(
+                    state_script_argument(bad),
+                    Err(ShellError::InvalidState { .. })
+                ),
+                "{bad:?} must be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn slots_count_open_views_and_free_on_drop() {
+        let live = Rc::new(Cell::new(0));
+        let a = Slot::take(&live, 2);
+        let b = Slot::take(&live, 2);
+        assert!(a.is_ok() && b.is_ok());
+        assert!(matches!(
+            Slot::take(&live, 2),
+            Err(ShellError::TooManySurfaces { limit: 2 })
+        ));
+        drop(a);
+        assert!(Slot::take(&live, 2).is_ok());
+        assert_eq!(live.get(), 1);
+    }
+}

@@ -1,0 +1,182 @@
+//! The isolation gate of R-SEC-8 in a real WebKitGTK webview: Surfaces are refused until the
+//! probe passes, the web-process sandbox really puts web processes in a namespace of their own, a
+//! probe that cannot finish fails closed, and the cap on open Surfaces holds.
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+#[macro_use]
+mod support;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use lineup_surface_runtime::SurfaceServer;
+use lineup_webview_shell::{Placement, ProbeStatus, Shell, ShellError, ViewConfig};
+use support::{mount_namespace, pump, web_processes, Harness, Log, Outcome, Page};
+use tao::event_loop::EventLoop;
+
+fn main() {
+    support::private_home("probe");
+    let mut harness = Harness::start(ViewConfig::default().with_max_views(2));
+    harness.run(
+        "r_sec_8_surfaces_refused_until_the_probe_passes",
+        refused_until_passed,
+    );
+    harness.run(
+        "r_sec_8_web_process_runs_in_its_own_mount_namespace",
+        own_namespace,
+    );
+    harness.run(
+        "r_sec_8_probe_that_cannot_finish_fails_closed",
+        fails_closed,
+    );
+    harness.run(
+        "max_views_refuses_the_next_surface_until_one_closes",
+        max_views,
+    );
+    harness.finish();
+}
+
+fn window() -> Placement<'static> {
+    Placement::Window {
+        title: "probe test".to_owned(),
+        width: 200,
+        height: 100,
+    }
+}
+
+fn refused_until_passed(h: &mut Harness) -> Outcome {
+    let shell = Shell::start(&h.event_loop, ViewConfig::default()).map_err(|e| e.to_string())?;
+    let page = Page::new("<p>x</p>", "");
+    let early = shell.open(&h.event_loop, h.server(&page), window(), |_| {});
+    ensure!(
+        matches!(early, Err(ShellError::ProbePending)),
+        "open before the probe finished must be refused as pending, got {early:?}"
+    );
+    let started = Instant::now();
+    pump(&mut h.event_loop, &[], Duration::from_secs(30), || {
+        shell.probe_status() != ProbeStatus::Pending
+    });
+    let status = shell.probe_status();
+    ensure!(
+        status == ProbeStatus::Passed,
+        "probe did not pass: {status:?}"
+    );
+    println!(
+        "    probe passed in {:.2}s",
+        started.elapsed().as_secs_f64()
+    );
+    let log = Log::default();
+    let view = shell.open(&h.event_loop, h.server(&page), window(), log.sink());
+    ensure!(view.is_ok(), "open after the probe passed failed: {view:?}");
+    let hardening = view
+        .as_ref()
+        .map(|v| v.hardening())
+        .map_err(|e| e.to_string())?;
+    ensure!(
+        hardening.web_sandbox
+            && hardening.ephemeral
+            && hardening.own_context
+            && !hardening.devtools,
+        "view not hardened: {hardening:?}"
+    );
+    Ok(())
+}
+
+/// Opens a page with `shell` and returns the web processes that appeared for it.
+fn processes_of_new_view(
+    event_loop: &mut EventLoop<()>,
+    shell: &Shell,
+    server: SurfaceServer,
+) -> Result<HashSet<u32>, String> {
+    let before = web_processes();
+    let log = Log::default();
+    let view = shell
+        .open(event_loop, server, window(), log.sink())
+        .map_err(|e| e.to_string())?;
+    let ready = pump(event_loop, &[], support::WAIT, || log.ready());
+    ensure!(ready, "page not ready: {:?}", log.events());
+    let new: HashSet<u32> = web_processes().difference(&before).copied().collect();
+    view.close();
+    ensure!(!new.is_empty(), "no new web process found");
+    Ok(new)
+}
+
+fn own_namespace(h: &mut Harness) -> Outcome {
+    let own = mount_namespace("self")?;
+    let page = Page::new("<p>ns</p>", "");
+    let server = h.server(&page);
+    let sandboxed = processes_of_new_view(&mut h.event_loop, &h.shell, server)?;
+    for pid in &sandboxed {
+        let ns = mount_namespace(&pid.to_string())?;
+        ensure!(
+            ns != own,
+            "web process {pid} shares the host mount namespace {ns:?}"
+        );
+    }
+    // Positive control: without the sandbox the same check sees the host's namespace.
+    let unsandboxed_config = ViewConfig::default().dangerous().without_web_sandbox();
+    let shell = Shell::start(&h.event_loop, unsandboxed_config).map_err(|e| e.to_string())?;
+    pump(&mut h.event_loop, &[], Duration::from_secs(30), || {
+        shell.probe_status() != ProbeStatus::Pending
+    });
+    ensure!(
+        shell.probe_status() == ProbeStatus::Passed,
+        "unsandboxed probe: {:?}",
+        shell.probe_status()
+    );
+    let server = h.server(&page);
+    let plain = processes_of_new_view(&mut h.event_loop, &shell, server)?;
+    let shared = plain
+        .iter()
+        .filter(|pid| mount_namespace(&pid.to_string()).is_ok_and(|ns| ns == own))
+        .count();
+    ensure!(
+        shared > 0,
+        "control: an unsandboxed web process should share the host namespace"
+    );
+    Ok(())
+}
+
+fn fails_closed(h: &mut Harness) -> Outcome {
+    let config = ViewConfig::default().with_probe_timeout(Duration::ZERO);
+    let shell = Shell::start(&h.event_loop, config).map_err(|e| e.to_string())?;
+    let status = shell.probe_status();
+    ensure!(
+        matches!(&status, ProbeStatus::Failed(reason) if reason.contains("did not report")),
+        "a probe past its deadline must fail, got {status:?}"
+    );
+    // The verdict is final, even once the loop has run long enough for a report to arrive.
+    h.settle(Duration::from_secs(2));
+    ensure!(
+        matches!(shell.probe_status(), ProbeStatus::Failed(_)),
+        "a failed probe must stay failed"
+    );
+    let page = Page::new("<p>x</p>", "");
+    let refused = shell.open(&h.event_loop, h.server(&page), window(), |_| {});
+    ensure!(
+        matches!(refused, Err(ShellError::ProbeFailed { .. })),
+        "open after a failed probe must be refused, got {refused:?}"
+    );
+    Ok(())
+}
+
+fn max_views(h: &mut Harness) -> Outcome {
+    let page = Page::new("<p>x</p>", "");
+    let (first, _) = h.open(&page)?;
+    let (second, _) = h.open(&page)?;
+    ensure!(h.shell.open_views() == 2, "two views open");
+    let third = h
+        .shell
+        .open(&h.event_loop, h.server(&page), window(), |_| {});
+    ensure!(
+        matches!(third, Err(ShellError::TooManySurfaces { limit: 2 })),
+        "the third view must be refused, got {third:?}"
+    );
+    first.close();
+    ensure!(h.shell.open_views() == 1, "closing frees a slot");
+    let (again, _) = h.open(&page)?;
+    drop(again);
+    drop(second);
+    ensure!(h.shell.open_views() == 0, "dropping frees slots");
+    Ok(())
+}
