@@ -362,6 +362,26 @@ impl Session {
         fx
     }
 
+    /// The platform dropped a message of `len` bytes that the page of webview `key` posted,
+    /// before it could be read; it is counted like any invalid bridge message (R-UI-7).
+    pub fn handle_bridge_oversized(&mut self, key: &SurfaceKey, len: usize) -> Vec<Effect> {
+        if !self.is_current(key) {
+            self.stats.bridge_stale += 1;
+            return Vec::new();
+        }
+        self.stats.bridge_invalid += 1;
+        let limit = self.config.limits.max_bridge_message_bytes;
+        vec![Effect::Dropped {
+            key: key.clone(),
+            error: ProtocolError::new(
+                ErrorCode::InvalidBridgeMessage,
+                "R-UI-7",
+                format!("bridge message is {len} bytes; the limit is {limit} bytes"),
+            )
+            .limit(limit),
+        }]
+    }
+
     /// The user closed webview `key` (window manager, host chrome): exactly one `ui.event close`
     /// goes upstream (R-UI-5).
     pub fn user_closed(&mut self, key: &SurfaceKey) -> Vec<Effect> {
