@@ -23,7 +23,7 @@
 //! )?;
 //! let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
 //! let mut token = [0u8; 16];
-//! getrandom::fill(&mut token)?;
+//! getrandom::fill(&mut token).map_err(|e| e.to_string())?;
 //! let mut server = Some(SurfaceServer::new(SurfaceToken::from_random_bytes(token), document));
 //! let mut view = None;
 //!

@@ -9,7 +9,7 @@ mod support;
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use lineup_webview_shell::{ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
@@ -314,16 +314,6 @@ fn window_open_refused(h: &mut Harness) -> Outcome {
         toplevel_windows() == before,
         "a window other than the view's own appeared"
     );
-    println!(
-        "    shell reports: {:?}",
-        log.events()
-            .iter()
-            .filter(|e| matches!(
-                e,
-                ViewEvent::NewWindowRefused(_) | ViewEvent::NavigationRefused(_)
-            ))
-            .collect::<Vec<_>>()
-    );
     view.close();
     Ok(())
 }
@@ -347,7 +337,7 @@ fn is_download_refusal(e: &ViewEvent) -> bool {
     }
 }
 
-fn downloads_refused(h: &mut Harness, home: &PathBuf) -> Outcome {
+fn downloads_refused(h: &mut Harness, home: &Path) -> Outcome {
     let (view, log) = h.open(&Page::new("<p>dl</p>", DOWNLOAD_JS))?;
     ensure!(
         h.wait(&[], posted(&log, "after-download")),
