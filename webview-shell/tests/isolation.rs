@@ -50,7 +50,10 @@ fn main() {
     h.run("r_sec_2_two_surfaces_share_no_storage", storage_separate);
     h.run("ipc_message_over_the_limit_dropped", oversized_ipc);
     h.run("web_process_termination_reported_as_crashed", crash);
-    h.run("closed_view_reports_nothing_more", closed_view_silent);
+    h.run(
+        "closed_view_reports_nothing_and_its_web_process_exits",
+        closed_view_silent,
+    );
     h.finish();
 }
 
@@ -660,7 +663,10 @@ fn crash(h: &mut Harness) -> Outcome {
 
 fn closed_view_silent(h: &mut Harness) -> Outcome {
     let js = "setInterval(function () { post('tick', {}); }, 30);";
+    let before = web_processes();
     let (view, log) = h.open(&Page::new("<p>tick</p>", js))?;
+    let own: Vec<u32> = web_processes().difference(&before).copied().collect();
+    ensure!(!own.is_empty(), "no web process found for the view");
     ensure!(
         h.wait(&[], || log.posts("tick").len() >= 3),
         "control: no ticks: {:?}",
@@ -673,6 +679,14 @@ fn closed_view_silent(h: &mut Harness) -> Outcome {
         log.events().len() == after_close,
         "events after close: {:?}",
         &log.events()[after_close..]
+    );
+    let gone = h.wait(&[], || {
+        let now = web_processes();
+        own.iter().all(|pid| !now.contains(pid))
+    });
+    ensure!(
+        gone,
+        "the closed view's web processes {own:?} are still running"
     );
     Ok(())
 }

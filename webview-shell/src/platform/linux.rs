@@ -247,7 +247,7 @@ fn surface_context(
             .map(|u| u.to_string())
             .unwrap_or_default();
         download.cancel();
-        tracing::info!(%uri, "download refused (R-SEC-2)");
+        tracing::debug!(%uri, "download refused (R-SEC-2)");
         push(&downloads, ViewEvent::DownloadRefused(uri));
     });
     Ok(context)
@@ -310,7 +310,7 @@ fn wry_builder<'a>(
         .with_focused(visible)
         .with_download_started_handler(|_, _| false)
         .with_new_window_req_handler(move |url, _| {
-            tracing::info!(%url, "new window refused (R-SEC-2)");
+            tracing::debug!(%url, "new window refused (R-SEC-2)");
             push(&windows, ViewEvent::NewWindowRefused(url));
             wry::NewWindowResponse::Deny
         })
@@ -319,7 +319,7 @@ fn wry_builder<'a>(
         .with_ipc_handler(move |request| {
             let body = request.into_body();
             if body.len() > max_ipc {
-                tracing::warn!(
+                tracing::debug!(
                     len = body.len(),
                     max = max_ipc,
                     "oversized ipc message dropped"
@@ -354,7 +354,7 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     tracing::debug!(removed, "close handlers replaced");
     let q = Rc::downgrade(queue);
     view.connect_close(move |_| {
-        tracing::info!("window.close() from the page ignored (R-UI-5)");
+        tracing::debug!("window.close() from the page ignored (R-UI-5)");
         push(&q, ViewEvent::PageCloseAttempt);
     });
 
@@ -370,7 +370,7 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     let q = Rc::downgrade(queue);
     view.connect_permission_request(move |_, request| {
         request.deny();
-        tracing::info!(kind = %request.type_().name(), "permission request denied (R-SEC-2)");
+        tracing::debug!(kind = %request.type_().name(), "permission request denied (R-SEC-2)");
         push(&q, ViewEvent::PermissionDenied);
         true
     });
@@ -456,7 +456,7 @@ fn decide(
                 _ => {
                     decision.ignore();
                     let uri = uri.unwrap_or_default();
-                    tracing::info!(%uri, "navigation refused (R-SEC-2a)");
+                    tracing::debug!(%uri, "navigation refused (R-SEC-2a)");
                     push(q, ViewEvent::NavigationRefused(uri));
                 }
             }
@@ -464,7 +464,7 @@ fn decide(
         PolicyDecisionType::NewWindowAction => {
             decision.ignore();
             let uri = navigation_uri(decision).unwrap_or_default();
-            tracing::info!(%uri, "new window refused (R-SEC-2)");
+            tracing::debug!(%uri, "new window refused (R-SEC-2)");
             push(q, ViewEvent::NewWindowRefused(uri));
         }
         PolicyDecisionType::Response => {
@@ -478,7 +478,7 @@ fn decide(
                     .and_then(|r| r.uri())
                     .map(|u| u.to_string())
                     .unwrap_or_default();
-                tracing::info!(%uri, "download refused (R-SEC-2)");
+                tracing::debug!(%uri, "download refused (R-SEC-2)");
                 push(q, ViewEvent::DownloadRefused(uri));
             }
         }

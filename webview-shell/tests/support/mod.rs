@@ -180,6 +180,12 @@ pub struct Harness {
 impl Harness {
     /// A shell with `config`, probe passed (or the process exits with the probe's reason).
     pub fn start(config: ViewConfig) -> Self {
+        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+            println!(
+                "these tests drive real webviews and need a display: run them under `xvfb-run -a`"
+            );
+            std::process::exit(1);
+        }
         let mut event_loop = EventLoop::new();
         // Wakes the loop so that `pump` checks its condition even when nothing else happens.
         glib::timeout_add_local(Duration::from_millis(10), || glib::ControlFlow::Continue);
