@@ -55,15 +55,23 @@
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
 mod config;
+mod delegate;
 mod error;
 mod event;
+mod host;
 mod platform;
 mod probe;
 mod shell;
+mod stdio;
 mod view;
 
 pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
+pub use delegate::{HostDelegate, NoDelegate, Refusal};
 pub use error::ShellError;
 pub use event::ViewEvent;
+pub use host::{
+    event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostHandle,
+};
 pub use shell::{ProbeStatus, Shell};
+pub use stdio::{LineWriter, ProtocolStdout, WriteError};
 pub use view::{Hardening, SurfaceView};

@@ -645,6 +645,18 @@ fn push(queue: &Weak<EventQueue>, event: ViewEvent) {
 }
 
 /// The WebKit web processes descended from this process, by pid.
+/// GTK aborts the process when it cannot open a display; say so as an error instead.
+pub(crate) fn check_display() -> Result<(), ShellError> {
+    let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if has("DISPLAY") || has("WAYLAND_DISPLAY") {
+        Ok(())
+    } else {
+        Err(ShellError::Platform(
+            "no display: set DISPLAY or WAYLAND_DISPLAY, or run under `xvfb-run -a`".to_owned(),
+        ))
+    }
+}
+
 pub(crate) fn web_processes() -> HashSet<u32> {
     let mut parents: HashMap<u32, u32> = HashMap::new();
     let mut names: HashMap<u32, String> = HashMap::new();

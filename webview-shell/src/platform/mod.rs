@@ -3,9 +3,11 @@
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
-pub(crate) use linux::{check_web_processes_sandboxed, web_processes, PlatformView};
+pub(crate) use linux::{check_display, check_web_processes_sandboxed, web_processes, PlatformView};
 
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
-pub(crate) use unsupported::{check_web_processes_sandboxed, web_processes, PlatformView};
+pub(crate) use unsupported::{
+    check_display, check_web_processes_sandboxed, web_processes, PlatformView,
+};

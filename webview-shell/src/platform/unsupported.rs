@@ -69,3 +69,7 @@ pub(crate) fn web_processes() -> HashSet<u32> {
 pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> Result<(), String> {
     Err(UNSUPPORTED.to_owned())
 }
+
+pub(crate) fn check_display() -> Result<(), ShellError> {
+    Err(ShellError::Unsupported(UNSUPPORTED))
+}

@@ -1,0 +1,66 @@
+//! Logging to stderr: the tracing subscriber, and a host delegate that reports every refusal with
+//! the line it came from and the rule it broke.
+
+use lineup_host_core::{display_title, CloseReason, InlineApp, ProtocolError, SurfaceKey};
+use lineup_webview_shell::{HostDelegate, Refusal};
+
+/// Logs to stderr; `RUST_LOG` filters (default `info`).
+pub(crate) fn init() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .init();
+}
+
+/// Reports the host's notifications on stderr.
+pub(crate) struct StderrDelegate;
+
+impl HostDelegate for StderrDelegate {
+    fn notify_rejected(&mut self, error: &ProtocolError, line: Option<u64>) {
+        let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+        let field = error
+            .field
+            .as_deref()
+            .map(|f| format!(" [field {f}]"))
+            .unwrap_or_default();
+        tracing::warn!(
+            "{at}refused ({}, {}): {}{field}",
+            error.code,
+            error.rule,
+            error.message
+        );
+    }
+
+    fn notify_dropped(&mut self, key: &SurfaceKey, error: &ProtocolError) {
+        tracing::warn!(
+            "surface {key}: dropped a bridge message ({}): {}",
+            error.rule,
+            error.message
+        );
+    }
+
+    fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
+        tracing::warn!("surface {key}: refused {refusal}");
+    }
+
+    fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
+        let title = display_title(app.name.as_deref(), app.id.as_str());
+        tracing::info!("surface {key}: opened {} {} ({title})", app.id, app.version);
+    }
+
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        tracing::info!("surface {key}: ready");
+    }
+
+    fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
+        tracing::info!("surface {key}: closed ({reason:?})");
+    }
+
+    fn notify_crashed(&mut self, key: &SurfaceKey) {
+        tracing::error!("surface {key}: its web process ended");
+    }
+}

@@ -1,0 +1,162 @@
+//! What the host tells the embedder: one delegate trait with default methods named by intent.
+
+use std::fmt;
+
+use lineup_host_core::{CloseReason, InlineApp, Message, ProtocolError, SurfaceKey};
+
+use crate::config::Rect;
+
+/// Something a Surface's page tried that its webview refused (R-SEC-2, R-UI-5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// A navigation of some frame, to this URL.
+    Navigation(String),
+    /// A new window, for this URL.
+    NewWindow(String),
+    /// A download, of this URL.
+    Download(String),
+    /// A permission request (geolocation, notifications, camera, …).
+    Permission,
+    /// `window.close()` from the page; nothing was closed (R-UI-5).
+    PageClose,
+    /// An `alert`, `confirm` or `prompt`, answered without being shown.
+    Dialog,
+    /// A drop of files from outside.
+    Drop,
+    /// A file chooser.
+    FileChooser,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Navigation(url) => write!(f, "a navigation to {url}"),
+            Refusal::NewWindow(url) => write!(f, "a new window for {url}"),
+            Refusal::Download(url) => write!(f, "a download of {url}"),
+            Refusal::Permission => f.write_str("a permission request"),
+            Refusal::PageClose => f.write_str("window.close() from the page"),
+            Refusal::Dialog => f.write_str("a script dialog"),
+            Refusal::Drop => f.write_str("a drop from outside"),
+            Refusal::FileChooser => f.write_str("a file chooser"),
+        }
+    }
+}
+
+/// Receives the host's notifications. Every method has a default that does nothing, so an
+/// embedder implements only what it needs. The host calls these on the event-loop thread, holding
+/// no lock, after the engine's callback has returned.
+pub trait HostDelegate {
+    /// A message for the agent. (The host's outbound callback gets it too.)
+    fn notify_outbound(&mut self, message: &Message) {
+        let _ = message;
+    }
+
+    /// A Surface's webview was created.
+    fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
+        let _ = (key, app);
+    }
+
+    /// A Surface's page ran its script and received its state.
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        let _ = key;
+    }
+
+    /// A Surface was closed, and why.
+    fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
+        let _ = (key, reason);
+    }
+
+    /// A Surface's web process ended (crash, out of memory, killed); it is closed next.
+    fn notify_crashed(&mut self, key: &SurfaceKey) {
+        let _ = key;
+    }
+
+    /// An inbound envelope was refused; `line` is the number the caller gave it, if any. Its
+    /// answer (`client.error` or `app.result`) went out as an outbound message.
+    fn notify_rejected(&mut self, error: &ProtocolError, line: Option<u64>) {
+        let _ = (error, line);
+    }
+
+    /// A message from a Surface's page was dropped and counted, never forwarded (R-UI-7).
+    fn notify_dropped(&mut self, key: &SurfaceKey, error: &ProtocolError) {
+        let _ = (key, error);
+    }
+
+    /// A Surface's webview refused something its page tried.
+    fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
+        let _ = (key, refusal);
+    }
+
+    /// The isolation probe failed: no Surface will be served (R-SEC-8).
+    fn notify_probe_failed(&mut self, reason: &str) {
+        let _ = reason;
+    }
+
+    /// Where child view `index` of `count` goes inside a parent whose content area is
+    /// `width` × `height` logical pixels. The default lays the views out in equal columns.
+    fn request_child_bounds(
+        &mut self,
+        index: usize,
+        count: usize,
+        width: u32,
+        height: u32,
+    ) -> Rect {
+        columns(index, count, width, height)
+    }
+}
+
+/// Equal columns, left to right.
+pub(crate) fn columns(index: usize, count: usize, width: u32, height: u32) -> Rect {
+    let count = u32::try_from(count.max(1)).unwrap_or(u32::MAX);
+    let index = u32::try_from(index).unwrap_or(0).min(count - 1);
+    let column = width / count;
+    Rect {
+        x: i32::try_from(column * index).unwrap_or(i32::MAX),
+        y: 0,
+        width: column,
+        height,
+    }
+}
+
+/// A delegate that does nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoDelegate;
+
+impl HostDelegate for NoDelegate {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_split_the_width() {
+        assert_eq!(
+            columns(0, 2, 800, 600),
+            Rect {
+                x: 0,
+                y: 0,
+                width: 400,
+                height: 600
+            }
+        );
+        assert_eq!(
+            columns(1, 2, 800, 600),
+            Rect {
+                x: 400,
+                y: 0,
+                width: 400,
+                height: 600
+            }
+        );
+        assert_eq!(
+            columns(5, 0, 800, 600),
+            Rect {
+                x: 0,
+                y: 0,
+                width: 800,
+                height: 600
+            }
+        );
+    }
+}

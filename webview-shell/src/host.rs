@@ -1,0 +1,709 @@
+//! The embedding API: a [`Host`] joins one protocol [`Session`] to the [`Shell`]'s webviews and
+//! the embedder's callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{
+    display_title, BundlePolicy, Clock, ConversationId, Effect, InstanceId, Limits, Message,
+    PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen,
+};
+use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+use tao::dpi::LogicalSize;
+use tao::event::{Event, WindowEvent};
+use tao::event_loop::{
+    ControlFlow, EventLoop, EventLoopBuilder, EventLoopProxy, EventLoopWindowTarget,
+};
+use tao::window::Window;
+
+use crate::config::{Placement, Rect, ViewConfig};
+use crate::delegate::{HostDelegate, NoDelegate, Refusal};
+use crate::error::ShellError;
+use crate::event::ViewEvent;
+use crate::shell::{ProbeStatus, Shell};
+use crate::view::SurfaceView;
+
+/// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews.
+#[derive(Debug)]
+pub struct HostEvent(Inner);
+
+#[derive(Debug)]
+enum Inner {
+    Inbound { line: Option<u64>, bytes: Vec<u8> },
+    Oversized { line: Option<u64>, len: u64 },
+    View { key: SurfaceKey, event: ViewEvent },
+    Shutdown,
+}
+
+/// Creates the event loop a [`Host`] runs on.
+///
+/// ## Platform-specific
+/// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one this
+/// returns [`ShellError::Platform`] rather than letting GTK abort the process.
+pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
+    crate::platform::check_display()?;
+    Ok(EventLoopBuilder::<HostEvent>::with_user_event().build())
+}
+
+/// The event loop has ended; nothing more can be sent to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the host's event loop has ended")]
+pub struct HostClosed;
+
+/// A `Send + Clone` handle that forwards input into the host's event loop from any thread.
+#[derive(Debug, Clone)]
+pub struct HostHandle {
+    proxy: EventLoopProxy<HostEvent>,
+}
+
+impl HostHandle {
+    fn send(&self, inner: Inner) -> Result<(), HostClosed> {
+        self.proxy
+            .send_event(HostEvent(inner))
+            .map_err(|_| HostClosed)
+    }
+
+    /// Hands one inbound envelope (agent → client) to the host.
+    pub fn send_inbound(&self, bytes: Vec<u8>) -> Result<(), HostClosed> {
+        self.send(Inner::Inbound { line: None, bytes })
+    }
+
+    /// Hands one inbound envelope to the host, numbered for diagnostics
+    /// ([`HostDelegate::notify_rejected`] receives the number).
+    pub fn send_inbound_line(&self, line: u64, bytes: Vec<u8>) -> Result<(), HostClosed> {
+        self.send(Inner::Inbound {
+            line: Some(line),
+            bytes,
+        })
+    }
+
+    /// Reports an inbound line of `len` bytes that was too long to be read (R-ENV-4); the agent
+    /// gets `client.error` `too_large`.
+    pub fn send_oversized_line(&self, line: u64, len: u64) -> Result<(), HostClosed> {
+        self.send(Inner::Oversized {
+            line: Some(line),
+            len,
+        })
+    }
+
+    /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
+    pub fn shutdown(&self) -> Result<(), HostClosed> {
+        self.send(Inner::Shutdown)
+    }
+}
+
+/// The embedder's outbound callback.
+type OutboundFn = Box<dyn FnMut(&Message)>;
+
+/// Where the host puts Surfaces.
+enum Layout {
+    Windows,
+    Children(Rc<Window>),
+}
+
+/// Configures a [`Host`]. Deny by default; the defaults are:
+///
+/// | setting | default |
+/// | --- | --- |
+/// | client id (`sender.id` of outbound envelopes) | `lineup-host` |
+/// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 16 Surfaces, 30 opens / 10 s |
+/// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
+/// | placement | a window of its own per Surface, 480 × 360, titled with the sanitised app name |
+/// | resize requests | clamped to 40 ..= 2000 logical pixels |
+/// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, isolation probe |
+/// | document | [`DocumentOptions::default`]: the strict CSP with `sandbox allow-scripts` |
+///
+/// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
+pub struct HostBuilder {
+    client_id: PartyId,
+    conversation_id: Option<ConversationId>,
+    limits: Limits,
+    bundle_policy: BundlePolicy,
+    view_config: ViewConfig,
+    document: DocumentOptions,
+    window_size: (u32, u32),
+    resize_bounds: (u32, u32),
+    layout: Layout,
+    outbound: Option<OutboundFn>,
+    delegate: Box<dyn HostDelegate>,
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("client_id", &self.client_id)
+            .field("limits", &self.limits)
+            .field("bundle_policy", &self.bundle_policy)
+            .field("view_config", &self.view_config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// The defaults listed above.
+    pub fn new() -> Self {
+        Self {
+            client_id: PartyId::try_from("lineup-host").unwrap_or_else(|_| unreachable_party()),
+            conversation_id: None,
+            limits: Limits::default(),
+            bundle_policy: BundlePolicy::default(),
+            view_config: ViewConfig::default(),
+            document: DocumentOptions::default(),
+            window_size: (480, 360),
+            resize_bounds: (40, 2000),
+            layout: Layout::Windows,
+            outbound: None,
+            delegate: Box::new(NoDelegate),
+        }
+    }
+
+    /// The client id written as `sender.id` of every outbound envelope.
+    pub fn client_id(mut self, id: PartyId) -> Self {
+        self.client_id = id;
+        self
+    }
+
+    /// Serve only this conversation; by default the first valid envelope's is adopted.
+    pub fn conversation_id(mut self, id: ConversationId) -> Self {
+        self.conversation_id = Some(id);
+        self
+    }
+
+    /// The bounds on input and on the number of Surfaces.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Which inline bundles are accepted (R-SEC-7).
+    pub fn bundle_policy(mut self, policy: BundlePolicy) -> Self {
+        self.bundle_policy = policy;
+        self
+    }
+
+    /// The webview configuration (limits, probe timeout). Its weakening settings are reached
+    /// through [`ViewConfig::dangerous`].
+    pub fn view_config(mut self, config: ViewConfig) -> Self {
+        self.view_config = config;
+        self
+    }
+
+    /// The inner size of each Surface's own window, in logical pixels.
+    pub fn window_size(mut self, width: u32, height: u32) -> Self {
+        self.window_size = (width, height);
+        self
+    }
+
+    /// The range a page's `LineUpSurface.resize(height)` is clamped to.
+    pub fn resize_bounds(mut self, min: u32, max: u32) -> Self {
+        self.resize_bounds = (min.min(max), max.max(min));
+        self
+    }
+
+    /// Puts every Surface as a child view inside `parent`, a window the embedder owns, at the
+    /// bounds [`HostDelegate::request_child_bounds`] returns; re-laid out when `parent` resizes.
+    pub fn child_views_in(mut self, parent: Rc<Window>) -> Self {
+        self.layout = Layout::Children(parent);
+        self
+    }
+
+    /// Called with every message for the agent.
+    pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
+        self.outbound = Some(Box::new(f));
+        self
+    }
+
+    /// Sends every message for the agent into a tokio channel, for embedders whose agent
+    /// connection runs on a tokio runtime. The channel is unbounded because the event loop must
+    /// never block; the receiver should keep up.
+    #[cfg(feature = "tokio")]
+    pub fn outbound_channel(self) -> (Self, tokio::sync::mpsc::UnboundedReceiver<Message>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let builder = self.on_outbound(move |message| {
+            let _ = tx.send(message.clone());
+        });
+        (builder, rx)
+    }
+
+    /// Receives the host's notifications.
+    pub fn delegate(mut self, delegate: impl HostDelegate + 'static) -> Self {
+        self.delegate = Box::new(delegate);
+        self
+    }
+
+    /// The settings that weaken isolation.
+    pub fn dangerous(self) -> DangerousHostBuilder {
+        DangerousHostBuilder(self)
+    }
+
+    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). Surfaces
+    /// opened before the probe passes wait for it; if it fails, they are refused.
+    pub fn build(self, event_loop: &EventLoop<HostEvent>) -> Result<Host, ShellError> {
+        let mut prefix = [0u8; 6];
+        getrandom::fill(&mut prefix)
+            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+        let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
+        let mut config = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
+        config.conversation_id = self.conversation_id;
+        config.limits = self.limits;
+        config.bundle_policy = self.bundle_policy;
+        let session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
+            .map_err(|e| ShellError::Platform(e.to_string()))?;
+        let shell = Shell::start(event_loop, self.view_config)?;
+        Ok(Host {
+            session,
+            shell,
+            proxy: event_loop.create_proxy(),
+            document: self.document,
+            window_size: self.window_size,
+            resize_bounds: self.resize_bounds,
+            layout: self.layout,
+            outbound: self.outbound,
+            delegate: self.delegate,
+            views: BTreeMap::new(),
+            waiting: VecDeque::new(),
+            probe_reported: false,
+            exit: false,
+        })
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_party() -> PartyId {
+    panic!("\"lineup-host\" is a valid party id")
+}
+
+/// The settings of a [`HostBuilder`] that weaken isolation, behind [`HostBuilder::dangerous`].
+#[derive(Debug)]
+pub struct DangerousHostBuilder(HostBuilder);
+
+impl DangerousHostBuilder {
+    /// Enables the web inspector in every Surface (preview mode, R-SEC-2).
+    pub fn with_devtools(mut self) -> HostBuilder {
+        self.0.view_config = self.0.view_config.dangerous().with_devtools();
+        self.0
+    }
+
+    /// Runs web processes outside WebKit's bubblewrap sandbox (R-SEC-8).
+    pub fn without_web_sandbox(mut self) -> HostBuilder {
+        self.0.view_config = self.0.view_config.dangerous().without_web_sandbox();
+        self.0
+    }
+
+    /// Serves Surface documents without a Content-Security-Policy header. Only for tests that
+    /// prove a security test would see a leak (a positive control).
+    pub fn without_csp(mut self) -> HostBuilder {
+        self.0.document = DocumentOptions::default().dangerous().without_csp();
+        self.0
+    }
+}
+
+struct MonotonicClock(Instant);
+
+impl Clock for MonotonicClock {
+    fn monotonic(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
+
+struct Live {
+    key: SurfaceKey,
+    view: SurfaceView,
+}
+
+/// Hosts the Surfaces of one conversation: decodes what the agent sends, opens an isolated webview
+/// per Surface, validates what the pages post, and reports to the embedder.
+///
+/// A host lives on the event-loop thread. Feed it through a [`HostHandle`] from any thread, and
+/// either let [`Host::run`] drive the loop, or call [`Host::handle_event`] from a loop the
+/// embedder runs.
+///
+/// ```no_run
+/// use lineup_webview_shell::{event_loop, HostBuilder};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let event_loop = event_loop()?;
+/// let host = HostBuilder::new()
+///     .on_outbound(|message| println!("{}", message.to_json()))
+///     .build(&event_loop)?;
+/// let handle = host.handle();
+/// std::thread::spawn(move || {
+///     let open = br#"{"v":1,"id":"m1","type":"lineup.v1.ui.open","conversation_id":"c1",
+///       "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"w1","app":{
+///       "id":"com.example.w","name":"W","version":"1.0.0",
+///       "html":"<button onclick=\"LineUpSurface.event('go',{})\">go</button>","css":"","js":""}}}"#;
+///     let _ = handle.send_inbound(open.to_vec());
+/// });
+/// host.run(event_loop)?; // returns after HostHandle::shutdown
+/// # Ok(())
+/// # }
+/// ```
+pub struct Host {
+    session: Session,
+    shell: Shell,
+    proxy: EventLoopProxy<HostEvent>,
+    document: DocumentOptions,
+    window_size: (u32, u32),
+    resize_bounds: (u32, u32),
+    layout: Layout,
+    outbound: Option<OutboundFn>,
+    delegate: Box<dyn HostDelegate>,
+    views: BTreeMap<InstanceId, Live>,
+    /// Opens that arrived before the isolation probe passed.
+    waiting: VecDeque<SurfaceOpen>,
+    probe_reported: bool,
+    exit: bool,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("session", &self.session)
+            .field("views", &self.views.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// A handle that feeds this host from any thread.
+    pub fn handle(&self) -> HostHandle {
+        HostHandle {
+            proxy: self.proxy.clone(),
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        self.session.limits()
+    }
+
+    /// The protocol session's counters.
+    pub fn stats(&self) -> &lineup_host_core::Stats {
+        self.session.stats()
+    }
+
+    /// The Surfaces whose webviews are open now.
+    pub fn surfaces(&self) -> Vec<SurfaceKey> {
+        self.views.values().map(|l| l.key.clone()).collect()
+    }
+
+    /// The webview of Surface `key`, while it is open.
+    pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
+        self.views
+            .get(&key.instance)
+            .filter(|l| l.key == *key)
+            .map(|l| &l.view)
+    }
+
+    /// Where the isolation probe stands.
+    pub fn probe_status(&self) -> ProbeStatus {
+        self.shell.probe_status()
+    }
+
+    /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
+    /// parent window is closed), then closes every Surface and returns.
+    pub fn run(mut self, mut event_loop: EventLoop<HostEvent>) -> Result<(), ShellError> {
+        use tao::platform::run_return::EventLoopExtRunReturn;
+        event_loop.run_return(|event, target, flow| {
+            *flow = self.handle_event(event, target);
+        });
+        self.close_all();
+        Ok(())
+    }
+
+    /// Handles one event of a loop the embedder runs; returns the control flow the host needs
+    /// (`Exit` once it was shut down).
+    pub fn handle_event(
+        &mut self,
+        event: Event<'_, HostEvent>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> ControlFlow {
+        match event {
+            Event::UserEvent(HostEvent(inner)) => self.handle_user_event(inner, target),
+            Event::WindowEvent {
+                window_id, event, ..
+            } => self.handle_window_event(window_id, &event, target),
+            _ => {}
+        }
+        self.poll_probe(target);
+        if self.exit {
+            ControlFlow::Exit
+        } else if self.waiting.is_empty() && self.probe_reported {
+            ControlFlow::Wait
+        } else {
+            ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(50))
+        }
+    }
+
+    fn handle_user_event(&mut self, inner: Inner, target: &EventLoopWindowTarget<HostEvent>) {
+        match inner {
+            Inner::Inbound { line, bytes } => {
+                let effects = self.session.handle_inbound(&bytes);
+                self.apply(effects, line, target);
+            }
+            Inner::Oversized { line, len } => {
+                let effects = self.session.handle_oversized(len);
+                self.apply(effects, line, target);
+            }
+            Inner::View { key, event } => self.handle_view_event(key, event, target),
+            Inner::Shutdown => {
+                self.close_all();
+                self.exit = true;
+            }
+        }
+    }
+
+    fn handle_view_event(
+        &mut self,
+        key: SurfaceKey,
+        event: ViewEvent,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let refusal = match event {
+            ViewEvent::Ipc(raw) => {
+                let effects = self.session.handle_bridge(&key, &raw);
+                return self.apply(effects, None, target);
+            }
+            ViewEvent::UserCloseRequested => {
+                let effects = self.session.user_closed(&key);
+                return self.apply(effects, None, target);
+            }
+            ViewEvent::Crashed => {
+                if self.session.is_current(&key) {
+                    self.delegate.notify_crashed(&key);
+                }
+                let effects = self.session.surface_crashed(&key);
+                return self.apply(effects, None, target);
+            }
+            ViewEvent::IpcTooLarge { len } => {
+                let effects = self.session.handle_bridge_oversized(&key, len);
+                return self.apply(effects, None, target);
+            }
+            ViewEvent::LoadFinished => return,
+            ViewEvent::PageCloseAttempt => Refusal::PageClose,
+            ViewEvent::NavigationRefused(url) => Refusal::Navigation(url),
+            ViewEvent::NewWindowRefused(url) => Refusal::NewWindow(url),
+            ViewEvent::DownloadRefused(url) => Refusal::Download(url),
+            ViewEvent::PermissionDenied => Refusal::Permission,
+            ViewEvent::DialogSuppressed => Refusal::Dialog,
+            ViewEvent::DropRefused => Refusal::Drop,
+            ViewEvent::FileChooserRefused => Refusal::FileChooser,
+        };
+        if self.session.is_current(&key) {
+            self.delegate.notify_refused(&key, &refusal);
+        }
+    }
+
+    fn handle_window_event(
+        &mut self,
+        window_id: tao::window::WindowId,
+        event: &WindowEvent<'_>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        if let Layout::Children(parent) = &self.layout {
+            if parent.id() == window_id {
+                match event {
+                    WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
+                        self.relayout()
+                    }
+                    WindowEvent::CloseRequested => {
+                        // The user closed the window that holds every Surface.
+                        let keys: Vec<SurfaceKey> =
+                            self.views.values().map(|l| l.key.clone()).collect();
+                        for key in keys {
+                            let effects = self.session.user_closed(&key);
+                            self.apply(effects, None, target);
+                        }
+                        self.exit = true;
+                    }
+                    _ => {}
+                }
+                return;
+            }
+        }
+        for live in self.views.values() {
+            if live.view.handle_window_event(window_id, event) {
+                break;
+            }
+        }
+    }
+
+    fn poll_probe(&mut self, target: &EventLoopWindowTarget<HostEvent>) {
+        if self.probe_reported {
+            return;
+        }
+        match self.shell.probe_status() {
+            ProbeStatus::Pending => {}
+            ProbeStatus::Passed => {
+                self.probe_reported = true;
+                while let Some(open) = self.waiting.pop_front() {
+                    self.create(open, target);
+                }
+            }
+            ProbeStatus::Failed(reason) => {
+                self.probe_reported = true;
+                self.delegate.notify_probe_failed(&reason);
+                while let Some(open) = self.waiting.pop_front() {
+                    let effects = self.session.open_failed(
+                        &open.key,
+                        &format!("the isolation probe failed (R-SEC-8): {reason}"),
+                    );
+                    self.apply(effects, None, target);
+                }
+            }
+        }
+    }
+
+    fn apply(
+        &mut self,
+        effects: Vec<Effect>,
+        line: Option<u64>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        for effect in effects {
+            match effect {
+                Effect::Open(open) => self.open(open, target),
+                Effect::Replace { old, open } => {
+                    self.destroy(&old);
+                    self.open(open, target);
+                }
+                Effect::Ready(key) => self.delegate.notify_ready(&key),
+                Effect::DeliverState { key, state } => {
+                    if let Some(view) = self.view(&key) {
+                        if let Err(e) = view.deliver_state(&state.to_json()) {
+                            tracing::warn!("surface {key}: state not delivered: {e}");
+                        }
+                    }
+                }
+                Effect::Resize { key, height } => self.resize(&key, height),
+                Effect::Close { key, reason } => {
+                    self.destroy(&key);
+                    self.delegate.notify_closed(&key, &reason);
+                }
+                Effect::Send(message) => {
+                    if let Some(outbound) = self.outbound.as_mut() {
+                        outbound(&message);
+                    }
+                    self.delegate.notify_outbound(&message);
+                }
+                Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
+                Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
+                _ => {}
+            }
+        }
+    }
+
+    fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
+        if self.probe_reported {
+            self.create(open, target);
+        } else {
+            self.waiting.push_back(open);
+        }
+    }
+
+    /// The one place where a Surface's webview is created.
+    fn create(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
+        let key = open.key.clone();
+        match self.try_create(&open, target) {
+            Ok(view) => {
+                self.views.insert(
+                    key.instance.clone(),
+                    Live {
+                        key: key.clone(),
+                        view,
+                    },
+                );
+                self.relayout();
+                self.delegate.notify_opened(&key, &open.app);
+            }
+            Err(e) => {
+                let effects = self.session.open_failed(&key, &e.to_string());
+                self.apply(effects, None, target);
+            }
+        }
+    }
+
+    fn try_create(
+        &mut self,
+        open: &SurfaceOpen,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> Result<SurfaceView, ShellError> {
+        let mut token = [0u8; 16];
+        getrandom::fill(&mut token)
+            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+        let document = SurfaceDocument::assemble(&open.app.bundle, &self.document);
+        let server = SurfaceServer::new(SurfaceToken::from_random_bytes(token), document);
+        let placement = match &self.layout {
+            Layout::Windows => Placement::Window {
+                title: display_title(open.app.name.as_deref(), open.app.id.as_str()),
+                width: self.window_size.0,
+                height: self.window_size.1,
+            },
+            Layout::Children(parent) => Placement::Child {
+                parent,
+                bounds: Rect::default(),
+            },
+        };
+        let proxy = self.proxy.clone();
+        let key = open.key.clone();
+        // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
+        self.shell.open(target, server, placement, move |event| {
+            let _ = proxy.send_event(HostEvent(Inner::View {
+                key: key.clone(),
+                event,
+            }));
+        })
+    }
+
+    fn destroy(&mut self, key: &SurfaceKey) {
+        if self.views.get(&key.instance).is_some_and(|l| l.key == *key) {
+            if let Some(live) = self.views.remove(&key.instance) {
+                live.view.close();
+            }
+            self.relayout();
+        }
+        self.waiting.retain(|w| w.key != *key);
+    }
+
+    fn close_all(&mut self) {
+        let effects = self.session.close_all();
+        for effect in effects {
+            if let Effect::Close { key, reason } = effect {
+                self.destroy(&key);
+                self.delegate.notify_closed(&key, &reason);
+            }
+        }
+    }
+
+    fn resize(&mut self, key: &SurfaceKey, height: f64) {
+        let (min, max) = self.resize_bounds;
+        let clamped = height.clamp(f64::from(min), f64::from(max));
+        if let Some(window) = self.view(key).and_then(SurfaceView::window) {
+            window.set_inner_size(LogicalSize::new(f64::from(self.window_size.0), clamped));
+        }
+    }
+
+    fn relayout(&mut self) {
+        let Layout::Children(parent) = &self.layout else {
+            return;
+        };
+        let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
+        let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
+        let count = self.views.len();
+        for (index, live) in self.views.values().enumerate() {
+            let bounds = self
+                .delegate
+                .request_child_bounds(index, count, width, height);
+            if let Err(e) = live.view.set_bounds(bounds) {
+                tracing::warn!("surface {}: cannot lay out: {e}", live.key);
+            }
+        }
+    }
+}
