@@ -252,11 +252,13 @@ impl HostBuilder {
         let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
         let mut config = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
         config.conversation_id = self.conversation_id;
-        config.limits = self.limits;
+        config.limits = self.limits.clone();
         config.bundle_policy = self.bundle_policy;
         let session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
             .map_err(|e| ShellError::Platform(e.to_string()))?;
-        let shell = Shell::start(event_loop, self.view_config)?;
+        // One limit for both layers: the session refuses first, with a protocol answer.
+        let view_config = self.view_config.with_max_views(self.limits.max_surfaces);
+        let shell = Shell::start(event_loop, view_config)?;
         Ok(Host {
             session,
             shell,
@@ -416,6 +418,13 @@ impl Host {
         });
         self.close_all();
         Ok(())
+    }
+
+    /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
+    /// Other threads use [`HostHandle::send_inbound`] instead.
+    pub fn handle_inbound(&mut self, bytes: &[u8], target: &EventLoopWindowTarget<HostEvent>) {
+        let effects = self.session.handle_inbound(bytes);
+        self.apply(effects, None, target);
     }
 
     /// Handles one event of a loop the embedder runs; returns the control flow the host needs
