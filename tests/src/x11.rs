@@ -1,0 +1,209 @@
+//! Real X input for the real-webview tests: window lookup, XTEST clicks and the window manager's
+//! `WM_DELETE_WINDOW` close request (there is no window manager under Xvfb).
+
+use std::fmt;
+
+use tao::rwh_06::{HasWindowHandle, RawWindowHandle};
+use tao::window::Window;
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{
+    self, Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, BUTTON_PRESS_EVENT,
+    BUTTON_RELEASE_EVENT, MOTION_NOTIFY_EVENT,
+};
+use x11rb::protocol::xtest::ConnectionExt as _;
+use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
+
+/// What went wrong talking to the X server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct X11Error(String);
+
+impl X11Error {
+    fn new(what: &str, e: impl fmt::Display) -> Self {
+        Self(format!("{what}: {e}"))
+    }
+}
+
+impl fmt::Display for X11Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for X11Error {}
+
+impl From<X11Error> for String {
+    fn from(e: X11Error) -> Self {
+        e.0
+    }
+}
+
+/// A connection to the X server named by `$DISPLAY`, and its default screen's root window.
+pub struct X11 {
+    conn: RustConnection,
+    root: u32,
+}
+
+impl fmt::Debug for X11 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("X11").field("root", &self.root).finish()
+    }
+}
+
+impl X11 {
+    /// Connects to `$DISPLAY`.
+    pub fn connect() -> Result<Self, X11Error> {
+        let (conn, screen) = x11rb::connect(None).map_err(|e| X11Error::new("connect", e))?;
+        let root = conn
+            .setup()
+            .roots
+            .get(screen)
+            .ok_or_else(|| X11Error::new("connect", format!("no screen {screen}")))?
+            .root;
+        Ok(Self { conn, root })
+    }
+
+    /// The root window of the default screen.
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
+    fn atom(&self, name: &str) -> Result<Atom, X11Error> {
+        Ok(self
+            .conn
+            .intern_atom(false, name.as_bytes())
+            .map_err(|e| X11Error::new("intern_atom", e))?
+            .reply()
+            .map_err(|e| X11Error::new("intern_atom", e))?
+            .atom)
+    }
+
+    /// The title of `window`: its `_NET_WM_NAME` (UTF-8) if set, else its `WM_NAME`.
+    pub fn title(&self, window: u32) -> Result<Option<String>, X11Error> {
+        let net_wm_name = self.atom("_NET_WM_NAME")?;
+        let utf8 = self.atom("UTF8_STRING")?;
+        for (property, kind) in [
+            (net_wm_name, utf8),
+            (Atom::from(AtomEnum::WM_NAME), AtomEnum::ANY.into()),
+        ] {
+            let reply = self
+                .conn
+                .get_property(false, window, property, kind, 0, 1024)
+                .map_err(|e| X11Error::new("get_property", e))?
+                .reply()
+                .map_err(|e| X11Error::new("get_property", e))?;
+            if reply.format == 8 && !reply.value.is_empty() {
+                return Ok(Some(String::from_utf8_lossy(&reply.value).into_owned()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first window, in a depth-first walk of the root's tree, whose title is exactly
+    /// `title`; `None` if there is none (or the server could not be asked).
+    pub fn find_window_by_title(&self, title: &str) -> Option<u32> {
+        let mut stack = vec![self.root];
+        while let Some(window) = stack.pop() {
+            if window != self.root && self.title(window).ok().flatten().as_deref() == Some(title) {
+                return Some(window);
+            }
+            let Ok(cookie) = self.conn.query_tree(window) else {
+                continue;
+            };
+            if let Ok(tree) = cookie.reply() {
+                stack.extend(tree.children.iter().rev());
+            }
+        }
+        None
+    }
+
+    /// The root coordinates of the top-left corner of `window`.
+    pub fn window_origin(&self, window: u32) -> Result<(i16, i16), X11Error> {
+        let reply = self
+            .conn
+            .translate_coordinates(window, self.root, 0, 0)
+            .map_err(|e| X11Error::new("translate_coordinates", e))?
+            .reply()
+            .map_err(|e| X11Error::new("translate_coordinates", e))?;
+        Ok((reply.dst_x, reply.dst_y))
+    }
+
+    fn fake(&self, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), X11Error> {
+        self.conn
+            .xtest_fake_input(kind, detail, x11rb::CURRENT_TIME, self.root, x, y, 0)
+            .map_err(|e| X11Error::new("xtest_fake_input", e))?;
+        Ok(())
+    }
+
+    /// Moves the pointer to (`x`, `y`) in root coordinates and clicks `button` there (1 is
+    /// the left button, 3 the right one), through XTEST, so the page sees trusted input.
+    pub fn click_button(&self, x: i16, y: i16, button: u8) -> Result<(), X11Error> {
+        self.fake(MOTION_NOTIFY_EVENT, 0, x, y)?;
+        self.fake(BUTTON_PRESS_EVENT, button, 0, 0)?;
+        self.fake(BUTTON_RELEASE_EVENT, button, 0, 0)?;
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
+    }
+
+    /// A left click at (`x`, `y`) in root coordinates; see [`X11::click_button`].
+    pub fn click(&self, x: i16, y: i16) -> Result<(), X11Error> {
+        self.click_button(x, y, 1)
+    }
+
+    /// A left click at (`x`, `y`) relative to the top-left corner of `window`.
+    pub fn click_in(&self, window: u32, x: i16, y: i16) -> Result<(), X11Error> {
+        let (ox, oy) = self.window_origin(window)?;
+        self.click(ox.saturating_add(x), oy.saturating_add(y))
+    }
+
+    /// Sends `window` a `WM_PROTOCOLS`/`WM_DELETE_WINDOW` client message, as a window manager
+    /// does when the user closes the window.
+    pub fn request_close(&self, window: u32) -> Result<(), X11Error> {
+        let protocols = self.atom("WM_PROTOCOLS")?;
+        let delete = self.atom("WM_DELETE_WINDOW")?;
+        let message = ClientMessageEvent::new(
+            32,
+            window,
+            protocols,
+            [delete, x11rb::CURRENT_TIME, 0, 0, 0],
+        );
+        self.conn
+            .send_event(false, window, EventMask::NO_EVENT, message)
+            .map_err(|e| X11Error::new("send_event", e))?;
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
+    }
+
+    /// Whether `window` still exists on the server.
+    pub fn window_exists(&self, window: u32) -> bool {
+        self.conn
+            .get_window_attributes(window)
+            .ok()
+            .and_then(|cookie| cookie.reply().ok())
+            .is_some()
+    }
+
+    /// Whether `window` exists and is mapped (shown).
+    pub fn is_viewable(&self, window: u32) -> bool {
+        self.conn
+            .get_window_attributes(window)
+            .ok()
+            .and_then(|cookie| cookie.reply().ok())
+            .is_some_and(|a| a.map_state == xproto::MapState::VIEWABLE)
+    }
+}
+
+/// The X11 window id of a tao window; an error when it is not an X11 window (Wayland).
+pub fn xid_of(window: &Window) -> Result<u32, X11Error> {
+    let handle = window
+        .window_handle()
+        .map_err(|e| X11Error::new("window_handle", e))?;
+    match handle.as_raw() {
+        RawWindowHandle::Xlib(h) => u32::try_from(h.window).map_err(|e| X11Error::new("xid", e)),
+        RawWindowHandle::Xcb(h) => Ok(h.window.get()),
+        other => Err(X11Error::new(
+            "xid",
+            format!("not an X11 window: {other:?}"),
+        )),
+    }
+}
