@@ -1,7 +1,22 @@
-//! Shared helpers of the integration tests, including the real-webview end-to-end tests.
+//! Shared support of the integration tests, above all the real-webview end-to-end tests that run
+//! real WebKitGTK webviews under Xvfb (`xvfb-run -a cargo test -p lineup-tests`).
 //!
-//! [`x11`] drives an X server (Xvfb in CI) the way a user and a window manager would: it finds
-//! windows, clicks with XTEST and asks windows to close with `WM_DELETE_WINDOW`.
+//! - [`runner`]: the scenario runner of the `harness = false` binaries and the `ensure!` macro;
+//! - [`view_harness`]: views opened straight from a [`Shell`](lineup_webview_shell::Shell);
+//! - [`host_harness`]: a whole [`Host`](lineup_webview_shell::Host) driven by lineup.v1
+//!   envelopes, with a recording delegate;
+//! - [`x11`]: real X input (XTEST clicks) and the window manager's close request;
+//! - [`canary`]: a loopback listener that counts who reached it;
+//! - [`procs`]: the WebKit web processes of the test process;
+//! - [`home`]: a private HOME per test process.
 
+pub mod canary;
+pub mod home;
+#[cfg(target_os = "linux")]
+pub mod host_harness;
+pub mod procs;
+pub mod runner;
+#[cfg(target_os = "linux")]
+pub mod view_harness;
 #[cfg(target_os = "linux")]
 pub mod x11;

@@ -4,20 +4,21 @@
 //! its CSP shows that the shell itself reports the attempt.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
-#[macro_use]
-mod support;
-
 use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
+use lineup_tests::ensure;
+use lineup_tests::home::{files_containing, private_home};
+use lineup_tests::procs::{kill, web_processes};
+use lineup_tests::runner::Outcome;
+use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use lineup_webview_shell::{ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use serde_json::json;
-use support::{files_containing, pump, web_processes, Harness, Log, Outcome, Page};
 
 fn main() {
-    let home = support::private_home("isolation");
+    let home = private_home("isolation");
     let mut h = Harness::start(ViewConfig::default());
     h.run(
         "r_sec_3_csp_header_applied_origin_null_eval_and_network_blocked",
@@ -636,7 +637,7 @@ fn crash(h: &mut Harness) -> Outcome {
     let victims: Vec<u32> = web_processes().difference(&before).copied().collect();
     ensure!(!victims.is_empty(), "no web process found for the view");
     for pid in &victims {
-        support::kill(*pid)?;
+        kill(*pid)?;
     }
     let crashed = h.wait(&[], || victim_log.has(|e| *e == ViewEvent::Crashed));
     ensure!(

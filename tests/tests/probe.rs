@@ -3,19 +3,20 @@
 //! probe that cannot finish fails closed, and the cap on open Surfaces holds.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
-#[macro_use]
-mod support;
-
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use lineup_surface_runtime::SurfaceServer;
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::procs::{mount_namespace, web_processes};
+use lineup_tests::runner::{Outcome, WAIT};
+use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use lineup_webview_shell::{Placement, ProbeStatus, Shell, ShellError, ViewConfig};
-use support::{mount_namespace, pump, web_processes, Harness, Log, Outcome, Page};
 use tao::event_loop::EventLoop;
 
 fn main() {
-    support::private_home("probe");
+    private_home("probe");
     let mut harness = Harness::start(ViewConfig::default().with_max_views(2));
     harness.run(
         "r_sec_8_surfaces_refused_until_the_probe_passes",
@@ -93,7 +94,7 @@ fn processes_of_new_view(
     let view = shell
         .open(event_loop, server, window(), log.sink())
         .map_err(|e| e.to_string())?;
-    let ready = pump(event_loop, &[], support::WAIT, || log.ready());
+    let ready = pump(event_loop, &[], WAIT, || log.ready());
     ensure!(ready, "page not ready: {:?}", log.events());
     let new: HashSet<u32> = web_processes().difference(&before).copied().collect();
     view.close();

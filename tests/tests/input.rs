@@ -4,30 +4,23 @@
 //! the embedder puts them.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
-#[macro_use]
-mod support;
-
 use std::time::Duration;
 
 use gtk::prelude::*;
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::runner::{Outcome, WAIT};
+use lineup_tests::view_harness::{pump, Harness, Log, Page};
+use lineup_tests::x11::{xid_of, X11};
 use lineup_webview_shell::{Placement, Rect, SurfaceView, ViewConfig, ViewEvent};
 use serde_json::json;
-use support::{Harness, Log, Outcome, Page};
 use tao::dpi::LogicalSize;
-use tao::rwh_06::{HasWindowHandle, RawWindowHandle};
-use tao::window::{Window, WindowBuilder};
-use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{
-    self, ClientMessageEvent, ConnectionExt as _, EventMask, BUTTON_PRESS_EVENT,
-    BUTTON_RELEASE_EVENT, MOTION_NOTIFY_EVENT,
-};
-use x11rb::protocol::xtest::ConnectionExt as _;
-use x11rb::rust_connection::RustConnection;
+use tao::window::WindowBuilder;
 
 fn main() {
-    support::private_home("input");
+    private_home("input");
     let mut h = Harness::start(ViewConfig::default());
-    let x = match X::connect() {
+    let x = match X11::connect() {
         Ok(x) => x,
         Err(e) => {
             println!("no X display for the input tests: {e}");
@@ -50,107 +43,6 @@ fn main() {
     h.finish();
 }
 
-/// The X connection the fake input goes through.
-struct X {
-    conn: RustConnection,
-    root: xproto::Window,
-}
-
-impl X {
-    fn connect() -> Result<Self, String> {
-        let (conn, screen) = x11rb::connect(None).map_err(|e| e.to_string())?;
-        let root = conn.setup().roots[screen].root;
-        Ok(Self { conn, root })
-    }
-
-    /// The root coordinates of the top-left corner of `window`'s content.
-    fn origin(&self, window: &Window) -> Result<(i16, i16), String> {
-        let reply = self
-            .conn
-            .translate_coordinates(xid(window)?, self.root, 0, 0)
-            .map_err(|e| e.to_string())?
-            .reply()
-            .map_err(|e| e.to_string())?;
-        Ok((reply.dst_x, reply.dst_y))
-    }
-
-    /// Moves the pointer to (`x`, `y`) on the root window and clicks `button` there.
-    fn click(&self, x: i16, y: i16, button: u8) -> Outcome {
-        let err = |e: x11rb::errors::ConnectionError| e.to_string();
-        self.conn
-            .xtest_fake_input(
-                MOTION_NOTIFY_EVENT,
-                0,
-                x11rb::CURRENT_TIME,
-                self.root,
-                x,
-                y,
-                0,
-            )
-            .map_err(err)?;
-        self.conn
-            .xtest_fake_input(
-                BUTTON_PRESS_EVENT,
-                button,
-                x11rb::CURRENT_TIME,
-                self.root,
-                0,
-                0,
-                0,
-            )
-            .map_err(err)?;
-        self.conn
-            .xtest_fake_input(
-                BUTTON_RELEASE_EVENT,
-                button,
-                x11rb::CURRENT_TIME,
-                self.root,
-                0,
-                0,
-                0,
-            )
-            .map_err(err)?;
-        self.conn.flush().map_err(err)?;
-        Ok(())
-    }
-
-    /// Sends `WM_PROTOCOLS`/`WM_DELETE_WINDOW` to `window`, as a window manager does when the
-    /// user closes it.
-    fn delete_window(&self, window: &Window) -> Outcome {
-        let atom = |name: &[u8]| -> Result<u32, String> {
-            Ok(self
-                .conn
-                .intern_atom(false, name)
-                .map_err(|e| e.to_string())?
-                .reply()
-                .map_err(|e| e.to_string())?
-                .atom)
-        };
-        let protocols = atom(b"WM_PROTOCOLS")?;
-        let delete = atom(b"WM_DELETE_WINDOW")?;
-        let target = xid(window)?;
-        let message = ClientMessageEvent::new(
-            32,
-            target,
-            protocols,
-            [delete, x11rb::CURRENT_TIME, 0, 0, 0],
-        );
-        self.conn
-            .send_event(false, target, EventMask::NO_EVENT, message)
-            .map_err(|e| e.to_string())?;
-        self.conn.flush().map_err(|e| e.to_string())?;
-        Ok(())
-    }
-}
-
-fn xid(window: &Window) -> Result<xproto::Window, String> {
-    match window.window_handle().map_err(|e| e.to_string())?.as_raw() {
-        RawWindowHandle::Xlib(handle) => u32::try_from(handle.window).map_err(|e| e.to_string()),
-        RawWindowHandle::Xcb(handle) => Ok(handle.window.get()),
-        other => Err(format!("not an X11 window: {other:?}")),
-    }
-}
-
 const BUTTON_PAGE: &str = r#"<button id="b" style="position: fixed; left: 40px; top: 30px; width: 140px; height: 60px">Go</button>"#;
 
 /// Reports the button's centre, and every click and context-menu event on it.
@@ -165,7 +57,7 @@ post('layout', { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.he
 /// Opens a one-button page in its own window and returns the button's root coordinates.
 fn button_view(
     h: &mut Harness,
-    x: &X,
+    x: &X11,
     page: &Page,
 ) -> Result<(SurfaceView, Log, (i16, i16)), String> {
     let (view, log) = h.open(page)?;
@@ -175,15 +67,15 @@ fn button_view(
         .first_post("layout")
         .ok_or("the page reported no layout")?;
     let window = view.window().ok_or("a window placement has a window")?;
-    let (ox, oy) = x.origin(window)?;
+    let (ox, oy) = x.window_origin(xid_of(window)?)?;
     let bx = i16::try_from(layout["x"].as_i64().unwrap_or(0)).unwrap_or(0);
     let by = i16::try_from(layout["y"].as_i64().unwrap_or(0)).unwrap_or(0);
     Ok((view, log, (ox + bx, oy + by)))
 }
 
-fn real_click(h: &mut Harness, x: &X) -> Outcome {
+fn real_click(h: &mut Harness, x: &X11) -> Outcome {
     let (view, log, (bx, by)) = button_view(h, x, &Page::new(BUTTON_PAGE, BUTTON_JS))?;
-    x.click(bx, by, 1)?;
+    x.click(bx, by)?;
     let clicked = h.wait(&[], || !log.posts("clicked").is_empty());
     ensure!(
         clicked,
@@ -196,7 +88,7 @@ fn real_click(h: &mut Harness, x: &X) -> Outcome {
         log.posts("clicked")
     );
     // A click beside the button is not a click on it.
-    x.click(bx + 150, by + 100, 1)?;
+    x.click(bx + 150, by + 100)?;
     h.settle(Duration::from_millis(300));
     ensure!(
         log.posts("clicked").len() == 1,
@@ -214,10 +106,10 @@ fn visible_popups() -> usize {
         .count()
 }
 
-fn context_menu(h: &mut Harness, x: &X) -> Outcome {
+fn context_menu(h: &mut Harness, x: &X11) -> Outcome {
     let (view, log, (bx, by)) = button_view(h, x, &Page::new(BUTTON_PAGE, BUTTON_JS))?;
     let popups = visible_popups();
-    x.click(bx, by, 3)?;
+    x.click_button(bx, by, 3)?;
     // Control: the right click did reach the page.
     let reached = h.wait(&[], || !log.posts("contextmenu").is_empty());
     ensure!(
@@ -228,7 +120,7 @@ fn context_menu(h: &mut Harness, x: &X) -> Outcome {
     h.settle(Duration::from_millis(300));
     ensure!(visible_popups() == popups, "a popup menu opened");
     // An open menu would hold the pointer grab and swallow this click.
-    x.click(bx, by, 1)?;
+    x.click(bx, by)?;
     let clicked = h.wait(&[], || !log.posts("clicked").is_empty());
     ensure!(
         clicked,
@@ -249,7 +141,7 @@ var r = b.getBoundingClientRect();
 post('layout', { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) });
 "#;
 
-fn window_open_click(h: &mut Harness, x: &X) -> Outcome {
+fn window_open_click(h: &mut Harness, x: &X11) -> Outcome {
     for page in [
         Page::new(BUTTON_PAGE, OPEN_ON_CLICK_JS),
         // Positive control: without the CSP sandbox the popup reaches the shell, which refuses it.
@@ -257,7 +149,7 @@ fn window_open_click(h: &mut Harness, x: &X) -> Outcome {
     ] {
         let (view, log, (bx, by)) = button_view(h, x, &page)?;
         let windows = gtk::Window::list_toplevels().len();
-        x.click(bx, by, 1)?;
+        x.click(bx, by)?;
         let opened = h.wait(&[], || !log.posts("opened").is_empty());
         ensure!(
             opened,
@@ -289,17 +181,17 @@ fn window_open_click(h: &mut Harness, x: &X) -> Outcome {
     Ok(())
 }
 
-fn wm_delete(h: &mut Harness, x: &X) -> Outcome {
+fn wm_delete(h: &mut Harness, x: &X11) -> Outcome {
     let echo = "LineUpSurface.onState(function (s) { post('echo', s); });";
     let (view, log) = h.open(&Page::new("<p>close me</p>", echo))?;
     h.settle(Duration::from_millis(200));
     let window = view.window().ok_or("a window placement has a window")?;
-    x.delete_window(window)?;
-    let requested = support::pump(&mut h.event_loop, &[&view], support::WAIT, || {
+    x.request_close(xid_of(window)?)?;
+    let requested = pump(&mut h.event_loop, &[&view], WAIT, || {
         log.has(|e| *e == ViewEvent::UserCloseRequested)
     });
     ensure!(requested, "no UserCloseRequested: {:?}", log.events());
-    support::pump(
+    pump(
         &mut h.event_loop,
         &[&view],
         Duration::from_millis(300),
@@ -340,7 +232,7 @@ fn last_size(log: &Log) -> Option<serde_json::Value> {
     log.posts("size").into_iter().last()
 }
 
-fn child_views(h: &mut Harness, x: &X) -> Outcome {
+fn child_views(h: &mut Harness, x: &X11) -> Outcome {
     let parent = WindowBuilder::new()
         .with_title("embedder")
         .with_inner_size(LogicalSize::new(600, 320))
@@ -404,18 +296,18 @@ fn child_views(h: &mut Harness, x: &X) -> Outcome {
     h.settle(Duration::from_millis(300));
 
     // Clicks land in the view under the pointer, and nowhere once the pointer is off both.
-    let (ox, oy) = x.origin(&parent)?;
-    x.click(ox + 400, oy + 75, 1)?;
+    let (ox, oy) = x.window_origin(xid_of(&parent)?)?;
+    x.click(ox + 400, oy + 75)?;
     ensure!(
         h.wait(&[], || !right_log.posts("clicked").is_empty()),
         "the click inside the right view missed it"
     );
-    x.click(ox + 150, oy + 150, 1)?;
+    x.click(ox + 150, oy + 150)?;
     ensure!(
         h.wait(&[], || !left_log.posts("clicked").is_empty()),
         "the click inside the left view missed it"
     );
-    x.click(ox + 450, oy + 250, 1)?;
+    x.click(ox + 450, oy + 250)?;
     h.settle(Duration::from_millis(300));
     ensure!(
         left_log.posts("clicked").len() == 1 && right_log.posts("clicked").len() == 1,

@@ -1,16 +1,8 @@
-//! Shared pieces of the real-webview test binaries: a scenario runner, an event-loop pump with
-//! `wait_until`, a recording event sink, test pages, and the `/proc` and X11 helpers.
-#![allow(
-    dead_code,
-    unreachable_pub,
-    missing_docs,
-    clippy::print_stdout,
-    clippy::unwrap_used
-)]
+//! The view-level harness: one event loop and one [`Shell`], test pages served straight from a
+//! [`SurfaceServer`], every [`ViewEvent`] of a view recorded in a [`Log`], and an event-loop pump
+//! with a deadline.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -23,21 +15,10 @@ use tao::event::Event;
 use tao::event_loop::{ControlFlow, EventLoop};
 use tao::platform::run_return::EventLoopExtRunReturn;
 
-pub type Outcome = Result<(), String>;
-
-/// Returns early from a scenario with a message when `cond` is false.
-macro_rules! ensure {
-    ($cond:expr, $($msg:tt)+) => {
-        if !$cond {
-            return Err(format!($($msg)+));
-        }
-    };
-}
-
-/// The default time a scenario waits for something the page should do.
-pub const WAIT: Duration = Duration::from_secs(10);
+use crate::runner::{catch, require_display, Outcome, Runner, WAIT};
 
 /// Runs the event loop until `cond` holds or `timeout` passes; window events go to `views`.
+/// Returns whether `cond` held.
 pub fn pump(
     event_loop: &mut EventLoop<()>,
     views: &[&SurfaceView],
@@ -72,23 +53,27 @@ pub fn pump(
 }
 
 /// Every event one view reported, in order.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Log(Rc<RefCell<Vec<ViewEvent>>>);
 
 impl Log {
+    /// The closure to open a view with: it records into this log.
     pub fn sink(&self) -> impl Fn(ViewEvent) + 'static {
         let events = Rc::clone(&self.0);
         move |event| events.borrow_mut().push(event)
     }
 
+    /// Everything recorded so far.
     pub fn events(&self) -> Vec<ViewEvent> {
         self.0.borrow().clone()
     }
 
+    /// How many recorded events match `pred`.
     pub fn count(&self, pred: impl Fn(&ViewEvent) -> bool) -> usize {
         self.0.borrow().iter().filter(|e| pred(e)).count()
     }
 
+    /// Whether a recorded event matches `pred`.
     pub fn has(&self, pred: impl Fn(&ViewEvent) -> bool) -> bool {
         self.count(pred) > 0
     }
@@ -117,10 +102,12 @@ impl Log {
         })
     }
 
+    /// The `data` of the first bridge event called `name`.
     pub fn first_post(&self, name: &str) -> Option<Value> {
         self.posts(name).into_iter().next()
     }
 
+    /// The URLs of every refused navigation, in order.
     pub fn refused_navigations(&self) -> Vec<String> {
         self.0
             .borrow()
@@ -133,20 +120,27 @@ impl Log {
     }
 }
 
-/// A test page: the parts of an inline bundle, served with the strict CSP unless `no_csp`.
-pub struct Page {
-    pub html: String,
-    pub css: String,
-    pub js: String,
-    pub no_csp: bool,
-    pub token: Option<[u8; 16]>,
-}
-
-/// Defines `post(name, data)` for the page's own script.
+/// Defines `post(name, data)` for a test page's own script.
 pub const PRELUDE: &str =
     "function post(name, data) { LineUpSurface.event(name, data === undefined ? {} : data); }\n";
 
+/// A test page: the parts of an inline bundle, served with the strict CSP unless `no_csp`.
+#[derive(Clone, Debug)]
+pub struct Page {
+    /// The body fragment.
+    pub html: String,
+    /// The style sheet.
+    pub css: String,
+    /// The script, [`PRELUDE`] first.
+    pub js: String,
+    /// Served without any CSP header (a positive control).
+    pub no_csp: bool,
+    /// The token of the document URL; a fresh one when `None`.
+    pub token: Option<[u8; 16]>,
+}
+
 impl Page {
+    /// A page with no margins whose script can call `post(name, data)`.
     pub fn new(html: &str, js: &str) -> Self {
         Self {
             html: html.to_owned(),
@@ -163,6 +157,7 @@ impl Page {
         self
     }
 
+    /// Served at `lineup-surface://<token>/`, so that two views can share an origin.
     pub fn with_token(mut self, token: [u8; 16]) -> Self {
         self.token = Some(token);
         self
@@ -171,21 +166,25 @@ impl Page {
 
 /// One event loop, one shell whose probe has passed, and the scenarios' results.
 pub struct Harness {
+    /// The event loop every view of the binary lives on.
     pub event_loop: EventLoop<()>,
+    /// The shell, probe passed.
     pub shell: Shell,
-    next_token: std::cell::Cell<u8>,
-    results: Vec<(String, Outcome, Duration)>,
+    next_token: Cell<u8>,
+    runner: Runner,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness").finish_non_exhaustive()
+    }
 }
 
 impl Harness {
     /// A shell with `config`, probe passed (or the process exits with the probe's reason).
+    #[allow(clippy::print_stdout)]
     pub fn start(config: ViewConfig) -> Self {
-        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
-            println!(
-                "these tests drive real webviews and need a display: run them under `xvfb-run -a`"
-            );
-            std::process::exit(1);
-        }
+        require_display();
         let mut event_loop = EventLoop::new();
         // Wakes the loop so that `pump` checks its condition even when nothing else happens.
         glib::timeout_add_local(Duration::from_millis(10), || glib::ControlFlow::Continue);
@@ -206,15 +205,17 @@ impl Harness {
         Self {
             event_loop,
             shell,
-            next_token: std::cell::Cell::new(1),
-            results: Vec::new(),
+            next_token: Cell::new(1),
+            runner: Runner::new(),
         }
     }
 
+    /// Pumps the loop until `cond` holds, for at most [`WAIT`]; window events go to `views`.
     pub fn wait(&mut self, views: &[&SurfaceView], cond: impl FnMut() -> bool) -> bool {
         pump(&mut self.event_loop, views, WAIT, cond)
     }
 
+    /// Pumps the loop until `cond` holds, for at most `timeout`.
     pub fn wait_for(&mut self, timeout: Duration, cond: impl FnMut() -> bool) -> bool {
         pump(&mut self.event_loop, &[], timeout, cond)
     }
@@ -224,9 +225,12 @@ impl Harness {
         pump(&mut self.event_loop, &[], duration, || false);
     }
 
+    /// A server for `page`'s document.
     pub fn server(&self, page: &Page) -> SurfaceServer {
-        let bundle = InlineBundle::new(page.html.clone(), page.css.clone(), page.js.clone())
-            .expect("test bundle is valid");
+        let bundle = match InlineBundle::new(page.html.clone(), page.css.clone(), page.js.clone()) {
+            Ok(bundle) => bundle,
+            Err(e) => panic!("test bundle is invalid: {e}"),
+        };
         let options = if page.no_csp {
             DocumentOptions::default().dangerous().without_csp()
         } else {
@@ -240,7 +244,7 @@ impl Harness {
         SurfaceServer::new(SurfaceToken::from_random_bytes(token), document)
     }
 
-    /// Opens `page` in a window of its own and waits for it to finish loading.
+    /// Opens `page` in a window of its own and waits for it to load and send `ready`.
     pub fn open(&mut self, page: &Page) -> Result<(SurfaceView, Log), String> {
         self.open_at(
             page,
@@ -252,6 +256,7 @@ impl Harness {
         )
     }
 
+    /// Opens `page` at `placement` and waits for it to load and send `ready`.
     pub fn open_at(
         &mut self,
         page: &Page,
@@ -266,150 +271,23 @@ impl Harness {
         let loaded = self.wait(&[], || {
             log.has(|e| *e == ViewEvent::LoadFinished) && log.ready()
         });
-        ensure!(
-            loaded,
-            "the page did not load and send ready; events: {:?}",
-            log.events()
-        );
+        if !loaded {
+            return Err(format!(
+                "the page did not load and send ready; events: {:?}",
+                log.events()
+            ));
+        }
         Ok((view, log))
     }
 
     /// Runs one scenario and records its outcome; a panic counts as a failure.
     pub fn run(&mut self, name: &str, scenario: impl FnOnce(&mut Harness) -> Outcome) {
-        let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| scenario(self)))
-            .unwrap_or_else(|_| Err("panicked".to_owned()));
-        let elapsed = started.elapsed();
-        match &outcome {
-            Ok(()) => println!("test {name} ... ok ({:.1}s)", elapsed.as_secs_f64()),
-            Err(e) => println!(
-                "test {name} ... FAILED ({:.1}s)\n    {e}",
-                elapsed.as_secs_f64()
-            ),
-        }
-        self.results.push((name.to_owned(), outcome, elapsed));
+        let outcome = catch(|| scenario(self));
+        self.runner.record(name, outcome);
     }
 
-    /// Prints the summary and exits non-zero if a scenario failed.
+    /// Prints the summary and exits, non-zero if a scenario failed.
     pub fn finish(self) -> ! {
-        let failed: Vec<&String> = self
-            .results
-            .iter()
-            .filter(|(_, o, _)| o.is_err())
-            .map(|(n, _, _)| n)
-            .collect();
-        println!(
-            "\ntest result: {}. {} passed; {} failed",
-            if failed.is_empty() { "ok" } else { "FAILED" },
-            self.results.len() - failed.len(),
-            failed.len()
-        );
-        for name in &failed {
-            println!("    failed: {name}");
-        }
-        std::process::exit(i32::from(!failed.is_empty()));
+        self.runner.finish()
     }
-}
-
-/// Points HOME and the XDG directories at a fresh directory, so that nothing the run writes
-/// lands in the real ones; call first thing in `main`, before any thread starts.
-pub fn private_home(name: &str) -> std::path::PathBuf {
-    let root = std::env::temp_dir().join(format!("lineup-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    for sub in [
-        "home",
-        "data",
-        "cache",
-        "config",
-        "runtime",
-        "home/Downloads",
-    ] {
-        std::fs::create_dir_all(root.join(sub)).expect("temp dir");
-    }
-    std::env::set_var("HOME", root.join("home"));
-    std::env::set_var("XDG_DATA_HOME", root.join("data"));
-    std::env::set_var("XDG_CACHE_HOME", root.join("cache"));
-    std::env::set_var("XDG_CONFIG_HOME", root.join("config"));
-    std::env::set_var("XDG_DOWNLOAD_DIR", root.join("home/Downloads"));
-    root
-}
-
-/// Every file under `dir` whose bytes contain `needle`.
-pub fn files_containing(dir: &std::path::Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if let Ok(entries) = std::fs::read_dir(&path) {
-                stack.extend(entries.flatten().map(|e| e.path()));
-            }
-        } else if meta.is_file() {
-            if let Ok(bytes) = std::fs::read(&path) {
-                if bytes.windows(needle.len()).any(|w| w == needle) {
-                    found.push(path);
-                }
-            }
-        }
-    }
-    found
-}
-
-/// The WebKit web processes descended from this process.
-pub fn web_processes() -> HashSet<u32> {
-    let mut parent: HashMap<u32, u32> = HashMap::new();
-    let mut web = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let Some(ppid) = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        parent.insert(pid, ppid);
-        if head.contains("(WebKitWebProces") {
-            web.push(pid);
-        }
-    }
-    let me = std::process::id();
-    web.into_iter()
-        .filter(|pid| {
-            let mut p = *pid;
-            for _ in 0..64 {
-                match parent.get(&p) {
-                    Some(&pp) if pp == me => return true,
-                    Some(&pp) if pp > 1 => p = pp,
-                    _ => return false,
-                }
-            }
-            false
-        })
-        .collect()
-}
-
-/// Sends SIGKILL to `pid`.
-pub fn kill(pid: u32) -> Outcome {
-    let status = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .map_err(|e| format!("cannot run kill: {e}"))?;
-    ensure!(status.success(), "kill -9 {pid} failed");
-    Ok(())
-}
-
-/// The mount namespace of `pid`.
-pub fn mount_namespace(pid: &str) -> Result<std::path::PathBuf, String> {
-    std::fs::read_link(format!("/proc/{pid}/ns/mnt")).map_err(|e| format!("ns of {pid}: {e}"))
 }

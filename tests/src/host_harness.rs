@@ -1,0 +1,524 @@
+//! The Host-level harness: one event loop shared by the scenarios of a binary, a fresh
+//! [`Host`] per scenario built by [`HostBuilder`], a [`Recorder`] that is both its delegate and
+//! its outbound callback, an [`Agent`] that writes full lineup.v1 envelopes, and
+//! [`HostHarness::wait_until`], which pumps the loop through [`Host::handle_event`].
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use gtk::glib;
+use lineup_host_core::{CloseReason, InlineApp, Message, ProtocolError, SurfaceKey};
+use lineup_webview_shell::{
+    event_loop, Host, HostBuilder, HostDelegate, HostEvent, HostHandle, ProbeStatus, Refusal,
+};
+use serde_json::{json, Value};
+use tao::event_loop::{ControlFlow, EventLoop};
+use tao::platform::run_return::EventLoopExtRunReturn;
+
+use crate::runner::{catch, require_display, Outcome, Runner, WAIT};
+
+/// The namespace of upstream bridge messages (R-UI-6).
+pub const BRIDGE_NAMESPACE: &str = "lineup.surface.v1";
+
+/// Defines `post(name, data)` for a test Surface's own script: `LineUpSurface.event(...)`.
+pub const PRELUDE: &str =
+    "function post(name, data) { LineUpSurface.event(name, data === undefined ? {} : data); }\n";
+
+/// One notification the host gave its delegate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Note {
+    /// `notify_outbound`, the message as JSON.
+    Outbound(Value),
+    /// `notify_opened`.
+    Opened(SurfaceKey),
+    /// `notify_ready`.
+    Ready(SurfaceKey),
+    /// `notify_closed`.
+    Closed(SurfaceKey, CloseReason),
+    /// `notify_crashed`.
+    Crashed(SurfaceKey),
+    /// `notify_rejected`: the error and the line number.
+    Rejected(ProtocolError, Option<u64>),
+    /// `notify_dropped`.
+    Dropped(SurfaceKey, ProtocolError),
+    /// `notify_refused`.
+    Refused(SurfaceKey, Refusal),
+    /// `notify_probe_failed`.
+    ProbeFailed(String),
+}
+
+/// Records everything a host reports: its delegate notifications in order, and separately what
+/// its outbound callback received. Clones share the record.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    notes: Rc<RefCell<Vec<Note>>>,
+    sent: Rc<RefCell<Vec<Value>>>,
+}
+
+fn to_value(message: &Message) -> Value {
+    serde_json::from_str(&message.to_json()).unwrap_or(Value::Null)
+}
+
+impl Recorder {
+    /// The outbound callback to give [`HostBuilder::on_outbound`].
+    pub fn on_outbound(&self) -> impl FnMut(&Message) + 'static {
+        let sent = Rc::clone(&self.sent);
+        move |message| sent.borrow_mut().push(to_value(message))
+    }
+
+    /// Every delegate notification so far, in order.
+    pub fn notes(&self) -> Vec<Note> {
+        self.notes.borrow().clone()
+    }
+
+    /// How many notifications there are so far: a mark for [`Recorder::notes_since`].
+    pub fn mark(&self) -> usize {
+        self.notes.borrow().len()
+    }
+
+    /// The notifications after `mark`.
+    pub fn notes_since(&self, mark: usize) -> Vec<Note> {
+        self.notes.borrow().iter().skip(mark).cloned().collect()
+    }
+
+    /// Every message the outbound callback received, as JSON, in order.
+    pub fn sent(&self) -> Vec<Value> {
+        self.sent.borrow().clone()
+    }
+
+    /// Every message `notify_outbound` received, as JSON, in order.
+    pub fn notified_outbound(&self) -> Vec<Value> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Outbound(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The payloads of every outbound `lineup.v1.ui.event`, in order.
+    pub fn ui_events(&self) -> Vec<Value> {
+        ui_events_in(&self.sent())
+    }
+
+    /// The `data` of every outbound `ui.event` of `instance` named `event`, in order.
+    pub fn data(&self, instance: &str, event: &str) -> Vec<Value> {
+        self.ui_events()
+            .into_iter()
+            .filter(|p| p["instance_id"] == instance && p["event"] == event)
+            .map(|p| p["data"].clone())
+            .collect()
+    }
+
+    /// The payloads of outbound `ui.event`s named `event`, of any instance.
+    pub fn events_named(&self, event: &str) -> Vec<Value> {
+        self.ui_events()
+            .into_iter()
+            .filter(|p| p["event"] == event)
+            .collect()
+    }
+
+    /// The key of the last Surface of `instance` that was opened.
+    pub fn key(&self, instance: &str) -> Option<SurfaceKey> {
+        self.notes.borrow().iter().rev().find_map(|n| match n {
+            Note::Opened(k) if k.instance.as_str() == instance => Some(k.clone()),
+            _ => None,
+        })
+    }
+
+    /// Whether Surface `key` was reported ready.
+    pub fn is_ready(&self, key: &SurfaceKey) -> bool {
+        self.notes
+            .borrow()
+            .iter()
+            .any(|n| matches!(n, Note::Ready(k) if k == key))
+    }
+
+    /// The reasons Surface `key` was reported closed with, in order.
+    pub fn closed(&self, key: &SurfaceKey) -> Vec<CloseReason> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Closed(k, r) if k == key => Some(r.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// How many times Surface `key` was reported crashed.
+    pub fn crashed(&self, key: &SurfaceKey) -> usize {
+        self.notes
+            .borrow()
+            .iter()
+            .filter(|n| matches!(n, Note::Crashed(k) if k == key))
+            .count()
+    }
+
+    /// What the webview of Surface `key` refused, in order.
+    pub fn refusals(&self, key: &SurfaceKey) -> Vec<Refusal> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Refused(k, r) if k == key => Some(r.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The messages of Surface `key` that were dropped, in order.
+    pub fn dropped(&self, key: &SurfaceKey) -> Vec<ProtocolError> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Dropped(k, e) if k == key => Some(e.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn note(&self, note: Note) {
+        self.notes.borrow_mut().push(note);
+    }
+}
+
+/// The payloads of the `lineup.v1.ui.event` messages among `messages`.
+pub fn ui_events_in(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.ui.event")
+        .map(|m| m["payload"].clone())
+        .collect()
+}
+
+impl HostDelegate for Recorder {
+    fn notify_outbound(&mut self, message: &Message) {
+        self.note(Note::Outbound(to_value(message)));
+    }
+    fn notify_opened(&mut self, key: &SurfaceKey, _app: &InlineApp) {
+        self.note(Note::Opened(key.clone()));
+    }
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        self.note(Note::Ready(key.clone()));
+    }
+    fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
+        self.note(Note::Closed(key.clone(), reason.clone()));
+    }
+    fn notify_crashed(&mut self, key: &SurfaceKey) {
+        self.note(Note::Crashed(key.clone()));
+    }
+    fn notify_rejected(&mut self, error: &ProtocolError, line: Option<u64>) {
+        self.note(Note::Rejected(error.clone(), line));
+    }
+    fn notify_dropped(&mut self, key: &SurfaceKey, error: &ProtocolError) {
+        self.note(Note::Dropped(key.clone(), error.clone()));
+    }
+    fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
+        self.note(Note::Refused(key.clone(), refusal.clone()));
+    }
+    fn notify_probe_failed(&mut self, reason: &str) {
+        self.note(Note::ProbeFailed(reason.to_owned()));
+    }
+}
+
+/// Writes agent → client lineup.v1 envelopes of one conversation, numbering their ids.
+#[derive(Debug)]
+pub struct Agent {
+    conversation: String,
+    next: Cell<u64>,
+}
+
+impl Default for Agent {
+    fn default() -> Self {
+        Self::new("c1")
+    }
+}
+
+impl Agent {
+    /// An agent `a1` in `conversation`.
+    pub fn new(conversation: &str) -> Self {
+        Self {
+            conversation: conversation.to_owned(),
+            next: Cell::new(1),
+        }
+    }
+
+    /// A full envelope of `kind` (e.g. `lineup.v1.ui.open`) around `payload`.
+    pub fn envelope(&self, kind: &str, payload: Value) -> Vec<u8> {
+        let n = self.next.get();
+        self.next.set(n + 1);
+        json!({
+            "v": 1,
+            "id": format!("m{n}"),
+            "type": kind,
+            "conversation_id": self.conversation,
+            "sender": { "kind": "agent", "id": "a1" },
+            "payload": payload,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// `ui.open` of `app` as `instance`, with `state` if given.
+    pub fn open(&self, instance: &str, app: Value, state: Option<Value>) -> Vec<u8> {
+        let mut payload = json!({ "instance_id": instance, "app": app });
+        if let Some(state) = state {
+            payload["state"] = state;
+        }
+        self.envelope("lineup.v1.ui.open", payload)
+    }
+
+    /// `ui.patch` of `instance` with `state`.
+    pub fn patch(&self, instance: &str, state: Value) -> Vec<u8> {
+        self.envelope(
+            "lineup.v1.ui.patch",
+            json!({ "instance_id": instance, "state": state }),
+        )
+    }
+
+    /// `ui.close` of `instance` with `reason`.
+    pub fn close(&self, instance: &str, reason: &str) -> Vec<u8> {
+        self.envelope(
+            "lineup.v1.ui.close",
+            json!({ "instance_id": instance, "reason": reason }),
+        )
+    }
+}
+
+/// An inline app `com.lineup.test.<name>` named `name`, version 1.0.0, without `integrity`
+/// (the default policy accepts it, R-SEC-7), whose script starts with [`PRELUDE`].
+pub fn test_app(name: &str, html: &str, js: &str) -> Value {
+    json!({
+        "id": format!("com.lineup.test.{name}"),
+        "name": name,
+        "version": "1.0.0",
+        "html": html,
+        "css": "html, body { margin: 0; padding: 0; }",
+        "js": format!("{PRELUDE}{js}"),
+    })
+}
+
+/// The weather example app of the spec (§4.1), without its placeholder `integrity`.
+pub fn weather_app() -> Value {
+    json!({
+        "id": "com.lineup.weather.dashboard",
+        "name": "天气面板",
+        "version": "1.0.0",
+        "html": "<main><button id='refresh'>刷新</button></main>",
+        "css": "main { padding: 16px }",
+        "js": "document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{unit:'c'})",
+    })
+}
+
+/// A host under test with its recorder, agent and handle.
+pub struct TestHost {
+    /// The host.
+    pub host: Host,
+    /// Its delegate and outbound callback.
+    pub rec: Recorder,
+    /// Writes its inbound envelopes.
+    pub agent: Agent,
+    /// Its handle.
+    pub handle: HostHandle,
+    exited: bool,
+}
+
+impl std::fmt::Debug for TestHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestHost")
+            .field("host", &self.host)
+            .field("exited", &self.exited)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestHost {
+    /// Hands `envelope` to the host through its [`HostHandle`], as another thread would.
+    pub fn send(&self, envelope: Vec<u8>) -> Outcome {
+        self.handle
+            .send_inbound(envelope)
+            .map_err(|e| format!("send_inbound: {e}"))
+    }
+
+    /// The key of the open Surface `instance`, if it is open.
+    pub fn key(&self, instance: &str) -> Option<SurfaceKey> {
+        self.host
+            .surfaces()
+            .into_iter()
+            .find(|k| k.instance.as_str() == instance)
+    }
+
+    /// Whether the host's loop was told to exit.
+    pub fn exited(&self) -> bool {
+        self.exited
+    }
+}
+
+/// The event loop of a Host-level binary and the outcomes of its scenarios.
+pub struct HostHarness {
+    /// The one event loop of the process (tao allows one).
+    pub event_loop: EventLoop<HostEvent>,
+    runner: Runner,
+}
+
+impl std::fmt::Debug for HostHarness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostHarness").finish_non_exhaustive()
+    }
+}
+
+impl HostHarness {
+    /// Creates the event loop (or exits when there is no display).
+    #[allow(clippy::print_stdout)]
+    pub fn start() -> Self {
+        require_display();
+        let event_loop = match event_loop() {
+            Ok(event_loop) => event_loop,
+            Err(e) => {
+                println!("no event loop: {e}");
+                std::process::exit(1);
+            }
+        };
+        // Wakes the loop so that a wait checks its condition even when nothing else happens.
+        glib::timeout_add_local(Duration::from_millis(10), || glib::ControlFlow::Continue);
+        Self {
+            event_loop,
+            runner: Runner::new(),
+        }
+    }
+
+    /// Builds a host from `builder` with a fresh [`Recorder`] as its delegate and outbound
+    /// callback, and waits for its isolation probe to pass.
+    pub fn host(&mut self, builder: HostBuilder) -> Result<TestHost, String> {
+        let rec = Recorder::default();
+        let host = builder
+            .delegate(rec.clone())
+            .on_outbound(rec.on_outbound())
+            .build(&self.event_loop)
+            .map_err(|e| format!("host did not build: {e}"))?;
+        let handle = host.handle();
+        let mut t = TestHost {
+            host,
+            rec,
+            agent: Agent::default(),
+            handle,
+            exited: false,
+        };
+        let done = self.wait_until(&mut t, Instant::now() + Duration::from_secs(30), |h, _| {
+            h.probe_status() != ProbeStatus::Pending
+        });
+        if !done || t.host.probe_status() != ProbeStatus::Passed {
+            return Err(format!(
+                "isolation probe did not pass: {:?}",
+                t.host.probe_status()
+            ));
+        }
+        Ok(t)
+    }
+
+    /// Runs the loop, every event going through [`Host::handle_event`], until `cond` holds,
+    /// `deadline` passes or the host asks the loop to exit. Returns whether `cond` held.
+    pub fn wait_until(
+        &mut self,
+        t: &mut TestHost,
+        deadline: Instant,
+        mut cond: impl FnMut(&Host, &Recorder) -> bool,
+    ) -> bool {
+        if cond(&t.host, &t.rec) {
+            return true;
+        }
+        let mut met = false;
+        let TestHost {
+            host, rec, exited, ..
+        } = t;
+        self.event_loop.run_return(|event, target, flow| {
+            let wanted = host.handle_event(event, target);
+            let now = Instant::now();
+            if cond(host, rec) {
+                met = true;
+                *flow = ControlFlow::Exit;
+            } else if matches!(wanted, ControlFlow::Exit | ControlFlow::ExitWithCode(_)) {
+                *exited = true;
+                *flow = ControlFlow::Exit;
+            } else if now >= deadline {
+                *flow = ControlFlow::Exit;
+            } else {
+                *flow = ControlFlow::WaitUntil(now + Duration::from_millis(10));
+            }
+        });
+        met
+    }
+
+    /// [`HostHarness::wait_until`] with a deadline [`WAIT`] from now.
+    pub fn wait(&mut self, t: &mut TestHost, cond: impl FnMut(&Host, &Recorder) -> bool) -> bool {
+        self.wait_until(t, Instant::now() + WAIT, cond)
+    }
+
+    /// Lets the loop run for `duration`, to see that something does *not* happen.
+    pub fn settle(&mut self, t: &mut TestHost, duration: Duration) {
+        self.wait_until(t, Instant::now() + duration, |_, _| false);
+    }
+
+    /// Sends `ui.open` of `app` as `instance` and waits until that Surface is ready; returns its
+    /// key.
+    pub fn open(
+        &mut self,
+        t: &mut TestHost,
+        instance: &str,
+        app: Value,
+        state: Option<Value>,
+    ) -> Result<SurfaceKey, String> {
+        let mark = t.rec.mark();
+        t.send(t.agent.open(instance, app, state))?;
+        let ready = self.wait(t, |_, rec| {
+            rec.notes_since(mark)
+                .iter()
+                .any(|n| matches!(n, Note::Ready(k) if k.instance.as_str() == instance))
+        });
+        if !ready {
+            return Err(format!(
+                "surface {instance} did not become ready: {:?}",
+                t.rec.notes_since(mark)
+            ));
+        }
+        t.rec
+            .key(instance)
+            .ok_or_else(|| format!("surface {instance} was never reported opened"))
+    }
+
+    /// Shuts `t` down through its handle, waits for its loop to exit, and checks that the
+    /// outbound callback and `notify_outbound` saw the same messages.
+    pub fn shut_down(&mut self, mut t: TestHost) -> Outcome {
+        t.handle.shutdown().map_err(|e| format!("shutdown: {e}"))?;
+        let deadline = Instant::now() + WAIT;
+        while !t.exited && Instant::now() < deadline {
+            self.wait_until(&mut t, deadline, |_, _| false);
+        }
+        if !t.exited {
+            return Err("the host did not exit after shutdown".to_owned());
+        }
+        let (sent, notified) = (t.rec.sent(), t.rec.notified_outbound());
+        if sent != notified {
+            return Err(format!(
+                "on_outbound saw {sent:?} but notify_outbound saw {notified:?}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs one scenario and records its outcome; a panic counts as a failure.
+    pub fn run(&mut self, name: &str, scenario: impl FnOnce(&mut HostHarness) -> Outcome) {
+        let outcome = catch(|| scenario(self));
+        self.runner.record(name, outcome);
+    }
+
+    /// Prints the summary and exits, non-zero if a scenario failed.
+    pub fn finish(self) -> ! {
+        self.runner.finish()
+    }
+}

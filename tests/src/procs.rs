@@ -1,0 +1,66 @@
+//! The WebKit web processes of this test process, found through `/proc`, and how to end one.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+/// The WebKit web processes (`WebKitWebProcess`) descended from this process.
+pub fn web_processes() -> HashSet<u32> {
+    let mut parent: HashMap<u32, u32> = HashMap::new();
+    let mut web = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may itself contain spaces and parentheses.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let Some(ppid) = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        parent.insert(pid, ppid);
+        // comm is cut to 15 bytes.
+        if head.contains("(WebKitWebProces") {
+            web.push(pid);
+        }
+    }
+    let me = std::process::id();
+    web.into_iter()
+        .filter(|pid| {
+            let mut p = *pid;
+            for _ in 0..64 {
+                match parent.get(&p) {
+                    Some(&pp) if pp == me => return true,
+                    Some(&pp) if pp > 1 => p = pp,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// Sends SIGKILL to `pid`.
+pub fn kill(pid: u32) -> Result<(), String> {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .map_err(|e| format!("cannot run kill: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("kill -9 {pid} failed: {status}"))
+    }
+}
+
+/// The mount namespace of process `pid` (`"self"` for this one).
+pub fn mount_namespace(pid: &str) -> Result<PathBuf, String> {
+    std::fs::read_link(format!("/proc/{pid}/ns/mnt")).map_err(|e| format!("ns of {pid}: {e}"))
+}
