@@ -1,0 +1,326 @@
+//! The lineup-host demo: an application that embeds the host and lets a scripted agent show a
+//! weather dashboard Surface.
+//!
+//! ```sh
+//! bash scripts/demo.sh                            # a window on $DISPLAY, or inside xvfb-run
+//! cargo run -p lineup-examples --example demo     # the same, when a display is at hand
+//! ```
+//!
+//! What happens, in order:
+//!
+//! 1. `main` creates the event loop, builds a [`Host`] with [`HostBuilder`] (an outbound callback
+//!    and a [`HostDelegate`] that prints lifecycle notifications), and runs the loop on the main
+//!    thread, as tao and GTK require.
+//! 2. An agent thread drives the host through a [`HostHandle`] (`Send + Clone`): it opens the
+//!    dashboard (`ui.open`), patches its state from 北京 to 上海 to 广州 (`ui.patch`), closes it
+//!    (`ui.close`) and shuts the host down.
+//! 3. Everything the host sends the agent is printed as `host → agent: {…}`. Click 刷新 in the
+//!    window while it is open: the page calls `LineUpSurface.event('refresh', {unit: 'c'})`, the host
+//!    validates it and sends a `lineup.v1.ui.event`, and the agent answers with fresh state.
+//!
+//! `RUST_LOG=debug` shows the library's own log on stderr.
+#![allow(clippy::print_stdout)]
+
+use std::cell::Cell;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{
+    display_title, CloseReason, InlineApp, Message, ProtocolError, SurfaceKey, UiEvent,
+};
+use lineup_webview_shell::{
+    event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, Refusal,
+};
+use serde_json::{json, Value};
+
+/// The Surface's instance id: the agent names it, and every message about it carries it.
+const INSTANCE: &str = "weather.dashboard.01";
+
+/// How long the agent waits between steps, so that a person can follow (and click).
+const STEP: Duration = Duration::from_millis(1500);
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match run() {
+        Ok(()) => {
+            println!("demo: done");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::error!("demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    // The event loop must be created, and run, on the main thread. Without a display this
+    // fails with a clear error instead of letting GTK abort.
+    let event_loop = event_loop()?;
+
+    // What the host sends the agent: printed, and handed to the agent thread. A real embedder
+    // would write these to its agent connection.
+    let (to_agent, from_host) = mpsc::channel::<Message>();
+    let probe_failed = Rc::new(Cell::new(false));
+    let host: Host = HostBuilder::new()
+        .window_size(420, 240)
+        .on_outbound(move |message| {
+            println!("host → agent: {}", message.to_json());
+            let _ = to_agent.send(message.clone());
+        })
+        .delegate(Lifecycle {
+            probe_failed: Rc::clone(&probe_failed),
+        })
+        .build(&event_loop)?;
+
+    println!("demo: click 刷新 in the 天气面板 window to send the agent a ui.event");
+    let handle = host.handle();
+    let agent = thread::Builder::new()
+        .name("agent".into())
+        .spawn(move || Agent::new(handle, from_host).script())?;
+
+    // Returns once the agent calls `HostHandle::shutdown`.
+    host.run(event_loop)?;
+
+    match agent.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(HostClosed)) => return Err("the host stopped before the agent was done".into()),
+        Err(_) => return Err("the agent thread panicked".into()),
+    }
+    if probe_failed.get() {
+        return Err("the isolation probe failed, so no Surface was shown".into());
+    }
+    Ok(())
+}
+
+/// Prints the host's lifecycle notifications. Every method of [`HostDelegate`] has a default, so
+/// a delegate implements only what it cares about. It runs on the event-loop thread, so it
+/// needs no `Send`.
+struct Lifecycle {
+    probe_failed: Rc<Cell<bool>>,
+}
+
+impl HostDelegate for Lifecycle {
+    fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
+        // `app.name` is untrusted: `display_title` is what the window title shows (R-SEC-8).
+        let title = display_title(app.name.as_deref(), app.id.as_str());
+        println!(
+            "host: surface {key} opened in a window titled {title:?} ({} {})",
+            app.id, app.version
+        );
+    }
+
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        println!("host: surface {key} is ready (its script ran and it has its state)");
+    }
+
+    fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
+        let why = match reason {
+            CloseReason::Agent(Some(reason)) => format!("by the agent: {reason}"),
+            CloseReason::Agent(None) => "by the agent".to_owned(),
+            CloseReason::User => "by the user".to_owned(),
+            CloseReason::Crashed => "because its web process ended".to_owned(),
+            CloseReason::Failed => "because it could not be created".to_owned(),
+            CloseReason::SessionEnded => "because the session ended".to_owned(),
+            other => format!("({other:?})"),
+        };
+        println!("host: surface {key} closed {why}");
+    }
+
+    fn notify_crashed(&mut self, key: &SurfaceKey) {
+        println!("host: surface {key}: its web process ended");
+    }
+
+    fn notify_rejected(&mut self, error: &ProtocolError, _line: Option<u64>) {
+        println!(
+            "host: refused a message from the agent ({}, {}): {}",
+            error.code, error.rule, error.message
+        );
+    }
+
+    fn notify_dropped(&mut self, key: &SurfaceKey, error: &ProtocolError) {
+        println!(
+            "host: surface {key}: dropped a message from the page: {}",
+            error.message
+        );
+    }
+
+    fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
+        println!("host: surface {key}: refused {refusal}");
+    }
+
+    fn notify_probe_failed(&mut self, reason: &str) {
+        println!("host: the isolation probe failed, no Surface will be shown: {reason}");
+        self.probe_failed.set(true);
+    }
+}
+
+/// The dashboard's code: untrusted HTML, CSS and JS, as an agent would send it. It talks to the
+/// host only through the `LineUpSurface` bridge.
+const HTML: &str = r#"<main>
+  <p class="label">现在</p>
+  <h1 id="city">…</h1>
+  <p class="temperature"><span id="temperature">--</span><span class="unit">°C</span></p>
+  <p id="updates" class="muted">等待数据…</p>
+  <button id="refresh">刷新</button>
+</main>"#;
+
+const CSS: &str = r#"
+html { min-height: 100%; background: linear-gradient(160deg, #3a7bd5, #00d2ff); }
+body { margin: 0; font-family: system-ui, "Noto Sans CJK SC", sans-serif; color: white; }
+main { padding: 16px 20px; }
+.label { margin: 0; opacity: 0.8; font-size: 14px; }
+h1 { margin: 4px 0 0; font-size: 30px; }
+.temperature { margin: 0; font-size: 56px; font-weight: 200; }
+.unit { font-size: 24px; vertical-align: top; }
+.muted { margin: 0 0 12px; opacity: 0.75; font-size: 13px; }
+button { font-size: 16px; padding: 6px 18px; border: 0; border-radius: 6px;
+         background: white; color: #3a7bd5; cursor: pointer; }
+"#;
+
+const JS: &str = r#"
+const city = document.querySelector('#city');
+const temperature = document.querySelector('#temperature');
+const updates = document.querySelector('#updates');
+const main = document.querySelector('main');
+let count = 0;
+
+// Every state the agent sends (with the open, then each patch) replaces the last one.
+LineUpSurface.onState((state) => {
+  city.textContent = state.city;
+  temperature.textContent = String(state.temperature);
+  count += 1;
+  updates.textContent = `第 ${count} 次更新`;
+  // Ask the host for a window as tall as the content; it clamps the height to its bounds.
+  LineUpSurface.resize(main.offsetHeight);
+});
+
+// User intent goes to the agent as a ui.event.
+document.querySelector('#refresh').addEventListener('click', () => {
+  LineUpSurface.event('refresh', { unit: 'c' });
+});
+"#;
+
+/// A scripted agent: it sends envelopes through the handle and reads what the host sends back.
+struct Agent {
+    handle: HostHandle,
+    from_host: Receiver<Message>,
+    next_id: u32,
+    city: &'static str,
+    temperature: i64,
+}
+
+impl Agent {
+    fn new(handle: HostHandle, from_host: Receiver<Message>) -> Self {
+        Self {
+            handle,
+            from_host,
+            next_id: 0,
+            city: "北京",
+            temperature: 22,
+        }
+    }
+
+    fn script(mut self) -> Result<(), HostClosed> {
+        println!("agent → host: ui.open {INSTANCE} (天气面板, {})", self.city);
+        self.send(
+            "ui.open",
+            json!({
+                "instance_id": INSTANCE,
+                "app": {
+                    "id": "com.lineup.weather.dashboard",
+                    "name": "天气面板",
+                    "version": "1.0.0",
+                    "html": HTML,
+                    "css": CSS,
+                    "js": JS,
+                },
+                "state": self.state(),
+            }),
+        )?;
+        // Page loads and the isolation probe take a moment; the state waits for the page.
+        self.wait(STEP * 2)?;
+
+        for (city, temperature) in [("上海", 28), ("广州", 31)] {
+            (self.city, self.temperature) = (city, temperature);
+            self.patch()?;
+            self.wait(STEP)?;
+        }
+
+        println!("agent → host: ui.close {INSTANCE}");
+        self.send(
+            "ui.close",
+            json!({"instance_id": INSTANCE, "reason": "demo finished"}),
+        )?;
+        self.wait(STEP / 3)?;
+
+        // An agent that gets something wrong hears about it: the instance is gone.
+        println!("agent → host: ui.patch {INSTANCE} (closed already: expect a client.error)");
+        self.send(
+            "ui.patch",
+            json!({"instance_id": INSTANCE, "state": self.state()}),
+        )?;
+        self.wait(STEP / 3)?;
+
+        println!("agent: done; shutting the host down");
+        self.handle.shutdown()
+    }
+
+    fn state(&self) -> Value {
+        json!({"city": self.city, "temperature": self.temperature})
+    }
+
+    fn patch(&mut self) -> Result<(), HostClosed> {
+        let state = self.state();
+        println!("agent → host: ui.patch {INSTANCE} {state}");
+        self.send("ui.patch", json!({"instance_id": INSTANCE, "state": state}))
+    }
+
+    /// Sends one envelope, as bytes: the host decodes and validates it like any agent's.
+    fn send(&mut self, kind: &str, payload: Value) -> Result<(), HostClosed> {
+        self.next_id += 1;
+        let envelope = json!({
+            "v": 1,
+            "id": format!("msg_demo_{:02}", self.next_id),
+            "type": format!("lineup.v1.{kind}"),
+            "conversation_id": "conv_demo",
+            "sender": {"kind": "agent", "id": "agent_demo"},
+            "payload": payload,
+        });
+        self.handle.send_inbound(envelope.to_string().into_bytes())
+    }
+
+    /// Waits `duration`, answering the user's refresh clicks meanwhile.
+    fn wait(&mut self, duration: Duration) -> Result<(), HostClosed> {
+        let until = Instant::now() + duration;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.from_host.recv_timeout(left) {
+                Ok(Message::UiEvent(event)) => self.on_event(&event.payload)?,
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => return Ok(()),
+                Err(RecvTimeoutError::Disconnected) => return Err(HostClosed),
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: &UiEvent) -> Result<(), HostClosed> {
+        if event.event.as_str() == "refresh" {
+            println!(
+                "agent: the user asked for a refresh ({}); sending fresh data",
+                event.data.to_json()
+            );
+            self.temperature += 1;
+            self.patch()?;
+        }
+        Ok(())
+    }
+}
