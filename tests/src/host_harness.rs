@@ -4,6 +4,7 @@
 //! [`HostHarness::wait_until`], which pumps the loop through [`Host::handle_event`].
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -54,7 +55,14 @@ pub enum Note {
 pub struct Recorder {
     notes: Rc<RefCell<Vec<Note>>>,
     sent: Rc<RefCell<Vec<Value>>>,
+    /// The `data` of outbound `ui.event`s by instance and event name, so that a wait condition
+    /// stays cheap while a page floods the bridge.
+    by_event: Rc<RefCell<ByEvent>>,
 }
+
+/// The `data` of outbound `ui.event`s, keyed by instance id and event name.
+#[derive(Debug, Default)]
+struct ByEvent(HashMap<(String, String), Vec<Value>>);
 
 fn to_value(message: &Message) -> Value {
     serde_json::from_str(&message.to_json()).unwrap_or(Value::Null)
@@ -64,7 +72,27 @@ impl Recorder {
     /// The outbound callback to give [`HostBuilder::on_outbound`].
     pub fn on_outbound(&self) -> impl FnMut(&Message) + 'static {
         let sent = Rc::clone(&self.sent);
-        move |message| sent.borrow_mut().push(to_value(message))
+        let by_event = Rc::clone(&self.by_event);
+        move |message| {
+            let value = to_value(message);
+            if value["type"] == "lineup.v1.ui.event" {
+                let payload = &value["payload"];
+                let key = (
+                    payload["instance_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    payload["event"].as_str().unwrap_or_default().to_owned(),
+                );
+                by_event
+                    .borrow_mut()
+                    .0
+                    .entry(key)
+                    .or_default()
+                    .push(payload["data"].clone());
+            }
+            sent.borrow_mut().push(value);
+        }
     }
 
     /// Every delegate notification so far, in order.
@@ -99,26 +127,50 @@ impl Recorder {
             .collect()
     }
 
+    /// How many messages the outbound callback received so far.
+    pub fn sent_count(&self) -> usize {
+        self.sent.borrow().len()
+    }
+
     /// The payloads of every outbound `lineup.v1.ui.event`, in order.
     pub fn ui_events(&self) -> Vec<Value> {
-        ui_events_in(&self.sent())
+        self.ui_events_where(|_| true)
+    }
+
+    /// The payloads of the outbound `ui.event`s for which `pred` holds, in order.
+    pub fn ui_events_where(&self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.sent
+            .borrow()
+            .iter()
+            .filter(|m| m["type"] == "lineup.v1.ui.event")
+            .map(|m| &m["payload"])
+            .filter(|p| pred(p))
+            .cloned()
+            .collect()
     }
 
     /// The `data` of every outbound `ui.event` of `instance` named `event`, in order.
     pub fn data(&self, instance: &str, event: &str) -> Vec<Value> {
-        self.ui_events()
-            .into_iter()
-            .filter(|p| p["instance_id"] == instance && p["event"] == event)
-            .map(|p| p["data"].clone())
-            .collect()
+        self.by_event
+            .borrow()
+            .0
+            .get(&(instance.to_owned(), event.to_owned()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// How many outbound `ui.event`s of `instance` are named `event`.
+    pub fn count(&self, instance: &str, event: &str) -> usize {
+        self.by_event
+            .borrow()
+            .0
+            .get(&(instance.to_owned(), event.to_owned()))
+            .map_or(0, Vec::len)
     }
 
     /// The payloads of outbound `ui.event`s named `event`, of any instance.
     pub fn events_named(&self, event: &str) -> Vec<Value> {
-        self.ui_events()
-            .into_iter()
-            .filter(|p| p["event"] == event)
-            .collect()
+        self.ui_events_where(|p| p["event"] == event)
     }
 
     /// The key of the last Surface of `instance` that was opened.
@@ -491,18 +543,25 @@ impl HostHarness {
             .ok_or_else(|| format!("surface {instance} was never reported opened"))
     }
 
-    /// Shuts `t` down through its handle, waits for its loop to exit, and checks that the
-    /// outbound callback and `notify_outbound` saw the same messages.
+    /// Shuts `t` down through its handle (unless it already asked the loop to exit), waits for
+    /// its loop to exit, checks that the outbound callback and `notify_outbound` saw the same
+    /// messages, and drops it. Events still queued for it are then discarded: a [`HostEvent`]
+    /// does not say which host it is for, so the next host would take them as its own.
     pub fn shut_down(&mut self, mut t: TestHost) -> Outcome {
-        t.handle.shutdown().map_err(|e| format!("shutdown: {e}"))?;
-        let deadline = Instant::now() + WAIT;
-        while !t.exited && Instant::now() < deadline {
-            self.wait_until(&mut t, deadline, |_, _| false);
-        }
         if !t.exited {
+            t.handle.shutdown().map_err(|e| format!("shutdown: {e}"))?;
+            let deadline = Instant::now() + WAIT;
+            while !t.exited && Instant::now() < deadline {
+                self.wait_until(&mut t, deadline, |_, _| false);
+            }
+        }
+        let exited = t.exited;
+        let (sent, notified) = (t.rec.sent(), t.rec.notified_outbound());
+        drop(t);
+        self.discard(Duration::from_millis(100));
+        if !exited {
             return Err("the host did not exit after shutdown".to_owned());
         }
-        let (sent, notified) = (t.rec.sent(), t.rec.notified_outbound());
         if sent != notified {
             return Err(format!(
                 "on_outbound saw {sent:?} but notify_outbound saw {notified:?}"
@@ -511,8 +570,24 @@ impl HostHarness {
         Ok(())
     }
 
+    /// Runs the loop for `duration`, handing its events to no host.
+    pub fn discard(&mut self, duration: Duration) {
+        let deadline = Instant::now() + duration;
+        self.event_loop.run_return(|_, _, flow| {
+            let now = Instant::now();
+            *flow = if now >= deadline {
+                ControlFlow::Exit
+            } else {
+                ControlFlow::WaitUntil(now + Duration::from_millis(10))
+            };
+        });
+    }
+
     /// Runs one scenario and records its outcome; a panic counts as a failure.
     pub fn run(&mut self, name: &str, scenario: impl FnOnce(&mut HostHarness) -> Outcome) {
+        if !Runner::selected(name) {
+            return;
+        }
         let outcome = catch(|| scenario(self));
         self.runner.record(name, outcome);
     }

@@ -44,6 +44,17 @@ impl Runner {
         Self::default()
     }
 
+    /// Whether scenario `name` is to run: every scenario, unless the command line names
+    /// substrings (as `cargo test --test <binary> -- <substring>…` does), then those that contain
+    /// one of them.
+    pub fn selected(name: &str) -> bool {
+        let filters: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+    }
+
     /// Records the outcome of scenario `name` and prints `ok name` or `FAILED name: why`.
     #[allow(clippy::print_stdout)]
     pub fn record(&mut self, name: &str, outcome: Outcome) {
