@@ -1,5 +1,8 @@
-//! The handler of the Surface scheme: it answers a webview's request for a URI with the one
-//! document it holds, or with a short error (R-SEC-2).
+//! The handler of the Surface scheme: it answers a webview's request for a URI from the
+//! Surface's own in-memory resources, or with a short error (R-SEC-2).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::csp::ContentSecurityPolicy;
 use crate::document::SurfaceDocument;
@@ -9,9 +12,16 @@ use crate::token::SurfaceToken;
 /// The URI scheme Surface documents are served from: `lineup-surface://<token>/`.
 pub const SCHEME: &str = "lineup-surface";
 
-/// The paths the document is served at. Paths are compared as written, never decoded or joined
-/// onto anything, so `/%2e%2e/` or `/./` is simply another path.
+/// The paths the document is served at. Paths are map keys compared as written, never decoded
+/// or joined onto anything, so `/%2e%2e/` or `/./` is simply another (absent) key.
 const DOCUMENT_PATHS: [&str; 2] = ["/", "/index.html"];
+
+/// One resource of a Surface: its headers and bytes.
+#[derive(Debug)]
+struct Resource {
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+}
 
 /// Longer request URIs are refused before any look at them; a document URI is under 70 bytes.
 const MAX_URI_LEN: usize = 2048;
@@ -68,13 +78,22 @@ impl Response {
 #[derive(Clone, Debug)]
 pub struct SurfaceServer {
     token: SurfaceToken,
-    document: SurfaceDocument,
+    /// The Surface's files by exact request path.
+    resources: BTreeMap<&'static str, Arc<Resource>>,
 }
 
 impl SurfaceServer {
     /// A server for `document` under `token`.
     pub fn new(token: SurfaceToken, document: SurfaceDocument) -> Self {
-        Self { token, document }
+        let document = Arc::new(Resource {
+            headers: document.headers().to_vec(),
+            body: document.html().as_bytes().to_vec(),
+        });
+        let resources = DOCUMENT_PATHS
+            .iter()
+            .map(|path| (*path, Arc::clone(&document)))
+            .collect();
+        Self { token, resources }
     }
 
     /// The token this server answers to.
@@ -94,18 +113,18 @@ impl SurfaceServer {
     /// `HEAD`; `405` for another method on it; `404` for anything else, including a URI that
     /// cannot be read. Error bodies are short plain text with the security headers (R-SEC-2).
     pub fn respond(&self, method: &str, uri: &str) -> Response {
-        let mut response = if !self.is_document_uri(uri) {
-            Response::error(404, "not found\n")
-        } else if method == "GET" || method == "HEAD" {
-            Response {
+        let mut response = match self.resource(uri) {
+            None => Response::error(404, "not found\n"),
+            Some(resource) if method == "GET" || method == "HEAD" => Response {
                 status: 200,
-                headers: self.document.headers().to_vec(),
-                body: self.document.html().as_bytes().to_vec(),
+                headers: resource.headers.clone(),
+                body: resource.body.clone(),
+            },
+            Some(_) => {
+                let mut refused = Response::error(405, "method not allowed\n");
+                refused.headers.push(("Allow", "GET, HEAD".to_owned()));
+                refused
             }
-        } else {
-            let mut refused = Response::error(405, "method not allowed\n");
-            refused.headers.push(("Allow", "GET, HEAD".to_owned()));
-            refused
         };
         if method == "HEAD" {
             response.body.clear();
@@ -113,21 +132,21 @@ impl SurfaceServer {
         response
     }
 
-    /// Whether `uri` names this server's document: scheme, host and path compared exactly, with no
-    /// decoding or normalisation.
-    fn is_document_uri(&self, uri: &str) -> bool {
+    /// The resource `uri` names: scheme and host compared exactly, the path looked up as an exact
+    /// key, with no decoding or normalisation.
+    fn resource(&self, uri: &str) -> Option<&Resource> {
         if uri.len() > MAX_URI_LEN {
-            return false;
+            return None;
         }
         let without_fragment = uri.split_once('#').map_or(uri, |(before, _)| before);
-        let Some(rest) = without_fragment
+        let rest = without_fragment
             .strip_prefix(SCHEME)
-            .and_then(|rest| rest.strip_prefix("://"))
-        else {
-            return false;
-        };
+            .and_then(|rest| rest.strip_prefix("://"))?;
         let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        host == self.token.as_str() && DOCUMENT_PATHS.contains(&path)
+        if host != self.token.as_str() {
+            return None;
+        }
+        self.resources.get(path).map(Arc::as_ref)
     }
 }
 
@@ -235,11 +254,14 @@ mod tests {
 
     #[test]
     fn r_sec_2_get_serves_the_document_with_its_headers() {
-        let server = server(&DocumentOptions::default());
+        let options = DocumentOptions::default();
+        let server = server(&options);
+        let bundle = InlineBundle::new("<p>hi</p>", "p{}", "1").expect("valid bundle");
+        let document = SurfaceDocument::assemble(&bundle, &options);
         let response = server.respond("GET", &server.url());
         assert_eq!(response.status, 200);
-        assert_eq!(response.headers, server.document.headers());
-        assert_eq!(response.body, server.document.html().as_bytes());
+        assert_eq!(response.headers, document.headers());
+        assert_eq!(response.body, document.html().as_bytes());
         let head = server.respond("HEAD", &server.url());
         assert_eq!(head.headers, response.headers);
         assert!(head.body.is_empty());
