@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 /// Points HOME and the XDG directories at a fresh directory under the temporary directory and
-/// returns it. Call first thing in `main`, before any thread starts.
+/// returns it; also tells WebKit not to look for an accessibility bus. Call first thing in
+/// `main`, before any thread starts.
 pub fn private_home(name: &str) -> PathBuf {
     let root = std::env::temp_dir().join(format!("lineup-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -25,6 +26,9 @@ pub fn private_home(name: &str) -> PathBuf {
     std::env::set_var("XDG_CACHE_HOME", root.join("cache"));
     std::env::set_var("XDG_CONFIG_HOME", root.join("config"));
     std::env::set_var("XDG_DOWNLOAD_DIR", root.join("home/Downloads"));
+    // There is no accessibility bus under Xvfb; an empty address keeps every web process from
+    // warning that it cannot reach one.
+    std::env::set_var("WEBKIT_A11Y_BUS_ADDRESS", "");
     root
 }
 

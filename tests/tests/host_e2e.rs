@@ -459,10 +459,21 @@ fn agent_close(h: &mut HostHarness, x: &X11) -> Outcome {
         h.wait(&mut t, |_, _| !x.window_exists(xid)),
         "the window is still there"
     );
-    let sent = outbound_since(&t.rec, mark);
+    // Ticks sent before the close was handled went upstream legitimately; nothing after it.
+    let closed_at = t
+        .rec
+        .notes()
+        .iter()
+        .position(|n| matches!(n, Note::Closed(k, _) if *k == key))
+        .ok_or("no notify_closed")?;
+    let sent = outbound_since(&t.rec, closed_at);
     ensure!(
         sent.is_empty(),
         "the agent's close sent something upstream: {sent:?}"
+    );
+    ensure!(
+        t.rec.events_named("close").is_empty(),
+        "the agent's close sent a close event"
     );
     h.shut_down(t)
 }
