@@ -4,11 +4,10 @@
 //! its CSP shows that the shell itself reports the attempt.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
-use std::io::ErrorKind;
-use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
+use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
 use lineup_tests::home::{files_containing, private_home};
 use lineup_tests::procs::{kill, web_processes};
@@ -65,26 +64,17 @@ fn posted(log: &Log, name: &str) -> impl Fn() -> bool {
 }
 
 fn csp_applied(h: &mut Harness) -> Outcome {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let canary = Canary::start().map_err(|e| e.to_string())?;
+    let url = canary.url("leak");
     let js = format!(
         "var r = {{ origin: String(self.origin) }};
          try {{ eval('1'); r.eval = 'allowed'; }} catch (e) {{ r.eval = 'blocked'; }}
          try {{ void localStorage.length; r.storage = 'allowed'; }} catch (e) {{ r.storage = 'blocked'; }}
          post('policy', r);
-         fetch('http://127.0.0.1:{port}/leak').then(
+         fetch('{url}').then(
            function () {{ post('fetch', {{ rejected: false }}); }},
            function () {{ post('fetch', {{ rejected: true }}); }});"
     );
-    let mut connections = 0;
-    let mut accept = |listener: &TcpListener| loop {
-        match listener.accept() {
-            Ok(_) => connections += 1,
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return connections,
-            Err(_) => return connections,
-        }
-    };
 
     let (view, log) = h.open(&Page::new("<p>csp</p>", &js))?;
     ensure!(
@@ -112,14 +102,14 @@ fn csp_applied(h: &mut Harness) -> Outcome {
         log.posts("fetch")
     );
     ensure!(
-        accept(&listener) == 0,
+        canary.connections() == 0,
         "the loopback listener was reached under the CSP"
     );
     view.close();
 
     // Positive control: the same bundle without the CSP header reaches the listener.
     let (control, control_log) = h.open(&Page::new("<p>csp</p>", &js).without_csp())?;
-    let reached = h.wait(&[], || accept(&listener) > 0);
+    let reached = h.wait(&[], || canary.connections() > 0);
     let policy = control_log.first_post("policy").unwrap_or_default();
     ensure!(reached, "control: the listener saw nothing without the CSP");
     ensure!(
