@@ -15,6 +15,7 @@ use crate::error::UsageError;
 /// | `max_bundle_bytes` | 160 KiB | R-UI-2 |
 /// | `max_event_data_bytes` | 16 KiB (data must be smaller) | R-UI-7 |
 /// | `max_bridge_message_bytes` | 20 KiB | R-UI-7 |
+/// | `max_pending_bridge_messages` | 256 per Surface | R-ENV-4 (host choice) |
 /// | `max_surfaces` | 16 | host choice: each Surface is a web process |
 /// | `max_opens_per_window` | 30 | host choice |
 /// | `open_window` | 10 s | host choice |
@@ -32,6 +33,9 @@ pub struct Limits {
     pub max_event_data_bytes: usize,
     /// The largest raw bridge message a page may post.
     pub max_bridge_message_bytes: usize,
+    /// How many messages one Surface's page may have waiting to be handled; the platform drops
+    /// and counts what a page posts beyond that, so a flooding page cannot starve the agent.
+    pub max_pending_bridge_messages: usize,
     /// How many Surfaces may be open at once in a session.
     pub max_surfaces: usize,
     /// How many opens (new or replacing) are accepted within `open_window`.
@@ -48,6 +52,7 @@ impl Default for Limits {
             max_bundle_bytes: 160 * 1024,
             max_event_data_bytes: 16 * 1024,
             max_bridge_message_bytes: 20 * 1024,
+            max_pending_bridge_messages: 256,
             max_surfaces: 16,
             max_opens_per_window: 30,
             open_window: Duration::from_secs(10),
@@ -64,6 +69,10 @@ impl Limits {
             ("max_bundle_bytes", self.max_bundle_bytes),
             ("max_event_data_bytes", self.max_event_data_bytes),
             ("max_bridge_message_bytes", self.max_bridge_message_bytes),
+            (
+                "max_pending_bridge_messages",
+                self.max_pending_bridge_messages,
+            ),
             ("max_surfaces", self.max_surfaces),
             ("max_opens_per_window", self.max_opens_per_window),
         ];

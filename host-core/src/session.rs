@@ -117,6 +117,9 @@ pub enum CloseReason {
     Failed,
     /// The session ended (for example the agent's stream closed).
     SessionEnded,
+    /// A `ui.open` with the same instance id replaced it (R-UI-1); reported by the platform layer
+    /// to the embedder, never sent upstream.
+    Replaced,
 }
 
 /// What the kernel asks the platform and the embedder to do.
@@ -182,6 +185,9 @@ pub struct Stats {
     pub bridge_invalid: u64,
     /// Bridge messages dropped because their webview was replaced or closed (R-UI-6).
     pub bridge_stale: u64,
+    /// Bridge messages the platform dropped because the page posted faster than they could be
+    /// handled.
+    pub bridge_flooded: u64,
     /// Bridge events named `close` dropped: a page cannot forge a user close (R-UI-5).
     pub forged_close: u64,
     /// Repeated `ready` messages ignored.
@@ -377,6 +383,31 @@ impl Session {
                 ErrorCode::InvalidBridgeMessage,
                 "R-UI-7",
                 format!("bridge message is {len} bytes; the limit is {limit} bytes"),
+            )
+            .limit(limit),
+        }]
+    }
+
+    /// The platform dropped `count` messages that the page of webview `key` posted while too many
+    /// of its messages were still waiting to be handled; they are counted, never forwarded.
+    pub fn handle_bridge_flood(
+        &mut self,
+        key: &SurfaceKey,
+        count: u64,
+        limit: usize,
+    ) -> Vec<Effect> {
+        self.stats.bridge_flooded += count;
+        if !self.is_current(key) {
+            return Vec::new();
+        }
+        vec![Effect::Dropped {
+            key: key.clone(),
+            error: ProtocolError::new(
+                ErrorCode::InvalidBridgeMessage,
+                "R-ENV-4",
+                format!(
+                    "{count} bridge messages dropped: the page posted while {limit} of its messages were waiting to be handled"
+                ),
             )
             .limit(limit),
         }]

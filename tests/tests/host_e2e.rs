@@ -91,6 +91,7 @@ fn main() {
         "r_sec_2_killed_web_process_reported_crashed_and_the_other_surface_keeps_working",
         crash,
     );
+    h.run("r_env_4_a_flooding_page_cannot_starve_the_agent", flood);
     h.finish();
 }
 
@@ -1172,6 +1173,49 @@ fn crash(h: &mut HostHarness) -> Outcome {
             .contains(&json!({ "alive": true }))),
         "the other Surface stopped working: {:?}",
         t.rec.data("survivor", "state")
+    );
+    h.shut_down(t)
+}
+
+/// A page that posts as fast as it can is cut off at `max_pending_bridge_messages`: the agent's
+/// patch to another Surface and its close of the flooding one still take effect, and the drops
+/// are counted (the count is the control that the flood really overran the limit).
+fn flood(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    h.open(
+        &mut t,
+        "quiet",
+        test_app("quiet", "<p>q</p>", ECHO_STATE),
+        None,
+    )?;
+    let js = "setInterval(function () { for (var i = 0; i < 500; i += 1) { post('spam', { i: i }); } }, 1);";
+    let loud = h.open(&mut t, "loud", test_app("loud", "<p>l</p>", js), None)?;
+    let flooded = h.wait(&mut t, |host, _| host.stats().bridge_flooded > 0);
+    ensure!(
+        flooded,
+        "control: the page never overran the limit; stats {:?}",
+        t.host.stats()
+    );
+    t.send(t.agent.patch("quiet", json!({ "ping": 1 })))?;
+    let patched = h.wait(&mut t, |_, rec| {
+        rec.data("quiet", "state").iter().any(|d| d["ping"] == 1)
+    });
+    ensure!(
+        patched,
+        "the patch to the quiet surface never arrived during the flood"
+    );
+    t.send(t.agent.close("loud", "enough"))?;
+    let closed = h.wait(&mut t, |_, rec| !rec.closed(&loud).is_empty());
+    ensure!(
+        closed,
+        "the agent's close of the flooding surface never took effect"
+    );
+    ensure!(
+        t.rec
+            .dropped(&loud)
+            .iter()
+            .any(|e| e.rule == "R-ENV-4" && e.limit == Some(256)),
+        "the drops were not reported with their limit"
     );
     h.shut_down(t)
 }

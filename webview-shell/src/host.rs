@@ -1,13 +1,14 @@
 //! The embedding API: a [`Host`] joins one protocol [`Session`] to the [`Shell`]'s webviews and
 //! the embedder's callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, BundlePolicy, Clock, ConversationId, Effect, InstanceId, Limits, Message,
-    PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen,
+    display_title, BundlePolicy, Clock, CloseReason, ConversationId, Effect, InstanceId, Limits,
+    Message, PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen,
 };
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 use tao::dpi::LogicalSize;
@@ -318,12 +319,23 @@ impl Clock for MonotonicClock {
 struct Live {
     key: SurfaceKey,
     view: SurfaceView,
+    backlog: Rc<Backlog>,
+}
+
+/// A view's bridge messages on their way through the event loop: a page that posts faster than
+/// the host handles is cut off at `Limits::max_pending_bridge_messages`, so it can neither grow
+/// memory nor starve the agent's envelopes queued behind it.
+#[derive(Default)]
+struct Backlog {
+    in_flight: Cell<usize>,
+    dropped: Cell<u64>,
 }
 
 /// Hosts the Surfaces of one conversation: decodes what the agent sends, opens an isolated webview
 /// per Surface, validates what the pages post, and reports to the embedder.
 ///
-/// A host lives on the event-loop thread. Feed it through a [`HostHandle`] from any thread, and
+/// A host lives on the event-loop thread, one host per event loop (tao allows one loop per
+/// process, and [`HostEvent`]s name no host). Feed it through a [`HostHandle`] from any thread, and
 /// either let [`Host::run`] drive the loop, or call [`Host::handle_event`] from a loop the
 /// embedder runs.
 ///
@@ -477,7 +489,19 @@ impl Host {
     ) {
         let refusal = match event {
             ViewEvent::Ipc(raw) => {
-                let effects = self.session.handle_bridge(&key, &raw);
+                let mut effects = Vec::new();
+                if let Some(live) = self.views.get(&key.instance).filter(|l| l.key == key) {
+                    let backlog = &live.backlog;
+                    backlog
+                        .in_flight
+                        .set(backlog.in_flight.get().saturating_sub(1));
+                    let dropped = backlog.dropped.replace(0);
+                    if dropped > 0 {
+                        let limit = self.session.limits().max_pending_bridge_messages;
+                        effects = self.session.handle_bridge_flood(&key, dropped, limit);
+                    }
+                }
+                effects.extend(self.session.handle_bridge(&key, &raw));
                 return self.apply(effects, None, target);
             }
             ViewEvent::UserCloseRequested => {
@@ -581,6 +605,7 @@ impl Host {
                 Effect::Open(open) => self.open(open, target),
                 Effect::Replace { old, open } => {
                     self.destroy(&old);
+                    self.delegate.notify_closed(&old, &CloseReason::Replaced);
                     self.open(open, target);
                 }
                 Effect::Ready(key) => self.delegate.notify_ready(&key),
@@ -621,12 +646,13 @@ impl Host {
     fn create(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
         let key = open.key.clone();
         match self.try_create(&open, target) {
-            Ok(view) => {
+            Ok((view, backlog)) => {
                 self.views.insert(
                     key.instance.clone(),
                     Live {
                         key: key.clone(),
                         view,
+                        backlog,
                     },
                 );
                 self.relayout();
@@ -643,7 +669,7 @@ impl Host {
         &mut self,
         open: &SurfaceOpen,
         target: &EventLoopWindowTarget<HostEvent>,
-    ) -> Result<SurfaceView, ShellError> {
+    ) -> Result<(SurfaceView, Rc<Backlog>), ShellError> {
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
@@ -662,13 +688,24 @@ impl Host {
         };
         let proxy = self.proxy.clone();
         let key = open.key.clone();
+        let backlog = Rc::new(Backlog::default());
+        let counted = Rc::clone(&backlog);
+        let limit = self.session.limits().max_pending_bridge_messages;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
-        self.shell.open(target, server, placement, move |event| {
+        let view = self.shell.open(target, server, placement, move |event| {
+            if matches!(event, ViewEvent::Ipc(_)) {
+                if counted.in_flight.get() >= limit {
+                    counted.dropped.set(counted.dropped.get() + 1);
+                    return;
+                }
+                counted.in_flight.set(counted.in_flight.get() + 1);
+            }
             let _ = proxy.send_event(HostEvent(Inner::View {
                 key: key.clone(),
                 event,
             }));
-        })
+        })?;
+        Ok((view, backlog))
     }
 
     fn destroy(&mut self, key: &SurfaceKey) {
