@@ -380,6 +380,11 @@ fn replace(h: &mut HostHarness) -> Outcome {
         new.generation > old.generation,
         "the replacement kept the old generation"
     );
+    ensure!(
+        t.rec.closed(&old) == vec![CloseReason::Replaced],
+        "the embedder was not told the old key closed as replaced: {:?}",
+        t.rec.closed(&old)
+    );
     // While it was current, the bursting old page may also overrun the waiting-message cap
     // (R-ENV-4 drops); only the drops after the replace are stale ones.
     let dropped: Vec<_> = t
