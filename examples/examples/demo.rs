@@ -127,7 +127,7 @@ impl HostDelegate for Lifecycle {
             CloseReason::Agent(Some(reason)) => format!("by the agent: {reason}"),
             CloseReason::Agent(None) => "by the agent".to_owned(),
             CloseReason::User => "by the user".to_owned(),
-            CloseReason::Crashed => "because its web process ended".to_owned(),
+            CloseReason::Gone(why) => format!("on its own ({why})"),
             CloseReason::Failed => "because it could not be created".to_owned(),
             CloseReason::SessionEnded => "because the session ended".to_owned(),
             other => format!("({other:?})"),

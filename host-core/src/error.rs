@@ -52,6 +52,9 @@ pub enum ErrorCode {
     SurfaceFailed,
     /// A bridge message from a Surface page is malformed (never sent upstream; counted).
     InvalidBridgeMessage,
+    /// Page events of one Surface were dropped because the agent's reader fell behind; the
+    /// `client.error` names the instance and the count (answers are never dropped).
+    EventsDropped,
 }
 
 impl ErrorCode {
@@ -77,6 +80,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::SurfaceFailed => "surface_failed",
             ErrorCode::InvalidBridgeMessage => "invalid_bridge_message",
+            ErrorCode::EventsDropped => "events_dropped",
         }
     }
 }

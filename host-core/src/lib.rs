@@ -69,6 +69,6 @@ pub use message::{
     PROTOCOL_VERSION,
 };
 pub use session::{
-    BundlePolicy, Clock, CloseReason, Effect, Generation, Session, SessionConfig, Stats,
-    SurfaceKey, SurfaceOpen,
+    BundlePolicy, Clock, CloseReason, Effect, Generation, GoneReason, Session, SessionConfig,
+    Stats, SurfaceKey, SurfaceOpen,
 };

@@ -19,6 +19,9 @@ use crate::error::UsageError;
 /// | `max_surfaces` | 16 | host choice: each Surface is a web process |
 /// | `max_opens_per_window` | 30 | host choice |
 /// | `open_window` | 10 s | host choice |
+/// | `max_documents_per_window` | 5 | R-UI-10 (host choice) |
+/// | `document_window` | 10 s | R-UI-10 (host choice) |
+/// | `surface_memory_limit_mib` | 512 MiB per Surface web process | host choice |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -42,6 +45,14 @@ pub struct Limits {
     pub max_opens_per_window: usize,
     /// The sliding window of `max_opens_per_window`.
     pub open_window: Duration,
+    /// How many documents one Surface's main frame may commit within `document_window` (its
+    /// first load included); one more closes it as a reload loop (R-UI-10, R-UI-12).
+    pub max_documents_per_window: usize,
+    /// The sliding window of `max_documents_per_window`.
+    pub document_window: Duration,
+    /// The memory ceiling of one Surface's web process, in MiB; a process that passes it is
+    /// ended and its Surface closed with reason `memory` (R-UI-12).
+    pub surface_memory_limit_mib: u32,
 }
 
 impl Default for Limits {
@@ -56,6 +67,9 @@ impl Default for Limits {
             max_surfaces: 16,
             max_opens_per_window: 30,
             open_window: Duration::from_secs(10),
+            max_documents_per_window: 5,
+            document_window: Duration::from_secs(10),
+            surface_memory_limit_mib: 512,
         }
     }
 }
@@ -75,6 +89,11 @@ impl Limits {
             ),
             ("max_surfaces", self.max_surfaces),
             ("max_opens_per_window", self.max_opens_per_window),
+            ("max_documents_per_window", self.max_documents_per_window),
+            (
+                "surface_memory_limit_mib",
+                self.surface_memory_limit_mib as usize,
+            ),
         ];
         for (name, value) in positive {
             if value == 0 {

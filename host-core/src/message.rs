@@ -417,6 +417,12 @@ pub struct ClientError {
     /// The limit that was exceeded, when one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
+    /// The Surface concerned, for `events_dropped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<InstanceId>,
+    /// How many, for `events_dropped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
 }
 payload_type!(ClientError, "lineup.v1.client.error");
 

@@ -111,8 +111,8 @@ pub enum CloseReason {
     Agent(Option<String>),
     /// The user closed it; a `ui.event close` went upstream (R-UI-5).
     User,
-    /// Its web process ended.
-    Crashed,
+    /// It went away on its own (R-UI-12); the agent got `ui.event` `close` with `data.reason`.
+    Gone(GoneReason),
     /// The platform could not create it.
     Failed,
     /// The session ended (for example the agent's stream closed).
@@ -120,6 +120,39 @@ pub enum CloseReason {
     /// A `ui.open` with the same instance id replaced it (R-UI-1); reported by the platform layer
     /// to the embedder, never sent upstream.
     Replaced,
+}
+
+/// Why a Surface went away without the agent's `ui.close`, a replacing `ui.open` or the user
+/// (R-UI-12). The agent hears it as `ui.event` `close` with `data: {"reason": <as_str>}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GoneReason {
+    /// Its web process died and was not restored.
+    Crashed,
+    /// It stopped answering and its web process was ended.
+    Unresponsive,
+    /// It passed its memory ceiling and its web process was ended; never reopened.
+    Memory,
+    /// Its main frame committed more documents than `Limits::max_documents_per_window` allows.
+    ReloadLoop,
+}
+
+impl GoneReason {
+    /// The `data.reason` sent upstream, in snake case.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoneReason::Crashed => "crashed",
+            GoneReason::Unresponsive => "unresponsive",
+            GoneReason::Memory => "memory",
+            GoneReason::ReloadLoop => "reload_loop",
+        }
+    }
+}
+
+impl fmt::Display for GoneReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What the kernel asks the platform and the embedder to do.
@@ -137,6 +170,9 @@ pub enum Effect {
     },
     /// The Surface's page ran its script and is ready (lifecycle notification).
     Ready(SurfaceKey),
+    /// The Surface's main frame committed a new document (the page reloaded itself, R-UI-10); it
+    /// gets the current state again after its `ready` (lifecycle notification).
+    Reloaded(SurfaceKey),
     /// Push this state to the page through the bridge (R-UI-3).
     DeliverState {
         /// The webview.
@@ -192,6 +228,8 @@ pub struct Stats {
     pub forged_close: u64,
     /// Repeated `ready` messages ignored.
     pub duplicate_ready: u64,
+    /// New main-frame documents after the first, in any Surface (R-UI-10).
+    pub reloads: u64,
 }
 
 struct Entry {
@@ -200,6 +238,10 @@ struct Entry {
     opener: Party,
     ready: bool,
     state: JsonObject,
+    /// When the main frame committed its recent documents, for the reload-loop bound (R-UI-10).
+    documents: VecDeque<Duration>,
+    /// Whether the main frame committed its first document yet.
+    committed: bool,
 }
 
 /// The sans-IO kernel of one conversation.
@@ -432,16 +474,95 @@ impl Session {
         fx
     }
 
-    /// The web process of webview `key` ended. The Surface is gone; nothing goes upstream.
-    pub fn surface_crashed(&mut self, key: &SurfaceKey) -> Vec<Effect> {
+    /// Webview `key` went away on its own (R-UI-12): it is closed and the agent gets `ui.event`
+    /// `close` with `data.reason`, exactly once; nothing happens for a stale key.
+    pub fn surface_gone(&mut self, key: &SurfaceKey, reason: GoneReason) -> Vec<Effect> {
         let mut fx = Vec::new();
-        if self.take_current(key).is_some() {
-            fx.push(Effect::Close {
-                key: key.clone(),
-                reason: CloseReason::Crashed,
-            });
+        if let Some(entry) = self.take_current(key) {
+            self.gone(key, entry, reason, &mut fx);
         }
         fx
+    }
+
+    /// The main frame of webview `key` committed a new document (R-UI-10). The first commit is
+    /// the Surface's own load; each later one is a reload: the page gets the current state again
+    /// after its next `ready`, exactly once, and patches meanwhile coalesce to the latest. More
+    /// than `Limits::max_documents_per_window` commits within `Limits::document_window` close the
+    /// Surface as a reload loop (R-UI-12). Same-document navigations (fragments, `pushState`)
+    /// are not commits.
+    pub fn document_committed(&mut self, key: &SurfaceKey) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if !self.is_current(key) {
+            return fx;
+        }
+        let now = self.clock.monotonic();
+        let window = self.config.limits.document_window;
+        let max = self.config.limits.max_documents_per_window;
+        let Some(entry) = self.surfaces.get_mut(&key.instance) else {
+            return fx;
+        };
+        while entry
+            .documents
+            .front()
+            .is_some_and(|t| now.saturating_sub(*t) >= window)
+        {
+            entry.documents.pop_front();
+        }
+        entry.documents.push_back(now);
+        if entry.documents.len() > max {
+            if let Some(entry) = self.take_current(key) {
+                self.gone(key, entry, GoneReason::ReloadLoop, &mut fx);
+            }
+            return fx;
+        }
+        if entry.committed {
+            entry.ready = false;
+            self.stats.reloads += 1;
+            fx.push(Effect::Reloaded(key.clone()));
+        }
+        entry.committed = true;
+        fx
+    }
+
+    fn gone(&mut self, key: &SurfaceKey, entry: Entry, reason: GoneReason, fx: &mut Vec<Effect>) {
+        fx.push(Effect::Close {
+            key: key.clone(),
+            reason: CloseReason::Gone(reason),
+        });
+        let mut data = serde_json::Map::new();
+        data.insert(
+            "reason".to_owned(),
+            serde_json::Value::String(reason.as_str().to_owned()),
+        );
+        let payload = UiEvent {
+            instance_id: key.instance.clone(),
+            event: close_event(),
+            data: JsonObject::from(data),
+        };
+        fx.push(Effect::Send(self.outbound(payload, Some(entry.opener))));
+    }
+
+    /// `count` page events of Surface `instance` were dropped on the way out because the agent's
+    /// reader fell behind; once it caught up it gets one `client.error` `events_dropped` naming
+    /// the instance and the count (`in_reply_to: null`). It is never a `ui.event`, which a page
+    /// could imitate.
+    pub fn events_dropped(&mut self, instance: &InstanceId, count: u64) -> Vec<Effect> {
+        let target = self
+            .surfaces
+            .get(instance)
+            .map(|entry| entry.opener.clone());
+        let payload = ClientError {
+            in_reply_to: None,
+            code: ErrorCode::EventsDropped,
+            message: format!(
+                "{count} events of surface {instance} were dropped because the agent's reader fell behind; answers are never dropped"
+            ),
+            field: None,
+            limit: None,
+            instance_id: Some(instance.clone()),
+            count: Some(count),
+        };
+        vec![Effect::Send(self.outbound(payload, target))]
     }
 
     /// The platform could not create webview `key`; the agent gets a `client.error` in reply to
@@ -624,6 +745,8 @@ impl Session {
             opener: env.sender,
             ready: false,
             state: state.unwrap_or_default(),
+            documents: VecDeque::new(),
+            committed: false,
         };
         let key = SurfaceKey {
             instance: instance_id.clone(),
@@ -771,6 +894,8 @@ impl Session {
                     message: err.message.clone(),
                     field: err.field.clone(),
                     limit: err.limit,
+                    instance_id: None,
+                    count: None,
                 },
                 target,
             ),

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    decode, Clock, CloseReason, Effect, Limits, Message, PartyId, Session, SessionConfig, Status,
-    SurfaceKey,
+    decode, Clock, CloseReason, Effect, GoneReason, Limits, Message, PartyId, Session,
+    SessionConfig, Status, SurfaceKey,
 };
 use serde_json::{json, Value};
 
@@ -764,14 +764,24 @@ fn wrong_conversation_is_refused() {
 fn crash_and_failed_open_remove_the_surface() {
     let mut s = session();
     let key = opened_key(&s.handle_inbound(&open("m1", "w", None)));
+    let fx = s.surface_gone(&key, GoneReason::Crashed);
     assert!(matches!(
-        s.surface_crashed(&key).as_slice(),
-        [Effect::Close {
-            reason: CloseReason::Crashed,
-            ..
-        }]
+        fx.as_slice(),
+        [
+            Effect::Close {
+                reason: CloseReason::Gone(GoneReason::Crashed),
+                ..
+            },
+            Effect::Send(_)
+        ]
     ));
+    // R-UI-12: the agent hears why, as a close event with a reason.
+    let sent = reply(&fx);
+    assert_eq!(sent["type"], "lineup.v1.ui.event");
+    assert_eq!(sent["payload"]["event"], "close");
+    assert_eq!(sent["payload"]["data"], json!({"reason": "crashed"}));
     assert!(!s.is_current(&key));
+    assert!(s.surface_gone(&key, GoneReason::Crashed).is_empty());
     let key = opened_key(&s.handle_inbound(&open("m2", "w", None)));
     let fx = s.open_failed(&key, "no display");
     let sent = reply(&fx);
@@ -830,4 +840,106 @@ fn r_env_4_an_oversized_line_gets_too_large_with_a_null_reply_id() {
     assert_eq!(sent["payload"]["in_reply_to"], Value::Null);
     assert_eq!(sent["payload"]["limit"], 1024 * 1024);
     assert_eq!(s.surfaces().count(), 1);
+}
+
+fn patch(id: &str, instance: &str, state: Value) -> Vec<u8> {
+    envelope(
+        id,
+        "ui.patch",
+        json!({"instance_id": instance, "state": state}),
+    )
+}
+
+#[test]
+fn r_ui_10_a_reloaded_document_gets_the_current_state_exactly_once_after_its_ready() {
+    let mut s = session();
+    let key = opened_key(&s.handle_inbound(&open("m1", "w", Some(json!({"n": 1})))));
+    // The Surface's own first load is not a reload.
+    assert!(s.document_committed(&key).is_empty());
+    assert!(matches!(
+        s.handle_bridge(&key, READY).as_slice(),
+        [Effect::Ready(_), Effect::DeliverState { .. }]
+    ));
+    // The page reloads itself: a second document commits.
+    assert!(matches!(
+        s.document_committed(&key).as_slice(),
+        [Effect::Reloaded(k)] if *k == key
+    ));
+    // Patches during the reload coalesce to the latest and are not delivered yet.
+    assert!(s
+        .handle_inbound(&patch("p1", "w", json!({"n": 2})))
+        .is_empty());
+    assert!(s
+        .handle_inbound(&patch("p2", "w", json!({"n": 3})))
+        .is_empty());
+    match s.handle_bridge(&key, READY).as_slice() {
+        [Effect::Ready(_), Effect::DeliverState { state, .. }] => {
+            assert_eq!(state.to_json(), r#"{"n":3}"#);
+        }
+        other => panic!("the reloaded document gets its state after ready: {other:?}"),
+    }
+    // Exactly once: a second ready of the same document is a duplicate.
+    assert!(matches!(
+        s.handle_bridge(&key, READY).as_slice(),
+        [Effect::Dropped { .. }]
+    ));
+    assert_eq!(s.stats().reloads, 1);
+}
+
+#[test]
+fn r_ui_10_r_ui_12_a_reload_loop_closes_the_surface_with_its_reason() {
+    let (mut s, clock) = session_with(Limits::default());
+    let key = opened_key(&s.handle_inbound(&open("m1", "w", None)));
+    let max = Limits::default().max_documents_per_window;
+    // Five documents (the first load included) within the window are allowed.
+    for _ in 0..max {
+        let fx = s.document_committed(&key);
+        assert!(
+            !fx.iter().any(|e| matches!(e, Effect::Close { .. })),
+            "{fx:?}"
+        );
+        clock.0.set(clock.0.get() + Duration::from_millis(100));
+    }
+    // One more within 10 s closes it, and the agent hears why.
+    let fx = s.document_committed(&key);
+    assert!(matches!(
+        fx.first(),
+        Some(Effect::Close {
+            reason: CloseReason::Gone(GoneReason::ReloadLoop),
+            ..
+        })
+    ));
+    let sent = reply(&fx);
+    assert_eq!(sent["payload"]["event"], "close");
+    assert_eq!(sent["payload"]["data"], json!({"reason": "reload_loop"}));
+    assert!(!s.is_current(&key));
+}
+
+#[test]
+fn r_ui_10_reloads_spread_over_time_are_not_a_loop() {
+    let (mut s, clock) = session_with(Limits::default());
+    let key = opened_key(&s.handle_inbound(&open("m1", "w", None)));
+    for _ in 0..20 {
+        let fx = s.document_committed(&key);
+        assert!(
+            !fx.iter().any(|e| matches!(e, Effect::Close { .. })),
+            "{fx:?}"
+        );
+        clock.0.set(clock.0.get() + Duration::from_secs(3));
+    }
+    assert!(s.is_current(&key));
+}
+
+#[test]
+fn events_dropped_is_a_client_error_naming_the_instance_and_count_never_a_ui_event() {
+    let (mut s, key) = primed();
+    let fx = s.events_dropped(&key.instance, 7);
+    let sent = reply(&fx);
+    assert_eq!(sent["type"], "lineup.v1.client.error");
+    assert_eq!(sent["conversation_id"], "conv_01");
+    assert_eq!(sent["payload"]["code"], "events_dropped");
+    assert_eq!(sent["payload"]["in_reply_to"], Value::Null);
+    assert_eq!(sent["payload"]["instance_id"], "base");
+    assert_eq!(sent["payload"]["count"], 7);
+    assert!(s.is_current(&key), "reporting drops changes nothing");
 }

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use gtk::prelude::*;
-use lineup_host_core::CloseReason;
+use lineup_host_core::{CloseReason, GoneReason};
 use lineup_surface_runtime::DocumentOptions;
 use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
@@ -1165,10 +1165,21 @@ fn crash(h: &mut HostHarness) -> Outcome {
         .position(|n| *n == Note::Crashed(victim.clone()));
     let closed = notes
         .iter()
-        .position(|n| *n == Note::Closed(victim.clone(), CloseReason::Crashed));
+        .position(|n| *n == Note::Closed(victim.clone(), CloseReason::Gone(GoneReason::Crashed)));
     ensure!(
         matches!((crashed, closed), (Some(a), Some(b)) if a < b),
-        "expected notify_crashed, then notify_closed(Crashed): {notes:?}"
+        "expected notify_crashed, then notify_closed(Gone(Crashed)): {notes:?}"
+    );
+    // R-UI-12: the agent is told, never silently.
+    let closes: Vec<Value> = ui_events_in(&outbound_since(&t.rec, 0))
+        .into_iter()
+        .filter(|e| e["event"] == "close")
+        .collect();
+    ensure!(
+        closes.len() == 1
+            && closes[0]["instance_id"] == victim.instance.as_str()
+            && closes[0]["data"] == json!({"reason": "crashed"}),
+        "expected one close with reason crashed upstream: {closes:?}"
     );
     ensure!(
         t.host.view(&victim).is_none(),

@@ -62,6 +62,12 @@ pub trait HostDelegate {
         let _ = key;
     }
 
+    /// A Surface's page loaded a new document of its own (R-UI-10); it gets its state again
+    /// after its `ready`.
+    fn notify_reloaded(&mut self, key: &SurfaceKey) {
+        let _ = key;
+    }
+
     /// A Surface was closed, and why.
     fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
         let _ = (key, reason);

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, BundlePolicy, Clock, CloseReason, ConversationId, Effect, InstanceId, Limits,
-    Message, PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen,
+    display_title, BundlePolicy, Clock, CloseReason, ConversationId, Effect, GoneReason,
+    InstanceId, Limits, Message, PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen,
 };
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 use tao::dpi::LogicalSize;
@@ -512,7 +512,7 @@ impl Host {
                 if self.session.is_current(&key) {
                     self.delegate.notify_crashed(&key);
                 }
-                let effects = self.session.surface_crashed(&key);
+                let effects = self.session.surface_gone(&key, GoneReason::Crashed);
                 return self.apply(effects, None, target);
             }
             ViewEvent::IpcTooLarge { len } => {
@@ -609,6 +609,7 @@ impl Host {
                     self.open(open, target);
                 }
                 Effect::Ready(key) => self.delegate.notify_ready(&key),
+                Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
                 Effect::DeliverState { key, state } => {
                     if let Some(view) = self.view(&key) {
                         if let Err(e) = view.deliver_state(&state.to_json()) {
