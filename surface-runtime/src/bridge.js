@@ -1,20 +1,29 @@
 // The LineUpSurface bridge (R-UI-6): the one global a Surface may use to talk to its host.
 //
-// It runs before any guest code (R-UI-6a) and captures every primitive it needs at that moment, so a
-// guest that later replaces JSON.stringify, Array.prototype methods, Function.prototype.call or
-// Object.prototype.toJSON cannot change what the bridge posts. It is a convenience, not a boundary:
-// any frame can post to the host directly, and the host validates every message (R-SEC-4).
+// The host injects it as a WebKit user script into the top frame at document start, so it runs before
+// any guest code (R-UI-6a) and its text is not part of the page: neither document.scripts nor any
+// function's toString() shows the delivery key below. It captures every primitive it needs at that
+// moment, so a guest that later replaces JSON.stringify, JSON.parse, Array.prototype methods,
+// Function.prototype.call or Object.prototype.toJSON cannot change what the bridge posts or parses.
+// It is a convenience, not a boundary: any frame can post to the host directly, and the host
+// validates every message (R-SEC-4).
 //
 // Upstream messages, as strings:
 //   {"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<object>}
 //   {"namespace":"lineup.surface.v1","type":"resize","height":<number>}
 //   {"namespace":"lineup.surface.v1","type":"ready"}          (once, after the guest script ran)
-// Downstream: the host evaluates window.__lineupSurfaceDeliverState(<state object>) (R-UI-3).
+// Downstream: the host evaluates window.__lineupSurfaceDeliverState(<key>, <state as JSON text>)
+// (R-UI-3). The key is drawn at random for each webview and exists only in this script's closure
+// and in the host, so page code cannot feed itself states the agent never sent (R-UI-6); the text
+// is parsed with the JSON.parse captured here, so every key (__proto__ included) is an own data
+// property, in the agent's order.
 (function () {
   'use strict';
 
   var win = window;
   var NAMESPACE = 'lineup.surface.v1';
+  // Replaced by the host with 32 random hex digits before the script is injected.
+  var DELIVERY_KEY = '@@LINEUP_DELIVERY_KEY@@';
 
   var ObjectRef = Object;
   var objectCreate = ObjectRef.create;
@@ -36,6 +45,8 @@
   }
 
   var stringify = bindTo(JSON.stringify, JSON);
+  var parse = bindTo(JSON.parse, JSON);
+  var charCodeAt = String.prototype.charCodeAt;
   var setTimeoutRef = typeof win.setTimeout === 'function' ? bindTo(win.setTimeout, win) : null;
   var queueMicrotaskRef =
     typeof win.queueMicrotask === 'function' ? bindTo(win.queueMicrotask, win) : null;
@@ -147,6 +158,31 @@
     }
   }
 
+  // Compares every character, whatever the first difference, so timing says nothing of the key.
+  function isDeliveryKey(key) {
+    if (typeof key !== 'string' || key.length !== DELIVERY_KEY.length) {
+      return false;
+    }
+    var difference = 0;
+    for (var i = 0; i < key.length; i += 1) {
+      difference |= reflectApply(charCodeAt, key, [i]) ^ reflectApply(charCodeAt, DELIVERY_KEY, [i]);
+    }
+    return difference === 0;
+  }
+
+  function deliverJson(key, text) {
+    if (!isDeliveryKey(key) || typeof text !== 'string') {
+      return;
+    }
+    var state;
+    try {
+      state = parse(text);
+    } catch (ignored) {
+      return;
+    }
+    deliverState(state);
+  }
+
   function deliverState(state) {
     hasState = true;
     latestState = state;
@@ -229,7 +265,7 @@
   objectFreeze(api);
 
   objectDefineProperty(win, 'LineUpSurface', constant(api));
-  objectDefineProperty(win, '__lineupSurfaceDeliverState', constant(objectFreeze(deliverState)));
+  objectDefineProperty(win, '__lineupSurfaceDeliverState', constant(objectFreeze(deliverJson)));
 
   // `ready` goes out once the guest script has run: DOMContentLoaded follows every parser-inserted
   // script. The listener sits on window in the capture phase and is registered before any guest

@@ -1,49 +1,119 @@
-//! The `LineUpSurface` bridge script, kept as a real JavaScript file (R-UI-6).
+//! The `LineUpSurface` bridge script, kept as a real JavaScript file (R-UI-6), and the key that
+//! makes its state entry point the host's alone.
 
-/// The bridge's source, `src/bridge.js`.
+use std::fmt;
+
+/// The bridge's source, `src/bridge.js`, with the key placeholder still in it.
 const BRIDGE_JS: &str = include_str!("bridge.js");
 
-/// The bridge JavaScript that [`SurfaceDocument::assemble`](crate::SurfaceDocument::assemble)
-/// places before any guest code (R-UI-6, R-UI-6a).
+/// What `bridge.js` holds in place of the key.
+const KEY_PLACEHOLDER: &str = "@@LINEUP_DELIVERY_KEY@@";
+
+/// The secret of one webview's state entry point (R-UI-3, R-UI-6).
 ///
-/// It defines one non-writable, non-configurable global, `LineUpSurface`, a frozen object with
-/// `event(name, data)`, `onState(callback)` and `resize(height)`, and the host's state entry point
-/// `window.__lineupSurfaceDeliverState(state)`. It posts strings on wry's IPC channel
-/// (`window.webkit.messageHandlers.ipc` when present, else `window.ipc`):
+/// The host evaluates `window.__lineupSurfaceDeliverState(<key>, <state JSON>)`; the bridge
+/// ignores any call without the key. The key lives only in the bridge's closure, which the webview
+/// layer injects as a user script (never part of the document's text), and in the host, so page
+/// code — which can call the entry point, read `document.scripts` and any function's
+/// `toString()` — cannot feed its own Surface a state the agent never sent. Its `Debug` does not
+/// print it.
 ///
-/// - `{"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<data or {}>}`
-/// - `{"namespace":"lineup.surface.v1","type":"resize","height":<number>}`
-/// - `{"namespace":"lineup.surface.v1","type":"ready"}`, once, after the guest script has run.
-///
-/// The primitives it uses are captured before guest code runs, so a guest cannot change what it
-/// posts; but any frame can post to the channel directly, so the host validates every message
-/// itself (R-SEC-4).
-pub fn bridge_script() -> &'static str {
-    BRIDGE_JS
+/// ```
+/// use lineup_surface_runtime::DeliveryKey;
+/// let key = DeliveryKey::from_random_bytes([0x11; 16]);
+/// let script = key.bridge_script();
+/// assert!(script.contains("11111111111111111111111111111111"));
+/// assert_eq!(
+///     key.state_script(r#"{"__proto__":{"x":1}}"#),
+///     r#"window.__lineupSurfaceDeliverState("11111111111111111111111111111111","{\"__proto__\":{\"x\":1}}");"#
+/// );
+/// assert!(!format!("{key:?}").contains("1111"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct DeliveryKey(String);
+
+impl DeliveryKey {
+    /// Builds the key from 16 bytes the caller drew from a cryptographic random source; draw new
+    /// ones for every webview.
+    pub fn from_random_bytes(bytes: [u8; 16]) -> Self {
+        Self(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The bridge JavaScript for a webview whose state is delivered with this key: inject it into
+    /// the top frame at document start, before any guest code (R-UI-6, R-UI-6a).
+    ///
+    /// It defines one non-writable, non-configurable global, `LineUpSurface`, a frozen object with
+    /// `event(name, data)`, `onState(callback)` and `resize(height)`, and the host's state entry
+    /// point `window.__lineupSurfaceDeliverState(key, json)`. It posts strings on wry's IPC
+    /// channel (`window.webkit.messageHandlers.ipc` when present, else `window.ipc`):
+    ///
+    /// - `{"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<data or {}>}`
+    /// - `{"namespace":"lineup.surface.v1","type":"resize","height":<number>}`
+    /// - `{"namespace":"lineup.surface.v1","type":"ready"}`, once per document, after the guest
+    ///   script has run.
+    ///
+    /// The primitives it uses are captured before guest code runs, so a guest cannot change what
+    /// it posts; but any frame can post to the channel directly, so the host validates every
+    /// message itself (R-SEC-4).
+    pub fn bridge_script(&self) -> String {
+        BRIDGE_JS.replacen(KEY_PLACEHOLDER, &self.0, 1)
+    }
+
+    /// The script that hands `state_json`, the compact JSON text of the whole state, to the page's
+    /// subscribers. The text travels as a JavaScript string and is parsed by the `JSON.parse` the
+    /// bridge captured, so every member is an own data property (`__proto__` included), in the
+    /// agent's order (R-UI-3).
+    pub fn state_script(&self, state_json: &str) -> String {
+        // A JSON string literal is a JavaScript string literal (ES2019 allows U+2028/U+2029).
+        let text = serde_json::Value::String(state_json.to_owned()).to_string();
+        format!("window.__lineupSurfaceDeliverState(\"{}\",{text});", self.0)
+    }
+}
+
+impl fmt::Debug for DeliveryKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DeliveryKey(..)")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// R-UI-6a: the bridge sits in a `<script>` element, so it must not be able to end it.
+    fn key() -> DeliveryKey {
+        DeliveryKey::from_random_bytes([0xc3; 16])
+    }
+
     #[test]
-    fn r_ui_6a_bridge_cannot_end_its_script_element() {
-        let lower = bridge_script().to_ascii_lowercase();
-        assert!(!lower.contains("</script"));
-        assert!(!lower.contains("<!--"));
+    fn r_ui_6_the_key_replaces_the_placeholder_once() {
+        let script = key().bridge_script();
+        assert!(!script.contains(KEY_PLACEHOLDER));
+        assert_eq!(script.matches(&"c3".repeat(16)).count(), 1);
+        assert_eq!(BRIDGE_JS.matches(KEY_PLACEHOLDER).count(), 1);
     }
 
     #[test]
     fn r_ui_6_bridge_names_its_contract() {
-        let js = bridge_script();
+        let js = key().bridge_script();
         for needle in [
             "'LineUpSurface'",
             "'__lineupSurfaceDeliverState'",
             "'lineup.surface.v1'",
             "'DOMContentLoaded'",
+            "JSON.parse",
         ] {
             assert!(js.contains(needle), "bridge.js lacks {needle}");
         }
+    }
+
+    #[test]
+    fn r_ui_3_state_script_carries_the_json_text_as_a_string() {
+        let script = key().state_script("{\"a\":\"</script>\\u2028\u{2028}😀\"}");
+        let (_, argument) = script
+            .split_once(',')
+            .expect("two arguments: the key and the text");
+        let argument = argument.trim_end_matches(");");
+        let text: String = serde_json::from_str(argument).expect("a JSON string literal");
+        assert_eq!(text, "{\"a\":\"</script>\\u2028\u{2028}😀\"}");
     }
 }

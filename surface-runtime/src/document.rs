@@ -1,11 +1,10 @@
-//! Assembly of one Surface's document from its inline bundle and the bridge, with the headers it
+//! Assembly of one Surface's document from its inline bundle, with the headers it
 //! is served with (R-UI-6, R-UI-6a, R-SEC-2).
 
 use std::fmt;
 
 use lineup_host_core::InlineBundle;
 
-use crate::bridge::bridge_script;
 use crate::csp::ContentSecurityPolicy;
 use crate::headers::{security_headers, HTML_UTF8};
 
@@ -64,8 +63,10 @@ impl DangerousDocumentOptions {
 /// The assembled bytes and headers of one Surface's document.
 ///
 /// The document is `<!DOCTYPE html>` with, in order: the charset and viewport `<meta>`s, the
-/// bridge script (before any guest code), the bundle's `css` in a `<style>` in the head, its
-/// `html` as the body, and its `js` in a `<script>` after it (R-UI-6a). [`InlineBundle`] has
+/// bundle's `css` in a `<style>` in the head, its `html` as the body, and its `js` in a `<script>`
+/// after it (R-UI-6a). The bridge is not part of it: the webview layer injects
+/// [`DeliveryKey::bridge_script`](crate::DeliveryKey::bridge_script) as a user script that runs
+/// at document start, before any guest code, and that the page cannot read (R-UI-6). [`InlineBundle`] has
 /// already refused `</style` in `css` and `</script`/`<!--` in `js`, so neither can end its
 /// element early, and assembly cannot fail.
 #[derive(Clone, PartialEq, Eq)]
@@ -81,9 +82,7 @@ impl SurfaceDocument {
             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
         let html = [
             HEAD,
-            "<script>",
-            bridge_script(),
-            "</script><style>",
+            "<style>",
             bundle.css(),
             "</style></head><body>",
             bundle.html(),
@@ -137,30 +136,27 @@ mod tests {
     #[test]
     fn r_ui_6a_weather_document_golden() {
         let document = SurfaceDocument::assemble(&weather(), &DocumentOptions::default());
-        let expected = format!(
-            "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
+        let expected =             "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <script>{}</script>\
-             <style>main {{ padding: 16px }}</style></head>\
+             <style>main { padding: 16px }</style></head>\
              <body><main><button id='refresh'>刷新</button></main>\
-             <script>document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{{unit:'c'}})</script>\
-             </body></html>",
-            bridge_script()
-        );
+             <script>document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{unit:'c'})</script>\
+             </body></html>";
         assert_eq!(document.html(), expected);
     }
 
     #[test]
-    fn r_ui_6a_bridge_runs_before_any_guest_code() {
+    fn r_ui_6a_css_then_html_then_js_and_no_bridge_in_the_page() {
         let bundle = InlineBundle::new("<p id=h>x</p>", "p{}", "let guest = 1").expect("valid");
         let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
         let html = document.html();
         let at = |needle: &str| html.find(needle).expect(needle);
-        let bridge = at(bridge_script());
-        assert!(bridge < at("p{}"));
         assert!(at("p{}") < at("<p id=h>"));
         assert!(at("<p id=h>") < at("let guest = 1"));
-        assert_eq!(html.matches("<script>").count(), 2);
+        // R-UI-6: the bridge (and its delivery key) is a user script, never in the page's text.
+        assert_eq!(html.matches("<script>").count(), 1);
+        assert!(!html.contains("__lineupSurfaceDeliverState"));
+        assert!(!html.contains("LineUpSurface"));
     }
 
     #[test]
@@ -215,8 +211,8 @@ mod tests {
         assert_eq!(weak_doc.headers(), without.as_slice());
     }
 
-    /// R-UI-6a: whatever the bundle holds, the document has exactly the bridge's and the guest's
-    /// `<script>` elements and one `<style>`, because no part can close its element early.
+    /// R-UI-6a: whatever the bundle holds, the document has exactly the guest's `<script>`
+    /// element and one `<style>`, because no part can close its element early.
     #[test]
     fn r_ui_6a_bundle_parts_stay_inside_their_elements() {
         let cases = [
@@ -230,7 +226,7 @@ mod tests {
             let lower = document.html().to_ascii_lowercase();
             let head_end = lower.find("</head>").expect("head");
             assert_eq!(lower[..head_end].matches("</style").count(), 1, "{css}");
-            assert_eq!(lower[..head_end].matches("</script").count(), 1, "{css}");
+            assert_eq!(lower[..head_end].matches("</script").count(), 0, "{css}");
             let tail = format!("<script>{js}</script></body></html>");
             assert!(document.html().ends_with(&tail));
         }

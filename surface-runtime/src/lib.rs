@@ -9,7 +9,7 @@
 //! ```
 //! use lineup_host_core::InlineBundle;
 //! use lineup_surface_runtime::{
-//!     bridge_script, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
+//!     DeliveryKey, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
 //! };
 //!
 //! # fn main() -> Result<(), lineup_host_core::InvalidValue> {
@@ -19,7 +19,11 @@
 //!     "document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{unit:'c'})",
 //! )?;
 //! let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
-//! assert!(document.html().contains(bridge_script()));
+//! // The bridge is no part of the page: the webview layer injects it as a user script, with a
+//! // key of its own for the state entry point (R-UI-6).
+//! assert!(!document.html().contains("__lineupSurfaceDeliverState"));
+//! let bridge = DeliveryKey::from_random_bytes([0x3c; 16]).bridge_script();
+//! assert!(bridge.contains("'LineUpSurface'"));
 //!
 //! // The embedder draws the token's 16 bytes from a cryptographic random source.
 //! let server = SurfaceServer::new(SurfaceToken::from_random_bytes([0x5a; 16]), document);
@@ -49,7 +53,7 @@ mod headers;
 mod server;
 mod token;
 
-pub use bridge::bridge_script;
+pub use bridge::DeliveryKey;
 pub use csp::ContentSecurityPolicy;
 pub use document::{DangerousDocumentOptions, DocumentOptions, SurfaceDocument};
 pub use server::{Response, SurfaceServer, SCHEME};

@@ -6,7 +6,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use lineup_host_core::{BridgeMessage, Limits, BRIDGE_NAMESPACE};
-use lineup_surface_runtime::bridge_script;
+use lineup_surface_runtime::DeliveryKey;
+
+/// The key of the bridge copy under test; the harness gets it on its command line.
+const KEY: [u8; 16] = [0x7e; 16];
+
+fn bridge_script() -> String {
+    DeliveryKey::from_random_bytes(KEY).bridge_script()
+}
 
 /// What reaches the host in each scenario of the harness, line by line: `webkit`/`ipc` lines are
 /// strings posted on that channel, `record` lines come from guest code, `reported` lines are
@@ -40,6 +47,15 @@ ipc {"namespace":"lineup.surface.v1","type":"ready"}
 record no throw
 == bridge evaluated twice
 webkit {"namespace":"lineup.surface.v1","type":"ready"}
+== forged deliveries
+record key in sources false
+record state {"real":1}
+== state as sent
+record keys 10,b,__proto__,constructor,prototype,a,t
+record own __proto__ true
+record prototype is Object.prototype true
+record inherited x undefined
+record text 3 119070 8232
 == subscribe between two states
 record got 2
 record next got 2
@@ -48,8 +64,10 @@ record next got 2
 #[test]
 fn r_ui_6_bridge_posts_exact_messages_despite_a_tampering_guest() {
     let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bridge/harness.js");
+    let key: String = KEY.iter().map(|b| format!("{b:02x}")).collect();
     let mut child = match Command::new("node")
         .arg(&harness)
+        .arg(key)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

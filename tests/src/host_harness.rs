@@ -35,6 +35,8 @@ pub enum Note {
     Opened(SurfaceKey),
     /// `notify_ready`.
     Ready(SurfaceKey),
+    /// `notify_reloaded`.
+    Reloaded(SurfaceKey),
     /// `notify_closed`.
     Closed(SurfaceKey, CloseReason),
     /// `notify_crashed`.
@@ -260,6 +262,9 @@ impl HostDelegate for Recorder {
     }
     fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
         self.note(Note::Closed(key.clone(), reason.clone()));
+    }
+    fn notify_reloaded(&mut self, key: &SurfaceKey) {
+        self.note(Note::Reloaded(key.clone()));
     }
     fn notify_crashed(&mut self, key: &SurfaceKey) {
         self.note(Note::Crashed(key.clone()));

@@ -19,6 +19,10 @@ pub enum ViewEvent {
     },
     /// The document finished loading.
     LoadFinished,
+    /// The main frame committed the Surface's own document: its first load, or a reload the
+    /// page asked for (R-UI-10).
+    DocumentCommitted,
+
     /// The user asked to close the view's window (the window manager's `WM_DELETE_WINDOW`). The
     /// view stays open; the owner decides (R-UI-5).
     UserCloseRequested,

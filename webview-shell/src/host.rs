@@ -520,6 +520,11 @@ impl Host {
                 return self.apply(effects, None, target);
             }
             ViewEvent::LoadFinished => return,
+            ViewEvent::DocumentCommitted => {
+                let effects = self.session.document_committed(&key);
+                return self.apply(effects, None, target);
+            }
+
             ViewEvent::PageCloseAttempt => Refusal::PageClose,
             ViewEvent::NavigationRefused(url) => Refusal::Navigation(url),
             ViewEvent::NewWindowRefused(url) => Refusal::NewWindow(url),

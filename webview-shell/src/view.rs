@@ -34,12 +34,13 @@ impl SurfaceView {
         self.inner.url()
     }
 
-    /// Hands `state_json`, which must be a JSON object, to the page's bridge
-    /// (`window.__lineupSurfaceDeliverState`, R-UI-3). Only the main frame receives it.
+    /// Hands `state_json`, which must be a JSON object, to the bridge of the main frame's
+    /// document, which parses it with the `JSON.parse` it captured before any guest code ran, so
+    /// the page's subscribers get the state exactly as sent (R-UI-3). The entry point needs this
+    /// view's delivery key, which page code cannot learn (R-UI-6).
     pub fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
         let state = state_script_argument(state_json)?;
-        self.inner
-            .evaluate(&format!("window.__lineupSurfaceDeliverState({state});"))
+        self.inner.deliver_state(&state)
     }
 
     /// Moves and resizes the view: a child view within its parent, or the view's own window.
@@ -119,8 +120,7 @@ impl Drop for Slot {
     }
 }
 
-/// Checks that `state_json` is one JSON object and returns it as written: JSON is a JavaScript
-/// expression, so it can be passed to the page verbatim.
+/// Checks that `state_json` is one JSON object and returns its text without surrounding space.
 fn state_script_argument(state_json: &str) -> Result<String, ShellError> {
     let raw: Box<serde_json::value::RawValue> =
         serde_json::from_str(state_json).map_err(|e| ShellError::InvalidState {

@@ -9,6 +9,9 @@ const fs = require('node:fs');
 const vm = require('node:vm');
 
 const bridge = fs.readFileSync(0, 'utf8');
+// The delivery key the host put into this copy of the bridge (R-UI-6).
+const KEY = process.argv[2];
+assert.match(KEY, /^[0-9a-f]{32}$/);
 const out = [];
 const line = (text) => out.push(text);
 
@@ -84,8 +87,12 @@ function page({ webkit = true, ipc = true, readyState = 'loading' } = {}) {
         }
       }
     },
-    deliver(stateLiteral) {
-      run(`window.__lineupSurfaceDeliverState(${stateLiteral})`, 'host.js');
+    // What the host evaluates: the key, then the state's JSON text as a string (R-UI-3).
+    deliver(stateJson) {
+      run(
+        `window.__lineupSurfaceDeliverState(${JSON.stringify(KEY)}, ${JSON.stringify(stateJson)})`,
+        'host.js',
+      );
     },
   };
 }
@@ -230,6 +237,47 @@ const scenarios = {
     assert.equal(assertLocked(p).api, first.api);
     p.domContentLoaded();
     p.flushTimers();
+  },
+
+  // R-UI-6: page code can call the entry point, but without the key nothing is delivered; the
+  // key is in no function's source text.
+  'forged deliveries'() {
+    const p = page();
+    p.bridge();
+    p.guest(`
+      LineUpSurface.onState(function (s) { record('state ' + JSON.stringify(s)); });
+      var deliver = window.__lineupSurfaceDeliverState;
+      var wrong = ${JSON.stringify('0'.repeat(32))};
+      deliver(wrong, '{"forged":1}');
+      deliver({ forged: 1 });
+      deliver('{"forged":1}');
+      deliver(undefined, '{"forged":1}');
+      deliver(wrong.slice(1), '{"forged":1}');
+      var sources = [deliver, LineUpSurface.event, LineUpSurface.onState, LineUpSurface.resize]
+        .map(function (f) { return Function.prototype.toString.call(f); }).join('');
+      record('key in sources ' + (sources.indexOf(${JSON.stringify(KEY)}) >= 0));
+    `);
+    p.flushMicrotasks();
+    p.flushTimers();
+    p.deliver('{"real":1}');
+  },
+
+  // R-UI-3: the state is JSON data: every key is an own data property, in the agent's order
+  // (integer-like keys first, as JavaScript orders them), whatever the guest did to JSON.
+  'state as sent'() {
+    const p = page();
+    p.bridge();
+    p.guest(`
+      JSON.parse = function () { return { forged: true }; };
+      LineUpSurface.onState(function (s) {
+        record('keys ' + Object.keys(s).join(','));
+        record('own __proto__ ' + Object.prototype.hasOwnProperty.call(s, '__proto__'));
+        record('prototype is Object.prototype ' + (Object.getPrototypeOf(s) === Object.prototype));
+        record('inherited x ' + s.x);
+        record('text ' + s.t.length + ' ' + s.t.codePointAt(0) + ' ' + s.t.charCodeAt(2));
+      });
+    `);
+    p.deliver('{"b":1,"__proto__":{"x":1},"constructor":2,"prototype":3,"10":4,"a":5,"t":"\uD834\uDD1E\u2028"}');
   },
 
   // A subscriber added after a state arrived gets the newest state exactly once.

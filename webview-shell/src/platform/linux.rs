@@ -16,7 +16,7 @@ use std::rc::{Rc, Weak};
 use gtk::gdk;
 use gtk::glib::{self, prelude::*, translate::IntoGlib};
 use gtk::prelude::*;
-use lineup_surface_runtime::{SurfaceServer, SCHEME};
+use lineup_surface_runtime::{DeliveryKey, SurfaceServer, SCHEME};
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::event::WindowEvent;
 use tao::event_loop::EventLoopWindowTarget;
@@ -54,6 +54,9 @@ pub(crate) struct PlatformView {
     context: webkit2gtk::WebContext,
     queue: Rc<EventQueue>,
     url: String,
+    /// The secret of this view's state entry point; only the bridge user script and this view
+    /// know it (R-UI-6).
+    delivery: DeliveryKey,
 }
 
 impl PlatformView {
@@ -68,6 +71,10 @@ impl PlatformView {
     ) -> Result<Self, ShellError> {
         let queue = EventQueue::new(sink);
         let url = server.url();
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key)
+            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+        let delivery = DeliveryKey::from_random_bytes(key);
 
         let context = surface_context(config, server, &queue)?;
         // A blank view of the new context; the wry view is created as its related view, which
@@ -87,14 +94,14 @@ impl PlatformView {
                     .build(target)
                     .map_err(|e| ShellError::Platform(format!("cannot create a window: {e}")))?;
                 let vbox = window.default_vbox().ok_or(ShellError::NoContainer)?;
-                let webview = wry_builder(config, &seed, &queue, visible)
+                let webview = wry_builder(config, &seed, &queue, &delivery, visible)
                     .build_gtk(vbox)
                     .map_err(wry_error)?;
                 (Container::Window(Box::new(window)), webview)
             }
             Placement::Child { parent, bounds } => {
                 let fixed = child_container(parent)?;
-                let webview = wry_builder(config, &seed, &queue, visible)
+                let webview = wry_builder(config, &seed, &queue, &delivery, visible)
                     .with_bounds(wry_rect(bounds))
                     .build_gtk(&fixed)
                     .map_err(wry_error)?;
@@ -122,6 +129,7 @@ impl PlatformView {
             context,
             queue,
             url,
+            delivery,
         })
     }
 
@@ -130,9 +138,12 @@ impl PlatformView {
         &self.url
     }
 
-    /// Runs `script` in the page's main frame.
-    pub(crate) fn evaluate(&self, script: &str) -> Result<(), ShellError> {
-        self.webview.evaluate_script(script).map_err(wry_error)
+    /// Hands the state, one JSON object as compact text, to the bridge of the main frame's
+    /// document through its keyed entry point (R-UI-3, R-UI-6).
+    pub(crate) fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
+        self.webview
+            .evaluate_script(&self.delivery.state_script(state_json))
+            .map_err(wry_error)
     }
 
     /// Moves and resizes the view: the child view inside its parent, or the window.
@@ -286,12 +297,13 @@ fn serve(server: &SurfaceServer, request: &URISchemeRequest) {
     request.finish_with_response(&reply);
 }
 
-/// The wry side of the view: IPC into this view's queue, new windows refused, devtools as
-/// configured, autoplay off.
+/// The wry side of the view: the bridge as a user script of the top frame, IPC into this view's
+/// queue, new windows refused, devtools as configured, autoplay off.
 fn wry_builder<'a>(
     config: &ViewConfig,
     seed: &webkit2gtk::WebView,
     queue: &Rc<EventQueue>,
+    delivery: &DeliveryKey,
     visible: bool,
 ) -> WebViewBuilder<'a> {
     let ipc = Rc::downgrade(queue);
@@ -299,6 +311,9 @@ fn wry_builder<'a>(
     let windows = Rc::downgrade(queue);
     WebViewBuilder::new()
         .with_related_view(seed.clone())
+        // R-UI-6, R-UI-6a: runs at the start of every top-level document, before any guest
+        // code; a user script is not in the document, so the page cannot read its key.
+        .with_initialization_script_for_main_only(delivery.bridge_script(), true)
         // Not used while the view is related to the seed; ephemeral should that ever change.
         .with_incognito(true)
         .with_devtools(config.devtools())
@@ -429,10 +444,20 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     });
 
     let q = Rc::downgrade(queue);
-    view.connect_load_changed(move |_, event| {
-        if event == LoadEvent::Finished {
-            push(&q, ViewEvent::LoadFinished);
+    let document = url.to_owned();
+    view.connect_load_changed(move |view, event| match event {
+        // load-changed is the main frame's alone; same-document navigations (fragments,
+        // pushState) do not commit (R-UI-10).
+        LoadEvent::Committed => {
+            let uri = view.uri().map(|u| u.to_string()).unwrap_or_default();
+            if same_document(&document, &uri) {
+                push(&q, ViewEvent::DocumentCommitted);
+            } else {
+                tracing::warn!(%uri, "the main frame committed a document that is not the surface's");
+            }
         }
+        LoadEvent::Finished => push(&q, ViewEvent::LoadFinished),
+        _ => {}
     });
     let q = Rc::downgrade(queue);
     view.connect_web_process_terminated(move |_, reason| {
@@ -499,8 +524,12 @@ fn navigation_uri(decision: &PolicyDecision) -> Option<String> {
 /// R-SEC-2a: the document itself (a `#fragment` changes nothing), and `about:srcdoc` or
 /// `about:blank`, which WebKit asks about for subframes without saying which frame asks.
 fn navigation_allowed(document: &str, uri: &str) -> bool {
-    let without_fragment = uri.split_once('#').map_or(uri, |(before, _)| before);
-    without_fragment == document || uri == "about:srcdoc" || uri == "about:blank"
+    same_document(document, uri) || uri == "about:srcdoc" || uri == "about:blank"
+}
+
+/// Whether `uri` is the Surface's document, whatever its fragment.
+fn same_document(document: &str, uri: &str) -> bool {
+    uri.split_once('#').map_or(uri, |(before, _)| before) == document
 }
 
 /// Whether a drag started in this very view.

@@ -37,7 +37,7 @@ impl PlatformView {
         match self.never {}
     }
 
-    pub(crate) fn evaluate(&self, _script: &str) -> Result<(), ShellError> {
+    pub(crate) fn deliver_state(&self, _state_json: &str) -> Result<(), ShellError> {
         match self.never {}
     }
 

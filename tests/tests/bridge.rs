@@ -1,0 +1,499 @@
+//! The host → page path in a real WebKitGTK webview under Xvfb: the state reaches `onState`
+//! exactly as the agent sent it (R-UI-3), only the host can deliver it (R-UI-6), a page that
+//! reloads itself gets its state again (R-UI-10) and is bounded when it loops (R-UI-12), and the
+//! main frame only ever shows the Surface's own document (R-SEC-2, R-SEC-2a). Every negative
+//! check has a positive control in the same scenario.
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+use std::time::Duration;
+
+use lineup_host_core::{CloseReason, GoneReason, Limits};
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::host_harness::{test_app, HostHarness, Note, TestHost};
+use lineup_tests::runner::Outcome;
+use lineup_webview_shell::{HostBuilder, Refusal};
+use serde_json::{json, Map, Value};
+
+fn main() {
+    let _home = private_home("bridge");
+    let mut h = HostHarness::start();
+    h.run(
+        "r_ui_3_state_arrives_as_sent_own_keys_order_depth_and_unicode",
+        state_as_sent,
+    );
+    h.run(
+        "r_ui_6_page_code_cannot_deliver_a_state_through_the_host_path",
+        forged_delivery,
+    );
+    h.run(
+        "r_ui_10_a_reload_gets_the_current_state_exactly_once_and_fragments_are_not_reloads",
+        reload,
+    );
+    h.run(
+        "r_ui_10_r_ui_12_a_reload_loop_is_closed_with_reason_reload_loop",
+        reload_loop,
+    );
+    h.run(
+        "r_sec_2a_main_frame_navigations_away_are_refused_and_the_page_stays_patchable",
+        main_frame_navigation,
+    );
+    h.run(
+        "r_ui_12_a_surface_whose_main_frame_goes_to_about_blank_is_reported_crashed_upstream",
+        about_blank,
+    );
+    h.finish();
+}
+
+fn new_host(h: &mut HostHarness) -> Result<TestHost, String> {
+    h.host(HostBuilder::new())
+}
+
+/// `n` nested objects `{"d": {"d": … {}}}`.
+fn nested(n: usize) -> Value {
+    let mut value = json!({});
+    for _ in 1..n {
+        value = json!({ "d": value });
+    }
+    value
+}
+
+/// R-UI-3: every key an own data property (`__proto__`, `constructor`, `prototype` included),
+/// in the agent's order as far as JavaScript keeps it (integer-like keys first), non-BMP text and
+/// U+2028 intact, nesting at the envelope's depth limit.
+fn state_as_sent(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    // Envelope (1) → payload (2) → state (3) → deep (4 …): `deep` may hold this many objects.
+    let deep_levels = Limits::default().max_depth - 3;
+    let mut state = Map::new();
+    state.insert("b".into(), json!(1));
+    state.insert("__proto__".into(), json!({ "x": 1 }));
+    state.insert("constructor".into(), json!({ "y": 2 }));
+    state.insert("prototype".into(), json!(3));
+    state.insert("10".into(), json!("ten"));
+    state.insert("2".into(), json!("two"));
+    state.insert("text".into(), json!("𝄞😀\u{2028}北京"));
+    state.insert("deep".into(), nested(deep_levels));
+    let state = Value::Object(state);
+    let js = r#"
+        function depth(o) { var n = 0; while (o && typeof o === 'object') { n += 1; o = o.d; } return n; }
+        function describe(s) {
+          return {
+            keys: Object.keys(s),
+            own_proto: Object.prototype.hasOwnProperty.call(s, '__proto__'),
+            object_prototype: Object.getPrototypeOf(s) === Object.prototype,
+            inherited_x: s.x === undefined ? null : s.x,
+            proto_member: JSON.stringify(Object.getOwnPropertyDescriptor(s, '__proto__') ? s['__proto__'] : null),
+            text: s.text === undefined ? null : s.text,
+            depth: depth(s.deep),
+            json: JSON.stringify(s)
+          };
+        }
+        // The positive control: an object literal, as the state used to be injected, gives a
+        // prototype instead of a key, which the checks below would see.
+        var literal = {"__proto__": {"x": 1}, "a": 2};
+        post('literal', describe(literal));
+        LineUpSurface.onState(function (s) { post('state', describe(s)); });
+    "#;
+    h.open(
+        &mut t,
+        "s",
+        test_app("fidelity", "<p>fidelity</p>", js),
+        Some(state.clone()),
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("s", "state") >= 1
+            && rec.count("s", "literal") >= 1),
+        "no state or control report: {:?}",
+        t.rec.notes()
+    );
+    let control = t.rec.data("s", "literal")[0].clone();
+    ensure!(
+        control["keys"] == json!(["a"]) && control["inherited_x"] == 1,
+        "the positive control should show an object literal losing its __proto__ key: {control}"
+    );
+    let got = t.rec.data("s", "state")[0].clone();
+    let expected_keys = json!([
+        "2",
+        "10",
+        "b",
+        "__proto__",
+        "constructor",
+        "prototype",
+        "text",
+        "deep"
+    ]);
+    ensure!(
+        got["keys"] == expected_keys,
+        "keys {} ≠ {expected_keys}",
+        got["keys"]
+    );
+    ensure!(
+        got["own_proto"] == true && got["object_prototype"] == true && got["inherited_x"].is_null(),
+        "__proto__ must be an own data property and the prototype untouched: {got}"
+    );
+    ensure!(
+        got["proto_member"] == r#"{"x":1}"#,
+        "the __proto__ member is {}",
+        got["proto_member"]
+    );
+    ensure!(
+        got["text"] == "𝄞😀\u{2028}北京",
+        "text arrived as {}",
+        got["text"]
+    );
+    ensure!(
+        got["depth"] == deep_levels,
+        "nesting arrived {} deep, sent {deep_levels}",
+        got["depth"]
+    );
+    let reparsed: Value = serde_json::from_str(got["json"].as_str().unwrap_or("null"))
+        .map_err(|e| format!("the page's JSON.stringify is not JSON: {e}"))?;
+    ensure!(
+        reparsed == state,
+        "the state re-serialized by the page differs from what was sent: {reparsed}"
+    );
+    h.shut_down(t)
+}
+
+/// R-UI-6: the page tries the entry point with and without guessed keys, looks for the key in
+/// `document.scripts`, the document's markup and the bridge functions' `toString()`, and a srcdoc
+/// subframe tries too; only the agent's states ever reach `onState`.
+fn forged_delivery(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    let js = r#"
+        LineUpSurface.onState(function (s) { post('state', s); });
+        var forged = '{"forged":1}';
+        var attempts = 0;
+        function attempt(f) { attempts += 1; try { f(); } catch (ignored) {} }
+        var deliver = window.__lineupSurfaceDeliverState;
+        attempt(function () { deliver({ forged: 1 }); });
+        attempt(function () { deliver(forged); });
+        attempt(function () { deliver(null, forged); });
+        attempt(function () { deliver('00000000000000000000000000000000', forged); });
+        Object.getOwnPropertyNames(window).forEach(function (name) {
+          if (/lineup|deliver/i.test(name) && typeof window[name] === 'function') {
+            attempt(function () { window[name](forged); });
+            attempt(function () { window[name]({ forged: 1 }); });
+          }
+        });
+        var texts = [document.documentElement.outerHTML, String(location.href)];
+        for (var i = 0; i < document.scripts.length; i += 1) { texts.push(document.scripts[i].textContent); }
+        [deliver, LineUpSurface.event, LineUpSurface.onState, LineUpSurface.resize].forEach(function (f) {
+          texts.push(Function.prototype.toString.call(f));
+        });
+        var candidates = texts.join('\n').match(/[0-9a-fA-F]{32}/g) || [];
+        candidates.forEach(function (k) { attempt(function () { deliver(k, forged); }); });
+        // The bridge's own text (it defines the entry point) is nowhere in the page.
+        var pageText = texts.slice(0, texts.length - 4).join('\n');
+        var bridgeText = pageText.indexOf('objectDefine' + 'Property') >= 0 || pageText.indexOf('DELIVERY' + '_KEY') >= 0;
+        post('tried', { attempts: attempts, candidates: candidates.length, bridge_text_visible: bridgeText });
+        var frame = document.createElement('iframe');
+        frame.srcdoc = '<script>' +
+          'try { parent.__lineupSurfaceDeliverState(\'{"forged":1}\'); } catch (e) {}' +
+          'try { window.webkit.messageHandlers.ipc.postMessage(JSON.stringify({namespace: "lineup.surface.v1", type: "event", event: "subframe", data: {}})); } catch (e) {}' +
+          '<' + '/script>';
+        document.body.appendChild(frame);
+    "#;
+    h.open(
+        &mut t,
+        "f",
+        test_app("forge", "<p>forge</p>", js),
+        Some(json!({ "n": 1 })),
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("f", "tried") == 1
+            && rec.count("f", "subframe") == 1
+            && rec.count("f", "state") >= 1),
+        "the page's attempts, its subframe or its first state did not report: {:?}",
+        t.rec.notes()
+    );
+    let tried = t.rec.data("f", "tried")[0].clone();
+    ensure!(
+        tried["attempts"].as_u64().unwrap_or(0) >= 5
+            && tried["candidates"].as_u64().unwrap_or(0) >= 1,
+        "the page did not really try: {tried}"
+    );
+    ensure!(
+        tried["bridge_text_visible"] == false,
+        "the bridge's text is readable by the page: {tried}"
+    );
+    // The positive control: the agent's patch reaches the very listener the forgeries aimed at.
+    t.send(t.agent.patch("f", json!({ "n": 2 })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("f", "state") >= 2),
+        "the agent's patch never arrived"
+    );
+    h.settle(&mut t, Duration::from_millis(300));
+    let states = t.rec.data("f", "state");
+    ensure!(
+        states == vec![json!({ "n": 1 }), json!({ "n": 2 })],
+        "onState saw a state the agent never sent: {states:?}"
+    );
+    h.shut_down(t)
+}
+
+/// The script of a page that reports each state with an id of its document and how it was loaded,
+/// and acts on the state's instructions.
+const RELOADING_PAGE: &str = r#"
+    var doc = Math.random().toString(36).slice(2);
+    var entry = performance.getEntriesByType('navigation')[0];
+    var kind = entry ? entry.type : 'unknown';
+    LineUpSurface.onState(function (s) {
+      post('state', { doc: doc, kind: kind, n: s.n });
+      if (s.reload && kind === 'navigate') { location.reload(); }
+      if (s.hash) { location.hash = 'h' + s.n; }
+      if (s.push) { try { history.pushState(null, '', '#p' + s.n); } catch (e) { post('push_failed', { m: String(e) }); } }
+      if (s.go) { try { location.href = s.go; } catch (e) { post('go_failed', { m: String(e) }); } }
+    });
+"#;
+
+fn reloads(t: &TestHost) -> usize {
+    t.rec
+        .notes()
+        .iter()
+        .filter(|n| matches!(n, Note::Reloaded(_)))
+        .count()
+}
+
+/// R-UI-10: `location.reload()` commits a new document, which gets the current state after its
+/// `ready`, exactly once; the embedder hears of it; a fragment change and `pushState` are no
+/// reloads (the positive control that the reload detection is not just "any navigation").
+fn reload(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    h.open(
+        &mut t,
+        "r",
+        test_app("reload", "<p>reload</p>", RELOADING_PAGE),
+        Some(json!({ "n": 1 })),
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("r", "state") == 1),
+        "no first state"
+    );
+    let first = t.rec.data("r", "state")[0]["doc"].clone();
+    // Same-document navigations.
+    t.send(t.agent.patch("r", json!({ "n": 2, "hash": true })))?;
+    t.send(t.agent.patch("r", json!({ "n": 3, "push": true })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("r", "state") == 3),
+        "the patches before the reload did not arrive: {:?}",
+        t.rec.data("r", "state")
+    );
+    h.settle(&mut t, Duration::from_millis(500));
+    ensure!(
+        reloads(&t) == 0,
+        "a fragment change or pushState was taken for a reload"
+    );
+    // The reload.
+    t.send(t.agent.patch("r", json!({ "n": 4, "reload": true })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("r", "state")
+            .iter()
+            .any(|s| s["doc"] != first)),
+        "the reloaded document never got a state: {:?}",
+        t.rec.data("r", "state")
+    );
+    h.settle(&mut t, Duration::from_millis(800));
+    let second: Vec<Value> = t
+        .rec
+        .data("r", "state")
+        .into_iter()
+        .filter(|s| s["doc"] != first)
+        .collect();
+    ensure!(
+        second.len() == 1 && second[0]["n"] == 4 && second[0]["kind"] == "reload",
+        "the reloaded document should get the current state once: {second:?}"
+    );
+    ensure!(
+        reloads(&t) == 1,
+        "the embedder heard {} reloads",
+        reloads(&t)
+    );
+    // Still patchable.
+    t.send(t.agent.patch("r", json!({ "n": 5 })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("r", "state")
+            .iter()
+            .any(|s| s["n"] == 5 && s["doc"] != first)),
+        "the reloaded document does not take patches"
+    );
+    h.shut_down(t)
+}
+
+/// R-UI-10, R-UI-12: a page that reloads itself on every state is closed once its main frame
+/// has committed more documents than the limit allows, and the agent is told why; a second
+/// Surface beside it keeps answering.
+fn reload_loop(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    let looping = "LineUpSurface.onState(function () { post('loaded', {}); location.reload(); });";
+    h.open(
+        &mut t,
+        "other",
+        test_app(
+            "steady",
+            "<p>steady</p>",
+            "LineUpSurface.onState(function (s) { post('state', s); });",
+        ),
+        Some(json!({ "n": 1 })),
+    )?;
+    h.open(
+        &mut t,
+        "loop",
+        test_app("loop", "<p>loop</p>", looping),
+        None,
+    )?;
+    let key = t.key("loop").ok_or("no key for the looping Surface")?;
+    ensure!(
+        h.wait(&mut t, |_, rec| !rec.closed(&key).is_empty()),
+        "the reload loop was never closed: {} loads",
+        t.rec.count("loop", "loaded")
+    );
+    ensure!(
+        t.rec.closed(&key) == vec![CloseReason::Gone(GoneReason::ReloadLoop)],
+        "closed as {:?}",
+        t.rec.closed(&key)
+    );
+    let loads = t.rec.count("loop", "loaded");
+    let max = Limits::default().max_documents_per_window;
+    ensure!(
+        loads >= max - 1 && loads <= max,
+        "{loads} documents loaded before the close; the limit is {max} documents"
+    );
+    let closes = t
+        .rec
+        .ui_events_where(|p| p["instance_id"] == "loop" && p["event"] == "close");
+    ensure!(
+        closes.len() == 1 && closes[0]["data"] == json!({ "reason": "reload_loop" }),
+        "the agent should hear one close with reason reload_loop: {closes:?}"
+    );
+    t.send(t.agent.patch("other", json!({ "n": 2 })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("other", "state") == 2),
+        "the other Surface stopped answering"
+    );
+    h.shut_down(t)
+}
+
+/// R-SEC-2, R-SEC-2a: the page sends its main frame to the web and to another Surface's host;
+/// each navigation is refused and reported, and the Surface stays alive and answers a patch.
+/// Positive controls: a fragment navigation is allowed, and a srcdoc subframe loads and posts.
+fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    let js = format!(
+        "{RELOADING_PAGE}
+        var post_from = '<script>window.webkit.messageHandlers.ipc.postMessage(JSON.stringify({{namespace: \"lineup.surface.v1\", type: \"event\", event: \"NAME\", data: {{}}}}));<' + '/script>';
+        // R-SEC-2a: a srcdoc subframe loads and posts: the positive control.
+        var srcdoc = document.createElement('iframe');
+        srcdoc.srcdoc = post_from.replace('NAME', 'subframe');
+        document.body.appendChild(srcdoc);"
+    );
+    h.open(
+        &mut t,
+        "n",
+        test_app("navigate", "<p>navigate</p>", &js),
+        Some(json!({ "n": 0 })),
+    )?;
+    let key = t.key("n").ok_or("no key")?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("n", "subframe") >= 1
+            && rec.count("n", "state") >= 1),
+        "the srcdoc subframe (positive control) did not post: {:?}",
+        t.rec.notes()
+    );
+    let targets = [
+        "#fragment",
+        "https://example.invalid/",
+        "lineup-surface://00112233445566778899aabbccddeeff/",
+    ];
+    for (i, target) in targets.iter().enumerate() {
+        let n = 10 * (i as u64 + 1);
+        t.send(t.agent.patch("n", json!({ "n": n, "go": target })))?;
+        h.settle(&mut t, Duration::from_millis(700));
+        t.send(t.agent.patch("n", json!({ "n": n + 1 })))?;
+        let answered = h.wait(&mut t, |_, rec| {
+            rec.data("n", "state").iter().any(|s| s["n"] == n + 1)
+        });
+        ensure!(
+            answered,
+            "after location = {target:?} the Surface no longer answers a patch: crashed {}, closed {:?}, refused {:?}",
+            t.rec.crashed(&key),
+            t.rec.closed(&key),
+            t.rec.refusals(&key)
+        );
+        ensure!(
+            t.rec.crashed(&key) == 0 && t.rec.closed(&key).is_empty(),
+            "after location = {target:?} the Surface crashed or closed: {:?}",
+            t.rec.notes()
+        );
+        let refused = t
+            .rec
+            .refusals(&key)
+            .iter()
+            .any(|r| matches!(r, Refusal::Navigation(_)));
+        if i == 0 {
+            ensure!(!refused, "the fragment navigation was refused");
+        }
+    }
+    let refusals = t.rec.refusals(&key);
+    ensure!(
+        refusals
+            .iter()
+            .filter(|r| matches!(r, Refusal::Navigation(_)))
+            .count()
+            == 2,
+        "the navigations away were not reported refused: {refusals:?}"
+    );
+    h.shut_down(t)
+}
+
+/// R-UI-12: WebKitGTK 2.50 does not say which frame a navigation decision is for, so `about:blank`
+/// and `about:srcdoc` stay allowed for subframes (R-SEC-2a), and a main frame sent there takes its
+/// web process down. Such a Surface is never lost silently: the agent gets one `close` with
+/// reason `crashed`, and a Surface beside it keeps answering.
+fn about_blank(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    h.open(
+        &mut t,
+        "other",
+        test_app(
+            "steady",
+            "<p>steady</p>",
+            "LineUpSurface.onState(function (s) { post('state', s); });",
+        ),
+        Some(json!({ "n": 1 })),
+    )?;
+    h.open(
+        &mut t,
+        "blank",
+        test_app("blank", "<p>blank</p>", RELOADING_PAGE),
+        Some(json!({ "n": 1 })),
+    )?;
+    let key = t.key("blank").ok_or("no key")?;
+    t.send(
+        t.agent
+            .patch("blank", json!({ "n": 2, "go": "about:blank" })),
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| !rec.closed(&key).is_empty()),
+        "the Surface neither stayed nor was reported gone"
+    );
+    let closes = t
+        .rec
+        .ui_events_where(|p| p["instance_id"] == "blank" && p["event"] == "close");
+    ensure!(
+        t.rec.closed(&key) == vec![CloseReason::Gone(GoneReason::Crashed)]
+            && closes.len() == 1
+            && closes[0]["data"] == json!({ "reason": "crashed" }),
+        "expected one close with reason crashed: {closes:?}, {:?}",
+        t.rec.closed(&key)
+    );
+    t.send(t.agent.patch("other", json!({ "n": 2 })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("other", "state") == 2),
+        "the other Surface stopped answering"
+    );
+    h.shut_down(t)
+}
