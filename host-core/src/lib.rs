@@ -63,9 +63,9 @@ pub use json::JsonObject;
 pub use limits::Limits;
 pub use markdown::sanitize_markdown;
 pub use message::{
-    AppCall, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory, DeclaredSurface,
-    Direction, Envelope, InlineApp, InstalledSurface, InventoryApp, Message, Party, Payload,
-    StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
+    AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,
+    DeclaredSurface, Direction, Envelope, InlineApp, InstalledSurface, InventoryApp, Message,
+    Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
     PROTOCOL_VERSION,
 };
 pub use session::{
