@@ -47,6 +47,7 @@ mod json;
 mod limits;
 mod markdown;
 mod message;
+mod redact;
 mod session;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
@@ -68,6 +69,7 @@ pub use message::{
     Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
     PROTOCOL_VERSION,
 };
+pub use redact::{leaked_form, Fingerprint};
 pub use session::{
     BundlePolicy, Clock, CloseReason, Effect, Generation, GoneReason, Session, SessionConfig,
     Stats, SurfaceKey, SurfaceOpen,

@@ -1162,3 +1162,58 @@ fn events_dropped_is_a_client_error_naming_the_instance_and_count_never_a_ui_eve
     assert_eq!(sent["payload"]["count"], 7);
     assert!(s.is_current(&key), "reporting drops changes nothing");
 }
+
+/// Logs reach journald: `Debug` of whatever holds guest code, agent state or event data prints a
+/// length and a digest, never the bytes in any form (raw, escaped, as a byte list, hex, base64).
+#[test]
+fn debug_never_prints_guest_code_agent_state_or_event_data() {
+    const SECRET: &str = "zQ7\"secret-state-Ω";
+    let mut s = session();
+    let mut a = app(&format!("<p>{SECRET}</p>"));
+    a["css"] = json!(format!("p::after {{ content: '{SECRET}' }}"));
+    a["js"] = json!(format!("let s = '{SECRET}';"));
+    let open_bytes = envelope(
+        "m1",
+        "ui.open",
+        json!({"instance_id": "w", "app": a, "state": {"s": SECRET}}),
+    );
+    let call_bytes = envelope(
+        "m2",
+        "app.call",
+        json!({"call_id": "c1", "capability": "x.y", "reason": "r",
+            "expires_at": "2026-08-02T12:10:00Z", "arguments": {"s": SECRET}}),
+    );
+    let mut shown = Vec::new();
+    for bytes in [&open_bytes, &call_bytes] {
+        let message = decode(bytes, &Limits::default()).unwrap();
+        // Positive control: the secret is in the message, and would show in its JSON.
+        assert!(message.to_json().contains("secret-state"));
+        shown.push(format!("{message:?}"));
+        shown.push(format!("{message:#?}"));
+    }
+    let fx = s.handle_inbound(&open_bytes);
+    let key = opened_key(&fx);
+    shown.push(format!("{fx:?}"));
+    shown.push(format!("{:?}", s.handle_bridge(&key, READY)));
+    shown.push(format!(
+        "{:?}",
+        s.handle_inbound(&patch("p1", "w", json!({"s": SECRET})))
+    ));
+    let event = bridge_event("go", &json!({"s": SECRET}).to_string());
+    shown.push(format!(
+        "{:?}",
+        lineup_host_core::BridgeMessage::decode(&event, &Limits::default()).unwrap()
+    ));
+    shown.push(format!("{:?}", s.handle_bridge(&key, &event)));
+    for text in &shown {
+        assert!(text.contains("bytes"), "a length is shown: {text}");
+        assert_eq!(
+            lineup_host_core::leaked_form(text, SECRET),
+            None,
+            "Debug printed the secret: {text}"
+        );
+    }
+    // Positive control of the check: the derived Debug of the same data would have leaked it.
+    let leaky = format!("{:?}", json!({"s": SECRET}));
+    assert!(lineup_host_core::leaked_form(&leaky, SECRET).is_some());
+}
