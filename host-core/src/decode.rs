@@ -233,8 +233,12 @@ fn field_error(path: &str, inner: &str, message_type: &str, object: &Value) -> P
         }
         _ => parent.to_owned(),
     };
-    let value = match shown_value(object, parent) {
-        Some(value) if !inner.contains(&value) => format!(" = {value}"),
+    // Guest code is never echoed: its errors name the offending sequence themselves.
+    let is_code = [".html", ".css", ".js"]
+        .iter()
+        .any(|end| field.ends_with(end));
+    let value = match shown_value(object, &field) {
+        Some(value) if !is_code && !inner.contains(&value) => format!(" = {value}"),
         _ => String::new(),
     };
     ProtocolError::new(

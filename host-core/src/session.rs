@@ -929,7 +929,12 @@ impl Session {
                         Status::Unsupported
                     },
                     result: None,
-                    message: Some(err.to_string()),
+                    // The message names the rule; most already do, the rest get it appended.
+                    message: Some(if err.message.contains("(R-") {
+                        err.message.clone()
+                    } else {
+                        err.to_string()
+                    }),
                     error: failed.then(|| AppError {
                         code: err.code,
                         field: err.field.clone(),

@@ -457,7 +457,7 @@ fn r_env_5_a_malformed_app_call_with_a_readable_call_id_gets_a_failed_app_result
             |m| m["payload"]["capability"] = json!("9 lives"),
             "invalid_field",
             "payload.capability",
-            &["payload.capability", "\"9 lives\"", "R-CAP-4"],
+            &["payload.capability", "\"9 lives\"", "R-CAP-2"],
         ),
         (
             "wrong v",
