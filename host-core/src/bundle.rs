@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use crate::ids::{shorten, InvalidValue};
+use crate::redact::Fingerprint;
 
 /// An inline Surface bundle whose parts can be placed into one document without breaking out of
 /// their element (R-UI-6a).
@@ -122,10 +123,11 @@ impl InlineBundle {
 
 impl fmt::Debug for InlineBundle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Guest code: a length and a digest per part, never the text (logs reach journald).
         f.debug_struct("InlineBundle")
-            .field("html_bytes", &self.html.len())
-            .field("css_bytes", &self.css.len())
-            .field("js_bytes", &self.js.len())
+            .field("html", &Fingerprint::of(&self.html))
+            .field("css", &Fingerprint::of(&self.css))
+            .field("js", &Fingerprint::of(&self.js))
             .finish()
     }
 }

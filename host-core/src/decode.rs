@@ -5,8 +5,8 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::{ErrorCode, ProtocolError};
-use crate::ids::{CallId, ConversationId, MessageId};
+use crate::error::{ErrorCode, ProtocolError, Readable};
+use crate::ids::{shorten, CallId, ConversationId, MessageId};
 use crate::json::{nesting_depth, parse_strict};
 use crate::limits::Limits;
 use crate::message::{
@@ -16,7 +16,8 @@ use crate::message::{
 
 /// Decodes one envelope from untrusted bytes within `limits`.
 ///
-/// Refusals carry the field, the limit and the `id` of the envelope when it could be read.
+/// Refusals carry the field, the limit and, as far as they could be read, the `id` and the
+/// `conversation_id` of the envelope, and the `call_id` of an `app.call` (R-ENV-5).
 ///
 /// ```
 /// use lineup_host_core::{decode, ErrorCode, Limits, Message};
@@ -68,11 +69,38 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Message, ProtocolError> {
             "envelope must be a JSON object",
         ));
     };
-    let id = object
-        .get("id")
-        .and_then(Value::as_str)
-        .and_then(|s| MessageId::try_from(s).ok());
-    decode_object(object, limits).map_err(|e| e.in_reply_to(id))
+    let readable = readable(&object);
+    decode_object(object, limits).map_err(|e| e.about(readable))
+}
+
+/// Reads, leniently, what addresses the answer to `object` should it be refused: each member
+/// that is present and valid on its own, whatever else is wrong (R-ENV-5).
+fn readable(object: &Map<String, Value>) -> Readable {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    let message_type = text(object.get("type")).unwrap_or_default();
+    let call_id = if answered_by_app_result(&message_type) {
+        text(object.get("payload").and_then(|p| p.get("call_id")))
+            .and_then(|s| CallId::try_from(s).ok())
+    } else {
+        None
+    };
+    Readable {
+        id: text(object.get("id")).and_then(|s| MessageId::try_from(s).ok()),
+        conversation_id: text(object.get("conversation_id"))
+            .and_then(|s| ConversationId::try_from(s).ok()),
+        call_id,
+    }
+}
+
+/// Whether a refused message of this type is answered with `app.result` when its `call_id` can be
+/// read: an `app.call`, or a `lineup.v1.app.*` type this host does not know (R-ENV-3, R-ENV-5).
+/// The known client-to-agent `app.*` types are not calls and get `client.error`.
+fn answered_by_app_result(message_type: &str) -> bool {
+    message_type == AppCall::TYPE
+        || (message_type.starts_with("lineup.v1.app.")
+            && !Message::TYPES
+                .iter()
+                .any(|(known, _)| *known == message_type))
 }
 
 fn decode_object(object: Map<String, Value>, limits: &Limits) -> Result<Message, ProtocolError> {
@@ -91,22 +119,22 @@ fn decode_object(object: Map<String, Value>, limits: &Limits) -> Result<Message,
     let object = Value::Object(object);
     let message = match message_type.as_str() {
         UiOpen::TYPE => {
-            let env: Envelope<UiOpen> = typed(object)?;
+            let env: Envelope<UiOpen> = typed(&object)?;
             check_bundle_size(&env.payload, limits)?;
             Message::UiOpen(env)
         }
         UiPatch::TYPE => {
             check_patch_has_no_code(&object)?;
-            Message::UiPatch(typed(object)?)
+            Message::UiPatch(typed(&object)?)
         }
-        UiClose::TYPE => Message::UiClose(typed(object)?),
-        AppCall::TYPE => Message::AppCall(typed(object)?),
-        UiEvent::TYPE => Message::UiEvent(typed(object)?),
-        ClientInventory::TYPE => Message::ClientInventory(typed(object)?),
-        AppList::TYPE => Message::AppList(typed(object)?),
-        AppResult::TYPE => Message::AppResult(typed(object)?),
-        ClientError::TYPE => Message::ClientError(typed(object)?),
-        other => return Err(unknown_type(other, &object)),
+        UiClose::TYPE => Message::UiClose(typed(&object)?),
+        AppCall::TYPE => Message::AppCall(typed(&object)?),
+        UiEvent::TYPE => Message::UiEvent(typed(&object)?),
+        ClientInventory::TYPE => Message::ClientInventory(typed(&object)?),
+        AppList::TYPE => Message::AppList(typed(&object)?),
+        AppResult::TYPE => Message::AppResult(typed(&object)?),
+        ClientError::TYPE => Message::ClientError(typed(&object)?),
+        other => return Err(unknown_type(other)),
     };
     Ok(message)
 }
@@ -129,22 +157,15 @@ fn check_version(v: Option<&Value>) -> Result<(), ProtocolError> {
     }
 }
 
-fn unknown_type(message_type: &str, object: &Value) -> ProtocolError {
-    let shown = crate::ids::shorten(message_type, 80);
+fn unknown_type(message_type: &str) -> ProtocolError {
+    let shown = shorten(message_type, 80);
     if message_type.starts_with("lineup.v1.ui.") || message_type.starts_with("lineup.v1.app.") {
-        let mut err = ProtocolError::new(
+        ProtocolError::new(
             ErrorCode::Unsupported,
             "R-ENV-3",
             format!("type {shown:?} is not supported by this host; it was not executed"),
         )
-        .field("type");
-        if message_type.starts_with("lineup.v1.app.") {
-            err.call_id = object
-                .pointer("/payload/call_id")
-                .and_then(Value::as_str)
-                .and_then(|s| CallId::try_from(s).ok());
-        }
-        err
+        .field("type")
     } else {
         ProtocolError::new(
             ErrorCode::UnknownType,
@@ -166,11 +187,11 @@ struct WireEnvelope<P> {
     payload: P,
 }
 
-fn typed<P: Payload + DeserializeOwned>(object: Value) -> Result<Envelope<P>, ProtocolError> {
+fn typed<P: Payload + DeserializeOwned>(object: &Value) -> Result<Envelope<P>, ProtocolError> {
     let wire: WireEnvelope<P> = serde_path_to_error::deserialize(object).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        field_error(&path, &inner, P::TYPE)
+        field_error(&path, &inner, P::TYPE, object)
     })?;
     Ok(Envelope {
         id: wire.id,
@@ -181,9 +202,13 @@ fn typed<P: Payload + DeserializeOwned>(object: Value) -> Result<Envelope<P>, Pr
     })
 }
 
-/// Turns a serde error at `path` into an error naming the full field.
-fn field_error(path: &str, inner: &str, message_type: &str) -> ProtocolError {
-    let rule = rule_for(path);
+/// Turns a serde error at `path` of `object` into an error naming the full field and its value.
+fn field_error(path: &str, inner: &str, message_type: &str, object: &Value) -> ProtocolError {
+    let rule = if message_type == AppCall::TYPE && path.starts_with("payload") {
+        "R-CAP-4"
+    } else {
+        rule_for(path)
+    };
     let parent = if path == "." { "" } else { path };
     if let Some(rest) = inner.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or_default();
@@ -208,12 +233,38 @@ fn field_error(path: &str, inner: &str, message_type: &str) -> ProtocolError {
         }
         _ => parent.to_owned(),
     };
+    // Guest code is never echoed: its errors name the offending sequence themselves.
+    let is_code = [".html", ".css", ".js"]
+        .iter()
+        .any(|end| field.ends_with(end));
+    let value = match shown_value(object, &field) {
+        Some(value) if !is_code && !inner.contains(&value) => format!(" = {value}"),
+        _ => String::new(),
+    };
     ProtocolError::new(
         ErrorCode::InvalidField,
         rule,
-        format!("{message_type} field {field} is invalid: {inner}"),
+        format!("{message_type} field {field}{value} is invalid: {inner}"),
     )
     .field(field)
+}
+
+/// The value at the serde `path` (`payload.capabilities[0].risk`) of `object`, shown briefly for
+/// an error message: a scalar as JSON with strings cut to 40 characters, a container by its kind.
+fn shown_value(object: &Value, path: &str) -> Option<String> {
+    if path.is_empty() {
+        return None;
+    }
+    let pointer: String = path
+        .split(['.', '['])
+        .map(|segment| format!("/{}", segment.trim_end_matches(']')))
+        .collect();
+    Some(match object.pointer(&pointer)? {
+        Value::String(s) => format!("{:?}", shorten(s, 40)),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+        scalar => scalar.to_string(),
+    })
 }
 
 fn rule_for(path: &str) -> &'static str {

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CallId, MessageId};
+use crate::ids::{CallId, ConversationId, MessageId};
 
 /// A stable, machine-readable reason for refusing a message; written in snake_case on the wire
 /// (`lineup.v1.client.error`, R-ENV-5).
@@ -34,6 +34,8 @@ pub enum ErrorCode {
     WrongDirection,
     /// The envelope belongs to another conversation than this session's.
     WrongConversation,
+    /// The envelope's `sender.kind` is not `agent`: only the agent sends to the client (R-ENV-1).
+    WrongSender,
     /// The inline bundle is larger than the configured limit (R-UI-2).
     BundleTooLarge,
     /// `app.integrity` does not match the bundle's digest (R-UI-2a, R-SEC-7).
@@ -71,6 +73,7 @@ impl ErrorCode {
             ErrorCode::UnknownType => "unknown_type",
             ErrorCode::WrongDirection => "wrong_direction",
             ErrorCode::WrongConversation => "wrong_conversation",
+            ErrorCode::WrongSender => "wrong_sender",
             ErrorCode::BundleTooLarge => "bundle_too_large",
             ErrorCode::IntegrityMismatch => "integrity_mismatch",
             ErrorCode::PolicyViolation => "policy_violation",
@@ -108,6 +111,9 @@ pub struct ProtocolError {
     pub message: String,
     /// The `id` of the refused envelope, when it could be read.
     pub in_reply_to: Option<MessageId>,
+    /// The `conversation_id` of the refused envelope, when it could be read: the answer carries
+    /// it (R-ENV-5).
+    pub conversation_id: Option<ConversationId>,
     /// The `call_id` of a refused `app.*` message, when it could be read: such a message is
     /// answered with `app.result` rather than `client.error` (R-ENV-3, R-ENV-5).
     pub call_id: Option<CallId>,
@@ -122,6 +128,7 @@ impl ProtocolError {
             limit: None,
             message: message.into(),
             in_reply_to: None,
+            conversation_id: None,
             call_id: None,
         }
     }
@@ -140,6 +147,26 @@ impl ProtocolError {
         self.in_reply_to = id;
         self
     }
+
+    /// Names the refused envelope: its `id`, `conversation_id` and, for an `app.call` or an
+    /// unknown `app.*` type, its `call_id`, as far as each could be read.
+    pub(crate) fn about(mut self, envelope: Readable) -> Self {
+        self.in_reply_to = envelope.id;
+        self.conversation_id = envelope.conversation_id;
+        self.call_id = envelope.call_id;
+        self
+    }
+}
+
+/// What could be read of a refused envelope to address its answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Readable {
+    /// Its `id`.
+    pub(crate) id: Option<MessageId>,
+    /// Its `conversation_id`.
+    pub(crate) conversation_id: Option<ConversationId>,
+    /// Its `payload.call_id`, read only for `app.call` and unknown `app.*` types.
+    pub(crate) call_id: Option<CallId>,
 }
 
 /// A call the embedder made that the kernel cannot honour; never caused by agent or page input.

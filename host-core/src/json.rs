@@ -7,9 +7,14 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::redact::Fingerprint;
+
 /// A JSON object (`state`, event `data`, capability `arguments` …); any other JSON type is refused
 /// when it is decoded.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+///
+/// Its `Debug` output is the length and a digest of its compact JSON, never its members: it holds
+/// agent state or page data, and `Debug` output reaches logs.
+#[derive(Clone, Default, PartialEq, Serialize)]
 #[serde(transparent)]
 pub struct JsonObject(Map<String, Value>);
 
@@ -33,6 +38,12 @@ impl JsonObject {
     pub fn to_json(&self) -> String {
         // Serialising a `Map` of `Value`s cannot fail: every key is a string.
         serde_json::to_string(&self.0).unwrap_or_else(|_| "{}".to_owned())
+    }
+}
+
+impl fmt::Debug for JsonObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Fingerprint::of(self.to_json()).debug_as("JsonObject", f)
     }
 }
 

@@ -47,12 +47,13 @@ mod json;
 mod limits;
 mod markdown;
 mod message;
+mod redact;
 mod session;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
 pub use decode::decode;
-pub use display::{display_title, MAX_TITLE_CHARS};
+pub use display::{display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
 pub use ids::{
@@ -63,11 +64,12 @@ pub use json::JsonObject;
 pub use limits::Limits;
 pub use markdown::sanitize_markdown;
 pub use message::{
-    AppCall, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory, DeclaredSurface,
-    Direction, Envelope, InlineApp, InstalledSurface, InventoryApp, Message, Party, Payload,
-    StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
+    AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,
+    DeclaredSurface, Direction, Envelope, InlineApp, InstalledSurface, InventoryApp, Message,
+    Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
     PROTOCOL_VERSION,
 };
+pub use redact::{leaked_form, Fingerprint};
 pub use session::{
     BundlePolicy, Clock, CloseReason, Effect, Generation, GoneReason, Session, SessionConfig,
     Stats, SurfaceKey, SurfaceOpen,

@@ -395,11 +395,29 @@ pub struct AppResult {
     /// The capability's result, for `completed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<JsonObject>,
-    /// A human-readable explanation, for any other status *(host choice)*.
+    /// A human-readable explanation, for any other status *(host choice)*; for a malformed call
+    /// it names the field, the value and the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Why a malformed `app.call` was refused, with status `failed` (R-ENV-5 as amended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<AppError>,
 }
 payload_type!(AppResult, "lineup.v1.app.result");
+
+/// The machine-readable part of a `failed` `app.result` answering a malformed `app.call`: the
+/// same code, field and limit a `client.error` would carry (R-ENV-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppError {
+    /// The stable reason, one of the `client.error` codes.
+    pub code: ErrorCode,
+    /// The offending field as a dotted path, when one is to blame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The limit that was exceeded, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}
 
 /// `lineup.v1.client.error`: the host's answer to a message it refused that has no answer of its
 /// own (R-ENV-5).

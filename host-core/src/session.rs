@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use crate::bridge::BridgeMessage;
 use crate::decode::decode;
-use crate::error::{ErrorCode, ProtocolError, UsageError};
-use crate::ids::{ConversationId, EventName, InstanceId, MessageId, PartyId, Status};
+use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
+use crate::ids::{shorten, ConversationId, EventName, InstanceId, MessageId, PartyId, Status};
 use crate::json::JsonObject;
 use crate::limits::Limits;
 use crate::message::{
-    AppCall, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope, InlineApp,
-    Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch,
+    AppCall, AppError, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope,
+    InlineApp, Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch,
 };
 
 /// A monotonic time source, provided by the embedder (or webview-shell).
@@ -38,8 +38,8 @@ pub enum BundlePolicy {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SessionConfig {
-    /// The conversation this session serves; `None` adopts the conversation of the first valid
-    /// envelope.
+    /// The conversation this session serves; `None` adopts the conversation of the first
+    /// accepted envelope (a refused one changes nothing, R-SES-1).
     pub conversation_id: Option<ConversationId>,
     /// The client as it names itself in `sender` of every outbound envelope.
     pub client: Party,
@@ -609,37 +609,24 @@ impl Session {
     }
 
     fn dispatch(&mut self, message: Message, fx: &mut Vec<Effect>) {
-        let reply_to = Some(message.id().clone());
         let sender = message.sender().clone();
         let conversation = message.conversation_id().clone();
-        match &self.conversation {
-            None => self.conversation = Some(conversation),
-            Some(ours) if *ours == conversation => {}
-            Some(ours) => {
-                let err = ProtocolError::new(
-                    ErrorCode::WrongConversation,
-                    "R-ENV-1",
-                    format!(
-                        "conversation_id {conversation} is not this session's conversation {ours}"
-                    ),
-                )
-                .field("conversation_id")
-                .in_reply_to(reply_to);
-                return self.refuse(err, Some(sender), fx);
-            }
+        let about = Readable {
+            id: Some(message.id().clone()),
+            conversation_id: Some(conversation.clone()),
+            call_id: match &message {
+                Message::AppCall(env) => Some(env.payload.call_id.clone()),
+                _ => None,
+            },
+        };
+        if let Err(err) = self.admit(&message) {
+            return self.refuse(err.about(about), Some(sender), fx);
         }
-        if message.direction() == Direction::ClientToAgent {
-            let err = ProtocolError::new(
-                ErrorCode::WrongDirection,
-                "R-ENV-2",
-                format!(
-                    "{} is sent by the client, not to it",
-                    message.message_type()
-                ),
-            )
-            .field("type")
-            .in_reply_to(reply_to);
-            return self.refuse(err, Some(sender), fx);
+        // R-SES-1: only an accepted envelope establishes the conversation. It is adopted for the
+        // answers this envelope produces, and given back if the envelope is refused after all.
+        let adopted = self.conversation.is_none();
+        if adopted {
+            self.conversation = Some(conversation);
         }
         let outcome = match message {
             Message::UiOpen(env) => self.open(env, fx),
@@ -653,8 +640,56 @@ impl Session {
         };
         match outcome {
             Ok(()) => self.stats.envelopes_accepted += 1,
-            Err(err) => self.refuse(err.in_reply_to(reply_to), Some(sender), fx),
+            Err(err) => {
+                if adopted {
+                    self.conversation = None;
+                }
+                self.refuse(err.about(about), Some(sender), fx);
+            }
         }
+    }
+
+    /// The checks every decoded inbound envelope passes before it may change anything: its
+    /// conversation (R-ENV-1, R-SES-1), its direction (R-ENV-2) and its sender (R-ENV-1).
+    fn admit(&self, message: &Message) -> Result<(), ProtocolError> {
+        let conversation = message.conversation_id();
+        if let Some(ours) = self
+            .conversation
+            .as_ref()
+            .filter(|ours| *ours != conversation)
+        {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongConversation,
+                "R-ENV-1",
+                format!("conversation_id {conversation} is not this session's conversation {ours}"),
+            )
+            .field("conversation_id"));
+        }
+        if message.direction() == Direction::ClientToAgent {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongDirection,
+                "R-ENV-2",
+                format!(
+                    "{} is sent by the client, not to it",
+                    message.message_type()
+                ),
+            )
+            .field("type"));
+        }
+        let kind = &message.sender().kind;
+        if kind.as_str() != AGENT_KIND {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongSender,
+                "R-ENV-1",
+                format!(
+                    "sender.kind is {:?}; only a sender of kind {AGENT_KIND:?} sends {} to the client",
+                    shorten(kind.as_str(), 40),
+                    message.message_type()
+                ),
+            )
+            .field("sender.kind"));
+        }
+        Ok(())
     }
 
     fn open(&mut self, env: Envelope<UiOpen>, fx: &mut Vec<Effect>) -> Result<(), ProtocolError> {
@@ -815,6 +850,7 @@ impl Session {
                 "capability {} is not available on this host",
                 env.payload.capability
             )),
+            error: None,
         };
         fx.push(Effect::Send(self.outbound(payload, Some(env.sender))));
     }
@@ -875,20 +911,40 @@ impl Session {
         fx.push(Effect::Send(self.outbound(payload, Some(opener))));
     }
 
+    /// Answers a refused envelope: `app.result` when it has a readable `call_id` (`failed` with
+    /// an [`AppError`] for a malformed call, `unsupported` for an unknown `app.*` type),
+    /// `client.error` otherwise; in the refused envelope's conversation when it could be read
+    /// (R-ENV-5).
     fn refuse(&mut self, err: ProtocolError, target: Option<Party>, fx: &mut Vec<Effect>) {
         self.stats.envelopes_refused += 1;
+        let conversation = err.conversation_id.clone();
         let answer = match &err.call_id {
-            Some(call_id) => self.outbound(
-                AppResult {
+            Some(call_id) => {
+                let failed = err.code != ErrorCode::Unsupported;
+                let payload = AppResult {
                     call_id: call_id.clone(),
-                    status: Status::Unsupported,
+                    status: if failed {
+                        Status::Failed
+                    } else {
+                        Status::Unsupported
+                    },
                     result: None,
-                    message: Some(err.message.clone()),
-                },
-                target,
-            ),
-            None => self.outbound(
-                ClientError {
+                    // The message names the rule; most already do, the rest get it appended.
+                    message: Some(if err.message.contains("(R-") {
+                        err.message.clone()
+                    } else {
+                        err.to_string()
+                    }),
+                    error: failed.then(|| AppError {
+                        code: err.code,
+                        field: err.field.clone(),
+                        limit: err.limit,
+                    }),
+                };
+                self.build(payload, target, conversation)
+            }
+            None => {
+                let payload = ClientError {
                     in_reply_to: err.in_reply_to.clone(),
                     code: err.code,
                     message: err.message.clone(),
@@ -896,16 +952,31 @@ impl Session {
                     limit: err.limit,
                     instance_id: None,
                     count: None,
-                },
-                target,
-            ),
+                };
+                self.build(payload, target, conversation)
+            }
         };
         fx.push(Effect::Rejected(err));
         fx.push(Effect::Send(answer));
     }
 
-    /// The one place where outbound envelopes are built.
+    /// An outbound envelope in the session's conversation.
     fn outbound<P>(&mut self, payload: P, target: Option<Party>) -> Message
+    where
+        P: Payload,
+        Envelope<P>: Into<Message>,
+    {
+        self.build(payload, target, None)
+    }
+
+    /// The one place where outbound envelopes are built: in `conversation` when given (the
+    /// conversation of a refused envelope, R-ENV-5), else in the session's, else in `"unknown"`.
+    fn build<P>(
+        &mut self,
+        payload: P,
+        target: Option<Party>,
+        conversation: Option<ConversationId>,
+    ) -> Message
     where
         P: Payload,
         Envelope<P>: Into<Message>,
@@ -914,9 +985,8 @@ impl Session {
         self.next_message += 1;
         // `Session::new` checked that the prefix makes valid ids.
         let id = MessageId::known(format!("{}-{n}", self.config.message_id_prefix));
-        let conversation_id = self
-            .conversation
-            .clone()
+        let conversation_id = conversation
+            .or_else(|| self.conversation.clone())
             .unwrap_or_else(|| ConversationId::known("unknown"));
         Envelope {
             id,
@@ -928,6 +998,9 @@ impl Session {
         .into()
     }
 }
+
+/// The `sender.kind` of every envelope the client accepts.
+const AGENT_KIND: &str = "agent";
 
 fn unknown_instance(instance: &InstanceId, message_type: &str) -> ProtocolError {
     ProtocolError::new(

@@ -370,6 +370,7 @@ fn r_env_3_unknown_app_type_with_call_id_gets_an_unsupported_result() {
     assert_eq!(reply["type"], "lineup.v1.app.result");
     assert_eq!(reply["payload"]["call_id"], "c9");
     assert_eq!(reply["payload"]["status"], "unsupported");
+    assert_eq!(reply["payload"].get("error"), None, "{reply}");
     // Without a call_id there is nothing to answer with app.result: client.error instead.
     let err = client_error(&mut s, &envelope("m2", "app.launch", json!({})));
     assert_eq!(err["code"], "unsupported");
@@ -403,7 +404,215 @@ fn r_env_5_app_call_is_answered_unsupported_until_capabilities_exist() {
     assert_eq!(reply["type"], "lineup.v1.app.result");
     assert_eq!(reply["payload"]["call_id"], "call_open_docs_01");
     assert_eq!(reply["payload"]["status"], "unsupported");
+    assert_eq!(reply["payload"].get("error"), None, "{reply}");
     assert_eq!(reply["target"]["id"], "agent_hermes_main");
+    assert_eq!(
+        s.stats().envelopes_refused,
+        0,
+        "an unknown capability is an answer, not a refusal"
+    );
+}
+
+/// A well-formed `app.call`, as a JSON value to break one member of.
+fn app_call(call_id: &str) -> Value {
+    serde_json::from_slice(&envelope(
+        "m1",
+        "app.call",
+        json!({"call_id": call_id, "capability": "app.open_url", "reason": "打开部署文档",
+            "expires_at": "2026-08-02T12:10:00Z", "arguments": {"url": "https://example.com/docs"}}),
+    ))
+    .unwrap()
+}
+
+#[test]
+fn r_env_5_a_malformed_app_call_with_a_readable_call_id_gets_a_failed_app_result() {
+    type Breaker = fn(&mut Value);
+    // (what is broken, how, code, field, what the message must name)
+    let table: [(&str, Breaker, &str, &str, &[&str]); 7] = [
+        (
+            "bad expires_at",
+            |m| m["payload"]["expires_at"] = json!("tomorrow"),
+            "invalid_field",
+            "payload.expires_at",
+            &["payload.expires_at", "\"tomorrow\"", "R-CAP-4"],
+        ),
+        (
+            "missing reason",
+            |m| {
+                m["payload"].as_object_mut().unwrap().remove("reason");
+            },
+            "missing_field",
+            "payload.reason",
+            &["payload.reason", "R-CAP-4"],
+        ),
+        (
+            "non-object arguments",
+            |m| m["payload"]["arguments"] = json!([1, 2]),
+            "invalid_field",
+            "payload.arguments",
+            &["payload.arguments", "an array", "R-CAP-4"],
+        ),
+        (
+            "capability not a name",
+            |m| m["payload"]["capability"] = json!("9 lives"),
+            "invalid_field",
+            "payload.capability",
+            &["payload.capability", "\"9 lives\"", "R-CAP-2"],
+        ),
+        (
+            "wrong v",
+            |m| m["v"] = json!(2),
+            "unsupported_version",
+            "v",
+            &["v is 2", "R-ENV-1"],
+        ),
+        (
+            "sender of kind client",
+            |m| m["sender"]["kind"] = json!("client"),
+            "wrong_sender",
+            "sender.kind",
+            &["sender.kind", "\"client\"", "R-ENV-1"],
+        ),
+        (
+            "missing id",
+            |m| {
+                m.as_object_mut().unwrap().remove("id");
+            },
+            "missing_field",
+            "id",
+            &["id", "R-ENV-1"],
+        ),
+    ];
+    for (what, breaker, code, field, named) in table {
+        let (mut s, _) = primed();
+        let mut call = app_call("call_42");
+        breaker(&mut call);
+        let reply = refusal(&mut s, call.to_string().as_bytes());
+        assert_eq!(reply["type"], "lineup.v1.app.result", "{what}: {reply}");
+        let payload = &reply["payload"];
+        assert_eq!(payload["call_id"], "call_42", "{what}");
+        assert_eq!(payload["status"], "failed", "{what}: {payload}");
+        assert_eq!(payload["error"]["code"], code, "{what}: {payload}");
+        assert_eq!(payload["error"]["field"], field, "{what}: {payload}");
+        let message = payload["message"].as_str().unwrap();
+        for part in named {
+            assert!(message.contains(part), "{what}: {message:?} lacks {part}");
+        }
+        assert_eq!(s.surfaces().count(), 1, "{what}: a refusal changes nothing");
+    }
+}
+
+#[test]
+fn r_env_5_an_app_call_from_another_conversation_is_answered_failed_in_that_conversation() {
+    let (mut s, _) = primed();
+    let mut call = app_call("call_43");
+    call["conversation_id"] = json!("conv_02");
+    let sent = reply(&s.handle_inbound(call.to_string().as_bytes()));
+    assert_eq!(sent["type"], "lineup.v1.app.result");
+    assert_eq!(
+        sent["conversation_id"], "conv_02",
+        "the refused envelope's conversation"
+    );
+    assert_eq!(sent["payload"]["call_id"], "call_43");
+    assert_eq!(sent["payload"]["status"], "failed");
+    assert_eq!(sent["payload"]["error"]["code"], "wrong_conversation");
+    assert_eq!(sent["payload"]["error"]["field"], "conversation_id");
+    assert_eq!(s.conversation_id().unwrap().as_str(), "conv_01");
+}
+
+#[test]
+fn r_env_5_an_app_call_whose_call_id_cannot_be_read_gets_client_error() {
+    for call_id in [json!(5), json!(""), Value::Null] {
+        let (mut s, _) = primed();
+        let mut call = app_call("x");
+        call["payload"]["call_id"] = call_id.clone();
+        call["payload"]["arguments"] = json!("not an object");
+        let err = client_error(&mut s, call.to_string().as_bytes());
+        assert_eq!(err["in_reply_to"], "m1", "{call_id}: {err}");
+    }
+}
+
+#[test]
+fn r_env_5_every_answer_carries_the_refused_envelopes_conversation_when_readable() {
+    // Readable although the envelope is malformed (no payload): that conversation.
+    let mut broken: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
+    broken["conversation_id"] = json!("conv_other");
+    broken.as_object_mut().unwrap().remove("payload");
+    for primed_first in [false, true] {
+        let mut s = if primed_first { primed().0 } else { session() };
+        let sent = reply(&s.handle_inbound(broken.to_string().as_bytes()));
+        assert_eq!(sent["payload"]["code"], "missing_field", "{sent}");
+        assert_eq!(
+            sent["conversation_id"], "conv_other",
+            "primed: {primed_first}"
+        );
+    }
+    // Unreadable: the session's conversation, else "unknown".
+    let (mut s, _) = primed();
+    assert_eq!(
+        reply(&s.handle_inbound(b"not json"))["conversation_id"],
+        "conv_01"
+    );
+    let mut fresh = session();
+    assert_eq!(
+        reply(&fresh.handle_inbound(b"not json"))["conversation_id"],
+        "unknown"
+    );
+    let mut unreadable = broken.clone();
+    unreadable["conversation_id"] = json!(7);
+    assert_eq!(
+        reply(&s.handle_inbound(unreadable.to_string().as_bytes()))["conversation_id"],
+        "conv_01"
+    );
+}
+
+#[test]
+fn r_ses_1_a_refused_first_envelope_does_not_establish_the_conversation() {
+    let mut s = session();
+    let mut bad: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
+    bad["conversation_id"] = json!("conv_A");
+    bad["payload"]["app"]["integrity"] = json!(lineup_host_core::InlineBundle::new("x", "", "")
+        .unwrap()
+        .digest()
+        .to_string());
+    let sent = reply(&s.handle_inbound(bad.to_string().as_bytes()));
+    assert_eq!(sent["payload"]["code"], "integrity_mismatch");
+    assert_eq!(sent["conversation_id"], "conv_A");
+    assert_eq!(s.conversation_id(), None, "a refusal changes nothing");
+    // A wrong sender does not establish it either.
+    let mut client_sent: Value = serde_json::from_slice(&open("m2", "w", None)).unwrap();
+    client_sent["conversation_id"] = json!("conv_A");
+    client_sent["sender"]["kind"] = json!("client");
+    assert_eq!(
+        reply(&s.handle_inbound(client_sent.to_string().as_bytes()))["payload"]["code"],
+        "wrong_sender"
+    );
+    assert_eq!(s.conversation_id(), None);
+    // A valid open from conversation B works and establishes B.
+    let mut good: Value = serde_json::from_slice(&open("m3", "w", None)).unwrap();
+    good["conversation_id"] = json!("conv_B");
+    opened_key(&s.handle_inbound(good.to_string().as_bytes()));
+    assert_eq!(s.conversation_id().unwrap().as_str(), "conv_B");
+    assert_eq!(s.stats().envelopes_accepted, 1);
+    assert_eq!(s.stats().envelopes_refused, 2);
+}
+
+#[test]
+fn r_ses_1_r_env_1_an_envelope_not_sent_by_an_agent_is_refused_and_changes_nothing() {
+    let (mut s, key) = primed();
+    let mut close: Value =
+        serde_json::from_slice(&envelope("c1", "ui.close", json!({"instance_id": "base"})))
+            .unwrap();
+    close["sender"] = json!({"kind": "client", "id": "desktop"});
+    let err = client_error(&mut s, close.to_string().as_bytes());
+    assert_eq!(err["code"], "wrong_sender");
+    assert_eq!(err["field"], "sender.kind");
+    assert_eq!(err["in_reply_to"], "c1");
+    assert!(s.is_current(&key), "the instance stays open");
+    // Positive control: the same close from the agent closes it.
+    close["sender"]["kind"] = json!("agent");
+    let fx = s.handle_inbound(close.to_string().as_bytes());
+    assert!(matches!(fx.as_slice(), [Effect::Close { .. }]), "{fx:?}");
 }
 
 #[test]
@@ -452,6 +661,16 @@ fn r_sec_7_require_integrity_policy() {
     s.handle_inbound(&envelope("m0", "ui.close", json!({"instance_id": "none"})));
     let err = client_error(&mut s, &open("m1", "w", None));
     assert_eq!(err["code"], "policy_violation");
+    // Positive control: the same bundle with its matching integrity is accepted.
+    let bundle =
+        lineup_host_core::InlineBundle::new("<main></main>", "main { padding: 16px }", "").unwrap();
+    let mut a = app("<main></main>");
+    a["integrity"] = json!(bundle.digest().to_string());
+    opened_key(&s.handle_inbound(&envelope(
+        "m2",
+        "ui.open",
+        json!({"instance_id": "w", "app": a}),
+    )));
 }
 
 #[test]
@@ -942,4 +1161,59 @@ fn events_dropped_is_a_client_error_naming_the_instance_and_count_never_a_ui_eve
     assert_eq!(sent["payload"]["instance_id"], "base");
     assert_eq!(sent["payload"]["count"], 7);
     assert!(s.is_current(&key), "reporting drops changes nothing");
+}
+
+/// Logs reach journald: `Debug` of whatever holds guest code, agent state or event data prints a
+/// length and a digest, never the bytes in any form (raw, escaped, as a byte list, hex, base64).
+#[test]
+fn debug_never_prints_guest_code_agent_state_or_event_data() {
+    const SECRET: &str = "zQ7\"secret-state-Ω";
+    let mut s = session();
+    let mut a = app(&format!("<p>{SECRET}</p>"));
+    a["css"] = json!(format!("p::after {{ content: '{SECRET}' }}"));
+    a["js"] = json!(format!("let s = '{SECRET}';"));
+    let open_bytes = envelope(
+        "m1",
+        "ui.open",
+        json!({"instance_id": "w", "app": a, "state": {"s": SECRET}}),
+    );
+    let call_bytes = envelope(
+        "m2",
+        "app.call",
+        json!({"call_id": "c1", "capability": "x.y", "reason": "r",
+            "expires_at": "2026-08-02T12:10:00Z", "arguments": {"s": SECRET}}),
+    );
+    let mut shown = Vec::new();
+    for bytes in [&open_bytes, &call_bytes] {
+        let message = decode(bytes, &Limits::default()).unwrap();
+        // Positive control: the secret is in the message, and would show in its JSON.
+        assert!(message.to_json().contains("secret-state"));
+        shown.push(format!("{message:?}"));
+        shown.push(format!("{message:#?}"));
+    }
+    let fx = s.handle_inbound(&open_bytes);
+    let key = opened_key(&fx);
+    shown.push(format!("{fx:?}"));
+    shown.push(format!("{:?}", s.handle_bridge(&key, READY)));
+    shown.push(format!(
+        "{:?}",
+        s.handle_inbound(&patch("p1", "w", json!({"s": SECRET})))
+    ));
+    let event = bridge_event("go", &json!({"s": SECRET}).to_string());
+    shown.push(format!(
+        "{:?}",
+        lineup_host_core::BridgeMessage::decode(&event, &Limits::default()).unwrap()
+    ));
+    shown.push(format!("{:?}", s.handle_bridge(&key, &event)));
+    for text in &shown {
+        assert!(text.contains("bytes"), "a length is shown: {text}");
+        assert_eq!(
+            lineup_host_core::leaked_form(text, SECRET),
+            None,
+            "Debug printed the secret: {text}"
+        );
+    }
+    // Positive control of the check: the derived Debug of the same data would have leaked it.
+    let leaky = format!("{:?}", json!({"s": SECRET}));
+    assert!(lineup_host_core::leaked_form(&leaky, SECRET).is_some());
 }

@@ -512,6 +512,17 @@ fn generated_valid() -> Vec<(String, Kind, Value)> {
         );
     }
     for code in error_codes_in_rust() {
+        // R-ENV-5: a malformed app.call is answered `failed` with the client.error codes.
+        add(
+            format!("app.result failed with error code {code}"),
+            envelope(
+                "m",
+                "app.result",
+                CLIENT,
+                json!({"call_id": "call_01", "status": "failed", "message": "refused",
+                    "error": {"code": code, "field": "payload.arguments", "limit": 0}}),
+            ),
+        );
         add(
             format!("client.error code {code}"),
             envelope(

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use lineup_host_core::InlineBundle;
+use lineup_host_core::{Fingerprint, InlineBundle};
 
 use crate::csp::ContentSecurityPolicy;
 use crate::headers::{security_headers, HTML_UTF8};
@@ -113,8 +113,9 @@ impl SurfaceDocument {
 
 impl fmt::Debug for SurfaceDocument {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Guest code: a length and a digest, never the text (logs reach journald).
         f.debug_struct("SurfaceDocument")
-            .field("html_bytes", &self.html.len())
+            .field("html", &Fingerprint::of(&self.html))
             .field("headers", &self.headers)
             .finish()
     }

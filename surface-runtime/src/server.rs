@@ -2,7 +2,10 @@
 //! Surface's own in-memory resources, or with a short error (R-SEC-2).
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
+
+use lineup_host_core::Fingerprint;
 
 use crate::csp::ContentSecurityPolicy;
 use crate::document::SurfaceDocument;
@@ -17,17 +20,41 @@ pub const SCHEME: &str = "lineup-surface";
 const DOCUMENT_PATHS: [&str; 2] = ["/", "/index.html"];
 
 /// One resource of a Surface: its headers and bytes.
-#[derive(Debug)]
 struct Resource {
     headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
 }
 
+impl fmt::Debug for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_body("Resource", None, &self.headers, &self.body, f)
+    }
+}
+
+/// `Debug` of a resource or response: the headers, and the body as a length and a digest, never
+/// its bytes, which are guest code (logs reach journald).
+fn debug_body(
+    name: &str,
+    status: Option<u16>,
+    headers: &[(&'static str, String)],
+    body: &[u8],
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let mut out = f.debug_struct(name);
+    if let Some(status) = status {
+        out.field("status", &status);
+    }
+    out.field("headers", &headers)
+        .field("body", &Fingerprint::of(body))
+        .finish()
+}
+
 /// Longer request URIs are refused before any look at them; a document URI is under 70 bytes.
 const MAX_URI_LEN: usize = 2048;
 
-/// One response of the scheme handler.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One response of the scheme handler. Its `Debug` output shows the body as a length and a
+/// digest.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Response {
     /// The HTTP status: `200`, `404` or `405`.
     pub status: u16,
@@ -36,6 +63,12 @@ pub struct Response {
     pub headers: Vec<(&'static str, String)>,
     /// The body; empty for `HEAD`.
     pub body: Vec<u8>,
+}
+
+impl fmt::Debug for Response {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_body("Response", Some(self.status), &self.headers, &self.body, f)
+    }
 }
 
 impl Response {
@@ -333,11 +366,39 @@ mod tests {
         }
     }
 
+    /// Logs reach journald: `Debug` of the server, its document and its responses shows lengths
+    /// and digests, never the guest's bytes in any form (raw, escaped, as a byte list, hex).
     #[test]
     fn debug_does_not_print_the_document() {
-        let server = server(&DocumentOptions::default());
-        let debug = format!("{server:?}");
-        assert!(debug.contains(TOKEN));
-        assert!(!debug.contains("<p>hi</p>"));
+        const SECRET: &str = "zQ7\"secret-guest-Ω";
+        let bundle = InlineBundle::new(
+            format!("<p>{SECRET}</p>"),
+            format!("p::after {{ content: '{SECRET}' }}"),
+            format!("let s = '{SECRET}';"),
+        )
+        .expect("valid bundle");
+        let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+        let token = SurfaceToken::try_from(TOKEN).expect("valid token");
+        let server = SurfaceServer::new(token, document.clone());
+        let response = server.respond("GET", &server.url());
+        // Positive control: the secret is in the bytes served.
+        assert!(String::from_utf8_lossy(&response.body).contains(SECRET));
+        let shown = [
+            format!("{server:?}"),
+            format!("{server:#?}"),
+            format!("{document:?}"),
+            format!("{response:?}"),
+            format!("{response:#?}"),
+        ];
+        for text in &shown {
+            assert!(text.contains("bytes"), "a length is shown: {text}");
+            assert_eq!(
+                lineup_host_core::leaked_form(text, SECRET),
+                None,
+                "Debug printed the guest's bytes: {text}"
+            );
+        }
+        assert!(shown[0].contains(TOKEN));
+        assert!(shown[3].contains("200"));
     }
 }

@@ -1,12 +1,19 @@
 //! What a Surface webview reports to its owner.
 
+use std::fmt;
+
+use lineup_host_core::Fingerprint;
+
 /// Something a Surface webview saw or refused.
 ///
 /// Each view reports to the closure it was opened with, so the identity of an event, and above
 /// all of an [`ViewEvent::Ipc`] message, is the view whose closure received it, never a field the
 /// page wrote (R-SEC-4). Events are delivered from the event loop after the engine's callback has
 /// returned, in the order they happened, and none is delivered once the view is closed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` shows what the page wrote (an IPC message, a refused URL) as a length and a digest,
+/// never the text: it may carry agent state or event data, and logs reach journald.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ViewEvent {
     /// A message the page posted to the IPC handler, unparsed: any frame of the page can post
@@ -45,4 +52,68 @@ pub enum ViewEvent {
     DropRefused,
     /// A file chooser (`<input type=file>`) was refused.
     FileChooserRefused,
+}
+
+impl fmt::Debug for ViewEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let page_text = |name: &str, text: &String, f: &mut fmt::Formatter<'_>| {
+            f.debug_tuple(name).field(&Fingerprint::of(text)).finish()
+        };
+        match self {
+            ViewEvent::Ipc(message) => page_text("Ipc", message, f),
+            ViewEvent::NavigationRefused(url) => page_text("NavigationRefused", url, f),
+            ViewEvent::NewWindowRefused(url) => page_text("NewWindowRefused", url, f),
+            ViewEvent::DownloadRefused(url) => page_text("DownloadRefused", url, f),
+            ViewEvent::IpcTooLarge { len } => {
+                f.debug_struct("IpcTooLarge").field("len", len).finish()
+            }
+            ViewEvent::LoadFinished => f.write_str("LoadFinished"),
+            ViewEvent::UserCloseRequested => f.write_str("UserCloseRequested"),
+            ViewEvent::PageCloseAttempt => f.write_str("PageCloseAttempt"),
+            ViewEvent::Crashed => f.write_str("Crashed"),
+            ViewEvent::PermissionDenied => f.write_str("PermissionDenied"),
+            ViewEvent::DialogSuppressed => f.write_str("DialogSuppressed"),
+            ViewEvent::DropRefused => f.write_str("DropRefused"),
+            ViewEvent::FileChooserRefused => f.write_str("FileChooserRefused"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Logs reach journald: what a page posted or navigated to is shown as a length and a digest,
+    /// never in any form of its text.
+    #[test]
+    fn debug_does_not_print_what_the_page_wrote() {
+        const SECRET: &str = "zQ7\"secret-event-Ω";
+        let ipc = format!(
+            r#"{{"namespace":"lineup.surface.v1","type":"event","event":"go","data":{{"s":{}}}}}"#,
+            serde_json::to_string(SECRET).unwrap_or_default()
+        );
+        let url = format!("https://example.invalid/?s={SECRET}");
+        for event in [
+            ViewEvent::Ipc(ipc.clone()),
+            ViewEvent::NavigationRefused(url.clone()),
+            ViewEvent::NewWindowRefused(url.clone()),
+            ViewEvent::DownloadRefused(url.clone()),
+        ] {
+            for text in [format!("{event:?}"), format!("{event:#?}")] {
+                assert!(text.contains("bytes"), "a length is shown: {text}");
+                assert_eq!(
+                    lineup_host_core::leaked_form(&text, SECRET),
+                    None,
+                    "Debug printed page data: {text}"
+                );
+            }
+        }
+        // Positive control: the derived form would have shown it.
+        assert!(lineup_host_core::leaked_form(&format!("{ipc:?}"), SECRET).is_some());
+        assert_eq!(
+            format!("{:?}", ViewEvent::IpcTooLarge { len: 9 }),
+            "IpcTooLarge { len: 9 }"
+        );
+        assert_eq!(format!("{:?}", ViewEvent::Crashed), "Crashed");
+    }
 }
