@@ -68,6 +68,7 @@ impl fmt::Debug for ViewEvent {
                 f.debug_struct("IpcTooLarge").field("len", len).finish()
             }
             ViewEvent::LoadFinished => f.write_str("LoadFinished"),
+            ViewEvent::DocumentCommitted => f.write_str("DocumentCommitted"),
             ViewEvent::UserCloseRequested => f.write_str("UserCloseRequested"),
             ViewEvent::PageCloseAttempt => f.write_str("PageCloseAttempt"),
             ViewEvent::Crashed => f.write_str("Crashed"),
