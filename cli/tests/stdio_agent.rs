@@ -964,18 +964,24 @@ fn a_slow_reader_loses_page_events_but_never_an_answer_or_a_close() {
         "{reported:?}"
     );
     // The host stopped reading stdin rather than queue answers without bound (R-ENV-4).
+    let stderr = agent.stderr();
+    let stopped: Vec<&String> = stderr
+        .iter()
+        .filter(|l| l.contains("stopped reading stdin"))
+        .collect();
+    assert!(!stopped.is_empty(), "the host never stopped reading stdin");
+    // ...and read it again once the agent caught up.
     assert!(
-        agent
-            .stderr()
-            .iter()
-            .any(|l| l.contains("stopped reading stdin")),
-        "the host never stopped reading stdin"
+        stderr.iter().any(|l| l.contains("reading stdin again")),
+        "the host never read stdin again"
     );
     eprintln!(
         "slow reader: {} answers delivered in order; ticks kept: flood.a {}, flood.b {}; \
-         dropped and reported: {reported:?}",
+         dropped and reported: {reported:?}; stdin stopped {} time(s), first: {:?}",
         answers.len(),
         agent.events(FLOOD_A, "tick").len(),
         agent.events(FLOOD_B, "tick").len(),
+        stopped.len(),
+        stopped[0],
     );
 }
