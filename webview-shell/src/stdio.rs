@@ -301,9 +301,10 @@ impl LineWriter {
         self.shared.work.notify_one();
     }
 
-    /// Whether back-pressure is engaged: at least [`WriterLimits::answers_high_water`] answers
-    /// were waiting and fewer than [`WriterLimits::answers_low_water`] have not been reached
-    /// since. While it is, whoever feeds the host should stop reading input (R-ENV-4).
+    /// Whether back-pressure is engaged: it engages when [`WriterLimits::answers_high_water`]
+    /// answers are waiting and releases once fewer than [`WriterLimits::answers_low_water`] wait
+    /// (or the stream closes). While it is engaged, whoever feeds the host should stop reading
+    /// input (R-ENV-4).
     pub fn backpressure(&self) -> bool {
         self.shared.lock().throttled
     }
