@@ -6,10 +6,13 @@
 use std::io::Read;
 use std::process::ExitCode;
 use std::thread;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use lineup_host_core::{Frame, LineFramer, PartyId};
-use lineup_webview_shell::{HostBuilder, HostHandle, ProtocolStdout};
+use lineup_webview_shell::{
+    HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
+};
 
 mod log;
 
@@ -41,10 +44,21 @@ struct HostArgs {
     /// How many Surfaces may be open at once.
     #[arg(long, default_value_t = 16)]
     max_surfaces: usize,
-    /// How many outbound lines may wait for a slow reader before lines are dropped.
+    /// How many page events (`ui.event` other than the user's `close`) may wait for a slow
+    /// reader of stdout; the newest beyond it is dropped, counted per Surface and reported with
+    /// one `client.error` `events_dropped` per Surface once the reader has caught up. Answers
+    /// (`client.error`, `app.result`, `client.inventory`, the user's `close`) are never dropped.
     #[arg(long, default_value_t = 4096)]
     outbound_queue: usize,
+    /// How many answers may wait for a slow reader of stdout before the host stops reading stdin;
+    /// it reads again once fewer than half as many wait. Answers made without input (user closes,
+    /// drop reports) can pass it, by about one per Surface.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    max_waiting_answers: u32,
 }
+
+/// How long, at exit, the host waits for a slow reader to take what is still queued.
+const EXIT_FLUSH: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     log::init();
@@ -63,7 +77,11 @@ fn main() -> ExitCode {
 
 fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Before any web process exists: only the protocol writer may reach the real stdout.
-    let writer = ProtocolStdout::take()?.spawn_writer(args.outbound_queue)?;
+    let mut writer_limits = WriterLimits::default();
+    writer_limits.max_waiting_events = args.outbound_queue;
+    writer_limits.answers_high_water = args.max_waiting_answers as usize;
+    writer_limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
+    let writer = ProtocolStdout::take()?.spawn_writer(writer_limits)?;
     let client_id = PartyId::try_from(args.client_id)?;
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = args.max_surfaces;
@@ -72,33 +90,91 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.devtools {
         builder = builder.dangerous().with_devtools();
     }
+    let outbound = writer.clone();
+    let mut closed_logged = false;
     let host = builder
-        .on_outbound(move |message| {
-            if let Err(e) = writer.send_line(message.to_json()) {
-                tracing::error!("{e}");
+        .on_outbound(move |message| match outbound.send(message) {
+            Ok(()) => {}
+            // Counted per Surface and reported once the reader caught up: no line per event.
+            Err(e @ WriteError::EventDropped { .. }) => tracing::debug!("{e}"),
+            Err(e) => {
+                if !closed_logged {
+                    closed_logged = true;
+                    tracing::error!("{e}");
+                }
             }
         })
         .delegate(log::StderrDelegate)
         .build(&event_loop)?;
     let handle = host.handle();
+    let reporter = host.handle();
+    // The writer thread hands each Surface's count to the event loop, where the session builds
+    // the `client.error` `events_dropped` like every other outbound envelope (R-ENV-5).
+    writer.on_events_dropped(move |instance, count| {
+        let _ = reporter.report_events_dropped(instance, count);
+    });
     let max_line = host.limits().max_envelope_bytes;
+    let gate = InputGate {
+        writer: writer.clone(),
+        max_inbound_waiting: writer_limits.answers_high_water,
+    };
     thread::Builder::new()
         .name("lineup-stdin".into())
-        .spawn(move || read_stdin(handle, max_line))?;
+        .spawn(move || read_stdin(handle, gate, max_line))?;
     host.run(event_loop)?;
+    // Answers queued just before the end (say, to the last lines before end of input) are
+    // still written, unless the reader is gone or stays stuck.
+    if !writer.flush(EXIT_FLUSH) {
+        tracing::warn!("exiting with outbound lines unwritten: the reader did not take them");
+    }
     Ok(())
+}
+
+/// Back-pressure on stdin (R-ENV-4): the reader thread waits here before it hands a line to
+/// the event loop, so that answers waiting for a slow reader of stdout, and lines waiting for
+/// the loop, stay bounded. The event loop itself never waits on stdout.
+struct InputGate {
+    writer: LineWriter,
+    /// How many lines may wait for the event loop.
+    max_inbound_waiting: usize,
+}
+
+impl InputGate {
+    /// Returns once a line may go to the host.
+    fn wait(&self, handle: &HostHandle) {
+        if self.writer.backpressure() {
+            tracing::warn!(
+                "{} answers are waiting for the reader of stdout; stopped reading stdin until fewer than {} wait (R-ENV-4)",
+                self.writer.answers_waiting(),
+                self.writer.limits().answers_low_water
+            );
+            self.writer.wait_for_room();
+            tracing::info!("the reader of stdout caught up; reading stdin again");
+        }
+        // The loop handles lines far faster than a pipe brings them; this only waits when it
+        // is busy, say with a flooding page, and never for long.
+        while handle.inbound_waiting() >= self.max_inbound_waiting {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 /// Reads stdin in chunks, frames it into bounded lines and forwards them into the event loop;
 /// at end of input asks the host to close everything and exit.
-fn read_stdin(handle: HostHandle, max_line: usize) {
+fn read_stdin(handle: HostHandle, gate: InputGate, max_line: usize) {
     let mut framer = LineFramer::new(max_line);
     let mut stdin = std::io::stdin().lock();
     let mut chunk = vec![0u8; 64 * 1024];
     let forward = |frame: Frame| match frame {
         Frame::Line { bytes, .. } if bytes.iter().all(u8::is_ascii_whitespace) => true,
-        Frame::Line { number, bytes } => handle.send_inbound_line(number, bytes).is_ok(),
-        Frame::TooLong { number, len, .. } => handle.send_oversized_line(number, len).is_ok(),
+        Frame::Line { number, bytes } => {
+            gate.wait(&handle);
+            handle.send_inbound_line(number, bytes).is_ok()
+        }
+        Frame::TooLong { number, len, .. } => {
+            gate.wait(&handle);
+            handle.send_oversized_line(number, len).is_ok()
+        }
     };
     loop {
         match stdin.read(&mut chunk) {

@@ -4,6 +4,8 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
@@ -33,6 +35,7 @@ pub struct HostEvent(Inner);
 enum Inner {
     Inbound { line: Option<u64>, bytes: Vec<u8> },
     Oversized { line: Option<u64>, len: u64 },
+    EventsDropped { instance: InstanceId, count: u64 },
     View { key: SurfaceKey, event: ViewEvent },
     Shutdown,
 }
@@ -56,13 +59,28 @@ pub struct HostClosed;
 #[derive(Debug, Clone)]
 pub struct HostHandle {
     proxy: EventLoopProxy<HostEvent>,
+    /// Inbound lines handed to the event loop and not handled yet, over every clone.
+    inbound: Arc<AtomicUsize>,
 }
 
 impl HostHandle {
     fn send(&self, inner: Inner) -> Result<(), HostClosed> {
-        self.proxy
-            .send_event(HostEvent(inner))
-            .map_err(|_| HostClosed)
+        let inbound = matches!(inner, Inner::Inbound { .. } | Inner::Oversized { .. });
+        if inbound {
+            self.inbound.fetch_add(1, Ordering::Relaxed);
+        }
+        let sent = self.proxy.send_event(HostEvent(inner));
+        if sent.is_err() && inbound {
+            self.inbound.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent.map_err(|_| HostClosed)
+    }
+
+    /// How many inbound envelopes (and oversized-line reports) handed over through any handle of
+    /// this host the event loop has not handled yet. A reader that stops reading input while
+    /// this is high keeps the loop's queue, and the answers it will produce, bounded (R-ENV-4).
+    pub fn inbound_waiting(&self) -> usize {
+        self.inbound.load(Ordering::Relaxed)
     }
 
     /// Hands one inbound envelope (agent → client) to the host.
@@ -86,6 +104,18 @@ impl HostHandle {
             line: Some(line),
             len,
         })
+    }
+
+    /// Reports that `count` page events of Surface `instance` were dropped on the way out because
+    /// the agent's reader fell behind (for instance by [`crate::LineWriter`], once its queue
+    /// drained). The host's session builds the `client.error` `events_dropped` and sends it
+    /// through the outbound callback, like every other outbound message.
+    pub fn report_events_dropped(
+        &self,
+        instance: InstanceId,
+        count: u64,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::EventsDropped { instance, count })
     }
 
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
@@ -264,6 +294,7 @@ impl HostBuilder {
             session,
             shell,
             proxy: event_loop.create_proxy(),
+            inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document,
             window_size: self.window_size,
             resize_bounds: self.resize_bounds,
@@ -363,6 +394,8 @@ pub struct Host {
     session: Session,
     shell: Shell,
     proxy: EventLoopProxy<HostEvent>,
+    /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
+    inbound: Arc<AtomicUsize>,
     document: DocumentOptions,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
@@ -390,6 +423,7 @@ impl Host {
     pub fn handle(&self) -> HostHandle {
         HostHandle {
             proxy: self.proxy.clone(),
+            inbound: Arc::clone(&self.inbound),
         }
     }
 
@@ -466,12 +500,18 @@ impl Host {
     fn handle_user_event(&mut self, inner: Inner, target: &EventLoopWindowTarget<HostEvent>) {
         match inner {
             Inner::Inbound { line, bytes } => {
+                self.inbound_handled();
                 let effects = self.session.handle_inbound(&bytes);
                 self.apply(effects, line, target);
             }
             Inner::Oversized { line, len } => {
+                self.inbound_handled();
                 let effects = self.session.handle_oversized(len);
                 self.apply(effects, line, target);
+            }
+            Inner::EventsDropped { instance, count } => {
+                let effects = self.session.events_dropped(&instance, count);
+                self.apply(effects, None, target);
             }
             Inner::View { key, event } => self.handle_view_event(key, event, target),
             Inner::Shutdown => {
@@ -479,6 +519,13 @@ impl Host {
                 self.exit = true;
             }
         }
+    }
+
+    fn inbound_handled(&self) {
+        // Never below zero: only a HostHandle, which counted it, makes an inbound event.
+        let _ = self
+            .inbound
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
 
     fn handle_view_event(

@@ -73,5 +73,5 @@ pub use host::{
     event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostHandle,
 };
 pub use shell::{ProbeStatus, Shell};
-pub use stdio::{LineWriter, ProtocolStdout, WriteError};
+pub use stdio::{LineKind, LineWriter, ProtocolStdout, WriteError, WriterLimits};
 pub use view::{Hardening, SurfaceView};
