@@ -173,6 +173,11 @@ pub enum Effect {
     /// The Surface's main frame committed a new document (the page reloaded itself, R-UI-10); it
     /// gets the current state again after its `ready` (lifecycle notification).
     Reloaded(SurfaceKey),
+    /// The page said `ready` again without its main frame committing a document: it replaced its
+    /// document in place (a `javascript:` URL, which never reaches the navigation policy) or
+    /// forged the message. Load the Surface's own document again (R-SEC-2a); the commit that
+    /// follows counts toward the reload-loop bound (R-UI-10).
+    RestoreDocument(SurfaceKey),
     /// Push this state to the page through the bridge (R-UI-3).
     DeliverState {
         /// The webview.
@@ -866,9 +871,10 @@ impl Session {
                 error: ProtocolError::new(
                     ErrorCode::InvalidBridgeMessage,
                     "R-UI-3",
-                    "ready was already received from this webview",
+                    "ready was already received from this document; the surface's document is loaded again",
                 ),
             });
+            fx.push(Effect::RestoreDocument(key.clone()));
             return;
         }
         entry.ready = true;

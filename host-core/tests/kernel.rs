@@ -728,10 +728,11 @@ fn r_ui_3_state_only_after_ready_and_patches_before_ready_coalesce() {
         }
         other => panic!("{other:?}"),
     }
-    // A second ready is ignored and counted.
+    // A second ready without a document commit delivers nothing, is counted, and has the
+    // Surface's own document loaded again (R-SEC-2a: the page replaced its document in place).
     assert!(matches!(
         s.handle_bridge(&key, READY).as_slice(),
-        [Effect::Dropped { .. }]
+        [Effect::Dropped { .. }, Effect::RestoreDocument(k)] if *k == key
     ));
     assert_eq!(s.stats().duplicate_ready, 1);
 }
@@ -1097,10 +1098,10 @@ fn r_ui_10_a_reloaded_document_gets_the_current_state_exactly_once_after_its_rea
         }
         other => panic!("the reloaded document gets its state after ready: {other:?}"),
     }
-    // Exactly once: a second ready of the same document is a duplicate.
+    // Exactly once: a second ready of the same document delivers nothing.
     assert!(matches!(
         s.handle_bridge(&key, READY).as_slice(),
-        [Effect::Dropped { .. }]
+        [Effect::Dropped { .. }, Effect::RestoreDocument(_)]
     ));
     assert_eq!(s.stats().reloads, 1);
 }

@@ -26,6 +26,9 @@ pub enum Refusal {
     Drop,
     /// A file chooser.
     FileChooser,
+    /// The page replaced its document (a `javascript:` URL); the Surface's own document was
+    /// loaded again (R-SEC-2a).
+    DocumentReplaced,
 }
 
 impl fmt::Display for Refusal {
@@ -39,6 +42,7 @@ impl fmt::Display for Refusal {
             Refusal::Dialog => f.write_str("a script dialog"),
             Refusal::Drop => f.write_str("a drop from outside"),
             Refusal::FileChooser => f.write_str("a file chooser"),
+            Refusal::DocumentReplaced => f.write_str("a document replaced by a javascript: url"),
         }
     }
 }

@@ -26,6 +26,7 @@ pub enum ViewEvent {
     },
     /// The document finished loading.
     LoadFinished,
+
     /// The main frame committed the Surface's own document: its first load, or a reload the
     /// page asked for (R-UI-10).
     DocumentCommitted,

@@ -662,6 +662,18 @@ impl Host {
                 }
                 Effect::Ready(key) => self.delegate.notify_ready(&key),
                 Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
+                Effect::RestoreDocument(key) => {
+                    // R-SEC-2a: the page replaced its document without a navigation (a
+                    // `javascript:` URL); its own document is loaded again and gets the current
+                    // state after its `ready` (R-UI-10).
+                    if let Some(view) = self.view(&key) {
+                        if let Err(e) = view.restore_document() {
+                            tracing::warn!("surface {key}: cannot restore its document: {e}");
+                        }
+                    }
+                    self.delegate
+                        .notify_refused(&key, &Refusal::DocumentReplaced);
+                }
                 Effect::DeliverState { key, state } => {
                     if let Some(view) = self.view(&key) {
                         if let Err(e) = view.deliver_state(&state.to_json()) {

@@ -43,6 +43,12 @@ impl SurfaceView {
         self.inner.deliver_state(&state)
     }
 
+    /// Loads the Surface's own document again in the main frame; the page sees a reload
+    /// (R-UI-10), for example after the page replaced its document without a navigation.
+    pub fn restore_document(&self) -> Result<(), ShellError> {
+        self.inner.restore_document()
+    }
+
     /// Moves and resizes the view: a child view within its parent, or the view's own window.
     pub fn set_bounds(&self, bounds: Rect) -> Result<(), ShellError> {
         self.inner.set_bounds(bounds)

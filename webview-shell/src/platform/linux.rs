@@ -146,6 +146,11 @@ impl PlatformView {
             .map_err(wry_error)
     }
 
+    /// Loads the Surface's own document again in the main frame.
+    pub(crate) fn restore_document(&self) -> Result<(), ShellError> {
+        self.webview.load_url(&self.url).map_err(wry_error)
+    }
+
     /// Moves and resizes the view: the child view inside its parent, or the window.
     pub(crate) fn set_bounds(&self, bounds: Rect) -> Result<(), ShellError> {
         match &self.container {

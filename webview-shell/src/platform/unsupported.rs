@@ -41,6 +41,10 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn restore_document(&self) -> Result<(), ShellError> {
+        match self.never {}
+    }
+
     pub(crate) fn set_bounds(&self, _bounds: Rect) -> Result<(), ShellError> {
         match self.never {}
     }
