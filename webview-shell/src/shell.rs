@@ -225,7 +225,7 @@ fn record(seen: &RefCell<ProbeSeen>, event: ViewEvent) {
                 seen.borrow_mut().report.get_or_insert(report);
             }
         }
-        ViewEvent::Crashed => seen.borrow_mut().crashed = true,
+        ViewEvent::Crashed | ViewEvent::MemoryExceeded => seen.borrow_mut().crashed = true,
         other => tracing::debug!(?other, "isolation probe view event"),
     }
 }

@@ -1,0 +1,314 @@
+//! What a hostile Surface could leak below the page's policy (R-SEC-3, R-SEC-5, R-UI-12): network
+//! traffic that CSP does not cover (speculative connections, host-name lookups), processes left
+//! behind by closed Surfaces, the system clipboard, and memory. Each negative check has its
+//! positive control in the same run: the same page with the protection turned off through
+//! `dangerous()` does reach the canary, or the test process itself uses the channel.
+//!
+//! The binary runs itself again in a private mount namespace whose `/etc/resolv.conf` names a DNS
+//! stub of its own (see `lineup_tests::dns`), so it sees every host name the engine looks up.
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use lineup_tests::canary::Canary;
+use lineup_tests::dns::{private_resolver, DnsStub};
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::host_harness::{test_app, HostHarness, TestHost};
+use lineup_tests::procs::descendants;
+use lineup_tests::runner::Outcome;
+use lineup_tests::x11::{xid_of, X11};
+use lineup_webview_shell::HostBuilder;
+
+fn main() {
+    let home = private_home("leaks");
+    let dns = match private_resolver(&home) {
+        Ok(stub) => stub,
+        Err(e) => {
+            println!("no private resolver for the DNS scenario: {e}");
+            std::process::exit(1);
+        }
+    };
+    let mut h = HostHarness::start();
+    let x = match X11::connect() {
+        Ok(x) => x,
+        Err(e) => {
+            println!("no X display for the input scenarios: {e}");
+            std::process::exit(1);
+        }
+    };
+    h.run(
+        "r_sec_3_static_and_dynamic_preconnect_reach_no_canary_unless_the_proxy_is_off",
+        preconnect,
+    );
+    h.run(
+        "r_sec_3_xtest_clicks_on_self_blank_and_ping_links_reach_no_canary_unless_the_proxy_is_off",
+        |h| link_clicks(h, &x),
+    );
+    h.run(
+        "r_sec_3_no_page_chosen_name_reaches_a_resolver_unless_the_proxy_is_off",
+        |h| resolver(h, &x, &dns),
+    );
+    h.run(
+        "closing_a_surface_ends_all_of_its_processes_after_20_cycles",
+        process_cycles,
+    );
+    h.finish();
+}
+
+/// The host every negative check runs against: the defaults.
+fn hardened() -> HostBuilder {
+    HostBuilder::new()
+}
+
+/// The positive control: the same host without the refusing proxy.
+fn unproxied() -> HostBuilder {
+    HostBuilder::new().dangerous().without_network_proxy()
+}
+
+/// How long a negative check lets a page try: speculative connections start within
+/// milliseconds of the parse or the click.
+const TRY: Duration = Duration::from_millis(1500);
+
+/// Four link blocks of 220 × 80 in a 2 × 2 grid, for the clicks.
+const LINK_CSS: &str = "html, body { margin: 0; padding: 0; }
+a { position: absolute; display: block; width: 220px; height: 80px; background: #ddd; }
+#l0 { left: 0; top: 0; } #l1 { left: 240px; top: 0; }
+#l2 { left: 0; top: 100px; } #l3 { left: 240px; top: 100px; }";
+
+/// The centre of link block `i` of [`LINK_CSS`], relative to the window.
+fn link_centre(i: usize) -> (i16, i16) {
+    let (col, row) = (i % 2, i / 2);
+    (110 + 240 * col as i16, 40 + 100 * row as i16)
+}
+
+/// An app whose html is `html` and whose script is `js`, laid out with [`LINK_CSS`].
+fn link_app(name: &str, html: &str, js: &str) -> serde_json::Value {
+    let mut app = test_app(name, html, js);
+    app["css"] = serde_json::Value::String(LINK_CSS.to_owned());
+    app
+}
+
+/// Opens `app` in a fresh host from `builder`, waits for `armed`, clicks each of `clicks` link
+/// blocks with real X input, lets the page try for [`TRY`] (or until `reached` holds) and shuts
+/// the host down.
+fn try_page(
+    h: &mut HostHarness,
+    x: Option<&X11>,
+    builder: HostBuilder,
+    app: serde_json::Value,
+    clicks: &[usize],
+    reached: impl Fn() -> bool,
+) -> Outcome {
+    let mut t = h.host(builder)?;
+    let key = h.open(&mut t, "leak", app, None)?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("leak", "armed") > 0),
+        "the page did not arm: {:?}",
+        t.rec.notes()
+    );
+    if let Some(x) = x {
+        // Mapped, laid out and painted before any input goes to it.
+        h.settle(&mut t, Duration::from_millis(400));
+        let xid = xid_of(
+            t.host
+                .view(&key)
+                .and_then(|v| v.window())
+                .ok_or("the Surface has no window")?,
+        )?;
+        for i in clicks {
+            let (cx, cy) = link_centre(*i);
+            x.click_in(xid, cx, cy)?;
+            h.settle(&mut t, Duration::from_millis(150));
+        }
+    }
+    h.wait_until(&mut t, Instant::now() + TRY, |_, _| reached());
+    ensure!(
+        t.key("leak").is_some(),
+        "the Surface went away while trying: {:?}",
+        t.rec.notes()
+    );
+    h.shut_down(t)
+}
+
+fn preconnect(h: &mut HostHarness) -> Outcome {
+    let run = |h: &mut HostHarness, builder: HostBuilder| -> Result<(usize, usize), String> {
+        let (stat, dynamic) = (
+            Canary::start().map_err(|e| e.to_string())?,
+            Canary::start().map_err(|e| e.to_string())?,
+        );
+        let html = format!(
+            "<link rel=\"preconnect\" href=\"{}\"><p>preconnect</p>",
+            stat.url("")
+        );
+        let js = format!(
+            "var l = document.createElement('link'); l.rel = 'preconnect'; l.href = '{}';
+             document.head.appendChild(l);
+             setTimeout(function () {{ post('armed'); }}, 50);",
+            dynamic.url("")
+        );
+        try_page(
+            h,
+            None,
+            builder,
+            link_app("preconnect", &html, &js),
+            &[],
+            || stat.connections() > 0 && dynamic.connections() > 0,
+        )?;
+        Ok((stat.connections(), dynamic.connections()))
+    };
+    let (stat, dynamic) = run(h, hardened())?;
+    ensure!(
+        stat == 0 && dynamic == 0,
+        "preconnect reached the loopback canaries: static {stat}, dynamic {dynamic} connections"
+    );
+    // Positive control: the same page without the refusing proxy reaches both.
+    let (stat, dynamic) = run(h, unproxied())?;
+    ensure!(
+        stat > 0 && dynamic > 0,
+        "control: without the proxy, preconnect reached static {stat}, dynamic {dynamic}"
+    );
+    Ok(())
+}
+
+fn link_clicks(h: &mut HostHarness, x: &X11) -> Outcome {
+    let run = |h: &mut HostHarness, builder: HostBuilder| -> Result<[usize; 4], String> {
+        let c: Vec<Canary> = (0..4)
+            .map(|_| Canary::start())
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let html = format!(
+            "<a id=\"l0\" href=\"{}\" target=\"_self\">self</a>
+             <a id=\"l1\" href=\"{}\" target=\"_blank\">blank</a>
+             <a id=\"l2\" href=\"{}\" ping=\"{}\">ping</a>",
+            c[0].url("self"),
+            c[1].url("blank"),
+            c[2].url("pinged-link"),
+            c[3].url("ping"),
+        );
+        let js = "setTimeout(function () { post('armed'); }, 50);";
+        try_page(
+            h,
+            Some(x),
+            builder,
+            link_app("clicks", &html, js),
+            &[0, 1, 2],
+            || c.iter().take(3).all(|c| c.connections() > 0),
+        )?;
+        Ok([0, 1, 2, 3].map(|i| c[i].connections()))
+    };
+    let seen = run(h, hardened())?;
+    ensure!(
+        seen == [0; 4],
+        "clicks reached the canaries (self, blank, ping link, ping): {seen:?}"
+    );
+    // Positive control: the same clicks without the refusing proxy reach each link's host. The
+    // ping itself is also refused by the CSP (connect-src 'none'), so it is reported, not required.
+    let seen = run(h, unproxied())?;
+    println!("  control connections (self, blank, ping link, ping): {seen:?}");
+    ensure!(
+        seen[..3].iter().all(|n| *n > 0),
+        "control: without the proxy the clicks reached (self, blank, ping link, ping) {seen:?}"
+    );
+    Ok(())
+}
+
+fn resolver(h: &mut HostHarness, x: &X11, dns: &DnsStub) -> Outcome {
+    let run = |h: &mut HostHarness, builder: HostBuilder, nonce: &str| -> Outcome {
+        let name = |what: &str| format!("{what}-{nonce}.lineup-leak.test");
+        let html = format!(
+            "<link rel=\"dns-prefetch\" href=\"//{}\">
+             <link rel=\"preconnect\" href=\"http://{}/\">
+             <a id=\"l0\" href=\"http://{}/\" target=\"_self\">self</a>
+             <a id=\"l1\" href=\"http://{}/\" target=\"_blank\">blank</a>",
+            name("dns-prefetch"),
+            name("preconnect"),
+            name("click-self"),
+            name("click-blank"),
+        );
+        let js = format!(
+            "var l = document.createElement('link'); l.rel = 'dns-prefetch'; l.href = '//{}';
+             document.head.appendChild(l);
+             setTimeout(function () {{ post('armed'); }}, 50);",
+            name("dynamic-dns-prefetch")
+        );
+        try_page(
+            h,
+            Some(x),
+            builder,
+            link_app("names", &html, &js),
+            &[0, 1],
+            || dns.asked_for(nonce).len() >= 4,
+        )
+    };
+    let control_before = dns.names().len();
+    run(h, hardened(), "n1")?;
+    let leaked = dns.asked_for("-n1.lineup-leak.test");
+    ensure!(
+        leaked.is_empty(),
+        "page-chosen names reached the resolver: {leaked:?}"
+    );
+    // Positive control: without the proxy the same page's names reach the stub.
+    run(h, unproxied(), "n2")?;
+    let asked = dns.asked_for("-n2.lineup-leak.test");
+    println!("  control lookups: {asked:?}");
+    ensure!(
+        !asked.is_empty(),
+        "control: the stub saw no page-chosen name without the proxy; it saw {:?}",
+        &dns.names()[control_before..]
+    );
+    Ok(())
+}
+
+/// The names of this process's descendants, sorted: web and network processes, the sandbox's
+/// helpers.
+fn processes() -> Vec<String> {
+    let mut names: Vec<String> = descendants().into_values().collect();
+    names.sort();
+    names
+}
+
+fn process_cycles(h: &mut HostHarness) -> Outcome {
+    let mut t: TestHost = h.host(hardened())?;
+    // The probe's processes end once its view is closed.
+    h.wait(&mut t, |_, _| {
+        !processes().iter().any(|n| n.starts_with("WebKit"))
+    });
+    let baseline = processes();
+    let mut while_open = Vec::new();
+    for i in 0..20 {
+        let instance = format!("cycle{i}");
+        h.open(
+            &mut t,
+            &instance,
+            test_app("cycle", "<p>cycle</p>", ""),
+            None,
+        )?;
+        if i == 0 {
+            while_open = processes();
+        }
+        t.send(t.agent.close(&instance, "done"))?;
+        ensure!(
+            h.wait(&mut t, |host, _| host.surfaces().is_empty()),
+            "surface {instance} did not close"
+        );
+    }
+    // Control: an open Surface does run processes of its own, so counting them sees them.
+    ensure!(
+        while_open.iter().filter(|n| n.starts_with("WebKitNetworkPr")).count()
+            > baseline.iter().filter(|n| n.starts_with("WebKitNetworkPr")).count()
+            && while_open.iter().any(|n| n.starts_with("WebKitWebProces")),
+        "control: no web and network process seen while a Surface was open: {while_open:?} (baseline {baseline:?})"
+    );
+    let settled = h.wait(&mut t, |_, _| processes() == baseline);
+    println!(
+        "  processes: baseline {baseline:?}, one Surface open {while_open:?}, after 20 cycles {:?}",
+        processes()
+    );
+    ensure!(
+        settled,
+        "after 20 opens and closes the host runs {:?}, not its baseline {baseline:?}",
+        processes()
+    );
+    h.shut_down(t)
+}
