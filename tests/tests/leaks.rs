@@ -202,13 +202,25 @@ fn link_clicks(h: &mut HostHarness, x: &X11) -> Outcome {
         seen == [0; 4],
         "clicks reached the canaries (self, blank, ping link, ping): {seen:?}"
     );
-    // Positive control: the same clicks without the refusing proxy reach each link's host. The
-    // ping itself is also refused by the CSP (connect-src 'none'), so it is reported, not required.
-    let seen = run(h, unproxied())?;
+    // The CSP alone refuses the ping (connect-src 'none'); without it, the proxy still does.
+    let seen = run(h, HostBuilder::new().dangerous().without_csp())?;
+    ensure!(
+        seen == [0; 4],
+        "without the CSP, clicks reached the canaries (self, blank, ping link, ping): {seen:?}"
+    );
+    // Positive control: without the CSP and the proxy, every click and the ping arrive.
+    let seen = run(
+        h,
+        HostBuilder::new()
+            .dangerous()
+            .without_csp()
+            .dangerous()
+            .without_network_proxy(),
+    )?;
     println!("  control connections (self, blank, ping link, ping): {seen:?}");
     ensure!(
-        seen[..3].iter().all(|n| *n > 0),
-        "control: without the proxy the clicks reached (self, blank, ping link, ping) {seen:?}"
+        seen.iter().all(|n| *n > 0),
+        "control: without the CSP and the proxy the clicks reached (self, blank, ping link, ping) {seen:?}"
     );
     Ok(())
 }
