@@ -10,12 +10,13 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host_core::{CloseReason, GoneReason, Limits};
 use lineup_tests::canary::Canary;
 use lineup_tests::dns::{private_resolver, DnsStub};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
-use lineup_tests::host_harness::{test_app, HostHarness, TestHost};
-use lineup_tests::procs::descendants;
+use lineup_tests::host_harness::{test_app, HostHarness, Note, TestHost};
+use lineup_tests::procs::{descendants, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::{xid_of, X11};
 use lineup_webview_shell::HostBuilder;
@@ -52,6 +53,10 @@ fn main() {
     h.run(
         "closing_a_surface_ends_all_of_its_processes_after_20_cycles",
         process_cycles,
+    );
+    h.run(
+        "r_ui_12_an_array_buffer_bomb_past_256_mib_closes_its_surface_as_memory_and_another_keeps_answering",
+        memory_ceiling,
     );
     h.finish();
 }
@@ -321,6 +326,131 @@ fn process_cycles(h: &mut HostHarness) -> Outcome {
         settled,
         "after 20 opens and closes the host runs {:?}, not its baseline {baseline:?}",
         processes()
+    );
+    h.shut_down(t)
+}
+
+/// Allocates and fills 32 MiB ArrayBuffers, every 50 ms, up to `mib`, reporting its progress.
+fn allocating_js(mib: u32) -> String {
+    format!(
+        "LineUpSurface.onState(function (s) {{ post('echo', s); }});
+         var held = [], mib = 0;
+         function grow() {{
+           if (mib >= {mib}) {{ post('allocated', {{ mib: mib, done: true }}); return; }}
+           var b = new Uint8Array(32 * 1024 * 1024); b.fill(7); held.push(b); mib += 32;
+           post('allocated', {{ mib: mib }});
+           setTimeout(grow, 50);
+         }}
+         setTimeout(grow, 50);"
+    )
+}
+
+/// Resident memory of `pid` in MiB, from `/proc/<pid>/status`.
+fn rss_mib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn memory_ceiling(h: &mut HostHarness) -> Outcome {
+    let mut limits = Limits::default();
+    limits.surface_memory_limit_mib = 256;
+    let mut t = h.host(hardened().limits(limits))?;
+    // Control: a page that stays well under the ceiling (64 MiB) keeps running and answering.
+    let survivor = h.open(
+        &mut t,
+        "survivor",
+        test_app("survivor", "<p>s</p>", &allocating_js(64)),
+        None,
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("survivor", "allocated")
+            .iter()
+            .any(|d| d["done"] == true)),
+        "control: the survivor did not finish its 64 MiB: {:?}",
+        t.rec.data("survivor", "allocated")
+    );
+    let before = web_processes();
+    let bomb = h.open(
+        &mut t,
+        "bomb",
+        test_app("bomb", "<p>b</p>", &allocating_js(1536)),
+        None,
+    )?;
+    let bomb_pids: Vec<u32> = web_processes().difference(&before).copied().collect();
+    ensure!(!bomb_pids.is_empty(), "no web process found for the bomb");
+    let mut peak = 0;
+    let gone = h.wait_until(
+        &mut t,
+        Instant::now() + Duration::from_secs(30),
+        |_, rec| {
+            peak = peak.max(bomb_pids.iter().map(|p| rss_mib(*p)).sum::<u64>());
+            rec.closed(&bomb)
+                .contains(&CloseReason::Gone(GoneReason::Memory))
+        },
+    );
+    let reached = t
+        .rec
+        .data("bomb", "allocated")
+        .iter()
+        .filter_map(|d| d["mib"].as_u64())
+        .max()
+        .unwrap_or(0);
+    println!("  bomb: allocated {reached} MiB by its own count, peak resident {peak} MiB, ceiling 256 MiB");
+    ensure!(
+        gone,
+        "the bomb was not closed as memory: {:?}",
+        t.rec
+            .notes_since(0)
+            .iter()
+            .filter(|n| !matches!(n, Note::Outbound(_)))
+            .collect::<Vec<_>>()
+    );
+    ensure!(
+        reached > 256,
+        "the bomb never passed the ceiling by its own count ({reached} MiB)"
+    );
+    ensure!(
+        t.rec.crashed(&bomb) == 0,
+        "the memory kill was reported as a crash"
+    );
+    let upstream = t.rec.data("bomb", "close");
+    ensure!(
+        upstream == vec![serde_json::json!({ "reason": "memory" })],
+        "upstream close of the bomb: {upstream:?}"
+    );
+    // Never reopened.
+    h.settle(&mut t, Duration::from_millis(1500));
+    ensure!(t.key("bomb").is_none(), "the bomb's Surface is open again");
+    let reopened = t
+        .rec
+        .notes()
+        .iter()
+        .filter(|n| matches!(n, Note::Opened(k) if k.instance.as_str() == "bomb"))
+        .count();
+    ensure!(reopened == 1, "the bomb was opened {reopened} times");
+    // The other Surface still answers: patch → onState → event.
+    ensure!(
+        t.key("survivor") == Some(survivor.clone()),
+        "the survivor is gone"
+    );
+    t.send(
+        t.agent
+            .patch("survivor", serde_json::json!({ "after": "kill" })),
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("survivor", "echo")
+            .contains(&serde_json::json!({ "after": "kill" }))),
+        "the survivor did not answer the patch after the kill: {:?}",
+        t.rec.data("survivor", "echo")
     );
     h.shut_down(t)
 }

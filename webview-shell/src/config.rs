@@ -76,7 +76,7 @@ impl ViewConfig {
     ///
     /// ## Platform-specific
     /// Linux: WebKit's memory-pressure settings of the view's context (limit, kill threshold 1.0,
-    /// polled every second).
+    /// polled twice a second).
     pub fn with_memory_limit_mib(mut self, mib: u32) -> Self {
         self.memory_limit_mib = mib.max(1);
         self

@@ -337,14 +337,14 @@ fn refusing_endpoint() -> Result<u16, ShellError> {
 }
 
 /// WebKit's memory-pressure settings for a ceiling of `limit_mib`: ended at the ceiling (kill
-/// threshold 1.0; WebKit's default never ends a process), checked every second.
+/// threshold 1.0; WebKit's default never ends a process), checked twice a second.
 fn memory_pressure(limit_mib: u32) -> webkit2gtk::MemoryPressureSettings {
     let mut settings = webkit2gtk::MemoryPressureSettings::new();
     settings.set_memory_limit(limit_mib.max(1));
     settings.set_conservative_threshold(0.33);
     settings.set_strict_threshold(0.5);
     settings.set_kill_threshold(1.0);
-    settings.set_poll_interval(1.0);
+    settings.set_poll_interval(0.5);
     settings
 }
 
