@@ -51,6 +51,10 @@ fn main() {
         |h| resolver(h, &x, &dns),
     );
     h.run(
+        "r_sec_5_clicks_and_keys_neither_write_nor_read_the_system_clipboard",
+        |h| clipboard(h, &x),
+    );
+    h.run(
         "closing_a_surface_ends_all_of_its_processes_after_20_cycles",
         process_cycles,
     );
@@ -452,5 +456,139 @@ fn memory_ceiling(h: &mut HostHarness) -> Outcome {
         "the survivor did not answer the patch after the kill: {:?}",
         t.rec.data("survivor", "echo")
     );
+    h.shut_down(t)
+}
+
+/// The page of the clipboard scenario: four blocks laid out by [`LINK_CSS`] (`l0`..`l3`) and a
+/// sandboxed `srcdoc` subframe below them with its own copy button.
+const CLIPBOARD_HTML: &str = r#"<a id="l0" href="">writeText</a>
+<a id="l1" href="">execCommand copy</a>
+<a id="l2" href="">select me: PAGE-SELECTION-TEXT</a>
+<a id="l3" href="">execCommand paste</a>
+<textarea id="t" style="position:absolute;left:0;top:300px;width:200px;height:20px"></textarea>
+<span id="hidden">page-wrote-exec</span>"#;
+
+const CLIPBOARD_JS: &str = r#"
+function select(el) { var r = document.createRange(); r.selectNodeContents(el);
+  var s = getSelection(); s.removeAllRanges(); s.addRange(r); }
+document.addEventListener('copy', function (e) {
+  e.clipboardData.setData('text/plain', 'page-wrote-oncopy'); e.preventDefault(); post('oncopy'); });
+function on(id, f) { document.getElementById(id).addEventListener('click', function (e) { e.preventDefault(); f(); }); }
+on('l0', function () {
+  if (!navigator.clipboard) { post('async', { outcome: 'unavailable' }); return; }
+  navigator.clipboard.writeText('page-wrote-async').then(
+    function () { post('async', { outcome: 'resolved' }); },
+    function (e) { post('async', { outcome: 'rejected', error: String(e) }); });
+});
+on('l1', function () { select(document.getElementById('hidden'));
+  var ok = false; try { ok = document.execCommand('copy'); } catch (e) { ok = 'threw'; }
+  post('exec-copy', { result: ok }); });
+on('l2', function () { select(document.getElementById('l2')); post('selected'); });
+on('l3', function () { var t = document.getElementById('t'); t.focus();
+  var ok = false; try { ok = document.execCommand('paste'); } catch (e) { ok = 'threw'; }
+  post('exec-paste', { result: ok, value: t.value }); });
+var f = document.createElement('iframe');
+f.style.cssText = 'position:absolute;left:0;top:200px;width:220px;height:80px;border:0';
+f.srcdoc = '<button id=b style="width:200px;height:60px">frame copy</button><span id=s>page-wrote-frame</span><script>' +
+  'b.onclick=function(){var r=document.createRange();r.selectNodeContents(s);getSelection().removeAllRanges();getSelection().addRange(r);' +
+  'var ok=document.execCommand("copy");parent.postMessage({frameCopy:ok},"*");};<\/script>';
+window.addEventListener('message', function (e) { if (e.data && 'frameCopy' in e.data) { post('frame-copy', { result: e.data.frameCopy }); } });
+document.body.appendChild(f);
+var ta = document.getElementById('t');
+ta.addEventListener('paste', function () { post('onpaste'); });
+ta.addEventListener('input', function () { post('input', { value: ta.value }); });
+setTimeout(function () { post('armed'); }, 100);
+"#;
+
+/// The text on the system clipboard (`CLIPBOARD`), as this process's GTK sees it.
+fn clipboard_text() -> Option<String> {
+    gtk::Clipboard::get(&gtk::gdk::SELECTION_CLIPBOARD)
+        .wait_for_text()
+        .map(|t| t.to_string())
+}
+
+fn clipboard(h: &mut HostHarness, x: &X11) -> Outcome {
+    // Positive control: the test process can set and read the system clipboard.
+    let sentinel = format!("host-sentinel-{}", std::process::id());
+    gtk::Clipboard::get(&gtk::gdk::SELECTION_CLIPBOARD).set_text(&sentinel);
+    ensure!(
+        clipboard_text().as_deref() == Some(sentinel.as_str()),
+        "control: the test process cannot set and read the clipboard: {:?}",
+        clipboard_text()
+    );
+    let mut t = h.host(hardened())?;
+    let key = h.open(
+        &mut t,
+        "clip",
+        link_app("clip", CLIPBOARD_HTML, CLIPBOARD_JS),
+        None,
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("clip", "armed") > 0),
+        "the page did not arm"
+    );
+    h.settle(&mut t, Duration::from_millis(400));
+    let xid = xid_of(
+        t.host
+            .view(&key)
+            .and_then(|v| v.window())
+            .ok_or("the Surface has no window")?,
+    )?;
+    let click_and_wait =
+        |h: &mut HostHarness, t: &mut TestHost, (cx, cy): (i16, i16), event: &str| -> Outcome {
+            x.click_in(xid, cx, cy)?;
+            ensure!(
+                h.wait(t, |_, rec| rec.count("clip", event) > 0),
+                "the click at ({cx}, {cy}) did not run the page's handler for {event}: {:?}",
+                t.rec.ui_events()
+            );
+            Ok(())
+        };
+    // A button that calls navigator.clipboard.writeText: the outcome comes back through the
+    // bridge, and the clipboard is unchanged.
+    click_and_wait(h, &mut t, link_centre(0), "async")?;
+    let outcome = t.rec.data("clip", "async");
+    println!("  writeText outcome: {outcome:?}");
+    ensure!(
+        outcome.iter().all(|o| o["outcome"] != "resolved"),
+        "navigator.clipboard.writeText resolved: {outcome:?}"
+    );
+    // A button that selects text and calls execCommand('copy').
+    click_and_wait(h, &mut t, link_centre(1), "exec-copy")?;
+    // The same in a srcdoc subframe.
+    click_and_wait(h, &mut t, (110, 230), "frame-copy")?;
+    // A user's Ctrl+C inside a selection, with a copy handler that would put its own text.
+    click_and_wait(h, &mut t, link_centre(2), "selected")?;
+    x.key_chord(&[0xffe3, 0x63])?; // Control_L + c
+    h.settle(&mut t, Duration::from_millis(500));
+    // Reading: execCommand('paste') into a textarea, and a user's Ctrl+V there.
+    click_and_wait(h, &mut t, link_centre(3), "exec-paste")?;
+    x.key_chord(&[0xffe3, 0x76])?; // Control_L + v
+    h.settle(&mut t, Duration::from_millis(500));
+    let now = clipboard_text();
+    println!(
+        "  exec copy {:?}, frame copy {:?}, oncopy fired {}, exec paste {:?}",
+        t.rec.data("clip", "exec-copy"),
+        t.rec.data("clip", "frame-copy"),
+        t.rec.count("clip", "oncopy"),
+        t.rec.data("clip", "exec-paste"),
+    );
+    ensure!(
+        now.as_deref() == Some(sentinel.as_str()),
+        "the page changed the system clipboard to {now:?}"
+    );
+    let pasted = t.rec.data("clip", "exec-paste");
+    ensure!(
+        pasted.iter().all(|p| !p["value"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("host-sentinel")),
+        "the page read the clipboard: {pasted:?}"
+    );
+    ensure!(
+        t.rec.count("clip", "oncopy") == 0,
+        "a copy event reached the page"
+    );
+    // The page read the textarea back after Ctrl+V? Ask it.
     h.shut_down(t)
 }

@@ -17,7 +17,11 @@ use std::rc::{Rc, Weak};
 use std::sync::OnceLock;
 
 use gtk::gdk;
-use gtk::glib::{self, prelude::*, translate::IntoGlib};
+use gtk::glib::{
+    self,
+    prelude::*,
+    translate::{IntoGlib, ToGlibPtr},
+};
 use gtk::prelude::*;
 use lineup_surface_runtime::{SurfaceServer, SCHEME};
 use tao::dpi::{LogicalPosition, LogicalSize};
@@ -31,8 +35,8 @@ use webkit2gtk::{
     PolicyDecision, PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision,
     ResponsePolicyDecisionExt, ScriptDialogType, SecurityManagerExt, SettingsExt, URIRequestExt,
     URISchemeRequest, URISchemeRequestExt, URISchemeResponse, URISchemeResponseExt,
-    UserContentManagerExt, WebContextExt, WebProcessTerminationReason, WebViewExt,
-    WebsiteDataManagerExt,
+    UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
+    WebContextExt, WebProcessTerminationReason, WebViewExt, WebsiteDataManagerExt,
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
@@ -195,9 +199,13 @@ impl PlatformView {
             media_requires_gesture: settings
                 .as_ref()
                 .is_some_and(|s| s.is_media_playback_requires_user_gesture()),
-            clipboard_access: settings
-                .as_ref()
-                .is_none_or(|s| s.is_javascript_can_access_clipboard()),
+            // A feature this WebKit lacks counts as on: fail closed.
+            clipboard_access: settings.as_ref().is_none_or(|s| {
+                s.is_javascript_can_access_clipboard()
+                    || CLIPBOARD_FEATURES
+                        .iter()
+                        .any(|f| feature_enabled(s, f).unwrap_or(true))
+            }),
         }
     }
 
@@ -441,7 +449,37 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         settings.set_allow_universal_access_from_file_urls(false);
         // Nothing from the page may reach the process's standard output.
         settings.set_enable_write_console_messages_to_stdout(false);
+        // R-SEC-5: no clipboard API and no script paste; wry exposes none of these.
+        for feature in CLIPBOARD_FEATURES {
+            set_feature_enabled(&settings, feature, false);
+        }
     }
+    // R-SEC-5: execCommand copy, cut and paste refused in every frame, and the keys and the
+    // middle click that copy or paste never reach the engine.
+    if let Some(manager) = view.user_content_manager() {
+        manager.add_script(&UserScript::new(
+            CLIPBOARD_GUARD_JS,
+            UserContentInjectedFrames::AllFrames,
+            UserScriptInjectionTime::Start,
+            &[],
+            &[],
+        ));
+    }
+    view.connect_key_press_event(|_, event| {
+        if is_clipboard_key(event) {
+            tracing::debug!("clipboard key refused (R-SEC-5)");
+            glib::Propagation::Stop
+        } else {
+            glib::Propagation::Proceed
+        }
+    });
+    view.connect_button_press_event(|_, event| {
+        if event.button() == 2 {
+            glib::Propagation::Stop
+        } else {
+            glib::Propagation::Proceed
+        }
+    });
 
     // R-UI-5: wry destroys the view when the page calls window.close(); that handler goes, and
     // the attempt is only reported.
@@ -534,6 +572,148 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         tracing::warn!(?reason, "surface web process terminated");
         push(&q, termination_event(reason));
     });
+}
+
+/// WebKit features that give a page the system clipboard, all switched off (R-SEC-5): the async
+/// Clipboard API (`navigator.clipboard`, which a click unlocks whatever
+/// `javascript-can-access-clipboard` says), script paste with and without an access request.
+const CLIPBOARD_FEATURES: [&str; 4] = [
+    "AsyncClipboardAPI",
+    "DOMPasteAccessRequests",
+    "DOMPasteAllowed",
+    "JavaScriptCanAccessClipboard",
+];
+
+/// Injected at document start into every frame: `execCommand` and its queries refuse `copy`,
+/// `cut` and `paste`, which WebKit runs during any user gesture; no setting turns that off. The
+/// wrappers are neither writable nor configurable and use only what they captured before any
+/// page script ran.
+const CLIPBOARD_GUARD_JS: &str = r#"(function () {
+  'use strict';
+  var D = Document.prototype, apply = Reflect.apply, S = String, lower = S.prototype.toLowerCase;
+  var define = Object.defineProperty, refused = Object.create(null);
+  refused.copy = true; refused.cut = true; refused.paste = true;
+  ['execCommand', 'queryCommandEnabled', 'queryCommandSupported'].forEach(function (name) {
+    var original = D[name];
+    if (typeof original !== 'function') { return; }
+    define(D, name, { configurable: false, writable: false, enumerable: true, value: function (command) {
+      var c = S(command), rest = [c];
+      for (var i = 1; i < arguments.length; i++) { rest[i] = arguments[i]; }
+      if (refused[apply(lower, c, [])] === true) { return false; }
+      return apply(original, this, rest);
+    } });
+  });
+})();"#;
+
+/// Whether `event` is a key chord that copies, cuts or pastes (Ctrl+C/X/V, Ctrl+Insert,
+/// Shift+Insert, Shift+Delete, the Copy/Cut/Paste keys).
+fn is_clipboard_key(event: &gdk::EventKey) -> bool {
+    use gdk::keys::constants as key;
+    let state = event.state();
+    let ctrl = state.contains(gdk::ModifierType::CONTROL_MASK);
+    let shift = state.contains(gdk::ModifierType::SHIFT_MASK);
+    let k = event.keyval().to_lower();
+    (ctrl && [key::c, key::x, key::v, key::Insert, key::KP_Insert].contains(&k))
+        || (shift && [key::Insert, key::KP_Insert, key::Delete, key::KP_Delete].contains(&k))
+        || [key::Copy, key::Cut, key::Paste].contains(&k)
+}
+
+/// Sets WebKit feature `identifier` on `settings` and returns what the engine reads back, or
+/// `None` if this WebKit has no such feature. The `webkit2gtk` crate has no bindings for the
+/// feature list (WebKitGTK 2.42), hence the FFI calls.
+#[allow(unsafe_code)]
+fn set_feature_enabled(
+    settings: &webkit2gtk::Settings,
+    identifier: &str,
+    enabled: bool,
+) -> Option<bool> {
+    feature_with(identifier, |feature| {
+        let raw: *mut webkit2gtk::ffi::WebKitSettings = settings.to_glib_none().0;
+        // SAFETY: `raw` is a live WebKitSettings (`settings` holds a reference) and `feature` a
+        // live entry of a feature list `feature_with` keeps alive for this call.
+        unsafe {
+            webkit_settings_set_feature_enabled(raw, feature, glib::ffi::gboolean::from(enabled));
+            webkit_settings_get_feature_enabled(raw, feature) != 0
+        }
+    })
+}
+
+/// Whether WebKit feature `identifier` is enabled on `settings`; `None` if there is none.
+#[allow(unsafe_code)]
+fn feature_enabled(settings: &webkit2gtk::Settings, identifier: &str) -> Option<bool> {
+    feature_with(identifier, |feature| {
+        let raw: *mut webkit2gtk::ffi::WebKitSettings = settings.to_glib_none().0;
+        // SAFETY: as in `set_feature_enabled`.
+        unsafe { webkit_settings_get_feature_enabled(raw, feature) != 0 }
+    })
+}
+
+/// Runs `f` with WebKit's feature named `identifier`, while the list that holds it is alive.
+#[allow(unsafe_code)]
+fn feature_with<R>(identifier: &str, f: impl FnOnce(*mut WebKitFeature) -> R) -> Option<R> {
+    // SAFETY: returns a new reference to a list of every feature (transfer full), never null;
+    // it is released below.
+    let list = unsafe { webkit_settings_get_all_features() };
+    if list.is_null() {
+        return None;
+    }
+    let mut found = None;
+    // SAFETY: `list` is the live list from above.
+    let length = unsafe { webkit_feature_list_get_length(list) };
+    for index in 0..length {
+        // SAFETY: `index` is below the list's length; the feature is owned by the list (transfer
+        // none) and lives as long as it.
+        let feature = unsafe { webkit_feature_list_get(list, index) };
+        if feature.is_null() {
+            continue;
+        }
+        // SAFETY: `feature` is live; the identifier is a NUL-terminated string it owns, read
+        // before anything else happens to it.
+        let id = unsafe { webkit_feature_get_identifier(feature) };
+        if !id.is_null()
+            && unsafe { std::ffi::CStr::from_ptr(id) }.to_bytes() == identifier.as_bytes()
+        {
+            found = Some(feature);
+            break;
+        }
+    }
+    let result = found.map(f);
+    // SAFETY: releases the reference taken above; no feature pointer is used after this.
+    unsafe { webkit_feature_list_unref(list) };
+    result
+}
+
+/// `WebKitFeature`, opaque.
+#[repr(C)]
+struct WebKitFeature {
+    _private: [u8; 0],
+}
+
+/// `WebKitFeatureList`, opaque.
+#[repr(C)]
+struct WebKitFeatureList {
+    _private: [u8; 0],
+}
+
+// WebKitGTK 2.42 API (`webkit/WebKitFeature.h`, `webkit/WebKitSettings.h`), from the library the
+// `webkit2gtk-sys` crate already links.
+#[allow(unsafe_code)]
+#[link(name = "webkit2gtk-4.1")]
+extern "C" {
+    fn webkit_settings_get_all_features() -> *mut WebKitFeatureList;
+    fn webkit_feature_list_get_length(list: *mut WebKitFeatureList) -> usize;
+    fn webkit_feature_list_get(list: *mut WebKitFeatureList, index: usize) -> *mut WebKitFeature;
+    fn webkit_feature_list_unref(list: *mut WebKitFeatureList);
+    fn webkit_feature_get_identifier(feature: *mut WebKitFeature) -> *const std::ffi::c_char;
+    fn webkit_settings_set_feature_enabled(
+        settings: *mut webkit2gtk::ffi::WebKitSettings,
+        feature: *mut WebKitFeature,
+        enabled: glib::ffi::gboolean,
+    );
+    fn webkit_settings_get_feature_enabled(
+        settings: *mut webkit2gtk::ffi::WebKitSettings,
+        feature: *mut WebKitFeature,
+    ) -> glib::ffi::gboolean;
 }
 
 /// What the owner hears when the web process ended: its memory ceiling apart from the rest.
