@@ -15,7 +15,7 @@ use lineup_tests::canary::Canary;
 use lineup_tests::dns::{private_resolver, DnsStub};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
-use lineup_tests::host_harness::{test_app, HostHarness, Note, TestHost};
+use lineup_tests::host_harness::{open_network, test_app, HostHarness, Note, TestHost};
 use lineup_tests::procs::{descendants, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::{xid_of, X11};
@@ -218,14 +218,7 @@ fn link_clicks(h: &mut HostHarness, x: &X11) -> Outcome {
         "without the CSP, clicks reached the canaries (self, blank, ping link, ping): {seen:?}"
     );
     // Positive control: without the CSP and the proxy, every click and the ping arrive.
-    let seen = run(
-        h,
-        HostBuilder::new()
-            .dangerous()
-            .without_csp()
-            .dangerous()
-            .without_network_proxy(),
-    )?;
+    let seen = run(h, open_network())?;
     println!("  control connections (self, blank, ping link, ping): {seen:?}");
     ensure!(
         seen.iter().all(|n| *n > 0),
