@@ -360,6 +360,16 @@ pub fn test_app(name: &str, html: &str, js: &str) -> Value {
     })
 }
 
+/// A host builder with neither the CSP nor the refusing network proxy (R-SEC-3): the positive
+/// control of a network test, where a page's traffic does reach a loopback canary.
+pub fn open_network() -> HostBuilder {
+    HostBuilder::new()
+        .dangerous()
+        .without_csp()
+        .dangerous()
+        .without_network_proxy()
+}
+
 /// The weather example app of the spec (§4.1), without its placeholder `integrity`.
 pub fn weather_app() -> Value {
     json!({

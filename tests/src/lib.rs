@@ -7,10 +7,15 @@
 //!   envelopes, with a recording delegate;
 //! - [`x11`]: real X input (XTEST clicks) and the window manager's close request;
 //! - [`canary`]: a loopback listener that counts who reached it;
-//! - [`procs`]: the WebKit web processes of the test process;
+//! - [`dns`]: a DNS stub that records the names it is asked for, named by `/etc/resolv.conf` in a
+//!   private mount namespace;
+//! - [`procs`]: the processes of the test process (WebKit's web and network processes, sandbox
+//!   helpers);
 //! - [`home`]: a private HOME per test process.
 
 pub mod canary;
+#[cfg(target_os = "linux")]
+pub mod dns;
 pub mod home;
 #[cfg(target_os = "linux")]
 pub mod host_harness;

@@ -210,6 +210,19 @@ impl Harness {
         }
     }
 
+    /// Puts a shell with `config` in place of the current one once its probe has passed, and
+    /// returns the current one (to put back by assigning [`Harness::shell`]).
+    pub fn swap_shell(&mut self, config: ViewConfig) -> Result<Shell, String> {
+        let shell = Shell::start(&self.event_loop, config).map_err(|e| format!("shell: {e}"))?;
+        pump(&mut self.event_loop, &[], Duration::from_secs(30), || {
+            shell.probe_status() != ProbeStatus::Pending
+        });
+        if shell.probe_status() != ProbeStatus::Passed {
+            return Err(format!("probe: {:?}", shell.probe_status()));
+        }
+        Ok(std::mem::replace(&mut self.shell, shell))
+    }
+
     /// Pumps the loop until `cond` holds, for at most [`WAIT`]; window events go to `views`.
     pub fn wait(&mut self, views: &[&SurfaceView], cond: impl FnMut() -> bool) -> bool {
         pump(&mut self.event_loop, views, WAIT, cond)

@@ -1,4 +1,4 @@
-//! Real X input for the real-webview tests: window lookup, XTEST clicks and the window manager's
+//! Real X input for the real-webview tests: window lookup, XTEST clicks and keys, and the window manager's
 //! `WM_DELETE_WINDOW` close request (there is no window manager under Xvfb).
 
 use std::fmt;
@@ -8,7 +8,7 @@ use tao::window::Window;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     self, Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, BUTTON_PRESS_EVENT,
-    BUTTON_RELEASE_EVENT, MOTION_NOTIFY_EVENT,
+    BUTTON_RELEASE_EVENT, KEY_PRESS_EVENT, KEY_RELEASE_EVENT, MOTION_NOTIFY_EVENT,
 };
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::RustConnection;
@@ -154,6 +154,43 @@ impl X11 {
     pub fn click_in(&self, window: u32, x: i16, y: i16) -> Result<(), X11Error> {
         let (ox, oy) = self.window_origin(window)?;
         self.click(ox.saturating_add(x), oy.saturating_add(y))
+    }
+
+    /// The keycode that produces `keysym` (say `0x63` for `c`, `0xffe3` for Control_L) without a
+    /// modifier.
+    pub fn keycode(&self, keysym: u32) -> Result<u8, X11Error> {
+        let setup = self.conn.setup();
+        let (min, max) = (setup.min_keycode, setup.max_keycode);
+        let map = self
+            .conn
+            .get_keyboard_mapping(min, max - min + 1)
+            .map_err(|e| X11Error::new("get_keyboard_mapping", e))?
+            .reply()
+            .map_err(|e| X11Error::new("get_keyboard_mapping", e))?;
+        let per = usize::from(map.keysyms_per_keycode.max(1));
+        map.keysyms
+            .chunks(per)
+            .position(|syms| syms.first() == Some(&keysym))
+            .and_then(|i| u8::try_from(i).ok())
+            .map(|i| min + i)
+            .ok_or_else(|| X11Error::new("keycode", format!("no key for keysym {keysym:#x}")))
+    }
+
+    /// Presses the keys of `keysyms` in order and releases them in reverse order, through XTEST
+    /// (`[0xffe3, 0x63]` is Ctrl+C), so the page sees trusted input.
+    pub fn key_chord(&self, keysyms: &[u32]) -> Result<(), X11Error> {
+        let codes = keysyms
+            .iter()
+            .map(|k| self.keycode(*k))
+            .collect::<Result<Vec<u8>, X11Error>>()?;
+        for code in &codes {
+            self.fake(KEY_PRESS_EVENT, *code, 0, 0)?;
+        }
+        for code in codes.iter().rev() {
+            self.fake(KEY_RELEASE_EVENT, *code, 0, 0)?;
+        }
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
     }
 
     /// Sends `window` a `WM_PROTOCOLS`/`WM_DELETE_WINDOW` client message, as a window manager

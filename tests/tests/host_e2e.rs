@@ -17,7 +17,8 @@ use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
 use lineup_tests::home::{files_containing, private_home};
 use lineup_tests::host_harness::{
-    test_app, ui_events_in, weather_app, HostHarness, Note, Recorder, TestHost, BRIDGE_NAMESPACE,
+    open_network, test_app, ui_events_in, weather_app, HostHarness, Note, Recorder, TestHost,
+    BRIDGE_NAMESPACE,
 };
 use lineup_tests::procs::{kill, web_processes};
 use lineup_tests::runner::Outcome;
@@ -777,8 +778,9 @@ fn loopback_fetch(h: &mut HostHarness) -> Outcome {
     );
     h.shut_down(t)?;
 
-    // Positive control: the same bundle without the CSP reaches the listener.
-    let mut c = no_csp_host(h)?;
+    // Positive control: the same bundle without the CSP, and without the refusing network proxy
+    // (R-SEC-3, which refuses it too), reaches the listener.
+    let mut c = h.host(open_network())?;
     h.open(&mut c, "f1", app, None)?;
     ensure!(
         h.wait(&mut c, |_, rec| !rec.data("f1", "fetch").is_empty()),

@@ -107,8 +107,12 @@ fn csp_applied(h: &mut Harness) -> Outcome {
     );
     view.close();
 
-    // Positive control: the same bundle without the CSP header reaches the listener.
-    let (control, control_log) = h.open(&Page::new("<p>csp</p>", &js).without_csp())?;
+    // Positive control: the same bundle without the CSP header, in a shell without the refusing
+    // network proxy (R-SEC-3, which refuses the fetch too), reaches the listener.
+    let strict = h.swap_shell(ViewConfig::default().dangerous().without_network_proxy())?;
+    let control = h.open(&Page::new("<p>csp</p>", &js).without_csp());
+    h.shell = strict;
+    let (control, control_log) = control?;
     let reached = h.wait(&[], || canary.connections() > 0);
     let policy = control_log.first_post("policy").unwrap_or_default();
     ensure!(reached, "control: the listener saw nothing without the CSP");

@@ -13,14 +13,16 @@ use std::time::Duration;
 /// | concurrent Surfaces | at most 16 |
 /// | one IPC message from a page | at most 64 KiB, larger ones dropped and reported |
 /// | time the isolation probe may take | 20 s |
+/// | network traffic of a Surface (R-SEC-3) | all of it sent to a proxy that refuses every connection |
+/// | memory of a Surface's web process | 512 MiB, then the process is ended ([`ViewEvent::MemoryExceeded`](crate::ViewEvent::MemoryExceeded)) |
 ///
-/// Turning devtools on or the web-process sandbox off weakens isolation, so those two sit behind
-/// [`ViewConfig::dangerous`].
+/// Turning devtools on, or the web-process sandbox or the refusing network proxy off, weakens
+/// isolation, so those sit behind [`ViewConfig::dangerous`].
 ///
 /// ```
 /// use lineup_webview_shell::ViewConfig;
 /// let config = ViewConfig::default().with_max_views(4);
-/// assert!(!config.devtools() && config.web_sandbox());
+/// assert!(!config.devtools() && config.web_sandbox() && config.network_proxy());
 /// let preview = config.dangerous().with_devtools();
 /// assert!(preview.devtools());
 /// ```
@@ -28,6 +30,8 @@ use std::time::Duration;
 pub struct ViewConfig {
     devtools: bool,
     web_sandbox: bool,
+    network_proxy: bool,
+    memory_limit_mib: u32,
     max_views: usize,
     max_ipc_bytes: usize,
     probe_timeout: Duration,
@@ -38,6 +42,8 @@ impl Default for ViewConfig {
         Self {
             devtools: false,
             web_sandbox: true,
+            network_proxy: true,
+            memory_limit_mib: 512,
             max_views: 16,
             max_ipc_bytes: 64 * 1024,
             probe_timeout: Duration::from_secs(20),
@@ -64,6 +70,18 @@ impl ViewConfig {
         self
     }
 
+    /// The memory ceiling of each Surface's web process, in MiB (at least 1): a web process whose
+    /// footprint passes it is ended and its view reports
+    /// [`ViewEvent::MemoryExceeded`](crate::ViewEvent::MemoryExceeded).
+    ///
+    /// ## Platform-specific
+    /// Linux: WebKit's memory-pressure settings of the view's context (limit, kill threshold 1.0,
+    /// polled twice a second).
+    pub fn with_memory_limit_mib(mut self, mib: u32) -> Self {
+        self.memory_limit_mib = mib.max(1);
+        self
+    }
+
     /// How long the isolation probe may take before it counts as failed.
     pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
@@ -83,6 +101,16 @@ impl ViewConfig {
     /// Whether web processes run in WebKit's bubblewrap sandbox.
     pub fn web_sandbox(&self) -> bool {
         self.web_sandbox
+    }
+
+    /// Whether every network request of a Surface goes to a proxy that refuses it (R-SEC-3).
+    pub fn network_proxy(&self) -> bool {
+        self.network_proxy
+    }
+
+    /// The memory ceiling of each Surface's web process, in MiB.
+    pub fn memory_limit_mib(&self) -> u32 {
+        self.memory_limit_mib
     }
 
     /// The maximum number of Surfaces open at once.
@@ -119,6 +147,17 @@ impl DangerousViewConfig {
     pub fn without_web_sandbox(self) -> ViewConfig {
         ViewConfig {
             web_sandbox: false,
+            ..self.0
+        }
+    }
+
+    /// Lets Surfaces reach the network layer directly, without the proxy that refuses every
+    /// connection (R-SEC-3): speculative connections (`preconnect`, link clicks) and host-name
+    /// lookups then leave the host. Only for tests that prove a leak would be seen (a positive
+    /// control).
+    pub fn without_network_proxy(self) -> ViewConfig {
+        ViewConfig {
+            network_proxy: false,
             ..self.0
         }
     }

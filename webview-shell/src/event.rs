@@ -36,8 +36,11 @@ pub enum ViewEvent {
     UserCloseRequested,
     /// The page called `window.close()`. Nothing was closed (R-UI-5).
     PageCloseAttempt,
-    /// The web process ended: it crashed, ran out of memory or was killed.
+    /// The web process ended: it crashed, the system ran out of memory or it was killed.
     Crashed,
+    /// The web process was ended because its memory passed the view's ceiling
+    /// ([`ViewConfig::with_memory_limit_mib`](crate::ViewConfig::with_memory_limit_mib)).
+    MemoryExceeded,
     /// A navigation of some frame to this URL was refused (R-SEC-2, R-SEC-2a).
     NavigationRefused(String),
     /// A new window for this URL was refused (R-SEC-2).
@@ -73,6 +76,7 @@ impl fmt::Debug for ViewEvent {
             ViewEvent::UserCloseRequested => f.write_str("UserCloseRequested"),
             ViewEvent::PageCloseAttempt => f.write_str("PageCloseAttempt"),
             ViewEvent::Crashed => f.write_str("Crashed"),
+            ViewEvent::MemoryExceeded => f.write_str("MemoryExceeded"),
             ViewEvent::PermissionDenied => f.write_str("PermissionDenied"),
             ViewEvent::DialogSuppressed => f.write_str("DialogSuppressed"),
             ViewEvent::DropRefused => f.write_str("DropRefused"),

@@ -142,7 +142,8 @@ enum Layout {
 /// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
 /// | placement | a window of its own per Surface, 480 × 360, titled with the sanitised app name |
 /// | resize requests | clamped to 40 ..= 2000 logical pixels |
-/// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, isolation probe |
+/// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, network through a refusing proxy, isolation probe |
+/// | memory per Surface | [`Limits::surface_memory_limit_mib`] (512 MiB); past it the Surface is closed, `memory` upstream |
 /// | document | [`DocumentOptions::default`]: the strict CSP with `sandbox allow-scripts` |
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
@@ -288,7 +289,10 @@ impl HostBuilder {
         let session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
             .map_err(|e| ShellError::Platform(e.to_string()))?;
         // One limit for both layers: the session refuses first, with a protocol answer.
-        let view_config = self.view_config.with_max_views(self.limits.max_surfaces);
+        let view_config = self
+            .view_config
+            .with_max_views(self.limits.max_surfaces)
+            .with_memory_limit_mib(self.limits.surface_memory_limit_mib);
         let shell = Shell::start(event_loop, view_config)?;
         Ok(Host {
             session,
@@ -328,6 +332,13 @@ impl DangerousHostBuilder {
     /// Runs web processes outside WebKit's bubblewrap sandbox (R-SEC-8).
     pub fn without_web_sandbox(mut self) -> HostBuilder {
         self.0.view_config = self.0.view_config.dangerous().without_web_sandbox();
+        self.0
+    }
+
+    /// Lets Surfaces reach the network layer without the proxy that refuses every connection
+    /// (R-SEC-3). Only for tests that prove a leak would be seen (a positive control).
+    pub fn without_network_proxy(mut self) -> HostBuilder {
+        self.0.view_config = self.0.view_config.dangerous().without_network_proxy();
         self.0
     }
 
@@ -560,6 +571,12 @@ impl Host {
                     self.delegate.notify_crashed(&key);
                 }
                 let effects = self.session.surface_gone(&key, GoneReason::Crashed);
+                return self.apply(effects, None, target);
+            }
+            // Never reopened: the page would only fill its ceiling again (R-UI-12).
+            ViewEvent::MemoryExceeded => {
+                tracing::warn!("surface {key}: web process ended at its memory ceiling");
+                let effects = self.session.surface_gone(&key, GoneReason::Memory);
                 return self.apply(effects, None, target);
             }
             ViewEvent::IpcTooLarge { len } => {

@@ -1,6 +1,10 @@
 //! The fail-closed isolation probe of R-SEC-8: before the first Surface, a probe document goes
 //! through the very path a Surface takes (document assembly, CSP header, custom scheme, hardened
-//! view, bridge, IPC) and reports what its script could do.
+//! view, bridge, IPC) and reports what its script could do. With the refusing network proxy on
+//! (R-SEC-3), the probe page also preconnects to a loopback listener the probe owns, which must
+//! see no connection.
+
+use std::net::SocketAddr;
 
 use lineup_host_core::InlineBundle;
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
@@ -22,12 +26,17 @@ const PROBE_JS: &str = r#"(function () {
 })();"#;
 
 /// The probe document's server, under a fresh random token, with the default (strict) document
-/// options every Surface gets.
-pub(crate) fn probe_server() -> Result<SurfaceServer, ShellError> {
-    let bundle = InlineBundle::new("<p>lineup isolation probe</p>", "", PROBE_JS).map_err(|e| {
-        ShellError::ProbeFailed {
-            reason: format!("the probe bundle was refused: {e}"),
-        }
+/// options every Surface gets; with `canary`, the page preconnects to it (no CSP directive covers
+/// a preconnect, so only the network layer can stop it).
+pub(crate) fn probe_server(canary: Option<SocketAddr>) -> Result<SurfaceServer, ShellError> {
+    let html = match canary {
+        Some(addr) => format!(
+            "<link rel=\"preconnect\" href=\"http://{addr}/\"><p>lineup isolation probe</p>"
+        ),
+        None => "<p>lineup isolation probe</p>".to_owned(),
+    };
+    let bundle = InlineBundle::new(html, "", PROBE_JS).map_err(|e| ShellError::ProbeFailed {
+        reason: format!("the probe bundle was refused: {e}"),
     })?;
     let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
     let mut token = [0u8; 16];
@@ -106,6 +115,18 @@ pub(crate) fn verdict(
     }
     if hardening.popups_without_gesture || hardening.clipboard_access {
         return Err("the probe view allows popups or clipboard access".to_owned());
+    }
+    Ok(())
+}
+
+/// Whether the probe page's network attempts stayed in the host (R-SEC-3): `connections` is how
+/// many reached the loopback listener it preconnected to.
+pub(crate) fn network_verdict(connections: usize) -> Result<(), String> {
+    if connections > 0 {
+        return Err(format!(
+            "the probe page's preconnect reached a loopback listener ({connections} connections): \
+             network traffic does not go to the refusing proxy (R-SEC-3)"
+        ));
     }
     Ok(())
 }
@@ -216,6 +237,13 @@ mod tests {
     #[test]
     fn probe_script_reports_under_the_probe_event_name() {
         assert!(PROBE_JS.contains(&format!("'{PROBE_EVENT}'")));
-        assert!(probe_server().is_ok());
+        assert!(probe_server(None).is_ok());
+        assert!(probe_server(Some(SocketAddr::from(([127, 0, 0, 1], 9)))).is_ok());
+    }
+
+    #[test]
+    fn r_sec_3_probe_fails_when_its_preconnect_reached_the_listener() {
+        assert_eq!(network_verdict(0), Ok(()));
+        assert!(network_verdict(1).is_err());
     }
 }

@@ -3,8 +3,9 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
+use std::net::{Ipv4Addr, TcpListener};
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use lineup_surface_runtime::SurfaceServer;
 use tao::event_loop::EventLoopWindowTarget;
@@ -13,7 +14,7 @@ use crate::config::{Placement, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
-use crate::probe::{probe_server, verdict, ProbeReport};
+use crate::probe::{network_verdict, probe_server, verdict, ProbeReport};
 use crate::view::{Slot, SurfaceView};
 
 /// Opens Surface webviews, once the isolation probe has shown that their policy really applies.
@@ -21,7 +22,9 @@ use crate::view::{Slot, SurfaceView};
 /// [`Shell::start`] loads a probe document through the same path every Surface takes, in a hidden
 /// window. Until its script has reported an opaque origin, a blocked `eval` and unavailable
 /// storage, and the engine has confirmed the hardening (own ephemeral context, devtools as
-/// configured, and with the web-process sandbox on, web processes in a namespace of their own),
+/// configured, and with the web-process sandbox on, web processes in a namespace of their own;
+/// with the refusing network proxy on, the page's preconnect to a loopback listener the probe
+/// owns never arrives),
 /// [`Shell::open`] refuses with [`ShellError::ProbePending`]; if any check fails or the probe
 /// takes longer than [`ViewConfig::probe_timeout`], it refuses for good with
 /// [`ShellError::ProbeFailed`]. The event loop must run for the probe to progress.
@@ -54,11 +57,17 @@ struct RunningProbe {
     seen: Rc<RefCell<ProbeSeen>>,
     deadline: Instant,
     processes_before: HashSet<u32>,
+    /// The loopback listener the probe page preconnects to, with the refusing proxy on.
+    canary: Option<TcpListener>,
 }
+
+/// How long after the report the probe still waits for a connection to its listener: the page
+/// preconnects before its script runs, but the network process connects on its own schedule.
+const NETWORK_GRACE: Duration = Duration::from_millis(300);
 
 #[derive(Default)]
 struct ProbeSeen {
-    report: Option<ProbeReport>,
+    report: Option<(ProbeReport, Instant)>,
     crashed: bool,
 }
 
@@ -68,7 +77,13 @@ impl Shell {
         target: &EventLoopWindowTarget<T>,
         config: ViewConfig,
     ) -> Result<Self, ShellError> {
-        let server = probe_server()?;
+        let canary = if config.network_proxy() {
+            Some(probe_canary()?)
+        } else {
+            None
+        };
+        let canary_addr = canary.as_ref().and_then(|c| c.local_addr().ok());
+        let server = probe_server(canary_addr)?;
         let seen = Rc::new(RefCell::new(ProbeSeen::default()));
         let recorder = Rc::clone(&seen);
         let processes_before = web_processes();
@@ -97,6 +112,7 @@ impl Shell {
                 seen,
                 deadline,
                 processes_before,
+                canary,
             }))),
         })
     }
@@ -186,7 +202,10 @@ impl RunningProbe {
     /// `None` while undecided.
     fn outcome(&self, now: Instant, config: &ViewConfig) -> Option<Result<(), String>> {
         let seen = self.seen.borrow();
-        if let Some(report) = &seen.report {
+        if let Some((report, at)) = &seen.report {
+            if self.canary.is_some() && now < *at + NETWORK_GRACE {
+                return None;
+            }
             return Some(self.check(report, config));
         }
         if seen.crashed {
@@ -214,18 +233,42 @@ impl RunningProbe {
                 .collect();
             check_web_processes_sandboxed(&started)?;
         }
+        if let Some(canary) = &self.canary {
+            network_verdict(accepted(canary))?;
+        }
         Ok(())
     }
+}
+
+/// A non-blocking loopback listener for the probe page to preconnect to.
+fn probe_canary() -> Result<TcpListener, ShellError> {
+    let failed = |e: std::io::Error| ShellError::ProbeFailed {
+        reason: format!("cannot listen on loopback for the network check: {e}"),
+    };
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
+    Ok(listener)
+}
+
+/// How many connections are waiting on `listener` (the kernel completes them without an accept).
+fn accepted(listener: &TcpListener) -> usize {
+    let mut count = 0;
+    while count < 1024 && listener.accept().is_ok() {
+        count += 1;
+    }
+    count
 }
 
 fn record(seen: &RefCell<ProbeSeen>, event: ViewEvent) {
     match event {
         ViewEvent::Ipc(body) => {
             if let Some(report) = ProbeReport::from_ipc(&body) {
-                seen.borrow_mut().report.get_or_insert(report);
+                seen.borrow_mut()
+                    .report
+                    .get_or_insert_with(|| (report, Instant::now()));
             }
         }
-        ViewEvent::Crashed => seen.borrow_mut().crashed = true,
+        ViewEvent::Crashed | ViewEvent::MemoryExceeded => seen.borrow_mut().crashed = true,
         other => tracing::debug!(?other, "isolation probe view event"),
     }
 }

@@ -10,11 +10,18 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::fd::OwnedFd;
 use std::ptr;
 use std::rc::{Rc, Weak};
+use std::sync::OnceLock;
 
 use gtk::gdk;
-use gtk::glib::{self, prelude::*, translate::IntoGlib};
+use gtk::glib::{
+    self,
+    prelude::*,
+    translate::{IntoGlib, ToGlibPtr},
+};
 use gtk::prelude::*;
 use lineup_surface_runtime::{DeliveryKey, SurfaceServer, SCHEME};
 use tao::dpi::{LogicalPosition, LogicalSize};
@@ -24,11 +31,12 @@ use tao::platform::unix::WindowExtUnix;
 use tao::window::{Window, WindowBuilder, WindowId};
 use webkit2gtk::{
     AuthenticationRequestExt, CacheModel, DownloadExt, FileChooserRequestExt, LoadEvent,
-    NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecision,
-    PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt,
-    ScriptDialogType, SecurityManagerExt, SettingsExt, URIRequestExt, URISchemeRequest,
-    URISchemeRequestExt, URISchemeResponse, URISchemeResponseExt, WebContextExt, WebViewExt,
-    WebsiteDataManagerExt,
+    NavigationPolicyDecision, NavigationPolicyDecisionExt, NetworkProxyMode, PermissionRequestExt,
+    PolicyDecision, PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision,
+    ResponsePolicyDecisionExt, ScriptDialogType, SecurityManagerExt, SettingsExt, URIRequestExt,
+    URISchemeRequest, URISchemeRequestExt, URISchemeResponse, URISchemeResponseExt,
+    UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
+    WebContextExt, WebProcessTerminationReason, WebViewExt, WebsiteDataManagerExt,
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
@@ -207,9 +215,13 @@ impl PlatformView {
             media_requires_gesture: settings
                 .as_ref()
                 .is_some_and(|s| s.is_media_playback_requires_user_gesture()),
-            clipboard_access: settings
-                .as_ref()
-                .is_none_or(|s| s.is_javascript_can_access_clipboard()),
+            // A feature this WebKit lacks counts as on: fail closed.
+            clipboard_access: settings.as_ref().is_none_or(|s| {
+                s.is_javascript_can_access_clipboard()
+                    || CLIPBOARD_FEATURES
+                        .iter()
+                        .any(|f| feature_enabled(s, f).unwrap_or(true))
+            }),
         }
     }
 
@@ -223,17 +235,51 @@ impl PlatformView {
 impl Drop for PlatformView {
     fn drop(&mut self) {
         self.queue.close();
+        release_engine_view(&self.engine_view);
     }
 }
 
-/// The view's own ephemeral context: sandbox set before any process starts, the custom scheme
+/// Breaks the reference cycle wry leaves behind, so that closing a view ends its processes.
+///
+/// wry's IPC closure is connected to the view's user content manager and holds a strong
+/// reference to the view, which owns that manager: destroyed or not, the view is never
+/// finalized, so it keeps its `WebKitWebContext` alive, and with it the context's network
+/// process (one leaked `WebKitNetworkProcess` per closed Surface). Disconnecting the closure drops
+/// that reference; once the view's last one goes, the context is finalized and WebKit ends its
+/// web and network processes.
+fn release_engine_view(view: &webkit2gtk::WebView) {
+    if let Some(manager) = view.user_content_manager() {
+        manager.unregister_script_message_handler("ipc");
+        let removed = disconnect_all_handlers(&manager, "script-message-received");
+        tracing::debug!(removed, "ipc handlers released");
+    }
+}
+
+/// The view's own ephemeral context: every network request sent to a proxy that refuses it, a
+/// memory ceiling for its web process, sandbox set before any process starts, the custom scheme
 /// answered by this Surface's server alone, downloads refused.
 fn surface_context(
     config: &ViewConfig,
     server: SurfaceServer,
     queue: &Rc<EventQueue>,
 ) -> Result<webkit2gtk::WebContext, ShellError> {
-    let context = webkit2gtk::WebContext::new_ephemeral();
+    let manager = webkit2gtk::WebsiteDataManager::builder()
+        .is_ephemeral(true)
+        .build();
+    if !manager.is_ephemeral() {
+        return Err(ShellError::Platform(
+            "the website data manager is not ephemeral".to_owned(),
+        ));
+    }
+    // R-SEC-3: set before the context exists, so the network session starts with it.
+    if config.network_proxy() {
+        refuse_all_network(&manager)?;
+    }
+    // The memory ceiling is construct-only: it goes to the builder or nowhere.
+    let context = webkit2gtk::WebContext::builder()
+        .website_data_manager(&manager)
+        .memory_pressure_settings(&memory_pressure(config.memory_limit_mib()))
+        .build();
     // R-SEC-8: must happen before the context's first web process, which the seed view starts.
     context.set_sandbox_enabled(config.web_sandbox());
     if context.is_sandbox_enabled() != config.web_sandbox() {
@@ -267,6 +313,63 @@ fn surface_context(
         push(&downloads, ViewEvent::DownloadRefused(uri));
     });
     Ok(context)
+}
+
+/// R-SEC-3: sends every request of `manager`'s network session, speculative connections
+/// included, to [`refusing_endpoint`], with no host exempt. The engine then opens no connection
+/// to a page-chosen host and looks up no page-chosen name: an HTTP proxy is handed the name, and
+/// this one refuses the connection before a byte is sent.
+fn refuse_all_network(manager: &webkit2gtk::WebsiteDataManager) -> Result<(), ShellError> {
+    let port = refusing_endpoint()?;
+    let proxy = format!("http://127.0.0.1:{port}/");
+    let mut settings = webkit2gtk::NetworkProxySettings::new(Some(&proxy), &[]);
+    // Every scheme WebKit might proxy names the same endpoint, so no default slips through.
+    for scheme in ["http", "https", "ws", "wss"] {
+        settings.add_proxy_for_scheme(scheme, &proxy);
+    }
+    manager.set_network_proxy_settings(NetworkProxyMode::Custom, Some(&mut settings));
+    Ok(())
+}
+
+/// A loopback TCP port that refuses every connection, for the life of the process: a socket
+/// bound to `127.0.0.1:<port>` that never listens. The kernel answers a connection to it with a
+/// reset, and no other socket can take the port while this one holds it (no `SO_REUSEADDR` or
+/// `SO_REUSEPORT`; the kernel never picks a bound port as an ephemeral one).
+fn refusing_endpoint() -> Result<u16, ShellError> {
+    static ENDPOINT: OnceLock<Result<(OwnedFd, u16), String>> = OnceLock::new();
+    let bound = ENDPOINT.get_or_init(|| {
+        let socket = rustix::net::socket_with(
+            rustix::net::AddressFamily::INET,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| format!("cannot create the refusing proxy's socket: {e}"))?;
+        rustix::net::bind(&socket, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))
+            .map_err(|e| format!("cannot bind the refusing proxy's socket: {e}"))?;
+        let local = rustix::net::getsockname(&socket)
+            .map_err(|e| format!("cannot read the refusing proxy's port: {e}"))?;
+        let port = SocketAddrV4::try_from(local)
+            .map_err(|e| format!("the refusing proxy's socket is not IPv4: {e}"))?
+            .port();
+        Ok((socket, port))
+    });
+    match bound {
+        Ok((_, port)) => Ok(*port),
+        Err(reason) => Err(ShellError::Platform(reason.clone())),
+    }
+}
+
+/// WebKit's memory-pressure settings for a ceiling of `limit_mib`: ended at the ceiling (kill
+/// threshold 1.0; WebKit's default never ends a process), checked twice a second.
+fn memory_pressure(limit_mib: u32) -> webkit2gtk::MemoryPressureSettings {
+    let mut settings = webkit2gtk::MemoryPressureSettings::new();
+    settings.set_memory_limit(limit_mib.max(1));
+    settings.set_conservative_threshold(0.33);
+    settings.set_strict_threshold(0.5);
+    settings.set_kill_threshold(1.0);
+    settings.set_poll_interval(0.5);
+    settings
 }
 
 /// Answers one request of the Surface scheme from the Surface's server.
@@ -366,7 +469,37 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         settings.set_allow_universal_access_from_file_urls(false);
         // Nothing from the page may reach the process's standard output.
         settings.set_enable_write_console_messages_to_stdout(false);
+        // R-SEC-5: no clipboard API and no script paste; wry exposes none of these.
+        for feature in CLIPBOARD_FEATURES {
+            set_feature_enabled(&settings, feature, false);
+        }
     }
+    // R-SEC-5: execCommand copy, cut and paste refused in every frame, and the keys and the
+    // middle click that copy or paste never reach the engine.
+    if let Some(manager) = view.user_content_manager() {
+        manager.add_script(&UserScript::new(
+            CLIPBOARD_GUARD_JS,
+            UserContentInjectedFrames::AllFrames,
+            UserScriptInjectionTime::Start,
+            &[],
+            &[],
+        ));
+    }
+    view.connect_key_press_event(|_, event| {
+        if is_clipboard_key(event) {
+            tracing::debug!("clipboard key refused (R-SEC-5)");
+            glib::Propagation::Stop
+        } else {
+            glib::Propagation::Proceed
+        }
+    });
+    view.connect_button_press_event(|_, event| {
+        if event.button() == 2 {
+            glib::Propagation::Stop
+        } else {
+            glib::Propagation::Proceed
+        }
+    });
 
     // R-UI-5: wry destroys the view when the page calls window.close(); that handler goes, and
     // the attempt is only reported.
@@ -467,8 +600,158 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     let q = Rc::downgrade(queue);
     view.connect_web_process_terminated(move |_, reason| {
         tracing::warn!(?reason, "surface web process terminated");
-        push(&q, ViewEvent::Crashed);
+        push(&q, termination_event(reason));
     });
+}
+
+/// WebKit features that give a page the system clipboard, all switched off (R-SEC-5): the async
+/// Clipboard API (`navigator.clipboard`, which a click unlocks whatever
+/// `javascript-can-access-clipboard` says), script paste with and without an access request.
+const CLIPBOARD_FEATURES: [&str; 4] = [
+    "AsyncClipboardAPI",
+    "DOMPasteAccessRequests",
+    "DOMPasteAllowed",
+    "JavaScriptCanAccessClipboard",
+];
+
+/// Injected at document start into every frame: `execCommand` and its queries refuse `copy`,
+/// `cut` and `paste`, which WebKit runs during any user gesture; no setting turns that off. The
+/// wrappers are neither writable nor configurable and use only what they captured before any
+/// page script ran.
+const CLIPBOARD_GUARD_JS: &str = r#"(function () {
+  'use strict';
+  var D = Document.prototype, apply = Reflect.apply, S = String, lower = S.prototype.toLowerCase;
+  var define = Object.defineProperty, refused = Object.create(null);
+  refused.copy = true; refused.cut = true; refused.paste = true;
+  ['execCommand', 'queryCommandEnabled', 'queryCommandSupported'].forEach(function (name) {
+    var original = D[name];
+    if (typeof original !== 'function') { return; }
+    define(D, name, { configurable: false, writable: false, enumerable: true, value: function (command) {
+      var c = S(command), rest = [c];
+      for (var i = 1; i < arguments.length; i++) { rest[i] = arguments[i]; }
+      if (refused[apply(lower, c, [])] === true) { return false; }
+      return apply(original, this, rest);
+    } });
+  });
+})();"#;
+
+/// Whether `event` is a key chord that copies, cuts or pastes (Ctrl+C/X/V, Ctrl+Insert,
+/// Shift+Insert, Shift+Delete, the Copy/Cut/Paste keys).
+fn is_clipboard_key(event: &gdk::EventKey) -> bool {
+    use gdk::keys::constants as key;
+    let state = event.state();
+    let ctrl = state.contains(gdk::ModifierType::CONTROL_MASK);
+    let shift = state.contains(gdk::ModifierType::SHIFT_MASK);
+    let k = event.keyval().to_lower();
+    (ctrl && [key::c, key::x, key::v, key::Insert, key::KP_Insert].contains(&k))
+        || (shift && [key::Insert, key::KP_Insert, key::Delete, key::KP_Delete].contains(&k))
+        || [key::Copy, key::Cut, key::Paste].contains(&k)
+}
+
+/// Sets WebKit feature `identifier` on `settings` and returns what the engine reads back, or
+/// `None` if this WebKit has no such feature. The `webkit2gtk` crate has no bindings for the
+/// feature list (WebKitGTK 2.42), hence the FFI calls.
+#[allow(unsafe_code)]
+fn set_feature_enabled(
+    settings: &webkit2gtk::Settings,
+    identifier: &str,
+    enabled: bool,
+) -> Option<bool> {
+    feature_with(identifier, |feature| {
+        let raw: *mut webkit2gtk::ffi::WebKitSettings = settings.to_glib_none().0;
+        // SAFETY: `raw` is a live WebKitSettings (`settings` holds a reference) and `feature` a
+        // live entry of a feature list `feature_with` keeps alive for this call.
+        unsafe {
+            webkit_settings_set_feature_enabled(raw, feature, glib::ffi::gboolean::from(enabled));
+            webkit_settings_get_feature_enabled(raw, feature) != 0
+        }
+    })
+}
+
+/// Whether WebKit feature `identifier` is enabled on `settings`; `None` if there is none.
+#[allow(unsafe_code)]
+fn feature_enabled(settings: &webkit2gtk::Settings, identifier: &str) -> Option<bool> {
+    feature_with(identifier, |feature| {
+        let raw: *mut webkit2gtk::ffi::WebKitSettings = settings.to_glib_none().0;
+        // SAFETY: as in `set_feature_enabled`.
+        unsafe { webkit_settings_get_feature_enabled(raw, feature) != 0 }
+    })
+}
+
+/// Runs `f` with WebKit's feature named `identifier`, while the list that holds it is alive.
+#[allow(unsafe_code)]
+fn feature_with<R>(identifier: &str, f: impl FnOnce(*mut WebKitFeature) -> R) -> Option<R> {
+    // SAFETY: returns a new reference to a list of every feature (transfer full), never null;
+    // it is released below.
+    let list = unsafe { webkit_settings_get_all_features() };
+    if list.is_null() {
+        return None;
+    }
+    let mut found = None;
+    // SAFETY: `list` is the live list from above.
+    let length = unsafe { webkit_feature_list_get_length(list) };
+    for index in 0..length {
+        // SAFETY: `index` is below the list's length; the feature is owned by the list (transfer
+        // none) and lives as long as it.
+        let feature = unsafe { webkit_feature_list_get(list, index) };
+        if feature.is_null() {
+            continue;
+        }
+        // SAFETY: `feature` is live; the identifier is a NUL-terminated string it owns, read
+        // before anything else happens to it.
+        let id = unsafe { webkit_feature_get_identifier(feature) };
+        if !id.is_null()
+            && unsafe { std::ffi::CStr::from_ptr(id) }.to_bytes() == identifier.as_bytes()
+        {
+            found = Some(feature);
+            break;
+        }
+    }
+    let result = found.map(f);
+    // SAFETY: releases the reference taken above; no feature pointer is used after this.
+    unsafe { webkit_feature_list_unref(list) };
+    result
+}
+
+/// `WebKitFeature`, opaque.
+#[repr(C)]
+struct WebKitFeature {
+    _private: [u8; 0],
+}
+
+/// `WebKitFeatureList`, opaque.
+#[repr(C)]
+struct WebKitFeatureList {
+    _private: [u8; 0],
+}
+
+// WebKitGTK 2.42 API (`webkit/WebKitFeature.h`, `webkit/WebKitSettings.h`), from the library the
+// `webkit2gtk-sys` crate already links.
+#[allow(unsafe_code)]
+#[link(name = "webkit2gtk-4.1")]
+extern "C" {
+    fn webkit_settings_get_all_features() -> *mut WebKitFeatureList;
+    fn webkit_feature_list_get_length(list: *mut WebKitFeatureList) -> usize;
+    fn webkit_feature_list_get(list: *mut WebKitFeatureList, index: usize) -> *mut WebKitFeature;
+    fn webkit_feature_list_unref(list: *mut WebKitFeatureList);
+    fn webkit_feature_get_identifier(feature: *mut WebKitFeature) -> *const std::ffi::c_char;
+    fn webkit_settings_set_feature_enabled(
+        settings: *mut webkit2gtk::ffi::WebKitSettings,
+        feature: *mut WebKitFeature,
+        enabled: glib::ffi::gboolean,
+    );
+    fn webkit_settings_get_feature_enabled(
+        settings: *mut webkit2gtk::ffi::WebKitSettings,
+        feature: *mut WebKitFeature,
+    ) -> glib::ffi::gboolean;
+}
+
+/// What the owner hears when the web process ended: its memory ceiling apart from the rest.
+fn termination_event(reason: WebProcessTerminationReason) -> ViewEvent {
+    match reason {
+        WebProcessTerminationReason::ExceededMemoryLimit => ViewEvent::MemoryExceeded,
+        _ => ViewEvent::Crashed,
+    }
 }
 
 /// Answers one policy decision; anything not positively allowed is ignored (refused).
@@ -574,23 +857,22 @@ fn wry_error(error: wry::Error) -> ShellError {
     ShellError::Platform(format!("webview: {error}"))
 }
 
-/// Disconnects every handler of `signal` on `view`, returning how many there were.
+/// Disconnects every handler of `signal` on `object`, returning how many there were.
 ///
-/// wry connects a `close` handler that destroys the view and keeps no handle to it; GLib offers
-/// no safe way to find a handler it did not return, hence the two FFI calls.
+/// wry connects handlers it keeps no handle to: a `close` handler that destroys the view, and an
+/// IPC handler that keeps the view alive. GLib offers no safe way to find a handler it did not
+/// return, hence the two FFI calls.
 #[allow(unsafe_code)]
-fn disconnect_all_handlers(view: &webkit2gtk::WebView, signal: &str) -> usize {
-    let Some(signal_id) =
-        glib::subclass::signal::SignalId::lookup(signal, webkit2gtk::WebView::static_type())
-    else {
+fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usize {
+    let Some(signal_id) = glib::subclass::signal::SignalId::lookup(signal, object.type_()) else {
         return 0;
     };
-    let instance = view.upcast_ref::<glib::Object>().as_ptr();
+    let instance = object.upcast_ref::<glib::Object>().as_ptr();
     let mut removed = 0;
     // A view has a handful of handlers at most; the bound only guards against a GLib surprise.
     while removed < 64 {
-        // SAFETY: `instance` points to a live GObject for the whole call (`view` holds a strong
-        // reference). With G_SIGNAL_MATCH_ID only `signal_id`, looked up on the instance's own
+        // SAFETY: `instance` points to a live GObject for the whole call (`object` holds a
+        // strong reference). With G_SIGNAL_MATCH_ID only `signal_id`, looked up on the instance's own
         // type, is compared; the null closure, func and data pointers are not read.
         // g_signal_handler_find returns 0 or the id of a handler connected to this instance.
         let handler = unsafe {
