@@ -405,52 +405,90 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
         "the srcdoc subframe (positive control) did not post: {:?}",
         t.rec.notes()
     );
-    let targets = [
-        "#fragment",
-        "javascript:'<p id=replaced>replaced</p>'",
+    // A fragment navigation is no refusal (the positive control): the page answers the next patch.
+    t.send(t.agent.patch("n", json!({ "n": 10, "go": "#fragment" })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("n", "state")
+            .iter()
+            .any(|s| s["n"] == 10)),
+        "the fragment patch never arrived"
+    );
+    t.send(t.agent.patch("n", json!({ "n": 11 })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("n", "state")
+            .iter()
+            .any(|s| s["n"] == 11)),
+        "after a fragment navigation the Surface no longer answers a patch"
+    );
+    ensure!(
+        t.rec.refusals(&key).is_empty(),
+        "the fragment navigation was refused: {:?}",
+        t.rec.refusals(&key)
+    );
+    // Navigations away: each refused and reported, and the same document answers the next patch.
+    for (i, target) in [
         "https://example.invalid/",
         "lineup-surface://00112233445566778899aabbccddeeff/",
-    ];
-    for (i, target) in targets.iter().enumerate() {
-        let n = 10 * (i as u64 + 1);
-        // The next patch follows at once, so that a document loaded again finds a state that
-        // does not send it away again.
+    ]
+    .iter()
+    .enumerate()
+    {
+        let n = 10 * (i as u64 + 2);
         t.send(t.agent.patch("n", json!({ "n": n, "go": target })))?;
-        t.send(t.agent.patch("n", json!({ "n": n + 1 })))?;
-        let answered = h.wait(&mut t, |_, rec| {
-            rec.data("n", "state").iter().any(|s| s["n"] == n + 1)
+        let refused = h.wait(&mut t, |_, rec| {
+            rec.refusals(&key)
+                .contains(&Refusal::Navigation((*target).to_owned()))
         });
         ensure!(
-            answered,
-            "after location = {target:?} the Surface no longer answers a patch: crashed {}, closed {:?}, refused {:?}, dropped {:?}",
-            t.rec.crashed(&key),
-            t.rec.closed(&key),
-            t.rec.refusals(&key),
-            t.rec.dropped(&key)
+            refused,
+            "location = {target:?} was not reported refused: {:?}",
+            t.rec.refusals(&key)
         );
+        t.send(t.agent.patch("n", json!({ "n": n + 1 })))?;
         ensure!(
-            t.rec.crashed(&key) == 0 && t.rec.closed(&key).is_empty(),
-            "after location = {target:?} the Surface crashed or closed: {:?}",
+            h.wait(&mut t, |_, rec| rec
+                .data("n", "state")
+                .iter()
+                .any(|s| s["n"] == n + 1)),
+            "after location = {target:?} the Surface no longer answers a patch: {:?}",
             t.rec.notes()
         );
-        let refused = t
-            .rec
-            .refusals(&key)
-            .iter()
-            .any(|r| matches!(r, Refusal::Navigation(_)));
-        if i == 0 {
-            ensure!(!refused, "the fragment navigation was refused");
-        }
     }
-    let refusals = t.rec.refusals(&key);
+    let states = t.rec.data("n", "state");
     ensure!(
-        refusals
+        states.iter().all(|s| s["doc"] == states[0]["doc"]),
+        "a refused navigation changed the document: {states:?}"
+    );
+    // A `javascript:` URL replaces the document in place; the Surface's own document is loaded
+    // again and answers the next patch.
+    let before = states[0]["doc"].clone();
+    t.send(t.agent.patch(
+        "n",
+        json!({ "n": 40, "go": "javascript:'<p id=replaced>replaced</p>'" }),
+    ))?;
+    // At once, so that the document loaded again finds a state that does not send it away.
+    t.send(t.agent.patch("n", json!({ "n": 41 })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .refusals(&key)
+            .contains(&Refusal::DocumentReplaced)),
+        "the replaced document was not noticed: {:?}",
+        t.rec.notes()
+    );
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("n", "state")
             .iter()
-            .filter(|r| matches!(r, Refusal::Navigation(_)))
-            .count()
-            == 2
-            && refusals.contains(&Refusal::DocumentReplaced),
-        "the navigations away were not reported refused: {refusals:?}"
+            .any(|s| s["n"] == 41 && s["doc"] != before)),
+        "the Surface's own document was not loaded again after the replacement: {:?}",
+        t.rec.data("n", "state")
+    );
+    ensure!(
+        t.rec.crashed(&key) == 0 && t.rec.closed(&key).is_empty(),
+        "the Surface crashed or closed: {:?}",
+        t.rec.notes()
     );
     h.shut_down(t)
 }
