@@ -248,6 +248,31 @@ const RELOADING_PAGE: &str = r#"
     });
 "#;
 
+/// Opens `other`, a Surface that reports every state, beside the one under test.
+fn open_steady(h: &mut HostHarness, t: &mut TestHost) -> Outcome {
+    h.open(
+        t,
+        "other",
+        test_app(
+            "steady",
+            "<p>steady</p>",
+            "LineUpSurface.onState(function (s) { post('state', s); });",
+        ),
+        Some(json!({ "n": 1 })),
+    )
+    .map(|_| ())
+}
+
+/// Checks that `other` still answers a patch with its `onState`.
+fn steady_still_answers(h: &mut HostHarness, t: &mut TestHost) -> Outcome {
+    t.send(t.agent.patch("other", json!({ "n": 2 })))?;
+    ensure!(
+        h.wait(t, |_, rec| rec.count("other", "state") == 2),
+        "the other Surface stopped answering"
+    );
+    Ok(())
+}
+
 fn reloads(t: &TestHost) -> usize {
     t.rec
         .notes()
@@ -329,16 +354,7 @@ fn reload(h: &mut HostHarness) -> Outcome {
 fn reload_loop(h: &mut HostHarness) -> Outcome {
     let mut t = new_host(h)?;
     let looping = "LineUpSurface.onState(function () { post('loaded', {}); location.reload(); });";
-    h.open(
-        &mut t,
-        "other",
-        test_app(
-            "steady",
-            "<p>steady</p>",
-            "LineUpSurface.onState(function (s) { post('state', s); });",
-        ),
-        Some(json!({ "n": 1 })),
-    )?;
+    open_steady(h, &mut t)?;
     h.open(
         &mut t,
         "loop",
@@ -369,11 +385,7 @@ fn reload_loop(h: &mut HostHarness) -> Outcome {
         closes.len() == 1 && closes[0]["data"] == json!({ "reason": "reload_loop" }),
         "the agent should hear one close with reason reload_loop: {closes:?}"
     );
-    t.send(t.agent.patch("other", json!({ "n": 2 })))?;
-    ensure!(
-        h.wait(&mut t, |_, rec| rec.count("other", "state") == 2),
-        "the other Surface stopped answering"
-    );
+    steady_still_answers(h, &mut t)?;
     h.shut_down(t)
 }
 
@@ -499,16 +511,7 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
 /// reason `crashed`, and a Surface beside it keeps answering.
 fn about_blank(h: &mut HostHarness) -> Outcome {
     let mut t = new_host(h)?;
-    h.open(
-        &mut t,
-        "other",
-        test_app(
-            "steady",
-            "<p>steady</p>",
-            "LineUpSurface.onState(function (s) { post('state', s); });",
-        ),
-        Some(json!({ "n": 1 })),
-    )?;
+    open_steady(h, &mut t)?;
     h.open(
         &mut t,
         "blank",
@@ -534,10 +537,6 @@ fn about_blank(h: &mut HostHarness) -> Outcome {
         "expected one close with reason crashed: {closes:?}, {:?}",
         t.rec.closed(&key)
     );
-    t.send(t.agent.patch("other", json!({ "n": 2 })))?;
-    ensure!(
-        h.wait(&mut t, |_, rec| rec.count("other", "state") == 2),
-        "the other Surface stopped answering"
-    );
+    steady_still_answers(h, &mut t)?;
     h.shut_down(t)
 }
