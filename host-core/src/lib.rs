@@ -37,6 +37,7 @@
 
 mod bridge;
 mod bundle;
+mod capability;
 mod decode;
 mod display;
 mod error;
@@ -52,13 +53,19 @@ mod session;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
+pub use capability::{
+    Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
+    CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore, ConsentAnswer,
+    ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookRequest,
+    RevisionEpoch, RunRequest, Ticket, WallClock,
+};
 pub use decode::decode;
 pub use display::{display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
 pub use ids::{
-    AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId, InvalidValue,
-    MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
+    AgentIdentity, AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName,
+    InstanceId, InvalidValue, MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
 };
 pub use json::JsonObject;
 pub use limits::Limits;
