@@ -55,9 +55,9 @@ pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
 pub use capability::{
     Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
-    CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore, ConsentAnswer,
-    ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookRequest,
-    RevisionEpoch, RunRequest, Ticket, WallClock,
+    Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore,
+    ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError,
+    HookRequest, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
 };
 pub use decode::decode;
 pub use display::{display_title, MAX_TITLE_GRAPHEMES};

@@ -181,7 +181,6 @@ pub enum Answer {
 }
 
 impl Answer {
-    #[allow(dead_code)] // used by the pipeline, next commit
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Answer::Call(_) => "a call lookup",

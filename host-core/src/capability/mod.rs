@@ -5,7 +5,13 @@
 
 mod digest;
 mod effect;
+mod pipeline;
+mod registry;
 mod store;
+
+pub use pipeline::Capabilities;
+pub(crate) use pipeline::Out;
+pub use registry::{Capability, Registry};
 
 pub use effect::{
     Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup, ConsentAnswer,
