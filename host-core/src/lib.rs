@@ -6,6 +6,11 @@
 //! messages into [`Effect`]s (open, replace, deliver state, close, send). It has no webview, no
 //! threads, and reads time only through the [`Clock`] the embedder provides.
 //!
+//! App Capabilities (`app.call`) are a kernel of their own that a session runs once the embedder
+//! calls [`Session::enable_capabilities`]: the registry ([`Capability`]), the inventory, consent
+//! by risk, exactly-once execution and the audit, all as [`CapabilityEffect`]s that the platform
+//! executes against a [`CapabilityStore`] and answers by [`Ticket`].
+//!
 //! ```
 //! use std::time::Duration;
 //! use lineup_host_core::{Clock, Effect, Message, PartyId, Session, SessionConfig};

@@ -138,6 +138,11 @@ fn cap(n: &str, version: &str, risk: Risk, schema: Value) -> Capability {
     .unwrap()
 }
 
+/// A `display_only` capability taking any object.
+fn plain(n: &str, version: &str) -> Capability {
+    cap(n, version, Risk::DisplayOnly, json!({"type": "object"}))
+}
+
 fn open_url(risk: Risk) -> Capability {
     cap(
         "app.open_url",
@@ -670,12 +675,7 @@ fn r_inv_4_hidden_and_unknown_get_identical_answers() {
         fx.is_empty(),
         "hiding what was never offered changes nothing: {fx:?}"
     );
-    hidden.register(cap(
-        "app.secret",
-        "1",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    hidden.register(plain("app.secret", "1"));
     assert_eq!(
         hidden.inventories().len(),
         1,
@@ -702,12 +702,7 @@ fn r_inv_4_hidden_and_unknown_get_identical_answers() {
 fn r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked() {
     let mut h = Harness::new(Some("agent-1"));
     h.register(open_url(Risk::DisplayOnly));
-    h.register(cap(
-        "clipboard.write",
-        "1.0",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("clipboard.write", "1.0"));
     let fx = h.s.unregister_capability(&name("app.open_url")).unwrap();
     h.drive(fx);
     let fx =
@@ -974,12 +969,7 @@ fn r_cap_5_a_repeated_key_after_completion_gets_the_stored_result() {
 fn r_cap_5_a_reused_key_with_other_arguments_or_capability_fails() {
     let mut h = Harness::new(None);
     h.register(open_url(Risk::DisplayOnly));
-    h.register(cap(
-        "clipboard.write",
-        "1.0",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("clipboard.write", "1.0"));
     h.call("c1", "app.open_url", url_args(), 60);
     // While pending…
     h.call(
@@ -1018,12 +1008,7 @@ fn record(h: &Harness, call_id: &str) -> CallRecord {
 fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() {
     let mut h = Harness::new(None);
     h.register(open_url(Risk::UserConfirmation));
-    h.register(cap(
-        "app.show",
-        "1",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("app.show", "1"));
     h.call("waiting", "app.open_url", url_args(), 600); // awaiting consent
     h.call("running", "app.show", json!({}), 600); // running
     let mut received = record(&h, "waiting");
@@ -1037,12 +1022,7 @@ fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() 
     let store = std::mem::take(&mut h.store);
     let mut h = Harness::restart(store, None, CapabilityLimits::default());
     h.register(open_url(Risk::UserConfirmation));
-    h.register(cap(
-        "app.show",
-        "1",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("app.show", "1"));
     assert!(
         h.store.unfinished_calls().unwrap().is_empty(),
         "every record finished"
@@ -1076,24 +1056,14 @@ fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() 
 #[test]
 fn r_cap_5_an_unfinished_record_found_by_lookup_is_finished_the_same_way() {
     let mut h = Harness::new(None);
-    h.register(cap(
-        "app.show",
-        "1",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("app.show", "1"));
     h.call("c1", "app.show", json!({}), 600);
     assert_eq!(record(&h, "c1").state, CallState::Running);
     let running = record(&h, "c1");
     // Not handed in at start (say, another host's record): found by the lookup instead.
     let mut h = Harness::new(None);
     h.store.put_call(&running).unwrap();
-    h.register(cap(
-        "app.show",
-        "1",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("app.show", "1"));
     h.call("c1", "app.show", json!({}), 600);
     assert_eq!(h.last_result()["error"]["code"], "outcome_unknown");
     assert!(h.runs.is_empty());
@@ -1187,12 +1157,7 @@ fn expiry_during_a_prompt_answered_late_is_expired() {
 fn at_most_four_calls_wait_for_consent_then_failed() {
     let mut h = Harness::new(None);
     h.register(open_url(Risk::UserConfirmation));
-    h.register(cap(
-        "app.show",
-        "1",
-        Risk::DisplayOnly,
-        json!({"type":"object"}),
-    ));
+    h.register(plain("app.show", "1"));
     for i in 0..5 {
         h.call(&format!("c{i}"), "app.open_url", url_args(), 60);
     }
