@@ -57,6 +57,27 @@ pub enum ErrorCode {
     /// Page events of one Surface were dropped because the agent's reader fell behind; the
     /// `client.error` names the instance and the count (answers are never dropped).
     EventsDropped,
+    /// The `arguments` of an `app.call` do not satisfy the capability's `input_schema`; `field`
+    /// is `payload.arguments` followed by the JSON pointer of the first failing value.
+    InvalidArguments,
+    /// The capability was offered to this agent before and has been unregistered or hidden
+    /// since; it is answered `unsupported` (R-INV-4).
+    Revoked,
+    /// An `app.call` reuses a `call_id` of this conversation for another capability or other
+    /// arguments (R-CAP-5).
+    CallIdReused,
+    /// Too many calls of this session are waiting (for consent, or in all); the limit is in
+    /// `limit`.
+    TooManyCalls,
+    /// The capability's handler reported an error.
+    HandlerFailed,
+    /// The capability's handler did not answer within its timeout; a later result is discarded.
+    HandlerTimeout,
+    /// The call was running when the host stopped; it is never run again and its outcome is
+    /// unknown (R-CAP-5).
+    OutcomeUnknown,
+    /// The call could not be recorded durably, so it was not run (R-CAP-5).
+    NotRecorded,
 }
 
 impl ErrorCode {
@@ -84,6 +105,14 @@ impl ErrorCode {
             ErrorCode::SurfaceFailed => "surface_failed",
             ErrorCode::InvalidBridgeMessage => "invalid_bridge_message",
             ErrorCode::EventsDropped => "events_dropped",
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::Revoked => "revoked",
+            ErrorCode::CallIdReused => "call_id_reused",
+            ErrorCode::TooManyCalls => "too_many_calls",
+            ErrorCode::HandlerFailed => "handler_failed",
+            ErrorCode::HandlerTimeout => "handler_timeout",
+            ErrorCode::OutcomeUnknown => "outcome_unknown",
+            ErrorCode::NotRecorded => "not_recorded",
         }
     }
 }
@@ -182,6 +211,45 @@ pub enum UsageError {
         value: u64,
         /// What a usable value looks like.
         reason: &'static str,
+    },
+    /// A capability of this name is registered already; unregister it first (registering a
+    /// name twice is an error).
+    #[error("capability {name} is registered already; unregister it before registering it again")]
+    CapabilityRegistered {
+        /// The name.
+        name: String,
+    },
+    /// No capability of this name is registered.
+    #[error("capability {name} is not registered")]
+    CapabilityNotRegistered {
+        /// The name.
+        name: String,
+    },
+    /// A capability's `input_schema` does not compile (or names a remote or file `$ref`, which
+    /// is never resolved).
+    #[error("the input_schema of capability {name} does not compile: {reason}")]
+    InvalidInputSchema {
+        /// The capability's name.
+        name: String,
+        /// What the schema compiler said.
+        reason: String,
+    },
+    /// The session has no capability kernel (`Session::enable_capabilities` was not called), or
+    /// it was enabled a second time.
+    #[error("capabilities {reason}")]
+    Capabilities {
+        /// What is wrong, e.g. `are not enabled in this session; call Session::enable_capabilities first`.
+        reason: &'static str,
+    },
+    /// The platform answered a ticket with an answer of the wrong kind.
+    #[error("ticket {ticket} waits for {expected}, not for {got}")]
+    WrongAnswer {
+        /// The ticket.
+        ticket: u64,
+        /// The answer the kernel waits for.
+        expected: &'static str,
+        /// The answer it was given.
+        got: &'static str,
     },
     /// The outbound message-id prefix does not make valid message ids.
     #[error("message id prefix {prefix:?} is invalid: ids built from it {reason}")]

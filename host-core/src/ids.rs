@@ -290,6 +290,14 @@ string_newtype!(
     capability_name
 );
 string_newtype!(
+    /// The identity of an agent as the embedder or the transport vouches for it when a session
+    /// opens (R-SES-1), never the self-asserted `sender.id`: remembered grants and visibility
+    /// policy are keyed by it. A non-empty opaque string.
+    AgentIdentity,
+    "agent identity",
+    opaque
+);
+string_newtype!(
     /// The id of a Surface declared by an installed app, or of a standard component
     /// (R-UI-9, R-INV-1): `[A-Za-z0-9._:-]{1,128}`.
     SurfaceId,

@@ -6,6 +6,11 @@
 //! messages into [`Effect`]s (open, replace, deliver state, close, send). It has no webview, no
 //! threads, and reads time only through the [`Clock`] the embedder provides.
 //!
+//! App Capabilities (`app.call`) are a kernel of their own that a session runs once the embedder
+//! calls [`Session::enable_capabilities`]: the registry ([`Capability`]), the inventory, consent
+//! by risk, exactly-once execution and the audit, all as [`CapabilityEffect`]s that the platform
+//! executes against a [`CapabilityStore`] and answers by [`Ticket`].
+//!
 //! ```
 //! use std::time::Duration;
 //! use lineup_host_core::{Clock, Effect, Message, PartyId, Session, SessionConfig};
@@ -37,6 +42,7 @@
 
 mod bridge;
 mod bundle;
+mod capability;
 mod decode;
 mod display;
 mod error;
@@ -52,13 +58,19 @@ mod session;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
+pub use capability::{
+    Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
+    Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore,
+    ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError,
+    HookRequest, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
+};
 pub use decode::decode;
 pub use display::{display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
 pub use ids::{
-    AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId, InvalidValue,
-    MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
+    AgentIdentity, AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName,
+    InstanceId, InvalidValue, MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
 };
 pub use json::JsonObject;
 pub use limits::Limits;

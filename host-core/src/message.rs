@@ -355,6 +355,33 @@ impl Timestamp {
     pub fn unix_seconds(&self) -> i64 {
         self.0.unix_timestamp()
     }
+
+    /// The instant `secs` seconds after the Unix epoch; `None` outside the years -9999..=9999.
+    pub fn from_unix_seconds(secs: i64) -> Option<Self> {
+        time::OffsetDateTime::from_unix_timestamp(secs)
+            .ok()
+            .map(Self)
+    }
+
+    /// The instant `millis` milliseconds after the Unix epoch; `None` outside the years
+    /// -9999..=9999.
+    pub fn from_unix_millis(millis: i64) -> Option<Self> {
+        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(millis) * 1_000_000)
+            .ok()
+            .map(Self)
+    }
+
+    /// How long from `self` until `later`; zero when `later` is not after `self`.
+    pub fn until(&self, later: &Timestamp) -> std::time::Duration {
+        let diff = later.0 - self.0;
+        std::time::Duration::try_from(diff).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
 }
 
 impl fmt::Debug for Timestamp {

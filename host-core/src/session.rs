@@ -6,9 +6,15 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::bridge::BridgeMessage;
+use crate::capability::{
+    Answer, Capabilities, Capability, CapabilityEffect, CapabilitySetup, Out, Ticket,
+};
 use crate::decode::decode;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
-use crate::ids::{shorten, ConversationId, EventName, InstanceId, MessageId, PartyId, Status};
+use crate::ids::{
+    shorten, AgentIdentity, CapabilityName, ConversationId, EventName, InstanceId, MessageId,
+    PartyId, Status,
+};
 use crate::json::JsonObject;
 use crate::limits::Limits;
 use crate::message::{
@@ -210,6 +216,10 @@ pub enum Effect {
         /// Why it was dropped.
         error: ProtocolError,
     },
+    /// Store, prompt, hook, run or audit work of the App Capability kernel; only after
+    /// [`Session::enable_capabilities`]. Some carry a [`Ticket`] to answer through
+    /// [`Session::capability_answered`].
+    Capability(CapabilityEffect),
 }
 
 /// Counters of what the session accepted and dropped.
@@ -281,6 +291,8 @@ pub struct Session {
     next_message: u64,
     recent_opens: VecDeque<Duration>,
     stats: Stats,
+    /// The App Capability kernel, once enabled; until then every `app.call` is `unsupported`.
+    capabilities: Option<Capabilities>,
 }
 
 impl fmt::Debug for Session {
@@ -312,7 +324,131 @@ impl Session {
             next_message: 1,
             recent_opens: VecDeque::new(),
             stats: Stats::default(),
+            capabilities: None,
         })
+    }
+
+    /// Turns the App Capability kernel on (once): registration, `client.inventory` and
+    /// `app.list`, and the `app.call` pipeline. The unfinished records in `setup` are finished
+    /// now (R-CAP-5). If the conversation is configured, the session is established and the
+    /// inventory comes out now; otherwise it comes before the answer to the first accepted
+    /// envelope (R-INV-1).
+    pub fn enable_capabilities(
+        &mut self,
+        setup: CapabilitySetup,
+    ) -> Result<Vec<Effect>, UsageError> {
+        if self.capabilities.is_some() {
+            return Err(UsageError::Capabilities {
+                reason: "are enabled already in this session",
+            });
+        }
+        let mut out = Vec::new();
+        let mut caps = Capabilities::new(setup, &mut out)?;
+        if let Some(conversation) = self.conversation.clone() {
+            caps.establish(conversation, &mut out);
+        }
+        self.capabilities = Some(caps);
+        Ok(self.capability_effects(out))
+    }
+
+    /// The capability kernel, once enabled: its registry and its pending calls.
+    pub fn capabilities(&self) -> Option<&Capabilities> {
+        self.capabilities.as_ref()
+    }
+
+    /// Registers a capability (a name registered twice is an error); an established session
+    /// gets a new inventory (R-INV-1).
+    pub fn register_capability(
+        &mut self,
+        capability: Capability,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.with_capabilities(|caps, out| caps.register(capability, out))
+    }
+
+    /// Unregisters a capability; the session gets a new inventory, and a later call to it is
+    /// answered `unsupported` with `revoked` (R-INV-4).
+    pub fn unregister_capability(
+        &mut self,
+        name: &CapabilityName,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.with_capabilities(|caps, out| caps.unregister(name, out))
+    }
+
+    /// Hides capability `name` from `agent` (or shows it again); this session gets a new
+    /// inventory when its agent is `agent`.
+    pub fn set_capability_visible(
+        &mut self,
+        agent: &AgentIdentity,
+        name: &CapabilityName,
+        visible: bool,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.with_capabilities(|caps, out| {
+            caps.set_visible(agent, name, visible, out);
+            Ok(())
+        })
+    }
+
+    /// Forgets the conversation-scoped "always" for `name` (a grant of a vouched identity is
+    /// revoked in the store instead); `Ok(false)` when there was none.
+    pub fn forget_conversation_grant(&mut self, name: &CapabilityName) -> Result<bool, UsageError> {
+        let caps = self.capabilities.as_mut().ok_or(NOT_ENABLED)?;
+        Ok(caps.forget_conversation_grant(name))
+    }
+
+    /// The platform answers a capability effect's [`Ticket`]; an answer of the wrong kind is a
+    /// [`UsageError`], an answer to a withdrawn ticket is ignored.
+    pub fn capability_answered(
+        &mut self,
+        ticket: Ticket,
+        answer: Answer,
+    ) -> Result<Vec<Effect>, UsageError> {
+        let now = self.clock.monotonic();
+        self.with_capabilities(|caps, out| caps.answered(ticket, answer, now, out))
+    }
+
+    /// Expires calls whose `expires_at` passed while they waited for a decision and fails
+    /// handlers past their timeout. Call it when [`Session::next_capability_wakeup`] says.
+    pub fn poll_capabilities(&mut self) -> Vec<Effect> {
+        let now = self.clock.monotonic();
+        self.with_capabilities(|caps, out| {
+            caps.poll(now, out);
+            Ok(())
+        })
+        .unwrap_or_default()
+    }
+
+    /// How long until [`Session::poll_capabilities`] has work, if any call waits on a deadline.
+    pub fn next_capability_wakeup(&self) -> Option<Duration> {
+        let caps = self.capabilities.as_ref()?;
+        caps.next_wakeup(self.clock.monotonic())
+    }
+
+    fn with_capabilities(
+        &mut self,
+        f: impl FnOnce(&mut Capabilities, &mut Vec<Out>) -> Result<(), UsageError>,
+    ) -> Result<Vec<Effect>, UsageError> {
+        let caps = self.capabilities.as_mut().ok_or(NOT_ENABLED)?;
+        let mut out = Vec::new();
+        f(caps, &mut out)?;
+        Ok(self.capability_effects(out))
+    }
+
+    /// Turns the capability kernel's output into effects; every envelope is built here.
+    fn capability_effects(&mut self, out: Vec<Out>) -> Vec<Effect> {
+        let mut fx = Vec::with_capacity(out.len());
+        for item in out {
+            match item {
+                Out::Effect(effect) => fx.push(Effect::Capability(effect)),
+                Out::Answer { result, to } => {
+                    fx.push(Effect::Send(self.outbound(result, Some(to))))
+                }
+                Out::Announce { inventory, list } => {
+                    fx.push(Effect::Send(self.outbound(inventory, None)));
+                    fx.push(Effect::Send(self.outbound(list, None)));
+                }
+            }
+        }
+        fx
     }
 
     /// The session's counters.
@@ -590,10 +726,12 @@ impl Session {
         fx
     }
 
-    /// Closes every Surface, sending nothing upstream (the agent's stream ended).
+    /// Closes every Surface, sending nothing upstream (the agent's stream ended). Capability
+    /// calls still waiting for a lookup or a decision are cancelled (their prompts withdrawn,
+    /// their records finished, audited); running ones finish on their own.
     pub fn close_all(&mut self) -> Vec<Effect> {
         let surfaces = std::mem::take(&mut self.surfaces);
-        surfaces
+        let mut fx: Vec<Effect> = surfaces
             .into_iter()
             .map(|(instance, e)| Effect::Close {
                 key: SurfaceKey {
@@ -602,7 +740,15 @@ impl Session {
                 },
                 reason: CloseReason::SessionEnded,
             })
-            .collect()
+            .collect();
+        if let Some(caps) = self.capabilities.as_mut() {
+            let mut out = Vec::new();
+            caps.end(&mut out);
+            // The agent is gone: its answers are on record, none is sent.
+            out.retain(|o| matches!(o, Out::Effect(_)));
+            fx.extend(self.capability_effects(out));
+        }
+        fx
     }
 
     fn take_current(&mut self, key: &SurfaceKey) -> Option<Entry> {
@@ -630,8 +776,13 @@ impl Session {
         // R-SES-1: only an accepted envelope establishes the conversation. It is adopted for the
         // answers this envelope produces, and given back if the envelope is refused after all.
         let adopted = self.conversation.is_none();
+        let start = fx.len();
+        let mut announce = Vec::new();
         if adopted {
-            self.conversation = Some(conversation);
+            self.conversation = Some(conversation.clone());
+            if let Some(caps) = self.capabilities.as_mut() {
+                caps.establish(conversation, &mut announce);
+            }
         }
         let outcome = match message {
             Message::UiOpen(env) => self.open(env, fx),
@@ -644,10 +795,18 @@ impl Session {
             _ => Ok(()),
         };
         match outcome {
-            Ok(()) => self.stats.envelopes_accepted += 1,
+            Ok(()) => {
+                self.stats.envelopes_accepted += 1;
+                // R-INV-1: the inventory comes before the answer to the establishing envelope.
+                let announce = self.capability_effects(announce);
+                fx.splice(start..start, announce);
+            }
             Err(err) => {
                 if adopted {
                     self.conversation = None;
+                    if let Some(caps) = self.capabilities.as_mut() {
+                        caps.unestablish();
+                    }
                 }
                 self.refuse(err.about(about), Some(sender), fx);
             }
@@ -845,8 +1004,16 @@ impl Session {
         Ok(())
     }
 
-    /// R-ENV-5: until the capability layer exists, every call is answered `unsupported`.
+    /// R-SEC-5: the capability kernel decides; without it every call is answered `unsupported`
+    /// (R-ENV-5).
     fn app_call(&mut self, env: Envelope<AppCall>, fx: &mut Vec<Effect>) {
+        if let Some(caps) = self.capabilities.as_mut() {
+            let mut out = Vec::new();
+            caps.call(env, &mut out);
+            let effects = self.capability_effects(out);
+            fx.extend(effects);
+            return;
+        }
         let payload = AppResult {
             call_id: env.payload.call_id,
             status: Status::Unsupported,
@@ -1004,6 +1171,10 @@ impl Session {
         .into()
     }
 }
+
+const NOT_ENABLED: UsageError = UsageError::Capabilities {
+    reason: "are not enabled in this session; call Session::enable_capabilities first",
+};
 
 /// The `sender.kind` of every envelope the client accepts.
 const AGENT_KIND: &str = "agent";

@@ -711,6 +711,12 @@ impl Host {
                 }
                 Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
                 Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
+                // The Host never calls `Session::enable_capabilities` (HostBuilder has no
+                // registration API yet), so its session answers every `app.call` `unsupported`
+                // itself and emits no capability work.
+                Effect::Capability(effect) => {
+                    tracing::error!("capability effect without a capability kernel: {effect:?}");
+                }
                 _ => {}
             }
         }

@@ -1,0 +1,207 @@
+//! The capability registry: what the embedder registered (name, version, risk, compiled
+//! `input_schema`) and the visibility policy that hides a capability from one agent (R-CAP-2).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use jsonschema::{Retrieve, Uri, Validator};
+use serde_json::Value;
+
+use crate::error::UsageError;
+use crate::ids::{shorten, AgentIdentity, CapabilityName, OpaqueVersion, Risk};
+use crate::json::JsonObject;
+use crate::message::CapabilityDecl;
+
+/// A capability as the embedder registers it: its declaration and its `input_schema`, compiled
+/// once. Cloning is cheap (the compiled schema is shared), so a host with several sessions
+/// compiles it once and registers clones.
+#[derive(Clone)]
+pub struct Capability {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    decl: CapabilityDecl,
+    validator: Validator,
+}
+
+impl fmt::Debug for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capability")
+            .field("name", &self.inner.decl.name)
+            .field("version", &self.inner.decl.version)
+            .field("risk", &self.inner.decl.risk)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Refuses every `$ref` outside the schema itself: remote and file references are never
+/// resolved, whatever features another crate turns on for `jsonschema`.
+struct NoRetrieval;
+
+impl Retrieve for NoRetrieval {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!(
+            "$ref {} is not resolved: remote and file references are refused",
+            shorten(uri.as_str(), 120)
+        )
+        .into())
+    }
+}
+
+impl Capability {
+    /// Compiles `input_schema` (remote and file `$ref`s refused; `pattern` uses the linear-time
+    /// `regex` engine, since arguments are untrusted) and builds the capability. A schema that
+    /// does not compile is refused with [`UsageError::InvalidInputSchema`] naming the capability.
+    pub fn new(
+        name: CapabilityName,
+        version: OpaqueVersion,
+        risk: Risk,
+        input_schema: JsonObject,
+    ) -> Result<Self, UsageError> {
+        let schema = Value::Object(input_schema.as_map().clone());
+        let validator = jsonschema::options()
+            .with_retriever(NoRetrieval)
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(&schema)
+            .map_err(|e| UsageError::InvalidInputSchema {
+                name: name.to_string(),
+                reason: shorten(&e.to_string(), 300),
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                decl: CapabilityDecl {
+                    name,
+                    version,
+                    risk,
+                    input_schema: Some(input_schema),
+                },
+                validator,
+            }),
+        })
+    }
+
+    /// The name.
+    pub fn name(&self) -> &CapabilityName {
+        &self.inner.decl.name
+    }
+
+    /// The opaque version.
+    pub fn version(&self) -> &OpaqueVersion {
+        &self.inner.decl.version
+    }
+
+    /// The risk level.
+    pub fn risk(&self) -> Risk {
+        self.inner.decl.risk
+    }
+
+    /// The declaration as the inventory lists it (R-CAP-2).
+    pub fn decl(&self) -> &CapabilityDecl {
+        &self.inner.decl
+    }
+
+    /// Checks `arguments` against the compiled schema; the error names the first failing value
+    /// by its JSON pointer and the rule it broke.
+    pub(crate) fn check(&self, arguments: &JsonObject) -> Result<(), ArgumentError> {
+        let value = Value::Object(arguments.as_map().clone());
+        let Some(error) = self.inner.validator.iter_errors(&value).next() else {
+            return Ok(());
+        };
+        let pointer = error.instance_path().as_str().to_owned();
+        let rule = error
+            .schema_path()
+            .as_str()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        Err(ArgumentError {
+            pointer,
+            rule,
+            detail: shorten(&error.to_string(), 200),
+        })
+    }
+}
+
+/// The first way a call's arguments fail their schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArgumentError {
+    /// The JSON pointer of the failing value within `arguments` (`""` for the object itself).
+    pub(crate) pointer: String,
+    /// The schema keyword that failed, e.g. `required`.
+    pub(crate) rule: String,
+    /// The validator's sentence.
+    pub(crate) detail: String,
+}
+
+/// The registered capabilities and the visibility policy. Registering a name twice is an error;
+/// hiding works per vouched agent identity and may name a capability not registered yet.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    capabilities: BTreeMap<CapabilityName, Capability>,
+    hidden: BTreeSet<(AgentIdentity, CapabilityName)>,
+}
+
+impl Registry {
+    /// Adds a capability; [`UsageError::CapabilityRegistered`] when the name is taken.
+    pub fn register(&mut self, capability: Capability) -> Result<(), UsageError> {
+        let name = capability.name().clone();
+        if self.capabilities.contains_key(&name) {
+            return Err(UsageError::CapabilityRegistered {
+                name: name.to_string(),
+            });
+        }
+        self.capabilities.insert(name, capability);
+        Ok(())
+    }
+
+    /// Removes a capability; [`UsageError::CapabilityNotRegistered`] when there is none.
+    pub fn unregister(&mut self, name: &CapabilityName) -> Result<Capability, UsageError> {
+        self.capabilities
+            .remove(name)
+            .ok_or_else(|| UsageError::CapabilityNotRegistered {
+                name: name.to_string(),
+            })
+    }
+
+    /// Hides `name` from `agent` (`visible: false`) or shows it again.
+    pub fn set_visible(&mut self, agent: &AgentIdentity, name: &CapabilityName, visible: bool) {
+        let key = (agent.clone(), name.clone());
+        if visible {
+            self.hidden.remove(&key);
+        } else {
+            self.hidden.insert(key);
+        }
+    }
+
+    /// The capability `name`, if it is registered and visible to `agent` (an agent without a
+    /// vouched identity sees every registered capability).
+    pub fn visible(
+        &self,
+        name: &CapabilityName,
+        agent: Option<&AgentIdentity>,
+    ) -> Option<&Capability> {
+        let hidden = agent.is_some_and(|a| self.hidden.contains(&(a.clone(), name.clone())));
+        self.capabilities.get(name).filter(|_| !hidden)
+    }
+
+    /// The capabilities visible to `agent`, by name.
+    pub fn visible_to<'a>(
+        &'a self,
+        agent: Option<&'a AgentIdentity>,
+    ) -> impl Iterator<Item = &'a Capability> + 'a {
+        self.capabilities
+            .keys()
+            .filter_map(move |name| self.visible(name, agent))
+    }
+
+    /// Every registered capability, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Capability> {
+        self.capabilities.values()
+    }
+}

@@ -1,0 +1,351 @@
+//! The durable store's contract: the records the capability kernel asks the platform to keep
+//! (calls, grants, audit, the revision epoch) and [`CapabilityStore`], the trait a store crate
+//! implements (R-CAP-5, R-CAP-6, R-INV-2).
+//!
+//! host-core never calls the store. The kernel emits [`CapabilityEffect`]s; the platform
+//! executes each against a [`CapabilityStore`] and, where the effect carries a ticket, hands the
+//! answer back to the kernel. The table below is the whole mapping:
+//!
+//! | effect | store call | answer to the kernel |
+//! |---|---|---|
+//! | [`CapabilityEffect::LookupCall`] | [`CapabilityStore::call`] | [`Answer::Call`] |
+//! | [`CapabilityEffect::PersistCall`] with `ack: Some` | [`CapabilityStore::put_call`] | [`Answer::Persisted`] or [`Answer::PersistFailed`] |
+//! | [`CapabilityEffect::PersistCall`] with `ack: None` | [`CapabilityStore::put_call`] | none |
+//! | [`CapabilityEffect::CheckGrant`] | [`CapabilityStore::grant`] | [`Answer::Grant`] |
+//! | [`CapabilityEffect::RememberGrant`] | [`CapabilityStore::put_grant`] | none |
+//! | [`CapabilityEffect::Audit`] | [`CapabilityStore::append_audit`] | none |
+//!
+//! and, once per host start, before the first session: [`CapabilityStore::next_revision_epoch`]
+//! (into [`CapabilitySetup::revision_epoch`]) and [`CapabilityStore::unfinished_calls`] (into
+//! [`CapabilitySetup::unfinished`]).
+//!
+//! **Ordering.** The platform executes the effects of one batch in order. A store write of a
+//! batch happens before any later effect of the same batch, `Send`s included: so a call's final
+//! record is written before its `app.result` goes out.
+//!
+//! [`CapabilityEffect`]: crate::CapabilityEffect
+//! [`CapabilityEffect::LookupCall`]: crate::CapabilityEffect::LookupCall
+//! [`CapabilityEffect::PersistCall`]: crate::CapabilityEffect::PersistCall
+//! [`CapabilityEffect::CheckGrant`]: crate::CapabilityEffect::CheckGrant
+//! [`CapabilityEffect::RememberGrant`]: crate::CapabilityEffect::RememberGrant
+//! [`CapabilityEffect::Audit`]: crate::CapabilityEffect::Audit
+//! [`Answer::Call`]: crate::Answer::Call
+//! [`Answer::Persisted`]: crate::Answer::Persisted
+//! [`Answer::PersistFailed`]: crate::Answer::PersistFailed
+//! [`Answer::Grant`]: crate::Answer::Grant
+//! [`CapabilitySetup::revision_epoch`]: crate::CapabilitySetup::revision_epoch
+//! [`CapabilitySetup::unfinished`]: crate::CapabilitySetup::unfinished
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{
+    AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Risk, Status,
+};
+use crate::message::{AppResult, Timestamp};
+
+/// A number the store hands out once per host start, durably and never twice (R-INV-2): every
+/// inventory revision a session sends is `rev-<epoch>-<n>`, so revisions are never reused, also
+/// across restarts and across hosts sharing one data directory. A host that serves several
+/// sessions asks for one epoch per session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RevisionEpoch(pub u64);
+
+/// The idempotency key of an `app.call`: its conversation and `call_id` (R-CAP-5). Unique in the
+/// store.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CallKey {
+    /// The conversation the call belongs to.
+    pub conversation_id: ConversationId,
+    /// The agent's `call_id`.
+    pub call_id: CallId,
+}
+
+impl fmt::Display for CallKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.conversation_id, self.call_id)
+    }
+}
+
+/// The SHA-256 digest of a call's arguments in canonical JSON (object keys sorted by their UTF-8
+/// bytes at every depth, no whitespace, strings and numbers as `serde_json` writes them), written
+/// as 64 lowercase hex digits. Two calls with the same
+/// arguments in another key order have the same digest. The arguments themselves are never stored
+/// (they may hold user content); the digest is enough to tell a reused `call_id` (R-CAP-5) and to
+/// audit (R-CAP-6).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ArgsDigest(pub String);
+
+impl fmt::Debug for ArgsDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ArgsDigest({})", self.0)
+    }
+}
+
+impl fmt::Display for ArgsDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where a call stands. Only [`CallState::Running`] means the handler may have run; the kernel
+/// emits `Run` only after the platform acknowledged a record in that state (R-CAP-5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallState {
+    /// Accepted and validated; not run. After a restart it is answered `cancelled`.
+    Received,
+    /// A consent prompt (or the embedder hook) is open for it; not run. After a restart it is
+    /// answered `cancelled`.
+    AwaitingConsent,
+    /// Its handler was started (or is about to be). After a restart it is never run again and is
+    /// answered `failed` with `outcome_unknown`.
+    Running,
+    /// Answered; the answer is final and every repeat of the key gets it again.
+    Finished {
+        /// The answer the agent got.
+        result: AppResult,
+    },
+}
+
+impl CallState {
+    /// The state's snake_case name (`received`, `awaiting_consent`, `running`, `finished`), for
+    /// an indexed column.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CallState::Received => "received",
+            CallState::AwaitingConsent => "awaiting_consent",
+            CallState::Running => "running",
+            CallState::Finished { .. } => "finished",
+        }
+    }
+
+    /// Whether the call is answered.
+    pub fn is_finished(&self) -> bool {
+        matches!(self, CallState::Finished { .. })
+    }
+}
+
+/// The durable record of one `app.call`, written before it runs and updated as it moves
+/// (R-CAP-5). `put_call` replaces the record of the same [`CallKey`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CallRecord {
+    /// The idempotency key.
+    pub key: CallKey,
+    /// The host start that wrote the record, so a store shared by several hosts can tell whose
+    /// unfinished records are orphaned.
+    pub epoch: RevisionEpoch,
+    /// The vouched agent identity, when there was one.
+    pub agent: Option<AgentIdentity>,
+    /// The capability the call named (as the agent wrote it; it may be unknown).
+    pub capability: CapabilityName,
+    /// The registered version, when the capability was known and visible.
+    pub version: Option<OpaqueVersion>,
+    /// The registered risk, when the capability was known and visible.
+    pub risk: Option<Risk>,
+    /// The digest of the canonical arguments.
+    pub arguments_digest: ArgsDigest,
+    /// When the kernel received the call (wall clock).
+    pub received_at: Timestamp,
+    /// When this version of the record was made (wall clock).
+    pub updated_at: Timestamp,
+    /// Where the call stands.
+    pub state: CallState,
+}
+
+impl CallRecord {
+    /// A record for a call, as a store that keeps its fields in columns rebuilds it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        key: CallKey,
+        epoch: RevisionEpoch,
+        agent: Option<AgentIdentity>,
+        capability: CapabilityName,
+        version: Option<OpaqueVersion>,
+        risk: Option<Risk>,
+        arguments_digest: ArgsDigest,
+        received_at: Timestamp,
+        updated_at: Timestamp,
+        state: CallState,
+    ) -> Self {
+        Self {
+            key,
+            epoch,
+            agent,
+            capability,
+            version,
+            risk,
+            arguments_digest,
+            received_at,
+            updated_at,
+            state,
+        }
+    }
+}
+
+/// What a remembered grant is for: a vouched agent identity, a capability and its version
+/// (R-CAP-2, R-SES-1). A new version of the capability needs a new grant.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct GrantKey {
+    /// The vouched agent identity (never the self-asserted `sender.id`).
+    pub agent: AgentIdentity,
+    /// The capability.
+    pub capability: CapabilityName,
+    /// Its version.
+    pub version: OpaqueVersion,
+}
+
+/// A remembered "always" answer to a `user_confirmation` prompt (R-CAP-2). Never written for
+/// `system_permission` or `restricted` (R-CAP-3). Revoking it (deleting the record, e.g.
+/// `lineup grants revoke`) takes effect at the next decision: the kernel asks the store every
+/// time ([`crate::CapabilityEffect::CheckGrant`]) and caches nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GrantRecord {
+    /// What is granted.
+    pub key: GrantKey,
+    /// When the user granted it (wall clock).
+    pub granted_at: Timestamp,
+    /// The conversation in which the user granted it.
+    pub conversation_id: ConversationId,
+    /// The call whose prompt the user answered "always".
+    pub call_id: CallId,
+}
+
+/// What an audit record is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AuditKind {
+    /// An `app.call` arrived (every call, also one that is answered at once).
+    Received,
+    /// Someone decided whether it may run; `decision` and `source` say who and what.
+    Decision,
+    /// Its handler was started.
+    Started,
+    /// It was answered; `status` says how.
+    Answered,
+    /// A handler's result arrived after its timeout and was discarded.
+    LateResultDiscarded,
+    /// A user's "always" was remembered as a grant.
+    GrantRemembered,
+    /// An unfinished record from before a restart was finished (R-CAP-5).
+    Recovered,
+}
+
+/// A decision about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Decision {
+    /// It may run, this once.
+    Allowed,
+    /// It may run, and the user asked to remember that (R-CAP-2).
+    AllowedAlways,
+    /// It may not run.
+    Denied,
+    /// Nobody decided: the prompt was dismissed or timed out, or the session ended.
+    Cancelled,
+    /// Its `expires_at` passed before anyone decided.
+    Expired,
+}
+
+/// Who or what made a [`Decision`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DecisionSource {
+    /// The host's rules: `display_only` runs without a prompt; an unknown, hidden or revoked
+    /// capability, invalid arguments, the waiting cap.
+    Policy,
+    /// The user, in the consent prompt.
+    Prompt,
+    /// A grant the user remembered earlier (for this agent identity, or for this conversation
+    /// when no identity was vouched).
+    RememberedGrant,
+    /// The embedder's hook (the OS permission or the extra identity check), for
+    /// `system_permission` and `restricted` (R-CAP-3).
+    Hook,
+    /// The wall clock: `expires_at` passed.
+    Deadline,
+    /// Recovery after a restart.
+    Recovery,
+}
+
+/// One entry of the append-only audit (R-CAP-6). The store chains the entries (each carries the
+/// digest of the one before it); the kernel only says what happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AuditRecord {
+    /// When (wall clock).
+    pub at: Timestamp,
+    /// What this entry is about.
+    pub kind: AuditKind,
+    /// The call.
+    pub call: CallKey,
+    /// The vouched agent identity, when there was one.
+    pub agent: Option<AgentIdentity>,
+    /// The capability as the call named it.
+    pub capability: CapabilityName,
+    /// Its registered version, when it was known and visible.
+    pub version: Option<OpaqueVersion>,
+    /// Its registered risk, when it was known and visible.
+    pub risk: Option<Risk>,
+    /// The digest of the canonical arguments.
+    pub arguments_digest: ArgsDigest,
+    /// The decision, for [`AuditKind::Decision`] (and for answers decided by policy).
+    pub decision: Option<Decision>,
+    /// Who decided.
+    pub source: Option<DecisionSource>,
+    /// The status of the answer, for [`AuditKind::Answered`] and [`AuditKind::Recovered`].
+    pub status: Option<Status>,
+    /// A short lowercase explanation (host text; never the agent's `reason` or arguments).
+    pub note: String,
+}
+
+/// The contract of a durable store for capability state (issue item 8), implemented by a crate
+/// of its own (SQLite) and called **by the platform** while it executes the kernel's effects;
+/// host-core itself never calls it (sans-IO).
+///
+/// Every method is a small transaction. A method that returns `Ok` has made its write durable
+/// (the platform acknowledges a `PersistCall` with a ticket only then): a host killed at any
+/// moment loses no acknowledged write. Several hosts may share one store.
+pub trait CapabilityStore {
+    /// The store's error; the platform turns it into [`crate::Answer::PersistFailed`] for an
+    /// acknowledged write and logs it otherwise.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Hands out the next [`RevisionEpoch`], durably, never the same twice (R-INV-2).
+    fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, Self::Error>;
+
+    /// The records not yet [`CallState::Finished`] whose host is gone (in a store used by one
+    /// host at a time: every unfinished record). Called once at start; the kernel finishes each
+    /// (`cancelled`, or `failed` with `outcome_unknown` for `running`) through `put_call`.
+    fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Self::Error>;
+
+    /// The record of `key`, if there is one.
+    fn call(&mut self, key: &CallKey) -> Result<Option<CallRecord>, Self::Error>;
+
+    /// Inserts the record, or replaces the record of the same key.
+    fn put_call(&mut self, record: &CallRecord) -> Result<(), Self::Error>;
+
+    /// The remembered grant for `key`, if there is one.
+    fn grant(&mut self, key: &GrantKey) -> Result<Option<GrantRecord>, Self::Error>;
+
+    /// Remembers a grant (replacing one with the same key).
+    fn put_grant(&mut self, grant: &GrantRecord) -> Result<(), Self::Error>;
+
+    /// Every remembered grant, for listing (`lineup grants list`).
+    fn grants(&mut self) -> Result<Vec<GrantRecord>, Self::Error>;
+
+    /// Forgets a grant; `Ok(false)` when there was none. Takes effect at the next decision.
+    fn revoke_grant(&mut self, key: &GrantKey) -> Result<bool, Self::Error>;
+
+    /// Appends one audit record (the store adds the chain digest).
+    fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Self::Error>;
+}

@@ -1,0 +1,1217 @@
+//! Table-driven tests of the App Capability kernel (issue 8 items 2–5, 7): a script of `app.call`
+//! envelopes and platform answers, and the answers, prompts, runs, records and audit it must
+//! produce. A small in-memory `CapabilityStore` executes the store effects, as the SQLite crate
+//! will. Each test is named after the rule it guards.
+#![allow(clippy::unwrap_used)]
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::rc::Rc;
+use std::time::Duration;
+
+use lineup_host_core::{
+    AgentIdentity, Answer, AuditKind, AuditRecord, CallKey, CallRecord, CallState, Capability,
+    CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup, CapabilityStore, Clock,
+    ConsentAnswer, ConsentRequest, ConversationId, Decision, DecisionSource, Effect, GrantKey,
+    GrantRecord, HandlerError, HookRequest, JsonObject, Message, OpaqueVersion, PartyId,
+    RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Ticket, Timestamp, UsageError,
+    WallClock,
+};
+use serde_json::{json, Value};
+
+// ---- clocks ----
+
+#[derive(Clone, Default)]
+struct ManualClock(Rc<Cell<Duration>>);
+
+impl Clock for ManualClock {
+    fn monotonic(&self) -> Duration {
+        self.0.get()
+    }
+}
+
+/// Wall clock in seconds since the epoch, starting at 2026-08-02T12:00:00Z.
+#[derive(Clone)]
+struct ManualWall(Rc<Cell<i64>>);
+
+const T0: i64 = 1_785_672_000;
+
+impl Default for ManualWall {
+    fn default() -> Self {
+        Self(Rc::new(Cell::new(T0)))
+    }
+}
+
+impl WallClock for ManualWall {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_unix_seconds(self.0.get()).unwrap()
+    }
+}
+
+// ---- an in-memory store, executing the kernel's store effects as a real one would ----
+
+#[derive(Default)]
+struct MemStore {
+    epoch: u64,
+    calls: BTreeMap<CallKey, CallRecord>,
+    grants: BTreeMap<GrantKey, GrantRecord>,
+    audit: Vec<AuditRecord>,
+}
+
+impl CapabilityStore for MemStore {
+    type Error = Infallible;
+    fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, Infallible> {
+        self.epoch += 1;
+        Ok(RevisionEpoch(self.epoch))
+    }
+    fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Infallible> {
+        Ok(self
+            .calls
+            .values()
+            .filter(|r| !r.state.is_finished())
+            .cloned()
+            .collect())
+    }
+    fn call(&mut self, key: &CallKey) -> Result<Option<CallRecord>, Infallible> {
+        Ok(self.calls.get(key).cloned())
+    }
+    fn put_call(&mut self, record: &CallRecord) -> Result<(), Infallible> {
+        self.calls.insert(record.key.clone(), record.clone());
+        Ok(())
+    }
+    fn grant(&mut self, key: &GrantKey) -> Result<Option<GrantRecord>, Infallible> {
+        Ok(self.grants.get(key).cloned())
+    }
+    fn put_grant(&mut self, grant: &GrantRecord) -> Result<(), Infallible> {
+        self.grants.insert(grant.key.clone(), grant.clone());
+        Ok(())
+    }
+    fn grants(&mut self) -> Result<Vec<GrantRecord>, Infallible> {
+        Ok(self.grants.values().cloned().collect())
+    }
+    fn revoke_grant(&mut self, key: &GrantKey) -> Result<bool, Infallible> {
+        Ok(self.grants.remove(key).is_some())
+    }
+    fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Infallible> {
+        self.audit.push(record.clone());
+        Ok(())
+    }
+}
+
+// ---- the harness: a session, its clocks, the store, and what reached the platform ----
+
+struct Harness {
+    s: Session,
+    mono: ManualClock,
+    wall: ManualWall,
+    store: MemStore,
+    /// Acknowledge `running` records at once (turn off to watch persist-before-run).
+    auto_ack: bool,
+    /// Every capability effect, in order, and every message sent.
+    trace: Vec<Effect>,
+    sent: Vec<Value>,
+    prompts: Vec<ConsentRequest>,
+    hooks: Vec<HookRequest>,
+    runs: Vec<RunRequest>,
+    withdrawn: Vec<Ticket>,
+    acks: Vec<Ticket>,
+}
+
+const CONV: &str = "conv_01";
+
+fn name(s: &str) -> CapabilityName {
+    CapabilityName::try_from(s).unwrap()
+}
+
+fn agent(s: &str) -> AgentIdentity {
+    AgentIdentity::try_from(s).unwrap()
+}
+
+fn cap(n: &str, version: &str, risk: Risk, schema: Value) -> Capability {
+    Capability::new(
+        name(n),
+        OpaqueVersion::try_from(version).unwrap(),
+        risk,
+        JsonObject::try_from(schema).unwrap(),
+    )
+    .unwrap()
+}
+
+/// A `display_only` capability taking any object.
+fn plain(n: &str, version: &str) -> Capability {
+    cap(n, version, Risk::DisplayOnly, json!({"type": "object"}))
+}
+
+fn open_url(risk: Risk) -> Capability {
+    cap(
+        "app.open_url",
+        "1.0",
+        risk,
+        json!({"type":"object","required":["url"],
+               "properties":{"url":{"type":"string","pattern":"^https?://"}}}),
+    )
+}
+
+impl Harness {
+    fn new(who: Option<&str>) -> Self {
+        Self::restart(MemStore::default(), who, CapabilityLimits::default())
+    }
+
+    fn restart(mut store: MemStore, who: Option<&str>, limits: CapabilityLimits) -> Self {
+        let mono = ManualClock::default();
+        let wall = ManualWall::default();
+        let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+        config.conversation_id = Some(ConversationId::try_from(CONV).unwrap());
+        let mut s = Session::new(config, Box::new(mono.clone())).unwrap();
+        let mut setup =
+            CapabilitySetup::new(store.next_revision_epoch().unwrap(), Box::new(wall.clone()));
+        setup.agent = who.map(agent);
+        setup.unfinished = store.unfinished_calls().unwrap();
+        setup.limits = limits;
+        let fx = s.enable_capabilities(setup).unwrap();
+        let mut h = Self {
+            s,
+            mono,
+            wall,
+            store,
+            auto_ack: true,
+            trace: Vec::new(),
+            sent: Vec::new(),
+            prompts: Vec::new(),
+            hooks: Vec::new(),
+            runs: Vec::new(),
+            withdrawn: Vec::new(),
+            acks: Vec::new(),
+        };
+        h.drive(fx);
+        h
+    }
+
+    /// Executes effects like a platform: store work at once (answering tickets), prompts, hooks
+    /// and runs collected for the test to answer.
+    fn drive(&mut self, effects: Vec<Effect>) {
+        let mut queue: std::collections::VecDeque<Effect> = effects.into();
+        while let Some(effect) = queue.pop_front() {
+            let mut answer = None;
+            match &effect {
+                Effect::Send(m) => self.sent.push(serde_json::from_str(&m.to_json()).unwrap()),
+                Effect::Capability(c) => match c {
+                    CapabilityEffect::LookupCall { ticket, key } => {
+                        let record = self.store.call(key).unwrap().map(Box::new);
+                        answer = Some((*ticket, Answer::Call(record)));
+                    }
+                    CapabilityEffect::PersistCall { ack, record } => {
+                        self.store.put_call(record).unwrap();
+                        if let Some(t) = ack {
+                            if self.auto_ack {
+                                answer = Some((*t, Answer::Persisted));
+                            } else {
+                                self.acks.push(*t);
+                            }
+                        }
+                    }
+                    CapabilityEffect::CheckGrant { ticket, key } => {
+                        let found = self.store.grant(key).unwrap().is_some();
+                        answer = Some((*ticket, Answer::Grant(found)));
+                    }
+                    CapabilityEffect::RememberGrant(g) => self.store.put_grant(g).unwrap(),
+                    CapabilityEffect::Audit(a) => self.store.append_audit(a).unwrap(),
+                    CapabilityEffect::Prompt(p) => self.prompts.push(p.clone()),
+                    CapabilityEffect::Hook(h) => self.hooks.push(h.clone()),
+                    CapabilityEffect::Run(r) => self.runs.push(r.clone()),
+                    CapabilityEffect::Withdraw(t) => self.withdrawn.push(*t),
+                    other => panic!("unexpected {other:?}"),
+                },
+                other => panic!("unexpected {other:?}"),
+            }
+            self.trace.push(effect);
+            if let Some((ticket, answer)) = answer {
+                let more = self.s.capability_answered(ticket, answer).unwrap();
+                queue.extend(more);
+            }
+        }
+    }
+
+    fn answer(&mut self, ticket: Ticket, answer: Answer) {
+        let fx = self.s.capability_answered(ticket, answer).unwrap();
+        self.drive(fx);
+    }
+
+    fn register(&mut self, c: Capability) {
+        let fx = self.s.register_capability(c).unwrap();
+        self.drive(fx);
+    }
+
+    /// Sends an `app.call` that expires `expires_in` seconds from now.
+    fn call(&mut self, call_id: &str, capability: &str, arguments: Value, expires_in: i64) {
+        let expires = Timestamp::from_unix_seconds(self.wall.0.get() + expires_in).unwrap();
+        let bytes = serde_json::to_vec(&json!({
+            "v": 1, "id": format!("m-{call_id}-{}", self.sent.len()), "type": "lineup.v1.app.call",
+            "conversation_id": CONV, "sender": {"kind": "agent", "id": "agent_hermes_main"},
+            "payload": {"call_id": call_id, "capability": capability, "reason": "打开部署文档供你核对",
+                        "expires_at": expires, "arguments": arguments}
+        }))
+        .unwrap();
+        let fx = self.s.handle_inbound(&bytes);
+        self.drive(fx);
+    }
+
+    fn consent(&mut self, answer: ConsentAnswer) {
+        let t = self.prompts.last().unwrap().ticket;
+        self.answer(t, Answer::Consent(answer));
+    }
+
+    fn hook(&mut self, allow: bool) {
+        let t = self.hooks.last().unwrap().ticket;
+        self.answer(t, Answer::Hook(allow));
+    }
+
+    fn ran(&mut self, outcome: Result<Value, &str>) {
+        let t = self.runs.last().unwrap().ticket;
+        let outcome = outcome
+            .map(|v| JsonObject::try_from(v).unwrap())
+            .map_err(HandlerError::new);
+        self.answer(t, Answer::Ran(outcome));
+    }
+
+    fn poll(&mut self) {
+        let fx = self.s.poll_capabilities();
+        self.drive(fx);
+    }
+
+    /// The `app.result` payloads sent, in order.
+    fn results(&self) -> Vec<Value> {
+        self.sent
+            .iter()
+            .filter(|m| m["type"] == "lineup.v1.app.result")
+            .map(|m| m["payload"].clone())
+            .collect()
+    }
+
+    fn last_result(&self) -> Value {
+        self.results().last().cloned().expect("an app.result")
+    }
+
+    fn inventories(&self) -> Vec<Value> {
+        self.sent
+            .iter()
+            .filter(|m| m["type"] == "lineup.v1.client.inventory")
+            .map(|m| m["payload"].clone())
+            .collect()
+    }
+
+    fn audit_of(&self, call_id: &str) -> Vec<&AuditRecord> {
+        self.store
+            .audit
+            .iter()
+            .filter(|a| a.call.call_id.as_str() == call_id)
+            .collect()
+    }
+}
+
+fn url_args() -> Value {
+    json!({"url": "https://example.com/docs"})
+}
+
+// ---- every status, every risk rule (R-CAP-2..4) ----
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Consent(ConsentAnswer),
+    Hook(bool),
+    Ran(bool),
+    /// Move the wall clock on by this many seconds, then poll.
+    Wait(i64),
+}
+
+#[test]
+fn r_cap_4_every_status_and_every_risk_rule() {
+    use ConsentAnswer::*;
+    use Step::*;
+    // (row, risk, expires in, steps, status, error code, prompts, hooks, runs)
+    #[allow(clippy::type_complexity)]
+    let rows: &[(
+        &str,
+        Risk,
+        i64,
+        &[Step],
+        &str,
+        Option<&str>,
+        usize,
+        usize,
+        usize,
+    )] = &[
+        (
+            "display_only runs without a prompt",
+            Risk::DisplayOnly,
+            60,
+            &[Ran(true)],
+            "completed",
+            None,
+            0,
+            0,
+            1,
+        ),
+        (
+            "user_confirmation prompts, allow runs",
+            Risk::UserConfirmation,
+            60,
+            &[Consent(Allow), Ran(true)],
+            "completed",
+            None,
+            1,
+            0,
+            1,
+        ),
+        (
+            "user says no: rejected",
+            Risk::UserConfirmation,
+            60,
+            &[Consent(Deny)],
+            "rejected",
+            None,
+            1,
+            0,
+            0,
+        ),
+        (
+            "prompt dismissed: cancelled",
+            Risk::UserConfirmation,
+            60,
+            &[Consent(Dismissed)],
+            "cancelled",
+            None,
+            1,
+            0,
+            0,
+        ),
+        (
+            "deadline passes during the prompt: expired",
+            Risk::UserConfirmation,
+            60,
+            &[Wait(61)],
+            "expired",
+            None,
+            1,
+            0,
+            0,
+        ),
+        (
+            "already expired: expired before any prompt",
+            Risk::UserConfirmation,
+            0,
+            &[],
+            "expired",
+            None,
+            0,
+            0,
+            0,
+        ),
+        (
+            "handler error: failed",
+            Risk::DisplayOnly,
+            60,
+            &[Ran(false)],
+            "failed",
+            Some("handler_failed"),
+            0,
+            0,
+            1,
+        ),
+        (
+            "system_permission: prompt, then hook allows",
+            Risk::SystemPermission,
+            60,
+            &[Consent(Allow), Hook(true), Ran(true)],
+            "completed",
+            None,
+            1,
+            1,
+            1,
+        ),
+        (
+            "system_permission: hook default deny is rejected",
+            Risk::SystemPermission,
+            60,
+            &[Consent(Allow), Hook(false)],
+            "rejected",
+            None,
+            1,
+            1,
+            0,
+        ),
+        (
+            "restricted: prompt, then hook",
+            Risk::Restricted,
+            60,
+            &[Consent(Allow), Hook(true), Ran(true)],
+            "completed",
+            None,
+            1,
+            1,
+            1,
+        ),
+        (
+            "restricted: user says no, the hook is never asked",
+            Risk::Restricted,
+            60,
+            &[Consent(Deny)],
+            "rejected",
+            None,
+            1,
+            0,
+            0,
+        ),
+        (
+            "deadline passes while the hook is asked: expired",
+            Risk::Restricted,
+            60,
+            &[Consent(Allow), Wait(61)],
+            "expired",
+            None,
+            1,
+            1,
+            0,
+        ),
+    ];
+    for &(row, risk, expires_in, steps, status, code, prompts, hooks, runs) in rows {
+        let mut h = Harness::new(Some("agent-1"));
+        h.register(open_url(risk));
+        h.call("c1", "app.open_url", url_args(), expires_in);
+        for step in steps {
+            match *step {
+                Consent(a) => h.consent(a),
+                Hook(b) => h.hook(b),
+                Ran(true) => h.ran(Ok(json!({"opened": true}))),
+                Ran(false) => h.ran(Err("no handler for https")),
+                Wait(secs) => {
+                    h.wall.0.set(h.wall.0.get() + secs);
+                    h.poll();
+                }
+            }
+        }
+        let results = h.results();
+        assert_eq!(
+            results.len(),
+            1,
+            "{row}: exactly one app.result: {results:?}"
+        );
+        let r = &results[0];
+        assert_eq!(r["call_id"], "c1", "{row}");
+        assert_eq!(r["status"], status, "{row}: {r}");
+        assert_eq!(r["error"]["code"].as_str(), code, "{row}: {r}");
+        if status == "completed" {
+            assert_eq!(r["result"], json!({"opened": true}), "{row}");
+        } else {
+            assert!(
+                r["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "{row}: {r}"
+            );
+        }
+        assert_eq!(h.prompts.len(), prompts, "{row}: prompts");
+        assert_eq!(h.hooks.len(), hooks, "{row}: hooks");
+        assert_eq!(h.runs.len(), runs, "{row}: runs");
+        if let Some(p) = h.prompts.first() {
+            // R-CAP-3: "always" is offered for user_confirmation only.
+            assert_eq!(p.may_remember, risk == Risk::UserConfirmation, "{row}");
+            assert_eq!(p.reason, "打开部署文档供你核对", "{row}");
+            assert_eq!(p.call.risk, risk, "{row}");
+        }
+        if status == "expired" && prompts > 0 {
+            let pending = h.hooks.last().map_or(h.prompts[0].ticket, |x| x.ticket);
+            assert_eq!(h.withdrawn, vec![pending], "{row}: the prompt goes away");
+        }
+        // The record is final and every call is audited with its digest (R-CAP-5, R-CAP-6).
+        let record = h.store.calls.values().next().unwrap();
+        assert!(
+            matches!(&record.state, CallState::Finished { result } if serde_json::to_value(result).unwrap() == *r),
+            "{row}"
+        );
+        let audit = h.audit_of("c1");
+        assert_eq!(audit.first().unwrap().kind, AuditKind::Received, "{row}");
+        let answered = audit
+            .iter()
+            .find(|a| a.kind == AuditKind::Answered)
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(answered.status).unwrap(),
+            json!(status),
+            "{row}"
+        );
+        assert_eq!(answered.arguments_digest, record.arguments_digest, "{row}");
+    }
+}
+
+#[test]
+fn r_inv_4_unknown_capability_is_unsupported() {
+    let mut h = Harness::new(None);
+    h.call("c1", "app.nope", json!({}), 60);
+    let r = h.last_result();
+    assert_eq!(r["status"], "unsupported");
+    assert!(r.get("error").is_none(), "{r}");
+    assert!(h.prompts.is_empty() && h.runs.is_empty());
+}
+
+#[test]
+fn r_cap_3_system_permission_always_is_never_remembered() {
+    let mut h = Harness::new(Some("agent-1"));
+    h.register(open_url(Risk::SystemPermission));
+    h.call("c1", "app.open_url", url_args(), 60);
+    h.consent(ConsentAnswer::AllowAlways);
+    h.hook(true);
+    h.ran(Ok(json!({})));
+    assert!(h.store.grants.is_empty());
+    h.call("c2", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 2, "prompted every time");
+    let decision = h.audit_of("c1");
+    assert!(
+        decision
+            .iter()
+            .any(|a| a.decision == Some(Decision::Allowed)
+                && a.source == Some(DecisionSource::Prompt))
+    );
+    assert!(decision
+        .iter()
+        .any(|a| a.decision == Some(Decision::Allowed) && a.source == Some(DecisionSource::Hook)));
+}
+
+// ---- remembered and revoked grants (R-CAP-2, R-SES-1) ----
+
+#[test]
+fn r_cap_2_always_is_remembered_for_the_vouched_agent_and_revocation_holds_at_the_next_call() {
+    let mut h = Harness::new(Some("agent-1"));
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 60);
+    h.consent(ConsentAnswer::AllowAlways);
+    h.ran(Ok(json!({"opened": true})));
+    let key = GrantKey {
+        agent: agent("agent-1"),
+        capability: name("app.open_url"),
+        version: OpaqueVersion::try_from("1.0").unwrap(),
+    };
+    assert!(
+        h.store.grants.contains_key(&key),
+        "scope: agent + name + version"
+    );
+    assert!(h
+        .audit_of("c1")
+        .iter()
+        .any(|a| a.kind == AuditKind::GrantRemembered));
+
+    h.call("c2", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 1, "remembered: no second prompt");
+    h.ran(Ok(json!({"opened": true})));
+    assert_eq!(h.last_result()["status"], "completed");
+    assert!(h
+        .audit_of("c2")
+        .iter()
+        .any(|a| a.source == Some(DecisionSource::RememberedGrant)));
+
+    // Another process revokes it (`lineup grants revoke`): the next decision asks again.
+    assert!(h.store.revoke_grant(&key).unwrap());
+    h.call("c3", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 2, "revoked: prompted again");
+
+    // A grant for another version does not cover this one.
+    let mut h = Harness::new(Some("agent-1"));
+    let old = GrantKey {
+        version: OpaqueVersion::try_from("0.9").unwrap(),
+        ..key
+    };
+    let grant: GrantRecord = serde_json::from_value(json!({
+        "key": old, "granted_at": "2026-08-01T00:00:00Z", "conversation_id": CONV, "call_id": "old"
+    }))
+    .unwrap();
+    h.store.put_grant(&grant).unwrap();
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 1, "a grant for 0.9 does not cover 1.0");
+}
+
+#[test]
+fn r_ses_1_without_a_vouched_identity_always_lasts_the_conversation() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 60);
+    h.consent(ConsentAnswer::AllowAlways);
+    h.ran(Ok(json!({})));
+    assert!(
+        h.store.grants.is_empty(),
+        "nothing durable without an identity"
+    );
+    h.call("c2", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 1, "remembered for the conversation");
+    h.ran(Ok(json!({})));
+    assert!(!h
+        .trace
+        .iter()
+        .any(|e| matches!(e, Effect::Capability(CapabilityEffect::CheckGrant { .. }))));
+    assert!(h
+        .s
+        .forget_conversation_grant(&name("app.open_url"))
+        .unwrap());
+    h.call("c3", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 2, "forgotten: prompted again");
+}
+
+// ---- hidden and revoked capabilities (R-INV-4) ----
+
+fn without_call_id(mut v: Value) -> Value {
+    v["call_id"] = Value::Null;
+    v
+}
+
+#[test]
+fn r_inv_4_hidden_and_unknown_get_identical_answers() {
+    // Session A: app.secret is registered but hidden from this agent. Session B: it does not
+    // exist. The same call gets byte-identical answers.
+    let mut hidden = Harness::new(Some("agent-1"));
+    let fx = hidden
+        .s
+        .set_capability_visible(&agent("agent-1"), &name("app.secret"), false)
+        .unwrap();
+    assert!(
+        fx.is_empty(),
+        "hiding what was never offered changes nothing: {fx:?}"
+    );
+    hidden.register(plain("app.secret", "1"));
+    assert_eq!(
+        hidden.inventories().len(),
+        1,
+        "a hidden capability sends no new inventory"
+    );
+    assert_eq!(hidden.inventories()[0]["capabilities"], json!([]));
+    let mut unknown = Harness::new(Some("agent-1"));
+    hidden.call("c1", "app.secret", json!({"x": 1}), 60);
+    unknown.call("c1", "app.secret", json!({"x": 1}), 60);
+    let a = serde_json::to_string(&hidden.last_result()).unwrap();
+    let b = serde_json::to_string(&unknown.last_result()).unwrap();
+    assert_eq!(a, b, "a hidden capability is never revealed");
+    assert_eq!(hidden.last_result()["status"], "unsupported");
+    assert!(hidden.runs.is_empty());
+    // Apart from call_id, another unknown call's answer has the same shape.
+    unknown.call("c2", "app.secret", json!({}), 60);
+    assert_eq!(
+        without_call_id(unknown.results()[0].clone()),
+        without_call_id(unknown.results()[1].clone())
+    );
+}
+
+#[test]
+fn r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked() {
+    let mut h = Harness::new(Some("agent-1"));
+    h.register(open_url(Risk::DisplayOnly));
+    h.register(plain("clipboard.write", "1.0"));
+    let fx = h.s.unregister_capability(&name("app.open_url")).unwrap();
+    h.drive(fx);
+    let fx =
+        h.s.set_capability_visible(&agent("agent-1"), &name("clipboard.write"), false)
+            .unwrap();
+    h.drive(fx);
+    h.call("c1", "app.open_url", url_args(), 60);
+    h.call("c2", "clipboard.write", json!({}), 60);
+    for r in h.results() {
+        assert_eq!(r["status"], "unsupported", "{r}");
+        assert_eq!(r["error"]["code"], "revoked", "{r}");
+    }
+    assert!(h.runs.is_empty(), "never falls back to running it");
+    assert!(matches!(
+        h.s.unregister_capability(&name("app.open_url")),
+        Err(UsageError::CapabilityNotRegistered { .. })
+    ));
+}
+
+// ---- the registry and the inventory (R-INV-1, R-INV-2, R-CAP-1) ----
+
+#[test]
+fn r_inv_2_revision_changes_on_every_change_and_is_never_reused() {
+    let mut store = MemStore::default();
+    let mut seen = Vec::new();
+    for _restart in 0..2 {
+        let mut h = Harness::restart(store, Some("agent-1"), CapabilityLimits::default());
+        h.register(open_url(Risk::UserConfirmation));
+        let fx = h.s.register_capability(open_url(Risk::DisplayOnly));
+        assert!(
+            matches!(fx, Err(UsageError::CapabilityRegistered { .. })),
+            "registering a name twice is an error"
+        );
+        let fx =
+            h.s.set_capability_visible(&agent("agent-1"), &name("app.open_url"), false)
+                .unwrap();
+        h.drive(fx);
+        // Hiding from another agent does not affect this session: nothing is sent.
+        let fx =
+            h.s.set_capability_visible(&agent("agent-2"), &name("app.open_url"), false)
+                .unwrap();
+        assert!(fx.is_empty(), "{fx:?}");
+        let fx =
+            h.s.set_capability_visible(&agent("agent-1"), &name("app.open_url"), true)
+                .unwrap();
+        h.drive(fx);
+        let fx = h.s.unregister_capability(&name("app.open_url")).unwrap();
+        h.drive(fx);
+        h.register(open_url(Risk::UserConfirmation));
+        let inventories = h.inventories();
+        assert_eq!(inventories.len(), 6, "start + 5 changes");
+        // app.list follows each inventory as its capability-only projection (R-CAP-1).
+        let lists: Vec<&Value> = h
+            .sent
+            .iter()
+            .filter(|m| m["type"] == "lineup.v1.app.list")
+            .collect();
+        assert_eq!(lists.len(), 6);
+        for (inv, list) in inventories.iter().zip(&lists) {
+            assert_eq!(inv["capabilities"], list["payload"]["capabilities"]);
+            assert_eq!(inv["standard_components"], json!([]));
+            assert_eq!(inv["applications"], json!([]));
+        }
+        assert_eq!(
+            inventories[1]["capabilities"],
+            json!([{"name":"app.open_url","version":"1.0","risk":"user_confirmation",
+                    "input_schema":{"type":"object","required":["url"],
+                    "properties":{"url":{"type":"string","pattern":"^https?://"}}}}])
+        );
+        seen.extend(
+            inventories
+                .iter()
+                .map(|i| i["revision"].as_str().unwrap().to_owned()),
+        );
+        store = std::mem::take(&mut h.store);
+    }
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        seen.len(),
+        "never reused, also across a restart: {seen:?}"
+    );
+}
+
+#[test]
+fn r_inv_1_inventory_comes_before_the_answer_to_the_establishing_envelope() {
+    let mono = ManualClock::default();
+    let config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    let mut s = Session::new(config, Box::new(mono)).unwrap();
+    let fx = s
+        .enable_capabilities(CapabilitySetup::new(
+            RevisionEpoch(3),
+            Box::new(ManualWall::default()),
+        ))
+        .unwrap();
+    assert!(fx.is_empty(), "no conversation yet: nothing to send");
+    // A refused first envelope establishes nothing and gets no inventory.
+    let bad = br#"{"v":1,"id":"m0","type":"lineup.v1.ui.close","conversation_id":"conv_01","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"nope"}}"#;
+    let fx = s.handle_inbound(bad);
+    assert!(
+        fx.iter()
+            .all(|e| !matches!(e, Effect::Send(Message::ClientInventory(_)))),
+        "{fx:?}"
+    );
+    let call = br#"{"v":1,"id":"m1","type":"lineup.v1.app.call","conversation_id":"conv_01","sender":{"kind":"agent","id":"a"},"payload":{"call_id":"c1","capability":"x.y","reason":"r","expires_at":"2099-01-01T00:00:00Z","arguments":{}}}"#;
+    let fx = s.handle_inbound(call);
+    assert!(
+        matches!(&fx[0], Effect::Send(Message::ClientInventory(i)) if i.payload.revision.as_str() == "rev-3-2"),
+        "{fx:?}"
+    );
+    assert!(
+        matches!(&fx[1], Effect::Send(Message::AppList(_))),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn r_cap_2_a_schema_that_does_not_compile_is_refused_at_registration() {
+    let rows = [
+        ("wrong keyword type", json!({"type": 5})),
+        (
+            "remote $ref",
+            json!({"$ref": "https://example.com/schema.json"}),
+        ),
+        ("file $ref", json!({"$ref": "file:///etc/passwd"})),
+        (
+            "bad pattern",
+            json!({"type":"object","properties":{"a":{"pattern":"("}}}),
+        ),
+    ];
+    for (row, schema) in rows {
+        let err = Capability::new(
+            name("app.bad"),
+            OpaqueVersion::try_from("1").unwrap(),
+            Risk::DisplayOnly,
+            JsonObject::try_from(schema).unwrap(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, UsageError::InvalidInputSchema { .. }),
+            "{row}: {err}"
+        );
+        assert!(
+            err.to_string().contains("app.bad"),
+            "{row}: names it: {err}"
+        );
+    }
+    // A local $ref resolves.
+    let ok = json!({"$defs":{"u":{"type":"string"}},"type":"object","properties":{"url":{"$ref":"#/$defs/u"}}});
+    assert!(Capability::new(
+        name("app.ok"),
+        OpaqueVersion::try_from("1").unwrap(),
+        Risk::DisplayOnly,
+        JsonObject::try_from(ok).unwrap()
+    )
+    .is_ok());
+}
+
+#[test]
+fn r_cap_2_schema_failures_name_the_path_and_the_rule() {
+    let rows = [
+        (
+            "missing required",
+            json!({}),
+            "payload.arguments",
+            "required",
+        ),
+        (
+            "wrong type",
+            json!({"url": 5}),
+            "payload.arguments/url",
+            "type",
+        ),
+        (
+            "pattern",
+            json!({"url": "ftp://x"}),
+            "payload.arguments/url",
+            "pattern",
+        ),
+    ];
+    for (row, args, field, rule) in rows {
+        let mut h = Harness::new(None);
+        h.register(open_url(Risk::UserConfirmation));
+        h.call("c1", "app.open_url", args, 60);
+        let r = h.last_result();
+        assert_eq!(r["status"], "failed", "{row}");
+        assert_eq!(r["error"]["code"], "invalid_arguments", "{row}: {r}");
+        assert_eq!(r["error"]["field"], field, "{row}: {r}");
+        let message = r["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("\"{rule}\"")),
+            "{row}: names the rule: {message}"
+        );
+        assert!(
+            h.prompts.is_empty(),
+            "{row}: no prompt for invalid arguments"
+        );
+    }
+}
+
+// ---- exactly once (R-CAP-5) ----
+
+#[test]
+fn r_cap_5_a_repeated_key_while_pending_waits_and_gets_the_same_result() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 60);
+    h.call(
+        "c1",
+        "app.open_url",
+        json!({"url": "https://example.com/docs"}),
+        60,
+    );
+    assert!(h.results().is_empty(), "both wait");
+    assert_eq!(h.prompts.len(), 1, "one prompt");
+    h.consent(ConsentAnswer::Allow);
+    h.ran(Ok(json!({"opened": true})));
+    let r = h.results();
+    assert_eq!(r.len(), 2, "one answer per envelope");
+    assert_eq!(r[0], r[1]);
+    assert_eq!(h.runs.len(), 1, "ran once");
+}
+
+#[test]
+fn r_cap_5_a_repeated_key_after_completion_gets_the_stored_result() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::DisplayOnly));
+    h.call(
+        "c1",
+        "app.open_url",
+        json!({"url": "https://example.com/docs", "n": {"b": 1, "a": 2}}),
+        60,
+    );
+    h.ran(Ok(json!({"opened": true})));
+    // Same arguments in another key order: the same call.
+    h.call(
+        "c1",
+        "app.open_url",
+        json!({"n": {"a": 2, "b": 1}, "url": "https://example.com/docs"}),
+        60,
+    );
+    let r = h.results();
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0], r[1]);
+    assert_eq!(h.runs.len(), 1);
+    // And across a restart, from the store.
+    let store = std::mem::take(&mut h.store);
+    let mut h = Harness::restart(store, None, CapabilityLimits::default());
+    h.register(open_url(Risk::DisplayOnly));
+    h.call(
+        "c1",
+        "app.open_url",
+        json!({"url": "https://example.com/docs", "n": {"b": 1, "a": 2}}),
+        60,
+    );
+    assert_eq!(h.last_result()["status"], "completed");
+    assert_eq!(h.last_result()["result"], json!({"opened": true}));
+    assert!(h.runs.is_empty(), "never runs again");
+}
+
+#[test]
+fn r_cap_5_a_reused_key_with_other_arguments_or_capability_fails() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::DisplayOnly));
+    h.register(plain("clipboard.write", "1.0"));
+    h.call("c1", "app.open_url", url_args(), 60);
+    // While pending…
+    h.call(
+        "c1",
+        "app.open_url",
+        json!({"url": "https://example.com/other"}),
+        60,
+    );
+    // …and after completion, with another capability.
+    h.ran(Ok(json!({})));
+    h.call("c1", "clipboard.write", json!({}), 60);
+    let r = h.results();
+    assert_eq!(r.len(), 3, "{r:?}");
+    for reused in [&r[0], &r[2]] {
+        assert_eq!(reused["status"], "failed", "{reused}");
+        assert_eq!(reused["error"]["code"], "call_id_reused");
+        assert!(reused["message"]
+            .as_str()
+            .unwrap()
+            .contains("call_id reused"));
+    }
+    assert_eq!(r[1]["status"], "completed");
+    assert_eq!(h.runs.len(), 1);
+}
+
+fn record(h: &Harness, call_id: &str) -> CallRecord {
+    h.store
+        .calls
+        .values()
+        .find(|r| r.key.call_id.as_str() == call_id)
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.register(plain("app.show", "1"));
+    h.call("waiting", "app.open_url", url_args(), 600); // awaiting consent
+    h.call("running", "app.show", json!({}), 600); // running
+    let mut received = record(&h, "waiting");
+    received.key.call_id = "received".try_into().unwrap();
+    received.state = CallState::Received;
+    h.store.put_call(&received).unwrap();
+    assert_eq!(record(&h, "waiting").state, CallState::AwaitingConsent);
+    assert_eq!(record(&h, "running").state, CallState::Running);
+
+    // The host dies here. A new one starts on the same store.
+    let store = std::mem::take(&mut h.store);
+    let mut h = Harness::restart(store, None, CapabilityLimits::default());
+    h.register(open_url(Risk::UserConfirmation));
+    h.register(plain("app.show", "1"));
+    assert!(
+        h.store.unfinished_calls().unwrap().is_empty(),
+        "every record finished"
+    );
+    h.call("waiting", "app.open_url", url_args(), 600);
+    h.call("received", "app.open_url", url_args(), 600);
+    h.call("running", "app.show", json!({}), 600);
+    let r = h.results();
+    assert_eq!(r[0]["status"], "cancelled", "{}", r[0]);
+    assert_eq!(r[1]["status"], "cancelled", "{}", r[1]);
+    assert_eq!(r[2]["status"], "failed", "{}", r[2]);
+    assert_eq!(r[2]["error"]["code"], "outcome_unknown");
+    assert!(r[2]["message"]
+        .as_str()
+        .unwrap()
+        .contains("outcome is unknown"));
+    assert!(
+        h.runs.is_empty() && h.prompts.is_empty(),
+        "nothing runs or prompts again"
+    );
+    assert_eq!(
+        h.store
+            .audit
+            .iter()
+            .filter(|a| a.kind == AuditKind::Recovered)
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn r_cap_5_an_unfinished_record_found_by_lookup_is_finished_the_same_way() {
+    let mut h = Harness::new(None);
+    h.register(plain("app.show", "1"));
+    h.call("c1", "app.show", json!({}), 600);
+    assert_eq!(record(&h, "c1").state, CallState::Running);
+    let running = record(&h, "c1");
+    // Not handed in at start (say, another host's record): found by the lookup instead.
+    let mut h = Harness::new(None);
+    h.store.put_call(&running).unwrap();
+    h.register(plain("app.show", "1"));
+    h.call("c1", "app.show", json!({}), 600);
+    assert_eq!(h.last_result()["error"]["code"], "outcome_unknown");
+    assert!(h.runs.is_empty());
+    assert!(record(&h, "c1").state.is_finished());
+}
+
+#[test]
+fn r_cap_5_the_running_record_is_acknowledged_before_run() {
+    let mut h = Harness::new(None);
+    h.auto_ack = false;
+    h.register(open_url(Risk::DisplayOnly));
+    h.call("c1", "app.open_url", url_args(), 60);
+    assert!(h.runs.is_empty(), "no run before the acknowledgement");
+    assert_eq!(record(&h, "c1").state, CallState::Running);
+    let ack = h.acks[0];
+    // An answer of the wrong kind is the embedder's mistake.
+    assert!(matches!(
+        h.s.capability_answered(ack, Answer::Grant(true)),
+        Err(UsageError::WrongAnswer { .. })
+    ));
+    h.answer(ack, Answer::Persisted);
+    assert_eq!(h.runs.len(), 1);
+    let persist_at = h
+        .trace
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                Effect::Capability(CapabilityEffect::PersistCall { ack: Some(_), .. })
+            )
+        })
+        .unwrap();
+    let run_at = h
+        .trace
+        .iter()
+        .position(|e| matches!(e, Effect::Capability(CapabilityEffect::Run(_))))
+        .unwrap();
+    assert!(persist_at < run_at);
+
+    // A write that fails: not run, `failed` / `not_recorded`.
+    h.call("c2", "app.open_url", url_args(), 60);
+    let ack = *h.acks.last().unwrap();
+    h.answer(ack, Answer::PersistFailed("disk full".into()));
+    assert_eq!(h.runs.len(), 1);
+    assert_eq!(h.last_result()["error"]["code"], "not_recorded");
+}
+
+#[test]
+fn handler_timeout_fails_the_call_and_a_late_result_is_discarded_and_audited() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::DisplayOnly));
+    h.call("c1", "app.open_url", url_args(), 60);
+    assert_eq!(h.s.next_capability_wakeup(), Some(Duration::from_secs(60)));
+    h.mono.0.set(Duration::from_secs(59));
+    h.poll();
+    assert!(h.results().is_empty());
+    h.mono.0.set(Duration::from_secs(60));
+    h.poll();
+    assert_eq!(h.last_result()["status"], "failed");
+    assert_eq!(h.last_result()["error"]["code"], "handler_timeout");
+    h.ran(Ok(json!({"opened": true})));
+    assert_eq!(h.results().len(), 1, "the late result is discarded");
+    assert!(h
+        .audit_of("c1")
+        .iter()
+        .any(|a| a.kind == AuditKind::LateResultDiscarded));
+    assert!(record(&h, "c1").state.is_finished());
+}
+
+#[test]
+fn expiry_during_a_prompt_answered_late_is_expired() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 30);
+    assert_eq!(h.s.next_capability_wakeup(), Some(Duration::from_secs(30)));
+    h.wall.0.set(T0 + 31);
+    // The user clicks after the deadline but before the platform polled.
+    h.consent(ConsentAnswer::Allow);
+    assert_eq!(h.last_result()["status"], "expired");
+    assert!(h.runs.is_empty());
+    // An answer to a withdrawn prompt is ignored.
+    let t = h.prompts[0].ticket;
+    assert!(h
+        .s
+        .capability_answered(t, Answer::Consent(ConsentAnswer::Allow))
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn at_most_four_calls_wait_for_consent_then_failed() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.register(plain("app.show", "1"));
+    for i in 0..5 {
+        h.call(&format!("c{i}"), "app.open_url", url_args(), 60);
+    }
+    assert_eq!(h.prompts.len(), 4);
+    let r = h.last_result();
+    assert_eq!(r["call_id"], "c4");
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["error"]["code"], "too_many_calls");
+    assert_eq!(r["error"]["limit"], 4);
+    // display_only does not wait for consent.
+    h.call("c5", "app.show", json!({}), 60);
+    assert_eq!(h.runs.len(), 1);
+    // One answered: room again.
+    h.consent(ConsentAnswer::Deny);
+    h.call("c6", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 5);
+}
+
+#[test]
+fn r_ses_1_session_end_cancels_waiting_calls_and_withdraws_their_prompts() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 60);
+    let sent_before = h.sent.len();
+    let fx = h.s.close_all();
+    h.drive(fx);
+    assert_eq!(h.withdrawn, vec![h.prompts[0].ticket]);
+    assert_eq!(
+        h.sent.len(),
+        sent_before,
+        "the agent is gone: nothing is sent"
+    );
+    let r = record(&h, "c1");
+    assert!(
+        matches!(&r.state, CallState::Finished { result } if result.status == lineup_host_core::Status::Cancelled)
+    );
+}
+
+#[test]
+fn capabilities_must_be_enabled_once() {
+    let config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    let mut s = Session::new(config, Box::new(ManualClock::default())).unwrap();
+    assert!(matches!(
+        s.register_capability(open_url(Risk::DisplayOnly)),
+        Err(UsageError::Capabilities { .. })
+    ));
+    s.enable_capabilities(CapabilitySetup::new(
+        RevisionEpoch(1),
+        Box::new(ManualWall::default()),
+    ))
+    .unwrap();
+    let again = s.enable_capabilities(CapabilitySetup::new(
+        RevisionEpoch(2),
+        Box::new(ManualWall::default()),
+    ));
+    assert!(matches!(again, Err(UsageError::Capabilities { .. })));
+}
