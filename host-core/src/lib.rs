@@ -62,7 +62,7 @@ pub use capability::{
     Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
     Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore,
     ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError,
-    HookRequest, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
+    HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
 };
 pub use decode::decode;
 pub use display::{display_title, MAX_TITLE_GRAPHEMES};

@@ -79,10 +79,12 @@
 
 mod digest;
 mod effect;
+mod memory;
 mod pipeline;
 mod registry;
 mod store;
 
+pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;
 pub use registry::{Capability, Registry};

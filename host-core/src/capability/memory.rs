@@ -1,0 +1,86 @@
+//! [`MemoryStore`]: a [`CapabilityStore`] that keeps everything in memory, for tests and for
+//! embedders that do not need records to outlive the process.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+
+use super::store::{
+    AuditRecord, CallKey, CallRecord, CallState, CapabilityStore, GrantKey, GrantRecord,
+    RevisionEpoch,
+};
+
+/// A [`CapabilityStore`] in memory. Nothing survives the process: a restart forgets every call
+/// (so R-CAP-5 holds only within one process), every grant and the audit; its revision epochs
+/// start again at 1, so use it only where no agent outlives the host either. A durable store
+/// (the `lineup-store` crate) is the default of the `lineup` command.
+///
+/// ```
+/// use lineup_host_core::{CapabilityStore, MemoryStore};
+/// let mut store = MemoryStore::default();
+/// let first = store.next_revision_epoch().unwrap();
+/// assert!(store.next_revision_epoch().unwrap() > first);
+/// assert!(store.unfinished_calls().unwrap().is_empty());
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    epoch: u64,
+    calls: BTreeMap<CallKey, CallRecord>,
+    grants: BTreeMap<GrantKey, GrantRecord>,
+    audit: Vec<AuditRecord>,
+}
+
+impl MemoryStore {
+    /// The audit records appended so far, oldest first.
+    pub fn audit(&self) -> &[AuditRecord] {
+        &self.audit
+    }
+}
+
+impl CapabilityStore for MemoryStore {
+    type Error = Infallible;
+
+    fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, Infallible> {
+        self.epoch += 1;
+        Ok(RevisionEpoch(self.epoch))
+    }
+
+    fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Infallible> {
+        Ok(self
+            .calls
+            .values()
+            .filter(|r| !matches!(r.state, CallState::Finished { .. }))
+            .cloned()
+            .collect())
+    }
+
+    fn call(&mut self, key: &CallKey) -> Result<Option<CallRecord>, Infallible> {
+        Ok(self.calls.get(key).cloned())
+    }
+
+    fn put_call(&mut self, record: &CallRecord) -> Result<(), Infallible> {
+        self.calls.insert(record.key.clone(), record.clone());
+        Ok(())
+    }
+
+    fn grant(&mut self, key: &GrantKey) -> Result<Option<GrantRecord>, Infallible> {
+        Ok(self.grants.get(key).cloned())
+    }
+
+    fn put_grant(&mut self, grant: &GrantRecord) -> Result<(), Infallible> {
+        self.grants.insert(grant.key.clone(), grant.clone());
+        Ok(())
+    }
+
+    fn grants(&mut self) -> Result<Vec<GrantRecord>, Infallible> {
+        Ok(self.grants.values().cloned().collect())
+    }
+
+    fn revoke_grant(&mut self, key: &GrantKey) -> Result<bool, Infallible> {
+        Ok(self.grants.remove(key).is_some())
+    }
+
+    fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Infallible> {
+        self.audit.push(record.clone());
+        Ok(())
+    }
+}
