@@ -104,9 +104,7 @@ impl Store {
         let conn = Connection::open(&path).map_err(err("open"))?;
         conn.busy_timeout(options.busy_timeout)
             .map_err(err("set busy_timeout"))?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(err("set journal_mode=WAL"))?;
+        let mode = set_wal(&conn, options.busy_timeout).map_err(err("set journal_mode=WAL"))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::NotWal { path, mode });
         }
@@ -208,6 +206,22 @@ impl Store {
             path: self.path.clone(),
             op,
             source,
+        }
+    }
+}
+
+/// Switches the file to WAL. Two processes creating a store at once both try; SQLite answers
+/// the loser `SQLITE_BUSY` at once, without its busy handler, so this retries until `timeout`.
+fn set_wal(conn: &Connection, timeout: Duration) -> rusqlite::Result<String> {
+    let start = std::time::Instant::now();
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < timeout =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
         }
     }
 }
