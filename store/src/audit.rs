@@ -294,6 +294,25 @@ impl Store {
         Ok(verifier.finish())
     }
 
+    /// The sequence number of the record whose digest is `digest`, if any. After
+    /// [`Store::verify_audit`] passed, a head digest kept from an earlier verification that is
+    /// still found here proves that nothing up to it was cut or rewritten since.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`].
+    pub fn audit_seq_of(&self, digest: &Sha256Hex) -> Result<Option<u64>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT seq FROM audit WHERE digest = ?1 ORDER BY seq LIMIT 1",
+                [digest.as_str()],
+                |row| row.get::<_, i64>(0),
+            )
+            .optional()
+            .map(|seq| seq.map(i64::unsigned_abs))
+            .map_err(self.sqlite("select from audit"))
+    }
+
     /// Writes every record, in order, as one JSON line each; returns how many. It does not
     /// verify: run [`Store::verify_audit`] or a [`ChainVerifier`] on the lines.
     ///
