@@ -1,35 +1,6 @@
 //! The audit log (R-CAP-6): append-only records of every call and decision, chained by SHA-256
-//! so that an edited or removed record is found by [`Store::verify_audit`].
-//!
-//! # Canonical form
-//!
-//! A record's `digest` is the SHA-256, as 64 lowercase hex digits, of the UTF-8 bytes of this
-//! JSON text, with the keys in exactly this order, no whitespace, `seq` as a decimal integer,
-//! `agent` as `null` when there is none, and every other value a string:
-//!
-//! ```text
-//! {"seq":1,"time":"…","conversation_id":"…","call_id":"…","agent":"…","capability":"…",
-//!  "version":"…","risk":"…","args_digest":"…","decision":"…","decision_source":"…",
-//!  "status":"…","prev":"…"}
-//! ```
-//!
-//! (one line; broken here for reading). Strings are quoted with `"`; `"` and `\` are written
-//! `\"` and `\\`; U+0008, U+0009, U+000A, U+000C, U+000D as `\b`, `\t`, `\n`, `\f`, `\r`; the
-//! other characters below U+0020 as `\u00XX` with lowercase hex; every other character as itself,
-//! unescaped (`/`, U+007F and non-ASCII included). This is what `serde_json::to_string`,
-//! JavaScript's `JSON.stringify` and Python's `json.dumps(…, ensure_ascii=False,
-//! separators=(",", ":"))` write, so a gateway rebuilds it from an exported line by writing these
-//! thirteen keys in this order.
-//!
-//! `prev` is the `digest` of the record before; the first record's `prev` is 64 zeros.
-//!
-//! # What the chain proves
-//!
-//! Verification finds a record whose content was edited (its digest no longer matches), a record
-//! removed from the middle (a gap in `seq`), and a record whose `prev` does not match. It cannot
-//! find the last records cut off, nor the whole log rewritten with fresh digests: only a head
-//! digest kept elsewhere (printed by `lineup audit verify`, or forwarded to a gateway) shows
-//! those.
+//! so that an edited or removed record is found by [`Store::verify_audit`]. The canonical form of a digest is documented on
+//! [`AuditRecord`].
 
 use std::io::Write;
 
@@ -65,7 +36,38 @@ pub struct AuditEntry {
 }
 
 /// A stored audit record: the entry, its place in the chain and its digest. Exported as one JSON
-/// line with the keys of the canonical form, then `digest`.
+/// line with the keys of the canonical form, then `digest`: that line without its `digest` key
+/// is the canonical form.
+///
+/// # Canonical form
+///
+/// A record's `digest` is the SHA-256, as 64 lowercase hex digits, of the UTF-8 bytes of this
+/// JSON text, with the keys in exactly this order, no whitespace, `seq` as a decimal integer,
+/// `agent` as `null` when there is none, and every other value a string:
+///
+/// ```text
+/// {"seq":1,"time":"…","conversation_id":"…","call_id":"…","agent":"…","capability":"…",
+///  "version":"…","risk":"…","args_digest":"…","decision":"…","decision_source":"…",
+///  "status":"…","prev":"…"}
+/// ```
+///
+/// (one line; broken here for reading). Strings are quoted with `"`; `"` and `\` are written
+/// `\"` and `\\`; U+0008, U+0009, U+000A, U+000C, U+000D as `\b`, `\t`, `\n`, `\f`, `\r`; the
+/// other characters below U+0020 as `\u00XX` with lowercase hex; every other character as itself,
+/// unescaped (`/`, U+007F and non-ASCII included). This is what `serde_json::to_string`,
+/// JavaScript's `JSON.stringify` and Python's `json.dumps(…, ensure_ascii=False,
+/// separators=(",", ":"))` write, so a gateway rebuilds it from an exported line by writing these
+/// thirteen keys in this order.
+///
+/// `prev` is the `digest` of the record before; the first record's `prev` is 64 zeros.
+///
+/// # What the chain proves
+///
+/// Verification finds a record whose content was edited (its digest no longer matches), a record
+/// removed from the middle (a gap in `seq`), and a record whose `prev` does not match. It cannot
+/// find the last records cut off, nor the whole log rewritten with fresh digests: only a head
+/// digest kept elsewhere (printed by `lineup audit verify`, or forwarded to a gateway) shows
+/// those.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditRecord {
     /// Its sequence number: 1, 2, 3, … without gaps.

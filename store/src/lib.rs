@@ -11,7 +11,7 @@
 //!   [`Store::is_granted`], [`Store::grants`], [`Store::revoke`];
 //! - the **audit log**, append-only and chained by SHA-256 (R-CAP-6): [`Store::append_audit`],
 //!   [`Store::verify_audit`], [`Store::export_audit`], [`ChainVerifier`]; the canonical form a
-//!   digest is computed over is documented on [`AuditRecord::canonical`]'s module, `audit`;
+//!   digest is computed over, for a gateway to recompute, is documented on [`AuditRecord`];
 //! - a cheap change check for running hosts: [`Store::data_version`].
 //!
 //! Several host processes on one data directory are normal: every write is one
