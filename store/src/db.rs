@@ -83,7 +83,8 @@ impl Store {
     }
 
     /// Opens the store in `data_dir` only if it exists: for tools that inspect a host's store
-    /// (`lineup audit verify`), where creating one would hide a mistyped directory.
+    /// (`lineup audit verify`), where creating one would hide a mistyped directory. An older
+    /// schema is migrated, as by [`Store::open`].
     ///
     /// # Errors
     ///

@@ -555,3 +555,10 @@ fn two_connections_writing_at_once_never_see_database_is_locked() {
     assert_eq!(store.grants(None).unwrap().len(), WRITERS * EACH);
     assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
 }
+
+#[test]
+fn a_store_can_move_to_another_thread() {
+    fn send<T: Send>() {}
+    send::<Store>();
+    send::<StoreError>();
+}
