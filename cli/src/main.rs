@@ -2,6 +2,7 @@
 //!
 //! `lineup host --stdio` lets an agent in any language drive the host: one `lineup.v1` envelope
 //! per line on stdin (agent → client), one per line on stdout (client → agent), logs on stderr.
+//! `lineup grants` and `lineup audit` inspect a host's data directory (lineup-store).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -14,6 +15,9 @@ use lineup_webview_shell::{
     HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
 };
 
+mod audit;
+mod data;
+mod grants;
 mod log;
 
 /// Show LineUp UI Surfaces in isolated webviews.
@@ -28,6 +32,10 @@ struct Cli {
 enum Command {
     /// Host Surfaces for an agent that speaks lineup.v1 over a stream.
     Host(HostArgs),
+    /// List or revoke remembered consent ("always") in a host's data directory.
+    Grants(grants::GrantsArgs),
+    /// Verify or export the audit log of a host's data directory.
+    Audit(audit::AuditArgs),
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +73,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Host(args) => host_stdio(args),
+        Command::Grants(args) => {
+            return grants::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
+        }
+        Command::Audit(args) => {
+            return audit::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

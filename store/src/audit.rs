@@ -1,0 +1,453 @@
+//! The audit log (R-CAP-6): append-only records of every call and decision, chained by SHA-256
+//! so that an edited or removed record is found by [`Store::verify_audit`]. The canonical form of a digest is documented on
+//! [`AuditRecord`].
+
+use std::io::Write;
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use crate::db::now_rfc3339;
+use crate::{Sha256Hex, Store, StoreError};
+
+/// What the caller records about one call or decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// The conversation (agent session).
+    pub conversation_id: String,
+    /// The agent's `call_id`.
+    pub call_id: String,
+    /// The vouched agent identity, if the session has one (R-SES-1).
+    pub agent: Option<String>,
+    /// The capability's name.
+    pub capability: String,
+    /// The capability's version.
+    pub version: String,
+    /// Its risk: `display_only`, `user_confirmation`, `system_permission`, `restricted` (R-CAP-2).
+    pub risk: String,
+    /// The SHA-256 of the arguments, as in the call record.
+    pub args_digest: Sha256Hex,
+    /// The decision, like `allowed`, `denied`, `not_asked`.
+    pub decision: String,
+    /// Where the decision came from, like `prompt`, `grant`, `policy`, `hook`.
+    pub decision_source: String,
+    /// The `app.result` status the call ended with.
+    pub status: String,
+}
+
+/// A stored audit record: the entry, its place in the chain and its digest. Exported as one JSON
+/// line with the keys of the canonical form, then `digest`: that line without its `digest` key
+/// is the canonical form.
+///
+/// # Canonical form
+///
+/// A record's `digest` is the SHA-256, as 64 lowercase hex digits, of the UTF-8 bytes of this
+/// JSON text, with the keys in exactly this order, no whitespace, `seq` as a decimal integer,
+/// `agent` as `null` when there is none, and every other value a string:
+///
+/// ```text
+/// {"seq":1,"time":"…","conversation_id":"…","call_id":"…","agent":"…","capability":"…",
+///  "version":"…","risk":"…","args_digest":"…","decision":"…","decision_source":"…",
+///  "status":"…","prev":"…"}
+/// ```
+///
+/// (one line; broken here for reading). Strings are quoted with `"`; `"` and `\` are written
+/// `\"` and `\\`; U+0008, U+0009, U+000A, U+000C, U+000D as `\b`, `\t`, `\n`, `\f`, `\r`; the
+/// other characters below U+0020 as `\u00XX` with lowercase hex; every other character as itself,
+/// unescaped (`/`, U+007F and non-ASCII included). This is what `serde_json::to_string`,
+/// JavaScript's `JSON.stringify` and Python's `json.dumps(…, ensure_ascii=False,
+/// separators=(",", ":"))` write, so a gateway rebuilds it from an exported line by writing these
+/// thirteen keys in this order.
+///
+/// `prev` is the `digest` of the record before; the first record's `prev` is 64 zeros.
+///
+/// # What the chain proves
+///
+/// Verification finds a record whose content was edited (its digest no longer matches), a record
+/// removed from the middle (a gap in `seq`), and a record whose `prev` does not match. It cannot
+/// find the last records cut off, nor the whole log rewritten with fresh digests: only a head
+/// digest kept elsewhere (printed by `lineup audit verify`, or forwarded to a gateway) shows
+/// those.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// Its sequence number: 1, 2, 3, … without gaps.
+    pub seq: u64,
+    /// When it was appended (RFC 3339, UTC).
+    pub time: String,
+    /// What was recorded.
+    #[serde(flatten)]
+    pub entry: AuditEntry,
+    /// The digest of the record before (64 zeros for the first).
+    pub prev: Sha256Hex,
+    /// The SHA-256 of [`AuditRecord::canonical`].
+    pub digest: Sha256Hex,
+}
+
+impl AuditRecord {
+    /// The canonical form this record's digest is computed over (see the module docs).
+    pub fn canonical(&self) -> String {
+        let e = &self.entry;
+        let mut out = String::with_capacity(512);
+        out.push_str("{\"seq\":");
+        out.push_str(&self.seq.to_string());
+        let fields: [(&str, Option<&str>); 12] = [
+            ("time", Some(&self.time)),
+            ("conversation_id", Some(&e.conversation_id)),
+            ("call_id", Some(&e.call_id)),
+            ("agent", e.agent.as_deref()),
+            ("capability", Some(&e.capability)),
+            ("version", Some(&e.version)),
+            ("risk", Some(&e.risk)),
+            ("args_digest", Some(e.args_digest.as_str())),
+            ("decision", Some(&e.decision)),
+            ("decision_source", Some(&e.decision_source)),
+            ("status", Some(&e.status)),
+            ("prev", Some(self.prev.as_str())),
+        ];
+        for (key, value) in fields {
+            out.push_str(",\"");
+            out.push_str(key);
+            out.push_str("\":");
+            match value {
+                Some(text) => push_json_string(&mut out, text),
+                None => out.push_str("null"),
+            }
+        }
+        out.push('}');
+        out
+    }
+
+    /// The digest this record should have: the SHA-256 of its canonical form.
+    pub fn compute_digest(&self) -> Sha256Hex {
+        Sha256Hex::of(self.canonical().as_bytes())
+    }
+}
+
+/// Writes `text` as a JSON string, escaped as the canonical form says.
+fn push_json_string(out: &mut String, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{08}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{0c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if u32::from(c) < 0x20 => {
+                let byte = u32::from(c) as usize;
+                out.push_str("\\u00");
+                out.push(char::from(HEX[byte >> 4]));
+                out.push(char::from(HEX[byte & 0x0f]));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The end of a verified chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditHead {
+    /// How many records were verified.
+    pub count: u64,
+    /// The digest of the last record (64 zeros when the log is empty). Keep it elsewhere: a
+    /// later verification whose chain does not pass through it shows a cut or rewritten log.
+    pub head: Sha256Hex,
+}
+
+/// Checks a chain record by record, in order: for [`Store::verify_audit`], and for a gateway
+/// verifying an export.
+#[derive(Debug, Clone)]
+pub struct ChainVerifier {
+    next_seq: u64,
+    prev: Sha256Hex,
+}
+
+impl Default for ChainVerifier {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChainVerifier {
+    /// A verifier expecting record 1.
+    pub fn new() -> Self {
+        Self {
+            next_seq: 1,
+            prev: Sha256Hex::zero(),
+        }
+    }
+
+    /// Checks the next record: its `seq` follows without a gap, its `prev` is the digest of the
+    /// record before, and its `digest` matches its content.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::AuditRecordMissing`], [`StoreError::AuditLinkBroken`],
+    /// [`StoreError::AuditRecordAltered`], naming the first bad sequence number.
+    pub fn push(&mut self, record: &AuditRecord) -> Result<(), StoreError> {
+        if record.seq != self.next_seq {
+            return Err(StoreError::AuditRecordMissing {
+                seq: self.next_seq,
+                found: record.seq,
+            });
+        }
+        if record.prev != self.prev {
+            return Err(StoreError::AuditLinkBroken { seq: record.seq });
+        }
+        if record.compute_digest() != record.digest {
+            return Err(StoreError::AuditRecordAltered { seq: record.seq });
+        }
+        self.next_seq += 1;
+        self.prev = record.digest.clone();
+        Ok(())
+    }
+
+    /// The count and head digest of what was pushed.
+    pub fn finish(self) -> AuditHead {
+        AuditHead {
+            count: self.next_seq - 1,
+            head: self.prev,
+        }
+    }
+}
+
+const COLUMNS: &str = "seq, time, conversation_id, call_id, agent, capability, version, risk, \
+                       args_digest, decision, decision_source, status, prev, digest";
+
+impl Store {
+    /// Appends a record, chained to the last one, in one `BEGIN IMMEDIATE` transaction (so
+    /// hosts sharing the data directory never fork the chain); committed before it returns.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`], [`StoreError::Corrupt`] when the last record's digest is not hex.
+    pub fn append_audit(&self, entry: &AuditEntry) -> Result<AuditRecord, StoreError> {
+        let tx = self.write("begin audit append")?;
+        let last: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT seq, digest FROM audit ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(self.sqlite("select from audit"))?;
+        let (seq, prev) = match last {
+            None => (1, Sha256Hex::zero()),
+            Some((seq, digest)) => {
+                let prev = Sha256Hex::try_from(digest).map_err(|e| StoreError::Corrupt {
+                    table: "audit",
+                    key: seq.to_string(),
+                    detail: e.to_string(),
+                })?;
+                (seq.unsigned_abs() + 1, prev)
+            }
+        };
+        let mut record = AuditRecord {
+            seq,
+            time: now_rfc3339(),
+            entry: entry.clone(),
+            prev,
+            digest: Sha256Hex::zero(),
+        };
+        record.digest = record.compute_digest();
+        let e = &record.entry;
+        tx.execute(
+            &format!(
+                "INSERT INTO audit ({COLUMNS})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+            ),
+            params![
+                i64::try_from(record.seq).unwrap_or(i64::MAX),
+                record.time,
+                e.conversation_id,
+                e.call_id,
+                e.agent,
+                e.capability,
+                e.version,
+                e.risk,
+                e.args_digest.as_str(),
+                e.decision,
+                e.decision_source,
+                e.status,
+                record.prev.as_str(),
+                record.digest.as_str()
+            ],
+        )
+        .map_err(self.sqlite("insert into audit"))?;
+        tx.commit().map_err(self.sqlite("commit audit append"))?;
+        Ok(record)
+    }
+
+    /// Walks the whole chain from record 1 (in one read snapshot, while other hosts may append)
+    /// and returns the count and head digest.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::AuditRecordMissing`], [`StoreError::AuditLinkBroken`],
+    /// [`StoreError::AuditRecordAltered`] naming the first bad sequence number;
+    /// [`StoreError::Sqlite`].
+    pub fn verify_audit(&self) -> Result<AuditHead, StoreError> {
+        let mut verifier = ChainVerifier::new();
+        self.each_audit_record(|record| verifier.push(&record))?;
+        Ok(verifier.finish())
+    }
+
+    /// The sequence number of the record whose digest is `digest`, if any. After
+    /// [`Store::verify_audit`] passed, a head digest kept from an earlier verification that is
+    /// still found here proves that nothing up to it was cut or rewritten since.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`].
+    pub fn audit_seq_of(&self, digest: &Sha256Hex) -> Result<Option<u64>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT seq FROM audit WHERE digest = ?1 ORDER BY seq LIMIT 1",
+                [digest.as_str()],
+                |row| row.get::<_, i64>(0),
+            )
+            .optional()
+            .map(|seq| seq.map(i64::unsigned_abs))
+            .map_err(self.sqlite("select from audit"))
+    }
+
+    /// Writes every record, in order, as one JSON line each; returns how many. It does not
+    /// verify: run [`Store::verify_audit`] or a [`ChainVerifier`] on the lines.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Export`] when writing fails, [`StoreError::Sqlite`],
+    /// [`StoreError::AuditRecordAltered`] for a record that cannot be read as one.
+    pub fn export_audit(&self, mut out: impl Write) -> Result<u64, StoreError> {
+        let mut count = 0;
+        self.each_audit_record(|record| {
+            serde_json::to_writer(&mut out, &record).map_err(|e| StoreError::Export(e.into()))?;
+            out.write_all(b"\n").map_err(StoreError::Export)?;
+            count += 1;
+            Ok(())
+        })?;
+        out.flush().map_err(StoreError::Export)?;
+        Ok(count)
+    }
+
+    /// Every record, in `seq` order, read in one statement (one snapshot).
+    fn each_audit_record(
+        &self,
+        mut each: impl FnMut(AuditRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut statement = self
+            .conn()
+            .prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY seq"))
+            .map_err(self.sqlite("select from audit"))?;
+        let mut rows = statement
+            .query([])
+            .map_err(self.sqlite("select from audit"))?;
+        while let Some(row) = rows.next().map_err(self.sqlite("read audit"))? {
+            each(record_from_row(row).map_err(self.sqlite("read audit"))??)?;
+        }
+        Ok(())
+    }
+}
+
+/// A row as a record; a `prev` or `digest` that is not a digest means an edited record.
+fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<AuditRecord, StoreError>> {
+    let seq: i64 = row.get(0)?;
+    let seq = seq.unsigned_abs();
+    let digest = |index| -> rusqlite::Result<Result<Sha256Hex, StoreError>> {
+        let text: String = row.get(index)?;
+        Ok(Sha256Hex::try_from(text).map_err(|_| StoreError::AuditRecordAltered { seq }))
+    };
+    let args_digest = match digest(8)? {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let prev = match digest(12)? {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let own = match digest(13)? {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(AuditRecord {
+        seq,
+        time: row.get(1)?,
+        entry: AuditEntry {
+            conversation_id: row.get(2)?,
+            call_id: row.get(3)?,
+            agent: row.get(4)?,
+            capability: row.get(5)?,
+            version: row.get(6)?,
+            risk: row.get(7)?,
+            args_digest,
+            decision: row.get(9)?,
+            decision_source: row.get(10)?,
+            status: row.get(11)?,
+        },
+        prev,
+        digest: own,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> AuditRecord {
+        AuditRecord {
+            seq: 7,
+            time: "2025-01-31T12:00:00Z".into(),
+            entry: AuditEntry {
+                agent: None,
+                ..crate::tests::entry("c1", "k1")
+            },
+            prev: Sha256Hex::zero(),
+            digest: Sha256Hex::zero(),
+        }
+    }
+
+    #[test]
+    fn canonical_form_is_the_documented_one() {
+        let r = record();
+        let expected = format!(
+            "{{\"seq\":7,\"time\":\"2025-01-31T12:00:00Z\",\"conversation_id\":\"c1\",\
+             \"call_id\":\"k1\",\"agent\":null,\"capability\":\"clipboard.write\",\
+             \"version\":\"1\",\"risk\":\"user_confirmation\",\"args_digest\":\"{}\",\
+             \"decision\":\"allowed\",\"decision_source\":\"prompt\",\"status\":\"completed\",\
+             \"prev\":\"{}\"}}",
+            Sha256Hex::of(b"{}"),
+            "0".repeat(64)
+        );
+        assert_eq!(r.canonical(), expected);
+        // Golden: a change to the canonical form breaks every stored chain.
+        assert_eq!(
+            r.compute_digest().as_str(),
+            Sha256Hex::of(expected.as_bytes()).as_str()
+        );
+    }
+
+    #[test]
+    fn canonical_strings_are_escaped_as_serde_json_writes_them() {
+        let tricky = "q\"b\\s/ \u{0} \u{8}\t\n\u{b}\u{c}\r\u{1f} \u{7f} é \u{202e} 😀";
+        let mut ours = String::new();
+        push_json_string(&mut ours, tricky);
+        assert_eq!(ours, serde_json::to_string(tricky).unwrap());
+        assert!(
+            ours.contains("\\u000b") && ours.contains("\\u001f"),
+            "{ours}"
+        );
+    }
+
+    #[test]
+    fn canonical_form_is_what_the_exported_line_holds_minus_the_digest() {
+        // A gateway rebuilds the canonical form by dropping `digest` from the exported object.
+        let r = record();
+        let line = serde_json::to_string(&r).unwrap();
+        let without_digest = line.replace(&format!(",\"digest\":\"{}\"", r.digest), "");
+        assert_eq!(without_digest, r.canonical());
+    }
+}

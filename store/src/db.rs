@@ -1,0 +1,237 @@
+//! `Store`: one SQLite connection to the data directory's database, opened with WAL,
+//! `synchronous=FULL` and a busy timeout, and migrated to the current schema.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::migrate;
+use crate::StoreError;
+
+/// The database file's name inside the data directory.
+pub const DB_FILE: &str = "lineup.sqlite3";
+
+/// How long a write waits for another process's write to finish before it gives up, unless
+/// [`StoreOptions::busy_timeout`] says otherwise.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a [`Store`] is opened.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// How long a write waits for another connection's write lock (default
+    /// [`DEFAULT_BUSY_TIMEOUT`]). Writes are short, so waiting that long means a stuck process.
+    pub busy_timeout: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+        }
+    }
+}
+
+/// A cheap change marker: [`Store::data_version`] returns a different value once another
+/// connection (another host process, `lineup grants revoke`) has committed a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DataVersion(i64);
+
+/// The durable store of one data directory: one SQLite connection.
+///
+/// Opening sets, on this connection: `busy_timeout` (first, so that the rest waits for other
+/// processes rather than failing), `journal_mode=WAL` (checked: [`StoreError::NotWal`]),
+/// `synchronous=FULL` (a commit is on disk, WAL fsynced, before it returns), then migrates the
+/// schema by `PRAGMA user_version` inside `BEGIN IMMEDIATE`. Every write is one
+/// `BEGIN IMMEDIATE` transaction, so several hosts on one data directory take turns instead of
+/// failing with `database is locked`.
+///
+/// A `Store` is `Send` but not `Sync`: give each thread its own, or put it behind a mutex.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the store in `data_dir`, creating the directory and the database on first run.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::CreateDir`], [`StoreError::Sqlite`], [`StoreError::NotWal`],
+    /// [`StoreError::SchemaTooNew`].
+    pub fn open(data_dir: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(data_dir, &StoreOptions::default())
+    }
+
+    /// [`Store::open`] with options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`].
+    pub fn open_with(
+        data_dir: impl AsRef<Path>,
+        options: &StoreOptions,
+    ) -> Result<Self, StoreError> {
+        let dir = data_dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+        Self::open_file(dir.join(DB_FILE), options)
+    }
+
+    /// Opens the store in `data_dir` only if it exists: for tools that inspect a host's store
+    /// (`lineup audit verify`), where creating one would hide a mistyped directory. An older
+    /// schema is migrated, as by [`Store::open`].
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], then as [`Store::open`].
+    pub fn open_existing(data_dir: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = data_dir.as_ref().join(DB_FILE);
+        if !path.is_file() {
+            return Err(StoreError::NotFound { path });
+        }
+        Self::open_file(path, &StoreOptions::default())
+    }
+
+    fn open_file(path: PathBuf, options: &StoreOptions) -> Result<Self, StoreError> {
+        let err = |op| {
+            let path = path.clone();
+            move |source| StoreError::Sqlite { path, op, source }
+        };
+        let conn = Connection::open(&path).map_err(err("open"))?;
+        conn.busy_timeout(options.busy_timeout)
+            .map_err(err("set busy_timeout"))?;
+        let mode = set_wal(&conn, options.busy_timeout).map_err(err("set journal_mode=WAL"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::NotWal { path, mode });
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(err("set synchronous=FULL"))?;
+        let mut store = Self { conn, path };
+        migrate::migrate(&mut store)?;
+        Ok(store)
+    }
+
+    /// A store around a connection as it is, for migration tests.
+    #[cfg(test)]
+    pub(crate) fn from_parts(conn: Connection, path: PathBuf) -> Self {
+        Self { conn, path }
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the file (`PRAGMA user_version`).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`].
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        self.conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(self.sqlite("read user_version"))
+    }
+
+    /// A marker that changes when another connection commits (`PRAGMA data_version`). A host
+    /// polls it (say each second) and re-reads what it caches only when it changed; this
+    /// connection's own writes do not change it.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`].
+    pub fn data_version(&self) -> Result<DataVersion, StoreError> {
+        self.conn
+            .pragma_query_value(None, "data_version", |row| row.get(0))
+            .map(DataVersion)
+            .map_err(self.sqlite("read data_version"))
+    }
+
+    /// A pragma's value as text, for checks (`journal_mode`, `synchronous`, `busy_timeout`,
+    /// `integrity_check`). The name must be one of those.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidValue`] for another name, [`StoreError::Sqlite`].
+    pub fn pragma(&self, name: &str) -> Result<String, StoreError> {
+        const READABLE: [&str; 4] = [
+            "journal_mode",
+            "synchronous",
+            "busy_timeout",
+            "integrity_check",
+        ];
+        if !READABLE.contains(&name) {
+            return Err(StoreError::InvalidValue {
+                what: "pragma name",
+                value: crate::error::excerpt(name),
+                hint: "one of journal_mode, synchronous, busy_timeout, integrity_check",
+            });
+        }
+        self.conn
+            .pragma_query_value(None, name, |row| {
+                let value: rusqlite::types::Value = row.get(0)?;
+                Ok(match value {
+                    rusqlite::types::Value::Integer(n) => n.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                })
+            })
+            .map_err(self.sqlite("read pragma"))
+    }
+
+    /// Begins a write: `BEGIN IMMEDIATE` takes the write lock now (waiting up to the busy
+    /// timeout), so nothing read inside can be changed by another process before the commit.
+    pub(crate) fn write(&self, op: &'static str) -> Result<Transaction<'_>, StoreError> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(self.sqlite(op))
+    }
+
+    /// The connection, for reads.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The connection, for migrations.
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Maps a SQLite error of operation `op` to [`StoreError::Sqlite`] naming this file.
+    pub(crate) fn sqlite(&self, op: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite {
+            path: self.path.clone(),
+            op,
+            source,
+        }
+    }
+}
+
+/// Switches the file to WAL. Two processes creating a store at once both try; SQLite answers
+/// the loser `SQLITE_BUSY` at once, without its busy handler, so this retries until `timeout`.
+fn set_wal(conn: &Connection, timeout: Duration) -> rusqlite::Result<String> {
+    let start = std::time::Instant::now();
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < timeout =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Now, as RFC 3339 in UTC (`2025-01-31T12:00:00.123456789Z`).
+pub(crate) fn now_rfc3339() -> String {
+    use time::format_description::well_known::Rfc3339;
+    // Formatting a UTC time as RFC 3339 only fails for years outside 0..=9999.
+    time::OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
+}

@@ -1,0 +1,107 @@
+//! The durable store of lineup-host: one SQLite database per data directory holding what must
+//! survive a restart or a crash.
+//!
+//! - the **inventory revision**, a counter that never returns a value twice (R-INV-2):
+//!   [`Store::next_revision`];
+//! - **call records** keyed by `(conversation_id, call_id)`, written before a call runs, so each
+//!   runs at most once and a repeat gets the stored result (R-CAP-5): [`Store::insert_call`],
+//!   [`Store::advance_call`], [`Store::finish_call`], [`Store::unfinished_calls`];
+//! - **grants**, remembered consent per vouched agent, capability and version (R-CAP-3,
+//!   R-SES-1), read from the database at every decision: [`Store::grant`],
+//!   [`Store::is_granted`], [`Store::grants`], [`Store::revoke`];
+//! - the **audit log**, append-only and chained by SHA-256 (R-CAP-6): [`Store::append_audit`],
+//!   [`Store::verify_audit`], [`Store::export_audit`], [`ChainVerifier`]; the canonical form a
+//!   digest is computed over, for a gateway to recompute, is documented on [`AuditRecord`];
+//! - a cheap change check for running hosts: [`Store::data_version`].
+//!
+//! Several host processes on one data directory are normal: every write is one
+//! `BEGIN IMMEDIATE` transaction with a busy timeout, the journal is a WAL and
+//! `synchronous=FULL` makes each commit durable before the call returns. The schema is migrated
+//! by `PRAGMA user_version` when a store is opened. This crate knows nothing of the protocol
+//! kernel: its records are plain serde types, and statuses, risks and decisions are the
+//! caller's strings.
+//!
+//! ```
+//! use lineup_store::{AuditEntry, CallKey, CallOutcome, CallState, GrantKey, Inserted, NewCall,
+//!     Sha256Hex, Store};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path())?;
+//!
+//! // Record the call before anything happens; a repeated key finds the record instead.
+//! let key = CallKey::new("conv-1", "call-1");
+//! let call = NewCall {
+//!     key: key.clone(),
+//!     capability: "clipboard.write".into(),
+//!     version: "1".into(),
+//!     args_digest: Sha256Hex::of(br#"{"text":"hi"}"#),
+//! };
+//! assert!(matches!(store.insert_call(&call)?, Inserted::New(_)));
+//!
+//! // The user chose "always"; the grant is read back at the next decision.
+//! let grant = GrantKey::new("agent-7", "clipboard.write", "1");
+//! store.grant(&grant)?;
+//! assert!(store.is_granted(&grant)?);
+//!
+//! // `running` is committed before the handler runs; then the result is stored.
+//! store.advance_call(&key, CallState::Running)?;
+//! let outcome = CallOutcome { status: "completed".into(), result: Some("{}".into()),
+//!     message: None, error: None };
+//! store.finish_call(&key, &outcome)?;
+//! assert!(matches!(store.insert_call(&call)?,
+//!     Inserted::Existing(r) if r.outcome.as_ref() == Some(&outcome)));
+//!
+//! // Every decision goes on the chained audit log.
+//! store.append_audit(&AuditEntry {
+//!     conversation_id: "conv-1".into(), call_id: "call-1".into(),
+//!     agent: Some("agent-7".into()), capability: "clipboard.write".into(),
+//!     version: "1".into(), risk: "user_confirmation".into(),
+//!     args_digest: call.args_digest.clone(), decision: "allowed".into(),
+//!     decision_source: "grant".into(), status: "completed".into(),
+//! })?;
+//! let head = store.verify_audit()?;
+//! assert_eq!(head.count, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod audit;
+mod calls;
+mod data_dir;
+mod db;
+mod digest;
+mod error;
+mod grants;
+mod migrate;
+mod revision;
+
+pub use audit::{AuditEntry, AuditHead, AuditRecord, ChainVerifier};
+pub use calls::{CallKey, CallOutcome, CallRecord, CallState, Inserted, NewCall};
+pub use data_dir::{default_data_dir, APP_DIR};
+pub use db::{DataVersion, Store, StoreOptions, DB_FILE, DEFAULT_BUSY_TIMEOUT};
+pub use digest::Sha256Hex;
+pub use error::StoreError;
+pub use grants::{Grant, GrantKey, RevokeScope};
+pub use migrate::SCHEMA_VERSION;
+pub use revision::Revision;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::{AuditEntry, Sha256Hex};
+
+    /// An audit entry for tests.
+    pub(crate) fn entry(conversation_id: &str, call_id: &str) -> AuditEntry {
+        AuditEntry {
+            conversation_id: conversation_id.into(),
+            call_id: call_id.into(),
+            agent: Some("agent-1".into()),
+            capability: "clipboard.write".into(),
+            version: "1".into(),
+            risk: "user_confirmation".into(),
+            args_digest: Sha256Hex::of(b"{}"),
+            decision: "allowed".into(),
+            decision_source: "prompt".into(),
+            status: "completed".into(),
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Schema migrations by `PRAGMA user_version`: migration *n* takes a file from version *n − 1*
+//! to *n*. Append a migration to change the schema; never edit one that has shipped.
+
+use rusqlite::TransactionBehavior;
+
+use crate::{Store, StoreError};
+
+/// The migrations, in order; `MIGRATIONS[i]` takes the file from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the inventory revision counter with the file's random epoch, grants, call records.
+    r"
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) STRICT;
+    -- A random prefix of every revision, so that a store deleted and created again never
+    -- repeats an old revision (R-INV-2).
+    INSERT INTO meta (key, value) VALUES ('epoch', lower(hex(randomblob(8))));
+    CREATE TABLE revision (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        counter INTEGER NOT NULL
+    ) STRICT;
+    INSERT INTO revision (id, counter) VALUES (1, 0);
+    CREATE TABLE grants (
+        agent      TEXT NOT NULL,
+        capability TEXT NOT NULL,
+        version    TEXT NOT NULL,
+        granted_at TEXT NOT NULL,
+        PRIMARY KEY (agent, capability, version)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE calls (
+        conversation_id TEXT NOT NULL,
+        call_id         TEXT NOT NULL,
+        capability      TEXT NOT NULL,
+        version         TEXT NOT NULL,
+        args_digest     TEXT NOT NULL,
+        state           TEXT NOT NULL
+            CHECK (state IN ('received', 'awaiting_consent', 'running', 'finished')),
+        status          TEXT,
+        result          TEXT,
+        message         TEXT,
+        error           TEXT,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+    ) STRICT;
+    CREATE INDEX calls_unfinished ON calls (state) WHERE state <> 'finished';
+    ",
+    // 2: the append-only audit chain (R-CAP-6).
+    r"
+    CREATE TABLE audit (
+        seq             INTEGER PRIMARY KEY,
+        time            TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        call_id         TEXT NOT NULL,
+        agent           TEXT,
+        capability      TEXT NOT NULL,
+        version         TEXT NOT NULL,
+        risk            TEXT NOT NULL,
+        args_digest     TEXT NOT NULL,
+        decision        TEXT NOT NULL,
+        decision_source TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        prev            TEXT NOT NULL,
+        digest          TEXT NOT NULL
+    ) STRICT;
+    -- Guards against mistakes, not against someone who can write the file: the chain of
+    -- digests is what detects that.
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    ",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Brings the file to [`SCHEMA_VERSION`].
+pub(crate) fn migrate(store: &mut Store) -> Result<(), StoreError> {
+    migrate_to(store, SCHEMA_VERSION)
+}
+
+/// Brings the file to version `target` inside one `BEGIN IMMEDIATE` transaction, so that two
+/// processes opening a new data directory at once migrate it once.
+fn migrate_to(store: &mut Store, target: u32) -> Result<(), StoreError> {
+    let path = store.path().to_owned();
+    let err = |op| {
+        let path = path.clone();
+        move |source| StoreError::Sqlite { path, op, source }
+    };
+    let tx = store
+        .conn_mut()
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(err("begin migration"))?;
+    let found: u32 = tx
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(err("read user_version"))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            path,
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for version in found..target.min(SCHEMA_VERSION) {
+        let Some(sql) = MIGRATIONS.get(version as usize) else {
+            break;
+        };
+        tx.execute_batch(sql).map_err(err("migrate schema"))?;
+        tx.pragma_update(None, "user_version", version + 1)
+            .map_err(err("write user_version"))?;
+    }
+    tx.commit().map_err(err("commit migration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GrantKey;
+    use rusqlite::Connection;
+
+    #[test]
+    fn an_empty_file_is_migrated_to_the_current_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        // An empty file, as `touch` leaves it.
+        std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
+        let store = Store::open(dir).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 2);
+        store.verify_audit().unwrap();
+    }
+
+    #[test]
+    fn a_version_1_file_keeps_its_data_and_gains_the_audit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let key = GrantKey::new("agent-1", "clipboard.write", "1");
+        let revision = {
+            let mut store = Store::open_unmigrated(dir);
+            migrate_to(&mut store, 1).unwrap();
+            assert_eq!(store.schema_version().unwrap(), 1);
+            store.grant(&key).unwrap();
+            let revision = store.next_revision().unwrap();
+            // No audit table yet.
+            assert!(store.conn().prepare("SELECT * FROM audit").is_err());
+            revision
+        };
+        let store = Store::open(dir).unwrap();
+        assert_eq!(store.schema_version().unwrap(), 2);
+        assert!(store.is_granted(&key).unwrap());
+        assert!(store.next_revision().unwrap().number() > revision.number());
+        assert_eq!(store.next_revision().unwrap().epoch(), revision.epoch());
+        store
+            .append_audit(&crate::tests::entry("c1", "k1"))
+            .unwrap();
+        assert_eq!(store.verify_audit().unwrap().count, 1);
+    }
+
+    #[test]
+    fn opening_again_migrates_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        drop(Store::open(dir).unwrap());
+        let store = Store::open(dir).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        drop(Store::open(dir).unwrap());
+        let conn = Connection::open(dir.join(crate::DB_FILE)).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(conn);
+        let err = Store::open(dir).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::SchemaTooNew {
+                    found: 99,
+                    supported: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("schema version 99"), "{err}");
+    }
+
+    impl Store {
+        /// A store with its pragmas but no migration, to test migrations from an old file.
+        fn open_unmigrated(dir: &std::path::Path) -> Store {
+            let path = dir.join(crate::DB_FILE);
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            Store::from_parts(conn, path)
+        }
+    }
+}

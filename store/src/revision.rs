@@ -1,0 +1,79 @@
+//! The inventory revision: a durable counter that never returns a value twice (R-INV-2).
+
+use std::fmt;
+
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
+
+use crate::{Store, StoreError};
+
+/// An inventory revision: `<epoch>-<number>`, where the epoch is 16 random hex digits chosen
+/// when the database was created and the number counts up from 1.
+///
+/// Agents must treat it as opaque and compare it for equality (R-INV-2). The epoch makes a
+/// store deleted and created again start a fresh series instead of repeating old values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Revision(String);
+
+impl Revision {
+    /// The revision as the agent sees it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The database's epoch part.
+    pub fn epoch(&self) -> &str {
+        self.0.split_once('-').map_or("", |(epoch, _)| epoch)
+    }
+
+    /// The counter part: within one database, a later revision has a larger number.
+    pub fn number(&self) -> u64 {
+        self.0
+            .rsplit_once('-')
+            .and_then(|(_, n)| n.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Store {
+    /// A revision never returned before by this database, in this process or any other, before
+    /// or after a restart (R-INV-2): the counter is incremented and committed (`BEGIN
+    /// IMMEDIATE`, `synchronous=FULL`) before the value is returned.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`], [`StoreError::Corrupt`] when the counter or the epoch row is gone.
+    pub fn next_revision(&self) -> Result<Revision, StoreError> {
+        let tx = self.write("begin revision update")?;
+        let number: Option<i64> = tx
+            .query_row(
+                "UPDATE revision SET counter = counter + 1 WHERE id = 1 RETURNING counter",
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(self.sqlite("update revision"))?;
+        let epoch: Option<String> = tx
+            .query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(self.sqlite("read meta epoch"))?;
+        let (Some(number), Some(epoch)) = (number, epoch) else {
+            return Err(StoreError::Corrupt {
+                table: "revision",
+                key: "1".into(),
+                detail: "the counter or the epoch row is missing".into(),
+            });
+        };
+        tx.commit().map_err(self.sqlite("commit revision"))?;
+        Ok(Revision(format!("{epoch}-{number}")))
+    }
+}
