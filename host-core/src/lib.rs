@@ -53,7 +53,7 @@ mod session;
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
 pub use decode::decode;
-pub use display::{display_title, MAX_TITLE_GRAPHEMES};
+pub use display::{display_line, display_text, display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
 pub use ids::{
