@@ -55,6 +55,7 @@
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
 mod config;
+mod consent;
 mod delegate;
 mod error;
 mod event;
@@ -66,6 +67,11 @@ mod stdio;
 mod view;
 
 pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
+pub use consent::{
+    open_url_host, risk_in_words, ArgumentLine, ConsentAnswer, ConsentHandle, ConsentPrompt,
+    ConsentRequest, PendingConsent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
+    MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_URL_BYTES,
+};
 pub use delegate::{HostDelegate, NoDelegate, Refusal};
 pub use error::ShellError;
 pub use event::ViewEvent;
