@@ -375,6 +375,11 @@ impl ConsentHandle {
         self.shared.withdrawn.store(true, Ordering::SeqCst);
     }
 
+    /// Whether the creator withdrew the request.
+    pub fn is_withdrawn(&self) -> bool {
+        self.shared.withdrawn.load(Ordering::SeqCst)
+    }
+
     /// Whether the request is still waiting: neither answered nor withdrawn.
     pub fn is_waiting(&self) -> bool {
         !self.shared.settled.load(Ordering::SeqCst) && !self.shared.withdrawn.load(Ordering::SeqCst)
@@ -403,6 +408,13 @@ impl PendingConsent {
     /// What to show.
     pub fn request(&self) -> &ConsentRequest {
         &self.request
+    }
+
+    /// A handle on this request's withdrawal, for a prompt to watch.
+    pub(crate) fn watch(&self) -> ConsentHandle {
+        ConsentHandle {
+            shared: Arc::clone(&self.shared),
+        }
     }
 
     /// Whether the creator withdrew the request; its answer would be discarded.

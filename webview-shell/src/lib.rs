@@ -62,8 +62,10 @@ mod event;
 mod host;
 mod platform;
 mod probe;
+mod prompt;
 mod shell;
 mod stdio;
+mod trusted;
 mod view;
 
 pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
@@ -78,6 +80,7 @@ pub use event::ViewEvent;
 pub use host::{
     event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostHandle,
 };
+pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
 pub use stdio::{LineKind, LineWriter, ProtocolStdout, WriteError, WriterLimits};
 pub use view::{Hardening, SurfaceView};
