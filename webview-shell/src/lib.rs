@@ -50,6 +50,11 @@
 //! # }
 //! ```
 //!
+//! App Capability consent (R-CAP-4) goes through [`PendingConsent`], a request object an
+//! embedder's [`ConsentPrompt`] answers once (dropping it answers `Cancelled`), or through the
+//! built-in [`PromptQueue`]: a trusted, host-owned window that shows the agent's strings as text
+//! and takes input only after a guard delay.
+//!
 //! ## Platform-specific
 //! Linux (WebKitGTK, X11 or Wayland) only for now; elsewhere [`Shell::start`] fails with
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
