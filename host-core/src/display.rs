@@ -52,11 +52,69 @@ pub fn display_title(name: Option<&str>, fallback: &str) -> String {
     }
 }
 
+/// One line of plain text safe to show in host UI, made from an untrusted string and capped at
+/// `max_graphemes` extended grapheme clusters plus `…`: [`display_title`]'s cleaning with a
+/// cap of the caller's choosing, for short agent strings such as a consent prompt's agent name
+/// or an argument's key and value (R-SEC-6). Empty when nothing visible is left.
+///
+/// ```
+/// use lineup_host_core::display_line;
+/// assert_eq!(display_line("<b>x</b>\u{202E}\n y", 64), "<b>x</b> y");
+/// assert_eq!(display_line("abcdef", 3), "abc…");
+/// ```
+pub fn display_line(text: &str, max_graphemes: usize) -> String {
+    cap(strip(text), max_graphemes)
+}
+
+/// Multi-line plain text safe to show in host UI, made from an untrusted string such as an
+/// `app.call`'s `reason` (R-SEC-6): each line is cleaned as by [`display_line`] (hidden, control
+/// and bidi characters removed, runs of white space folded to one space), line breaks (`\n`,
+/// `\r\n`, `\r`, U+2028, U+2029, U+0085, vertical tab, form feed) become `\n`, runs of blank
+/// lines become one, blank lines at both ends go, and the whole is capped at `max_graphemes`
+/// extended grapheme clusters (a line break counts as one) plus `…`.
+///
+/// The result is plain text, not markup: insert it as text (`textContent`, a label's text).
+///
+/// ```
+/// use lineup_host_core::display_text;
+/// assert_eq!(display_text("\n a \u{202E}b\r\n\r\n\r\nc \n", 100), "a b\n\nc");
+/// assert_eq!(display_text("ab\ncd", 4), "ab\nc…");
+/// ```
+pub fn display_text(text: &str, max_graphemes: usize) -> String {
+    let normalized = text.replace("\r\n", "\n");
+    let mut lines: Vec<String> = Vec::new();
+    for line in normalized.split(is_line_break) {
+        let line = strip(line);
+        let blank_before = lines.last().is_some_and(String::is_empty);
+        if line.is_empty() && (lines.is_empty() || blank_before) {
+            continue;
+        }
+        lines.push(line);
+    }
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    cap(lines.join("\n"), max_graphemes)
+}
+
+/// The characters [`display_text`] takes as line breaks.
+fn is_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r' | '\u{2028}' | '\u{2029}' | '\u{85}' | '\u{B}' | '\u{C}'
+    )
+}
+
 /// Removes hidden characters, folds white space, then caps by grapheme clusters.
 fn clean(s: &str) -> String {
-    let visible = strip(s);
+    cap(strip(s), MAX_TITLE_GRAPHEMES)
+}
+
+/// `visible` cut after `max` extended grapheme clusters, white space at the cut removed and `…`
+/// appended; unchanged when it is no longer.
+fn cap(visible: String, max: usize) -> String {
     let mut graphemes = visible.grapheme_indices(true);
-    match graphemes.nth(MAX_TITLE_GRAPHEMES) {
+    match graphemes.nth(max) {
         None => visible,
         Some((cut, _)) => {
             let mut out = visible[..cut].trim_end().to_owned();
@@ -274,6 +332,61 @@ mod tests {
             display_title(Some(&spaced), "f.g"),
             format!("{}…", "y".repeat(MAX_TITLE_GRAPHEMES - 1))
         );
+    }
+
+    /// R-SEC-6: the multi-line variant keeps line breaks, and only them, and cleans each line.
+    #[test]
+    fn r_sec_6_display_text_keeps_line_breaks_and_cleans_each_line() {
+        let table: [(&str, &str, &str); 12] = [
+            ("plain", "hello", "hello"),
+            (
+                "markup stays text",
+                "<b>x</b><img src=x>",
+                "<b>x</b><img src=x>",
+            ),
+            ("bidi override removed", "abc\u{202E}def", "abcdef"),
+            ("crlf is one break", "a\r\nb", "a\nb"),
+            ("lone cr", "a\rb", "a\nb"),
+            (
+                "unicode separators",
+                "a\u{2028}b\u{2029}c\u{85}d",
+                "a\nb\nc\nd",
+            ),
+            ("vertical tab and form feed", "a\u{B}b\u{C}c", "a\nb\nc"),
+            ("blank runs fold to one", "a\n\n\n\n b", "a\n\nb"),
+            ("blank ends trimmed", "\n\n a \n\n", "a"),
+            ("spaces fold within a line", "a \t  b\n  c  ", "a b\nc"),
+            (
+                "line of hidden characters is blank",
+                "a\n\u{200B}\u{202E}\nb",
+                "a\n\nb",
+            ),
+            ("nothing visible", "\u{202E}\n\u{3164}", ""),
+        ];
+        for (name, input, expected) in table {
+            assert_eq!(display_text(input, 1000), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn r_sec_6_display_text_and_line_cap_at_whole_graphemes() {
+        let long = "界".repeat(10 * 1024);
+        let shown = display_text(&long, 1000);
+        assert_eq!(shown, format!("{}…", "界".repeat(1000)));
+        assert_eq!(
+            display_text("ab\ncd", 3),
+            "ab…",
+            "a break at the cut is trimmed"
+        );
+        assert_eq!(display_text("ab\ncd", 5), "ab\ncd");
+        assert_eq!(
+            display_text("y👨\u{200D}👩\u{200D}👧z", 2),
+            "y👨\u{200D}👩\u{200D}👧…"
+        );
+        assert_eq!(display_line("a\nb", 64), "a b", "one line");
+        assert_eq!(display_line("e\u{301}e\u{301}e", 2), "e\u{301}e\u{301}…");
+        assert_eq!(display_line("\u{202E}", 8), "", "no fallback");
+        assert_eq!(display_line("abc", 0), "…");
     }
 
     #[test]

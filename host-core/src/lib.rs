@@ -65,7 +65,7 @@ pub use capability::{
     HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
 };
 pub use decode::decode;
-pub use display::{display_title, MAX_TITLE_GRAPHEMES};
+pub use display::{display_line, display_text, display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
 pub use ids::{

@@ -211,6 +211,23 @@ impl X11 {
         Ok(())
     }
 
+    /// Presses and releases one key, through XTEST; see [`X11::key_chord`].
+    pub fn key(&self, keysym: u32) -> Result<(), X11Error> {
+        self.key_chord(&[keysym])
+    }
+
+    /// The root's children in stacking order, bottom first (`XQueryTree`); with no window
+    /// manager these are the top-level windows themselves.
+    pub fn stacking_order(&self) -> Result<Vec<u32>, X11Error> {
+        Ok(self
+            .conn
+            .query_tree(self.root)
+            .map_err(|e| X11Error::new("query_tree", e))?
+            .reply()
+            .map_err(|e| X11Error::new("query_tree", e))?
+            .children)
+    }
+
     /// Whether `window` still exists on the server.
     pub fn window_exists(&self, window: u32) -> bool {
         self.conn

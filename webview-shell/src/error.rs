@@ -43,6 +43,17 @@ pub enum ShellError {
     )]
     NoContainer,
 
+    /// An `app.open_url` link was refused before any prompt: not http(s), no host, userinfo
+    /// (`name@host`), too long or not a URL ([`open_url_host`](crate::open_url_host)). The agent
+    /// got it wrong.
+    #[error("url '{url}' refused: it {reason}")]
+    UrlRefused {
+        /// The URL as given, cleaned and capped for logs.
+        url: String,
+        /// Why.
+        reason: &'static str,
+    },
+
     /// The window system or the web engine failed.
     #[error("platform error: {0}")]
     Platform(String),

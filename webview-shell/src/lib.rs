@@ -50,28 +50,42 @@
 //! # }
 //! ```
 //!
+//! App Capability consent (R-CAP-4) goes through [`PendingConsent`], a request object an
+//! embedder's [`ConsentPrompt`] answers once (dropping it answers `Cancelled`), or through the
+//! built-in [`PromptQueue`]: a trusted, host-owned window that shows the agent's strings as text
+//! and takes input only after a guard delay.
+//!
 //! ## Platform-specific
 //! Linux (WebKitGTK, X11 or Wayland) only for now; elsewhere [`Shell::start`] fails with
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
 mod config;
+mod consent;
 mod delegate;
 mod error;
 mod event;
 mod host;
 mod platform;
 mod probe;
+mod prompt;
 mod shell;
 mod stdio;
+mod trusted;
 mod view;
 
 pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
+pub use consent::{
+    open_url_host, risk_in_words, ArgumentLine, ConsentAnswer, ConsentHandle, ConsentPrompt,
+    ConsentRequest, PendingConsent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
+    MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_URL_BYTES,
+};
 pub use delegate::{HostDelegate, NoDelegate, Refusal};
 pub use error::ShellError;
 pub use event::ViewEvent;
 pub use host::{
     event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostHandle,
 };
+pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
 pub use stdio::{LineKind, LineWriter, ProtocolStdout, WriteError, WriterLimits};
 pub use view::{Hardening, SurfaceView};

@@ -40,6 +40,11 @@ use webkit2gtk::{
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
+mod prompt;
+mod trusted;
+
+pub(crate) use prompt::PlatformPrompt;
+
 use crate::config::{Placement, Rect, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
@@ -319,7 +324,9 @@ fn surface_context(
 /// included, to [`refusing_endpoint`], with no host exempt. The engine then opens no connection
 /// to a page-chosen host and looks up no page-chosen name: an HTTP proxy is handed the name, and
 /// this one refuses the connection before a byte is sent.
-fn refuse_all_network(manager: &webkit2gtk::WebsiteDataManager) -> Result<(), ShellError> {
+pub(super) fn refuse_all_network(
+    manager: &webkit2gtk::WebsiteDataManager,
+) -> Result<(), ShellError> {
     let port = refusing_endpoint()?;
     let proxy = format!("http://127.0.0.1:{port}/");
     let mut settings = webkit2gtk::NetworkProxySettings::new(Some(&proxy), &[]);
@@ -362,7 +369,7 @@ fn refusing_endpoint() -> Result<u16, ShellError> {
 
 /// WebKit's memory-pressure settings for a ceiling of `limit_mib`: ended at the ceiling (kill
 /// threshold 1.0; WebKit's default never ends a process), checked twice a second.
-fn memory_pressure(limit_mib: u32) -> webkit2gtk::MemoryPressureSettings {
+pub(super) fn memory_pressure(limit_mib: u32) -> webkit2gtk::MemoryPressureSettings {
     let mut settings = webkit2gtk::MemoryPressureSettings::new();
     settings.set_memory_limit(limit_mib.max(1));
     settings.set_conservative_threshold(0.33);
@@ -389,19 +396,30 @@ fn serve(server: &SurfaceServer, request: &URISchemeRequest) {
     if response.status != 200 {
         tracing::debug!(%uri, status = response.status, "surface scheme request refused");
     }
-    let length = i64::try_from(response.body.len()).unwrap_or(i64::MAX);
-    let body = glib::Bytes::from_owned(response.body);
+    finish_request(request, response.status, &response.headers, response.body);
+}
+
+/// Answers a custom-scheme `request` with `status`, `headers` (in order) and `body`.
+fn finish_request(
+    request: &URISchemeRequest,
+    status: u16,
+    headers: &[(impl AsRef<str>, impl AsRef<str>)],
+    body: Vec<u8>,
+) {
+    let length = i64::try_from(body.len()).unwrap_or(i64::MAX);
+    let body = glib::Bytes::from_owned(body);
     let stream = gtk::gio::MemoryInputStream::from_bytes(&body);
     let reply = URISchemeResponse::new(&stream, length);
-    reply.set_status(u32::from(response.status), None);
-    let headers = soup::MessageHeaders::new(soup::MessageHeadersType::Response);
-    for (name, value) in &response.headers {
+    reply.set_status(u32::from(status), None);
+    let soup_headers = soup::MessageHeaders::new(soup::MessageHeadersType::Response);
+    for (name, value) in headers {
+        let (name, value) = (name.as_ref(), value.as_ref());
         if name.eq_ignore_ascii_case("Content-Type") {
             reply.set_content_type(value);
         }
-        headers.append(name, value);
+        soup_headers.append(name, value);
     }
-    reply.set_http_headers(headers);
+    reply.set_http_headers(soup_headers);
     request.finish_with_response(&reply);
 }
 

@@ -1,13 +1,16 @@
-//! The per-platform Surface webview behind the neutral [`SurfaceView`](crate::SurfaceView).
+//! The per-platform Surface webview behind the neutral [`SurfaceView`](crate::SurfaceView), and
+//! the built-in consent prompt's window behind [`PromptQueue`](crate::PromptQueue).
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
-pub(crate) use linux::{check_display, check_web_processes_sandboxed, web_processes, PlatformView};
+pub(crate) use linux::{
+    check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt, PlatformView,
+};
 
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    check_display, check_web_processes_sandboxed, web_processes, PlatformView,
+    check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt, PlatformView,
 };

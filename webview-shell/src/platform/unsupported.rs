@@ -77,3 +77,39 @@ pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> Result<(), 
 pub(crate) fn check_display() -> Result<(), ShellError> {
     Err(ShellError::Unsupported(UNSUPPORTED))
 }
+
+const PROMPT_UNSUPPORTED: &str = "the built-in consent prompt needs WebKitGTK, so Linux, for now";
+
+/// Never constructed: the built-in consent prompt's window.
+pub(crate) struct PlatformPrompt {
+    never: Infallible,
+}
+
+impl PlatformPrompt {
+    pub(crate) fn supported() -> Result<(), ShellError> {
+        Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
+    }
+
+    pub(crate) fn new(
+        _document: crate::trusted::TrustedDocument,
+        _options: &crate::prompt::PromptOptions,
+        _remember_allowed: bool,
+        _withdrawal: crate::consent::ConsentHandle,
+        _on_outcome: Box<dyn Fn(crate::prompt::PromptOutcome)>,
+    ) -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
+    }
+
+    pub(crate) fn accepts_input(&self) -> bool {
+        match self.never {}
+    }
+
+    pub(crate) fn snapshot(&self, _done: Box<dyn FnOnce(Option<crate::prompt::PromptSnapshot>)>) {
+        match self.never {}
+    }
+
+    #[cfg(feature = "test-controls")]
+    pub(crate) fn plant_markup_for_test(&self, _html: &str) {
+        match self.never {}
+    }
+}

@@ -1,0 +1,594 @@
+//! The built-in consent prompt under Xvfb with real XTEST input (R-CAP-4, R-SEC-6): input inside
+//! the guard delay is ignored, a click after it answers, focus starts on Deny, Enter does nothing,
+//! Escape and the window manager's close cancel, dropping the queue cancels, requests are shown
+//! first in first out and withdrawn ones close, the prompt stays above a Surface window, and the
+//! agent's strings are shown as text, cleaned and capped (with a positive control).
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{display_line, Risk};
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::runner::{Outcome, WAIT};
+use lineup_tests::view_harness::{pump, Harness, Log, Page};
+use lineup_tests::x11::{xid_of, X11};
+use lineup_webview_shell::{
+    ConsentAnswer, ConsentHandle, ConsentPrompt, ConsentRequest, PendingConsent, Placement,
+    PromptOptions, PromptQueue, PromptSnapshot, ViewConfig, MAX_REASON_GRAPHEMES,
+};
+use serde_json::json;
+
+const TITLE: &str = "Permission request";
+const SPACE: u32 = 0x20;
+const RETURN: u32 = 0xff0d;
+const ESCAPE: u32 = 0xff1b;
+/// The guard delay under test: the default.
+const GUARD: Duration = Duration::from_secs(1);
+
+fn main() {
+    private_home("consent");
+    let mut h = Harness::start(ViewConfig::default());
+    let x = match X11::connect() {
+        Ok(x) => x,
+        Err(e) => {
+            println!("no X display for the consent tests: {e}");
+            std::process::exit(1);
+        }
+    };
+    h.run(
+        "r_cap_4_click_and_keys_inside_the_guard_delay_are_ignored_a_click_after_it_allows",
+        |h| guard(h, &x),
+    );
+    h.run(
+        "r_cap_4_focus_starts_on_deny_enter_does_nothing_space_denies",
+        |h| keys(h, &x),
+    );
+    h.run("r_cap_4_escape_cancels", |h| escape(h, &x));
+    h.run("r_cap_4_wm_delete_window_cancels", |h| wm_delete(h, &x));
+    h.run(
+        "r_cap_4_dropping_the_queue_cancels_what_it_holds_and_closes_the_window",
+        |h| dropped(h, &x),
+    );
+    h.run("r_cap_4_two_requests_first_in_first_out", |h| fifo(h, &x));
+    h.run(
+        "r_cap_4_a_withdrawn_request_is_removed_and_its_window_closed",
+        |h| withdrawn(h, &x),
+    );
+    h.run(
+        "r_cap_4_prompt_raises_itself_above_a_surface_mapped_over_it_and_restarts_its_guard",
+        |h| above_surface(h, &x),
+    );
+    h.run(
+        "r_sec_6_agent_markup_bidi_and_a_10_kib_reason_shown_as_capped_text",
+        |h| escaped(h, &x),
+    );
+    h.finish();
+}
+
+/// Every answer, by label, in the order given; shared with the `Send` answer callbacks.
+#[derive(Clone, Default)]
+struct Answers(Arc<Mutex<Vec<(String, ConsentAnswer)>>>);
+
+impl Answers {
+    fn all(&self) -> Vec<(String, ConsentAnswer)> {
+        self.0.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    fn of(&self, label: &str) -> Vec<ConsentAnswer> {
+        self.all()
+            .into_iter()
+            .filter(|(l, _)| l == label)
+            .map(|(_, a)| a)
+            .collect()
+    }
+}
+
+/// A `clipboard.write` request labelled `label` (its reason), answered into `answers`.
+fn pending(answers: &Answers, label: &str, remember: bool) -> (PendingConsent, ConsentHandle) {
+    let arguments = json!({ "text": "hello" });
+    let request = ConsentRequest::new(
+        "agent-7",
+        "clipboard.write".try_into().unwrap(),
+        "1".try_into().unwrap(),
+        Risk::UserConfirmation,
+        label,
+        arguments.as_object().unwrap(),
+    )
+    .unwrap()
+    .with_remember(remember);
+    let sink = Arc::clone(&answers.0);
+    let label = label.to_owned();
+    PendingConsent::new(request, move |answer| {
+        if let Ok(mut all) = sink.lock() {
+            all.push((label, answer));
+        }
+    })
+}
+
+fn queue(h: &Harness) -> Result<PromptQueue, String> {
+    PromptQueue::new(&h.event_loop, PromptOptions::default()).map_err(|e| e.to_string())
+}
+
+/// Waits for the prompt window to be mapped; returns it and when it was seen mapped.
+fn shown(h: &mut Harness, x: &X11) -> Result<(u32, Instant), String> {
+    let mut found = None;
+    let ok = h.wait_for(WAIT, || {
+        found = x.find_window_by_title(TITLE).filter(|w| x.is_viewable(*w));
+        found.is_some()
+    });
+    match (ok, found) {
+        (true, Some(window)) => Ok((window, Instant::now())),
+        _ => Err("the prompt window was not mapped".to_owned()),
+    }
+}
+
+fn snapshot(h: &mut Harness, q: &PromptQueue) -> Result<PromptSnapshot, String> {
+    let slot: Rc<RefCell<Option<Option<PromptSnapshot>>>> = Rc::default();
+    let fill = Rc::clone(&slot);
+    q.snapshot(move |s| *fill.borrow_mut() = Some(s));
+    h.wait_for(WAIT, || slot.borrow().is_some());
+    let taken = slot.borrow_mut().take();
+    taken
+        .flatten()
+        .ok_or_else(|| "the prompt page could not be read".to_owned())
+}
+
+/// The root coordinates of the centre of button `id`.
+fn button(x: &X11, window: u32, s: &PromptSnapshot, id: &str) -> Result<(i16, i16), String> {
+    let [bx, by, bw, bh] = s
+        .buttons
+        .iter()
+        .find(|(b, _)| b == id)
+        .map(|(_, r)| *r)
+        .ok_or_else(|| format!("no button {id}: {:?}", s.buttons))?;
+    let (ox, oy) = x.window_origin(window)?;
+    let cx = i16::try_from((bx + bw / 2.0).round() as i64).unwrap_or(0);
+    let cy = i16::try_from((by + bh / 2.0).round() as i64).unwrap_or(0);
+    Ok((ox + cx, oy + cy))
+}
+
+/// Waits until the showing prompt takes input.
+fn armed(h: &mut Harness, q: &PromptQueue) -> Result<(), String> {
+    ensure!(
+        h.wait_for(WAIT, || q.accepts_input()),
+        "the prompt never took input"
+    );
+    Ok(())
+}
+
+fn guard(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "guard", false).0);
+    let (window, mapped) = shown(h, x)?;
+    let s = snapshot(h, &q)?;
+    let allow = button(x, window, &s, "allow")?;
+    // Straight after mapping: a click on Allow, then Space and Enter on the focused button.
+    x.click(allow.0, allow.1)?;
+    x.key(SPACE)?;
+    x.key(RETURN)?;
+    let sent = mapped.elapsed();
+    ensure!(
+        sent < GUARD,
+        "the input took {sent:?} to send, not inside the {GUARD:?} guard delay"
+    );
+    armed(h, &q)?;
+    let opened = mapped.elapsed();
+    h.settle(Duration::from_millis(300));
+    ensure!(
+        answers.all().is_empty(),
+        "input inside the guard delay answered: {:?}",
+        answers.all()
+    );
+    ensure!(q.is_showing(), "the prompt went away");
+    x.click(allow.0, allow.1)?;
+    ensure!(
+        h.wait_for(WAIT, || !answers.all().is_empty()),
+        "a click after the guard delay did not answer"
+    );
+    ensure!(
+        answers.of("guard") == vec![ConsentAnswer::Allow],
+        "answers: {:?}",
+        answers.all()
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "the answered prompt's window stayed"
+    );
+    println!(
+        "  input sent {}ms after mapping; input taken from {}ms after mapping (guard {}ms)",
+        sent.as_millis(),
+        opened.as_millis(),
+        GUARD.as_millis()
+    );
+    ensure!(
+        opened >= GUARD - Duration::from_millis(50),
+        "the guard opened after {opened:?}"
+    );
+    Ok(())
+}
+
+fn keys(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "keys", true).0);
+    let (window, _) = shown(h, x)?;
+    armed(h, &q)?;
+    let s = snapshot(h, &q)?;
+    ensure!(s.focused == "deny", "focus starts on {:?}", s.focused);
+    ensure!(
+        s.buttons.iter().any(|(b, _)| b == "always"),
+        "always allow is offered when permitted: {:?}",
+        s.buttons
+    );
+    x.key(RETURN)?;
+    h.settle(Duration::from_millis(500));
+    ensure!(
+        answers.all().is_empty(),
+        "Enter answered: {:?}",
+        answers.all()
+    );
+    x.key(SPACE)?;
+    ensure!(
+        h.wait_for(WAIT, || !answers.all().is_empty()),
+        "Space on the focused button did not answer"
+    );
+    ensure!(
+        answers.of("keys") == vec![ConsentAnswer::Deny],
+        "{:?}",
+        answers.all()
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "window stayed"
+    );
+    Ok(())
+}
+
+fn escape(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "escape", false).0);
+    let (window, _) = shown(h, x)?;
+    armed(h, &q)?;
+    let s = snapshot(h, &q)?;
+    ensure!(
+        !s.buttons.iter().any(|(b, _)| b == "always"),
+        "always allow offered though not permitted"
+    );
+    x.key(ESCAPE)?;
+    ensure!(
+        h.wait_for(WAIT, || !answers.all().is_empty()),
+        "Escape did not answer"
+    );
+    ensure!(
+        answers.of("escape") == vec![ConsentAnswer::Cancelled],
+        "{:?}",
+        answers.all()
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "window stayed"
+    );
+    Ok(())
+}
+
+fn wm_delete(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "close", false).0);
+    let (window, _) = shown(h, x)?;
+    x.request_close(window)?;
+    ensure!(
+        h.wait_for(WAIT, || !answers.all().is_empty()),
+        "WM_DELETE_WINDOW did not answer"
+    );
+    ensure!(
+        answers.of("close") == vec![ConsentAnswer::Cancelled],
+        "{:?}",
+        answers.all()
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "window stayed"
+    );
+    Ok(())
+}
+
+fn dropped(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "first", false).0);
+    q.request(pending(&answers, "second", false).0);
+    let (window, _) = shown(h, x)?;
+    drop(q);
+    ensure!(
+        answers.all()
+            == vec![
+                ("second".to_owned(), ConsentAnswer::Cancelled),
+                ("first".to_owned(), ConsentAnswer::Cancelled)
+            ]
+            || answers.all()
+                == vec![
+                    ("first".to_owned(), ConsentAnswer::Cancelled),
+                    ("second".to_owned(), ConsentAnswer::Cancelled)
+                ],
+        "{:?}",
+        answers.all()
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "window stayed"
+    );
+    // And a request object dropped by an embedder's own prompt.
+    let mut own = |p: PendingConsent| drop(p);
+    own.request(pending(&answers, "own", false).0);
+    ensure!(
+        answers.of("own") == vec![ConsentAnswer::Cancelled],
+        "{:?}",
+        answers.all()
+    );
+    Ok(())
+}
+
+fn fifo(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "first", false).0);
+    q.request(pending(&answers, "second", false).0);
+    let (window, _) = shown(h, x)?;
+    ensure!(q.waiting() == 1, "waiting {}", q.waiting());
+    let s = snapshot(h, &q)?;
+    ensure!(
+        s.text.get("reason").map(String::as_str) == Some("first"),
+        "{:?}",
+        s.text
+    );
+    armed(h, &q)?;
+    let allow = button(x, window, &s, "allow")?;
+    x.click(allow.0, allow.1)?;
+    ensure!(
+        h.wait_for(WAIT, || answers.all().len() == 1),
+        "first not answered"
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "first window stayed"
+    );
+    let (second, _) = shown(h, x)?;
+    let s = snapshot(h, &q)?;
+    ensure!(
+        s.text.get("reason").map(String::as_str) == Some("second"),
+        "{:?}",
+        s.text
+    );
+    ensure!(q.waiting() == 0, "waiting {}", q.waiting());
+    armed(h, &q)?;
+    let deny = button(x, second, &s, "deny")?;
+    x.click(deny.0, deny.1)?;
+    ensure!(
+        h.wait_for(WAIT, || answers.all().len() == 2),
+        "second not answered"
+    );
+    ensure!(
+        answers.all()
+            == vec![
+                ("first".to_owned(), ConsentAnswer::Allow),
+                ("second".to_owned(), ConsentAnswer::Deny)
+            ],
+        "{:?}",
+        answers.all()
+    );
+    ensure!(!q.is_showing(), "still showing");
+    Ok(())
+}
+
+fn withdrawn(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    let (first, first_handle) = pending(&answers, "first", false);
+    let (second, second_handle) = pending(&answers, "second", false);
+    q.request(first);
+    q.request(second);
+    let (window, _) = shown(h, x)?;
+    second_handle.withdraw();
+    ensure!(q.waiting() == 0, "a withdrawn waiting request still counts");
+    first_handle.withdraw();
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "the withdrawn request's window stayed"
+    );
+    ensure!(h.wait_for(WAIT, || !q.is_showing()), "still showing");
+    h.settle(Duration::from_millis(300));
+    ensure!(
+        x.find_window_by_title(TITLE).is_none(),
+        "the withdrawn waiting request was shown"
+    );
+    ensure!(
+        answers.all().is_empty(),
+        "withdrawn requests answered: {:?}",
+        answers.all()
+    );
+    Ok(())
+}
+
+fn above(x: &X11, prompt: u32, surface: u32) -> bool {
+    let order = x.stacking_order().unwrap_or_default();
+    let at = |w: u32| order.iter().position(|c| *c == w);
+    matches!((at(prompt), at(surface)), (Some(p), Some(s)) if p > s)
+}
+
+fn above_surface(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    let mut q = queue(h)?;
+    q.request(pending(&answers, "above", false).0);
+    let (prompt, _) = shown(h, x)?;
+    armed(h, &q)?;
+    // A Surface window mapped later, large enough to cover the centred prompt.
+    let log = Log::default();
+    let page = Page::new("<p>surface</p>", "");
+    let server = h.server(&page);
+    let view = h
+        .shell
+        .open(
+            &h.event_loop,
+            server,
+            Placement::Window {
+                title: "covering surface".to_owned(),
+                width: 1200,
+                height: 950,
+            },
+            log.sink(),
+        )
+        .map_err(|e| e.to_string())?;
+    let surface = xid_of(view.window().ok_or("no window")?)?;
+    let mut guard_restarted = false;
+    let ok = pump(&mut h.event_loop, &[&view], WAIT, || {
+        guard_restarted |= !q.accepts_input();
+        x.is_viewable(surface) && above(x, prompt, surface) && guard_restarted
+    });
+    ensure!(
+        ok,
+        "prompt above: {}, surface viewable: {}, guard restarted: {guard_restarted}",
+        above(x, prompt, surface),
+        x.is_viewable(surface)
+    );
+    // Still above once the Surface has loaded and settled.
+    h.wait(&[&view], || log.ready());
+    h.settle(Duration::from_millis(500));
+    ensure!(
+        above(x, prompt, surface),
+        "the Surface ended above the prompt"
+    );
+    drop(q);
+    ensure!(
+        answers.of("above") == vec![ConsentAnswer::Cancelled],
+        "{:?}",
+        answers.all()
+    );
+    view.close();
+    Ok(())
+}
+
+fn escaped(h: &mut Harness, x: &X11) -> Outcome {
+    let markup = "<b>x</b><img src=x onerror=alert(1)>";
+    let agent = format!("{markup}\u{202E}gent");
+    let reason = format!("{markup}\u{202E}\n{}", "r".repeat(10 * 1024));
+    let arguments = json!({ "<b>k</b>": markup, "url": "https://bücher.example/a" });
+    let answers = Answers::default();
+    let sink = Arc::clone(&answers.0);
+    let request = ConsentRequest::new(
+        &agent,
+        "app.open_url".try_into().unwrap(),
+        "1".try_into().unwrap(),
+        Risk::UserConfirmation,
+        &reason,
+        arguments.as_object().unwrap(),
+    )
+    .map_err(|e| e.to_string())?;
+    // Userinfo is refused before any prompt.
+    ensure!(
+        ConsentRequest::new(
+            "agent-7",
+            "app.open_url".try_into().unwrap(),
+            "1".try_into().unwrap(),
+            Risk::UserConfirmation,
+            "r",
+            json!({ "url": "https://bank.example@evil.example/" })
+                .as_object()
+                .unwrap(),
+        )
+        .is_err(),
+        "a URL with userinfo was accepted"
+    );
+    let mut q = queue(h)?;
+    q.request(
+        PendingConsent::new(request, move |a| {
+            if let Ok(mut all) = sink.lock() {
+                all.push(("escaped".to_owned(), a));
+            }
+        })
+        .0,
+    );
+    shown(h, x)?;
+    let s = snapshot(h, &q)?;
+    let text = |id: &str| s.text.get(id).cloned().unwrap_or_default();
+    ensure!(
+        text("agent") == format!("{markup}gent") && text("agent") == display_line(&agent, 64),
+        "agent shown as {:?}",
+        text("agent")
+    );
+    let shown_reason = text("reason");
+    let expected = format!(
+        "{markup}\n{}…",
+        "r".repeat(MAX_REASON_GRAPHEMES - markup.chars().count() - 1)
+    );
+    ensure!(
+        shown_reason == expected,
+        "reason shown as {} chars, starting {:?}",
+        shown_reason.chars().count(),
+        shown_reason.chars().take(60).collect::<String>()
+    );
+    ensure!(
+        text("host") == "xn--bcher-kva.example",
+        "host {:?}",
+        text("host")
+    );
+    ensure!(
+        s.arguments.first() == Some(&("<b>k</b>".to_owned(), markup.to_owned())),
+        "arguments {:?}",
+        s.arguments
+    );
+    let all_text: String = s.text.values().cloned().collect();
+    ensure!(!all_text.contains('\u{202E}'), "a bidi override is shown");
+    let markup_elements = |s: &PromptSnapshot| {
+        s.elements
+            .iter()
+            .filter(|e| *e == "b" || *e == "img")
+            .count()
+    };
+    ensure!(
+        markup_elements(&s) == 0,
+        "agent markup became elements: {:?}",
+        s.elements
+    );
+    ensure!(
+        s.other_requests == 0,
+        "the page made {} requests",
+        s.other_requests
+    );
+    // Positive control: the same markup put in as markup is seen by the same check.
+    q.plant_markup_for_test(markup);
+    let mut control = None;
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        let c = snapshot(h, &q)?;
+        if markup_elements(&c) > 0 {
+            control = Some(c);
+            break;
+        }
+        h.settle(Duration::from_millis(50));
+    }
+    let control = control.ok_or("the check did not see planted markup")?;
+    ensure!(
+        control.elements.iter().any(|e| e == "b") && control.elements.iter().any(|e| e == "img"),
+        "control elements {:?}",
+        control.elements
+    );
+    println!(
+        "  control: planted markup gives {} markup elements, {} refused requests",
+        markup_elements(&control),
+        control.other_requests
+    );
+    drop(q);
+    ensure!(
+        answers.of("escaped") == vec![ConsentAnswer::Cancelled],
+        "{:?}",
+        answers.all()
+    );
+    Ok(())
+}

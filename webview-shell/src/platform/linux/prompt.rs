@@ -1,0 +1,345 @@
+//! The built-in consent prompt's window on Linux: a GTK toplevel of the host's own, apart from
+//! every Surface, holding a [`TrustedView`]; the guard delay is enforced on GTK's events before
+//! the engine sees any of them.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashSet;
+use std::rc::{Rc, Weak};
+use std::time::{Duration, Instant};
+
+use gtk::gdk;
+use gtk::glib;
+use gtk::prelude::*;
+
+use super::trusted::{TrustedEvent, TrustedView};
+use crate::consent::{ConsentAnswer, ConsentHandle};
+use crate::error::ShellError;
+use crate::prompt::{parse_snapshot, PromptOptions, PromptOutcome, PromptSnapshot, SNAPSHOT_JS};
+use crate::trusted::TrustedDocument;
+
+/// The prompt window's title.
+const TITLE: &str = "Permission request";
+/// How often a showing prompt checks whether its request was withdrawn.
+const WITHDRAW_POLL: Duration = Duration::from_millis(100);
+/// How long the document may take to render before the prompt gives up (answering `Cancelled`).
+const RENDER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Who hears how a prompt ended.
+type OutcomeSink = Box<dyn Fn(PromptOutcome)>;
+
+/// One prompt window, closed when dropped.
+pub(crate) struct PlatformPrompt {
+    state: Rc<PromptState>,
+}
+
+struct PromptState {
+    window: gtk::Window,
+    view: TrustedView,
+    guard: Guard,
+    remember_allowed: bool,
+    on_outcome: RefCell<Option<OutcomeSink>>,
+    shown: Cell<bool>,
+    /// Keys and buttons whose press fell inside the guard delay: their release is dropped too.
+    swallowed_keys: RefCell<HashSet<u16>>,
+    swallowed_buttons: RefCell<HashSet<u32>>,
+}
+
+/// Input is taken once `delay` has passed since the last restart; never before the first.
+struct Guard {
+    delay: Duration,
+    open_at: Cell<Option<Instant>>,
+}
+
+impl Guard {
+    fn restart(&self, why: &str) {
+        tracing::debug!(why, "consent prompt guard delay restarted");
+        self.open_at.set(Some(Instant::now() + self.delay));
+    }
+
+    fn open(&self) -> bool {
+        self.open_at.get().is_some_and(|at| Instant::now() >= at)
+    }
+}
+
+impl PlatformPrompt {
+    /// Whether this platform has the built-in prompt.
+    pub(crate) fn supported() -> Result<(), ShellError> {
+        Ok(())
+    }
+
+    /// Builds the window and its view and starts rendering `document`; the window is mapped once
+    /// the document has rendered. `on_outcome` hears, once and from the main loop, how it ended.
+    pub(crate) fn new(
+        document: TrustedDocument,
+        options: &PromptOptions,
+        remember_allowed: bool,
+        withdrawal: ConsentHandle,
+        on_outcome: OutcomeSink,
+    ) -> Result<Self, ShellError> {
+        let slot: Rc<OnceCell<Weak<PromptState>>> = Rc::new(OnceCell::new());
+        let events = Rc::clone(&slot);
+        let view = TrustedView::new(
+            document,
+            Rc::new(move |event| {
+                if let Some(state) = events.get().and_then(Weak::upgrade) {
+                    state.view_event(event);
+                }
+            }),
+        )?;
+
+        let window = gtk::Window::new(gtk::WindowType::Toplevel);
+        window.set_title(TITLE);
+        window.set_default_size(560, 480);
+        window.set_position(gtk::WindowPosition::Center);
+        window.set_type_hint(gdk::WindowTypeHint::Dialog);
+        // Above every Surface window where a window manager honours it; without one (or when it
+        // does not), the prompt raises itself whenever it is covered.
+        window.set_keep_above(true);
+        window.set_urgency_hint(true);
+        window
+            .add_events(gdk::EventMask::VISIBILITY_NOTIFY_MASK | gdk::EventMask::FOCUS_CHANGE_MASK);
+        window.add(view.widget());
+
+        let state = Rc::new(PromptState {
+            window,
+            view,
+            guard: Guard {
+                delay: options.guard_delay(),
+                open_at: Cell::new(None),
+            },
+            remember_allowed,
+            on_outcome: RefCell::new(Some(on_outcome)),
+            shown: Cell::new(false),
+            swallowed_keys: RefCell::new(HashSet::new()),
+            swallowed_buttons: RefCell::new(HashSet::new()),
+        });
+        // Cannot be set already: the cell was created above and is set only here.
+        let _ = slot.set(Rc::downgrade(&state));
+        connect(&state);
+        watch(&state, withdrawal);
+        Ok(Self { state })
+    }
+
+    /// Whether the prompt is shown and its guard delay has passed.
+    pub(crate) fn accepts_input(&self) -> bool {
+        self.state.shown.get() && self.state.guard.open()
+    }
+
+    /// Reads back what the page shows.
+    pub(crate) fn snapshot(&self, done: Box<dyn FnOnce(Option<PromptSnapshot>)>) {
+        let other = self.state.view.other_requests();
+        self.state.view.evaluate(
+            SNAPSHOT_JS,
+            Box::new(move |json| done(json.and_then(|j| parse_snapshot(&j, other)))),
+        );
+    }
+
+    /// Puts `html` into the reason as markup (a positive control for tests).
+    #[cfg(feature = "test-controls")]
+    pub(crate) fn plant_markup_for_test(&self, html: &str) {
+        let literal = serde_json::Value::String(html.to_owned()).to_string();
+        let script = format!("document.getElementById('reason').innerHTML = {literal}; 'ok'");
+        self.state.view.evaluate(&script, Box::new(|_| {}));
+    }
+}
+
+impl PromptState {
+    fn view_event(&self, event: TrustedEvent) {
+        match event {
+            TrustedEvent::Message(message) if message == "rendered" => self.show(),
+            TrustedEvent::Message(message) => {
+                if !(self.shown.get() && self.guard.open()) {
+                    tracing::debug!(%message, "consent prompt answer inside the guard delay ignored");
+                    return;
+                }
+                let answer = match message.as_str() {
+                    "allow" => ConsentAnswer::Allow,
+                    "deny" => ConsentAnswer::Deny,
+                    "always" if self.remember_allowed => ConsentAnswer::AllowAlways,
+                    _ => return,
+                };
+                self.conclude(PromptOutcome::Answered(answer));
+            }
+            TrustedEvent::Crashed => {
+                self.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled))
+            }
+        }
+    }
+
+    fn show(&self) {
+        if self.shown.replace(true) || self.on_outcome.borrow().is_none() {
+            return;
+        }
+        self.window.show_all();
+        self.window.present();
+        self.view.widget().grab_focus();
+        self.guard.restart("shown");
+    }
+
+    /// Ends the prompt with `outcome`, once: hides the window now, tells the owner from the main
+    /// loop (which then drops the prompt).
+    fn conclude(&self, outcome: PromptOutcome) {
+        let Some(on_outcome) = self.on_outcome.borrow_mut().take() else {
+            return;
+        };
+        self.window.hide();
+        glib::idle_add_local_once(move || on_outcome(outcome));
+    }
+
+    fn key_press(&self, event: &gdk::EventKey) -> glib::Propagation {
+        if !(self.shown.get() && self.guard.open()) {
+            self.swallowed_keys
+                .borrow_mut()
+                .insert(event.hardware_keycode());
+            return glib::Propagation::Stop;
+        }
+        use gdk::keys::constants as key;
+        let k = event.keyval();
+        if [key::Return, key::KP_Enter, key::ISO_Enter].contains(&k) {
+            return glib::Propagation::Stop;
+        }
+        if k == key::Escape {
+            self.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled));
+            return glib::Propagation::Stop;
+        }
+        glib::Propagation::Proceed
+    }
+
+    fn key_release(&self, event: &gdk::EventKey) -> glib::Propagation {
+        use gdk::keys::constants as key;
+        let swallowed = self
+            .swallowed_keys
+            .borrow_mut()
+            .remove(&event.hardware_keycode());
+        let k = event.keyval();
+        if swallowed || [key::Return, key::KP_Enter, key::ISO_Enter].contains(&k) {
+            glib::Propagation::Stop
+        } else {
+            glib::Propagation::Proceed
+        }
+    }
+
+    fn button_press(&self, event: &gdk::EventButton) -> glib::Propagation {
+        if self.shown.get() && self.guard.open() {
+            return glib::Propagation::Proceed;
+        }
+        tracing::debug!("consent prompt click inside the guard delay ignored");
+        self.swallowed_buttons.borrow_mut().insert(event.button());
+        glib::Propagation::Stop
+    }
+
+    fn button_release(&self, event: &gdk::EventButton) -> glib::Propagation {
+        if self.swallowed_buttons.borrow_mut().remove(&event.button()) {
+            glib::Propagation::Stop
+        } else {
+            glib::Propagation::Proceed
+        }
+    }
+
+    /// Map, focus and visibility changes restart the guard delay; being covered also raises
+    /// the window again.
+    fn window_event(&self, event: &gdk::Event) {
+        match event.event_type() {
+            gdk::EventType::Map => self.guard.restart("mapped"),
+            gdk::EventType::FocusChange
+                if event
+                    .downcast_ref::<gdk::EventFocus>()
+                    .is_some_and(|f| f.is_in()) =>
+            {
+                self.guard.restart("focused");
+            }
+            gdk::EventType::VisibilityNotify => {
+                self.guard.restart("visibility changed");
+                let covered = event
+                    .downcast_ref::<gdk::EventVisibility>()
+                    .is_none_or(|v| v.state() != gdk::VisibilityState::Unobscured);
+                if covered {
+                    if let Some(own) = self.window.window() {
+                        own.raise();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for PromptState {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        self.on_outcome.borrow_mut().take();
+        self.window.hide();
+        // SAFETY: the window is this prompt's own toplevel; nothing else holds it but GTK and
+        // the signal handlers connected in `connect`, which reach this state through a `Weak`
+        // that no longer upgrades, so no Rust code uses the widget after it is destroyed.
+        // `gtk_widget_destroy` is what ends a toplevel that was never shown, too.
+        unsafe { self.window.destroy() };
+    }
+}
+
+/// Connects the window's and the view's input and state signals, each reaching the state
+/// through a `Weak`.
+fn connect(state: &Rc<PromptState>) {
+    let weak = Rc::downgrade(state);
+    let with = move |f: &dyn Fn(&PromptState) -> glib::Propagation| {
+        weak.upgrade()
+            .map_or(glib::Propagation::Proceed, |state| f(&state))
+    };
+    let w = with.clone();
+    state
+        .window
+        .connect_key_press_event(move |_, e| w(&|s| s.key_press(e)));
+    let w = with.clone();
+    state
+        .window
+        .connect_key_release_event(move |_, e| w(&|s| s.key_release(e)));
+    let w = with.clone();
+    state.window.connect_event(move |_, e| {
+        w(&|s| {
+            s.window_event(e);
+            glib::Propagation::Proceed
+        })
+    });
+    let w = with.clone();
+    state.window.connect_delete_event(move |_, _| {
+        w(&|s| {
+            s.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled));
+            glib::Propagation::Stop
+        })
+    });
+    let view = state.view.widget();
+    let w = with.clone();
+    view.connect_button_press_event(move |_, e| w(&|s| s.button_press(e)));
+    let w = with.clone();
+    view.connect_button_release_event(move |_, e| w(&|s| s.button_release(e)));
+    view.connect_touch_event(move |_, _| {
+        with(&|s| {
+            if s.shown.get() && s.guard.open() {
+                glib::Propagation::Proceed
+            } else {
+                glib::Propagation::Stop
+            }
+        })
+    });
+}
+
+/// Ends the prompt when its request is withdrawn, or when its document never renders.
+fn watch(state: &Rc<PromptState>, withdrawal: ConsentHandle) {
+    let weak = Rc::downgrade(state);
+    let started = Instant::now();
+    glib::timeout_add_local(WITHDRAW_POLL, move || {
+        let Some(state) = weak.upgrade() else {
+            return glib::ControlFlow::Break;
+        };
+        if withdrawal.is_withdrawn() {
+            state.conclude(PromptOutcome::Withdrawn);
+            return glib::ControlFlow::Break;
+        }
+        if !state.shown.get() && started.elapsed() > RENDER_TIMEOUT {
+            tracing::error!("the consent prompt's document did not render; cancelled");
+            state.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled));
+            return glib::ControlFlow::Break;
+        }
+        glib::ControlFlow::Continue
+    });
+}

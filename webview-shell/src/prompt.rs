@@ -1,0 +1,378 @@
+//! The built-in consent prompt: a FIFO of [`PendingConsent`]s shown one at a time in a trusted,
+//! host-owned window apart from every Surface (R-CAP-4, R-SEC-6).
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tao::event_loop::EventLoopWindowTarget;
+
+use crate::consent::{ConsentAnswer, ConsentPrompt, ConsentRequest, PendingConsent};
+use crate::error::ShellError;
+use crate::platform::{check_display, PlatformPrompt};
+use crate::trusted::TrustedDocument;
+
+/// The shortest guard delay [`PromptOptions::with_guard_delay`] accepts.
+pub const MIN_GUARD_DELAY: Duration = Duration::from_millis(250);
+
+/// How the built-in prompt behaves.
+///
+/// | setting | default |
+/// | --- | --- |
+/// | guard delay: input (clicks, touches and keys) taken only this long after the prompt was last mapped, focused, uncovered or covered, or its content shown | 1 s, never below [`MIN_GUARD_DELAY`] |
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptOptions {
+    guard_delay: Duration,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        Self {
+            guard_delay: Duration::from_secs(1),
+        }
+    }
+}
+
+impl PromptOptions {
+    /// The defaults above.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the guard delay; anything below [`MIN_GUARD_DELAY`] becomes [`MIN_GUARD_DELAY`].
+    pub fn with_guard_delay(mut self, delay: Duration) -> Self {
+        self.guard_delay = delay.max(MIN_GUARD_DELAY);
+        self
+    }
+
+    /// The guard delay.
+    pub fn guard_delay(&self) -> Duration {
+        self.guard_delay
+    }
+}
+
+/// How a shown prompt ended, as the platform reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PromptOutcome {
+    /// The user answered (or dismissed) it.
+    Answered(ConsentAnswer),
+    /// Its creator withdrew the request.
+    Withdrawn,
+}
+
+/// The built-in consent prompt: requests shown one at a time, first in first out, each in a
+/// trusted window of its own, separate from every Surface (R-CAP-4, R-SEC-6).
+///
+/// The window shows the requesting agent, what it asks in plain words, the capability and
+/// version, the risk in plain words, for `app.open_url` the link's host (punycode), the agent's
+/// reason and its arguments; every agent string as text, never markup. Its buttons are Deny
+/// (focused first), Always allow (only when the request permits remembering) and Allow.
+/// - Input, keys included, is taken only after the guard delay ([`PromptOptions`]), which
+///   starts again whenever the window is mapped, focused, covered or uncovered by another
+///   window, so a click or key meant for a Surface cannot land on it.
+/// - Enter does nothing; Escape (after the guard delay) or closing the window answers
+///   [`ConsentAnswer::Cancelled`]; so does a failure to show it.
+/// - It asks to stay above other windows and raises itself when covered.
+/// - A request withdrawn by its creator ([`ConsentHandle::withdraw`](crate::ConsentHandle::withdraw))
+///   is taken off the queue, its window closed if showing, and gets no answer.
+/// - Dropping the queue answers every request in it `Cancelled`.
+///
+/// Create it on the event-loop thread; answers reach each request's creator from there.
+///
+/// ## Platform-specific
+/// Linux: a GTK window holding a WebKitGTK view with its own ephemeral context (sandboxed, all
+/// network refused), which loads one host-written document from a scheme only that context
+/// knows, under a nonce CSP; agent strings reach it as inert JSON and are set with
+/// `textContent`. Elsewhere [`PromptQueue::new`] fails with [`ShellError::Unsupported`].
+pub struct PromptQueue {
+    inner: Rc<RefCell<Queue>>,
+}
+
+struct Queue {
+    options: PromptOptions,
+    waiting: VecDeque<PendingConsent>,
+    showing: Option<Showing>,
+}
+
+struct Showing {
+    // Field order is drop order: the window goes before its request is answered.
+    window: PlatformPrompt,
+    pending: PendingConsent,
+}
+
+impl PromptQueue {
+    /// An empty queue; `target` proves that this is the event-loop thread.
+    pub fn new<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        options: PromptOptions,
+    ) -> Result<Self, ShellError> {
+        let _ = target;
+        check_display()?;
+        PlatformPrompt::supported()?;
+        Ok(Self {
+            inner: Rc::new(RefCell::new(Queue {
+                options,
+                waiting: VecDeque::new(),
+                showing: None,
+            })),
+        })
+    }
+
+    /// How many requests wait behind the one showing (withdrawn ones not counted).
+    pub fn waiting(&self) -> usize {
+        let queue = self.inner.borrow();
+        queue.waiting.iter().filter(|p| !p.is_withdrawn()).count()
+    }
+
+    /// Whether a prompt window is showing a request (or preparing to).
+    pub fn is_showing(&self) -> bool {
+        self.inner.borrow().showing.is_some()
+    }
+
+    /// Whether the prompt showing now takes input: shown, and its guard delay passed.
+    pub fn accepts_input(&self) -> bool {
+        self.inner
+            .borrow()
+            .showing
+            .as_ref()
+            .is_some_and(|s| s.window.accepts_input())
+    }
+
+    /// Reads back what the showing prompt displays, from the page itself (for tests and
+    /// diagnostics); `done` gets `None` when nothing is showing or the page could not be read.
+    pub fn snapshot(&self, done: impl FnOnce(Option<PromptSnapshot>) + 'static) {
+        let queue = self.inner.borrow();
+        match &queue.showing {
+            Some(showing) => showing.window.snapshot(Box::new(done)),
+            None => {
+                drop(queue);
+                done(None);
+            }
+        }
+    }
+
+    /// A positive control for escaping tests: puts `html` into the showing prompt's reason as
+    /// markup, the way the prompt never does.
+    #[cfg(feature = "test-controls")]
+    pub fn plant_markup_for_test(&self, html: &str) {
+        if let Some(showing) = &self.inner.borrow().showing {
+            showing.window.plant_markup_for_test(html);
+        }
+    }
+}
+
+impl ConsentPrompt for PromptQueue {
+    fn request(&mut self, request: PendingConsent) {
+        {
+            let mut queue = self.inner.borrow_mut();
+            queue.waiting.retain(|p| !p.is_withdrawn());
+            queue.waiting.push_back(request);
+        }
+        advance(&self.inner);
+    }
+}
+
+impl std::fmt::Debug for PromptQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let queue = self.inner.borrow();
+        f.debug_struct("PromptQueue")
+            .field("options", &queue.options)
+            .field("showing", &queue.showing.is_some())
+            .field("waiting", &queue.waiting.len())
+            .finish()
+    }
+}
+
+/// Shows the next waiting request if none is showing. Requests are answered (creator code) only
+/// after the queue's borrow has ended.
+fn advance(inner: &Rc<RefCell<Queue>>) {
+    loop {
+        let mut queue = inner.borrow_mut();
+        if queue.showing.is_some() {
+            return;
+        }
+        let Some(next) = queue.waiting.pop_front() else {
+            return;
+        };
+        if next.is_withdrawn() {
+            drop(queue);
+            drop(next);
+            continue;
+        }
+        let weak: Weak<RefCell<Queue>> = Rc::downgrade(inner);
+        let document = prompt_document(next.request());
+        let shown = document.and_then(|document| {
+            PlatformPrompt::new(
+                document,
+                &queue.options,
+                next.request().remember_allowed(),
+                next.watch(),
+                Box::new(move |outcome| {
+                    if let Some(inner) = weak.upgrade() {
+                        finish(&inner, outcome);
+                    }
+                }),
+            )
+        });
+        match shown {
+            Ok(window) => {
+                queue.showing = Some(Showing {
+                    window,
+                    pending: next,
+                });
+                return;
+            }
+            Err(error) => {
+                drop(queue);
+                tracing::error!(%error, "the consent prompt could not be shown; cancelled");
+                next.cancel();
+            }
+        }
+    }
+}
+
+/// Closes the showing prompt, answers its request and shows the next.
+fn finish(inner: &Rc<RefCell<Queue>>, outcome: PromptOutcome) {
+    let showing = inner.borrow_mut().showing.take();
+    if let Some(Showing { window, pending }) = showing {
+        drop(window);
+        match outcome {
+            PromptOutcome::Answered(ConsentAnswer::Allow) => pending.allow(),
+            PromptOutcome::Answered(ConsentAnswer::AllowAlways) => {
+                if let Err(refused) = pending.allow_always() {
+                    tracing::warn!(%refused, "always without permission; cancelled");
+                    refused.into_pending().cancel();
+                }
+            }
+            PromptOutcome::Answered(ConsentAnswer::Deny) => pending.deny(),
+            PromptOutcome::Answered(_) => pending.cancel(),
+            PromptOutcome::Withdrawn => drop(pending),
+        }
+    }
+    advance(inner);
+}
+
+/// The prompt's host-written document for `request`.
+fn prompt_document(request: &ConsentRequest) -> Result<TrustedDocument, ShellError> {
+    let arguments: Vec<[&str; 2]> = request
+        .arguments()
+        .iter()
+        .map(|line| [line.key.as_str(), line.value.as_str()])
+        .collect();
+    let data = json!({
+        "agent": request.agent(),
+        "headline": request.headline(),
+        "capability": request.capability().as_str(),
+        "version": lineup_host_core::display_line(request.version().as_str(), 64),
+        "risk": request.risk_words(),
+        "host": request.link_host(),
+        "reason": request.reason(),
+        "arguments": arguments,
+        "more": request.more_arguments(),
+        "remember": request.remember_allowed(),
+    });
+    TrustedDocument::new(PROMPT_HTML, PROMPT_CSS, PROMPT_JS, &data)
+}
+
+const PROMPT_HTML: &str = include_str!("prompt/prompt.html");
+const PROMPT_CSS: &str = include_str!("prompt/prompt.css");
+const PROMPT_JS: &str = include_str!("prompt/prompt.js");
+
+/// What a showing prompt displays, read back from its page ([`PromptQueue::snapshot`]).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct PromptSnapshot {
+    /// The text content of each element with an id, by id (`agent`, `headline`, `capability`,
+    /// `version`, `risk`, `host`, `reason`, `more`, and the buttons).
+    pub text: BTreeMap<String, String>,
+    /// The listed arguments as (key, value) text.
+    pub arguments: Vec<(String, String)>,
+    /// The lowercase tag name of every element in the page's body, in document order.
+    pub elements: Vec<String>,
+    /// The id of the focused element (empty when it has none).
+    pub focused: String,
+    /// Each button's id and its box in CSS pixels from the page's top left: x, y, width, height.
+    pub buttons: Vec<(String, [f64; 4])>,
+    /// How many requests other than for the document itself the page made (all refused).
+    pub other_requests: usize,
+}
+
+/// The host's read-back script: the page's state as JSON text.
+pub(crate) const SNAPSHOT_JS: &str = r#"(function () {
+  var text = {};
+  document.querySelectorAll('[id]').forEach(function (e) {
+    if (e.id !== 'data') { text[e.id] = e.textContent; }
+  });
+  var dts = document.querySelectorAll('#arguments dt');
+  var args = [];
+  dts.forEach(function (dt) { args.push([dt.textContent, dt.nextElementSibling ? dt.nextElementSibling.textContent : '']); });
+  var elements = [];
+  document.body.querySelectorAll('*').forEach(function (e) { elements.push(e.localName); });
+  var buttons = [];
+  document.querySelectorAll('button').forEach(function (b) {
+    var r = b.getBoundingClientRect();
+    buttons.push([b.id, [r.left, r.top, r.width, r.height]]);
+  });
+  var focused = document.activeElement && document.activeElement.id ? document.activeElement.id : '';
+  return JSON.stringify({ text: text, arguments: args, elements: elements, focused: focused, buttons: buttons, other_requests: 0 });
+})()"#;
+
+/// Parses what [`SNAPSHOT_JS`] returned, adding the request count the host kept.
+pub(crate) fn parse_snapshot(json: &str, other_requests: usize) -> Option<PromptSnapshot> {
+    let value: Value = serde_json::from_str(json).ok()?;
+    let mut snapshot: PromptSnapshot = serde_json::from_value(value).ok()?;
+    snapshot.other_requests = other_requests;
+    Some(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use lineup_host_core::Risk;
+
+    use super::*;
+
+    #[test]
+    fn guard_delay_is_never_below_the_minimum() {
+        assert_eq!(
+            PromptOptions::default().guard_delay(),
+            Duration::from_secs(1)
+        );
+        let short = PromptOptions::new().with_guard_delay(Duration::from_millis(10));
+        assert_eq!(short.guard_delay(), MIN_GUARD_DELAY);
+        let long = PromptOptions::new().with_guard_delay(Duration::from_secs(3));
+        assert_eq!(long.guard_delay(), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn r_sec_6_prompt_document_carries_agent_strings_as_data_only() {
+        let arguments = json!({"<i>k</i>": "<b>v</b>"});
+        let request = ConsentRequest::new(
+            "<b>agent</b>",
+            "x.y".try_into().unwrap_or_else(|_| panic!("name")),
+            "1".try_into().unwrap_or_else(|_| panic!("version")),
+            Risk::UserConfirmation,
+            "<img src=x onerror=alert(1)></script>",
+            arguments.as_object().unwrap_or_else(|| panic!("object")),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let document = prompt_document(&request).unwrap_or_else(|e| panic!("{e}"));
+        let html = document.html();
+        for agent_markup in ["<b>", "<img", "<i>", "</script><"] {
+            assert!(!html.contains(agent_markup), "{agent_markup}");
+        }
+        assert!(html.contains("\\u003cb\\u003eagent\\u003c/b\\u003e"));
+    }
+
+    #[test]
+    fn snapshot_parses_and_counts_requests() {
+        let json = r#"{"text":{"reason":"r"},"arguments":[["k","v"]],"elements":["main"],"focused":"deny","buttons":[["deny",[1,2,3,4]]],"other_requests":0}"#;
+        let snapshot = parse_snapshot(json, 2).unwrap_or_else(|| panic!("parses"));
+        assert_eq!(snapshot.focused, "deny");
+        assert_eq!(snapshot.other_requests, 2);
+        assert_eq!(snapshot.buttons[0].1, [1.0, 2.0, 3.0, 4.0]);
+        assert!(parse_snapshot("not json", 0).is_none());
+    }
+}
