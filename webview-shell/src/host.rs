@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, BundlePolicy, Clock, CloseReason, ConversationId, Effect, GoneReason,
-    InstanceId, Limits, Message, PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen,
+    display_title, AgentIdentity, Answer, BundlePolicy, Capability, CapabilitySetup,
+    CapabilityStore, Clock, CloseReason, ConversationId, Effect, GoneReason, HookRequest,
+    InstanceId, Limits, Message, PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen, Ticket,
 };
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 use tao::dpi::LogicalSize;
@@ -20,10 +21,16 @@ use tao::event_loop::{
 };
 use tao::window::Window;
 
+use crate::capabilities::{
+    AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice,
+    SystemWallClock,
+};
 use crate::config::{Placement, Rect, ViewConfig};
+use crate::consent::ConsentPrompt;
 use crate::delegate::{HostDelegate, NoDelegate, Refusal};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
+use crate::prompt::{PromptOptions, PromptQueue};
 use crate::shell::{ProbeStatus, Shell};
 use crate::view::SurfaceView;
 
@@ -36,6 +43,7 @@ enum Inner {
     Inbound { line: Option<u64>, bytes: Vec<u8> },
     Oversized { line: Option<u64>, len: u64 },
     EventsDropped { instance: InstanceId, count: u64 },
+    CapabilityAnswer { ticket: Ticket, answer: Answer },
     View { key: SurfaceKey, event: ViewEvent },
     Shutdown,
 }
@@ -159,6 +167,7 @@ pub struct HostBuilder {
     layout: Layout,
     outbound: Option<OutboundFn>,
     delegate: Box<dyn HostDelegate>,
+    capabilities: Option<CapabilityConfig>,
 }
 
 impl Default for HostBuilder {
@@ -193,7 +202,65 @@ impl HostBuilder {
             layout: Layout::Windows,
             outbound: None,
             delegate: Box::new(NoDelegate),
+            capabilities: None,
         }
+    }
+
+    /// Turns App Capabilities on (R-SEC-5, R-INV-1): each session gets `client.inventory` and
+    /// `app.list` first, and `app.call`s go through the pipeline (known and visible, not expired,
+    /// arguments valid, consent by risk, run once, one `app.result`). Registering a capability
+    /// turns them on too. Without this, every well-formed `app.call` is answered `unsupported`.
+    pub fn enable_capabilities(mut self) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default);
+        self
+    }
+
+    /// Registers a capability and its handler, which runs on a thread of its own (never the GUI
+    /// thread). A name registered twice makes [`HostBuilder::build`] fail.
+    pub fn capability(mut self, capability: Capability, handler: impl CapabilityHandler) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .registrations
+            .push((capability, Arc::new(handler)));
+        self
+    }
+
+    /// Where call records, remembered grants, the audit and revision epochs are kept (R-CAP-5,
+    /// R-CAP-6, R-INV-2). The default, a [`MemoryStore`](lineup_host_core::MemoryStore), keeps
+    /// nothing across restarts; the `lineup-store` crate's SQLite store does.
+    pub fn capability_store(mut self, store: impl CapabilityStore + 'static) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .store = Box::new(store);
+        self
+    }
+
+    /// The agent identity the embedder vouches for (R-SES-1): remembered grants belong to it.
+    /// Without one, "always" lasts the conversation.
+    pub fn agent_identity(mut self, agent: AgentIdentity) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .agent = Some(agent);
+        self
+    }
+
+    /// Shows consent requests with the embedder's UI instead of the built-in trusted prompt
+    /// window.
+    pub fn consent_prompt(mut self, prompt: impl ConsentPrompt + 'static) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .prompt = PromptChoice::Custom(Box::new(prompt));
+        self
+    }
+
+    /// The extra check `system_permission` and `restricted` calls need after the user allowed
+    /// them (R-CAP-3); without one they are denied.
+    pub fn permission_hook(mut self, hook: impl FnMut(&HookRequest) -> bool + 'static) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .hook = Box::new(hook);
+        self
     }
 
     /// The client id written as `sender.id` of every outbound envelope.
@@ -286,7 +353,7 @@ impl HostBuilder {
         config.conversation_id = self.conversation_id;
         config.limits = self.limits.clone();
         config.bundle_policy = self.bundle_policy;
-        let session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
+        let mut session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
             .map_err(|e| ShellError::Platform(e.to_string()))?;
         // One limit for both layers: the session refuses first, with a protocol answer.
         let view_config = self
@@ -294,10 +361,21 @@ impl HostBuilder {
             .with_max_views(self.limits.max_surfaces)
             .with_memory_limit_mib(self.limits.surface_memory_limit_mib);
         let shell = Shell::start(event_loop, view_config)?;
+        let proxy = event_loop.create_proxy();
+        let (driver, initial) = match self.capabilities {
+            Some(config) => {
+                let (driver, initial) =
+                    start_capabilities(config, &mut session, event_loop, proxy.clone())?;
+                (Some(driver), initial)
+            }
+            None => (None, Vec::new()),
+        };
         Ok(Host {
             session,
             shell,
-            proxy: event_loop.create_proxy(),
+            driver,
+            initial,
+            proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document,
             window_size: self.window_size,
@@ -404,6 +482,10 @@ struct Backlog {
 pub struct Host {
     session: Session,
     shell: Shell,
+    /// Carries out the capability kernel's effects, when capabilities are enabled.
+    driver: Option<CapabilityDriver>,
+    /// Effects of enabling capabilities, applied at the first event.
+    initial: Vec<Effect>,
     proxy: EventLoopProxy<HostEvent>,
     /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
     inbound: Arc<AtomicUsize>,
@@ -499,17 +581,57 @@ impl Host {
             _ => {}
         }
         self.poll_probe(target);
+        let wakeup = self.poll_capabilities(target);
         if self.exit {
             ControlFlow::Exit
         } else if self.waiting.is_empty() && self.probe_reported {
-            ControlFlow::Wait
+            wakeup.map_or(ControlFlow::Wait, ControlFlow::WaitUntil)
         } else {
-            ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(50))
+            let soon = Instant::now() + Duration::from_millis(50);
+            ControlFlow::WaitUntil(wakeup.map_or(soon, |w| w.min(soon)))
         }
+    }
+
+    /// Hands an answer to the capability kernel and carries out what follows.
+    fn capability_answered(
+        &mut self,
+        ticket: Ticket,
+        answer: Answer,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        match self.session.capability_answered(ticket, answer) {
+            Ok(effects) => self.apply(effects, None, target),
+            Err(e) => tracing::error!("capability answer refused by the kernel: {e}"),
+        }
+    }
+
+    /// Applies what enabling capabilities produced, then expires and times out calls whose
+    /// deadline passed; returns when to look again.
+    fn poll_capabilities(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+        if !self.initial.is_empty() {
+            let initial = std::mem::take(&mut self.initial);
+            self.apply(initial, None, target);
+        }
+        let wait = self.session.next_capability_wakeup()?;
+        if wait.is_zero() {
+            let effects = self.session.poll_capabilities();
+            self.apply(effects, None, target);
+            return self
+                .session
+                .next_capability_wakeup()
+                .map(|d| Instant::now() + d);
+        }
+        Some(Instant::now() + wait)
     }
 
     fn handle_user_event(&mut self, inner: Inner, target: &EventLoopWindowTarget<HostEvent>) {
         match inner {
+            Inner::CapabilityAnswer { ticket, answer } => {
+                if let Some(driver) = self.driver.as_mut() {
+                    driver.answered(ticket);
+                }
+                self.capability_answered(ticket, answer, target);
+            }
             Inner::Inbound { line, bytes } => {
                 self.inbound_handled();
                 let effects = self.session.handle_inbound(&bytes);
@@ -715,7 +837,16 @@ impl Host {
                 // registration API yet), so its session answers every `app.call` `unsupported`
                 // itself and emits no capability work.
                 Effect::Capability(effect) => {
-                    tracing::error!("capability effect without a capability kernel: {effect:?}");
+                    let answer = match self.driver.as_mut() {
+                        Some(driver) => driver.execute(effect),
+                        None => {
+                            tracing::error!("capability effect without a driver: {effect:?}");
+                            None
+                        }
+                    };
+                    if let Some((ticket, answer)) = answer {
+                        self.capability_answered(ticket, answer, target);
+                    }
                 }
                 _ => {}
             }
@@ -840,4 +971,50 @@ impl Host {
             }
         }
     }
+}
+
+/// Starts the capability kernel of `session` from `config`: revision epoch and unfinished records
+/// from the store (R-INV-2, R-CAP-5), every registration, and the driver that carries out the
+/// kernel's effects. Returns the driver and the effects to apply first.
+fn start_capabilities(
+    config: CapabilityConfig,
+    session: &mut Session,
+    target: &EventLoopWindowTarget<HostEvent>,
+    proxy: EventLoopProxy<HostEvent>,
+) -> Result<(CapabilityDriver, Vec<Effect>), ShellError> {
+    let CapabilityConfig {
+        registrations,
+        mut store,
+        agent,
+        prompt,
+        hook,
+    } = config;
+    let store_error = |e: String| ShellError::Platform(format!("capability store: {e}"));
+    let epoch = store.next_epoch().map_err(store_error)?;
+    let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
+    setup.agent = agent;
+    setup.unfinished = store.unfinished().map_err(store_error)?;
+    let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
+    let mut initial = session.enable_capabilities(setup).map_err(usage)?;
+    let mut handlers = std::collections::HashMap::new();
+    for (capability, handler) in registrations {
+        let name = capability.name().clone();
+        initial.extend(session.register_capability(capability).map_err(usage)?);
+        handlers.insert(name, handler);
+    }
+    let prompt: Box<dyn ConsentPrompt> = match prompt {
+        PromptChoice::Custom(prompt) => prompt,
+        PromptChoice::BuiltIn => Box::new(PromptQueue::new(target, PromptOptions::default())?),
+    };
+    // The proxy is `Send` but not `Sync`; answers come from handler and prompt threads.
+    let proxy = std::sync::Mutex::new(proxy);
+    let sink: AnswerSink = Arc::new(move |ticket, answer| {
+        if let Ok(proxy) = proxy.lock() {
+            let _ = proxy.send_event(HostEvent(Inner::CapabilityAnswer { ticket, answer }));
+        }
+    });
+    Ok((
+        CapabilityDriver::new(store, handlers, Some(prompt), hook, sink),
+        initial,
+    ))
 }

@@ -59,6 +59,7 @@
 //! Linux (WebKitGTK, X11 or Wayland) only for now; elsewhere [`Shell::start`] fails with
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
+mod capabilities;
 mod config;
 mod consent;
 mod delegate;
@@ -73,6 +74,7 @@ mod stdio;
 mod trusted;
 mod view;
 
+pub use capabilities::{typed, CapabilityHandler, PermissionHook, SystemWallClock};
 pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
 pub use consent::{
     open_url_host, risk_in_words, ArgumentLine, ConsentAnswer, ConsentHandle, ConsentPrompt,

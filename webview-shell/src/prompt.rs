@@ -87,6 +87,10 @@ pub(crate) enum PromptOutcome {
 /// network refused), which loads one host-written document from a scheme only that context
 /// knows, under a nonce CSP; agent strings reach it as inert JSON and are set with
 /// `textContent`. Elsewhere [`PromptQueue::new`] fails with [`ShellError::Unsupported`].
+///
+/// Clones share one queue: give one to [`HostBuilder::consent_prompt`](crate::HostBuilder::consent_prompt)
+/// and keep another to watch it.
+#[derive(Clone)]
 pub struct PromptQueue {
     inner: Rc<RefCell<Queue>>,
 }

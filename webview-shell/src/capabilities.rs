@@ -1,0 +1,347 @@
+//! Carries out what the capability kernel asks (R-SEC-5, R-CAP-2..6): the store's reads and
+//! writes, handlers on threads of their own (never the GUI thread), the consent prompt and the
+//! embedder's permission hook. [`Host`](crate::Host) owns one [`CapabilityDriver`] when
+//! capabilities are enabled on its builder.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use lineup_host_core::{
+    Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer as KernelConsent,
+    ConsentRequest as KernelConsentRequest, HandlerError, HookRequest, JsonObject, RunRequest,
+    Ticket, Timestamp, WallClock,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::consent::{ConsentAnswer, ConsentHandle, ConsentPrompt, ConsentRequest, PendingConsent};
+
+/// A capability's handler. It runs on a thread of its own, never on the GUI thread, with the
+/// arguments already valid against the capability's `input_schema`; its result is the
+/// `app.result` `result` (`completed`), its error the `message` of a `failed` result.
+///
+/// Closures `Fn(JsonObject) -> Result<JsonObject, HandlerError>` are handlers; [`typed`] makes
+/// one from a closure over serde types.
+pub trait CapabilityHandler: Send + Sync + 'static {
+    /// Runs the capability once.
+    fn call(&self, arguments: JsonObject) -> Result<JsonObject, HandlerError>;
+}
+
+impl<F> CapabilityHandler for F
+where
+    F: Fn(JsonObject) -> Result<JsonObject, HandlerError> + Send + Sync + 'static,
+{
+    fn call(&self, arguments: JsonObject) -> Result<JsonObject, HandlerError> {
+        self(arguments)
+    }
+}
+
+/// A handler from a closure over serde types: the arguments are deserialized into `A` (a
+/// mismatch is a `failed` result naming the serde error), the result serialized from `R`, which
+/// must serialize to a JSON object.
+///
+/// ```
+/// use lineup_host_core::HandlerError;
+/// use lineup_webview_shell::{typed, CapabilityHandler};
+///
+/// #[derive(serde::Deserialize)]
+/// struct Args { text: String }
+/// #[derive(serde::Serialize)]
+/// struct Copied { chars: usize }
+///
+/// let handler = typed(|args: Args| Ok::<_, HandlerError>(Copied { chars: args.text.chars().count() }));
+/// let arguments = serde_json::from_str(r#"{"text":"北京"}"#).unwrap();
+/// let result = handler.call(arguments).unwrap();
+/// assert_eq!(result.to_json(), r#"{"chars":2}"#);
+/// ```
+pub fn typed<A, R, F>(f: F) -> impl CapabilityHandler
+where
+    A: DeserializeOwned,
+    R: Serialize,
+    F: Fn(A) -> Result<R, HandlerError> + Send + Sync + 'static,
+{
+    move |arguments: JsonObject| {
+        let value = serde_json::Value::Object(arguments.into_map());
+        let args: A = serde_json::from_value(value)
+            .map_err(|e| HandlerError::new(format!("the arguments do not fit the handler: {e}")))?;
+        let result = f(args)?;
+        match serde_json::to_value(result) {
+            Ok(serde_json::Value::Object(map)) => Ok(JsonObject::from(map)),
+            Ok(_) => Err(HandlerError::new(
+                "the handler's result is not a json object",
+            )),
+            Err(e) => Err(HandlerError::new(format!(
+                "the handler's result cannot be serialized: {e}"
+            ))),
+        }
+    }
+}
+
+/// The embedder's extra check for `system_permission` and `restricted` calls (R-CAP-3): the OS
+/// permission or an extra identity check. The default denies.
+pub type PermissionHook = Box<dyn FnMut(&HookRequest) -> bool>;
+
+/// The system clock as the kernel's wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemWallClock;
+
+impl WallClock for SystemWallClock {
+    fn now(&self) -> Timestamp {
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Timestamp::from_unix_millis(millis)
+            .or_else(|| Timestamp::from_unix_millis(0))
+            .unwrap_or_else(unreachable_epoch)
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_epoch() -> Timestamp {
+    panic!("the unix epoch is a valid timestamp")
+}
+
+/// A [`CapabilityStore`] with its error erased, so the host can hold any store.
+pub(crate) trait ErasedStore {
+    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, String>;
+    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, String>;
+    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, String>;
+}
+
+impl<S: CapabilityStore> ErasedStore for S {
+    /// Executes one store effect (the mapping of `host-core`'s store module); `Ok(Some)` is the
+    /// answer for the kernel.
+    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, String> {
+        let text = |e: S::Error| e.to_string();
+        match effect {
+            CapabilityEffect::LookupCall { key, .. } => {
+                let record = self.call(key).map_err(text)?;
+                Ok(Some(Answer::Call(record.map(Box::new))))
+            }
+            CapabilityEffect::PersistCall { ack, record } => match (self.put_call(record), ack) {
+                (Ok(()), Some(_)) => Ok(Some(Answer::Persisted)),
+                (Err(e), Some(_)) => Ok(Some(Answer::PersistFailed(e.to_string()))),
+                (Ok(()), None) => Ok(None),
+                (Err(e), None) => Err(e.to_string()),
+            },
+            CapabilityEffect::CheckGrant { key, .. } => {
+                let grant = self.grant(key).map_err(text)?;
+                Ok(Some(Answer::Grant(grant.is_some())))
+            }
+            CapabilityEffect::RememberGrant(grant) => {
+                self.put_grant(grant).map_err(text)?;
+                Ok(None)
+            }
+            CapabilityEffect::Audit(record) => {
+                self.append_audit(record).map_err(text)?;
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, String> {
+        self.next_revision_epoch().map_err(|e| e.to_string())
+    }
+
+    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, String> {
+        self.unfinished_calls().map_err(|e| e.to_string())
+    }
+}
+
+/// How an answer reaches the kernel from another thread (a handler's or a prompt's).
+pub(crate) type AnswerSink = Arc<dyn Fn(Ticket, Answer) + Send + Sync>;
+
+/// Executes capability effects for the host.
+pub(crate) struct CapabilityDriver {
+    store: Box<dyn ErasedStore>,
+    handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
+    prompt: Option<Box<dyn ConsentPrompt>>,
+    hook: PermissionHook,
+    /// Prompts showing or waiting, by ticket, so the kernel can withdraw them.
+    prompts: BTreeMap<Ticket, ConsentHandle>,
+    sink: AnswerSink,
+}
+
+impl CapabilityDriver {
+    pub(crate) fn new(
+        store: Box<dyn ErasedStore>,
+        handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
+        prompt: Option<Box<dyn ConsentPrompt>>,
+        hook: PermissionHook,
+        sink: AnswerSink,
+    ) -> Self {
+        Self {
+            store,
+            handlers,
+            prompt,
+            hook,
+            prompts: BTreeMap::new(),
+            sink,
+        }
+    }
+
+    /// Carries out `effect`; an answer the kernel needs now is returned, one that comes later
+    /// (a prompt, a handler) reaches the kernel through the sink.
+    pub(crate) fn execute(&mut self, effect: CapabilityEffect) -> Option<(Ticket, Answer)> {
+        match effect {
+            CapabilityEffect::Prompt(request) => self.prompt(request),
+            CapabilityEffect::Hook(request) => {
+                let allowed = (self.hook)(&request);
+                Some((request.ticket, Answer::Hook(allowed)))
+            }
+            CapabilityEffect::Withdraw(ticket) => {
+                if let Some(handle) = self.prompts.remove(&ticket) {
+                    handle.withdraw();
+                }
+                None
+            }
+            CapabilityEffect::Run(request) => {
+                self.run(request);
+                None
+            }
+            other => {
+                let ticket = ticket_of(&other);
+                match self.store.execute(&other) {
+                    Ok(Some(answer)) => ticket.map(|t| (t, answer)),
+                    Ok(None) => None,
+                    Err(e) => {
+                        tracing::error!("capability store: {e}");
+                        // A read that failed. No grant means the user is asked. No record lets
+                        // the call go on, but it never runs unless its `running` record is
+                        // written and acknowledged, which a failing store refuses (R-CAP-5).
+                        match other {
+                            CapabilityEffect::CheckGrant { ticket, .. } => {
+                                Some((ticket, Answer::Grant(false)))
+                            }
+                            CapabilityEffect::LookupCall { ticket, .. } => {
+                                Some((ticket, Answer::Call(None)))
+                            }
+                            _ => None,
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn prompt(&mut self, request: KernelConsentRequest) -> Option<(Ticket, Answer)> {
+        let ticket = request.ticket;
+        let Some(prompt) = self.prompt.as_mut() else {
+            tracing::warn!(
+                "no consent prompt is configured; call {} cancelled",
+                request.call.key
+            );
+            return Some((ticket, Answer::Consent(KernelConsent::Dismissed)));
+        };
+        let agent = request
+            .call
+            .agent
+            .as_ref()
+            .map_or_else(|| "an unidentified agent".to_owned(), ToString::to_string);
+        let shown = ConsentRequest::new(
+            &agent,
+            request.call.capability.clone(),
+            request.call.version.clone(),
+            request.call.risk,
+            &request.reason,
+            request.call.arguments.as_map(),
+        );
+        let shown = match shown {
+            Ok(shown) => shown.with_remember(request.may_remember),
+            Err(e) => {
+                tracing::warn!("call {} refused before any prompt: {e}", request.call.key);
+                return Some((ticket, Answer::Consent(KernelConsent::Deny)));
+            }
+        };
+        let sink = Arc::clone(&self.sink);
+        let (pending, handle) = PendingConsent::new(shown, move |answer| {
+            let answer = match answer {
+                ConsentAnswer::Allow => KernelConsent::Allow,
+                ConsentAnswer::AllowAlways => KernelConsent::AllowAlways,
+                ConsentAnswer::Deny => KernelConsent::Deny,
+                _ => KernelConsent::Dismissed,
+            };
+            sink(ticket, Answer::Consent(answer));
+        });
+        self.prompts.insert(ticket, handle);
+        prompt.request(pending);
+        None
+    }
+
+    /// Runs the handler on a thread of its own; its outcome reaches the kernel through the sink.
+    /// The kernel bounds how many run at once and how long it waits (R-CAP-4).
+    fn run(&mut self, request: RunRequest) {
+        let ticket = request.ticket;
+        let Some(handler) = self.handlers.get(&request.capability).cloned() else {
+            (self.sink)(
+                ticket,
+                Answer::Ran(Err(HandlerError::new(format!(
+                    "capability {} has no handler on this host",
+                    request.capability
+                )))),
+            );
+            return;
+        };
+        let sink = Arc::clone(&self.sink);
+        let name = format!("lineup-capability-{}", request.capability);
+        let arguments = request.arguments;
+        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+            let outcome = handler.call(arguments);
+            sink(ticket, Answer::Ran(outcome));
+        });
+        if let Err(e) = spawned {
+            (self.sink)(
+                ticket,
+                Answer::Ran(Err(HandlerError::new(format!(
+                    "the handler could not be started: {e}"
+                )))),
+            );
+        }
+    }
+
+    /// Forgets a prompt once its answer arrived.
+    pub(crate) fn answered(&mut self, ticket: Ticket) {
+        self.prompts.remove(&ticket);
+    }
+}
+
+fn ticket_of(effect: &CapabilityEffect) -> Option<Ticket> {
+    match effect {
+        CapabilityEffect::LookupCall { ticket, .. }
+        | CapabilityEffect::CheckGrant { ticket, .. } => Some(*ticket),
+        CapabilityEffect::PersistCall { ack, .. } => *ack,
+        _ => None,
+    }
+}
+
+/// Where the consent prompt comes from.
+pub(crate) enum PromptChoice {
+    /// The built-in trusted prompt window ([`PromptQueue`](crate::PromptQueue)), created when the
+    /// host is built.
+    BuiltIn,
+    /// The embedder's.
+    Custom(Box<dyn ConsentPrompt>),
+}
+
+/// What a [`HostBuilder`](crate::HostBuilder) collected about capabilities.
+pub(crate) struct CapabilityConfig {
+    pub(crate) registrations: Vec<(lineup_host_core::Capability, Arc<dyn CapabilityHandler>)>,
+    pub(crate) store: Box<dyn ErasedStore>,
+    pub(crate) agent: Option<lineup_host_core::AgentIdentity>,
+    pub(crate) prompt: PromptChoice,
+    pub(crate) hook: PermissionHook,
+}
+
+impl Default for CapabilityConfig {
+    fn default() -> Self {
+        Self {
+            registrations: Vec::new(),
+            store: Box::new(lineup_host_core::MemoryStore::default()),
+            agent: None,
+            prompt: PromptChoice::BuiltIn,
+            hook: Box::new(|_| false),
+        }
+    }
+}
