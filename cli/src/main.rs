@@ -16,6 +16,7 @@ use lineup_webview_shell::{
 };
 
 mod audit;
+mod capabilities;
 mod data;
 mod grants;
 mod log;
@@ -63,6 +64,8 @@ struct HostArgs {
     /// drop reports) can pass it, by about one per Surface.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     max_waiting_answers: u32,
+    #[command(flatten)]
+    capabilities: capabilities::CapabilityArgs,
 }
 
 /// How long, at exit, the host waits for a slow reader to take what is still queued.
@@ -104,6 +107,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.devtools {
         builder = builder.dangerous().with_devtools();
     }
+    builder = args.capabilities.apply(builder)?;
     let outbound = writer.clone();
     let mut closed_logged = false;
     let host = builder

@@ -985,3 +985,124 @@ fn a_slow_reader_loses_page_events_but_never_an_answer_or_a_close() {
         stopped[0],
     );
 }
+
+/// An RFC 3339 time two minutes from now.
+fn soon() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 120;
+    // Days since the epoch to a civil date (Howard Hinnant's algorithm).
+    let days = (secs / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+fn count_call(call_id: &str, tag: &str) -> String {
+    envelope(
+        &format!("msg_{call_id}"),
+        "app.call",
+        json!({
+            "call_id": call_id,
+            "capability": "test.count",
+            "reason": "counting runs",
+            "expires_at": soon(),
+            "arguments": {"tag": tag},
+        }),
+    )
+}
+
+fn is_result_for(call_id: &'static str) -> impl Fn(&Value) -> bool {
+    move |m| m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == call_id
+}
+
+/// R-INV-1, R-CAP-5, R-SES-1 over `lineup host --stdio`: the first answer is preceded by
+/// `client.inventory` and `app.list`; a call runs once and its repeat gets the stored result
+/// without running again; with a vouched agent, an envelope from another `sender.id` is refused.
+#[test]
+fn app_call_over_stdio_inventory_first_runs_once_and_refuses_another_sender() {
+    require_display();
+    let _screen = screen();
+    let dir = std::env::temp_dir().join(format!("lineup-count-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let count = dir.join("runs.txt");
+    let _ = std::fs::remove_file(&count);
+    let count_arg = count.to_string_lossy().into_owned();
+    let mut agent = Agent::spawn_with(
+        "app-call",
+        &[
+            "--agent-id",
+            "agent_hermes_main",
+            "--dangerous-test-capability",
+            &count_arg,
+        ],
+    );
+    agent.send(&count_call("call_1", "first"));
+    let result = agent.expect("app.result of call_1", is_result_for("call_1"));
+    assert_eq!(result["payload"]["status"], "completed", "{result}");
+    assert_eq!(result["payload"]["result"], json!({"tag": "first"}));
+    let types: Vec<&str> = agent
+        .received
+        .iter()
+        .filter_map(|m| m["type"].as_str())
+        .collect();
+    assert_eq!(
+        &types[..2],
+        &["lineup.v1.client.inventory", "lineup.v1.app.list"],
+        "the inventory comes first: {types:?}"
+    );
+    let inventory = &agent.received[0]["payload"];
+    assert!(
+        inventory["capabilities"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["name"] == "test.count")),
+        "{inventory}"
+    );
+
+    // The same call_id again: the stored result, no second run.
+    agent.send(&count_call("call_1", "first"));
+    let again = agent.expect("the repeated call_1's result", |m| {
+        is_result_for("call_1")(m)
+    });
+    let results: Vec<&Value> = agent
+        .received
+        .iter()
+        .filter(|m| is_result_for("call_1")(m))
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(again["payload"]["result"], result["payload"]["result"]);
+    let runs = std::fs::read_to_string(&count).unwrap_or_default();
+    assert_eq!(runs.lines().count(), 1, "test.count ran {runs:?}");
+
+    // R-SES-1: another sender.id is refused, and the call never runs.
+    let mut forged: Value = serde_json::from_str(&count_call("call_2", "forged")).unwrap();
+    forged["sender"]["id"] = json!("someone_else");
+    agent.send(&forged.to_string());
+    let refused = agent.expect("the forged call's answer", is_result_for("call_2"));
+    assert_eq!(refused["payload"]["status"], "failed", "{refused}");
+    assert_eq!(
+        refused["payload"]["error"]["code"], "wrong_sender",
+        "{refused}"
+    );
+    let runs = std::fs::read_to_string(&count).unwrap_or_default();
+    assert_eq!(runs.lines().count(), 1, "test.count ran {runs:?}");
+
+    agent.close_stdin();
+    let status = agent.wait_exit();
+    assert!(status.success(), "the host exited with {status}");
+}

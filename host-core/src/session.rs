@@ -55,6 +55,9 @@ pub struct SessionConfig {
     pub limits: Limits,
     /// Which inline bundles are accepted.
     pub bundle_policy: BundlePolicy,
+    /// The agent the transport vouches for (R-SES-1): an inbound envelope whose `sender.id` is
+    /// another is refused `wrong_sender`. `None` accepts any `sender.id`.
+    pub agent_id: Option<PartyId>,
 }
 
 impl SessionConfig {
@@ -69,6 +72,7 @@ impl SessionConfig {
             message_id_prefix: message_id_prefix.into(),
             limits: Limits::default(),
             bundle_policy: BundlePolicy::default(),
+            agent_id: None,
         }
     }
 }
@@ -852,6 +856,19 @@ impl Session {
                 ),
             )
             .field("sender.kind"));
+        }
+        let id = &message.sender().id;
+        if let Some(vouched) = self.config.agent_id.as_ref().filter(|v| *v != id) {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongSender,
+                "R-SES-1",
+                format!(
+                    "sender.id is {:?}; this session's agent is {:?}, vouched for by the transport",
+                    shorten(id.as_str(), 64),
+                    vouched.as_str()
+                ),
+            )
+            .field("sender.id"));
         }
         Ok(())
     }

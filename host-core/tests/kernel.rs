@@ -1218,3 +1218,20 @@ fn debug_never_prints_guest_code_agent_state_or_event_data() {
     let leaky = format!("{:?}", json!({"s": SECRET}));
     assert!(lineup_host_core::leaked_form(&leaky, SECRET).is_some());
 }
+
+#[test]
+fn r_ses_1_with_a_vouched_agent_another_sender_id_is_refused_and_changes_nothing() {
+    let clock = ManualClock::default();
+    let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    config.agent_id = Some(PartyId::try_from("agent_hermes_main").unwrap());
+    let mut s = Session::new(config, Box::new(clock)).unwrap();
+    let mut other: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
+    other["sender"]["id"] = json!("someone_else");
+    let err = client_error(&mut s, other.to_string().as_bytes());
+    assert_eq!(err["code"], "wrong_sender");
+    assert_eq!(err["field"], "sender.id");
+    assert_eq!(s.surfaces().count(), 0);
+    assert_eq!(s.conversation_id(), None, "a refusal establishes nothing");
+    // Positive control: the vouched agent's own open is accepted.
+    opened_key(&s.handle_inbound(&open("m2", "w", None)));
+}

@@ -168,6 +168,7 @@ pub struct HostBuilder {
     outbound: Option<OutboundFn>,
     delegate: Box<dyn HostDelegate>,
     capabilities: Option<CapabilityConfig>,
+    agent_id: Option<PartyId>,
 }
 
 impl Default for HostBuilder {
@@ -203,6 +204,7 @@ impl HostBuilder {
             outbound: None,
             delegate: Box::new(NoDelegate),
             capabilities: None,
+            agent_id: None,
         }
     }
 
@@ -236,12 +238,11 @@ impl HostBuilder {
         self
     }
 
-    /// The agent identity the embedder vouches for (R-SES-1): remembered grants belong to it.
-    /// Without one, "always" lasts the conversation.
-    pub fn agent_identity(mut self, agent: AgentIdentity) -> Self {
-        self.capabilities
-            .get_or_insert_with(CapabilityConfig::default)
-            .agent = Some(agent);
+    /// The agent the embedder or the transport vouches for (R-SES-1): an inbound envelope whose
+    /// `sender.id` is another is refused `wrong_sender`, and remembered grants belong to this
+    /// identity. Without one, any `sender.id` is taken and "always" lasts the conversation.
+    pub fn vouched_agent(mut self, agent: PartyId) -> Self {
+        self.agent_id = Some(agent);
         self
     }
 
@@ -353,6 +354,7 @@ impl HostBuilder {
         config.conversation_id = self.conversation_id;
         config.limits = self.limits.clone();
         config.bundle_policy = self.bundle_policy;
+        config.agent_id = self.agent_id.clone();
         let mut session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
             .map_err(|e| ShellError::Platform(e.to_string()))?;
         // One limit for both layers: the session refuses first, with a protocol answer.
@@ -363,7 +365,11 @@ impl HostBuilder {
         let shell = Shell::start(event_loop, view_config)?;
         let proxy = event_loop.create_proxy();
         let (driver, initial) = match self.capabilities {
-            Some(config) => {
+            Some(mut config) => {
+                config.agent = self
+                    .agent_id
+                    .as_ref()
+                    .and_then(|id| AgentIdentity::try_from(id.as_str()).ok());
                 let (driver, initial) =
                     start_capabilities(config, &mut session, event_loop, proxy.clone())?;
                 (Some(driver), initial)

@@ -1,0 +1,111 @@
+//! The `lineup host` flags that turn App Capabilities on: the vouched agent, where records are
+//! kept, and, for scripted tests only, automatic consent and a counting test capability.
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use lineup_host_core::{
+    Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, PartyId, Risk,
+};
+use lineup_webview_shell::{HostBuilder, PendingConsent};
+
+/// How prompts are answered under `--dangerous-auto-consent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AutoConsent {
+    /// Every prompt is answered "allow" (once).
+    Allow,
+    /// Every prompt is answered "deny".
+    Deny,
+}
+
+/// App Capability flags of `lineup host`.
+#[derive(Debug, Args)]
+pub(crate) struct CapabilityArgs {
+    /// The agent this host vouches for (R-SES-1): an envelope whose `sender.id` is another is
+    /// refused `wrong_sender`, and remembered grants belong to this identity. Without it,
+    /// "always" lasts one conversation.
+    #[arg(long, value_name = "ID")]
+    agent_id: Option<String>,
+    /// Turn App Capabilities on: the session gets `client.inventory` and `app.list` first, and
+    /// `app.call` goes through consent. On when any capability flag is given.
+    #[arg(long)]
+    capabilities: bool,
+    /// FOR SCRIPTED TESTS ONLY: answer every consent prompt automatically instead of asking
+    /// the user. Never use it with a real agent.
+    #[arg(long, value_enum, value_name = "ANSWER")]
+    dangerous_auto_consent: Option<AutoConsent>,
+    /// FOR SCRIPTED TESTS ONLY: register `test.count` (`display_only`), whose handler appends
+    /// its `tag` argument as one line to FILE, then sleeps `sleep_ms` (at most 10 000): a
+    /// capability whose runs can be counted outside the host.
+    #[arg(long, value_name = "FILE")]
+    dangerous_test_capability: Option<PathBuf>,
+}
+
+impl CapabilityArgs {
+    /// Applies the flags to `builder`.
+    pub(crate) fn apply(&self, mut builder: HostBuilder) -> Result<HostBuilder, String> {
+        if let Some(agent) = &self.agent_id {
+            let agent =
+                PartyId::try_from(agent.as_str()).map_err(|e| format!("--agent-id: {e}"))?;
+            builder = builder.vouched_agent(agent);
+        }
+        let on = self.capabilities
+            || self.dangerous_auto_consent.is_some()
+            || self.dangerous_test_capability.is_some();
+        if !on {
+            return Ok(builder);
+        }
+        builder = builder.enable_capabilities();
+        if let Some(answer) = self.dangerous_auto_consent {
+            tracing::warn!("--dangerous-auto-consent {answer:?}: no user is asked");
+            builder = builder.consent_prompt(move |pending: PendingConsent| match answer {
+                AutoConsent::Allow => pending.allow(),
+                AutoConsent::Deny => pending.deny(),
+            });
+        }
+        if let Some(file) = &self.dangerous_test_capability {
+            tracing::warn!("--dangerous-test-capability: test.count registered");
+            builder = builder.capability(test_capability()?, counting(file.clone()));
+        }
+        Ok(builder)
+    }
+}
+
+fn test_capability() -> Result<Capability, String> {
+    let schema: JsonObject = serde_json::from_str(
+        r#"{"type":"object","required":["tag"],"properties":{
+            "tag":{"type":"string","maxLength":128},
+            "sleep_ms":{"type":"integer","minimum":0,"maximum":10000}}}"#,
+    )
+    .map_err(|e| e.to_string())?;
+    let name = CapabilityName::try_from("test.count").map_err(|e| e.to_string())?;
+    let version = OpaqueVersion::try_from("1").map_err(|e| e.to_string())?;
+    Capability::new(name, version, Risk::DisplayOnly, schema).map_err(|e| e.to_string())
+}
+
+/// Appends the `tag` to `file` (flushed to disk before it returns), then sleeps.
+fn counting(file: PathBuf) -> impl Fn(JsonObject) -> Result<JsonObject, HandlerError> {
+    move |arguments: JsonObject| {
+        let map = arguments.as_map();
+        let tag = map.get("tag").and_then(|t| t.as_str()).unwrap_or_default();
+        let sleep = map
+            .get("sleep_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        let mut out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .map_err(|e| HandlerError::new(format!("cannot open the count file: {e}")))?;
+        writeln!(out, "{tag}")
+            .and_then(|()| out.sync_all())
+            .map_err(|e| HandlerError::new(format!("cannot write the count file: {e}")))?;
+        std::thread::sleep(Duration::from_millis(sleep.min(10_000)));
+        let mut result = serde_json::Map::new();
+        result.insert("tag".into(), serde_json::Value::String(tag.to_owned()));
+        Ok(JsonObject::from(result))
+    }
+}
