@@ -38,12 +38,14 @@
 mod bridge;
 mod bundle;
 mod decode;
+mod diagnostic;
 mod display;
 mod error;
 mod framing;
 pub mod fuzz_targets;
 mod ids;
 mod json;
+mod language;
 mod limits;
 mod markdown;
 mod message;
@@ -53,6 +55,10 @@ mod session;
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
 pub use decode::decode;
+pub use diagnostic::{
+    csp_hint, CspViolation, Diagnostic, DiagnosticKind, DiagnosticLevel, PageText, SourcePart,
+    SourcePosition,
+};
 pub use display::{display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
@@ -61,6 +67,7 @@ pub use ids::{
     MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
 };
 pub use json::JsonObject;
+pub use language::LanguageTag;
 pub use limits::Limits;
 pub use markdown::sanitize_markdown;
 pub use message::{

@@ -65,8 +65,10 @@ mod shell;
 mod stdio;
 mod view;
 
-pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
-pub use delegate::{HostDelegate, NoDelegate, Refusal};
+pub use config::{
+    language_from_environment, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
+};
+pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
 pub use error::ShellError;
 pub use event::ViewEvent;
 pub use host::{

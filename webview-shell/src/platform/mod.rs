@@ -3,11 +3,13 @@
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
-pub(crate) use linux::{check_display, check_web_processes_sandboxed, web_processes, PlatformView};
+pub(crate) use linux::{
+    apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformView,
+};
 
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    check_display, check_web_processes_sandboxed, web_processes, PlatformView,
+    apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformView,
 };

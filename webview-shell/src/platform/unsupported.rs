@@ -9,7 +9,7 @@ use tao::event::WindowEvent;
 use tao::event_loop::EventLoopWindowTarget;
 use tao::window::{Window, WindowId};
 
-use crate::config::{Placement, Rect, ViewConfig};
+use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::view::Hardening;
@@ -77,3 +77,5 @@ pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> Result<(), 
 pub(crate) fn check_display() -> Result<(), ShellError> {
     Err(ShellError::Unsupported(UNSUPPORTED))
 }
+
+pub(crate) fn apply_theme(_theme: Theme) {}
