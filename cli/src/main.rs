@@ -14,6 +14,7 @@ use lineup_webview_shell::{
     HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
 };
 
+mod bundle;
 mod log;
 
 /// Show LineUp UI Surfaces in isolated webviews.
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Host Surfaces for an agent that speaks lineup.v1 over a stream.
     Host(HostArgs),
+    /// Print a bundle folder as a ready ui.open envelope (or app object), integrity computed.
+    Bundle(bundle::BundleArgs),
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Host(args) => host_stdio(args),
+        Command::Bundle(args) => bundle::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

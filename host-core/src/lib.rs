@@ -53,7 +53,7 @@ mod redact;
 mod session;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
-pub use bundle::{InlineBundle, Integrity};
+pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use decode::decode;
 pub use diagnostic::{
     csp_hint, CspViolation, Diagnostic, DiagnosticKind, DiagnosticLevel, PageText, SourcePart,
