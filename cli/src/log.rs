@@ -1,7 +1,9 @@
 //! Logging to stderr: the tracing subscriber, and a host delegate that reports every refusal with
 //! the line it came from and the rule it broke.
 
-use lineup_host_core::{display_title, CloseReason, InlineApp, ProtocolError, SurfaceKey};
+use lineup_host_core::{
+    display_title, CloseReason, Diagnostic, DiagnosticLevel, InlineApp, ProtocolError, SurfaceKey,
+};
 use lineup_webview_shell::{HostDelegate, Refusal};
 
 /// Logs to stderr; `RUST_LOG` filters (default `info`).
@@ -58,6 +60,25 @@ impl HostDelegate for StderrDelegate {
 
     fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
         tracing::info!("surface {key}: closed ({reason:?})");
+    }
+
+    /// R-DIAG-1: on stderr, never stdout; "page says" marks it page-supplied (a page can forge
+    /// any of it), and its text is escaped onto one line.
+    fn notify_diagnostic(&mut self, key: &SurfaceKey, diagnostic: &Diagnostic) {
+        let says = if diagnostic.page_supplied() {
+            "page says"
+        } else {
+            "host"
+        };
+        match diagnostic.level {
+            DiagnosticLevel::Error => tracing::error!("surface {key}: {says} {diagnostic}"),
+            DiagnosticLevel::Warn => tracing::warn!("surface {key}: {says} {diagnostic}"),
+            _ => tracing::info!("surface {key}: {says} {diagnostic}"),
+        }
+    }
+
+    fn notify_resize(&mut self, key: &SurfaceKey, height: u32) {
+        tracing::info!("surface {key}: resized to {height} px");
     }
 
     fn notify_crashed(&mut self, key: &SurfaceKey) {

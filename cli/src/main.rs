@@ -16,6 +16,7 @@ use lineup_webview_shell::{
 };
 
 mod audit;
+mod bundle;
 mod capabilities;
 mod data;
 mod grants;
@@ -37,6 +38,8 @@ enum Command {
     Grants(grants::GrantsArgs),
     /// Verify or export the audit log of a host's data directory.
     Audit(audit::AuditArgs),
+    /// Print a bundle folder as a ready ui.open envelope (or app object), integrity computed.
+    Bundle(bundle::BundleArgs),
 }
 
 #[derive(Debug, Args)]
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => {
             return audit::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
         }
+        Command::Bundle(args) => bundle::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::diagnostic::{Diagnostic, RawDiagnostic};
 use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::EventName;
 use crate::json::{nesting_depth, parse_strict, JsonObject};
@@ -30,6 +31,9 @@ pub enum BridgeMessage {
         /// The requested height, finite and not negative.
         height: f64,
     },
+    /// A console message, uncaught error, unhandled rejection or CSP violation the page reports
+    /// about itself (R-DIAG-1): page-supplied, for the embedder only, never for the agent.
+    Diagnostic(Diagnostic),
 }
 
 #[derive(Deserialize)]
@@ -44,6 +48,22 @@ struct RawBridge<'a> {
     data: Option<&'a RawValue>,
     #[serde(borrow)]
     height: Option<&'a RawValue>,
+    #[serde(rename = "kind", borrow)]
+    diagnostic_kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    level: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow)]
+    line: Option<&'a RawValue>,
+    #[serde(borrow)]
+    column: Option<&'a RawValue>,
+    #[serde(borrow)]
+    directive: Option<&'a RawValue>,
+    #[serde(borrow)]
+    blocked: Option<&'a RawValue>,
 }
 
 fn refuse(rule: &'static str, message: String) -> ProtocolError {
@@ -146,15 +166,55 @@ impl BridgeMessage {
                     .field("height")),
                 }
             }
+            "diagnostic" => {
+                let optional = |raw: Option<&RawValue>, name: &'static str| {
+                    raw.map(|raw| string_field(Some(raw), name)).transpose()
+                };
+                let raw = RawDiagnostic {
+                    kind: string_field(msg.diagnostic_kind, "kind")?,
+                    level: optional(msg.level, "level")?,
+                    message: string_field(msg.message, "message")?,
+                    source: optional(msg.source, "source")?,
+                    line: position_field(msg.line, "line")?,
+                    column: position_field(msg.column, "column")?,
+                    directive: optional(msg.directive, "directive")?,
+                    blocked: optional(msg.blocked, "blocked")?,
+                };
+                raw.check(limits.max_diagnostic_text_bytes)
+                    .map(BridgeMessage::Diagnostic)
+                    .map_err(|e| refuse("R-DIAG-1", e))
+            }
             other => Err(refuse(
                 "R-UI-6",
                 format!(
-                    "type {:?} is not ready, event or resize",
+                    "type {:?} is not ready, event, resize or diagnostic",
                     crate::ids::shorten(other, 40)
                 ),
             )
             .field("type")),
         }
+    }
+}
+
+/// An optional line or column: a whole number from 0 to 2^32 - 1 (0 means unknown).
+fn position_field(
+    raw: Option<&RawValue>,
+    name: &'static str,
+) -> Result<Option<u32>, ProtocolError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<u32>(raw.get()) {
+        Ok(0) => Ok(None),
+        Ok(n) => Ok(Some(n)),
+        Err(_) => Err(refuse(
+            "R-DIAG-1",
+            format!(
+                "{name} must be a whole number from 0 to 4294967295, not {}",
+                crate::ids::shorten(raw.get(), 40)
+            ),
+        )
+        .field(name)),
     }
 }
 

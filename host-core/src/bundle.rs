@@ -8,6 +8,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::diagnostic::SourcePart;
 use crate::ids::{shorten, InvalidValue};
 use crate::redact::Fingerprint;
 
@@ -66,19 +67,25 @@ impl InlineBundle {
         js: impl Into<String>,
     ) -> Result<Self, InvalidValue> {
         let (html, css, js) = (html.into(), css.into(), js.into());
-        refuse_sequence(
-            "app.css",
-            &css,
-            "</style",
-            "write '<\\/style' or split the string",
-        )?;
-        refuse_sequence(
-            "app.js",
-            &js,
-            "</script",
-            "write '<\\/script' inside strings",
-        )?;
-        refuse_sequence("app.js", &js, "<!--", "write '<\\!--' inside strings")?;
+        if let Some(found) = Breakout::find(&css, &js) {
+            let text = if found.part == SourcePart::Css {
+                &css
+            } else {
+                &js
+            };
+            return Err(InvalidValue {
+                kind: if found.part == SourcePart::Css {
+                    "app.css"
+                } else {
+                    "app.js"
+                },
+                value: shorten(&text[found.offset..], 40),
+                reason: format!(
+                    "contains {:?} at byte {}, which would end the element early (R-UI-6a); {}",
+                    found.sequence, found.offset, found.hint
+                ),
+            });
+        }
         Ok(Self { html, css, js })
     }
 
@@ -132,30 +139,56 @@ impl fmt::Debug for InlineBundle {
     }
 }
 
-fn refuse_sequence(
-    field: &'static str,
-    text: &str,
-    needle: &str,
-    hint: &str,
-) -> Result<(), InvalidValue> {
-    let lower = text.to_ascii_lowercase();
-    match lower.find(needle) {
-        None => Ok(()),
-        Some(at) => Err(InvalidValue {
-            kind: field,
-            value: shorten(&text[floor_char_boundary(text, at)..], 40),
-            reason: format!(
-                "contains {needle:?} at byte {at}, which would end the element early (R-UI-6a); {hint}"
-            ),
-        }),
-    }
+/// A sequence in `css` or `js` that would end its element early or change how the HTML parser
+/// reads it (R-UI-6a): `</style` in `css`, `</script` or `<!--` in `js`, in any ASCII case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Breakout {
+    /// The part it is in.
+    pub part: SourcePart,
+    /// Its byte offset in that part (always on a character boundary).
+    pub offset: usize,
+    /// The sequence, lowercase.
+    pub sequence: &'static str,
+    /// How to write it instead.
+    pub hint: &'static str,
 }
 
-fn floor_char_boundary(s: &str, mut at: usize) -> usize {
-    while !s.is_char_boundary(at) {
-        at -= 1;
+impl Breakout {
+    /// The first breakout of `css`, then of `js`, if any.
+    ///
+    /// ```
+    /// use lineup_host_core::{Breakout, SourcePart};
+    /// let found = Breakout::find("", "x = '</SCRIPT>'").unwrap();
+    /// assert_eq!((found.part, found.offset, found.sequence), (SourcePart::Js, 5, "</script"));
+    /// ```
+    pub fn find(css: &str, js: &str) -> Option<Self> {
+        const SEQUENCES: [(SourcePart, &str, &str); 3] = [
+            (
+                SourcePart::Css,
+                "</style",
+                "write '<\\/style' or split the string",
+            ),
+            (
+                SourcePart::Js,
+                "</script",
+                "write '<\\/script' inside strings",
+            ),
+            (SourcePart::Js, "<!--", "write '<\\!--' inside strings"),
+        ];
+        SEQUENCES.iter().find_map(|(part, sequence, hint)| {
+            let text = if *part == SourcePart::Css { css } else { js };
+            // ASCII lowercasing keeps every byte offset.
+            text.to_ascii_lowercase()
+                .find(sequence)
+                .map(|offset| Breakout {
+                    part: *part,
+                    offset,
+                    sequence,
+                    hint,
+                })
+        })
     }
-    at
 }
 
 /// A SHA-256 integrity value, written `sha256-<standard base64 with padding>` (R-UI-2).

@@ -158,7 +158,7 @@ fn strip(s: &str) -> String {
 
 /// Invisible characters and those that reorder text: general categories Cc and Cf,
 /// `Default_Ignorable_Code_Point` and `Bidi_Control`.
-fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     matches!(
         CodePointMapData::<GeneralCategory>::new().get(c),
         GeneralCategory::Control | GeneralCategory::Format

@@ -44,12 +44,14 @@ mod bridge;
 mod bundle;
 mod capability;
 mod decode;
+mod diagnostic;
 mod display;
 mod error;
 mod framing;
 pub mod fuzz_targets;
 mod ids;
 mod json;
+mod language;
 mod limits;
 mod markdown;
 mod message;
@@ -57,7 +59,7 @@ mod redact;
 mod session;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
-pub use bundle::{InlineBundle, Integrity};
+pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
     Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
     Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore,
@@ -65,6 +67,10 @@ pub use capability::{
     HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
 };
 pub use decode::decode;
+pub use diagnostic::{
+    csp_hint, CspViolation, Diagnostic, DiagnosticKind, DiagnosticLevel, PageText, SourcePart,
+    SourcePosition,
+};
 pub use display::{display_line, display_text, display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
@@ -73,6 +79,7 @@ pub use ids::{
     InstanceId, InvalidValue, MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
 };
 pub use json::JsonObject;
+pub use language::LanguageTag;
 pub use limits::Limits;
 pub use markdown::sanitize_markdown;
 pub use message::{

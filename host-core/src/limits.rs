@@ -22,6 +22,11 @@ use crate::error::UsageError;
 /// | `max_documents_per_window` | 5 | R-UI-10 (host choice) |
 /// | `document_window` | 10 s | R-UI-10 (host choice) |
 /// | `surface_memory_limit_mib` | 512 MiB per Surface web process | host choice |
+/// | `max_diagnostics_per_window` | 100 per Surface | R-DIAG-1 (host choice) |
+/// | `max_diagnostic_bytes_per_window` | 64 KiB per Surface | R-DIAG-1 (host choice) |
+/// | `diagnostic_window` | 10 s | R-DIAG-1 (host choice) |
+/// | `max_diagnostic_text_bytes` | 2 KiB (longer messages are cut) | R-DIAG-1 (host choice) |
+/// | `max_pending_diagnostics` | 64 per Surface | R-DIAG-1 (host choice) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -53,6 +58,20 @@ pub struct Limits {
     /// The memory ceiling of one Surface's web process, in MiB; a process that passes it is
     /// ended and its Surface closed with reason `memory` (R-UI-12).
     pub surface_memory_limit_mib: u32,
+    /// How many diagnostics (console messages, errors, CSP violations) one Surface may report
+    /// within `diagnostic_window`; the rest are dropped and counted, and the embedder hears one
+    /// `suppressed` note (R-DIAG-1). A budget of its own: diagnostics never count against
+    /// `max_pending_bridge_messages`, so a chatty console cannot cost a page its events.
+    pub max_diagnostics_per_window: usize,
+    /// How many bytes of diagnostic text one Surface may report within `diagnostic_window`.
+    pub max_diagnostic_bytes_per_window: usize,
+    /// The window of the two diagnostic budgets.
+    pub diagnostic_window: Duration,
+    /// The longest diagnostic message, in bytes of UTF-8; the rest is cut off (R-DIAG-1).
+    pub max_diagnostic_text_bytes: usize,
+    /// How many diagnostics of one Surface may wait to be handled; the platform drops and counts
+    /// the rest, apart from `max_pending_bridge_messages`.
+    pub max_pending_diagnostics: usize,
 }
 
 impl Default for Limits {
@@ -70,6 +89,11 @@ impl Default for Limits {
             max_documents_per_window: 5,
             document_window: Duration::from_secs(10),
             surface_memory_limit_mib: 512,
+            max_diagnostics_per_window: 100,
+            max_diagnostic_bytes_per_window: 64 * 1024,
+            diagnostic_window: Duration::from_secs(10),
+            max_diagnostic_text_bytes: 2 * 1024,
+            max_pending_diagnostics: 64,
         }
     }
 }
@@ -94,6 +118,16 @@ impl Limits {
                 "surface_memory_limit_mib",
                 self.surface_memory_limit_mib as usize,
             ),
+            (
+                "max_diagnostics_per_window",
+                self.max_diagnostics_per_window,
+            ),
+            (
+                "max_diagnostic_bytes_per_window",
+                self.max_diagnostic_bytes_per_window,
+            ),
+            ("max_diagnostic_text_bytes", self.max_diagnostic_text_bytes),
+            ("max_pending_diagnostics", self.max_pending_diagnostics),
         ];
         for (name, value) in positive {
             if value == 0 {

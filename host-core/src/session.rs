@@ -10,6 +10,7 @@ use crate::capability::{
     Answer, Capabilities, Capability, CapabilityEffect, CapabilitySetup, Out, Ticket,
 };
 use crate::decode::decode;
+use crate::diagnostic::Diagnostic;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
 use crate::ids::{
     shorten, AgentIdentity, CapabilityName, ConversationId, EventName, InstanceId, MessageId,
@@ -213,6 +214,15 @@ pub enum Effect {
     Send(Message),
     /// Diagnostic: an inbound envelope was refused (its answer, if any, is a separate `Send`).
     Rejected(ProtocolError),
+    /// A console message, page error or CSP violation of the Surface's page, within its
+    /// diagnostic budget: for the embedder and the Surface's author, never for the agent
+    /// (R-DIAG-1). Page-supplied, except the host's own `suppressed` notes.
+    Diagnostic {
+        /// The webview whose page reported it.
+        key: SurfaceKey,
+        /// What it reported.
+        diagnostic: Diagnostic,
+    },
     /// Diagnostic: a bridge message was dropped and counted, never forwarded (R-UI-7).
     Dropped {
         /// The webview that posted it.
@@ -249,6 +259,10 @@ pub struct Stats {
     pub duplicate_ready: u64,
     /// New main-frame documents after the first, in any Surface (R-UI-10).
     pub reloads: u64,
+    /// Page diagnostics handed to the embedder (R-DIAG-1).
+    pub diagnostics: u64,
+    /// Page diagnostics dropped beyond a Surface's diagnostic budget (R-DIAG-1).
+    pub diagnostics_suppressed: u64,
 }
 
 struct Entry {
@@ -261,6 +275,20 @@ struct Entry {
     documents: VecDeque<Duration>,
     /// Whether the main frame committed its first document yet.
     committed: bool,
+    /// What the page reported as diagnostics in the current window (R-DIAG-1).
+    diagnostics: DiagnosticBudget,
+}
+
+/// One Surface's diagnostics within the current fixed window (R-DIAG-1).
+#[derive(Default)]
+struct DiagnosticBudget {
+    window_start: Duration,
+    count: usize,
+    bytes: usize,
+    /// Dropped since the last note to the embedder.
+    suppressed: u64,
+    /// Whether the embedder heard in this window that diagnostics are being dropped.
+    told: bool,
 }
 
 /// The sans-IO kernel of one conversation.
@@ -551,8 +579,77 @@ impl Session {
                 key: key.clone(),
                 height,
             }),
+            BridgeMessage::Diagnostic(diagnostic) => self.diagnostic(key, diagnostic, &mut fx),
         }
         fx
+    }
+
+    /// The platform dropped `count` diagnostics of webview `key` while too many were waiting to
+    /// be handled (`Limits::max_pending_diagnostics`); they count against its budget as
+    /// suppressed (R-DIAG-1).
+    pub fn diagnostics_dropped(&mut self, key: &SurfaceKey, count: u64) -> Vec<Effect> {
+        self.stats.diagnostics_suppressed += count;
+        if let Some(entry) = self.surfaces.get_mut(&key.instance) {
+            if entry.generation == key.generation {
+                entry.diagnostics.suppressed += count;
+            }
+        }
+        Vec::new()
+    }
+
+    /// R-DIAG-1: passes `diagnostic` to the embedder within the Surface's budget; past it, one
+    /// `suppressed` note per window, and a count of what was dropped once the next window opens.
+    fn diagnostic(&mut self, key: &SurfaceKey, diagnostic: Diagnostic, fx: &mut Vec<Effect>) {
+        let now = self.clock.monotonic();
+        let limits = &self.config.limits;
+        let (window, max_count, max_bytes) = (
+            limits.diagnostic_window,
+            limits.max_diagnostics_per_window,
+            limits.max_diagnostic_bytes_per_window,
+        );
+        let Some(entry) = self.surfaces.get_mut(&key.instance) else {
+            return;
+        };
+        let budget = &mut entry.diagnostics;
+        if now.saturating_sub(budget.window_start) >= window {
+            let dropped = std::mem::take(&mut budget.suppressed);
+            *budget = DiagnosticBudget {
+                window_start: now,
+                ..DiagnosticBudget::default()
+            };
+            if dropped > 0 {
+                fx.push(Effect::Diagnostic {
+                    key: key.clone(),
+                    diagnostic: Diagnostic::suppressed(format!(
+                        "{dropped} diagnostics of this surface were dropped: more than {max_count} \
+                         or {max_bytes} bytes within {window:?} (R-DIAG-1)"
+                    )),
+                });
+            }
+        }
+        let weight = diagnostic.weight();
+        if budget.count >= max_count || budget.bytes + weight > max_bytes {
+            budget.suppressed += 1;
+            self.stats.diagnostics_suppressed += 1;
+            if !std::mem::replace(&mut budget.told, true) {
+                fx.push(Effect::Diagnostic {
+                    key: key.clone(),
+                    diagnostic: Diagnostic::suppressed(format!(
+                        "this surface passed its diagnostic budget of {max_count} messages or \
+                         {max_bytes} bytes within {window:?}; further ones are dropped and counted \
+                         (R-DIAG-1)"
+                    )),
+                });
+            }
+            return;
+        }
+        budget.count += 1;
+        budget.bytes += weight;
+        self.stats.diagnostics += 1;
+        fx.push(Effect::Diagnostic {
+            key: key.clone(),
+            diagnostic,
+        });
     }
 
     /// The platform dropped a message of `len` bytes that the page of webview `key` posted,
@@ -963,6 +1060,10 @@ impl Session {
             state: state.unwrap_or_default(),
             documents: VecDeque::new(),
             committed: false,
+            diagnostics: DiagnosticBudget {
+                window_start: now,
+                ..DiagnosticBudget::default()
+            },
         };
         let key = SurfaceKey {
             instance: instance_id.clone(),

@@ -242,6 +242,20 @@ fn check_valid(name: &str, kind: Kind, bytes: &[u8]) -> Vec<String> {
                     Some("resize") => Some(BridgeMessage::Resize {
                         height: value["height"].as_f64().unwrap(),
                     }),
+                    // R-DIAG-1: the decoded diagnostic carries the page's fields as sent.
+                    Some("diagnostic") => match &decoded {
+                        BridgeMessage::Diagnostic(d)
+                            if d.kind.as_str() == value["kind"]
+                                && d.message.as_str() == value["message"]
+                                && d.line.map(u64::from) == value["line"].as_u64()
+                                && d.column.map(u64::from) == value["column"].as_u64()
+                                && d.csp.as_ref().map(|c| c.directive.as_str())
+                                    == value["directive"].as_str() =>
+                        {
+                            Some(decoded.clone())
+                        }
+                        _ => None,
+                    },
                     _ => None,
                 };
                 if expected.as_ref() != Some(&decoded) {

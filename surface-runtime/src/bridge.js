@@ -12,6 +12,9 @@
 //   {"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<object>}
 //   {"namespace":"lineup.surface.v1","type":"resize","height":<number>}
 //   {"namespace":"lineup.surface.v1","type":"ready"}          (once, after the guest script ran)
+//   {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"console"|"error"|"rejection"|"csp",
+//    "level":"debug"|"log"|"info"|"warn"|"error","message":<text>,"source"?,"line"?,"column"?,
+//    "directive"?,"blocked"?}                                 (R-DIAG-1, for the embedder only)
 // Downstream: the host evaluates window.__lineupSurfaceDeliverState(<key>, <state as JSON text>)
 // (R-UI-3). The key is drawn at random for each webview and exists only in this script's closure
 // and in the host, so page code cannot feed itself states the agent never sent (R-UI-6); the text
@@ -137,6 +140,8 @@
     try {
       reflectApply(node.callback, undefined, [state]);
     } catch (error) {
+      reportThrown('error', error);
+      rethrown += 1;
       reportLater(error);
     }
   }
@@ -247,6 +252,319 @@
     var m = message('resize');
     m.height = h;
     send(m);
+  }
+
+  // Diagnostics (R-DIAG-1): console calls, uncaught errors, unhandled rejections and CSP
+  // violations, posted for the embedder and the Surface's author; the host never forwards them to
+  // the agent. Everything is captured here, before guest code runs. WebKit hides the message and
+  // position of an error that escapes to the window ("Script error.") in a sandboxed document, so
+  // the callbacks the engine calls for the guest (listeners, on* handlers, timers, animation
+  // frames, microtasks, onState subscribers) are wrapped: an error they throw is reported with
+  // its message and stack first, then thrown on unchanged.
+  var StringRef = String;
+  var ErrorRef = Error;
+  var WeakMapRef = WeakMap;
+  var weakGet = WeakMapRef.prototype.get;
+  var weakSet = WeakMapRef.prototype.set;
+  var stringSlice = String.prototype.slice;
+  var stringSplit = String.prototype.split;
+  var regexpExec = RegExp.prototype.exec;
+  var objectGetOwnPropertyNames = ObjectRef.getOwnPropertyNames;
+  var objectGetOwnPropertyDescriptor = ObjectRef.getOwnPropertyDescriptor;
+  var MAX_TEXT = 2000;
+  var FRAME = /^(?:[^@]*@)?(.*):(\d+):(\d+)$/;
+  var documentUrl = '';
+  try {
+    documentUrl = StringRef(win.location.href);
+  } catch (ignored) {
+    // no URL: positions stay unknown
+  }
+  // Set while a diagnostic is being made, so guest code it runs (toJSON, toString, a wrapped
+  // console) does not report again.
+  var reporting = false;
+  // Errors the wrappers reported and threw on: the window's (muted) error event for each is skipped.
+  var rethrown = 0;
+
+  function cap(value) {
+    return value.length > MAX_TEXT ? reflectApply(stringSlice, value, [0, MAX_TEXT]) : value;
+  }
+
+  function text(value) {
+    try {
+      if (typeof value === 'string') {
+        return value;
+      }
+      if (value instanceof ErrorRef) {
+        return StringRef(value);
+      }
+      var json = stringify(value);
+      return typeof json === 'string' ? json : StringRef(value);
+    } catch (ignored) {
+      try {
+        return StringRef(value);
+      } catch (ignoredAgain) {
+        return '[unprintable]';
+      }
+    }
+  }
+
+  // The first frame of `stack` in the Surface's own document: {source, line, column}.
+  function position(stack) {
+    if (typeof stack !== 'string' || documentUrl === '') {
+      return null;
+    }
+    var frames = reflectApply(stringSplit, stack, ['\n']);
+    for (var i = 0; i < frames.length; i += 1) {
+      var match = reflectApply(regexpExec, FRAME, [frames[i]]);
+      if (match !== null && match[1] === documentUrl) {
+        var at = record();
+        at.source = match[1];
+        at.line = NumberRef(match[2]);
+        at.column = NumberRef(match[3]);
+        return at;
+      }
+    }
+    return null;
+  }
+
+  function diagnostic(kind, level, messageText, at) {
+    var m = message('diagnostic');
+    m.kind = kind;
+    m.level = level;
+    m.message = cap(messageText);
+    if (at) {
+      m.source = cap(StringRef(at.source));
+      if (isFiniteNumber(at.line) && at.line > 0) {
+        m.line = at.line;
+      }
+      if (isFiniteNumber(at.column) && at.column > 0) {
+        m.column = at.column;
+      }
+    }
+    return m;
+  }
+
+  function report(make) {
+    if (reporting) {
+      return;
+    }
+    reporting = true;
+    try {
+      send(make());
+    } catch (ignored) {
+      // a diagnostic is never worth breaking the page
+    }
+    reporting = false;
+  }
+
+  function reportThrown(kind, error) {
+    report(function () {
+      var stack = null;
+      try {
+        stack = error !== null && typeof error === 'object' ? error.stack : null;
+      } catch (ignored) {
+        // no stack
+      }
+      return diagnostic(kind, 'error', text(error), position(stack));
+    });
+  }
+
+  function guarded(fn) {
+    return function () {
+      try {
+        return reflectApply(fn, this, arguments);
+      } catch (error) {
+        reportThrown('error', error);
+        rethrown += 1;
+        throw error;
+      }
+    };
+  }
+
+  var wrappers = new WeakMapRef();
+  var originals = new WeakMapRef();
+  function wrapperOf(fn) {
+    if (typeof fn !== 'function') {
+      return fn;
+    }
+    var wrapper = reflectApply(weakGet, wrappers, [fn]);
+    if (wrapper === undefined) {
+      wrapper = guarded(fn);
+      reflectApply(weakSet, wrappers, [fn, wrapper]);
+      reflectApply(weakSet, originals, [wrapper, fn]);
+    }
+    return wrapper;
+  }
+  function originalOf(value) {
+    var fn = typeof value === 'function' ? reflectApply(weakGet, originals, [value]) : undefined;
+    return fn === undefined ? value : fn;
+  }
+
+  function wrapArgument(owner, name, index) {
+    var original = owner && owner[name];
+    if (typeof original !== 'function') {
+      return;
+    }
+    owner[name] = function () {
+      var args = [];
+      for (var i = 0; i < arguments.length; i += 1) {
+        args[i] = i === index ? wrapperOf(arguments[i]) : arguments[i];
+      }
+      return reflectApply(original, this, args);
+    };
+  }
+
+  function wrapHandlers(target) {
+    if (!target) {
+      return;
+    }
+    var names = objectGetOwnPropertyNames(target);
+    for (var i = 0; i < names.length; i += 1) {
+      var name = names[i];
+      if (reflectApply(stringSlice, name, [0, 2]) !== 'on' || name === 'onerror') {
+        continue;
+      }
+      var d = objectGetOwnPropertyDescriptor(target, name);
+      if (!d || typeof d.get !== 'function' || typeof d.set !== 'function' || !d.configurable) {
+        continue;
+      }
+      (function (get, set) {
+        var accessor = record();
+        accessor.get = function () {
+          return originalOf(reflectApply(get, this, []));
+        };
+        accessor.set = function (value) {
+          reflectApply(set, this, [wrapperOf(value)]);
+        };
+        accessor.enumerable = d.enumerable;
+        accessor.configurable = true;
+        objectDefineProperty(target, name, accessor);
+      })(d.get, d.set);
+    }
+  }
+
+  try {
+    var eventTarget = win.EventTarget && win.EventTarget.prototype;
+    wrapArgument(eventTarget, 'addEventListener', 1);
+    wrapArgument(eventTarget, 'removeEventListener', 1);
+    wrapArgument(win, 'setTimeout', 0);
+    wrapArgument(win, 'setInterval', 0);
+    wrapArgument(win, 'requestAnimationFrame', 0);
+    wrapArgument(win, 'queueMicrotask', 0);
+    wrapHandlers(win.HTMLElement && win.HTMLElement.prototype);
+    wrapHandlers(win.SVGElement && win.SVGElement.prototype);
+    wrapHandlers(win.Document && win.Document.prototype);
+    wrapHandlers(win.Window && win.Window.prototype);
+    wrapHandlers(win);
+  } catch (ignored) {
+    // a missing interface leaves its callbacks unwrapped
+  }
+
+  var consoleRef = win.console;
+  function wrapConsole(name, level) {
+    var original = consoleRef && consoleRef[name];
+    if (typeof original !== 'function') {
+      return;
+    }
+    consoleRef[name] = function () {
+      var args = arguments;
+      try {
+        reflectApply(original, consoleRef, args);
+      } catch (ignored) {
+        // the engine's console is not the page's business
+      }
+      var first = name === 'assert' ? 1 : 0;
+      if (name === 'assert' && args[0]) {
+        return;
+      }
+      var caller = null;
+      try {
+        caller = new ErrorRef().stack;
+      } catch (ignored) {
+        // no stack
+      }
+      report(function () {
+        var parts = name === 'assert' ? 'Assertion failed' : '';
+        for (var i = first; i < args.length && parts.length < MAX_TEXT; i += 1) {
+          parts += (parts === '' ? '' : ' ') + text(args[i]);
+        }
+        return diagnostic('console', level, parts, position(caller));
+      });
+    };
+  }
+  wrapConsole('debug', 'debug');
+  wrapConsole('trace', 'debug');
+  wrapConsole('log', 'log');
+  wrapConsole('info', 'info');
+  wrapConsole('warn', 'warn');
+  wrapConsole('error', 'error');
+  wrapConsole('assert', 'error');
+
+  if (addEventListenerRef !== null) {
+    addEventListenerRef(
+      'error',
+      function (e) {
+        if (e.target !== win) {
+          // A resource that failed to load (an <img> whose file is missing, say).
+          report(function () {
+            var element = e.target;
+            var what = element && element.tagName ? StringRef(element.tagName) : 'resource';
+            var url = element && (element.currentSrc || element.src || element.href);
+            return diagnostic('error', 'error', what + ' failed to load' + (url ? ': ' + text(url) : ''), null);
+          });
+          return;
+        }
+        if (rethrown > 0) {
+          rethrown -= 1;
+          return;
+        }
+        if (e.error !== null && e.error !== undefined) {
+          reportThrown('error', e.error);
+          return;
+        }
+        report(function () {
+          var at = record();
+          at.source = e.filename || '';
+          at.line = e.lineno;
+          at.column = e.colno;
+          var muted = e.lineno === 0 && !e.filename;
+          return diagnostic(
+            'error',
+            'error',
+            text(e.message) +
+              (muted
+                ? ' (WebKit hides an uncaught error of top-level script or an inline handler attribute ' +
+                  'in a sandboxed document; catch it there and console.error it to see its message and line)'
+                : ''),
+            muted ? null : at
+          );
+        });
+      },
+      true
+    );
+    addEventListenerRef(
+      'unhandledrejection',
+      function (e) {
+        reportThrown('rejection', e.reason);
+      },
+      true
+    );
+    addEventListenerRef(
+      'securitypolicyviolation',
+      function (e) {
+        report(function () {
+          var at = record();
+          at.source = e.sourceFile || '';
+          at.line = e.lineNumber;
+          at.column = e.columnNumber;
+          var m = diagnostic('csp', 'error', text(e.sample || ''), at);
+          m.directive = cap(StringRef(e.effectiveDirective || e.violatedDirective || ''));
+          m.blocked = cap(StringRef(e.blockedURI || ''));
+          return m;
+        });
+      },
+      true
+    );
   }
 
   var readySent = false;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use lineup_host_core::{Fingerprint, InlineBundle};
+use lineup_host_core::{Fingerprint, InlineBundle, LanguageTag, SourcePart, SourcePosition};
 
 use crate::csp::ContentSecurityPolicy;
 use crate::headers::{security_headers, HTML_UTF8};
@@ -16,6 +16,7 @@ use crate::headers::{security_headers, HTML_UTF8};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocumentOptions {
     csp: Option<ContentSecurityPolicy>,
+    language: Option<LanguageTag>,
 }
 
 impl DocumentOptions {
@@ -23,7 +24,20 @@ impl DocumentOptions {
     pub fn new() -> Self {
         Self {
             csp: Some(ContentSecurityPolicy::strict()),
+            language: None,
         }
+    }
+
+    /// Writes `<html lang="<tag>">`, the host's language (R-UI-11); without it the element has
+    /// no `lang`.
+    pub fn with_language(mut self, language: LanguageTag) -> Self {
+        self.language = Some(language);
+        self
+    }
+
+    /// The language written on the document's `<html>` element, if any.
+    pub fn language(&self) -> Option<&LanguageTag> {
+        self.language.as_ref()
     }
 
     /// The policy the document is served with; `None` only after
@@ -56,15 +70,97 @@ impl DangerousDocumentOptions {
     /// scheme's own origin, network allowed. Breaks R-SEC-2 and R-SEC-3; only a positive-control
     /// security test may use it.
     pub fn without_csp(self) -> DocumentOptions {
-        DocumentOptions { csp: None }
+        DocumentOptions {
+            csp: None,
+            ..self.0
+        }
     }
+}
+
+/// The host's CSS custom properties, defined before the guest's CSS (R-UI-11): the guest's own
+/// rules win, and the dark values apply live when the host's theme changes.
+///
+/// | property | light | dark |
+/// | --- | --- | --- |
+/// | `--lineup-color-bg` | `#ffffff` | `#1e1f22` |
+/// | `--lineup-color-fg` | `#1f2328` | `#e6e7ea` |
+/// | `--lineup-color-accent` | `#0a66d8` | `#5ea1ff` |
+/// | `--lineup-font-family` | `system-ui, sans-serif` | same |
+/// | `--lineup-font-size` | `14px` | same |
+/// | `--lineup-radius` | `6px` | same |
+pub const THEME_CSS: &str = ":root{--lineup-color-bg:#ffffff;--lineup-color-fg:#1f2328;\
+--lineup-color-accent:#0a66d8;--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
+--lineup-radius:6px}@media (prefers-color-scheme: dark){:root{--lineup-color-bg:#1e1f22;\
+--lineup-color-fg:#e6e7ea;--lineup-color-accent:#5ea1ff}}";
+
+/// Where each part of the bundle starts in the assembled document, to map a position the engine
+/// reports (document line and column, from 1) back to the author's own file (R-DIAG-1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DocumentLayout {
+    /// `css`, `html` and `js`, in that order.
+    parts: [PartSpan; 3],
+}
+
+/// A part of the bundle, its start and the position just after its last character, as
+/// (line, column) from 1.
+type PartSpan = (SourcePart, (u32, u32), (u32, u32));
+
+impl DocumentLayout {
+    /// The part and its own line and column for a document position; `None` outside the parts
+    /// (the host's markup) or for line 0.
+    ///
+    /// ```
+    /// use lineup_host_core::InlineBundle;
+    /// use lineup_surface_runtime::{DocumentOptions, SurfaceDocument};
+    /// let bundle = InlineBundle::new("<p>hi</p>", "p{}", "let a;\nnull.x;").unwrap();
+    /// let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+    /// let layout = document.layout();
+    /// let at = layout.locate(2, 5).map(|p| p.to_string());
+    /// assert_eq!(at.as_deref(), Some("js:2:5"));
+    /// ```
+    pub fn locate(&self, line: u32, column: u32) -> Option<SourcePosition> {
+        if line == 0 {
+            return None;
+        }
+        let column = column.max(1);
+        let at = (line, column);
+        self.parts
+            .iter()
+            .find(|(_, start, end)| *start <= at && at <= *end)
+            .map(|(part, start, _)| SourcePosition {
+                part: *part,
+                line: line - start.0 + 1,
+                column: if line == start.0 {
+                    column - start.1 + 1
+                } else {
+                    column
+                },
+            })
+    }
+}
+
+/// The (line, column) from 1 just after `text`, when it starts at `from`; columns count UTF-16
+/// code units, as the engine's positions do.
+fn advance(from: (u32, u32), text: &str) -> (u32, u32) {
+    let (mut line, mut column) = from;
+    for c in text.chars() {
+        if c == '\n' {
+            line = line.saturating_add(1);
+            column = 1;
+        } else {
+            column = column.saturating_add(u32::try_from(c.len_utf16()).unwrap_or(2));
+        }
+    }
+    (line, column)
 }
 
 /// The assembled bytes and headers of one Surface's document.
 ///
 /// The document is `<!DOCTYPE html>` with, in order: the charset and viewport `<meta>`s, the
-/// bundle's `css` in a `<style>` in the head, its `html` as the body, and its `js` in a `<script>`
-/// after it (R-UI-6a). The bridge is not part of it: the webview layer injects
+/// host's CSS custom properties ([`THEME_CSS`], R-UI-11) in a `<style>`, the bundle's `css` in a
+/// `<style>` in the head, its `html` as the body, and its `js` in a `<script>` after it
+/// (R-UI-6a). `<html>` carries the host's language when [`DocumentOptions::with_language`] set
+/// one. The bridge is not part of it: the webview layer injects
 /// [`DeliveryKey::bridge_script`](crate::DeliveryKey::bridge_script) as a user script that runs
 /// at document start, before any guest code, and that the page cannot read (R-UI-6). [`InlineBundle`] has
 /// already refused `</style` in `css` and `</script`/`<!--` in `js`, so neither can end its
@@ -73,28 +169,53 @@ impl DangerousDocumentOptions {
 pub struct SurfaceDocument {
     html: String,
     headers: Vec<(&'static str, String)>,
+    layout: DocumentLayout,
 }
 
 impl SurfaceDocument {
     /// Assembles the document of `bundle` and the headers `options` ask for.
     pub fn assemble(bundle: &InlineBundle, options: &DocumentOptions) -> Self {
-        const HEAD: &str = "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
+        const META: &str = "<head><meta charset=\"utf-8\">\
             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-        let html = [
-            HEAD,
-            "<style>",
+        // A LanguageTag holds only ASCII letters, digits and '-': nothing to escape.
+        let open = match options.language() {
+            Some(tag) => format!("<!DOCTYPE html><html lang=\"{tag}\">"),
+            None => "<!DOCTYPE html><html>".to_owned(),
+        };
+        let before_css = [open.as_str(), META, "<style>", THEME_CSS, "</style><style>"];
+        let css_start = before_css.iter().fold((1, 1), |at, s| advance(at, s));
+        let css_end = advance(css_start, bundle.css());
+        let html_start = advance(css_end, "</style></head><body>");
+        let html_end = advance(html_start, bundle.html());
+        let js_start = advance(html_end, "<script>");
+        let js_end = advance(js_start, bundle.js());
+        let mut html = before_css.concat();
+        for part in [
             bundle.css(),
             "</style></head><body>",
             bundle.html(),
             "<script>",
             bundle.js(),
             "</script></body></html>",
-        ]
-        .concat();
+        ] {
+            html.push_str(part);
+        }
         Self {
             html,
             headers: security_headers(HTML_UTF8, options.csp()),
+            layout: DocumentLayout {
+                parts: [
+                    (SourcePart::Css, css_start, css_end),
+                    (SourcePart::Html, html_start, html_end),
+                    (SourcePart::Js, js_start, js_end),
+                ],
+            },
         }
+    }
+
+    /// Where the bundle's parts are in the document, to map the engine's positions back to them.
+    pub fn layout(&self) -> DocumentLayout {
+        self.layout
     }
 
     /// The document's text, UTF-8.
@@ -137,8 +258,13 @@ mod tests {
     #[test]
     fn r_ui_6a_weather_document_golden() {
         let document = SurfaceDocument::assemble(&weather(), &DocumentOptions::default());
-        let expected =             "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
+        let expected = "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <style>:root{--lineup-color-bg:#ffffff;--lineup-color-fg:#1f2328;\
+             --lineup-color-accent:#0a66d8;--lineup-font-family:system-ui,sans-serif;\
+             --lineup-font-size:14px;--lineup-radius:6px}@media (prefers-color-scheme: dark)\
+             {:root{--lineup-color-bg:#1e1f22;--lineup-color-fg:#e6e7ea;\
+             --lineup-color-accent:#5ea1ff}}</style>\
              <style>main { padding: 16px }</style></head>\
              <body><main><button id='refresh'>刷新</button></main>\
              <script>document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{unit:'c'})</script>\
@@ -212,6 +338,71 @@ mod tests {
         assert_eq!(weak_doc.headers(), without.as_slice());
     }
 
+    /// R-UI-11: the host's language is on `<html>`, and its custom properties come before the
+    /// guest's css, so the guest's own rules win.
+    #[test]
+    fn r_ui_11_language_and_theme_properties_precede_the_guest() {
+        let options = DocumentOptions::default()
+            .with_language(LanguageTag::try_from("de-DE").expect("a valid tag"));
+        let document = SurfaceDocument::assemble(&weather(), &options);
+        let html = document.html();
+        assert!(html.starts_with("<!DOCTYPE html><html lang=\"de-DE\"><head>"));
+        let theme = html.find("--lineup-color-bg").expect("theme properties");
+        assert!(theme < html.find("main { padding").expect("guest css"));
+        assert!(html.contains("@media (prefers-color-scheme: dark)"));
+        // Positive control: without a language, no lang attribute.
+        let plain = SurfaceDocument::assemble(&weather(), &DocumentOptions::default());
+        assert!(!plain.html().contains("lang="));
+    }
+
+    /// R-DIAG-1: a document position maps back to the part and its own line and column, also
+    /// on the line a part starts on and with non-BMP text before it.
+    #[test]
+    fn r_diag_1_document_positions_map_back_to_the_bundle_parts() {
+        let bundle =
+            InlineBundle::new("<p>😀</p>\n<b>x</b>", "p{}\na{}", "one;\ntwo;").expect("valid");
+        let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+        let html = document.html();
+        let layout = document.layout();
+        // Find each needle's document line and UTF-16 column, as the engine counts.
+        let position = |needle: &str| {
+            let at = html.find(needle).expect(needle);
+            let before = &html[..at];
+            let line = before.matches('\n').count() as u32 + 1;
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before[line_start..].encode_utf16().count() as u32 + 1;
+            (line, column)
+        };
+        let cases = [
+            ("p{}", "css:1:1"),
+            ("a{}", "css:2:1"),
+            ("<p>", "html:1:1"),
+            ("<b>", "html:2:1"),
+            ("one;", "js:1:1"),
+            ("two;", "js:2:1"),
+        ];
+        for (needle, expected) in cases {
+            let (line, column) = position(needle);
+            let got = layout.locate(line, column).map(|p| p.to_string());
+            assert_eq!(
+                got.as_deref(),
+                Some(expected),
+                "{needle} at {line}:{column}"
+            );
+        }
+        let (line, column) = position("x</b>");
+        assert_eq!(
+            layout
+                .locate(line, column)
+                .map(|p| p.to_string())
+                .as_deref(),
+            Some("html:2:4")
+        );
+        // The host's markup is no part of the bundle.
+        assert_eq!(layout.locate(1, 1), None);
+        assert_eq!(layout.locate(0, 5), None);
+    }
+
     /// R-UI-6a: whatever the bundle holds, the document has exactly the guest's `<script>`
     /// element and one `<style>`, because no part can close its element early.
     #[test]
@@ -226,7 +417,8 @@ mod tests {
             let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
             let lower = document.html().to_ascii_lowercase();
             let head_end = lower.find("</head>").expect("head");
-            assert_eq!(lower[..head_end].matches("</style").count(), 1, "{css}");
+            // The host's custom properties, then the guest's css (R-UI-11).
+            assert_eq!(lower[..head_end].matches("</style").count(), 2, "{css}");
             assert_eq!(lower[..head_end].matches("</script").count(), 0, "{css}");
             let tail = format!("<script>{js}</script></body></html>");
             assert!(document.html().ends_with(&tail));

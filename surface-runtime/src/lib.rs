@@ -55,6 +55,8 @@ mod token;
 
 pub use bridge::DeliveryKey;
 pub use csp::ContentSecurityPolicy;
-pub use document::{DangerousDocumentOptions, DocumentOptions, SurfaceDocument};
+pub use document::{
+    DangerousDocumentOptions, DocumentLayout, DocumentOptions, SurfaceDocument, THEME_CSS,
+};
 pub use server::{Response, SurfaceServer, SCHEME};
 pub use token::SurfaceToken;

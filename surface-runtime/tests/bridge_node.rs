@@ -19,7 +19,7 @@ fn bridge_script() -> String {
 /// strings posted on that channel, `record` lines come from guest code, `reported` lines are
 /// subscriber errors rethrown from a timer.
 const EXPECTED: &str = r#"== tampering guest
-listeners DOMContentLoaded/capture=true
+listeners error/capture=true,unhandledrejection/capture=true,securitypolicyviolation/capture=true,DOMContentLoaded/capture=true
 webkit {"namespace":"lineup.surface.v1","type":"event","event":"refresh","data":{"unit":"c"}}
 record caught TypeError: LineUpSurface.event: the event name must be a string
 record caught TypeError
@@ -30,6 +30,7 @@ webkit {"namespace":"lineup.surface.v1","type":"event","event":"noData","data":{
 webkit {"namespace":"lineup.surface.v1","type":"ready"}
 -- state 21
 record first 21
+webkit {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"error","level":"error","message":"Error: subscriber threw"}
 record once 21
 record last 21
 reported subscriber threw
@@ -37,10 +38,11 @@ reported subscriber threw
 (not yet)
 record late 21
 -- unsubscribe first and late, state 22
+webkit {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"error","level":"error","message":"Error: subscriber threw"}
 record last 22
 reported subscriber threw
 == ipc channel, document already loaded
-listeners 0
+listeners 3
 ipc {"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"n":1}}
 ipc {"namespace":"lineup.surface.v1","type":"ready"}
 == no channel
@@ -107,7 +109,7 @@ fn r_ui_6_every_posted_message_decodes_in_host_core() {
                 .or_else(|| line.strip_prefix("ipc "))
         })
         .collect();
-    assert_eq!(posted.len(), 7);
+    assert_eq!(posted.len(), 9);
     for message in posted {
         if let Err(e) = BridgeMessage::decode(message, &Limits::default()) {
             panic!("host-core refuses {message}: {e}");

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use gtk::glib;
-use lineup_host_core::{CloseReason, InlineApp, Message, ProtocolError, SurfaceKey};
+use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
 use lineup_webview_shell::{
     event_loop, Host, HostBuilder, HostDelegate, HostEvent, HostHandle, ProbeStatus, Refusal,
 };
@@ -49,6 +49,10 @@ pub enum Note {
     Refused(SurfaceKey, Refusal),
     /// `notify_probe_failed`.
     ProbeFailed(String),
+    /// `notify_diagnostic` (R-DIAG-1).
+    Diagnostic(SurfaceKey, Diagnostic),
+    /// `notify_resize`, with the clamped height.
+    Resize(SurfaceKey, u32),
 }
 
 /// Records everything a host reports: its delegate notifications in order, and separately what
@@ -236,6 +240,30 @@ impl Recorder {
             .collect()
     }
 
+    /// The diagnostics of Surface `key`, in order (R-DIAG-1).
+    pub fn diagnostics(&self, key: &SurfaceKey) -> Vec<Diagnostic> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Diagnostic(k, d) if k == key => Some(d.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The heights `notify_resize` reported for Surface `key`, in order.
+    pub fn resizes(&self, key: &SurfaceKey) -> Vec<u32> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Resize(k, h) if k == key => Some(*h),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn note(&self, note: Note) {
         self.notes.borrow_mut().push(note);
     }
@@ -280,6 +308,12 @@ impl HostDelegate for Recorder {
     }
     fn notify_probe_failed(&mut self, reason: &str) {
         self.note(Note::ProbeFailed(reason.to_owned()));
+    }
+    fn notify_diagnostic(&mut self, key: &SurfaceKey, diagnostic: &Diagnostic) {
+        self.note(Note::Diagnostic(key.clone(), diagnostic.clone()));
+    }
+    fn notify_resize(&mut self, key: &SurfaceKey, height: u32) {
+        self.note(Note::Resize(key.clone(), height));
     }
 }
 

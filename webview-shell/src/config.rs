@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use lineup_host_core::LanguageTag;
+
 /// Settings shared by every Surface webview of a [`Shell`](crate::Shell).
 ///
 /// The defaults are the hardened ones:
@@ -15,6 +17,8 @@ use std::time::Duration;
 /// | time the isolation probe may take | 20 s |
 /// | network traffic of a Surface (R-SEC-3) | all of it sent to a proxy that refuses every connection |
 /// | memory of a Surface's web process | 512 MiB, then the process is ended ([`ViewEvent::MemoryExceeded`](crate::ViewEvent::MemoryExceeded)) |
+/// | language (`navigator.language`, `Intl`) | the environment's ([`language_from_environment`]) |
+/// | text zoom | 1.0 (Ctrl± zoom keys stay off) |
 ///
 /// Turning devtools on, or the web-process sandbox or the refusing network proxy off, weakens
 /// isolation, so those sit behind [`ViewConfig::dangerous`].
@@ -26,7 +30,7 @@ use std::time::Duration;
 /// let preview = config.dangerous().with_devtools();
 /// assert!(preview.devtools());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ViewConfig {
     devtools: bool,
     web_sandbox: bool,
@@ -35,7 +39,12 @@ pub struct ViewConfig {
     max_views: usize,
     max_ipc_bytes: usize,
     probe_timeout: Duration,
+    language: Option<LanguageTag>,
+    text_zoom: f64,
 }
+
+// `text_zoom` is always finite (see `with_text_zoom`), so equality is total.
+impl Eq for ViewConfig {}
 
 impl Default for ViewConfig {
     fn default() -> Self {
@@ -47,6 +56,8 @@ impl Default for ViewConfig {
             max_views: 16,
             max_ipc_bytes: 64 * 1024,
             probe_timeout: Duration::from_secs(20),
+            language: None,
+            text_zoom: 1.0,
         }
     }
 }
@@ -86,6 +97,50 @@ impl ViewConfig {
     pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
         self
+    }
+
+    /// The language every Surface sees as `navigator.language`, `navigator.languages` and
+    /// `Intl`'s default locale (R-UI-11); by default the environment's
+    /// ([`language_from_environment`]).
+    ///
+    /// ## Platform-specific
+    /// Linux: the preferred languages of each Surface's own web context, set before its first
+    /// load.
+    pub fn with_language(mut self, language: LanguageTag) -> Self {
+        self.language = Some(language);
+        self
+    }
+
+    /// Scales the text of every Surface by `factor` (zoom text only; the layout's CSS pixels
+    /// stay), clamped to 0.25 ..= 5.0; anything but a finite number leaves 1.0. The user's Ctrl±
+    /// zoom keys stay off.
+    ///
+    /// ## Platform-specific
+    /// Linux: WebKit's `zoom-text-only` setting and the view's zoom level.
+    pub fn with_text_zoom(mut self, factor: f64) -> Self {
+        self.text_zoom = if factor.is_finite() {
+            factor.clamp(0.25, 5.0)
+        } else {
+            1.0
+        };
+        self
+    }
+
+    /// The language set with [`ViewConfig::with_language`], if any.
+    pub fn language(&self) -> Option<&LanguageTag> {
+        self.language.as_ref()
+    }
+
+    /// The language Surfaces get: the one set, else the environment's.
+    pub fn effective_language(&self) -> LanguageTag {
+        self.language
+            .clone()
+            .unwrap_or_else(language_from_environment)
+    }
+
+    /// The text zoom factor.
+    pub fn text_zoom(&self) -> f64 {
+        self.text_zoom
     }
 
     /// The settings that weaken isolation.
@@ -161,6 +216,39 @@ impl DangerousViewConfig {
             ..self.0
         }
     }
+}
+
+/// The language of this process's environment as a BCP 47 tag (R-UI-11): the first set of
+/// `LC_ALL`, `LC_MESSAGES` and `LANG` mapped by [`LanguageTag::from_locale`]
+/// (`de_DE.UTF-8@euro` → `de-DE`), and `en` under the POSIX locale (`C`, `POSIX`, `C.UTF-8`) or
+/// when none is set, where WebKitGTK would otherwise report `C` and `Intl` would throw on it.
+pub fn language_from_environment() -> LanguageTag {
+    let var = |name: &str| std::env::var(name).ok();
+    LanguageTag::from_locale_variables(
+        var("LC_ALL").as_deref(),
+        var("LC_MESSAGES").as_deref(),
+        var("LANG").as_deref(),
+    )
+}
+
+/// The colour scheme Surfaces see as `prefers-color-scheme` (R-UI-11).
+///
+/// ## Platform-specific
+/// Linux: WebKitGTK follows GTK's **process-wide** `gtk-application-prefer-dark-theme` setting,
+/// so [`Theme::Dark`] and [`Theme::Light`] set it for the whole process: the embedder's own GTK
+/// windows switch to their theme's dark (or regular) variant too, and a desktop theme whose name
+/// ends in `-dark` still reads as dark under [`Theme::Light`]. [`Theme::System`] leaves the
+/// setting alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Theme {
+    /// Whatever the desktop says (the default).
+    #[default]
+    System,
+    /// `prefers-color-scheme: light`.
+    Light,
+    /// `prefers-color-scheme: dark`.
+    Dark,
 }
 
 /// A rectangle in logical pixels, relative to the parent window's content area.

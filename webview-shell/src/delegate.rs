@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use lineup_host_core::{CloseReason, InlineApp, Message, ProtocolError, SurfaceKey};
+use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
 
 use crate::config::Rect;
 
@@ -45,6 +45,25 @@ impl fmt::Display for Refusal {
             Refusal::DocumentReplaced => f.write_str("a document replaced by a javascript: url"),
         }
     }
+}
+
+/// One child view to place, for [`HostDelegate::request_child_placement`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChildSlot<'a> {
+    /// The Surface.
+    pub key: &'a SurfaceKey,
+    /// Its place among the open Surfaces, in instance order.
+    pub index: usize,
+    /// How many Surfaces are open.
+    pub count: usize,
+    /// The width of the parent's content area, in logical pixels.
+    pub width: u32,
+    /// The height of the parent's content area, in logical pixels.
+    pub height: u32,
+    /// The height the page last asked for with `LineUpSurface.resize`, clamped to
+    /// `HostBuilder::resize_bounds`; `None` until it asks.
+    pub requested_height: Option<u32>,
 }
 
 /// Receives the host's notifications. Every method has a default that does nothing, so an
@@ -96,6 +115,37 @@ pub trait HostDelegate {
     /// A Surface's webview refused something its page tried.
     fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
         let _ = (key, refusal);
+    }
+
+    /// A Surface's page reported a console message, an uncaught error, an unhandled rejection or
+    /// a CSP violation (R-DIAG-1), within its diagnostic budget
+    /// (`Limits::max_diagnostics_per_window`). Everything in it but the CSP hint and the host's
+    /// `suppressed` notes is **page-supplied**: a hostile page can forge any of it. It is for the
+    /// embedder and the Surface's author; the agent never gets it.
+    fn notify_diagnostic(&mut self, key: &SurfaceKey, diagnostic: &Diagnostic) {
+        let _ = (key, diagnostic);
+    }
+
+    /// A Surface's page asked for a height with `LineUpSurface.resize(height)`; `height` is
+    /// clamped to `HostBuilder::resize_bounds`, in logical pixels.
+    ///
+    /// In window placement the host has already set the window's inner height. In child-view
+    /// placement the host lays the views out again right after this, and
+    /// [`HostDelegate::request_child_placement`] gives the view that height by default.
+    fn notify_resize(&mut self, key: &SurfaceKey, height: u32) {
+        let _ = (key, height);
+    }
+
+    /// Where a child view goes. The default takes
+    /// [`HostDelegate::request_child_bounds`] and gives the view the height its page asked for
+    /// (`slot.requested_height`), so a page's `LineUpSurface.resize` changes its height; override
+    /// this to place views by key or to ignore page requests.
+    fn request_child_placement(&mut self, slot: &ChildSlot<'_>) -> Rect {
+        let mut bounds = self.request_child_bounds(slot.index, slot.count, slot.width, slot.height);
+        if let Some(height) = slot.requested_height {
+            bounds.height = height;
+        }
+        bounds
     }
 
     /// The isolation probe failed: no Surface will be served (R-SEC-8).

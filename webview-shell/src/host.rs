@@ -10,10 +10,13 @@ use std::time::{Duration, Instant};
 
 use lineup_host_core::{
     display_title, AgentIdentity, Answer, BundlePolicy, Capability, CapabilitySetup,
-    CapabilityStore, Clock, CloseReason, ConversationId, Effect, GoneReason, HookRequest,
-    InstanceId, Limits, Message, PartyId, Session, SessionConfig, SurfaceKey, SurfaceOpen, Ticket,
+    CapabilityStore, Clock, CloseReason, ConversationId, Diagnostic, Effect, GoneReason,
+    HookRequest, InstanceId, LanguageTag, Limits, Message, PartyId, Session, SessionConfig,
+    SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
-use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+use lineup_surface_runtime::{
+    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
+};
 use tao::dpi::LogicalSize;
 use tao::event::{Event, WindowEvent};
 use tao::event_loop::{
@@ -25,9 +28,9 @@ use crate::capabilities::{
     AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice,
     SystemWallClock,
 };
-use crate::config::{Placement, Rect, ViewConfig};
+use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::consent::ConsentPrompt;
-use crate::delegate::{HostDelegate, NoDelegate, Refusal};
+use crate::delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::prompt::{PromptOptions, PromptQueue};
@@ -153,6 +156,10 @@ enum Layout {
 /// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, network through a refusing proxy, isolation probe |
 /// | memory per Surface | [`Limits::surface_memory_limit_mib`] (512 MiB); past it the Surface is closed, `memory` upstream |
 /// | document | [`DocumentOptions::default`]: the strict CSP with `sandbox allow-scripts` |
+/// | language (R-UI-11) | the environment's ([`language_from_environment`](crate::language_from_environment)), `en` under the POSIX locale |
+/// | theme (R-UI-11) | [`Theme::System`]: the desktop's `prefers-color-scheme` |
+/// | text zoom (R-UI-11) | 1.0; the Ctrl± zoom keys are off |
+/// | diagnostics (R-DIAG-1) | to [`HostDelegate::notify_diagnostic`], 100 per Surface per 10 s; never to the agent |
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
 pub struct HostBuilder {
@@ -169,6 +176,8 @@ pub struct HostBuilder {
     delegate: Box<dyn HostDelegate>,
     capabilities: Option<CapabilityConfig>,
     agent_id: Option<PartyId>,
+    language: Option<LanguageTag>,
+    theme: Theme,
 }
 
 impl Default for HostBuilder {
@@ -205,6 +214,8 @@ impl HostBuilder {
             delegate: Box::new(NoDelegate),
             capabilities: None,
             agent_id: None,
+            language: None,
+            theme: Theme::System,
         }
     }
 
@@ -261,6 +272,39 @@ impl HostBuilder {
         self.capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .hook = Box::new(hook);
+        self
+    }
+
+    /// The language Surfaces see (R-UI-11): `navigator.language`, `navigator.languages`,
+    /// `Intl`'s default locale and `<html lang>`. By default the environment's
+    /// ([`language_from_environment`](crate::language_from_environment)).
+    ///
+    /// ## Platform-specific
+    /// Linux: each Surface's web context's preferred languages, set before its first load.
+    pub fn language(mut self, language: LanguageTag) -> Self {
+        self.language = Some(language);
+        self
+    }
+
+    /// The colour scheme Surfaces see as `prefers-color-scheme`, which also switches the
+    /// `--lineup-color-*` custom properties (R-UI-11). Change it later with
+    /// [`Host::set_theme`].
+    ///
+    /// ## Platform-specific
+    /// Linux: GTK's process-wide dark-theme preference; see [`Theme`] for what that means for
+    /// the embedder's own windows.
+    pub fn theme(mut self, theme: Theme) -> Self {
+        self.theme = theme;
+        self
+    }
+
+    /// Scales the text of every Surface by `factor` (zoom text only, clamped to 0.25 ..= 5.0);
+    /// the user's Ctrl± zoom keys stay off (R-UI-11).
+    ///
+    /// ## Platform-specific
+    /// Linux: WebKit's `zoom-text-only` and the view's zoom level.
+    pub fn text_zoom(mut self, factor: f64) -> Self {
+        self.view_config = self.view_config.with_text_zoom(factor);
         self
     }
 
@@ -357,11 +401,18 @@ impl HostBuilder {
         config.agent_id = self.agent_id.clone();
         let mut session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
             .map_err(|e| ShellError::Platform(e.to_string()))?;
+        // R-UI-11: one language for the engine and the document's `<html lang>`.
+        let language = self
+            .language
+            .clone()
+            .unwrap_or_else(|| self.view_config.effective_language());
         // One limit for both layers: the session refuses first, with a protocol answer.
         let view_config = self
             .view_config
             .with_max_views(self.limits.max_surfaces)
-            .with_memory_limit_mib(self.limits.surface_memory_limit_mib);
+            .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
+            .with_language(language.clone());
+        crate::platform::apply_theme(self.theme);
         let shell = Shell::start(event_loop, view_config)?;
         let proxy = event_loop.create_proxy();
         let (driver, initial) = match self.capabilities {
@@ -383,7 +434,7 @@ impl HostBuilder {
             initial,
             proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
-            document: self.document,
+            document: self.document.with_language(language),
             window_size: self.window_size,
             resize_bounds: self.resize_bounds,
             layout: self.layout,
@@ -446,15 +497,32 @@ struct Live {
     key: SurfaceKey,
     view: SurfaceView,
     backlog: Rc<Backlog>,
+    /// Where the bundle's parts are in the document, to map diagnostics back (R-DIAG-1).
+    layout: DocumentLayout,
+    /// The height the page last asked for, clamped; honoured in child-view placement.
+    requested_height: Option<u32>,
+}
+
+/// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
+/// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
+fn is_diagnostic(raw: &str) -> bool {
+    raw.strip_prefix("{\"namespace\":\"")
+        .and_then(|rest| rest.strip_prefix(BRIDGE_NAMESPACE))
+        .is_some_and(|rest| rest.starts_with("\",\"type\":\"diagnostic\""))
 }
 
 /// A view's bridge messages on their way through the event loop: a page that posts faster than
 /// the host handles is cut off at `Limits::max_pending_bridge_messages`, so it can neither grow
 /// memory nor starve the agent's envelopes queued behind it.
+///
+/// Diagnostics have a waiting cap of their own (`Limits::max_pending_diagnostics`), so a page
+/// that logs a lot loses diagnostics, never events (R-DIAG-1).
 #[derive(Default)]
 struct Backlog {
     in_flight: Cell<usize>,
     dropped: Cell<u64>,
+    diagnostics_in_flight: Cell<usize>,
+    diagnostics_dropped: Cell<u64>,
 }
 
 /// Hosts the Surfaces of one conversation: decodes what the agent sends, opens an isolated webview
@@ -552,6 +620,15 @@ impl Host {
     /// Where the isolation probe stands.
     pub fn probe_status(&self) -> ProbeStatus {
         self.shell.probe_status()
+    }
+
+    /// Changes the colour scheme Surfaces see; open Surfaces follow it live, through
+    /// `prefers-color-scheme` and the `--lineup-color-*` custom properties (R-UI-11).
+    ///
+    /// ## Platform-specific
+    /// Linux: GTK's process-wide dark-theme preference; see [`Theme`].
+    pub fn set_theme(&mut self, theme: Theme) {
+        crate::platform::apply_theme(theme);
     }
 
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
@@ -678,13 +755,22 @@ impl Host {
                 let mut effects = Vec::new();
                 if let Some(live) = self.views.get(&key.instance).filter(|l| l.key == key) {
                     let backlog = &live.backlog;
-                    backlog
-                        .in_flight
-                        .set(backlog.in_flight.get().saturating_sub(1));
+                    if is_diagnostic(&raw) {
+                        let waiting = &backlog.diagnostics_in_flight;
+                        waiting.set(waiting.get().saturating_sub(1));
+                    } else {
+                        backlog
+                            .in_flight
+                            .set(backlog.in_flight.get().saturating_sub(1));
+                    }
                     let dropped = backlog.dropped.replace(0);
                     if dropped > 0 {
                         let limit = self.session.limits().max_pending_bridge_messages;
                         effects = self.session.handle_bridge_flood(&key, dropped, limit);
+                    }
+                    let dropped = backlog.diagnostics_dropped.replace(0);
+                    if dropped > 0 {
+                        effects.extend(self.session.diagnostics_dropped(&key, dropped));
                     }
                 }
                 effects.extend(self.session.handle_bridge(&key, &raw));
@@ -827,6 +913,7 @@ impl Host {
                     }
                 }
                 Effect::Resize { key, height } => self.resize(&key, height),
+                Effect::Diagnostic { key, diagnostic } => self.diagnostic(&key, diagnostic),
                 Effect::Close { key, reason } => {
                     self.destroy(&key);
                     self.delegate.notify_closed(&key, &reason);
@@ -871,13 +958,15 @@ impl Host {
     fn create(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
         let key = open.key.clone();
         match self.try_create(&open, target) {
-            Ok((view, backlog)) => {
+            Ok((view, backlog, layout)) => {
                 self.views.insert(
                     key.instance.clone(),
                     Live {
                         key: key.clone(),
                         view,
                         backlog,
+                        layout,
+                        requested_height: None,
                     },
                 );
                 self.relayout();
@@ -894,11 +983,12 @@ impl Host {
         &mut self,
         open: &SurfaceOpen,
         target: &EventLoopWindowTarget<HostEvent>,
-    ) -> Result<(SurfaceView, Rc<Backlog>), ShellError> {
+    ) -> Result<(SurfaceView, Rc<Backlog>, DocumentLayout), ShellError> {
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let document = SurfaceDocument::assemble(&open.app.bundle, &self.document);
+        let layout = document.layout();
         let server = SurfaceServer::new(SurfaceToken::from_random_bytes(token), document);
         let placement = match &self.layout {
             Layout::Windows => Placement::Window {
@@ -916,21 +1006,32 @@ impl Host {
         let backlog = Rc::new(Backlog::default());
         let counted = Rc::clone(&backlog);
         let limit = self.session.limits().max_pending_bridge_messages;
+        let diagnostics_limit = self.session.limits().max_pending_diagnostics;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
         let view = self.shell.open(target, server, placement, move |event| {
-            if matches!(event, ViewEvent::Ipc(_)) {
-                if counted.in_flight.get() >= limit {
-                    counted.dropped.set(counted.dropped.get() + 1);
+            if let ViewEvent::Ipc(raw) = &event {
+                // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
+                let (waiting, dropped, limit) = if is_diagnostic(raw) {
+                    (
+                        &counted.diagnostics_in_flight,
+                        &counted.diagnostics_dropped,
+                        diagnostics_limit,
+                    )
+                } else {
+                    (&counted.in_flight, &counted.dropped, limit)
+                };
+                if waiting.get() >= limit {
+                    dropped.set(dropped.get() + 1);
                     return;
                 }
-                counted.in_flight.set(counted.in_flight.get() + 1);
+                waiting.set(waiting.get() + 1);
             }
             let _ = proxy.send_event(HostEvent(Inner::View {
                 key: key.clone(),
                 event,
             }));
         })?;
-        Ok((view, backlog))
+        Ok((view, backlog, layout))
     }
 
     fn destroy(&mut self, key: &SurfaceKey) {
@@ -953,12 +1054,40 @@ impl Host {
         }
     }
 
+    /// A page's `LineUpSurface.resize`, clamped to the resize bounds: its own window gets that
+    /// inner height; a child view gets it through the layout
+    /// ([`HostDelegate::request_child_placement`]); the delegate hears it either way.
     fn resize(&mut self, key: &SurfaceKey, height: f64) {
         let (min, max) = self.resize_bounds;
         let clamped = height.clamp(f64::from(min), f64::from(max));
-        if let Some(window) = self.view(key).and_then(SurfaceView::window) {
+        // Within 40 ..= 2000 by default; the bounds are u32, so the rounded value fits.
+        let pixels = clamped.round() as u32;
+        let Some(live) = self.views.get_mut(&key.instance).filter(|l| l.key == *key) else {
+            return;
+        };
+        live.requested_height = Some(pixels);
+        if let Some(window) = live.view.window() {
             window.set_inner_size(LogicalSize::new(f64::from(self.window_size.0), clamped));
         }
+        self.delegate.notify_resize(key, pixels);
+        self.relayout();
+    }
+
+    /// R-DIAG-1: maps the page's document position back to the author's part of the bundle
+    /// (`js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
+    /// the delegate; nothing goes upstream.
+    fn diagnostic(&mut self, key: &SurfaceKey, mut diagnostic: Diagnostic) {
+        let Some(live) = self.views.get(&key.instance).filter(|l| l.key == *key) else {
+            return;
+        };
+        let own_document = diagnostic
+            .source
+            .as_ref()
+            .is_none_or(|s| s.is_empty() || s.as_str() == live.view.url());
+        if let (true, Some(line)) = (own_document, diagnostic.line) {
+            diagnostic.position = live.layout.locate(line, diagnostic.column.unwrap_or(1));
+        }
+        self.delegate.notify_diagnostic(key, &diagnostic);
     }
 
     fn relayout(&mut self) {
@@ -969,9 +1098,14 @@ impl Host {
         let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
         let count = self.views.len();
         for (index, live) in self.views.values().enumerate() {
-            let bounds = self
-                .delegate
-                .request_child_bounds(index, count, width, height);
+            let bounds = self.delegate.request_child_placement(&ChildSlot {
+                key: &live.key,
+                index,
+                count,
+                width,
+                height,
+                requested_height: live.requested_height,
+            });
             if let Err(e) = live.view.set_bounds(bounds) {
                 tracing::warn!("surface {}: cannot lay out: {e}", live.key);
             }

@@ -75,13 +75,15 @@ mod trusted;
 mod view;
 
 pub use capabilities::{typed, CapabilityHandler, PermissionHook, SystemWallClock};
-pub use config::{DangerousViewConfig, Placement, Rect, ViewConfig};
+pub use config::{
+    language_from_environment, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
+};
 pub use consent::{
     open_url_host, risk_in_words, ArgumentLine, ConsentAnswer, ConsentHandle, ConsentPrompt,
     ConsentRequest, PendingConsent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
     MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_URL_BYTES,
 };
-pub use delegate::{HostDelegate, NoDelegate, Refusal};
+pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
 pub use error::ShellError;
 pub use event::ViewEvent;
 pub use host::{

@@ -116,6 +116,11 @@ pub(crate) fn verdict(
     if hardening.popups_without_gesture || hardening.clipboard_access {
         return Err("the probe view allows popups or clipboard access".to_owned());
     }
+    if hardening.console_to_stdout {
+        return Err(
+            "the engine writes page console messages to standard output (R-DIAG-1)".to_owned(),
+        );
+    }
     Ok(())
 }
 
@@ -152,6 +157,7 @@ mod tests {
             popups_without_gesture: false,
             media_requires_gesture: true,
             clipboard_access: false,
+            console_to_stdout: false,
         }
     }
 
@@ -188,6 +194,11 @@ mod tests {
             },
             Hardening {
                 devtools: true,
+                ..hardened()
+            },
+            // R-DIAG-1: page console output on stdout would corrupt the protocol stream.
+            Hardening {
+                console_to_stdout: true,
                 ..hardened()
             },
             Hardening {

@@ -105,6 +105,9 @@ pub struct Hardening {
     pub media_requires_gesture: bool,
     /// Scripts may use the clipboard.
     pub clipboard_access: bool,
+    /// The engine writes the page's console messages to the process's standard output, where
+    /// they would corrupt the protocol stream (R-DIAG-1); must stay off.
+    pub console_to_stdout: bool,
 }
 
 /// Counts an open view against the shell's limit while it lives.

@@ -45,7 +45,7 @@ mod trusted;
 
 pub(crate) use prompt::PlatformPrompt;
 
-use crate::config::{Placement, Rect, ViewConfig};
+use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::view::Hardening;
@@ -227,6 +227,9 @@ impl PlatformView {
                         .iter()
                         .any(|f| feature_enabled(s, f).unwrap_or(true))
             }),
+            console_to_stdout: settings
+                .as_ref()
+                .is_none_or(|s| s.enables_write_console_messages_to_stdout()),
         }
     }
 
@@ -292,6 +295,9 @@ fn surface_context(
             "the web-process sandbox setting did not take effect".to_owned(),
         ));
     }
+    // R-UI-11: navigator.language(s) and Intl's default locale, before the first load.
+    let language = config.effective_language();
+    context.set_preferred_languages(&[language.as_str()]);
     context.set_cache_model(CacheModel::DocumentViewer);
     context.set_automation_allowed(false);
     context.set_spell_checking_enabled(false);
@@ -485,13 +491,17 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         settings.set_enable_back_forward_navigation_gestures(false);
         settings.set_allow_file_access_from_file_urls(false);
         settings.set_allow_universal_access_from_file_urls(false);
-        // Nothing from the page may reach the process's standard output.
+        // Nothing from the page may reach the process's standard output (R-DIAG-1); read back
+        // into `Hardening::console_to_stdout` and checked by the probe.
         settings.set_enable_write_console_messages_to_stdout(false);
+        // R-UI-11: the embedder's text zoom scales text only; the zoom keys stay off (wry).
+        settings.set_zoom_text_only(true);
         // R-SEC-5: no clipboard API and no script paste; wry exposes none of these.
         for feature in CLIPBOARD_FEATURES {
             set_feature_enabled(&settings, feature, false);
         }
     }
+    view.set_zoom_level(config.text_zoom());
     // R-SEC-5: execCommand copy, cut and paste refused in every frame, and the keys and the
     // middle click that copy or paste never reach the engine.
     if let Some(manager) = view.user_content_manager() {
@@ -979,6 +989,19 @@ fn push(queue: &Weak<EventQueue>, event: ViewEvent) {
 }
 
 /// The WebKit web processes descended from this process, by pid.
+/// R-UI-11: WebKitGTK's `prefers-color-scheme` follows GTK's process-wide dark-theme
+/// preference; [`Theme::System`] leaves it alone. WebKit views follow a change live.
+pub(crate) fn apply_theme(theme: Theme) {
+    let dark = match theme {
+        Theme::Dark => true,
+        Theme::Light => false,
+        _ => return,
+    };
+    if let Some(settings) = gtk::Settings::default() {
+        settings.set_gtk_application_prefer_dark_theme(dark);
+    }
+}
+
 /// GTK aborts the process when it cannot open a display; say so as an error instead.
 pub(crate) fn check_display() -> Result<(), ShellError> {
     let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());

@@ -5,12 +5,14 @@
 mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
-    check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt, PlatformView,
+    apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt,
+    PlatformView,
 };
 
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt, PlatformView,
+    apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt,
+    PlatformView,
 };

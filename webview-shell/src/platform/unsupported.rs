@@ -9,7 +9,7 @@ use tao::event::WindowEvent;
 use tao::event_loop::EventLoopWindowTarget;
 use tao::window::{Window, WindowId};
 
-use crate::config::{Placement, Rect, ViewConfig};
+use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::view::Hardening;
@@ -113,3 +113,5 @@ impl PlatformPrompt {
         match self.never {}
     }
 }
+
+pub(crate) fn apply_theme(_theme: Theme) {}

@@ -1,0 +1,19 @@
+//! What Surface authors work with: a bundle folder (`index.html`, `style.css`, `script.js`,
+//! optionally `state.json`) read and checked as production would, and turned into a ready
+//! `lineup.v1.ui.open` envelope or `app` object with its `integrity` (R-UI-2a, R-UI-6a).
+//!
+//! ```no_run
+//! use lineup_authoring::{BundleFolder, OpenOptions};
+//!
+//! # fn main() -> Result<(), lineup_authoring::AuthoringError> {
+//! let folder = BundleFolder::read("weather")?;
+//! let options = OpenOptions::for_folder(&folder)?;
+//! println!("{}", folder.ui_open(&options)?.to_json());
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+mod folder;
+
+pub use folder::{AuthoringError, BundleFolder, OpenOptions, FILES};

@@ -1,0 +1,87 @@
+//! `lineup bundle <folder>`: a bundle folder as a ready `ui.open` envelope (or `app` object) on
+//! stdout, its size against the limit and its integrity on stderr (R-UI-2, R-UI-2a, R-UI-6a).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use lineup_authoring::{BundleFolder, OpenOptions};
+use lineup_host_core::{AppId, AppVersion, ConversationId, InstanceId, Limits, PartyId};
+
+/// Prints a bundle folder (`index.html`, `style.css`, `script.js`, optional `state.json`) as a
+/// ready `lineup.v1.ui.open` envelope, files inlined and `integrity` computed.
+#[derive(Debug, Args)]
+pub(crate) struct BundleArgs {
+    /// The folder.
+    folder: PathBuf,
+    /// Print only the `app` object, not the whole envelope.
+    #[arg(long)]
+    app_only: bool,
+    /// The initial state, a JSON object (default: the folder's `state.json`, when present).
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
+    /// `payload.instance_id` (default: the folder's name, sanitised).
+    #[arg(long)]
+    instance_id: Option<String>,
+    /// `app.id` (default: `com.example.<folder>`).
+    #[arg(long)]
+    id: Option<String>,
+    /// `app.name` (default: the folder's name).
+    #[arg(long)]
+    name: Option<String>,
+    /// `app.version` (default: 0.1.0).
+    #[arg(long)]
+    version: Option<String>,
+    /// `conversation_id` (default: conv-1).
+    #[arg(long)]
+    conversation: Option<String>,
+    /// `sender.id`, of kind agent (default: agent).
+    #[arg(long)]
+    sender: Option<String>,
+}
+
+pub(crate) fn run(args: BundleArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let folder = BundleFolder::read(&args.folder)?;
+    let mut options = OpenOptions::for_folder(&folder)?;
+    if let Some(id) = args.instance_id {
+        options.instance_id = InstanceId::try_from(id)?;
+    }
+    if let Some(id) = args.id {
+        options.app_id = AppId::try_from(id)?;
+    }
+    if let Some(name) = args.name {
+        options.name = Some(name);
+    }
+    if let Some(version) = args.version {
+        options.version = AppVersion::try_from(version.as_str())?;
+    }
+    if let Some(conversation) = args.conversation {
+        options.conversation = ConversationId::try_from(conversation)?;
+    }
+    if let Some(sender) = args.sender {
+        options.sender = PartyId::try_from(sender)?;
+    }
+    if let Some(state) = &args.state {
+        options.state = Some(BundleFolder::read_state(state)?);
+    }
+    let limits = Limits::default();
+    let size = folder.check_size(&limits)?;
+    tracing::info!(
+        "bundle {}: {size} of {} bytes ({:.1}%), integrity {}",
+        folder.path().display(),
+        limits.max_bundle_bytes,
+        size as f64 * 100.0 / limits.max_bundle_bytes as f64,
+        folder.integrity()
+    );
+    let line = if args.app_only {
+        serde_json::to_string(&lineup_host_core::SurfaceSource::Inline(
+            folder.app(&options),
+        ))?
+    } else {
+        folder.ui_open(&options)?.to_json()
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()?;
+    Ok(())
+}
