@@ -57,7 +57,8 @@ impl CallState {
         }
     }
 
-    fn parse(text: &str) -> Option<Self> {
+    /// The state named `text` as stored, if it is one.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         [
             Self::Received,
             Self::AwaitingConsent,
@@ -151,7 +152,9 @@ impl Inserted {
     }
 }
 
-const COLUMNS: &str = "conversation_id, call_id, capability, version, args_digest, state, \
+/// The columns [`RawCall::from_row`] reads, in its order.
+pub(crate) const COLUMNS: &str =
+    "conversation_id, call_id, capability, version, args_digest, state, \
                        status, result, message, error, created_at, updated_at";
 
 impl Store {
@@ -280,18 +283,10 @@ impl Store {
         let sql = format!(
             "SELECT {COLUMNS} FROM calls WHERE state <> 'finished' ORDER BY created_at, rowid"
         );
-        let mut statement = self
-            .conn()
-            .prepare(&sql)
-            .map_err(self.sqlite("select from calls"))?;
-        let rows = statement
-            .query_map([], RawCall::from_row)
-            .map_err(self.sqlite("select from calls"))?;
-        let mut records = Vec::new();
-        for row in rows {
-            records.push(row.map_err(self.sqlite("read calls"))?.into_record()?);
-        }
-        Ok(records)
+        self.select_all("select from calls", &sql, [], RawCall::from_row)?
+            .into_iter()
+            .map(RawCall::into_record)
+            .collect()
     }
 
     fn select_call(
@@ -313,23 +308,24 @@ impl Store {
     }
 }
 
-/// A row of `calls` before its text columns are checked.
-struct RawCall {
-    key: CallKey,
-    capability: String,
-    version: String,
-    args_digest: String,
-    state: String,
-    status: Option<String>,
-    result: Option<String>,
-    message: Option<String>,
-    error: Option<String>,
-    created_at: String,
-    updated_at: String,
+/// A row of `calls` ([`COLUMNS`]) before its text columns are checked.
+pub(crate) struct RawCall {
+    pub(crate) key: CallKey,
+    pub(crate) capability: String,
+    pub(crate) version: String,
+    pub(crate) args_digest: String,
+    pub(crate) state: String,
+    pub(crate) status: Option<String>,
+    pub(crate) result: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
 }
 
 impl RawCall {
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+    /// The row's [`COLUMNS`], from index 0.
+    pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             key: CallKey {
                 conversation_id: row.get(0)?,
@@ -413,7 +409,7 @@ fn not_found(key: &CallKey) -> StoreError {
     }
 }
 
-fn invalid_transition(key: &CallKey, from: CallState, to: CallState) -> StoreError {
+pub(crate) fn invalid_transition(key: &CallKey, from: CallState, to: CallState) -> StoreError {
     StoreError::InvalidTransition {
         conversation_id: key.conversation_id.clone(),
         call_id: key.call_id.clone(),

@@ -191,6 +191,20 @@ impl Store {
             .map_err(self.sqlite(op))
     }
 
+    /// Every row of the query `sql` with `params`, each mapped by `map`, read in one statement
+    /// (one snapshot); `op` names the query in errors, like `select from calls`.
+    pub(crate) fn select_all<T>(
+        &self,
+        op: &'static str,
+        sql: &str,
+        params: impl rusqlite::Params,
+        map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut statement = self.conn.prepare(sql).map_err(self.sqlite(op))?;
+        let rows = statement.query_map(params, map).map_err(self.sqlite(op))?;
+        rows.collect::<Result<_, _>>().map_err(self.sqlite(op))
+    }
+
     /// The connection, for reads.
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn

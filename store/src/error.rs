@@ -137,6 +137,14 @@ pub enum StoreError {
         seq: u64,
     },
 
+    /// The revision counter is past 2³² − 1, the most revision epochs one database can hand out
+    /// to the capability kernel (R-INV-2; see [`crate::kernel`]).
+    #[error("{path}: the revision counter is past 4294967295: this database hands out no more revision epochs; start a new data directory")]
+    EpochsExhausted {
+        /// The database file.
+        path: PathBuf,
+    },
+
     /// Writing an export failed.
     #[error("cannot write the audit export: {0}")]
     Export(#[source] io::Error),

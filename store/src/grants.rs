@@ -106,18 +106,13 @@ impl Store {
     ///
     /// [`StoreError::Sqlite`].
     pub fn grants(&self, agent: Option<&str>) -> Result<Vec<Grant>, StoreError> {
-        let mut statement = self
-            .conn()
-            .prepare(
-                "SELECT agent, capability, version, granted_at FROM grants
-                 WHERE ?1 IS NULL OR agent = ?1 ORDER BY agent, capability, version",
-            )
-            .map_err(self.sqlite("select from grants"))?;
-        let rows = statement
-            .query_map([agent], grant_from_row)
-            .map_err(self.sqlite("select from grants"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(self.sqlite("read grants"))
+        self.select_all(
+            "select from grants",
+            "SELECT agent, capability, version, granted_at FROM grants
+             WHERE ?1 IS NULL OR agent = ?1 ORDER BY agent, capability, version",
+            [agent],
+            grant_from_row,
+        )
     }
 
     /// Forgets the grants in `scope`; returns how many there were.

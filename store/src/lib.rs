@@ -12,14 +12,17 @@
 //! - the **audit log**, append-only and chained by SHA-256 (R-CAP-6): [`Store::append_audit`],
 //!   [`Store::verify_audit`], [`Store::export_audit`], [`ChainVerifier`]; the canonical form a
 //!   digest is computed over, for a gateway to recompute, is documented on [`AuditRecord`];
-//! - a cheap change check for running hosts: [`Store::data_version`].
+//! - a cheap change check for running hosts: [`Store::data_version`];
+//! - the capability kernel's store: `Store` implements
+//!   [`lineup_host_core::CapabilityStore`], mapping the kernel's records onto these tables
+//!   ([`kernel`] documents the mapping, the revision epochs and the placeholders).
 //!
 //! Several host processes on one data directory are normal: every write is one
 //! `BEGIN IMMEDIATE` transaction with a busy timeout, the journal is a WAL and
 //! `synchronous=FULL` makes each commit durable before the call returns. The schema is migrated
-//! by `PRAGMA user_version` when a store is opened. This crate knows nothing of the protocol
-//! kernel: its records are plain serde types, and statuses, risks and decisions are the
-//! caller's strings.
+//! by `PRAGMA user_version` when a store is opened. The store's own records are plain serde
+//! types, and statuses, risks and decisions are the caller's strings; only [`kernel`] knows the
+//! protocol kernel's types.
 //!
 //! ```
 //! use lineup_store::{AuditEntry, CallKey, CallOutcome, CallState, GrantKey, Inserted, NewCall,
@@ -72,6 +75,7 @@ mod db;
 mod digest;
 mod error;
 mod grants;
+pub mod kernel;
 mod migrate;
 mod revision;
 

@@ -71,6 +71,15 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
         BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
     ",
+    // 3: what the capability kernel's records hold beyond the indexed columns (`kernel.rs`):
+    // a call's whole `lineup_host_core::CallRecord` as JSON (NULL for rows written through the
+    // store's own call API), and the conversation and call in which a grant was given (NULL for
+    // grants written through `Store::grant`).
+    r"
+    ALTER TABLE calls ADD COLUMN record TEXT;
+    ALTER TABLE grants ADD COLUMN conversation_id TEXT;
+    ALTER TABLE grants ADD COLUMN call_id TEXT;
+    ",
 ];
 
 /// The schema version this build writes.
@@ -128,7 +137,7 @@ mod tests {
         std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 2);
+        assert_eq!(SCHEMA_VERSION, 3);
         store.verify_audit().unwrap();
     }
 
@@ -148,7 +157,7 @@ mod tests {
             revision
         };
         let store = Store::open(dir).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 2);
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
         assert!(store.is_granted(&key).unwrap());
         assert!(store.next_revision().unwrap().number() > revision.number());
         assert_eq!(store.next_revision().unwrap().epoch(), revision.epoch());
@@ -156,6 +165,91 @@ mod tests {
             .append_audit(&crate::tests::entry("c1", "k1"))
             .unwrap();
         assert_eq!(store.verify_audit().unwrap().count, 1);
+    }
+
+    #[test]
+    fn a_version_2_file_with_rows_gains_the_kernel_columns_and_keeps_its_rows() {
+        use crate::{CallKey, CallOutcome, CallState, NewCall, Sha256Hex};
+        use lineup_host_core::{self as kernel, CapabilityStore};
+
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let grant = GrantKey::new("agent-1", "clipboard.write", "1");
+        let call = |id: &str| NewCall {
+            key: CallKey::new("conv-1", id),
+            capability: "clipboard.write".into(),
+            version: "1".into(),
+            args_digest: Sha256Hex::of(b"{}"),
+        };
+        let (revision, head) = {
+            let mut store = Store::open_unmigrated(dir);
+            migrate_to(&mut store, 2).unwrap();
+            assert_eq!(store.schema_version().unwrap(), 2);
+            store.grant(&grant).unwrap();
+            store.insert_call(&call("done")).unwrap();
+            store
+                .finish_call(
+                    &CallKey::new("conv-1", "done"),
+                    &CallOutcome {
+                        status: "completed".into(),
+                        result: Some(r#"{"ok":true}"#.into()),
+                        message: None,
+                        error: None,
+                    },
+                )
+                .unwrap();
+            store.insert_call(&call("running")).unwrap();
+            store
+                .advance_call(&CallKey::new("conv-1", "running"), CallState::Running)
+                .unwrap();
+            store
+                .append_audit(&crate::tests::entry("conv-1", "done"))
+                .unwrap();
+            // No kernel columns yet.
+            assert!(store.conn().prepare("SELECT record FROM calls").is_err());
+            (
+                store.next_revision().unwrap(),
+                store.verify_audit().unwrap(),
+            )
+        };
+
+        let mut store = Store::open(dir).unwrap();
+        assert_eq!(store.schema_version().unwrap(), 3);
+        // The store's own API reads every old row as before.
+        assert!(store.is_granted(&grant).unwrap());
+        assert_eq!(store.unfinished_calls().unwrap().len(), 1);
+        assert_eq!(store.verify_audit().unwrap(), head);
+        assert_eq!(store.next_revision().unwrap().epoch(), revision.epoch());
+
+        // The kernel reads them too, rebuilt from the columns.
+        let key = |id: &str| kernel::CallKey {
+            conversation_id: "conv-1".try_into().unwrap(),
+            call_id: id.try_into().unwrap(),
+        };
+        let done = CapabilityStore::call(&mut store, &key("done"))
+            .unwrap()
+            .unwrap();
+        let kernel::CallState::Finished { result } = &done.state else {
+            panic!("{done:?}")
+        };
+        assert_eq!(result.status, kernel::Status::Completed);
+        assert_eq!(
+            serde_json::to_value(&result.result).unwrap(),
+            serde_json::json!({"ok": true})
+        );
+        assert_eq!(done.version.as_ref().unwrap().as_str(), "1");
+        assert_eq!(done.epoch, kernel::RevisionEpoch(0));
+        let unfinished = CapabilityStore::unfinished_calls(&mut store).unwrap();
+        assert_eq!(unfinished.len(), 1);
+        assert_eq!(unfinished[0].key, key("running"));
+        assert_eq!(unfinished[0].state, kernel::CallState::Running);
+        let grants = CapabilityStore::grants(&mut store).unwrap();
+        assert_eq!(grants.len(), 1);
+        assert_eq!(grants[0].conversation_id.as_str(), crate::kernel::UNKNOWN);
+        assert_eq!(grants[0].call_id.as_str(), crate::kernel::UNKNOWN);
+        // And the kernel's epochs continue the old counter (one revision was taken above).
+        let epoch = store.next_revision_epoch().unwrap();
+        assert_eq!(epoch.0 & 0xffff_ffff, revision.number() + 2);
     }
 
     #[test]
@@ -181,7 +275,7 @@ mod tests {
                 err,
                 StoreError::SchemaTooNew {
                     found: 99,
-                    supported: 2,
+                    supported: 3,
                     ..
                 }
             ),

@@ -51,6 +51,14 @@ impl Store {
     ///
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`] when the counter or the epoch row is gone.
     pub fn next_revision(&self) -> Result<Revision, StoreError> {
+        let (epoch, number) = self.next_counter()?;
+        Ok(Revision(format!("{epoch}-{number}")))
+    }
+
+    /// Increments the revision counter and commits, then returns the database's epoch (16 hex
+    /// digits) and the new counter value: the one source of [`Store::next_revision`] and of the
+    /// kernel's revision epochs, so the two never hand out the same counter value.
+    pub(crate) fn next_counter(&self) -> Result<(String, u64), StoreError> {
         let tx = self.write("begin revision update")?;
         let number: Option<i64> = tx
             .query_row(
@@ -74,6 +82,6 @@ impl Store {
             });
         };
         tx.commit().map_err(self.sqlite("commit revision"))?;
-        Ok(Revision(format!("{epoch}-{number}")))
+        Ok((epoch, number.unsigned_abs()))
     }
 }
