@@ -33,6 +33,11 @@ pub(crate) struct CapabilityArgs {
     /// `app.call` goes through consent. On when any capability flag is given.
     #[arg(long)]
     capabilities: bool,
+    /// Where call records, remembered grants, the audit and revisions are kept (SQLite; created
+    /// on first use). Default: `$XDG_DATA_HOME/lineup`, else `~/.local/share/lineup`. Several
+    /// hosts may share one.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
     /// FOR SCRIPTED TESTS ONLY: answer every consent prompt automatically instead of asking
     /// the user. Never use it with a real agent.
     #[arg(long, value_enum, value_name = "ANSWER")]
@@ -53,12 +58,20 @@ impl CapabilityArgs {
             builder = builder.vouched_agent(agent);
         }
         let on = self.capabilities
+            || self.data_dir.is_some()
             || self.dangerous_auto_consent.is_some()
             || self.dangerous_test_capability.is_some();
         if !on {
             return Ok(builder);
         }
-        builder = builder.enable_capabilities();
+        let dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => lineup_store::default_data_dir().map_err(|e| format!("data dir: {e}"))?,
+        };
+        let store = lineup_store::Store::open(&dir)
+            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+        tracing::info!("capability records in {}", dir.display());
+        builder = builder.enable_capabilities().capability_store(store);
         if let Some(answer) = self.dangerous_auto_consent {
             tracing::warn!("--dangerous-auto-consent {answer:?}: no user is asked");
             builder = builder.consent_prompt(move |pending: PendingConsent| match answer {

@@ -423,6 +423,13 @@ impl Agent {
             .collect()
     }
 
+    /// Ends the host at once with SIGKILL, as a crash or power cut would.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.note("host: killed".to_owned());
+    }
+
     /// Waits for the process to exit, then reads stdout to its end.
     fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + STEP;
@@ -1105,4 +1112,155 @@ fn app_call_over_stdio_inventory_first_runs_once_and_refuses_another_sender() {
     agent.close_stdin();
     let status = agent.wait_exit();
     assert!(status.success(), "the host exited with {status}");
+}
+
+fn count_call_slow(call_id: &str, tag: &str, sleep_ms: u64) -> String {
+    envelope(
+        &format!("msg_{call_id}"),
+        "app.call",
+        json!({
+            "call_id": call_id,
+            "capability": "test.count",
+            "reason": "counting runs",
+            "expires_at": soon(),
+            "arguments": {"tag": tag, "sleep_ms": sleep_ms},
+        }),
+    )
+}
+
+/// The epoch of an inventory revision `rev-<epoch>-<n>`.
+fn revision_epoch(inventory: &Value) -> u64 {
+    let revision = inventory["payload"]["revision"]
+        .as_str()
+        .unwrap_or_default();
+    revision
+        .split('-')
+        .nth(1)
+        .and_then(|e| e.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected revision {revision:?}"))
+}
+
+/// R-CAP-5, R-CAP-6, R-INV-2: `lineup host --stdio` is killed with SIGKILL in the middle of a
+/// stream of calls and started again on the same data dir; every `call_id` is sent again. Each
+/// call ran at most once (counted by the test capability outside the data dir), a call that had
+/// finished gets its stored result, one that was running is answered `failed` (outcome unknown),
+/// the inventory revision moved forward, and the database and its audit chain are intact.
+#[test]
+fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
+    require_display();
+    let _screen = screen();
+    let dir = std::env::temp_dir().join(format!("lineup-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let count = dir.join("runs.txt");
+    let (data_arg, count_arg) = (
+        data.to_string_lossy().into_owned(),
+        count.to_string_lossy().into_owned(),
+    );
+    let args = [
+        "--agent-id",
+        "agent_hermes_main",
+        "--data-dir",
+        data_arg.as_str(),
+        "--dangerous-test-capability",
+        count_arg.as_str(),
+    ];
+    const CALLS: usize = 12;
+    let ids: Vec<String> = (0..CALLS).map(|i| format!("call_{i:02}")).collect();
+
+    let mut first = Agent::spawn_with("restart-1", &args);
+    // Half the stream reaches the first host; the rest only the second.
+    for id in &ids[..CALLS / 2] {
+        first.send(&count_call_slow(id, id, 150));
+    }
+    // Kill it once some calls finished and others cannot have.
+    first.expect("a few results", |m| m["type"] == "lineup.v1.app.result");
+    first.expect("a third result", |m| {
+        m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == "call_02"
+    });
+    first.kill();
+    let before: Vec<Value> = first
+        .received
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.app.result")
+        .cloned()
+        .collect();
+    let epoch_before = revision_epoch(&first.received[0]);
+    drop(first);
+
+    let mut second = Agent::spawn_with("restart-2", &args);
+    for id in &ids {
+        second.send(&count_call_slow(id, id, 150));
+    }
+    for id in &ids {
+        let id = id.clone();
+        second.expect("every call answered after the restart", move |m| {
+            m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == id.as_str()
+        });
+    }
+    let epoch_after = revision_epoch(&second.received[0]);
+    assert!(
+        epoch_after > epoch_before,
+        "the revision did not move forward: {epoch_before} then {epoch_after}"
+    );
+    let runs = std::fs::read_to_string(&count).unwrap_or_default();
+    for id in &ids {
+        let n = runs.lines().filter(|l| *l == id).count();
+        assert!(n <= 1, "{id} ran {n} times: {runs:?}");
+    }
+    let after: Vec<&Value> = second
+        .received
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.app.result")
+        .collect();
+    for earlier in &before {
+        let id = &earlier["payload"]["call_id"];
+        let later = after
+            .iter()
+            .find(|m| m["payload"]["call_id"] == *id)
+            .expect("answered again");
+        assert_eq!(
+            later["payload"]["status"], earlier["payload"]["status"],
+            "{id}: the stored result was not given again: {later} (before: {earlier})"
+        );
+    }
+    let statuses: Vec<&str> = after
+        .iter()
+        .filter_map(|m| m["payload"]["status"].as_str())
+        .collect();
+    eprintln!(
+        "before the kill: {} results; after the restart: {statuses:?}",
+        before.len()
+    );
+    for m in &after {
+        let status = m["payload"]["status"].as_str().unwrap_or_default();
+        let ran = runs
+            .lines()
+            .any(|l| Some(l) == m["payload"]["call_id"].as_str());
+        match status {
+            "completed" => assert!(ran, "{m}: completed without running"),
+            "cancelled" => assert!(!ran, "{m}: cancelled but it ran"),
+            "failed" => assert_eq!(m["payload"]["error"]["code"], "outcome_unknown", "{m}"),
+            other => panic!("unexpected status {other}: {m}"),
+        }
+    }
+    second.close_stdin();
+    assert!(second.wait_exit().success());
+
+    let db = rusqlite::Connection::open(data.join("lineup.sqlite3")).unwrap();
+    let check: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let verify = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["audit", "verify", "--data-dir", data_arg.as_str()])
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "lineup audit verify: {}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
