@@ -17,6 +17,12 @@
 //! 3. Everything the host sends the agent is printed as `host → agent: {…}`. Click 刷新 in the
 //!    window while it is open: the page calls `LineUpSurface.event('refresh', {unit: 'c'})`, the host
 //!    validates it and sends a `lineup.v1.ui.event`, and the agent answers with fresh state.
+//! 4. The host offers one App Capability, `weather.share` (`user_confirmation`): the session's
+//!    first messages are `client.inventory` and `app.list` naming it. Before closing, the agent
+//!    asks for it with `app.call`; the host's trusted prompt window asks the person (Allow,
+//!    Always, Deny). Its handler runs only after Allow, once, on a thread of its own. Nobody at
+//!    the screen (as under `xvfb-run`)? The call's `expires_at` passes, the prompt goes away and
+//!    the agent gets `app.result` `expired`.
 //!
 //! `RUST_LOG=debug` shows the library's own log on stderr.
 #![allow(clippy::print_stdout)]
@@ -29,7 +35,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, CloseReason, InlineApp, Message, ProtocolError, SurfaceKey, UiEvent,
+    display_title, Capability, CapabilityName, CloseReason, HandlerError, InlineApp, JsonObject,
+    Message, OpaqueVersion, ProtocolError, Risk, SurfaceKey, Timestamp, UiEvent,
 };
 use lineup_webview_shell::{
     event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, Refusal,
@@ -72,6 +79,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let probe_failed = Rc::new(Cell::new(false));
     let host: Host = HostBuilder::new()
         .window_size(420, 240)
+        .capability(share_capability()?, share)
         .on_outbound(move |message| {
             println!("host → agent: {}", message.to_json());
             let _ = to_agent.send(message.clone());
@@ -161,6 +169,32 @@ impl HostDelegate for Lifecycle {
         println!("host: the isolation probe failed, no Surface will be shown: {reason}");
         self.probe_failed.set(true);
     }
+}
+
+/// `weather.share`: a declared, risk-rated action. Declaring is not granting: it runs only after
+/// the person allows it in the host's prompt (R-CAP-1, R-CAP-2).
+fn share_capability() -> Result<Capability, Box<dyn std::error::Error>> {
+    let schema: JsonObject = serde_json::from_value(json!({
+        "type": "object",
+        "required": ["city", "temperature"],
+        "properties": {
+            "city": {"type": "string", "maxLength": 40},
+            "temperature": {"type": "number"}
+        }
+    }))?;
+    Ok(Capability::new(
+        CapabilityName::try_from("weather.share")?,
+        OpaqueVersion::try_from("1.0")?,
+        Risk::UserConfirmation,
+        schema,
+    )?)
+}
+
+/// The handler of `weather.share`; it runs on a thread of its own, never the GUI thread.
+fn share(arguments: JsonObject) -> Result<JsonObject, HandlerError> {
+    println!("host: weather.share runs with {}", arguments.to_json());
+    serde_json::from_value(json!({"shared": true}))
+        .map_err(|e| HandlerError::new(format!("cannot build the result: {e}")))
 }
 
 /// The dashboard's code: untrusted HTML, CSS and JS, as an agent would send it. It talks to the
@@ -255,6 +289,8 @@ impl Agent {
             self.wait(STEP)?;
         }
 
+        self.share()?;
+
         println!("agent → host: ui.close {INSTANCE}");
         self.send(
             "ui.close",
@@ -272,6 +308,50 @@ impl Agent {
 
         println!("agent: done; shutting the host down");
         self.handle.shutdown()
+    }
+
+    /// Asks for `weather.share` and waits for its one `app.result`.
+    fn share(&mut self) -> Result<(), HostClosed> {
+        const ANSWER_WITHIN: i64 = 8;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
+        let expires_at = Timestamp::from_unix_seconds(now + ANSWER_WITHIN)
+            .and_then(|t| serde_json::to_value(t).ok())
+            .unwrap_or(Value::Null);
+        println!(
+            "agent → host: app.call weather.share ({}; the prompt waits {ANSWER_WITHIN} s for a click)",
+            self.city
+        );
+        self.send(
+            "app.call",
+            json!({
+                "call_id": "call_share_01",
+                "capability": "weather.share",
+                "reason": "把当前天气分享给你的同事",
+                "expires_at": expires_at,
+                "arguments": self.state(),
+            }),
+        )?;
+        let until = Instant::now() + Duration::from_secs(ANSWER_WITHIN as u64 + 4);
+        while Instant::now() < until {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.from_host.recv_timeout(left) {
+                Ok(Message::AppResult(result)) => {
+                    println!(
+                        "agent: weather.share answered {}",
+                        serde_json::to_value(result.payload.status).unwrap_or_default()
+                    );
+                    return Ok(());
+                }
+                Ok(Message::UiEvent(event)) => self.on_event(&event.payload)?,
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return Err(HostClosed),
+            }
+        }
+        println!("agent: weather.share was not answered in time");
+        Ok(())
     }
 
     fn state(&self) -> Value {
