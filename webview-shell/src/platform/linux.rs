@@ -7,21 +7,11 @@
 //! that context, which puts it in the same context; the custom scheme and the download refusal are
 //! registered on the context directly.
 
-use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::fs;
-use std::net::{Ipv4Addr, SocketAddrV4};
-use std::os::fd::OwnedFd;
 use std::ptr;
 use std::rc::{Rc, Weak};
-use std::sync::OnceLock;
 
 use gtk::gdk;
-use gtk::glib::{
-    self,
-    prelude::*,
-    translate::{IntoGlib, ToGlibPtr},
-};
+use gtk::glib::{self, prelude::*, translate::IntoGlib};
 use gtk::prelude::*;
 use lineup_surface_runtime::{DeliveryKey, SurfaceServer, SCHEME};
 use tao::dpi::{LogicalPosition, LogicalSize};
@@ -31,19 +21,30 @@ use tao::platform::unix::WindowExtUnix;
 use tao::window::{Window, WindowBuilder, WindowId};
 use webkit2gtk::{
     AuthenticationRequestExt, CacheModel, DownloadExt, FileChooserRequestExt, LoadEvent,
-    NavigationPolicyDecision, NavigationPolicyDecisionExt, NetworkProxyMode, PermissionRequestExt,
-    PolicyDecision, PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision,
-    ResponsePolicyDecisionExt, ScriptDialogType, SecurityManagerExt, SettingsExt, URIRequestExt,
-    URISchemeRequest, URISchemeRequestExt, URISchemeResponse, URISchemeResponseExt,
-    UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
-    WebContextExt, WebProcessTerminationReason, WebViewExt, WebsiteDataManagerExt,
+    NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecision,
+    PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt,
+    ScriptDialogType, SecurityManagerExt, SettingsExt, URIRequestExt, URISchemeRequest,
+    URISchemeRequestExt, URISchemeResponse, URISchemeResponseExt, UserContentInjectedFrames,
+    UserContentManagerExt, UserScript, UserScriptInjectionTime, WebContextExt,
+    WebProcessTerminationReason, WebViewExt, WebsiteDataManagerExt,
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
+mod clipboard;
+mod events;
+mod features;
+mod network;
+mod processes;
 mod prompt;
 mod trusted;
 
+pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
+
+use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
+use events::{push, EventQueue};
+use features::{feature_enabled, set_feature_enabled};
+pub(crate) use network::refuse_all_network;
 
 use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
@@ -326,53 +327,6 @@ fn surface_context(
     Ok(context)
 }
 
-/// R-SEC-3: sends every request of `manager`'s network session, speculative connections
-/// included, to [`refusing_endpoint`], with no host exempt. The engine then opens no connection
-/// to a page-chosen host and looks up no page-chosen name: an HTTP proxy is handed the name, and
-/// this one refuses the connection before a byte is sent.
-pub(super) fn refuse_all_network(
-    manager: &webkit2gtk::WebsiteDataManager,
-) -> Result<(), ShellError> {
-    let port = refusing_endpoint()?;
-    let proxy = format!("http://127.0.0.1:{port}/");
-    let mut settings = webkit2gtk::NetworkProxySettings::new(Some(&proxy), &[]);
-    // Every scheme WebKit might proxy names the same endpoint, so no default slips through.
-    for scheme in ["http", "https", "ws", "wss"] {
-        settings.add_proxy_for_scheme(scheme, &proxy);
-    }
-    manager.set_network_proxy_settings(NetworkProxyMode::Custom, Some(&mut settings));
-    Ok(())
-}
-
-/// A loopback TCP port that refuses every connection, for the life of the process: a socket
-/// bound to `127.0.0.1:<port>` that never listens. The kernel answers a connection to it with a
-/// reset, and no other socket can take the port while this one holds it (no `SO_REUSEADDR` or
-/// `SO_REUSEPORT`; the kernel never picks a bound port as an ephemeral one).
-fn refusing_endpoint() -> Result<u16, ShellError> {
-    static ENDPOINT: OnceLock<Result<(OwnedFd, u16), String>> = OnceLock::new();
-    let bound = ENDPOINT.get_or_init(|| {
-        let socket = rustix::net::socket_with(
-            rustix::net::AddressFamily::INET,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )
-        .map_err(|e| format!("cannot create the refusing proxy's socket: {e}"))?;
-        rustix::net::bind(&socket, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))
-            .map_err(|e| format!("cannot bind the refusing proxy's socket: {e}"))?;
-        let local = rustix::net::getsockname(&socket)
-            .map_err(|e| format!("cannot read the refusing proxy's port: {e}"))?;
-        let port = SocketAddrV4::try_from(local)
-            .map_err(|e| format!("the refusing proxy's socket is not IPv4: {e}"))?
-            .port();
-        Ok((socket, port))
-    });
-    match bound {
-        Ok((_, port)) => Ok(*port),
-        Err(reason) => Err(ShellError::Platform(reason.clone())),
-    }
-}
-
 /// WebKit's memory-pressure settings for a ceiling of `limit_mib`: ended at the ceiling (kill
 /// threshold 1.0; WebKit's default never ends a process), checked twice a second.
 pub(super) fn memory_pressure(limit_mib: u32) -> webkit2gtk::MemoryPressureSettings {
@@ -632,148 +586,6 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     });
 }
 
-/// WebKit features that give a page the system clipboard, all switched off (R-SEC-5): the async
-/// Clipboard API (`navigator.clipboard`, which a click unlocks whatever
-/// `javascript-can-access-clipboard` says), script paste with and without an access request.
-const CLIPBOARD_FEATURES: [&str; 4] = [
-    "AsyncClipboardAPI",
-    "DOMPasteAccessRequests",
-    "DOMPasteAllowed",
-    "JavaScriptCanAccessClipboard",
-];
-
-/// Injected at document start into every frame: `execCommand` and its queries refuse `copy`,
-/// `cut` and `paste`, which WebKit runs during any user gesture; no setting turns that off. The
-/// wrappers are neither writable nor configurable and use only what they captured before any
-/// page script ran.
-const CLIPBOARD_GUARD_JS: &str = r#"(function () {
-  'use strict';
-  var D = Document.prototype, apply = Reflect.apply, S = String, lower = S.prototype.toLowerCase;
-  var define = Object.defineProperty, refused = Object.create(null);
-  refused.copy = true; refused.cut = true; refused.paste = true;
-  ['execCommand', 'queryCommandEnabled', 'queryCommandSupported'].forEach(function (name) {
-    var original = D[name];
-    if (typeof original !== 'function') { return; }
-    define(D, name, { configurable: false, writable: false, enumerable: true, value: function (command) {
-      var c = S(command), rest = [c];
-      for (var i = 1; i < arguments.length; i++) { rest[i] = arguments[i]; }
-      if (refused[apply(lower, c, [])] === true) { return false; }
-      return apply(original, this, rest);
-    } });
-  });
-})();"#;
-
-/// Whether `event` is a key chord that copies, cuts or pastes (Ctrl+C/X/V, Ctrl+Insert,
-/// Shift+Insert, Shift+Delete, the Copy/Cut/Paste keys).
-fn is_clipboard_key(event: &gdk::EventKey) -> bool {
-    use gdk::keys::constants as key;
-    let state = event.state();
-    let ctrl = state.contains(gdk::ModifierType::CONTROL_MASK);
-    let shift = state.contains(gdk::ModifierType::SHIFT_MASK);
-    let k = event.keyval().to_lower();
-    (ctrl && [key::c, key::x, key::v, key::Insert, key::KP_Insert].contains(&k))
-        || (shift && [key::Insert, key::KP_Insert, key::Delete, key::KP_Delete].contains(&k))
-        || [key::Copy, key::Cut, key::Paste].contains(&k)
-}
-
-/// Sets WebKit feature `identifier` on `settings` and returns what the engine reads back, or
-/// `None` if this WebKit has no such feature. The `webkit2gtk` crate has no bindings for the
-/// feature list (WebKitGTK 2.42), hence the FFI calls.
-#[allow(unsafe_code)]
-fn set_feature_enabled(
-    settings: &webkit2gtk::Settings,
-    identifier: &str,
-    enabled: bool,
-) -> Option<bool> {
-    feature_with(identifier, |feature| {
-        let raw: *mut webkit2gtk::ffi::WebKitSettings = settings.to_glib_none().0;
-        // SAFETY: `raw` is a live WebKitSettings (`settings` holds a reference) and `feature` a
-        // live entry of a feature list `feature_with` keeps alive for this call.
-        unsafe {
-            webkit_settings_set_feature_enabled(raw, feature, glib::ffi::gboolean::from(enabled));
-            webkit_settings_get_feature_enabled(raw, feature) != 0
-        }
-    })
-}
-
-/// Whether WebKit feature `identifier` is enabled on `settings`; `None` if there is none.
-#[allow(unsafe_code)]
-fn feature_enabled(settings: &webkit2gtk::Settings, identifier: &str) -> Option<bool> {
-    feature_with(identifier, |feature| {
-        let raw: *mut webkit2gtk::ffi::WebKitSettings = settings.to_glib_none().0;
-        // SAFETY: as in `set_feature_enabled`.
-        unsafe { webkit_settings_get_feature_enabled(raw, feature) != 0 }
-    })
-}
-
-/// Runs `f` with WebKit's feature named `identifier`, while the list that holds it is alive.
-#[allow(unsafe_code)]
-fn feature_with<R>(identifier: &str, f: impl FnOnce(*mut WebKitFeature) -> R) -> Option<R> {
-    // SAFETY: returns a new reference to a list of every feature (transfer full), never null;
-    // it is released below.
-    let list = unsafe { webkit_settings_get_all_features() };
-    if list.is_null() {
-        return None;
-    }
-    let mut found = None;
-    // SAFETY: `list` is the live list from above.
-    let length = unsafe { webkit_feature_list_get_length(list) };
-    for index in 0..length {
-        // SAFETY: `index` is below the list's length; the feature is owned by the list (transfer
-        // none) and lives as long as it.
-        let feature = unsafe { webkit_feature_list_get(list, index) };
-        if feature.is_null() {
-            continue;
-        }
-        // SAFETY: `feature` is live; the identifier is a NUL-terminated string it owns, read
-        // before anything else happens to it.
-        let id = unsafe { webkit_feature_get_identifier(feature) };
-        if !id.is_null()
-            && unsafe { std::ffi::CStr::from_ptr(id) }.to_bytes() == identifier.as_bytes()
-        {
-            found = Some(feature);
-            break;
-        }
-    }
-    let result = found.map(f);
-    // SAFETY: releases the reference taken above; no feature pointer is used after this.
-    unsafe { webkit_feature_list_unref(list) };
-    result
-}
-
-/// `WebKitFeature`, opaque.
-#[repr(C)]
-struct WebKitFeature {
-    _private: [u8; 0],
-}
-
-/// `WebKitFeatureList`, opaque.
-#[repr(C)]
-struct WebKitFeatureList {
-    _private: [u8; 0],
-}
-
-// WebKitGTK 2.42 API (`webkit/WebKitFeature.h`, `webkit/WebKitSettings.h`), from the library the
-// `webkit2gtk-sys` crate already links.
-#[allow(unsafe_code)]
-#[link(name = "webkit2gtk-4.1")]
-extern "C" {
-    fn webkit_settings_get_all_features() -> *mut WebKitFeatureList;
-    fn webkit_feature_list_get_length(list: *mut WebKitFeatureList) -> usize;
-    fn webkit_feature_list_get(list: *mut WebKitFeatureList, index: usize) -> *mut WebKitFeature;
-    fn webkit_feature_list_unref(list: *mut WebKitFeatureList);
-    fn webkit_feature_get_identifier(feature: *mut WebKitFeature) -> *const std::ffi::c_char;
-    fn webkit_settings_set_feature_enabled(
-        settings: *mut webkit2gtk::ffi::WebKitSettings,
-        feature: *mut WebKitFeature,
-        enabled: glib::ffi::gboolean,
-    );
-    fn webkit_settings_get_feature_enabled(
-        settings: *mut webkit2gtk::ffi::WebKitSettings,
-        feature: *mut WebKitFeature,
-    ) -> glib::ffi::gboolean;
-}
-
 /// What the owner hears when the web process ended: its memory ceiling apart from the rest.
 fn termination_event(reason: WebProcessTerminationReason) -> ViewEvent {
     match reason {
@@ -925,70 +737,6 @@ fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usi
     removed
 }
 
-/// The view's events, delivered from the main loop after the engine's callback has returned,
-/// so that the owner may close the view from its event handler.
-struct EventQueue {
-    pending: RefCell<VecDeque<ViewEvent>>,
-    scheduled: Cell<bool>,
-    open: Cell<bool>,
-    sink: Box<dyn Fn(ViewEvent)>,
-}
-
-impl EventQueue {
-    fn new(sink: Box<dyn Fn(ViewEvent)>) -> Rc<Self> {
-        Rc::new(Self {
-            pending: RefCell::new(VecDeque::new()),
-            scheduled: Cell::new(false),
-            open: Cell::new(true),
-            sink,
-        })
-    }
-
-    fn push(self: &Rc<Self>, event: ViewEvent) {
-        if !self.open.get() {
-            return;
-        }
-        self.pending.borrow_mut().push_back(event);
-        if !self.scheduled.replace(true) {
-            let queue = Rc::downgrade(self);
-            glib::idle_add_local_full(glib::Priority::DEFAULT, move || {
-                if let Some(queue) = queue.upgrade() {
-                    queue.deliver();
-                }
-                glib::ControlFlow::Break
-            });
-        }
-    }
-
-    fn deliver(&self) {
-        self.scheduled.set(false);
-        loop {
-            if !self.open.get() {
-                self.pending.borrow_mut().clear();
-                return;
-            }
-            // The borrow ends before the sink runs, so the sink may push or close.
-            let next = self.pending.borrow_mut().pop_front();
-            match next {
-                Some(event) => (self.sink)(event),
-                None => return,
-            }
-        }
-    }
-
-    fn close(&self) {
-        self.open.set(false);
-        self.pending.borrow_mut().clear();
-    }
-}
-
-fn push(queue: &Weak<EventQueue>, event: ViewEvent) {
-    if let Some(queue) = queue.upgrade() {
-        queue.push(event);
-    }
-}
-
-/// The WebKit web processes descended from this process, by pid.
 /// R-UI-11: WebKitGTK's `prefers-color-scheme` follows GTK's process-wide dark-theme
 /// preference; [`Theme::System`] leaves it alone. WebKit views follow a change live.
 pub(crate) fn apply_theme(theme: Theme) {
@@ -1012,78 +760,6 @@ pub(crate) fn check_display() -> Result<(), ShellError> {
             "no display: set DISPLAY or WAYLAND_DISPLAY, or run under `xvfb-run -a`".to_owned(),
         ))
     }
-}
-
-pub(crate) fn web_processes() -> HashSet<u32> {
-    let mut parents: HashMap<u32, u32> = HashMap::new();
-    let mut names: HashMap<u32, String> = HashMap::new();
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return HashSet::new();
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid …`; comm may itself contain spaces and parentheses.
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let Some(ppid) = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let comm = head
-            .split_once('(')
-            .map(|(_, c)| c.to_owned())
-            .unwrap_or_default();
-        parents.insert(pid, ppid);
-        names.insert(pid, comm);
-    }
-    let me = std::process::id();
-    let descends = |mut pid: u32| {
-        for _ in 0..64 {
-            match parents.get(&pid) {
-                Some(&ppid) if ppid == me => return true,
-                Some(&ppid) if ppid > 1 => pid = ppid,
-                _ => return false,
-            }
-        }
-        false
-    };
-    names
-        .iter()
-        // The kernel cuts names to 15 bytes: "WebKitWebProces".
-        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
-        .map(|(pid, _)| *pid)
-        .filter(|pid| descends(*pid))
-        .collect()
-}
-
-/// Checks that each of `pids` runs in a mount namespace of its own, as WebKit's bubblewrap
-/// sandbox puts it (R-SEC-8); an unreadable namespace counts as a failure.
-pub(crate) fn check_web_processes_sandboxed(pids: &HashSet<u32>) -> Result<(), String> {
-    if pids.is_empty() {
-        return Err("no web process of the probe was found to check its sandbox".to_owned());
-    }
-    let own = fs::read_link("/proc/self/ns/mnt")
-        .map_err(|e| format!("cannot read this process's mount namespace: {e}"))?;
-    for pid in pids {
-        let theirs = fs::read_link(format!("/proc/{pid}/ns/mnt"))
-            .map_err(|e| format!("cannot read the mount namespace of web process {pid}: {e}"))?;
-        if theirs == own {
-            return Err(format!(
-                "web process {pid} shares the host's mount namespace, so WebKit's bubblewrap \
-                 sandbox is not in effect; install bubblewrap (bwrap) and xdg-dbus-proxy"
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
