@@ -5,18 +5,16 @@
 #![allow(clippy::unwrap_used)]
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    AgentIdentity, Answer, AuditKind, AuditRecord, CallKey, CallRecord, CallState, Capability,
+    AgentIdentity, Answer, AuditKind, AuditRecord, CallRecord, CallState, Capability,
     CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup, CapabilityStore, Clock,
     ConsentAnswer, ConsentRequest, ConversationId, Decision, DecisionSource, Effect, GrantKey,
-    GrantRecord, HandlerError, HookRequest, JsonObject, Message, OpaqueVersion, PartyId,
-    RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Ticket, Timestamp, UsageError,
-    WallClock,
+    GrantRecord, HandlerError, HookRequest, JsonObject, MemoryStore, Message, OpaqueVersion,
+    PartyId, RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Ticket, Timestamp,
+    UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -51,61 +49,13 @@ impl WallClock for ManualWall {
 
 // ---- an in-memory store, executing the kernel's store effects as a real one would ----
 
-#[derive(Default)]
-struct MemStore {
-    epoch: u64,
-    calls: BTreeMap<CallKey, CallRecord>,
-    grants: BTreeMap<GrantKey, GrantRecord>,
-    audit: Vec<AuditRecord>,
-}
-
-impl CapabilityStore for MemStore {
-    type Error = Infallible;
-    fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, Infallible> {
-        self.epoch += 1;
-        Ok(RevisionEpoch(self.epoch))
-    }
-    fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Infallible> {
-        Ok(self
-            .calls
-            .values()
-            .filter(|r| !r.state.is_finished())
-            .cloned()
-            .collect())
-    }
-    fn call(&mut self, key: &CallKey) -> Result<Option<CallRecord>, Infallible> {
-        Ok(self.calls.get(key).cloned())
-    }
-    fn put_call(&mut self, record: &CallRecord) -> Result<(), Infallible> {
-        self.calls.insert(record.key.clone(), record.clone());
-        Ok(())
-    }
-    fn grant(&mut self, key: &GrantKey) -> Result<Option<GrantRecord>, Infallible> {
-        Ok(self.grants.get(key).cloned())
-    }
-    fn put_grant(&mut self, grant: &GrantRecord) -> Result<(), Infallible> {
-        self.grants.insert(grant.key.clone(), grant.clone());
-        Ok(())
-    }
-    fn grants(&mut self) -> Result<Vec<GrantRecord>, Infallible> {
-        Ok(self.grants.values().cloned().collect())
-    }
-    fn revoke_grant(&mut self, key: &GrantKey) -> Result<bool, Infallible> {
-        Ok(self.grants.remove(key).is_some())
-    }
-    fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Infallible> {
-        self.audit.push(record.clone());
-        Ok(())
-    }
-}
-
 // ---- the harness: a session, its clocks, the store, and what reached the platform ----
 
 struct Harness {
     s: Session,
     mono: ManualClock,
     wall: ManualWall,
-    store: MemStore,
+    store: MemoryStore,
     /// Acknowledge `running` records at once (turn off to watch persist-before-run).
     auto_ack: bool,
     /// Every capability effect, in order, and every message sent.
@@ -155,10 +105,10 @@ fn open_url(risk: Risk) -> Capability {
 
 impl Harness {
     fn new(who: Option<&str>) -> Self {
-        Self::restart(MemStore::default(), who, CapabilityLimits::default())
+        Self::restart(MemoryStore::default(), who, CapabilityLimits::default())
     }
 
-    fn restart(mut store: MemStore, who: Option<&str>, limits: CapabilityLimits) -> Self {
+    fn restart(mut store: MemoryStore, who: Option<&str>, limits: CapabilityLimits) -> Self {
         let mono = ManualClock::default();
         let wall = ManualWall::default();
         let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
@@ -303,7 +253,7 @@ impl Harness {
 
     fn audit_of(&self, call_id: &str) -> Vec<&AuditRecord> {
         self.store
-            .audit
+            .audit()
             .iter()
             .filter(|a| a.call.call_id.as_str() == call_id)
             .collect()
@@ -523,7 +473,7 @@ fn r_cap_4_every_status_and_every_risk_rule() {
             assert_eq!(h.withdrawn, vec![pending], "{row}: the prompt goes away");
         }
         // The record is final and every call is audited with its digest (R-CAP-5, R-CAP-6).
-        let record = h.store.calls.values().next().unwrap();
+        let record = h.store.calls().next().unwrap();
         assert!(
             matches!(&record.state, CallState::Finished { result } if serde_json::to_value(result).unwrap() == *r),
             "{row}"
@@ -561,7 +511,7 @@ fn r_cap_3_system_permission_always_is_never_remembered() {
     h.consent(ConsentAnswer::AllowAlways);
     h.hook(true);
     h.ran(Ok(json!({})));
-    assert!(h.store.grants.is_empty());
+    assert_eq!(h.store.grant_count(), 0);
     h.call("c2", "app.open_url", url_args(), 60);
     assert_eq!(h.prompts.len(), 2, "prompted every time");
     let decision = h.audit_of("c1");
@@ -590,10 +540,7 @@ fn r_cap_2_always_is_remembered_for_the_vouched_agent_and_revocation_holds_at_th
         capability: name("app.open_url"),
         version: OpaqueVersion::try_from("1.0").unwrap(),
     };
-    assert!(
-        h.store.grants.contains_key(&key),
-        "scope: agent + name + version"
-    );
+    assert!(h.store.has_grant(&key), "scope: agent + name + version");
     assert!(h
         .audit_of("c1")
         .iter()
@@ -637,7 +584,7 @@ fn r_ses_1_without_a_vouched_identity_always_lasts_the_conversation() {
     h.consent(ConsentAnswer::AllowAlways);
     h.ran(Ok(json!({})));
     assert!(
-        h.store.grants.is_empty(),
+        h.store.grant_count() == 0,
         "nothing durable without an identity"
     );
     h.call("c2", "app.open_url", url_args(), 60);
@@ -726,7 +673,7 @@ fn r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked() {
 
 #[test]
 fn r_inv_2_revision_changes_on_every_change_and_is_never_reused() {
-    let mut store = MemStore::default();
+    let mut store = MemoryStore::default();
     let mut seen = Vec::new();
     for _restart in 0..2 {
         let mut h = Harness::restart(store, Some("agent-1"), CapabilityLimits::default());
@@ -997,8 +944,7 @@ fn r_cap_5_a_reused_key_with_other_arguments_or_capability_fails() {
 
 fn record(h: &Harness, call_id: &str) -> CallRecord {
     h.store
-        .calls
-        .values()
+        .calls()
         .find(|r| r.key.call_id.as_str() == call_id)
         .cloned()
         .unwrap()
@@ -1045,7 +991,7 @@ fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() 
     );
     assert_eq!(
         h.store
-            .audit
+            .audit()
             .iter()
             .filter(|a| a.kind == AuditKind::Recovered)
             .count(),

@@ -34,6 +34,21 @@ impl MemoryStore {
     pub fn audit(&self) -> &[AuditRecord] {
         &self.audit
     }
+
+    /// The call records, in key order.
+    pub fn calls(&self) -> impl Iterator<Item = &CallRecord> {
+        self.calls.values()
+    }
+
+    /// Whether a grant for `key` is remembered.
+    pub fn has_grant(&self, key: &GrantKey) -> bool {
+        self.grants.contains_key(key)
+    }
+
+    /// How many grants are remembered.
+    pub fn grant_count(&self) -> usize {
+        self.grants.len()
+    }
 }
 
 impl CapabilityStore for MemoryStore {
