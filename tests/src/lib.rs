@@ -11,7 +11,8 @@
 //!   private mount namespace;
 //! - [`procs`]: the processes of the test process (WebKit's web and network processes, sandbox
 //!   helpers);
-//! - [`home`]: a private HOME per test process.
+//! - [`home`]: a private HOME per test process;
+//! - [`prompt`]: the built-in consent prompt's buttons on the X screen.
 
 pub mod canary;
 #[cfg(target_os = "linux")]
@@ -20,6 +21,8 @@ pub mod home;
 #[cfg(target_os = "linux")]
 pub mod host_harness;
 pub mod procs;
+#[cfg(target_os = "linux")]
+pub mod prompt;
 pub mod runner;
 #[cfg(target_os = "linux")]
 pub mod view_harness;

@@ -14,6 +14,7 @@ use lineup_host_core::{Capability, CapabilityName, HandlerError, JsonObject, Opa
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{HostHarness, TestHost};
+use lineup_tests::prompt::button;
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::X11;
 use lineup_webview_shell::{HostBuilder, PromptOptions, PromptQueue, PromptSnapshot};
@@ -236,20 +237,6 @@ fn snapshot(
     taken
         .flatten()
         .ok_or_else(|| "the prompt page could not be read".to_owned())
-}
-
-/// The root coordinates of the centre of button `id` of the prompt `window`.
-fn button(x: &X11, window: u32, s: &PromptSnapshot, id: &str) -> Result<(i16, i16), String> {
-    let [bx, by, bw, bh] = s
-        .buttons
-        .iter()
-        .find(|(b, _)| b == id)
-        .map(|(_, r)| *r)
-        .ok_or_else(|| format!("no button {id}: {:?}", s.buttons))?;
-    let (ox, oy) = x.window_origin(window)?;
-    let cx = i16::try_from((bx + bw / 2.0).round() as i64).unwrap_or(0);
-    let cy = i16::try_from((by + bh / 2.0).round() as i64).unwrap_or(0);
-    Ok((ox + cx, oy + cy))
 }
 
 /// Clicks `id` in the prompt once it takes input.

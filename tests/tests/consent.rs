@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{display_line, Risk};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
+use lineup_tests::prompt::button;
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use lineup_tests::x11::{xid_of, X11};
@@ -135,20 +136,6 @@ fn snapshot(h: &mut Harness, q: &PromptQueue) -> Result<PromptSnapshot, String> 
     taken
         .flatten()
         .ok_or_else(|| "the prompt page could not be read".to_owned())
-}
-
-/// The root coordinates of the centre of button `id`.
-fn button(x: &X11, window: u32, s: &PromptSnapshot, id: &str) -> Result<(i16, i16), String> {
-    let [bx, by, bw, bh] = s
-        .buttons
-        .iter()
-        .find(|(b, _)| b == id)
-        .map(|(_, r)| *r)
-        .ok_or_else(|| format!("no button {id}: {:?}", s.buttons))?;
-    let (ox, oy) = x.window_origin(window)?;
-    let cx = i16::try_from((bx + bw / 2.0).round() as i64).unwrap_or(0);
-    let cy = i16::try_from((by + bh / 2.0).round() as i64).unwrap_or(0);
-    Ok((ox + cx, oy + cy))
 }
 
 /// Waits until the showing prompt takes input.
