@@ -40,6 +40,7 @@ use webkit2gtk::{
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
+pub(crate) mod desktop;
 mod prompt;
 mod trusted;
 
