@@ -1,5 +1,6 @@
 //! The `lineup host` flags that turn App Capabilities on: the vouched agent, where records are
-//! kept, and, for scripted tests only, automatic consent and a counting test capability.
+//! kept, which built-in capabilities are enabled, and, for scripted tests only, automatic
+//! consent and a counting test capability.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -10,7 +11,7 @@ use clap::{Args, ValueEnum};
 use lineup_host_core::{
     Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, PartyId, Risk,
 };
-use lineup_webview_shell::{HostBuilder, PendingConsent};
+use lineup_webview_shell::{Builtin, HostBuilder, PendingConsent};
 
 /// How prompts are answered under `--dangerous-auto-consent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,6 +39,14 @@ pub(crate) struct CapabilityArgs {
     /// hosts may share one.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Enable built-in capabilities, a comma-separated list (none by default): `app.open_url`
+    /// (open an http or https link in the default browser), `clipboard.write` (put text on the
+    /// clipboard), `device.pick_file` (the user picks a file in a file chooser; its name, size,
+    /// type and content, at most 1 MiB, go to the agent, never its path), `artifact.save` (the
+    /// user saves a file the agent made through a save dialog). Each runs only after the user
+    /// allowed it; `device.pick_file` asks every time. Turns App Capabilities on.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = parse_builtin)]
+    enable: Vec<Builtin>,
     /// FOR SCRIPTED TESTS ONLY: answer every consent prompt automatically instead of asking
     /// the user. Never use it with a real agent.
     #[arg(long, value_enum, value_name = "ANSWER")]
@@ -59,6 +68,7 @@ impl CapabilityArgs {
         }
         let on = self.capabilities
             || self.data_dir.is_some()
+            || !self.enable.is_empty()
             || self.dangerous_auto_consent.is_some()
             || self.dangerous_test_capability.is_some();
         if !on {
@@ -72,6 +82,17 @@ impl CapabilityArgs {
             .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
         tracing::info!("capability records in {}", dir.display());
         builder = builder.enable_capabilities().capability_store(store);
+        if !self.enable.is_empty() {
+            tracing::info!(
+                "built-in capabilities: {}",
+                self.enable
+                    .iter()
+                    .map(|b| b.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            builder = builder.builtins(&self.enable);
+        }
         if let Some(answer) = self.dangerous_auto_consent {
             tracing::warn!("--dangerous-auto-consent {answer:?}: no user is asked");
             builder = builder.consent_prompt(move |pending: PendingConsent| match answer {
@@ -85,6 +106,11 @@ impl CapabilityArgs {
         }
         Ok(builder)
     }
+}
+
+/// `--enable`'s values: a built-in's name; an unknown one is refused with the list of known ones.
+fn parse_builtin(name: &str) -> Result<Builtin, String> {
+    name.trim().parse::<Builtin>().map_err(|e| e.to_string())
 }
 
 fn test_capability() -> Result<Capability, String> {

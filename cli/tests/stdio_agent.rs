@@ -1114,6 +1114,72 @@ fn app_call_over_stdio_inventory_first_runs_once_and_refuses_another_sender() {
     assert!(status.success(), "the host exited with {status}");
 }
 
+/// Item 10: `--enable` turns on exactly the named built-ins: the inventory lists them and no
+/// other, a call to one runs (here after automatic consent; the real clipboard under Xvfb), a
+/// call to one that is off is `unsupported`; an unknown name is refused with the known ones.
+#[test]
+fn builtins_enabled_by_flag_over_stdio_are_listed_and_run_and_others_are_unsupported() {
+    require_display();
+    let _screen = screen();
+    let mut agent = Agent::spawn_with(
+        "builtins",
+        &[
+            "--enable",
+            "clipboard.write",
+            "--dangerous-auto-consent",
+            "allow",
+        ],
+    );
+    let call = |call_id: &str, capability: &str, arguments: Value| {
+        envelope(
+            &format!("msg_{call_id}"),
+            "app.call",
+            json!({
+                "call_id": call_id,
+                "capability": capability,
+                "reason": "the user asked",
+                "expires_at": soon(),
+                "arguments": arguments,
+            }),
+        )
+    };
+    agent.send(&call("b1", "clipboard.write", json!({"text": "hello"})));
+    let copied = agent.expect("clipboard.write's result", is_result_for("b1"));
+    assert_eq!(copied["payload"]["status"], "completed", "{copied}");
+    assert_eq!(
+        copied["payload"]["result"],
+        json!({"copied": true, "chars": 5})
+    );
+    let names: Vec<&str> = agent.received[0]["payload"]["capabilities"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|c| c["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["clipboard.write"], "{}", agent.received[0]);
+
+    agent.send(&call(
+        "b2",
+        "app.open_url",
+        json!({"url": "https://example.com/"}),
+    ));
+    let off = agent.expect("app.open_url's result", is_result_for("b2"));
+    assert_eq!(off["payload"]["status"], "unsupported", "{off}");
+    agent.close_stdin();
+    let status = agent.wait_exit();
+    assert!(status.success(), "the host exited with {status}");
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["host", "--stdio", "--enable", "app.open_url,shell.exec"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("'shell.exec' is not a built-in capability; the built-ins are app.open_url, clipboard.write, device.pick_file, artifact.save"),
+        "{stderr}"
+    );
+}
+
 fn count_call_slow(call_id: &str, tag: &str, sleep_ms: u64) -> String {
     envelope(
         &format!("msg_{call_id}"),

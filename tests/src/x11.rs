@@ -228,6 +228,69 @@ impl X11 {
             .children)
     }
 
+    /// Asks the owner of the `CLIPBOARD` selection for its text as `UTF8_STRING`, the way another
+    /// application pastes; read the answer with [`X11::clipboard_answer`] while the owner's loop
+    /// runs. Returns the requesting window.
+    pub fn request_clipboard_text(&self) -> Result<u32, X11Error> {
+        let window = self
+            .conn
+            .generate_id()
+            .map_err(|e| X11Error::new("generate_id", e))?;
+        self.conn
+            .create_window(
+                x11rb::COPY_DEPTH_FROM_PARENT,
+                window,
+                self.root,
+                0,
+                0,
+                1,
+                1,
+                0,
+                xproto::WindowClass::INPUT_OUTPUT,
+                x11rb::COPY_FROM_PARENT,
+                &xproto::CreateWindowAux::new(),
+            )
+            .map_err(|e| X11Error::new("create_window", e))?;
+        let clipboard = self.atom("CLIPBOARD")?;
+        let utf8 = self.atom("UTF8_STRING")?;
+        let into = self.atom("LINEUP_PASTE")?;
+        self.conn
+            .convert_selection(window, clipboard, utf8, into, x11rb::CURRENT_TIME)
+            .map_err(|e| X11Error::new("convert_selection", e))?;
+        self.conn.flush().map_err(|e| X11Error::new("flush", e))?;
+        Ok(window)
+    }
+
+    /// The answer to [`X11::request_clipboard_text`] for `window`: `None` while it has not come,
+    /// `Some(None)` when the owner refused or there is none, `Some(Some(text))` otherwise.
+    pub fn clipboard_answer(&self, window: u32) -> Result<Option<Option<String>>, X11Error> {
+        while let Some(event) = self
+            .conn
+            .poll_for_event()
+            .map_err(|e| X11Error::new("poll_for_event", e))?
+        {
+            let x11rb::protocol::Event::SelectionNotify(notify) = event else {
+                continue;
+            };
+            if notify.requestor != window {
+                continue;
+            }
+            if notify.property == u32::from(AtomEnum::NONE) {
+                return Ok(Some(None));
+            }
+            let reply = self
+                .conn
+                .get_property(true, window, notify.property, AtomEnum::ANY, 0, 1 << 20)
+                .map_err(|e| X11Error::new("get_property", e))?
+                .reply()
+                .map_err(|e| X11Error::new("get_property", e))?;
+            return Ok(Some(Some(
+                String::from_utf8_lossy(&reply.value).into_owned(),
+            )));
+        }
+        Ok(None)
+    }
+
     /// Whether `window` still exists on the server.
     pub fn window_exists(&self, window: u32) -> bool {
         self.conn

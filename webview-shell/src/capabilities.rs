@@ -15,6 +15,7 @@ use lineup_host_core::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::builtins::{BuiltinConfig, Builtins};
 use crate::consent::{ConsentAnswer, ConsentHandle, ConsentPrompt, ConsentRequest, PendingConsent};
 
 /// A capability's handler. It runs on a thread of its own, never on the GUI thread, with the
@@ -162,6 +163,9 @@ pub(crate) struct CapabilityDriver {
     /// Prompts showing or waiting, by ticket, so the kernel can withdraw them.
     prompts: BTreeMap<Ticket, ConsentHandle>,
     sink: AnswerSink,
+    /// The enabled built-in capabilities, which run their own handlers and, for
+    /// `device.pick_file`, their own permission check.
+    builtins: Option<Builtins>,
 }
 
 impl CapabilityDriver {
@@ -171,6 +175,7 @@ impl CapabilityDriver {
         prompt: Option<Box<dyn ConsentPrompt>>,
         hook: PermissionHook,
         sink: AnswerSink,
+        builtins: Option<Builtins>,
     ) -> Self {
         Self {
             store,
@@ -179,6 +184,7 @@ impl CapabilityDriver {
             hook,
             prompts: BTreeMap::new(),
             sink,
+            builtins,
         }
     }
 
@@ -188,6 +194,10 @@ impl CapabilityDriver {
         match effect {
             CapabilityEffect::Prompt(request) => self.prompt(request),
             CapabilityEffect::Hook(request) => {
+                if let Some(builtins) = self.builtins.as_mut().filter(|b| b.owns_hook(&request)) {
+                    builtins.hook(request, &self.sink);
+                    return None;
+                }
                 let allowed = (self.hook)(&request);
                 Some((request.ticket, Answer::Hook(allowed)))
             }
@@ -195,9 +205,17 @@ impl CapabilityDriver {
                 if let Some(handle) = self.prompts.remove(&ticket) {
                     handle.withdraw();
                 }
+                if let Some(builtins) = self.builtins.as_mut() {
+                    builtins.withdraw(ticket);
+                }
                 None
             }
             CapabilityEffect::Run(request) => {
+                // A built-in runs itself (and `?` returns); any other goes to its handler.
+                let request = match &self.builtins {
+                    Some(builtins) => builtins.run(request, &self.sink)?,
+                    None => request,
+                };
                 self.run(request);
                 None
             }
@@ -332,6 +350,7 @@ pub(crate) struct CapabilityConfig {
     pub(crate) agent: Option<lineup_host_core::AgentIdentity>,
     pub(crate) prompt: PromptChoice,
     pub(crate) hook: PermissionHook,
+    pub(crate) builtins: BuiltinConfig,
 }
 
 impl Default for CapabilityConfig {
@@ -342,6 +361,7 @@ impl Default for CapabilityConfig {
             agent: None,
             prompt: PromptChoice::BuiltIn,
             hook: Box::new(|_| false),
+            builtins: BuiltinConfig::default(),
         }
     }
 }

@@ -160,6 +160,8 @@ enum Layout {
 /// | theme (R-UI-11) | [`Theme::System`]: the desktop's `prefers-color-scheme` |
 /// | text zoom (R-UI-11) | 1.0; the Ctrl± zoom keys are off |
 /// | diagnostics (R-DIAG-1) | to [`HostDelegate::notify_diagnostic`], 100 per Surface per 10 s; never to the agent |
+/// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
+/// | built-in capabilities | none; each enabled by [`HostBuilder::builtin`], acting on [`SystemDesktop`](crate::SystemDesktop) |
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
 pub struct HostBuilder {
@@ -272,6 +274,39 @@ impl HostBuilder {
         self.capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .hook = Box::new(hook);
+        self
+    }
+
+    /// Enables one built-in capability (spec §5.2, R-SEC-5): it is registered with the spec's
+    /// name, version `1.0` and risk, listed in the inventory, and runs only after consent. None
+    /// is on by default. Their effects go to [`HostBuilder::desktop`], by default the real
+    /// [`SystemDesktop`](crate::SystemDesktop). A capability of the same name registered with
+    /// [`HostBuilder::capability`] makes [`HostBuilder::build`] fail.
+    ///
+    /// `device.pick_file` (`system_permission`) takes the file chooser as its OS permission
+    /// (R-CAP-3): the [`permission_hook`](HostBuilder::permission_hook) is not asked for it; see
+    /// [`Builtin`](crate::Builtin) for each one's arguments, result and refusals.
+    pub fn builtin(mut self, builtin: crate::Builtin) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .builtins
+            .enabled
+            .insert(builtin);
+        self
+    }
+
+    /// Enables each of `builtins` ([`HostBuilder::builtin`]).
+    pub fn builtins(self, builtins: &[crate::Builtin]) -> Self {
+        builtins.iter().fold(self, |b, builtin| b.builtin(*builtin))
+    }
+
+    /// Where the built-in capabilities act: the real desktop by default; a
+    /// [`RecordingDesktop`](crate::RecordingDesktop) in tests.
+    pub fn desktop(mut self, desktop: impl crate::Desktop) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .builtins
+            .desktop = Some(Arc::new(desktop));
         self
     }
 
@@ -1128,6 +1163,7 @@ fn start_capabilities(
         agent,
         prompt,
         hook,
+        builtins,
     } = config;
     let store_error = |e: String| ShellError::Platform(format!("capability store: {e}"));
     let epoch = store.next_epoch().map_err(store_error)?;
@@ -1142,6 +1178,15 @@ fn start_capabilities(
         initial.extend(session.register_capability(capability).map_err(usage)?);
         handlers.insert(name, handler);
     }
+    let builtins = match crate::builtins::Builtins::start(builtins)? {
+        Some((builtins, capabilities)) => {
+            for capability in capabilities {
+                initial.extend(session.register_capability(capability).map_err(usage)?);
+            }
+            Some(builtins)
+        }
+        None => None,
+    };
     let prompt: Box<dyn ConsentPrompt> = match prompt {
         PromptChoice::Custom(prompt) => prompt,
         PromptChoice::BuiltIn => Box::new(PromptQueue::new(target, PromptOptions::default())?),
@@ -1154,7 +1199,7 @@ fn start_capabilities(
         }
     });
     Ok((
-        CapabilityDriver::new(store, handlers, Some(prompt), hook, sink),
+        CapabilityDriver::new(store, handlers, Some(prompt), hook, sink, builtins),
         initial,
     ))
 }

@@ -59,6 +59,7 @@
 //! Linux (WebKitGTK, X11 or Wayland) only for now; elsewhere [`Shell::start`] fails with
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
+mod builtins;
 mod capabilities;
 mod config;
 mod consent;
@@ -74,6 +75,12 @@ mod stdio;
 mod trusted;
 mod view;
 
+pub use builtins::{
+    sanitize_file_name, Builtin, ChooseFile, Deadline, Desktop, DesktopCall, DesktopError,
+    PickedFile, RecordingDesktop, SaveFile, SavedFile, SystemDesktop, UnknownBuiltin,
+    MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES,
+    MAX_PICKED_FILE_BYTES,
+};
 pub use capabilities::{typed, CapabilityHandler, PermissionHook, SystemWallClock};
 pub use config::{
     language_from_environment, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,

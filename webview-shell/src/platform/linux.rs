@@ -31,6 +31,7 @@ use webkit2gtk::{
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
 mod clipboard;
+pub(crate) mod desktop;
 mod events;
 mod features;
 mod network;

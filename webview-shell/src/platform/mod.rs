@@ -1,8 +1,11 @@
 //! The per-platform Surface webview behind the neutral [`SurfaceView`](crate::SurfaceView), and
-//! the built-in consent prompt's window behind [`PromptQueue`](crate::PromptQueue).
+//! the built-in consent prompt's window behind [`PromptQueue`](crate::PromptQueue), and the real
+//! desktop of the built-in capabilities behind [`SystemDesktop`](crate::SystemDesktop).
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
     apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt,
@@ -11,6 +14,8 @@ pub(crate) use linux::{
 
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
     apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt,

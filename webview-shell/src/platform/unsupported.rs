@@ -115,3 +115,32 @@ impl PlatformPrompt {
 }
 
 pub(crate) fn apply_theme(_theme: Theme) {}
+
+/// The built-ins' desktop: nothing here yet, so [`SystemDesktop`](crate::SystemDesktop) cannot
+/// be built and every effect says so.
+pub(crate) mod desktop {
+    use crate::builtins::{ChooseFile, DesktopError, PickedFile, SaveFile, SavedFile};
+    use crate::error::ShellError;
+
+    const UNSUPPORTED: &str = "the built-in capabilities' desktop needs GTK, so Linux, for now";
+
+    pub(crate) fn supported() -> Result<(), ShellError> {
+        Err(ShellError::Unsupported(UNSUPPORTED))
+    }
+
+    pub(crate) fn open_uri(_uri: &str) -> Result<(), DesktopError> {
+        Err(DesktopError::Unsupported(UNSUPPORTED))
+    }
+
+    pub(crate) fn set_clipboard_text(_text: &str) -> Result<(), DesktopError> {
+        Err(DesktopError::Unsupported(UNSUPPORTED))
+    }
+
+    pub(crate) fn choose_file(_request: &ChooseFile) -> Result<Option<PickedFile>, DesktopError> {
+        Err(DesktopError::Unsupported(UNSUPPORTED))
+    }
+
+    pub(crate) fn save_file(_request: &SaveFile) -> Result<Option<SavedFile>, DesktopError> {
+        Err(DesktopError::Unsupported(UNSUPPORTED))
+    }
+}

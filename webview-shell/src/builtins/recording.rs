@@ -1,0 +1,123 @@
+//! A [`Desktop`] that records what the built-ins asked of it and answers as told, so tests see
+//! their effects without a desktop.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::{ChooseFile, Desktop, DesktopError, PickedFile, SaveFile, SavedFile};
+
+/// One effect a built-in asked of the desktop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DesktopCall {
+    /// [`Desktop::open_uri`] with this URI.
+    OpenUri(String),
+    /// [`Desktop::set_clipboard_text`] with this text.
+    SetClipboardText(String),
+    /// [`Desktop::choose_file`] with this size limit.
+    ChooseFile {
+        /// The largest file allowed.
+        max_bytes: u64,
+    },
+    /// [`Desktop::save_file`] with this suggested name and content.
+    SaveFile {
+        /// The sanitized name suggested.
+        suggested_name: String,
+        /// The content to write.
+        bytes: Vec<u8>,
+    },
+}
+
+/// A recording [`Desktop`] for tests: every call is kept in order ([`RecordingDesktop::calls`]);
+/// the chooser answers what [`RecordingDesktop::answer_pick`] set (by default the user
+/// cancels), the save dialog what [`RecordingDesktop::answer_save`] set (by default the file is
+/// saved under the suggested name), and the other effects succeed unless
+/// [`RecordingDesktop::fail_with`] set an error. Clones share the record.
+///
+/// ```
+/// use lineup_webview_shell::{Desktop, DesktopCall, RecordingDesktop};
+/// let desktop = RecordingDesktop::new();
+/// desktop.set_clipboard_text("hello")?;
+/// assert_eq!(desktop.calls(), [DesktopCall::SetClipboardText("hello".into())]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RecordingDesktop {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    calls: Vec<DesktopCall>,
+    pick: Option<Result<Option<PickedFile>, DesktopError>>,
+    save: Option<Result<Option<SavedFile>, DesktopError>>,
+    fail: Option<DesktopError>,
+}
+
+impl RecordingDesktop {
+    /// A desktop with no calls yet and the default answers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<DesktopCall> {
+        self.state().calls.clone()
+    }
+
+    /// What every later chooser answers.
+    pub fn answer_pick(&self, answer: Result<Option<PickedFile>, DesktopError>) {
+        self.state().pick = Some(answer);
+    }
+
+    /// What every later save dialog answers.
+    pub fn answer_save(&self, answer: Result<Option<SavedFile>, DesktopError>) {
+        self.state().save = Some(answer);
+    }
+
+    /// Makes every later `open_uri` and `set_clipboard_text` fail with `error`.
+    pub fn fail_with(&self, error: DesktopError) {
+        self.state().fail = Some(error);
+    }
+}
+
+impl Desktop for RecordingDesktop {
+    fn open_uri(&self, uri: &url::Url) -> Result<(), DesktopError> {
+        let mut state = self.state();
+        state.calls.push(DesktopCall::OpenUri(uri.to_string()));
+        state.fail.clone().map_or(Ok(()), Err)
+    }
+
+    fn set_clipboard_text(&self, text: &str) -> Result<(), DesktopError> {
+        let mut state = self.state();
+        state
+            .calls
+            .push(DesktopCall::SetClipboardText(text.to_owned()));
+        state.fail.clone().map_or(Ok(()), Err)
+    }
+
+    fn choose_file(&self, request: &ChooseFile) -> Result<Option<PickedFile>, DesktopError> {
+        let mut state = self.state();
+        state.calls.push(DesktopCall::ChooseFile {
+            max_bytes: request.max_bytes,
+        });
+        state.pick.clone().unwrap_or(Ok(None))
+    }
+
+    fn save_file(&self, request: &SaveFile) -> Result<Option<SavedFile>, DesktopError> {
+        let mut state = self.state();
+        state.calls.push(DesktopCall::SaveFile {
+            suggested_name: request.suggested_name.clone(),
+            bytes: request.bytes.clone(),
+        });
+        state.save.clone().unwrap_or_else(|| {
+            Ok(Some(SavedFile::new(
+                &request.suggested_name,
+                request.bytes.len() as u64,
+            )))
+        })
+    }
+}
