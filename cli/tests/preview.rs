@@ -218,15 +218,18 @@ fn screenshot_pixels_show_the_rendered_state_of_the_full_document() {
         ],
     );
     let out = dir.with_file_name("shot.png");
-    let run = Command::new(LINEUP)
-        .arg("preview")
-        .arg(&dir)
-        .arg("--screenshot")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}");
+    let screenshot = || {
+        let run = Command::new(LINEUP)
+            .arg("preview")
+            .arg(&dir)
+            .arg("--screenshot")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.success(), "{stdout}");
+    };
+    screenshot();
     let (width, height, rgba) = pixel(&out, 200, 1200);
     assert!(
         height >= 1500,
@@ -240,14 +243,7 @@ fn screenshot_pixels_show_the_rendered_state_of_the_full_document() {
         r##"{"bg":"rgb(200, 10, 90)","text":"x"}"##,
     )
     .unwrap();
-    let run = Command::new(LINEUP)
-        .arg("preview")
-        .arg(&dir)
-        .arg("--screenshot")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(run.status.success());
+    screenshot();
     assert_eq!(pixel(&out, 200, 1200).2, [200, 10, 90, 255]);
 }
 

@@ -757,12 +757,7 @@ impl Session {
             }
             return fx;
         }
-        if entry.committed {
-            entry.ready = false;
-            self.stats.reloads += 1;
-            fx.push(Effect::Reloaded(key.clone()));
-        }
-        entry.committed = true;
+        self.committed(key, &mut fx);
         fx
     }
 
@@ -776,8 +771,15 @@ impl Session {
         if !self.is_current(key) {
             return fx;
         }
+        self.committed(key, &mut fx);
+        fx
+    }
+
+    /// A commit of webview `key`'s main frame that passed the reload-loop bound: after the
+    /// first, a reload, and the page gets the current state after its next `ready` (R-UI-10).
+    fn committed(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) {
         let Some(entry) = self.surfaces.get_mut(&key.instance) else {
-            return fx;
+            return;
         };
         if entry.committed {
             entry.ready = false;
@@ -785,7 +787,6 @@ impl Session {
             fx.push(Effect::Reloaded(key.clone()));
         }
         entry.committed = true;
-        fx
     }
 
     fn gone(&mut self, key: &SurfaceKey, entry: Entry, reason: GoneReason, fx: &mut Vec<Effect>) {
