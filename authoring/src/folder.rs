@@ -35,7 +35,7 @@ pub enum AuthoringError {
     },
 }
 
-fn refused(at: impl Into<String>, reason: impl Into<String>) -> AuthoringError {
+pub(crate) fn refused(at: impl Into<String>, reason: impl Into<String>) -> AuthoringError {
     AuthoringError::Refused {
         at: at.into(),
         reason: reason.into(),
@@ -67,11 +67,7 @@ impl BundleFolder {
     /// `state.json`, when present, must be one JSON object (R-UI-3).
     pub fn read(path: impl AsRef<Path>) -> Result<Self, AuthoringError> {
         let path = path.as_ref().to_path_buf();
-        let html = read_text(&path.join("index.html"), true)?;
-        let css = read_text(&path.join("style.css"), false)?;
-        let js = read_text(&path.join("script.js"), false)?;
-        check_fragment(&html)?;
-        let bundle = Self::bundle_of(html, css, js)?;
+        let bundle = Self::read_bundle(&path)?;
         let state_path = path.join("state.json");
         let state = if state_path.is_file() {
             Some(read_state(&state_path)?)
@@ -83,6 +79,31 @@ impl BundleFolder {
             bundle,
             state,
         })
+    }
+
+    /// A reading made of its parts.
+    pub(crate) fn from_parts(
+        path: PathBuf,
+        bundle: InlineBundle,
+        state: Option<JsonObject>,
+    ) -> Self {
+        Self {
+            path,
+            bundle,
+            state,
+        }
+    }
+
+    /// Reads and checks only the code of the folder at `path` (`index.html`, `style.css`,
+    /// `script.js`), as [`BundleFolder::read`] does, leaving `state.json` alone: a preview
+    /// reloads edited code even while the state file is broken.
+    pub fn read_bundle(path: impl AsRef<Path>) -> Result<InlineBundle, AuthoringError> {
+        let path = path.as_ref();
+        let html = read_text(&path.join("index.html"), true)?;
+        let css = read_text(&path.join("style.css"), false)?;
+        let js = read_text(&path.join("script.js"), false)?;
+        check_fragment(&html)?;
+        Self::bundle_of(html, css, js)
     }
 
     fn bundle_of(html: String, css: String, js: String) -> Result<InlineBundle, AuthoringError> {

@@ -15,5 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod folder;
+mod preview;
 
 pub use folder::{AuthoringError, BundleFolder, OpenOptions, FILES};
+pub use preview::{PreviewBundle, PreviewSource, SizeReport, SourceWatcher, DEBOUNCE};

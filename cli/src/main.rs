@@ -3,6 +3,7 @@
 //! `lineup host --stdio` lets an agent in any language drive the host: one `lineup.v1` envelope
 //! per line on stdin (agent → client), one per line on stdout (client → agent), logs on stderr.
 //! `lineup grants` and `lineup audit` inspect a host's data directory (lineup-store).
+//! `lineup bundle` and `lineup preview` are for Surface authors.
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ mod capabilities;
 mod data;
 mod grants;
 mod log;
+mod preview;
 
 /// Show LineUp UI Surfaces in isolated webviews.
 #[derive(Debug, Parser)]
@@ -40,6 +42,9 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Print a bundle folder as a ready ui.open envelope (or app object), integrity computed.
     Bundle(bundle::BundleArgs),
+    /// Show a bundle folder (or bundle JSON) in the real sandbox, reloading as you edit; or
+    /// check it and take a screenshot for CI.
+    Preview(preview::PreviewArgs),
 }
 
 #[derive(Debug, Args)]
@@ -86,6 +91,7 @@ fn main() -> ExitCode {
             return audit::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
         }
         Command::Bundle(args) => bundle::run(args),
+        Command::Preview(args) => return preview::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

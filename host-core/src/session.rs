@@ -757,13 +757,36 @@ impl Session {
             }
             return fx;
         }
+        self.committed(key, &mut fx);
+        fx
+    }
+
+    /// The main frame of webview `key` committed a document the **embedder** loaded on purpose
+    /// (a preview's hot reload of an edited bundle, not the page reloading itself): like
+    /// [`Session::document_committed`] the page gets the current state again after its next
+    /// `ready` (R-UI-10), but the commit does not count toward the reload-loop bound, so an
+    /// author saving often is never closed as a loop (R-UI-12). Nothing for a stale key.
+    pub fn embedder_reloaded(&mut self, key: &SurfaceKey) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if !self.is_current(key) {
+            return fx;
+        }
+        self.committed(key, &mut fx);
+        fx
+    }
+
+    /// A commit of webview `key`'s main frame that passed the reload-loop bound: after the
+    /// first, a reload, and the page gets the current state after its next `ready` (R-UI-10).
+    fn committed(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) {
+        let Some(entry) = self.surfaces.get_mut(&key.instance) else {
+            return;
+        };
         if entry.committed {
             entry.ready = false;
             self.stats.reloads += 1;
             fx.push(Effect::Reloaded(key.clone()));
         }
         entry.committed = true;
-        fx
     }
 
     fn gone(&mut self, key: &SurfaceKey, entry: Entry, reason: GoneReason, fx: &mut Vec<Effect>) {

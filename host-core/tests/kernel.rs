@@ -1136,6 +1136,39 @@ fn r_ui_10_r_ui_12_a_reload_loop_closes_the_surface_with_its_reason() {
 }
 
 #[test]
+fn r_ui_10_embedder_reloads_keep_the_state_and_never_count_as_a_reload_loop() {
+    let (mut s, _clock) = session_with(Limits::default());
+    let key = opened_key(&s.handle_inbound(&open("m1", "w", Some(json!({"n": 1})))));
+    assert!(s.document_committed(&key).is_empty());
+    assert!(matches!(
+        s.handle_bridge(&key, READY).as_slice(),
+        [Effect::Ready(_), Effect::DeliverState { .. }]
+    ));
+    let max = Limits::default().max_documents_per_window;
+    // Many more embedder reloads than the loop bound, all at the same instant.
+    for _ in 0..max * 3 {
+        assert!(matches!(
+            s.embedder_reloaded(&key).as_slice(),
+            [Effect::Reloaded(k)] if *k == key
+        ));
+        match s.handle_bridge(&key, READY).as_slice() {
+            [Effect::Ready(_), Effect::DeliverState { state, .. }] => {
+                assert_eq!(state.to_json(), r#"{"n":1}"#);
+            }
+            other => panic!("each reloaded document gets the state after ready: {other:?}"),
+        }
+    }
+    assert!(s.is_current(&key));
+    // Positive control: the page's own reloads at that instant still make a loop.
+    let closed = (0..max).any(|_| {
+        s.document_committed(&key)
+            .iter()
+            .any(|e| matches!(e, Effect::Close { .. }))
+    });
+    assert!(closed && !s.is_current(&key));
+}
+
+#[test]
 fn r_ui_10_reloads_spread_over_time_are_not_a_loop() {
     let (mut s, clock) = session_with(Limits::default());
     let key = opened_key(&s.handle_inbound(&open("m1", "w", None)));

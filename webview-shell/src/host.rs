@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{
     display_title, AgentIdentity, Answer, BundlePolicy, Capability, CapabilitySetup,
     CapabilityStore, Clock, CloseReason, ConversationId, Diagnostic, Effect, GoneReason,
-    HookRequest, InstanceId, LanguageTag, Limits, Message, PartyId, Session, SessionConfig,
-    SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message, PartyId, Session,
+    SessionConfig, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
@@ -43,12 +43,44 @@ pub struct HostEvent(Inner);
 
 #[derive(Debug)]
 enum Inner {
-    Inbound { line: Option<u64>, bytes: Vec<u8> },
-    Oversized { line: Option<u64>, len: u64 },
-    EventsDropped { instance: InstanceId, count: u64 },
-    CapabilityAnswer { ticket: Ticket, answer: Answer },
-    View { key: SurfaceKey, event: ViewEvent },
+    Inbound {
+        line: Option<u64>,
+        bytes: Vec<u8>,
+    },
+    Oversized {
+        line: Option<u64>,
+        len: u64,
+    },
+    EventsDropped {
+        instance: InstanceId,
+        count: u64,
+    },
+    CapabilityAnswer {
+        ticket: Ticket,
+        answer: Answer,
+    },
+    View {
+        key: SurfaceKey,
+        event: ViewEvent,
+    },
+    Reload {
+        instance: InstanceId,
+        bundle: InlineBundle,
+    },
+    Snapshot {
+        instance: InstanceId,
+        done: SnapshotDone,
+    },
     Shutdown,
+}
+
+/// Where a snapshot's PNG bytes (or why there are none) go, from the event-loop thread.
+struct SnapshotDone(Box<dyn FnOnce(Result<Vec<u8>, ShellError>) + Send>);
+
+impl std::fmt::Debug for SnapshotDone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SnapshotDone")
+    }
 }
 
 /// Creates the event loop a [`Host`] runs on.
@@ -127,6 +159,36 @@ impl HostHandle {
         count: u64,
     ) -> Result<(), HostClosed> {
         self.send(Inner::EventsDropped { instance, count })
+    }
+
+    /// Reloads Surface `instance` in place with `bundle`: the same webview, window and state,
+    /// a new document assembled as for `ui.open` (same CSP, same bridge). The page gets the
+    /// current state again after its `ready` (R-UI-10), and the reload does **not** count
+    /// toward the reload-loop bound (`Limits::max_documents_per_window`), since the embedder
+    /// asked for it, not the page: this is a preview's hot reload. A bundle over
+    /// `Limits::max_bundle_bytes` (R-UI-2) or an instance that is not open is refused with a
+    /// warning in the log, and nothing changes. Nothing goes to the agent.
+    pub fn reload_bundle(
+        &self,
+        instance: InstanceId,
+        bundle: InlineBundle,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::Reload { instance, bundle })
+    }
+
+    /// Takes WebKit's snapshot of Surface `instance`'s whole document as PNG bytes, once what
+    /// the host sent the page before (its state, say) has run and two animation frames have
+    /// passed ([`SurfaceView::snapshot_png`]); `done` gets the bytes, or why there are none,
+    /// on the event-loop thread.
+    pub fn snapshot_png(
+        &self,
+        instance: InstanceId,
+        done: impl FnOnce(Result<Vec<u8>, ShellError>) + Send + 'static,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::Snapshot {
+            instance,
+            done: SnapshotDone(Box::new(done)),
+        })
     }
 
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
@@ -536,6 +598,9 @@ struct Live {
     layout: DocumentLayout,
     /// The height the page last asked for, clamped; honoured in child-view placement.
     requested_height: Option<u32>,
+    /// Documents the embedder loaded ([`HostHandle::reload_bundle`]) whose commit is still to
+    /// come; those commits do not count toward the reload-loop bound (R-UI-10).
+    embedder_reloads: u32,
 }
 
 /// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
@@ -765,10 +830,42 @@ impl Host {
                 self.apply(effects, None, target);
             }
             Inner::View { key, event } => self.handle_view_event(key, event, target),
+            Inner::Reload { instance, bundle } => self.reload_bundle(&instance, &bundle),
+            Inner::Snapshot { instance, done } => match self.views.get(&instance) {
+                Some(live) => live.view.snapshot_png(done.0),
+                None => (done.0)(Err(ShellError::Platform(format!(
+                    "surface {instance} is not open"
+                )))),
+            },
             Inner::Shutdown => {
                 self.close_all();
                 self.exit = true;
             }
+        }
+    }
+
+    /// [`HostHandle::reload_bundle`]: the new document under the view's same token.
+    fn reload_bundle(&mut self, instance: &InstanceId, bundle: &InlineBundle) {
+        let max = self.session.limits().max_bundle_bytes;
+        if bundle.len() > max {
+            tracing::warn!(
+                "surface {instance}: reload refused: the bundle is {} bytes, the limit is {max} (R-UI-2)",
+                bundle.len()
+            );
+            return;
+        }
+        let Some(live) = self.views.get_mut(instance) else {
+            tracing::warn!("surface {instance}: reload refused: it is not open");
+            return;
+        };
+        let document = SurfaceDocument::assemble(bundle, &self.document);
+        let layout = document.layout();
+        match live.view.replace_document(document) {
+            Ok(()) => {
+                live.layout = layout;
+                live.embedder_reloads += 1;
+            }
+            Err(e) => tracing::warn!("surface {}: cannot reload: {e}", live.key),
         }
     }
 
@@ -834,7 +931,18 @@ impl Host {
             }
             ViewEvent::LoadFinished => return,
             ViewEvent::DocumentCommitted => {
-                let effects = self.session.document_committed(&key);
+                let by_embedder = match self.views.get_mut(&key.instance) {
+                    Some(live) if live.key == key && live.embedder_reloads > 0 => {
+                        live.embedder_reloads -= 1;
+                        true
+                    }
+                    _ => false,
+                };
+                let effects = if by_embedder {
+                    self.session.embedder_reloaded(&key)
+                } else {
+                    self.session.document_committed(&key)
+                };
                 return self.apply(effects, None, target);
             }
 
@@ -1002,6 +1110,7 @@ impl Host {
                         backlog,
                         layout,
                         requested_height: None,
+                        embedder_reloads: 0,
                     },
                 );
                 self.relayout();

@@ -3,6 +3,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use lineup_surface_runtime::SurfaceDocument;
 use tao::event::WindowEvent;
 use tao::window::{Window, WindowId};
 
@@ -47,6 +48,23 @@ impl SurfaceView {
     /// (R-UI-10), for example after the page replaced its document without a navigation.
     pub fn restore_document(&self) -> Result<(), ShellError> {
         self.inner.restore_document()
+    }
+
+    /// Serves `document` from now on, under the view's same token and URL, and loads it in the
+    /// main frame: the embedder's own reload with a new bundle (a preview's hot reload). The
+    /// page sees a new document; the view, its window and its web process stay.
+    pub fn replace_document(&self, document: SurfaceDocument) -> Result<(), ShellError> {
+        self.inner.replace_document(document)
+    }
+
+    /// WebKit's snapshot of the whole document (not just the visible part) as PNG bytes, taken
+    /// once everything sent to the page before it has run and two animation frames have
+    /// passed; `done` gets it on the event-loop thread.
+    ///
+    /// ## Platform-specific
+    /// Linux: `webkit_web_view_get_snapshot` with the full-document region, encoded by cairo.
+    pub fn snapshot_png(&self, done: impl FnOnce(Result<Vec<u8>, ShellError>) + 'static) {
+        self.inner.snapshot_png(Box::new(done));
     }
 
     /// Moves and resizes the view: a child view within its parent, or the view's own window.

@@ -7,13 +7,14 @@
 //! that context, which puts it in the same context; the custom scheme and the download refusal are
 //! registered on the context directly.
 
+use std::cell::RefCell;
 use std::ptr;
 use std::rc::{Rc, Weak};
 
 use gtk::gdk;
 use gtk::glib::{self, prelude::*, translate::IntoGlib};
 use gtk::prelude::*;
-use lineup_surface_runtime::{DeliveryKey, SurfaceServer, SCHEME};
+use lineup_surface_runtime::{DeliveryKey, SurfaceDocument, SurfaceServer, SCHEME};
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::event::WindowEvent;
 use tao::event_loop::EventLoopWindowTarget;
@@ -37,6 +38,7 @@ mod features;
 mod network;
 mod processes;
 mod prompt;
+mod snapshot;
 mod trusted;
 
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
@@ -72,6 +74,9 @@ pub(crate) struct PlatformView {
     /// The secret of this view's state entry point; only the bridge user script and this view
     /// know it (R-UI-6).
     delivery: DeliveryKey,
+    /// What the Surface scheme answers; shared with the context's scheme handler so that an
+    /// embedder's reload can swap the document under the same token.
+    server: Rc<RefCell<SurfaceServer>>,
 }
 
 impl PlatformView {
@@ -86,12 +91,13 @@ impl PlatformView {
     ) -> Result<Self, ShellError> {
         let queue = EventQueue::new(sink);
         let url = server.url();
+        let server = Rc::new(RefCell::new(server));
         let mut key = [0u8; 16];
         getrandom::fill(&mut key)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let delivery = DeliveryKey::from_random_bytes(key);
 
-        let context = surface_context(config, server, &queue)?;
+        let context = surface_context(config, Rc::clone(&server), &queue)?;
         // A blank view of the new context; the wry view is created as its related view, which
         // puts it in this context and nowhere else.
         let seed = webkit2gtk::WebView::with_context(&context);
@@ -145,6 +151,7 @@ impl PlatformView {
             queue,
             url,
             delivery,
+            server,
         })
     }
 
@@ -164,6 +171,20 @@ impl PlatformView {
     /// Loads the Surface's own document again in the main frame.
     pub(crate) fn restore_document(&self) -> Result<(), ShellError> {
         self.webview.load_url(&self.url).map_err(wry_error)
+    }
+
+    /// Serves `document` from now on, under the same token and URL, and loads it in the main
+    /// frame (an embedder's reload, such as a preview's).
+    pub(crate) fn replace_document(&self, document: SurfaceDocument) -> Result<(), ShellError> {
+        let token = self.server.borrow().token().clone();
+        *self.server.borrow_mut() = SurfaceServer::new(token, document);
+        self.webview.load_url(&self.url).map_err(wry_error)
+    }
+
+    /// WebKit's snapshot of the whole document as PNG bytes, once two animation frames have
+    /// passed after everything sent to the page before it; `done` gets it on this thread.
+    pub(crate) fn snapshot_png(&self, done: Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>) {
+        snapshot::full_document_png(&self.engine_view, done);
     }
 
     /// Moves and resizes the view: the child view inside its parent, or the window.
@@ -270,7 +291,7 @@ fn release_engine_view(view: &webkit2gtk::WebView) {
 /// answered by this Surface's server alone, downloads refused.
 fn surface_context(
     config: &ViewConfig,
-    server: SurfaceServer,
+    server: Rc<RefCell<SurfaceServer>>,
     queue: &Rc<EventQueue>,
 ) -> Result<webkit2gtk::WebContext, ShellError> {
     let manager = webkit2gtk::WebsiteDataManager::builder()
@@ -306,7 +327,7 @@ fn surface_context(
 
     // R-SEC-2: the document comes from the Surface's own server and nowhere else. Every host of
     // the scheme reaches this handler; the server answers only its own token.
-    context.register_uri_scheme(SCHEME, move |request| serve(&server, request));
+    context.register_uri_scheme(SCHEME, move |request| serve(&server.borrow(), request));
     // As wry does for its custom protocols: the document is a secure context (its origin is
     // still opaque under the CSP sandbox).
     let security = context.security_manager().ok_or_else(|| {

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::convert::Infallible;
 
-use lineup_surface_runtime::SurfaceServer;
+use lineup_surface_runtime::{SurfaceDocument, SurfaceServer};
 use tao::event::WindowEvent;
 use tao::event_loop::EventLoopWindowTarget;
 use tao::window::{Window, WindowId};
@@ -42,6 +42,14 @@ impl PlatformView {
     }
 
     pub(crate) fn restore_document(&self) -> Result<(), ShellError> {
+        match self.never {}
+    }
+
+    pub(crate) fn replace_document(&self, _document: SurfaceDocument) -> Result<(), ShellError> {
+        match self.never {}
+    }
+
+    pub(crate) fn snapshot_png(&self, _done: Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>) {
         match self.never {}
     }
 

@@ -1,0 +1,599 @@
+//! `lineup preview <folder | bundle.json>`: a Surface in the real sandbox for its author, reloaded
+//! in place when its files change, every event, resize, refusal and diagnostic printed on stdout;
+//! or, with `--screenshot` and `--check`, a non-interactive run for an author's CI.
+//!
+//! The Surface is opened exactly as an agent's `ui.open` would open it, through the same
+//! [`HostBuilder`] defaults: the same sandbox, CSP, bridge and limits. A preview's own reloads do
+//! not count toward the reload-loop bound (R-UI-10); everything else does what production does.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use lineup_authoring::{PreviewBundle, PreviewSource, DEBOUNCE};
+use lineup_host_core::{
+    CloseReason, ConversationId, Diagnostic, DiagnosticKind, InlineApp, InstanceId, JsonObject,
+    Limits, Message, ProtocolError, SurfaceKey,
+};
+use lineup_webview_shell::{HostBuilder, HostDelegate, HostHandle, Refusal};
+
+/// Exit codes of `lineup preview` (`--check` and `--screenshot`).
+mod exit {
+    /// Everything passed (or the interactive preview was closed).
+    pub(super) const OK: u8 = 0;
+    /// The preview could not run: the source is unreadable or refused (R-UI-6a), there is no
+    /// display, the host refused the open, the Surface closed or crashed, or the screenshot
+    /// could not be written.
+    pub(super) const FAILED: u8 = 1;
+    // 2 is clap's usage error.
+    /// `--check`: the page threw an uncaught error or left a promise rejection unhandled.
+    pub(super) const PAGE_ERROR: u8 = 3;
+    /// `--check`: the page caused a Content-Security-Policy violation.
+    pub(super) const CSP_VIOLATION: u8 = 4;
+    /// The bundle is over the size limit (R-UI-2): the host would refuse it.
+    pub(super) const OVERSIZE: u8 = 5;
+    /// No `ready` (or no `--wait-event`) within `--timeout`.
+    pub(super) const TIMED_OUT: u8 = 6;
+}
+
+/// Opens a bundle folder (or a bundle JSON file) in the real sandbox and reloads it as you edit.
+///
+/// Exit codes: 0 passed; 1 could not run (unreadable or refused source, no display, open
+/// refused, Surface closed or crashed, screenshot not written); 2 usage; 3 page error (uncaught
+/// error or unhandled rejection, with --check); 4 CSP violation (with --check); 5 bundle over
+/// the 160 KiB limit (with --check or --screenshot); 6 timed out waiting for ready or
+/// --wait-event. With both page errors and CSP violations, 3.
+#[derive(Debug, Args)]
+pub(crate) struct PreviewArgs {
+    /// A bundle folder (index.html, style.css, script.js, optional state.json), or a JSON file
+    /// with a ui.open envelope or an app object.
+    source: PathBuf,
+    /// Enable the web inspector (right-click → Inspect Element); weakens nothing else.
+    #[arg(long)]
+    devtools: bool,
+    /// Write WebKit's snapshot of the full document to FILE as PNG, then exit. It is taken after
+    /// onState has returned and two animation frames have passed, or after --wait-event.
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
+    /// Exit non-zero on any page error, CSP violation or oversize (see the exit codes), after
+    /// the settle time.
+    #[arg(long)]
+    check: bool,
+    /// With --screenshot or --check: wait for the page to send this event (LineUpSurface.event)
+    /// instead of for its state.
+    #[arg(long, value_name = "NAME")]
+    wait_event: Option<String>,
+    /// With --check or --screenshot: how long to keep listening for errors after the state (or
+    /// the --wait-event), in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    settle: u64,
+    /// With --check or --screenshot: give up after this many seconds without ready (or the
+    /// --wait-event).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    timeout: u64,
+}
+
+impl PreviewArgs {
+    fn interactive(&self) -> bool {
+        self.screenshot.is_none() && !self.check
+    }
+}
+
+/// Runs the preview; the exit code is one of [`exit`]'s.
+pub(crate) fn run(args: PreviewArgs) -> ExitCode {
+    let out = Printer::new();
+    match preview(args, &out) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            out.line(format_args!("error: {e}"));
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
+    let source = PreviewSource::new(&args.source)?;
+    let bundle = source.read()?;
+    let limits = Limits::default();
+    let report = bundle.size_report(&limits);
+    out.line(format_args!("{}: {report}", source.path().display()));
+    if report.is_over() && !args.interactive() {
+        return Ok(exit::OVERSIZE);
+    }
+    let state = match source.read_state() {
+        Ok(state) => state,
+        Err(e) if args.interactive() => {
+            out.line(format_args!("{e}; opening without a state"));
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !has_display() {
+        out.line(format_args!(
+            "no display: lineup preview needs one for its webview; run it under Xvfb:\n  \
+             xvfb-run -a -s \"-screen 0 1280x1024x24\" {}",
+            shell_line()
+        ));
+        return Ok(exit::FAILED);
+    }
+    let conversation = ConversationId::try_from("preview")?;
+    let ctx = Arc::new(Context {
+        out: out.clone(),
+        status: Mutex::new(Status::default()),
+        handle: OnceLock::new(),
+        instance: bundle.instance_id.clone(),
+        screenshot: args.screenshot.clone(),
+        wait_event: args.wait_event.clone(),
+        settle: Duration::from_millis(args.settle),
+        interactive: args.interactive(),
+    });
+    let event_loop = lineup_webview_shell::event_loop()?;
+    let mut builder = HostBuilder::new().limits(limits.clone());
+    if args.devtools {
+        builder = builder.dangerous().with_devtools();
+        out.line(format_args!(
+            "devtools: on (right-click in the Surface, Inspect Element)"
+        ));
+    }
+    let outbound = Arc::clone(&ctx);
+    let host = builder
+        .conversation_id(conversation.clone())
+        .on_outbound(move |message| outbound.outbound(message))
+        .delegate(Delegate(Arc::clone(&ctx)))
+        .build(&event_loop)?;
+    let handle = host.handle();
+    let _ = ctx.handle.set(handle.clone());
+    let open = bundle.ui_open(&conversation, state.clone())?;
+    ctx.status().last_open = Some(Arc::new(Mutex::new(Applied {
+        app: bundle.app.clone(),
+        state: state.clone(),
+        state_error: None,
+        patches: 0,
+    })));
+    handle.send_inbound(open.to_json().into_bytes())?;
+    let _watcher = if ctx.interactive {
+        let watching = Arc::clone(&ctx);
+        let watched = source.clone();
+        let bundle_now = bundle.clone();
+        let conversation = conversation.clone();
+        let applied = ctx
+            .status()
+            .last_open
+            .clone()
+            .ok_or("the preview lost its state")?;
+        out.line(format_args!(
+            "watching {} (saves are read {} ms after the last change); close the window to quit",
+            source.path().display(),
+            DEBOUNCE.as_millis()
+        ));
+        Some(source.watch(DEBOUNCE, move || {
+            watching.changed(&watched, &bundle_now, &conversation, &applied, &limits)
+        })?)
+    } else {
+        let timeout = Duration::from_secs(args.timeout);
+        let timer = Arc::clone(&ctx);
+        thread::Builder::new()
+            .name("lineup-preview-timeout".into())
+            .spawn(move || {
+                thread::sleep(timeout);
+                let mut status = timer.status();
+                if !status.triggered {
+                    status.timed_out = true;
+                    drop(status);
+                    timer.out.line(format_args!(
+                        "timed out after {} s waiting for {}",
+                        timeout.as_secs(),
+                        timer
+                            .wait_event
+                            .as_deref()
+                            .map_or("ready".to_owned(), |e| format!("event {e}"))
+                    ));
+                    timer.shutdown();
+                }
+            })?;
+        None
+    };
+    host.run(event_loop)?;
+    let status = ctx.status();
+    Ok(status.exit_code(args.check))
+}
+
+fn has_display() -> bool {
+    let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    has("DISPLAY") || has("WAYLAND_DISPLAY")
+}
+
+/// This command line, quoted for a POSIX shell, to paste after `xvfb-run -a`.
+fn shell_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Human-readable lines on stdout, each stamped with the time since the preview started.
+#[derive(Clone)]
+struct Printer {
+    start: Instant,
+}
+
+impl Printer {
+    fn new() -> Self {
+        Self {
+            start: Instant::now(),
+        }
+    }
+
+    fn line(&self, text: std::fmt::Arguments<'_>) {
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let mut stdout = std::io::stdout().lock();
+        // A closed stdout (the author piped into `head`) must not end the preview.
+        let _ = writeln!(stdout, "[{elapsed:7.3}s] {text}");
+        let _ = stdout.flush();
+    }
+}
+
+/// What the preview last gave the Surface, for the watcher to compare with.
+struct Applied {
+    app: InlineApp,
+    state: Option<JsonObject>,
+    /// The last state-file error printed, so a broken file is reported once per change.
+    state_error: Option<String>,
+    patches: u64,
+}
+
+#[derive(Default)]
+struct Status {
+    /// The Surface that is open now, if any.
+    open: Option<SurfaceKey>,
+    ready: bool,
+    /// `--check`/`--screenshot`: the moment to take the snapshot and settle came.
+    triggered: bool,
+    /// `--screenshot`: the snapshot was taken and written (`Ok`) or not.
+    snapshot: Option<Result<(), String>>,
+    settled: bool,
+    page_errors: usize,
+    csp_violations: usize,
+    /// Why the run failed before it could finish: refused, closed, crashed.
+    failure: Option<String>,
+    timed_out: bool,
+    last_open: Option<Arc<Mutex<Applied>>>,
+}
+
+impl Status {
+    fn exit_code(&self, check: bool) -> u8 {
+        if self.timed_out {
+            exit::TIMED_OUT
+        } else if self.failure.is_some() || matches!(self.snapshot, Some(Err(_))) {
+            exit::FAILED
+        } else if check && self.page_errors > 0 {
+            exit::PAGE_ERROR
+        } else if check && self.csp_violations > 0 {
+            exit::CSP_VIOLATION
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// Shared by the host's delegate and outbound callback (event-loop thread), the watcher and
+/// the timers.
+struct Context {
+    out: Printer,
+    status: Mutex<Status>,
+    handle: OnceLock<HostHandle>,
+    instance: InstanceId,
+    screenshot: Option<PathBuf>,
+    wait_event: Option<String>,
+    settle: Duration,
+    interactive: bool,
+}
+
+impl Context {
+    fn status(&self) -> MutexGuard<'_, Status> {
+        // A panic elsewhere while holding it leaves counters that are still worth reporting.
+        self.status.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn shutdown(&self) {
+        if let Some(handle) = self.handle.get() {
+            let _ = handle.shutdown();
+        }
+    }
+
+    /// What the agent would get: the page's events, and the host's answers.
+    fn outbound(self: &Arc<Self>, message: &Message) {
+        match message {
+            Message::UiEvent(env) => {
+                let event = &env.payload;
+                self.out.line(format_args!(
+                    "event {} {}",
+                    event.event.as_str(),
+                    event.data.to_json()
+                ));
+                if self.wait_event.as_deref() == Some(event.event.as_str()) {
+                    self.trigger();
+                }
+            }
+            Message::ClientError(env) => self.out.line(format_args!(
+                "client.error {}: {}",
+                env.payload.code, env.payload.message
+            )),
+            other => self
+                .out
+                .line(format_args!("to the agent: {}", other.to_json())),
+        }
+    }
+
+    /// `--check`/`--screenshot`: the page has its state (or sent `--wait-event`): take the
+    /// snapshot, and end once it is written and the settle time has passed.
+    fn trigger(self: &Arc<Self>) {
+        if self.interactive {
+            return;
+        }
+        {
+            let mut status = self.status();
+            if status.triggered {
+                return;
+            }
+            status.triggered = true;
+        }
+        if let (Some(path), Some(handle)) = (self.screenshot.clone(), self.handle.get()) {
+            let ctx = Arc::clone(self);
+            let sent = handle.snapshot_png(self.instance.clone(), move |png| {
+                let written = png.map_err(|e| e.to_string()).and_then(|png| {
+                    std::fs::write(&path, &png)
+                        .map(|()| png.len())
+                        .map_err(|e| format!("{}: {e}", path.display()))
+                });
+                match &written {
+                    Ok(len) => ctx.out.line(format_args!(
+                        "screenshot: {} ({len} bytes, full document)",
+                        path.display()
+                    )),
+                    Err(e) => ctx.out.line(format_args!("screenshot failed: {e}")),
+                }
+                ctx.status().snapshot = Some(written.map(|_| ()));
+                ctx.maybe_finish();
+            });
+            if sent.is_err() {
+                self.status().snapshot = Some(Err("the host has ended".to_owned()));
+            }
+        }
+        let ctx = Arc::clone(self);
+        let settle = self.settle;
+        let spawned = thread::Builder::new()
+            .name("lineup-preview-settle".into())
+            .spawn(move || {
+                thread::sleep(settle);
+                ctx.status().settled = true;
+                ctx.maybe_finish();
+            });
+        if spawned.is_err() {
+            self.status().settled = true;
+            self.maybe_finish();
+        }
+    }
+
+    fn maybe_finish(&self) {
+        let done = {
+            let status = self.status();
+            status.settled && (self.screenshot.is_none() || status.snapshot.is_some())
+        };
+        if done {
+            self.shutdown();
+        }
+    }
+
+    /// The watcher saw a burst of changes: reload edited code in place, send an edited state
+    /// as a patch; a broken file is reported and the last good version stays.
+    fn changed(
+        &self,
+        source: &PreviewSource,
+        first: &PreviewBundle,
+        conversation: &ConversationId,
+        applied: &Mutex<Applied>,
+        limits: &Limits,
+    ) {
+        let Some(handle) = self.handle.get() else {
+            return;
+        };
+        let mut applied = applied.lock().unwrap_or_else(|e| e.into_inner());
+        let open = self.status().open.is_some();
+        match source.read() {
+            Err(e) => self
+                .out
+                .line(format_args!("{e}; the last good version stays on screen")),
+            Ok(bundle) if bundle.app.bundle != applied.app.bundle || !open => {
+                let report = bundle.size_report(limits);
+                self.out
+                    .line(format_args!("{}: {report}", source.path().display()));
+                if report.is_over() {
+                    self.out
+                        .line(format_args!("not reloaded: the last good version stays"));
+                } else if open {
+                    self.out
+                        .line(format_args!("code changed: reloading in place"));
+                    let _ = handle.reload_bundle(self.instance.clone(), bundle.app.bundle.clone());
+                    applied.app = bundle.app;
+                } else {
+                    // Refused or closed before: open it again, with the state it had.
+                    let mut again = first.clone();
+                    again.app = bundle.app.clone();
+                    match again.ui_open(conversation, applied.state.clone()) {
+                        Ok(open) => {
+                            self.out.line(format_args!("opening again"));
+                            let _ = handle.send_inbound(open.to_json().into_bytes());
+                            applied.app = bundle.app;
+                        }
+                        Err(e) => self.out.line(format_args!("{e}")),
+                    }
+                }
+            }
+            Ok(_) => {}
+        }
+        match source.read_state() {
+            Err(e) => {
+                let text = e.to_string();
+                if applied.state_error.as_deref() != Some(text.as_str()) {
+                    self.out
+                        .line(format_args!("{text}; the last good state stays"));
+                    applied.state_error = Some(text);
+                }
+            }
+            Ok(state) => {
+                applied.state_error = None;
+                let Some(state) = state else { return };
+                if applied.state.as_ref() == Some(&state) {
+                    return;
+                }
+                applied.patches += 1;
+                match first.ui_patch(conversation, state.clone(), applied.patches) {
+                    Ok(patch) => {
+                        self.out.line(format_args!(
+                            "state changed: sent as ui.patch {}",
+                            state.to_json()
+                        ));
+                        let _ = handle.send_inbound(patch.to_json().into_bytes());
+                        applied.state = Some(state);
+                    }
+                    Err(e) => self.out.line(format_args!("{e}")),
+                }
+            }
+        }
+    }
+}
+
+/// Prints what the host reports, and moves `--check`/`--screenshot` along.
+struct Delegate(Arc<Context>);
+
+impl HostDelegate for Delegate {
+    fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
+        self.0.out.line(format_args!(
+            "opened {key}: {} {} in the production sandbox",
+            app.id, app.version
+        ));
+        self.0.status().open = Some(key.clone());
+    }
+
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        self.0
+            .out
+            .line(format_args!("ready {key}: its state follows"));
+        self.0.status().ready = true;
+        if self.0.wait_event.is_none() {
+            // The state is handed to the page right after this, before the snapshot's scripts.
+            self.0.trigger();
+        }
+    }
+
+    fn notify_reloaded(&mut self, key: &SurfaceKey) {
+        self.0.out.line(format_args!(
+            "reloaded {key}: new document; the current state follows its ready"
+        ));
+    }
+
+    fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
+        self.0.out.line(format_args!("closed {key}: {reason:?}"));
+        let mut status = self.0.status();
+        if status.open.as_ref() == Some(key) {
+            status.open = None;
+        }
+        let quit = match reason {
+            CloseReason::User | CloseReason::SessionEnded => true,
+            CloseReason::Replaced => false,
+            _ => !self.0.interactive,
+        };
+        if !matches!(
+            reason,
+            CloseReason::User | CloseReason::SessionEnded | CloseReason::Replaced
+        ) && !status.triggered
+        {
+            status.failure = Some(format!("{reason:?}"));
+        }
+        drop(status);
+        if quit {
+            self.0.shutdown();
+        }
+    }
+
+    fn notify_crashed(&mut self, key: &SurfaceKey) {
+        self.0
+            .out
+            .line(format_args!("crashed {key}: its web process ended"));
+        self.0.status().failure = Some("crashed".to_owned());
+    }
+
+    fn notify_rejected(&mut self, error: &ProtocolError, _line: Option<u64>) {
+        self.0.out.line(format_args!(
+            "refused ({}, {}): {}",
+            error.code, error.rule, error.message
+        ));
+        let mut status = self.0.status();
+        if status.open.is_none() {
+            status.failure = Some(error.message.clone());
+            drop(status);
+            if !self.0.interactive {
+                self.0.shutdown();
+            }
+        }
+    }
+
+    fn notify_dropped(&mut self, key: &SurfaceKey, error: &ProtocolError) {
+        self.0.out.line(format_args!(
+            "dropped a message of {key} ({}): {}",
+            error.rule, error.message
+        ));
+    }
+
+    fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
+        self.0
+            .out
+            .line(format_args!("sandbox refused {key}: {refusal}"));
+    }
+
+    /// R-DIAG-1: page-supplied, so marked "page says"; counted for `--check`.
+    fn notify_diagnostic(&mut self, key: &SurfaceKey, diagnostic: &Diagnostic) {
+        let says = if diagnostic.page_supplied() {
+            "page says"
+        } else {
+            "host"
+        };
+        self.0.out.line(format_args!(
+            "{} {key}: {says} {diagnostic}",
+            diagnostic.level
+        ));
+        let mut status = self.0.status();
+        match diagnostic.kind {
+            DiagnosticKind::Error | DiagnosticKind::Rejection => status.page_errors += 1,
+            DiagnosticKind::Csp => status.csp_violations += 1,
+            _ => {}
+        }
+    }
+
+    fn notify_resize(&mut self, key: &SurfaceKey, height: u32) {
+        self.0
+            .out
+            .line(format_args!("resize {key}: {height} px (clamped)"));
+    }
+
+    fn notify_probe_failed(&mut self, reason: &str) {
+        self.0
+            .out
+            .line(format_args!("isolation probe failed (R-SEC-8): {reason}"));
+        self.0.status().failure = Some(reason.to_owned());
+    }
+}
