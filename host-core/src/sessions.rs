@@ -15,10 +15,10 @@ use std::time::Duration;
 use crate::capability::{Answer, Capability, CapabilitySetup, Ticket};
 use crate::decode::decode;
 use crate::error::{ErrorCode, ProtocolError, UsageError};
-use crate::ids::{AgentIdentity, CapabilityName, ConversationId, PartyId};
+use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
 use crate::message::Message;
-use crate::session::{Clock, Effect, Session, SessionConfig};
+use crate::session::{Clock, Effect, Session, SessionConfig, Stats};
 
 /// Names one session of a host's table. Handed out in order and never reused while the table
 /// lives, so a webview or a capability answer of an ended session never reaches a later one.
@@ -122,6 +122,8 @@ pub struct Sessions {
     registered: Vec<Capability>,
     /// Capabilities hidden from an agent, replayed in every new session.
     hidden: Vec<(AgentIdentity, CapabilityName)>,
+    /// The counters of the sessions that ended.
+    ended_stats: Stats,
 }
 
 impl fmt::Debug for Sessions {
@@ -158,6 +160,7 @@ impl Sessions {
             next_id: 1,
             registered: Vec::new(),
             hidden: Vec::new(),
+            ended_stats: Stats::default(),
         })
     }
 
@@ -209,6 +212,44 @@ impl Sessions {
     /// `too_many_sessions`, envelopes refused before their session existed).
     pub fn table_stats(&self) -> &crate::session::Stats {
         self.table.stats()
+    }
+
+    /// The counters of every session, ended ones included, and of the table's own refusals,
+    /// added up.
+    pub fn stats(&self) -> Stats {
+        let mut total = self.ended_stats.clone();
+        add(&mut total, self.table.stats());
+        for slot in self.sessions.values() {
+            add(&mut total, slot.session.stats());
+        }
+        total
+    }
+
+    /// `count` page events of Surface `instance` were dropped on the way out (see
+    /// [`Session::events_dropped`]). The report names no conversation, so it goes to the one
+    /// session that has `instance` open (or to the only session); when several sessions have
+    /// an instance of that id it is dropped rather than told to a conversation it is not about.
+    pub fn events_dropped(&mut self, instance: &InstanceId, count: u64) -> Vec<SessionEffects> {
+        let holders: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, slot)| slot.session.surfaces().any(|k| k.instance == *instance))
+            .map(|(id, _)| *id)
+            .collect();
+        let only = match holders.as_slice() {
+            [one] => Some(*one),
+            [] if self.sessions.len() == 1 => self.sessions.keys().next().copied(),
+            _ => None,
+        };
+        only.and_then(|session| {
+            let slot = self.sessions.get_mut(&session)?;
+            Some(SessionEffects {
+                session,
+                effects: slot.session.events_dropped(instance, count),
+            })
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Opens a session for `conversation`, for the `agent` the embedder vouches for (R-SES-1):
@@ -569,6 +610,7 @@ impl Sessions {
 
     fn end(&mut self, id: SessionId, mut session: Session) -> SessionEffects {
         let effects = session.close_all();
+        add(&mut self.ended_stats, session.stats());
         if has_pending_calls(&session) {
             self.ending.insert(id, session);
         }
@@ -611,4 +653,18 @@ fn cannot_start(e: &UsageError) -> ProtocolError {
         "R-SES-1",
         format!("the host cannot start a session for this conversation now: {e}"),
     )
+}
+
+fn add(total: &mut Stats, more: &Stats) {
+    total.envelopes_accepted += more.envelopes_accepted;
+    total.envelopes_refused += more.envelopes_refused;
+    total.events_forwarded += more.events_forwarded;
+    total.bridge_invalid += more.bridge_invalid;
+    total.bridge_stale += more.bridge_stale;
+    total.bridge_flooded += more.bridge_flooded;
+    total.forged_close += more.forged_close;
+    total.duplicate_ready += more.duplicate_ready;
+    total.reloads += more.reloads;
+    total.diagnostics += more.diagnostics;
+    total.diagnostics_suppressed += more.diagnostics_suppressed;
 }

@@ -1,5 +1,6 @@
-//! The embedding API: a [`Host`] joins one protocol [`Session`] to the [`Shell`]'s webviews and
-//! the embedder's callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
+//! The embedding API: a [`Host`] joins the protocol's session table ([`Sessions`], one
+//! [`Session`] per conversation, R-SES-1) to the [`Shell`]'s webviews and the embedder's
+//! callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
@@ -12,7 +13,8 @@ use lineup_host_core::{
     display_title, AgentIdentity, Answer, BundlePolicy, Capability, CapabilitySetup,
     CapabilityStore, Clock, CloseReason, ConversationId, Diagnostic, Effect, GoneReason,
     HookRequest, InstanceId, LanguageTag, Limits, Message, PartyId, Session, SessionConfig,
-    SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket,
+    BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
@@ -25,7 +27,7 @@ use tao::event_loop::{
 use tao::window::Window;
 
 use crate::capabilities::{
-    AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice,
+    AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice, SharedStore,
     SystemWallClock,
 };
 use crate::config::{Placement, Rect, Theme, ViewConfig};
@@ -43,11 +45,34 @@ pub struct HostEvent(Inner);
 
 #[derive(Debug)]
 enum Inner {
-    Inbound { line: Option<u64>, bytes: Vec<u8> },
-    Oversized { line: Option<u64>, len: u64 },
-    EventsDropped { instance: InstanceId, count: u64 },
-    CapabilityAnswer { ticket: Ticket, answer: Answer },
-    View { key: SurfaceKey, event: ViewEvent },
+    Inbound {
+        line: Option<u64>,
+        bytes: Vec<u8>,
+    },
+    Oversized {
+        line: Option<u64>,
+        len: u64,
+    },
+    EventsDropped {
+        instance: InstanceId,
+        count: u64,
+    },
+    CapabilityAnswer {
+        session: SessionId,
+        ticket: Ticket,
+        answer: Answer,
+    },
+    OpenSession {
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    },
+    EndSession {
+        conversation: ConversationId,
+    },
+    View {
+        key: SurfaceKey,
+        event: ViewEvent,
+    },
     Shutdown,
 }
 
@@ -129,6 +154,25 @@ impl HostHandle {
         self.send(Inner::EventsDropped { instance, count })
     }
 
+    /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the
+    /// builder's [`HostBuilder::vouched_agent`]); see [`Host::open_session`]. A refusal (the
+    /// session is open already, `max_sessions`) is logged.
+    pub fn open_session(
+        &self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::OpenSession {
+            conversation,
+            agent,
+        })
+    }
+
+    /// Ends the session of `conversation`; see [`Host::end_session`].
+    pub fn end_session(&self, conversation: ConversationId) -> Result<(), HostClosed> {
+        self.send(Inner::EndSession { conversation })
+    }
+
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)
@@ -178,6 +222,7 @@ pub struct HostBuilder {
     agent_id: Option<PartyId>,
     language: Option<LanguageTag>,
     theme: Theme,
+    session_idle: Option<Duration>,
 }
 
 impl Default for HostBuilder {
@@ -216,6 +261,7 @@ impl HostBuilder {
             agent_id: None,
             language: None,
             theme: Theme::System,
+            session_idle: None,
         }
     }
 
@@ -249,9 +295,11 @@ impl HostBuilder {
         self
     }
 
-    /// The agent the embedder or the transport vouches for (R-SES-1): an inbound envelope whose
-    /// `sender.id` is another is refused `wrong_sender`, and remembered grants belong to this
-    /// identity. Without one, any `sender.id` is taken and "always" lasts the conversation.
+    /// The agent the embedder or the transport vouches for (R-SES-1) in every session an
+    /// envelope establishes, and in those [`Host::open_session`] opens without one of its own:
+    /// an inbound envelope whose `sender.id` is another is refused `wrong_sender`, and
+    /// remembered grants belong to this identity. Without one, any `sender.id` is taken and
+    /// "always" lasts the conversation.
     pub fn vouched_agent(mut self, agent: PartyId) -> Self {
         self.agent_id = Some(agent);
         self
@@ -314,13 +362,24 @@ impl HostBuilder {
         self
     }
 
-    /// Serve only this conversation; by default the first valid envelope's is adopted.
+    /// Opens a session for this conversation when the host is built (with capabilities on, its
+    /// `client.inventory` goes out at the first event). Other conversations still get sessions
+    /// of their own when an accepted envelope names them (R-SES-1).
     pub fn conversation_id(mut self, id: ConversationId) -> Self {
         self.conversation_id = Some(id);
         self
     }
 
-    /// The bounds on input and on the number of Surfaces.
+    /// Ends a session after `idle` without an accepted envelope, an open Surface or a pending
+    /// call; it then ends as [`Host::end_session`] ends it. By default sessions end only through
+    /// the API or at shutdown.
+    pub fn end_idle_sessions_after(mut self, idle: Duration) -> Self {
+        self.session_idle = Some(idle);
+        self
+    }
+
+    /// The bounds on input and on the number of Surfaces and sessions: each session has them,
+    /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -394,19 +453,16 @@ impl HostBuilder {
         getrandom::fill(&mut prefix)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
-        let mut config = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
-        config.conversation_id = self.conversation_id;
-        config.limits = self.limits.clone();
-        config.bundle_policy = self.bundle_policy;
-        config.agent_id = self.agent_id.clone();
-        let mut session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
-            .map_err(|e| ShellError::Platform(e.to_string()))?;
+        let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
+        template.limits = self.limits.clone();
+        template.bundle_policy = self.bundle_policy;
+        template.agent_id = self.agent_id.clone();
         // R-UI-11: one language for the engine and the document's `<html lang>`.
         let language = self
             .language
             .clone()
             .unwrap_or_else(|| self.view_config.effective_language());
-        // One limit for both layers: the session refuses first, with a protocol answer.
+        // One limit for both layers: the session table refuses first, with a protocol answer.
         let view_config = self
             .view_config
             .with_max_views(self.limits.max_surfaces)
@@ -415,23 +471,43 @@ impl HostBuilder {
         crate::platform::apply_theme(self.theme);
         let shell = Shell::start(event_loop, view_config)?;
         let proxy = event_loop.create_proxy();
-        let (driver, initial) = match self.capabilities {
-            Some(mut config) => {
-                config.agent = self
-                    .agent_id
-                    .as_ref()
-                    .and_then(|id| AgentIdentity::try_from(id.as_str()).ok());
-                let (driver, initial) =
-                    start_capabilities(config, &mut session, event_loop, proxy.clone())?;
-                (Some(driver), initial)
+        let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
+        let start = Instant::now();
+        let (driver, store, started) = match self.capabilities {
+            Some(config) => {
+                let (driver, store, started) =
+                    start_capabilities(config, event_loop, proxy.clone())?;
+                (Some(driver), Some(store), Some(started))
             }
-            None => (None, Vec::new()),
+            None => (None, None, None),
         };
+        let factory = HostSessions { start, store };
+        let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;
+        let mut pending = VecDeque::new();
+        if let Some((capabilities, unfinished)) = started {
+            if !unfinished.is_empty() {
+                // R-CAP-5: finished once at start; a kernel of no session announces nothing,
+                // so its epoch is never used.
+                let mut setup = CapabilitySetup::new(
+                    lineup_host_core::RevisionEpoch(0),
+                    Box::new(SystemWallClock),
+                );
+                setup.unfinished = unfinished;
+                pending.push_back(sessions.recover(setup).map_err(usage)?);
+            }
+            for capability in capabilities {
+                pending.extend(sessions.register_capability(capability).map_err(usage)?);
+            }
+        }
+        if let Some(conversation) = self.conversation_id {
+            pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
+        }
         Ok(Host {
-            session,
+            sessions,
             shell,
             driver,
-            initial,
+            pending,
+            session_idle: self.session_idle,
             proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document.with_language(language),
@@ -503,6 +579,11 @@ struct Live {
     requested_height: Option<u32>,
 }
 
+/// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
+fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
+    (key.session, key.instance.clone())
+}
+
 /// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
 /// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
 fn is_diagnostic(raw: &str) -> bool {
@@ -525,11 +606,14 @@ struct Backlog {
     diagnostics_dropped: Cell<u64>,
 }
 
-/// Hosts the Surfaces of one conversation: decodes what the agent sends, opens an isolated webview
-/// per Surface, validates what the pages post, and reports to the embedder.
+/// Hosts the Surfaces of many conversations at once (R-SES-1): routes what the agents send to
+/// the session of its `conversation_id` (established when an accepted envelope names a new one,
+/// or opened through [`Host::open_session`]), opens an isolated webview per Surface, validates
+/// what the pages post, and reports to the embedder. Instance ids are scoped to their session;
+/// every webview is keyed by a [`SurfaceKey`] that names its session.
 ///
 /// A host lives on the event-loop thread, one host per event loop (tao allows one loop per
-/// process, and [`HostEvent`]s name no host). Feed it through a [`HostHandle`] from any thread, and
+/// process, and [`HostEvent`]s name no host); one host serves every conversation. Feed it through a [`HostHandle`] from any thread, and
 /// either let [`Host::run`] drive the loop, or call [`Host::handle_event`] from a loop the
 /// embedder runs.
 ///
@@ -554,12 +638,15 @@ struct Backlog {
 /// # }
 /// ```
 pub struct Host {
-    session: Session,
+    sessions: Sessions,
     shell: Shell,
-    /// Carries out the capability kernel's effects, when capabilities are enabled.
+    /// Carries out the capability kernels' effects, when capabilities are enabled.
     driver: Option<CapabilityDriver>,
-    /// Effects of enabling capabilities, applied at the first event.
-    initial: Vec<Effect>,
+    /// Effects made outside the event loop (capability recovery, registrations, sessions opened
+    /// through the API), applied at the next event.
+    pending: VecDeque<SessionEffects>,
+    /// Sessions end after this long idle ([`HostBuilder::end_idle_sessions_after`]).
+    session_idle: Option<Duration>,
     proxy: EventLoopProxy<HostEvent>,
     /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
     inbound: Arc<AtomicUsize>,
@@ -569,7 +656,8 @@ pub struct Host {
     layout: Layout,
     outbound: Option<OutboundFn>,
     delegate: Box<dyn HostDelegate>,
-    views: BTreeMap<InstanceId, Live>,
+    /// Every open webview, by session and instance (instance ids are scoped to their session).
+    views: BTreeMap<(SessionId, InstanceId), Live>,
     /// Opens that arrived before the isolation probe passed.
     waiting: VecDeque<SurfaceOpen>,
     probe_reported: bool,
@@ -579,7 +667,7 @@ pub struct Host {
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
-            .field("session", &self.session)
+            .field("sessions", &self.sessions)
             .field("views", &self.views.len())
             .finish_non_exhaustive()
     }
@@ -594,14 +682,50 @@ impl Host {
         }
     }
 
-    /// The limits in force.
+    /// The limits in force, per session and in total.
     pub fn limits(&self) -> &Limits {
-        self.session.limits()
+        self.sessions.limits()
     }
 
-    /// The protocol session's counters.
-    pub fn stats(&self) -> &lineup_host_core::Stats {
-        self.session.stats()
+    /// The counters of every session, ended ones included, and of what the session table
+    /// refused itself, added up.
+    pub fn stats(&self) -> lineup_host_core::Stats {
+        self.sessions.stats()
+    }
+
+    /// The session table: which conversations have a session, and each session's state.
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the builder's
+    /// [`HostBuilder::vouched_agent`]): an envelope of it from another `sender.id` is refused
+    /// `wrong_sender`, and remembered grants belong to that identity. With capabilities on, its
+    /// `client.inventory` and `app.list` go out at the next event (R-INV-1). Fails when the
+    /// conversation has a session already or `Limits::max_sessions` are open.
+    pub fn open_session(
+        &mut self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<SessionId, lineup_host_core::UsageError> {
+        let opened = self.sessions.open_session(conversation, agent)?;
+        let id = opened.session;
+        self.pending.push_back(opened);
+        Ok(id)
+    }
+
+    /// Ends the session of `conversation`: its Surfaces close without a word upstream
+    /// ([`CloseReason::SessionEnded`] to the delegate), its calls waiting for a decision are
+    /// cancelled and their prompts withdrawn; calls already running finish and are recorded.
+    /// Returns whether it was open; the rest happens at the next event.
+    pub fn end_session(&mut self, conversation: &ConversationId) -> bool {
+        match self.sessions.end_session(conversation) {
+            Some(ended) => {
+                self.pending.push_back(ended);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The Surfaces whose webviews are open now.
@@ -612,7 +736,7 @@ impl Host {
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
         self.views
-            .get(&key.instance)
+            .get(&slot(key))
             .filter(|l| l.key == *key)
             .map(|l| &l.view)
     }
@@ -645,7 +769,7 @@ impl Host {
     /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
     /// Other threads use [`HostHandle::send_inbound`] instead.
     pub fn handle_inbound(&mut self, bytes: &[u8], target: &EventLoopWindowTarget<HostEvent>) {
-        let effects = self.session.handle_inbound(bytes);
+        let effects = self.sessions.handle_inbound(bytes);
         self.apply(effects, None, target);
     }
 
@@ -664,7 +788,16 @@ impl Host {
             _ => {}
         }
         self.poll_probe(target);
-        let wakeup = self.poll_capabilities(target);
+        let mut wakeup = self.poll_capabilities(target);
+        if let Some(idle) = self.session_idle {
+            for ended in self.sessions.end_idle(idle) {
+                self.apply(ended, None, target);
+            }
+            if let Some(next) = self.sessions.next_idle_check(idle) {
+                let at = Instant::now() + next.max(Duration::from_millis(10));
+                wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+            }
+        }
         if self.exit {
             ControlFlow::Exit
         } else if self.waiting.is_empty() && self.probe_reported {
@@ -678,11 +811,12 @@ impl Host {
     /// Hands an answer to the capability kernel and carries out what follows.
     fn capability_answered(
         &mut self,
+        session: SessionId,
         ticket: Ticket,
         answer: Answer,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
-        match self.session.capability_answered(ticket, answer) {
+        match self.sessions.capability_answered(session, ticket, answer) {
             Ok(effects) => self.apply(effects, None, target),
             Err(e) => tracing::error!("capability answer refused by the kernel: {e}"),
         }
@@ -691,16 +825,16 @@ impl Host {
     /// Applies what enabling capabilities produced, then expires and times out calls whose
     /// deadline passed; returns when to look again.
     fn poll_capabilities(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
-        if !self.initial.is_empty() {
-            let initial = std::mem::take(&mut self.initial);
-            self.apply(initial, None, target);
-        }
-        let wait = self.session.next_capability_wakeup()?;
-        if wait.is_zero() {
-            let effects = self.session.poll_capabilities();
+        while let Some(effects) = self.pending.pop_front() {
             self.apply(effects, None, target);
+        }
+        let wait = self.sessions.next_capability_wakeup()?;
+        if wait.is_zero() {
+            for effects in self.sessions.poll_capabilities() {
+                self.apply(effects, None, target);
+            }
             return self
-                .session
+                .sessions
                 .next_capability_wakeup()
                 .map(|d| Instant::now() + d);
         }
@@ -709,25 +843,43 @@ impl Host {
 
     fn handle_user_event(&mut self, inner: Inner, target: &EventLoopWindowTarget<HostEvent>) {
         match inner {
-            Inner::CapabilityAnswer { ticket, answer } => {
+            Inner::CapabilityAnswer {
+                session,
+                ticket,
+                answer,
+            } => {
                 if let Some(driver) = self.driver.as_mut() {
-                    driver.answered(ticket);
+                    driver.answered(session, ticket);
                 }
-                self.capability_answered(ticket, answer, target);
+                self.capability_answered(session, ticket, answer, target);
             }
             Inner::Inbound { line, bytes } => {
                 self.inbound_handled();
-                let effects = self.session.handle_inbound(&bytes);
+                let effects = self.sessions.handle_inbound(&bytes);
                 self.apply(effects, line, target);
             }
             Inner::Oversized { line, len } => {
                 self.inbound_handled();
-                let effects = self.session.handle_oversized(len);
+                let effects = self.sessions.handle_oversized(len);
                 self.apply(effects, line, target);
             }
             Inner::EventsDropped { instance, count } => {
-                let effects = self.session.events_dropped(&instance, count);
-                self.apply(effects, None, target);
+                for effects in self.sessions.events_dropped(&instance, count) {
+                    self.apply(effects, None, target);
+                }
+            }
+            Inner::OpenSession {
+                conversation,
+                agent,
+            } => {
+                if let Err(e) = self.open_session(conversation, agent) {
+                    tracing::warn!("session not opened: {e}");
+                }
+            }
+            Inner::EndSession { conversation } => {
+                if !self.end_session(&conversation) {
+                    tracing::info!("conversation {conversation} has no session to end");
+                }
             }
             Inner::View { key, event } => self.handle_view_event(key, event, target),
             Inner::Shutdown => {
@@ -744,6 +896,29 @@ impl Host {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
 
+    /// Runs `f` on the session `key` belongs to; nothing when that session has ended.
+    fn in_session(
+        &mut self,
+        key: &SurfaceKey,
+        f: impl FnOnce(&mut Session) -> Vec<Effect>,
+    ) -> SessionEffects {
+        SessionEffects {
+            session: key.session,
+            effects: self
+                .sessions
+                .get_mut(key.session)
+                .map(f)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether `key` names a Surface open now in a live session.
+    fn is_current(&self, key: &SurfaceKey) -> bool {
+        self.sessions
+            .get(key.session)
+            .is_some_and(|s| s.is_current(key))
+    }
+
     fn handle_view_event(
         &mut self,
         key: SurfaceKey,
@@ -753,7 +928,10 @@ impl Host {
         let refusal = match event {
             ViewEvent::Ipc(raw) => {
                 let mut effects = Vec::new();
-                if let Some(live) = self.views.get(&key.instance).filter(|l| l.key == key) {
+                let Some(session) = self.sessions.get_mut(key.session) else {
+                    return; // its session ended; the view is gone or going
+                };
+                if let Some(live) = self.views.get(&slot(&key)).filter(|l| l.key == key) {
                     let backlog = &live.backlog;
                     if is_diagnostic(&raw) {
                         let waiting = &backlog.diagnostics_in_flight;
@@ -765,41 +943,45 @@ impl Host {
                     }
                     let dropped = backlog.dropped.replace(0);
                     if dropped > 0 {
-                        let limit = self.session.limits().max_pending_bridge_messages;
-                        effects = self.session.handle_bridge_flood(&key, dropped, limit);
+                        let limit = session.limits().max_pending_bridge_messages;
+                        effects = session.handle_bridge_flood(&key, dropped, limit);
                     }
                     let dropped = backlog.diagnostics_dropped.replace(0);
                     if dropped > 0 {
-                        effects.extend(self.session.diagnostics_dropped(&key, dropped));
+                        effects.extend(session.diagnostics_dropped(&key, dropped));
                     }
                 }
-                effects.extend(self.session.handle_bridge(&key, &raw));
+                effects.extend(session.handle_bridge(&key, &raw));
+                let effects = SessionEffects {
+                    session: key.session,
+                    effects,
+                };
                 return self.apply(effects, None, target);
             }
             ViewEvent::UserCloseRequested => {
-                let effects = self.session.user_closed(&key);
+                let effects = self.in_session(&key, |s| s.user_closed(&key));
                 return self.apply(effects, None, target);
             }
             ViewEvent::Crashed => {
-                if self.session.is_current(&key) {
+                if self.is_current(&key) {
                     self.delegate.notify_crashed(&key);
                 }
-                let effects = self.session.surface_gone(&key, GoneReason::Crashed);
+                let effects = self.in_session(&key, |s| s.surface_gone(&key, GoneReason::Crashed));
                 return self.apply(effects, None, target);
             }
             // Never reopened: the page would only fill its ceiling again (R-UI-12).
             ViewEvent::MemoryExceeded => {
                 tracing::warn!("surface {key}: web process ended at its memory ceiling");
-                let effects = self.session.surface_gone(&key, GoneReason::Memory);
+                let effects = self.in_session(&key, |s| s.surface_gone(&key, GoneReason::Memory));
                 return self.apply(effects, None, target);
             }
             ViewEvent::IpcTooLarge { len } => {
-                let effects = self.session.handle_bridge_oversized(&key, len);
+                let effects = self.in_session(&key, |s| s.handle_bridge_oversized(&key, len));
                 return self.apply(effects, None, target);
             }
             ViewEvent::LoadFinished => return,
             ViewEvent::DocumentCommitted => {
-                let effects = self.session.document_committed(&key);
+                let effects = self.in_session(&key, |s| s.document_committed(&key));
                 return self.apply(effects, None, target);
             }
 
@@ -812,7 +994,7 @@ impl Host {
             ViewEvent::DropRefused => Refusal::Drop,
             ViewEvent::FileChooserRefused => Refusal::FileChooser,
         };
-        if self.session.is_current(&key) {
+        if self.is_current(&key) {
             self.delegate.notify_refused(&key, &refusal);
         }
     }
@@ -834,7 +1016,7 @@ impl Host {
                         let keys: Vec<SurfaceKey> =
                             self.views.values().map(|l| l.key.clone()).collect();
                         for key in keys {
-                            let effects = self.session.user_closed(&key);
+                            let effects = self.in_session(&key, |s| s.user_closed(&key));
                             self.apply(effects, None, target);
                         }
                         self.exit = true;
@@ -867,22 +1049,23 @@ impl Host {
                 self.probe_reported = true;
                 self.delegate.notify_probe_failed(&reason);
                 while let Some(open) = self.waiting.pop_front() {
-                    let effects = self.session.open_failed(
-                        &open.key,
-                        &format!("the isolation probe failed (R-SEC-8): {reason}"),
-                    );
+                    let why = format!("the isolation probe failed (R-SEC-8): {reason}");
+                    let effects = self.in_session(&open.key, |s| s.open_failed(&open.key, &why));
                     self.apply(effects, None, target);
                 }
             }
         }
     }
 
+    /// Carries out the effects of one session (or of the session table); a capability effect's
+    /// answer goes back to that session.
     fn apply(
         &mut self,
-        effects: Vec<Effect>,
+        effects: SessionEffects,
         line: Option<u64>,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
+        let SessionEffects { session, effects } = effects;
         for effect in effects {
             match effect {
                 Effect::Open(open) => self.open(open, target),
@@ -926,19 +1109,17 @@ impl Host {
                 }
                 Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
                 Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
-                // The Host never calls `Session::enable_capabilities` (HostBuilder has no
-                // registration API yet), so its session answers every `app.call` `unsupported`
-                // itself and emits no capability work.
+                // Only sessions whose factory turned capabilities on emit capability work.
                 Effect::Capability(effect) => {
                     let answer = match self.driver.as_mut() {
-                        Some(driver) => driver.execute(effect),
+                        Some(driver) => driver.execute(session, effect),
                         None => {
                             tracing::error!("capability effect without a driver: {effect:?}");
                             None
                         }
                     };
                     if let Some((ticket, answer)) = answer {
-                        self.capability_answered(ticket, answer, target);
+                        self.capability_answered(session, ticket, answer, target);
                     }
                 }
                 _ => {}
@@ -960,7 +1141,7 @@ impl Host {
         match self.try_create(&open, target) {
             Ok((view, backlog, layout)) => {
                 self.views.insert(
-                    key.instance.clone(),
+                    slot(&key),
                     Live {
                         key: key.clone(),
                         view,
@@ -973,7 +1154,8 @@ impl Host {
                 self.delegate.notify_opened(&key, &open.app);
             }
             Err(e) => {
-                let effects = self.session.open_failed(&key, &e.to_string());
+                let why = e.to_string();
+                let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
                 self.apply(effects, None, target);
             }
         }
@@ -1005,8 +1187,8 @@ impl Host {
         let key = open.key.clone();
         let backlog = Rc::new(Backlog::default());
         let counted = Rc::clone(&backlog);
-        let limit = self.session.limits().max_pending_bridge_messages;
-        let diagnostics_limit = self.session.limits().max_pending_diagnostics;
+        let limit = self.sessions.limits().max_pending_bridge_messages;
+        let diagnostics_limit = self.sessions.limits().max_pending_diagnostics;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
         let view = self.shell.open(target, server, placement, move |event| {
             if let ViewEvent::Ipc(raw) = &event {
@@ -1035,8 +1217,8 @@ impl Host {
     }
 
     fn destroy(&mut self, key: &SurfaceKey) {
-        if self.views.get(&key.instance).is_some_and(|l| l.key == *key) {
-            if let Some(live) = self.views.remove(&key.instance) {
+        if self.views.get(&slot(key)).is_some_and(|l| l.key == *key) {
+            if let Some(live) = self.views.remove(&slot(key)) {
                 live.view.close();
             }
             self.relayout();
@@ -1044,12 +1226,24 @@ impl Host {
         self.waiting.retain(|w| w.key != *key);
     }
 
+    /// Ends every session: Surfaces close silently; waiting calls are cancelled and their
+    /// records finished (the store effects run; nothing is sent).
     fn close_all(&mut self) {
-        let effects = self.session.close_all();
-        for effect in effects {
-            if let Effect::Close { key, reason } = effect {
-                self.destroy(&key);
-                self.delegate.notify_closed(&key, &reason);
+        for ended in self.sessions.end_all() {
+            let SessionEffects { session, effects } = ended;
+            for effect in effects {
+                match effect {
+                    Effect::Close { key, reason } => {
+                        self.destroy(&key);
+                        self.delegate.notify_closed(&key, &reason);
+                    }
+                    Effect::Capability(effect) => {
+                        if let Some(driver) = self.driver.as_mut() {
+                            let _ = driver.execute(session, effect);
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
     }
@@ -1062,7 +1256,7 @@ impl Host {
         let clamped = height.clamp(f64::from(min), f64::from(max));
         // Within 40 ..= 2000 by default; the bounds are u32, so the rounded value fits.
         let pixels = clamped.round() as u32;
-        let Some(live) = self.views.get_mut(&key.instance).filter(|l| l.key == *key) else {
+        let Some(live) = self.views.get_mut(&slot(key)).filter(|l| l.key == *key) else {
             return;
         };
         live.requested_height = Some(pixels);
@@ -1077,7 +1271,7 @@ impl Host {
     /// (`js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
     /// the delegate; nothing goes upstream.
     fn diagnostic(&mut self, key: &SurfaceKey, mut diagnostic: Diagnostic) {
-        let Some(live) = self.views.get(&key.instance).filter(|l| l.key == *key) else {
+        let Some(live) = self.views.get(&slot(key)).filter(|l| l.key == *key) else {
             return;
         };
         let own_document = diagnostic
@@ -1113,34 +1307,31 @@ impl Host {
     }
 }
 
-/// Starts the capability kernel of `session` from `config`: revision epoch and unfinished records
-/// from the store (R-INV-2, R-CAP-5), every registration, and the driver that carries out the
-/// kernel's effects. Returns the driver and the effects to apply first.
+/// What starting capabilities hands back beside the driver: the registered capabilities, for
+/// the session table to fan out, and the store's unfinished call records (R-CAP-5).
+type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
+
+/// Starts capabilities from `config`: the driver that carries out every session's capability
+/// effects, the store it shares with the session factory, the registrations and the store's
+/// unfinished records.
 fn start_capabilities(
     config: CapabilityConfig,
-    session: &mut Session,
     target: &EventLoopWindowTarget<HostEvent>,
     proxy: EventLoopProxy<HostEvent>,
-) -> Result<(CapabilityDriver, Vec<Effect>), ShellError> {
+) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
     let CapabilityConfig {
         registrations,
         mut store,
-        agent,
         prompt,
         hook,
     } = config;
     let store_error = |e: String| ShellError::Platform(format!("capability store: {e}"));
-    let epoch = store.next_epoch().map_err(store_error)?;
-    let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
-    setup.agent = agent;
-    setup.unfinished = store.unfinished().map_err(store_error)?;
-    let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
-    let mut initial = session.enable_capabilities(setup).map_err(usage)?;
+    let unfinished = store.unfinished().map_err(store_error)?;
+    let mut capabilities = Vec::new();
     let mut handlers = std::collections::HashMap::new();
     for (capability, handler) in registrations {
-        let name = capability.name().clone();
-        initial.extend(session.register_capability(capability).map_err(usage)?);
-        handlers.insert(name, handler);
+        handlers.insert(capability.name().clone(), handler);
+        capabilities.push(capability);
     }
     let prompt: Box<dyn ConsentPrompt> = match prompt {
         PromptChoice::Custom(prompt) => prompt,
@@ -1148,13 +1339,45 @@ fn start_capabilities(
     };
     // The proxy is `Send` but not `Sync`; answers come from handler and prompt threads.
     let proxy = std::sync::Mutex::new(proxy);
-    let sink: AnswerSink = Arc::new(move |ticket, answer| {
+    let sink: AnswerSink = Arc::new(move |session, ticket, answer| {
         if let Ok(proxy) = proxy.lock() {
-            let _ = proxy.send_event(HostEvent(Inner::CapabilityAnswer { ticket, answer }));
+            let _ = proxy.send_event(HostEvent(Inner::CapabilityAnswer {
+                session,
+                ticket,
+                answer,
+            }));
         }
     });
-    Ok((
-        CapabilityDriver::new(store, handlers, Some(prompt), hook, sink),
-        initial,
-    ))
+    let store: SharedStore = Rc::new(std::cell::RefCell::new(store));
+    let driver = CapabilityDriver::new(Rc::clone(&store), handlers, Some(prompt), hook, sink);
+    Ok((driver, store, (capabilities, unfinished)))
+}
+
+/// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
+/// a revision epoch of the store for each (R-INV-2).
+struct HostSessions {
+    start: Instant,
+    store: Option<SharedStore>,
+}
+
+impl SessionFactory for HostSessions {
+    fn clock(&mut self) -> Box<dyn Clock> {
+        Box::new(MonotonicClock(self.start))
+    }
+
+    fn capabilities(
+        &mut self,
+        agent: Option<&AgentIdentity>,
+    ) -> Result<Option<CapabilitySetup>, String> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        let epoch = store
+            .borrow_mut()
+            .next_epoch()
+            .map_err(|e| format!("capability store: {e}"))?;
+        let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
+        setup.agent = agent.cloned();
+        Ok(Some(setup))
+    }
 }
