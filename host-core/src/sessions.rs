@@ -334,18 +334,41 @@ impl Sessions {
     pub fn handle_inbound(&mut self, bytes: &[u8]) -> SessionEffects {
         match decode(bytes, &self.template.limits) {
             Ok(message) => self.handle_message(message),
-            Err(err) => SessionEffects {
-                session: SessionId::STANDALONE,
-                effects: self.table.refuse_undecodable(err),
-            },
+            Err(err) => {
+                let unreadable = err.conversation_id.is_none();
+                let answerer = self.answerer(unreadable);
+                SessionEffects {
+                    session: answerer,
+                    effects: self.session_or_table(answerer).refuse_undecodable(err),
+                }
+            }
         }
     }
 
-    /// Refuses an inbound line too long to be read (R-ENV-4); the table answers it.
+    /// Refuses an inbound line too long to be read (R-ENV-4).
     pub fn handle_oversized(&mut self, len: u64) -> SessionEffects {
+        let answerer = self.answerer(true);
         SessionEffects {
-            session: SessionId::STANDALONE,
-            effects: self.table.handle_oversized(len),
+            session: answerer,
+            effects: self.session_or_table(answerer).handle_oversized(len),
+        }
+    }
+
+    /// Who answers an envelope that cannot be decoded: the table, in the refused envelope's
+    /// conversation when it can be read (R-ENV-5); when it cannot and exactly one session is
+    /// open, that session, in its conversation (the only one the line can be from); otherwise
+    /// the table, in `"unknown"`. The answer changes nothing in either.
+    fn answerer(&self, unreadable: bool) -> SessionId {
+        match (unreadable, self.sessions.keys().next()) {
+            (true, Some(only)) if self.sessions.len() == 1 => *only,
+            _ => SessionId::STANDALONE,
+        }
+    }
+
+    fn session_or_table(&mut self, id: SessionId) -> &mut Session {
+        match self.sessions.get_mut(&id) {
+            Some(slot) => &mut slot.session,
+            None => &mut self.table,
         }
     }
 

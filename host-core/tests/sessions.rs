@@ -291,7 +291,7 @@ fn a_refused_envelope_establishes_no_session() {
     let answer = refusal(&fx);
     assert_eq!(answer["conversation_id"], "c3");
     assert_eq!(answer["payload"]["in_reply_to"], "x");
-    // Not JSON at all: "unknown".
+    // Not JSON at all: "unknown" while no session (or several) could be meant.
     let fx = h.inbound(b"not json");
     assert_eq!(refusal(&fx)["conversation_id"], "unknown");
     assert!(h.t.is_empty(), "{:?}", h.t);
@@ -565,4 +565,22 @@ fn a_call_running_when_its_session_ends_is_recorded_and_nothing_is_sent() {
         h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
             .unwrap();
     assert!(fx.effects.is_empty());
+}
+
+#[test]
+fn an_unreadable_line_is_answered_in_the_only_sessions_conversation_else_unknown() {
+    let mut h = table();
+    opened(&h.inbound(&open("c1", "w1")));
+    let fx = h.inbound(b"not json");
+    assert_eq!(refusal(&fx)["conversation_id"], "c1");
+    assert_eq!(
+        refusal(&h.t.handle_oversized(5_000_000))["conversation_id"],
+        "c1"
+    );
+    opened(&h.inbound(&open("c2", "w1")));
+    assert_eq!(
+        refusal(&h.inbound(b"not json"))["conversation_id"],
+        "unknown"
+    );
+    assert_eq!(h.t.len(), 2);
 }

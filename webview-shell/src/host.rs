@@ -69,6 +69,8 @@ enum Inner {
     EndSession {
         conversation: ConversationId,
     },
+    /// Wakes the loop to apply effects queued outside it.
+    Wake,
     View {
         key: SurfaceKey,
         event: ViewEvent,
@@ -194,6 +196,8 @@ enum Layout {
 /// | --- | --- |
 /// | client id (`sender.id` of outbound envelopes) | `lineup-host` |
 /// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 16 Surfaces, 30 opens / 10 s |
+/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 16 Surfaces in each and in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
+/// | vouched agent | none: any `sender.id`, and "always" lasts one conversation |
 /// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
 /// | placement | a window of its own per Surface, 480 × 360, titled with the sanitised app name |
 /// | resize requests | clamped to 40 ..= 2000 logical pixels |
@@ -710,7 +714,7 @@ impl Host {
     ) -> Result<SessionId, lineup_host_core::UsageError> {
         let opened = self.sessions.open_session(conversation, agent)?;
         let id = opened.session;
-        self.pending.push_back(opened);
+        self.queue(opened);
         Ok(id)
     }
 
@@ -721,7 +725,7 @@ impl Host {
     pub fn end_session(&mut self, conversation: &ConversationId) -> bool {
         match self.sessions.end_session(conversation) {
             Some(ended) => {
-                self.pending.push_back(ended);
+                self.queue(ended);
                 true
             }
             None => false,
@@ -876,6 +880,7 @@ impl Host {
                     tracing::warn!("session not opened: {e}");
                 }
             }
+            Inner::Wake => {}
             Inner::EndSession { conversation } => {
                 if !self.end_session(&conversation) {
                     tracing::info!("conversation {conversation} has no session to end");
@@ -894,6 +899,12 @@ impl Host {
         let _ = self
             .inbound
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Queues effects made outside the loop's handling and wakes the loop to apply them.
+    fn queue(&mut self, effects: SessionEffects) {
+        self.pending.push_back(effects);
+        let _ = self.proxy.send_event(HostEvent(Inner::Wake));
     }
 
     /// Runs `f` on the session `key` belongs to; nothing when that session has ended.
