@@ -2,6 +2,8 @@
 //!
 //! `lineup host --stdio` lets an agent in any language drive the host: one `lineup.v1` envelope
 //! per line on stdin (agent → client), one per line on stdout (client → agent), logs on stderr.
+//! One host serves many conversations: each `conversation_id` gets a session of its own, with
+//! its own Surfaces, instance ids, inventory and calls (R-SES-1).
 //! `lineup grants` and `lineup audit` inspect a host's data directory (lineup-store).
 //! `lineup bundle` and `lineup preview` are for Surface authors.
 
@@ -11,7 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use lineup_host_core::{Frame, LineFramer, PartyId};
+use lineup_host_core::{ConversationId, Frame, LineFramer, PartyId};
 use lineup_webview_shell::{
     HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
 };
@@ -58,9 +60,23 @@ struct HostArgs {
     /// Open the web inspector of each Surface (for Surface authors; weakens nothing else).
     #[arg(long)]
     devtools: bool,
-    /// How many Surfaces may be open at once.
+    /// How many Surfaces may be open at once, in one conversation and over all of them.
     #[arg(long, default_value_t = 16)]
     max_surfaces: usize,
+    /// Open a session for this conversation at start (with capabilities on, its
+    /// `client.inventory` is written at once). Other conversations still get a session each
+    /// when an accepted envelope names them (R-SES-1).
+    #[arg(long, value_name = "ID")]
+    conversation: Option<String>,
+    /// How many conversations may have a session at once; an envelope naming one more is
+    /// refused `too_many_sessions`.
+    #[arg(long, default_value_t = 64)]
+    max_sessions: usize,
+    /// End a conversation's session after this many seconds without an accepted envelope, an
+    /// open Surface or a pending call (its calls waiting for consent are cancelled); a later
+    /// envelope of it starts a new session. All sessions end at end of input.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle_secs: u64,
     /// How many page events (`ui.event` other than the user's `close`) may wait for a slow
     /// reader of stdout; the newest beyond it is dropped, counted per Surface and reported with
     /// one `client.error` `events_dropped` per Surface once the reader has caught up. Answers
@@ -112,8 +128,15 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     let client_id = PartyId::try_from(args.client_id)?;
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = args.max_surfaces;
+    limits.max_sessions = args.max_sessions;
     let event_loop = lineup_webview_shell::event_loop()?;
-    let mut builder = HostBuilder::new().client_id(client_id).limits(limits);
+    let mut builder = HostBuilder::new()
+        .client_id(client_id)
+        .limits(limits)
+        .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs));
+    if let Some(conversation) = args.conversation {
+        builder = builder.conversation_id(ConversationId::try_from(conversation)?);
+    }
     if args.devtools {
         builder = builder.dangerous().with_devtools();
     }

@@ -70,11 +70,15 @@ fn require_display() {
 }
 
 fn envelope(id: &str, kind: &str, payload: Value) -> String {
+    envelope_in("conv_01", id, kind, payload)
+}
+
+fn envelope_in(conversation: &str, id: &str, kind: &str, payload: Value) -> String {
     json!({
         "v": 1,
         "id": id,
         "type": format!("lineup.v1.{kind}"),
-        "conversation_id": "conv_01",
+        "conversation_id": conversation,
         "sender": {"kind": "agent", "id": "agent_hermes_main"},
         "payload": payload,
     })
@@ -367,6 +371,15 @@ impl Agent {
         match self.wait_until(deadline, want) {
             Some(message) => message,
             None => panic!("never received {what} within {STEP:?}"),
+        }
+    }
+
+    /// The envelope received so far that satisfies `want`, or else [`Agent::expect`]: for
+    /// answers that may arrive in any order.
+    fn expect_seen(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        match self.received.iter().find(|m| want(m)) {
+            Some(m) => m.clone(),
+            None => self.expect(what, want),
         }
     }
 
@@ -1021,17 +1034,26 @@ fn soon() -> String {
 }
 
 fn count_call(call_id: &str, tag: &str) -> String {
-    envelope(
-        &format!("msg_{call_id}"),
-        "app.call",
-        json!({
-            "call_id": call_id,
-            "capability": "test.count",
-            "reason": "counting runs",
-            "expires_at": soon(),
-            "arguments": {"tag": tag},
-        }),
-    )
+    count_call_in("conv_01", call_id, tag)
+}
+
+/// `lineup host --stdio` vouching for `agent_hermes_main`, with `test.count` counting its runs
+/// into a file of a fresh directory, and `extra` arguments; returns the agent, the directory and
+/// the count file.
+fn spawn_counting(name: &str, extra: &[&str]) -> (Agent, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("lineup-count-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let count = dir.join("runs.txt");
+    let _ = std::fs::remove_file(&count);
+    let count_arg = count.to_string_lossy().into_owned();
+    let mut args = vec![
+        "--agent-id",
+        "agent_hermes_main",
+        "--dangerous-test-capability",
+        count_arg.as_str(),
+    ];
+    args.extend_from_slice(extra);
+    (Agent::spawn_with(name, &args), dir, count)
 }
 
 fn is_result_for(call_id: &'static str) -> impl Fn(&Value) -> bool {
@@ -1045,20 +1067,7 @@ fn is_result_for(call_id: &'static str) -> impl Fn(&Value) -> bool {
 fn app_call_over_stdio_inventory_first_runs_once_and_refuses_another_sender() {
     require_display();
     let _screen = screen();
-    let dir = std::env::temp_dir().join(format!("lineup-count-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let count = dir.join("runs.txt");
-    let _ = std::fs::remove_file(&count);
-    let count_arg = count.to_string_lossy().into_owned();
-    let mut agent = Agent::spawn_with(
-        "app-call",
-        &[
-            "--agent-id",
-            "agent_hermes_main",
-            "--dangerous-test-capability",
-            &count_arg,
-        ],
-    );
+    let (mut agent, _dir, count) = spawn_counting("app-call", &[]);
     agent.send(&count_call("call_1", "first"));
     let result = agent.expect("app.result of call_1", is_result_for("call_1"));
     assert_eq!(result["payload"]["status"], "completed", "{result}");
@@ -1261,7 +1270,8 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
     }
     for id in &ids {
         let id = id.clone();
-        second.expect("every call answered after the restart", move |m| {
+        // Handlers run on threads of their own: results come in any order.
+        second.expect_seen("every call answered after the restart", move |m| {
             m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == id.as_str()
         });
     }
@@ -1328,5 +1338,158 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
         "lineup audit verify: {}",
         String::from_utf8_lossy(&verify.stderr)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Surface that says `hello` with its state's `who` on every state it gets.
+fn hello_open(conversation: &str, instance: &str) -> String {
+    envelope_in(
+        conversation,
+        &format!("open_{conversation}_{instance}"),
+        "ui.open",
+        json!({
+            "instance_id": instance,
+            "app": {
+                "id": "com.lineup.hello",
+                "name": format!("{conversation} {instance}"),
+                "version": "1.0.0",
+                "html": "<main>hello</main>",
+                "css": "",
+                "js": "LineUpSurface.onState(function (s) { LineUpSurface.event('hello', {who: s.who}); });",
+            },
+            "state": {"who": format!("{conversation}/{instance}")},
+        }),
+    )
+}
+
+fn count_call_in(conversation: &str, call_id: &str, tag: &str) -> String {
+    envelope_in(
+        conversation,
+        &format!("msg_{conversation}_{call_id}"),
+        "app.call",
+        json!({
+            "call_id": call_id,
+            "capability": "test.count",
+            "reason": "counting runs",
+            "expires_at": soon(),
+            "arguments": {"tag": tag},
+        }),
+    )
+}
+
+fn is_in(conversation: &'static str, kind: &'static str) -> impl Fn(&Value) -> bool {
+    move |m| m["conversation_id"] == conversation && m["type"] == format!("lineup.v1.{kind}")
+}
+
+/// R-SES-1, R-INV-1 over `lineup host --stdio`: two conversations on one host. Each gets its own
+/// `client.inventory` first (`--conversation` at start, the other before the answer to the
+/// envelope that established it); both open `w1` and each sees only its own Surface's events;
+/// a patch naming the other conversation's instance is `unknown_instance`; the same `call_id`
+/// in both runs once per conversation and each gets only its own `app.result`.
+#[test]
+fn two_conversations_over_stdio_never_see_each_others_surfaces_or_results() {
+    require_display();
+    let _screen = screen();
+    let (mut agent, dir, count) =
+        spawn_counting("two-conversations", &["--conversation", "conv_a"]);
+    // --conversation: its inventory is written at start, before any input.
+    agent.expect("conv_a's app.list at start", is_in("conv_a", "app.list"));
+    assert_eq!(agent.received[0]["type"], "lineup.v1.client.inventory");
+    assert_eq!(agent.received[0]["conversation_id"], "conv_a");
+
+    agent.send(&hello_open("conv_a", "w1"));
+    agent.send(&hello_open("conv_a", "only_a"));
+    agent.send(&hello_open("conv_b", "w1"));
+    for (conversation, instance) in [("conv_a", "w1"), ("conv_a", "only_a"), ("conv_b", "w1")] {
+        let who = format!("{conversation}/{instance}");
+        agent.expect_seen(&format!("hello from {who}"), move |m| {
+            m["type"] == "lineup.v1.ui.event"
+                && m["conversation_id"] == conversation
+                && m["payload"]["instance_id"] == instance
+                && m["payload"]["data"]["who"] == who.as_str()
+        });
+    }
+    // conv_b's inventory came before anything else of conv_b.
+    let of_b: Vec<&Value> = agent
+        .received
+        .iter()
+        .filter(|m| m["conversation_id"] == "conv_b")
+        .collect();
+    assert_eq!(of_b[0]["type"], "lineup.v1.client.inventory", "{of_b:?}");
+    assert_eq!(of_b[1]["type"], "lineup.v1.app.list", "{of_b:?}");
+    let inventories: Vec<&Value> = agent
+        .received
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.client.inventory")
+        .collect();
+    assert_eq!(inventories.len(), 2, "one inventory per conversation");
+    assert_ne!(
+        inventories[0]["payload"]["revision"], inventories[1]["payload"]["revision"],
+        "each session has its own revision"
+    );
+
+    // The other conversation's instance is unknown here.
+    agent.send(&envelope_in(
+        "conv_b",
+        "patch_b_only_a",
+        "ui.patch",
+        json!({"instance_id": "only_a", "state": {"who": "forged"}}),
+    ));
+    let refused = agent.expect(
+        "the patch of another conversation's instance refused",
+        is_error_for(json!("patch_b_only_a")),
+    );
+    assert_eq!(refused["payload"]["code"], "unknown_instance", "{refused}");
+    assert_eq!(refused["conversation_id"], "conv_b");
+
+    // The same call_id in both conversations: two runs, each result to its own conversation.
+    agent.send(&count_call_in("conv_a", "call_1", "from_a"));
+    agent.send(&count_call_in("conv_b", "call_1", "from_b"));
+    for (conversation, tag) in [("conv_a", "from_a"), ("conv_b", "from_b")] {
+        let result = agent.expect_seen(&format!("{conversation}'s app.result"), move |m| {
+            is_in(conversation, "app.result")(m) && m["payload"]["call_id"] == "call_1"
+        });
+        assert_eq!(result["payload"]["status"], "completed", "{result}");
+        assert_eq!(result["payload"]["result"], json!({"tag": tag}), "{result}");
+    }
+    // A repeat in conv_a gets conv_a's stored result and runs nothing.
+    agent.send(&count_call_in("conv_a", "call_1", "from_a"));
+    agent.expect("conv_a's repeated call_1", |m| {
+        is_in("conv_a", "app.result")(m)
+            && m["payload"]["call_id"] == "call_1"
+            && m["payload"]["result"]["tag"] == "from_a"
+    });
+    let runs = std::fs::read_to_string(&count).unwrap_or_default();
+    let mut lines: Vec<&str> = runs.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["from_a", "from_b"], "test.count ran {runs:?}");
+
+    // Nothing of one conversation reached the other.
+    for m in &agent.received {
+        let conversation = m["conversation_id"].as_str().unwrap_or_default();
+        if m["type"] == "lineup.v1.ui.event" {
+            let who = m["payload"]["data"]["who"].as_str().unwrap_or_default();
+            assert!(who.starts_with(&format!("{conversation}/")), "{m}");
+        }
+        if m["type"] == "lineup.v1.app.result" {
+            let tag = m["payload"]["result"]["tag"].as_str().unwrap_or_default();
+            assert_eq!(tag, conversation.replace("conv_", "from_"), "{m}");
+        }
+    }
+    let results_a = agent
+        .received
+        .iter()
+        .filter(|m| is_in("conv_a", "app.result")(m))
+        .count();
+    let results_b = agent
+        .received
+        .iter()
+        .filter(|m| is_in("conv_b", "app.result")(m))
+        .count();
+    assert_eq!((results_a, results_b), (2, 1));
+
+    agent.close_stdin();
+    let status = agent.wait_exit();
+    assert!(status.success(), "the host exited with {status}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -78,6 +78,9 @@ pub enum ErrorCode {
     OutcomeUnknown,
     /// The call could not be recorded durably, so it was not run (R-CAP-5).
     NotRecorded,
+    /// The envelope names a new conversation while the host serves as many sessions as
+    /// `Limits::max_sessions` allows; no session was established (R-SES-1).
+    TooManySessions,
 }
 
 impl ErrorCode {
@@ -113,6 +116,7 @@ impl ErrorCode {
             ErrorCode::HandlerTimeout => "handler_timeout",
             ErrorCode::OutcomeUnknown => "outcome_unknown",
             ErrorCode::NotRecorded => "not_recorded",
+            ErrorCode::TooManySessions => "too_many_sessions",
         }
     }
 }
@@ -250,6 +254,27 @@ pub enum UsageError {
         expected: &'static str,
         /// The answer it was given.
         got: &'static str,
+    },
+    /// A session for this conversation is open already; end it first.
+    #[error("a session for conversation {conversation} is open already; end it first")]
+    SessionOpen {
+        /// The conversation.
+        conversation: String,
+    },
+    /// The host serves as many sessions as `Limits::max_sessions` allows; end one first.
+    #[error("{open} sessions are open; the limit is {limit}; end one first")]
+    TooManySessions {
+        /// How many are open.
+        open: usize,
+        /// `Limits::max_sessions`.
+        limit: usize,
+    },
+    /// The session could not be started (for example the capability store failed to hand out
+    /// a revision epoch).
+    #[error("the session cannot be started: {reason}")]
+    SessionSetup {
+        /// What failed.
+        reason: String,
     },
     /// The outbound message-id prefix does not make valid message ids.
     #[error("message id prefix {prefix:?} is invalid: ids built from it {reason}")]

@@ -57,6 +57,7 @@ mod markdown;
 mod message;
 mod redact;
 mod session;
+mod sessions;
 
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
@@ -93,3 +94,4 @@ pub use session::{
     BundlePolicy, Clock, CloseReason, Effect, Generation, GoneReason, Session, SessionConfig,
     Stats, SurfaceKey, SurfaceOpen,
 };
+pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};

@@ -16,7 +16,8 @@ use crate::error::UsageError;
 /// | `max_event_data_bytes` | 16 KiB (data must be smaller) | R-UI-7 |
 /// | `max_bridge_message_bytes` | 20 KiB | R-UI-7 |
 /// | `max_pending_bridge_messages` | 256 per Surface | R-ENV-4 (host choice) |
-/// | `max_surfaces` | 16 | host choice: each Surface is a web process |
+/// | `max_surfaces` | 16, per session and over every session of a host | R-SES-1, host choice: each Surface is a web process |
+/// | `max_sessions` | 64 sessions (conversations) served at once by one host | R-SES-1 (host choice) |
 /// | `max_opens_per_window` | 30 | host choice |
 /// | `open_window` | 10 s | host choice |
 /// | `max_documents_per_window` | 5 | R-UI-10 (host choice) |
@@ -44,8 +45,12 @@ pub struct Limits {
     /// How many messages one Surface's page may have waiting to be handled; the platform drops
     /// and counts what a page posts beyond that, so a flooding page cannot starve the agent.
     pub max_pending_bridge_messages: usize,
-    /// How many Surfaces may be open at once in a session.
+    /// How many Surfaces may be open at once in a session, and in all the sessions of a host
+    /// together (each is a web process, R-SES-1).
     pub max_surfaces: usize,
+    /// How many sessions (conversations) one host serves at once; an envelope naming one more
+    /// is refused `too_many_sessions` (R-SES-1).
+    pub max_sessions: usize,
     /// How many opens (new or replacing) are accepted within `open_window`.
     pub max_opens_per_window: usize,
     /// The sliding window of `max_opens_per_window`.
@@ -84,6 +89,7 @@ impl Default for Limits {
             max_bridge_message_bytes: 20 * 1024,
             max_pending_bridge_messages: 256,
             max_surfaces: 16,
+            max_sessions: 64,
             max_opens_per_window: 30,
             open_window: Duration::from_secs(10),
             max_documents_per_window: 5,
@@ -112,6 +118,7 @@ impl Limits {
                 self.max_pending_bridge_messages,
             ),
             ("max_surfaces", self.max_surfaces),
+            ("max_sessions", self.max_sessions),
             ("max_opens_per_window", self.max_opens_per_window),
             ("max_documents_per_window", self.max_documents_per_window),
             (

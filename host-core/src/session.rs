@@ -22,6 +22,7 @@ use crate::message::{
     AppCall, AppError, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope,
     InlineApp, Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch,
 };
+use crate::sessions::SessionId;
 
 /// A monotonic time source, provided by the embedder (or webview-shell).
 pub trait Clock {
@@ -59,6 +60,9 @@ pub struct SessionConfig {
     /// The agent the transport vouches for (R-SES-1): an inbound envelope whose `sender.id` is
     /// another is refused `wrong_sender`. `None` accepts any `sender.id`.
     pub agent_id: Option<PartyId>,
+    /// The session's id in its host's session table, carried by every [`SurfaceKey`] it makes;
+    /// [`SessionId::STANDALONE`] for a session outside a table.
+    pub session_id: SessionId,
 }
 
 impl SessionConfig {
@@ -74,6 +78,7 @@ impl SessionConfig {
             limits: Limits::default(),
             bundle_policy: BundlePolicy::default(),
             agent_id: None,
+            session_id: SessionId::STANDALONE,
         }
     }
 }
@@ -90,9 +95,12 @@ impl Generation {
     }
 }
 
-/// The identity of one webview: its instance and generation.
+/// The identity of one webview: its session, instance and generation. Instance ids are scoped
+/// to their session (R-SES-1): two sessions may both open `w1`, and their keys differ.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SurfaceKey {
+    /// The session the Surface belongs to.
+    pub session: SessionId,
     /// The instance id.
     pub instance: InstanceId,
     /// The generation of that instance.
@@ -101,7 +109,11 @@ pub struct SurfaceKey {
 
 impl fmt::Display for SurfaceKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}", self.instance, self.generation.0)
+        write!(
+            f,
+            "{}#{}@{}",
+            self.instance, self.generation.0, self.session
+        )
     }
 }
 
@@ -325,6 +337,9 @@ pub struct Session {
     stats: Stats,
     /// The App Capability kernel, once enabled; until then every `app.call` is `unsupported`.
     capabilities: Option<Capabilities>,
+    /// Surfaces open in the other sessions of the host's table while an envelope is handled,
+    /// so `max_surfaces` also bounds the host in total (R-SES-1); 0 outside a table.
+    open_elsewhere: usize,
 }
 
 impl fmt::Debug for Session {
@@ -357,6 +372,7 @@ impl Session {
             recent_opens: VecDeque::new(),
             stats: Stats::default(),
             capabilities: None,
+            open_elsewhere: 0,
         })
     }
 
@@ -369,6 +385,18 @@ impl Session {
         &mut self,
         setup: CapabilitySetup,
     ) -> Result<Vec<Effect>, UsageError> {
+        self.start_capabilities(setup, &[], &[])
+    }
+
+    /// [`Session::enable_capabilities`] with the host's registrations and hidden capabilities
+    /// already in place before the session is established, so its first inventory lists them
+    /// (the session table fans its registrations out this way).
+    pub(crate) fn start_capabilities(
+        &mut self,
+        setup: CapabilitySetup,
+        registered: &[Capability],
+        hidden: &[(AgentIdentity, CapabilityName)],
+    ) -> Result<Vec<Effect>, UsageError> {
         if self.capabilities.is_some() {
             return Err(UsageError::Capabilities {
                 reason: "are enabled already in this session",
@@ -376,6 +404,12 @@ impl Session {
         }
         let mut out = Vec::new();
         let mut caps = Capabilities::new(setup, &mut out)?;
+        for capability in registered {
+            caps.register(capability.clone(), &mut out)?;
+        }
+        for (agent, name) in hidden {
+            caps.set_visible(agent, name, false, &mut out);
+        }
         if let Some(conversation) = self.conversation.clone() {
             caps.establish(conversation, &mut out);
         }
@@ -501,6 +535,7 @@ impl Session {
     /// The webviews that are open now, in instance order.
     pub fn surfaces(&self) -> impl Iterator<Item = SurfaceKey> + '_ {
         self.surfaces.iter().map(|(instance, e)| SurfaceKey {
+            session: self.config.session_id,
             instance: instance.clone(),
             generation: e.generation,
         })
@@ -508,9 +543,11 @@ impl Session {
 
     /// Whether `key` names a webview that is open now.
     pub fn is_current(&self, key: &SurfaceKey) -> bool {
-        self.surfaces
-            .get(&key.instance)
-            .is_some_and(|e| e.generation == key.generation)
+        key.session == self.config.session_id
+            && self
+                .surfaces
+                .get(&key.instance)
+                .is_some_and(|e| e.generation == key.generation)
     }
 
     /// Handles one inbound envelope (agent → client) as raw bytes.
@@ -543,6 +580,59 @@ impl Session {
         let mut fx = Vec::new();
         self.dispatch(message, &mut fx);
         fx
+    }
+
+    /// Handles one decoded message of this session's table: `open_elsewhere` Surfaces are open
+    /// in its other sessions, and `Limits::max_surfaces` bounds them all together (R-SES-1).
+    pub(crate) fn handle_message_within(
+        &mut self,
+        message: Message,
+        open_elsewhere: usize,
+    ) -> Vec<Effect> {
+        self.open_elsewhere = open_elsewhere;
+        let fx = self.handle_message(message);
+        self.open_elsewhere = 0;
+        fx
+    }
+
+    /// The checks a decoded message passes before it may change anything (conversation,
+    /// direction, sender); the session table asks them before it creates a session.
+    pub(crate) fn check_admission(&self, message: &Message) -> Result<(), ProtocolError> {
+        self.admit(message)
+    }
+
+    /// The agent this session's transport or embedder vouches for (R-SES-1), if any.
+    pub fn agent_id(&self) -> Option<&PartyId> {
+        self.config.agent_id.as_ref()
+    }
+
+    /// Refuses `message` with `err` (the session table's own refusals, e.g.
+    /// `too_many_sessions`), answered like any refusal (R-ENV-5); nothing else changes.
+    pub(crate) fn refuse_message(&mut self, message: &Message, err: ProtocolError) -> Vec<Effect> {
+        let about = Readable {
+            id: Some(message.id().clone()),
+            conversation_id: Some(message.conversation_id().clone()),
+            call_id: match message {
+                Message::AppCall(env) => Some(env.payload.call_id.clone()),
+                _ => None,
+            },
+        };
+        let mut fx = Vec::new();
+        self.refuse(err.about(about), Some(message.sender().clone()), &mut fx);
+        fx
+    }
+
+    /// Refuses an inbound envelope that could not be decoded (R-ENV-5); the session table
+    /// answers those itself, in the refused envelope's conversation when it can be read.
+    pub(crate) fn refuse_undecodable(&mut self, err: ProtocolError) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        self.refuse(err, None, &mut fx);
+        fx
+    }
+
+    /// How many Surfaces are open now.
+    pub fn surface_count(&self) -> usize {
+        self.surfaces.len()
     }
 
     /// Handles one message posted by the page of webview `key` (R-SEC-4: the identity is the
@@ -855,10 +945,12 @@ impl Session {
     /// their records finished, audited); running ones finish on their own.
     pub fn close_all(&mut self) -> Vec<Effect> {
         let surfaces = std::mem::take(&mut self.surfaces);
+        let session = self.config.session_id;
         let mut fx: Vec<Effect> = surfaces
             .into_iter()
             .map(|(instance, e)| Effect::Close {
                 key: SurfaceKey {
+                    session,
                     instance,
                     generation: e.generation,
                 },
@@ -1037,13 +1129,22 @@ impl Session {
         }
         let replacing = self.surfaces.contains_key(&instance_id);
         let limits = &self.config.limits;
-        if !replacing && self.surfaces.len() >= limits.max_surfaces {
+        // R-SES-1: the limit also bounds the host's web processes over every session.
+        let total = self.surfaces.len() + self.open_elsewhere;
+        if !replacing && total >= limits.max_surfaces {
+            let (rule, open) = if self.open_elsewhere > 0 {
+                let here = self.surfaces.len();
+                let open =
+                    format!("{total} surfaces are open on this host ({here} in this conversation)");
+                ("R-SES-1", open)
+            } else {
+                ("R-SEC-2", format!("{total} surfaces are open"))
+            };
             return Err(ProtocolError::new(
                 ErrorCode::TooManySurfaces,
-                "R-SEC-2",
+                rule,
                 format!(
-                    "{} surfaces are open; the limit is {}; close one first",
-                    self.surfaces.len(),
+                    "{open}; the limit is {}; close one first",
                     limits.max_surfaces
                 ),
             )
@@ -1089,6 +1190,7 @@ impl Session {
             },
         };
         let key = SurfaceKey {
+            session: self.config.session_id,
             instance: instance_id.clone(),
             generation,
         };
@@ -1096,6 +1198,7 @@ impl Session {
         match self.surfaces.insert(instance_id.clone(), entry) {
             Some(old) => fx.push(Effect::Replace {
                 old: SurfaceKey {
+                    session: self.config.session_id,
                     instance: instance_id,
                     generation: old.generation,
                 },
@@ -1117,6 +1220,7 @@ impl Session {
         if entry.ready {
             fx.push(Effect::DeliverState {
                 key: SurfaceKey {
+                    session: self.config.session_id,
                     instance: instance_id,
                     generation: entry.generation,
                 },
@@ -1137,6 +1241,7 @@ impl Session {
             .ok_or_else(|| unknown_instance(&instance_id, UiClose::TYPE))?;
         fx.push(Effect::Close {
             key: SurfaceKey {
+                session: self.config.session_id,
                 instance: instance_id,
                 generation: entry.generation,
             },

@@ -17,8 +17,8 @@ use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
 use lineup_tests::home::{files_containing, private_home};
 use lineup_tests::host_harness::{
-    open_network, test_app, ui_events_in, weather_app, HostHarness, Note, Recorder, TestHost,
-    BRIDGE_NAMESPACE,
+    open_network, test_app, ui_events_in, weather_app, Agent, HostHarness, Note, Recorder,
+    TestHost, BRIDGE_NAMESPACE,
 };
 use lineup_tests::procs::{kill, web_processes};
 use lineup_tests::runner::Outcome;
@@ -93,6 +93,10 @@ fn main() {
         crash,
     );
     h.run("r_env_4_a_flooding_page_cannot_starve_the_agent", flood);
+    h.run(
+        "r_ses_1_two_conversations_both_open_w1_and_each_sees_only_its_own_surface",
+        two_conversations,
+    );
     h.finish();
 }
 
@@ -1241,6 +1245,89 @@ fn flood(h: &mut HostHarness) -> Outcome {
             .iter()
             .any(|e| e.rule == "R-ENV-4" && e.limit == Some(256)),
         "the drops were not reported with their limit"
+    );
+    h.shut_down(t)
+}
+
+/// Every `ui.event` sent so far: (conversation, instance, event, data).
+fn events_by_conversation(rec: &Recorder) -> Vec<(String, String, String, Value)> {
+    rec.sent()
+        .into_iter()
+        .filter(|m| m["type"] == "lineup.v1.ui.event")
+        .map(|m| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&m["conversation_id"]),
+                text(&m["payload"]["instance_id"]),
+                text(&m["payload"]["event"]),
+                m["payload"]["data"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// R-SES-1: one host, two conversations, both open `w1`: two webviews with keys of their own
+/// sessions; each page gets its own conversation's state, each event goes to its own
+/// conversation only, a patch reaches only its conversation's page, and closing one leaves the
+/// other open.
+fn two_conversations(h: &mut HostHarness) -> Outcome {
+    let mut t = new_host(h)?;
+    let (a, b) = (Agent::new("conv_a"), Agent::new("conv_b"));
+    let app = test_app("hello", "<main>hello</main>", ECHO_STATE);
+    t.send(a.open("w1", app.clone(), Some(json!({ "who": "a" }))))?;
+    t.send(b.open("w1", app, Some(json!({ "who": "b" }))))?;
+    let both = h.wait(&mut t, |_, rec| {
+        let events = events_by_conversation(rec);
+        ["a", "b"].iter().all(|who| {
+            events.iter().any(|(c, i, e, d)| {
+                *c == format!("conv_{who}") && i == "w1" && e == "state" && d["who"] == *who
+            })
+        })
+    });
+    ensure!(both, "both pages reported their state: {:?}", t.rec.sent());
+    let keys = t.host.surfaces();
+    ensure!(keys.len() == 2, "two webviews: {keys:?}");
+    ensure!(
+        keys.iter().all(|k| k.instance.as_str() == "w1") && keys[0].session != keys[1].session,
+        "one w1 per session: {keys:?}"
+    );
+    ensure!(t.host.sessions().len() == 2, "{:?}", t.host.sessions());
+
+    // A patch of conv_a reaches conv_a's page only.
+    t.send(a.patch("w1", json!({ "who": "a", "n": 2 })))?;
+    let patched = h.wait(&mut t, |_, rec| {
+        events_by_conversation(rec)
+            .iter()
+            .any(|(c, _, _, d)| c == "conv_a" && d["n"] == 2)
+    });
+    ensure!(patched, "conv_a's page got its patch: {:?}", t.rec.sent());
+    h.settle(&mut t, Duration::from_millis(300));
+    for (conversation, instance, event, data) in events_by_conversation(&t.rec) {
+        let who = data["who"].as_str().unwrap_or_default();
+        ensure!(
+            conversation == format!("conv_{who}"),
+            "{conversation} got {event} of {instance} with {data}"
+        );
+    }
+    let of_b = events_by_conversation(&t.rec)
+        .into_iter()
+        .filter(|(c, ..)| c == "conv_b")
+        .count();
+    ensure!(
+        of_b == 1,
+        "conv_b heard only its own page's first state: {of_b}"
+    );
+
+    // Closing conv_a's w1 leaves conv_b's open.
+    let mark = t.rec.mark();
+    t.send(a.close("w1", "done"))?;
+    let closed = h.wait(&mut t, |host, _| host.surfaces().len() == 1);
+    ensure!(closed, "conv_a's w1 closed: {:?}", t.rec.notes_since(mark));
+    let left = t.host.surfaces();
+    let conv_b = lineup_host_core::ConversationId::try_from("conv_b").unwrap();
+    ensure!(
+        t.host.sessions().id_of(&conv_b) == left.first().map(|k| k.session),
+        "conv_b's w1 is the one left: {left:?}"
     );
     h.shut_down(t)
 }

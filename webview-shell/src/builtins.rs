@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use lineup_host_core::{
     display_line, Answer, CallKey, Capability, CapabilityName, HandlerError, HookRequest,
-    JsonObject, OpaqueVersion, Risk, RunRequest, Ticket,
+    JsonObject, OpaqueVersion, Risk, RunRequest, SessionId, Ticket,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -703,8 +703,8 @@ pub(crate) struct Builtins {
     enabled: BTreeSet<Builtin>,
     desktop: Arc<dyn Desktop>,
     picks: Arc<Picks>,
-    /// Choosers showing, by hook ticket, so the kernel can withdraw them.
-    choosing: Arc<Mutex<BTreeMap<Ticket, Deadline>>>,
+    /// Choosers showing, by session and hook ticket, so the kernel can withdraw them.
+    choosing: Arc<Mutex<BTreeMap<(SessionId, Ticket), Deadline>>>,
 }
 
 impl Builtins {
@@ -749,11 +749,11 @@ impl Builtins {
     /// chosen file allows the call and waits for its handler; a cancelled chooser refuses it
     /// (`rejected`); a file over the limit or a desktop failure allows it, and the handler then
     /// answers `failed` with the reason.
-    pub(crate) fn hook(&mut self, request: HookRequest, sink: &AnswerSink) {
+    pub(crate) fn hook(&mut self, session: SessionId, request: HookRequest, sink: &AnswerSink) {
         let ticket = request.ticket;
         let until = Deadline::after(MAX_CHOOSER_OPEN);
         if let Ok(mut choosing) = self.choosing.lock() {
-            choosing.insert(ticket, until.clone());
+            choosing.insert((session, ticket), until.clone());
         }
         let desktop = Arc::clone(&self.desktop);
         let picks = Arc::clone(&self.picks);
@@ -768,7 +768,7 @@ impl Builtins {
                     until,
                 });
                 if let Ok(mut choosing) = choosing.lock() {
-                    choosing.remove(&ticket);
+                    choosing.remove(&(session, ticket));
                 }
                 let outcome = match chosen {
                     Ok(Some(file)) => Some(Ok(file)),
@@ -782,21 +782,21 @@ impl Builtins {
                     }
                     picks.push_back((key, outcome));
                 }
-                answer(ticket, Answer::Hook(allowed));
+                answer(session, ticket, Answer::Hook(allowed));
             });
         if let Err(e) = spawned {
             tracing::error!("the file chooser could not be started: {e}");
-            sink(ticket, Answer::Hook(false));
+            sink(session, ticket, Answer::Hook(false));
         }
     }
 
     /// The kernel no longer wants the answer to `ticket`: its chooser goes away.
-    pub(crate) fn withdraw(&mut self, ticket: Ticket) {
+    pub(crate) fn withdraw(&mut self, session: SessionId, ticket: Ticket) {
         if let Some(until) = self
             .choosing
             .lock()
             .ok()
-            .and_then(|mut choosing| choosing.remove(&ticket))
+            .and_then(|mut choosing| choosing.remove(&(session, ticket)))
         {
             until.withdraw();
         }
@@ -804,7 +804,12 @@ impl Builtins {
 
     /// Runs `request` if it is an enabled built-in's, on a thread of its own (never the GUI
     /// thread), answering through `sink`; gives it back otherwise.
-    pub(crate) fn run(&self, request: RunRequest, sink: &AnswerSink) -> Option<RunRequest> {
+    pub(crate) fn run(
+        &self,
+        session: SessionId,
+        request: RunRequest,
+        sink: &AnswerSink,
+    ) -> Option<RunRequest> {
         let Some(builtin) = self.builtin(&request.capability) else {
             return Some(request);
         };
@@ -834,10 +839,11 @@ impl Builtins {
                         Deadline::after(request.timeout.saturating_sub(SAVE_MARGIN)),
                     ),
                 };
-                answer(ticket, Answer::Ran(outcome));
+                answer(session, ticket, Answer::Ran(outcome));
             });
         if let Err(e) = spawned {
             sink(
+                session,
                 ticket,
                 Answer::Ran(Err(HandlerError::new(format!(
                     "the handler could not be started: {e}"

@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lineup_host_core::{
     Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer as KernelConsent,
     ConsentRequest as KernelConsentRequest, HandlerError, HookRequest, JsonObject, RunRequest,
-    Ticket, Timestamp, WallClock,
+    SessionId, Ticket, Timestamp, WallClock,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -151,17 +151,23 @@ impl<S: CapabilityStore> ErasedStore for S {
     }
 }
 
-/// How an answer reaches the kernel from another thread (a handler's or a prompt's).
-pub(crate) type AnswerSink = Arc<dyn Fn(Ticket, Answer) + Send + Sync>;
+/// How an answer reaches the kernel from another thread (a handler's or a prompt's): tickets
+/// are per session, so the answer names the session whose effect asked.
+pub(crate) type AnswerSink = Arc<dyn Fn(SessionId, Ticket, Answer) + Send + Sync>;
 
-/// Executes capability effects for the host.
+/// The store, shared by the driver and the session factory (which takes a revision epoch from it
+/// for each new session); both live on the event-loop thread.
+pub(crate) type SharedStore = std::rc::Rc<std::cell::RefCell<Box<dyn ErasedStore>>>;
+
+/// Executes capability effects for the host, for every session: the answer to an effect goes
+/// back to the session it came from.
 pub(crate) struct CapabilityDriver {
-    store: Box<dyn ErasedStore>,
+    store: SharedStore,
     handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
     prompt: Option<Box<dyn ConsentPrompt>>,
     hook: PermissionHook,
-    /// Prompts showing or waiting, by ticket, so the kernel can withdraw them.
-    prompts: BTreeMap<Ticket, ConsentHandle>,
+    /// Prompts showing or waiting, by session and ticket, so the kernel can withdraw them.
+    prompts: BTreeMap<(SessionId, Ticket), ConsentHandle>,
     sink: AnswerSink,
     /// The enabled built-in capabilities, which run their own handlers and, for
     /// `device.pick_file`, their own permission check.
@@ -170,7 +176,7 @@ pub(crate) struct CapabilityDriver {
 
 impl CapabilityDriver {
     pub(crate) fn new(
-        store: Box<dyn ErasedStore>,
+        store: SharedStore,
         handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
         prompt: Option<Box<dyn ConsentPrompt>>,
         hook: PermissionHook,
@@ -188,40 +194,45 @@ impl CapabilityDriver {
         }
     }
 
-    /// Carries out `effect`; an answer the kernel needs now is returned, one that comes later
-    /// (a prompt, a handler) reaches the kernel through the sink.
-    pub(crate) fn execute(&mut self, effect: CapabilityEffect) -> Option<(Ticket, Answer)> {
+    /// Carries out `effect` of `session`; an answer the kernel needs now is returned, one that
+    /// comes later (a prompt, a handler) reaches the kernel through the sink, naming `session`.
+    pub(crate) fn execute(
+        &mut self,
+        session: SessionId,
+        effect: CapabilityEffect,
+    ) -> Option<(Ticket, Answer)> {
         match effect {
-            CapabilityEffect::Prompt(request) => self.prompt(request),
+            CapabilityEffect::Prompt(request) => self.prompt(session, request),
             CapabilityEffect::Hook(request) => {
                 if let Some(builtins) = self.builtins.as_mut().filter(|b| b.owns_hook(&request)) {
-                    builtins.hook(request, &self.sink);
+                    builtins.hook(session, request, &self.sink);
                     return None;
                 }
                 let allowed = (self.hook)(&request);
                 Some((request.ticket, Answer::Hook(allowed)))
             }
             CapabilityEffect::Withdraw(ticket) => {
-                if let Some(handle) = self.prompts.remove(&ticket) {
+                if let Some(handle) = self.prompts.remove(&(session, ticket)) {
                     handle.withdraw();
                 }
                 if let Some(builtins) = self.builtins.as_mut() {
-                    builtins.withdraw(ticket);
+                    builtins.withdraw(session, ticket);
                 }
                 None
             }
             CapabilityEffect::Run(request) => {
                 // A built-in runs itself (and `?` returns); any other goes to its handler.
                 let request = match &self.builtins {
-                    Some(builtins) => builtins.run(request, &self.sink)?,
+                    Some(builtins) => builtins.run(session, request, &self.sink)?,
                     None => request,
                 };
-                self.run(request);
+                self.run(session, request);
                 None
             }
             other => {
                 let ticket = ticket_of(&other);
-                match self.store.execute(&other) {
+                let executed = self.store.borrow_mut().execute(&other);
+                match executed {
                     Ok(Some(answer)) => ticket.map(|t| (t, answer)),
                     Ok(None) => None,
                     Err(e) => {
@@ -244,7 +255,11 @@ impl CapabilityDriver {
         }
     }
 
-    fn prompt(&mut self, request: KernelConsentRequest) -> Option<(Ticket, Answer)> {
+    fn prompt(
+        &mut self,
+        session: SessionId,
+        request: KernelConsentRequest,
+    ) -> Option<(Ticket, Answer)> {
         let ticket = request.ticket;
         let Some(prompt) = self.prompt.as_mut() else {
             tracing::warn!(
@@ -281,19 +296,20 @@ impl CapabilityDriver {
                 ConsentAnswer::Deny => KernelConsent::Deny,
                 _ => KernelConsent::Dismissed,
             };
-            sink(ticket, Answer::Consent(answer));
+            sink(session, ticket, Answer::Consent(answer));
         });
-        self.prompts.insert(ticket, handle);
+        self.prompts.insert((session, ticket), handle);
         prompt.request(pending);
         None
     }
 
     /// Runs the handler on a thread of its own; its outcome reaches the kernel through the sink.
     /// The kernel bounds how many run at once and how long it waits (R-CAP-4).
-    fn run(&mut self, request: RunRequest) {
+    fn run(&mut self, session: SessionId, request: RunRequest) {
         let ticket = request.ticket;
         let Some(handler) = self.handlers.get(&request.capability).cloned() else {
             (self.sink)(
+                session,
                 ticket,
                 Answer::Ran(Err(HandlerError::new(format!(
                     "capability {} has no handler on this host",
@@ -307,10 +323,11 @@ impl CapabilityDriver {
         let arguments = request.arguments;
         let spawned = std::thread::Builder::new().name(name).spawn(move || {
             let outcome = handler.call(arguments);
-            sink(ticket, Answer::Ran(outcome));
+            sink(session, ticket, Answer::Ran(outcome));
         });
         if let Err(e) = spawned {
             (self.sink)(
+                session,
                 ticket,
                 Answer::Ran(Err(HandlerError::new(format!(
                     "the handler could not be started: {e}"
@@ -320,8 +337,8 @@ impl CapabilityDriver {
     }
 
     /// Forgets a prompt once its answer arrived.
-    pub(crate) fn answered(&mut self, ticket: Ticket) {
-        self.prompts.remove(&ticket);
+    pub(crate) fn answered(&mut self, session: SessionId, ticket: Ticket) {
+        self.prompts.remove(&(session, ticket));
     }
 }
 
@@ -347,7 +364,6 @@ pub(crate) enum PromptChoice {
 pub(crate) struct CapabilityConfig {
     pub(crate) registrations: Vec<(lineup_host_core::Capability, Arc<dyn CapabilityHandler>)>,
     pub(crate) store: Box<dyn ErasedStore>,
-    pub(crate) agent: Option<lineup_host_core::AgentIdentity>,
     pub(crate) prompt: PromptChoice,
     pub(crate) hook: PermissionHook,
     pub(crate) builtins: BuiltinConfig,
@@ -358,7 +374,6 @@ impl Default for CapabilityConfig {
         Self {
             registrations: Vec::new(),
             store: Box::new(lineup_host_core::MemoryStore::default()),
-            agent: None,
             prompt: PromptChoice::BuiltIn,
             hook: Box::new(|_| false),
             builtins: BuiltinConfig::default(),

@@ -1,5 +1,6 @@
-//! The embedding API: a [`Host`] joins one protocol [`Session`] to the [`Shell`]'s webviews and
-//! the embedder's callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
+//! The embedding API: a [`Host`] joins the protocol's session table ([`Sessions`], one
+//! [`Session`] per conversation, R-SES-1) to the [`Shell`]'s webviews and the embedder's
+//! callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
@@ -12,7 +13,8 @@ use lineup_host_core::{
     display_title, AgentIdentity, Answer, BundlePolicy, Capability, CapabilitySetup,
     CapabilityStore, Clock, CloseReason, ConversationId, Diagnostic, Effect, GoneReason,
     HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message, PartyId, Session,
-    SessionConfig, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    SessionConfig, SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey, SurfaceOpen,
+    Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
@@ -25,7 +27,7 @@ use tao::event_loop::{
 use tao::window::Window;
 
 use crate::capabilities::{
-    AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice,
+    AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice, SharedStore,
     SystemWallClock,
 };
 use crate::config::{Placement, Rect, Theme, ViewConfig};
@@ -56,9 +58,19 @@ enum Inner {
         count: u64,
     },
     CapabilityAnswer {
+        session: SessionId,
         ticket: Ticket,
         answer: Answer,
     },
+    OpenSession {
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    },
+    EndSession {
+        conversation: ConversationId,
+    },
+    /// Wakes the loop to apply effects queued outside it.
+    Wake,
     View {
         key: SurfaceKey,
         event: ViewEvent,
@@ -191,6 +203,25 @@ impl HostHandle {
         })
     }
 
+    /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the
+    /// builder's [`HostBuilder::vouched_agent`]); see [`Host::open_session`]. A refusal (the
+    /// session is open already, `max_sessions`) is logged.
+    pub fn open_session(
+        &self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::OpenSession {
+            conversation,
+            agent,
+        })
+    }
+
+    /// Ends the session of `conversation`; see [`Host::end_session`].
+    pub fn end_session(&self, conversation: ConversationId) -> Result<(), HostClosed> {
+        self.send(Inner::EndSession { conversation })
+    }
+
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)
@@ -212,6 +243,8 @@ enum Layout {
 /// | --- | --- |
 /// | client id (`sender.id` of outbound envelopes) | `lineup-host` |
 /// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 16 Surfaces, 30 opens / 10 s |
+/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 16 Surfaces in each and in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
+/// | vouched agent | none: any `sender.id`, and "always" lasts one conversation |
 /// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
 /// | placement | a window of its own per Surface, 480 × 360, titled with the sanitised app name |
 /// | resize requests | clamped to 40 ..= 2000 logical pixels |
@@ -242,6 +275,7 @@ pub struct HostBuilder {
     agent_id: Option<PartyId>,
     language: Option<LanguageTag>,
     theme: Theme,
+    session_idle: Option<Duration>,
 }
 
 impl Default for HostBuilder {
@@ -280,6 +314,7 @@ impl HostBuilder {
             agent_id: None,
             language: None,
             theme: Theme::System,
+            session_idle: None,
         }
     }
 
@@ -313,9 +348,11 @@ impl HostBuilder {
         self
     }
 
-    /// The agent the embedder or the transport vouches for (R-SES-1): an inbound envelope whose
-    /// `sender.id` is another is refused `wrong_sender`, and remembered grants belong to this
-    /// identity. Without one, any `sender.id` is taken and "always" lasts the conversation.
+    /// The agent the embedder or the transport vouches for (R-SES-1) in every session an
+    /// envelope establishes, and in those [`Host::open_session`] opens without one of its own:
+    /// an inbound envelope whose `sender.id` is another is refused `wrong_sender`, and
+    /// remembered grants belong to this identity. Without one, any `sender.id` is taken and
+    /// "always" lasts the conversation.
     pub fn vouched_agent(mut self, agent: PartyId) -> Self {
         self.agent_id = Some(agent);
         self
@@ -411,13 +448,24 @@ impl HostBuilder {
         self
     }
 
-    /// Serve only this conversation; by default the first valid envelope's is adopted.
+    /// Opens a session for this conversation when the host is built (with capabilities on, its
+    /// `client.inventory` goes out at the first event). Other conversations still get sessions
+    /// of their own when an accepted envelope names them (R-SES-1).
     pub fn conversation_id(mut self, id: ConversationId) -> Self {
         self.conversation_id = Some(id);
         self
     }
 
-    /// The bounds on input and on the number of Surfaces.
+    /// Ends a session after `idle` without an accepted envelope, an open Surface or a pending
+    /// call; it then ends as [`Host::end_session`] ends it. By default sessions end only through
+    /// the API or at shutdown.
+    pub fn end_idle_sessions_after(mut self, idle: Duration) -> Self {
+        self.session_idle = Some(idle);
+        self
+    }
+
+    /// The bounds on input and on the number of Surfaces and sessions: each session has them,
+    /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -491,19 +539,16 @@ impl HostBuilder {
         getrandom::fill(&mut prefix)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
-        let mut config = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
-        config.conversation_id = self.conversation_id;
-        config.limits = self.limits.clone();
-        config.bundle_policy = self.bundle_policy;
-        config.agent_id = self.agent_id.clone();
-        let mut session = Session::new(config, Box::new(MonotonicClock(Instant::now())))
-            .map_err(|e| ShellError::Platform(e.to_string()))?;
+        let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
+        template.limits = self.limits.clone();
+        template.bundle_policy = self.bundle_policy;
+        template.agent_id = self.agent_id.clone();
         // R-UI-11: one language for the engine and the document's `<html lang>`.
         let language = self
             .language
             .clone()
             .unwrap_or_else(|| self.view_config.effective_language());
-        // One limit for both layers: the session refuses first, with a protocol answer.
+        // One limit for both layers: the session table refuses first, with a protocol answer.
         let view_config = self
             .view_config
             .with_max_views(self.limits.max_surfaces)
@@ -512,23 +557,43 @@ impl HostBuilder {
         crate::platform::apply_theme(self.theme);
         let shell = Shell::start(event_loop, view_config)?;
         let proxy = event_loop.create_proxy();
-        let (driver, initial) = match self.capabilities {
-            Some(mut config) => {
-                config.agent = self
-                    .agent_id
-                    .as_ref()
-                    .and_then(|id| AgentIdentity::try_from(id.as_str()).ok());
-                let (driver, initial) =
-                    start_capabilities(config, &mut session, event_loop, proxy.clone())?;
-                (Some(driver), initial)
+        let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
+        let start = Instant::now();
+        let (driver, store, started) = match self.capabilities {
+            Some(config) => {
+                let (driver, store, started) =
+                    start_capabilities(config, event_loop, proxy.clone())?;
+                (Some(driver), Some(store), Some(started))
             }
-            None => (None, Vec::new()),
+            None => (None, None, None),
         };
+        let factory = HostSessions { start, store };
+        let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;
+        let mut pending = VecDeque::new();
+        if let Some((capabilities, unfinished)) = started {
+            if !unfinished.is_empty() {
+                // R-CAP-5: finished once at start; a kernel of no session announces nothing,
+                // so its epoch is never used.
+                let mut setup = CapabilitySetup::new(
+                    lineup_host_core::RevisionEpoch(0),
+                    Box::new(SystemWallClock),
+                );
+                setup.unfinished = unfinished;
+                pending.push_back(sessions.recover(setup).map_err(usage)?);
+            }
+            for capability in capabilities {
+                pending.extend(sessions.register_capability(capability).map_err(usage)?);
+            }
+        }
+        if let Some(conversation) = self.conversation_id {
+            pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
+        }
         Ok(Host {
-            session,
+            sessions,
             shell,
             driver,
-            initial,
+            pending,
+            session_idle: self.session_idle,
             proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document.with_language(language),
@@ -603,6 +668,11 @@ struct Live {
     embedder_reloads: u32,
 }
 
+/// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
+fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
+    (key.session, key.instance.clone())
+}
+
 /// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
 /// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
 fn is_diagnostic(raw: &str) -> bool {
@@ -625,11 +695,14 @@ struct Backlog {
     diagnostics_dropped: Cell<u64>,
 }
 
-/// Hosts the Surfaces of one conversation: decodes what the agent sends, opens an isolated webview
-/// per Surface, validates what the pages post, and reports to the embedder.
+/// Hosts the Surfaces of many conversations at once (R-SES-1): routes what the agents send to
+/// the session of its `conversation_id` (established when an accepted envelope names a new one,
+/// or opened through [`Host::open_session`]), opens an isolated webview per Surface, validates
+/// what the pages post, and reports to the embedder. Instance ids are scoped to their session;
+/// every webview is keyed by a [`SurfaceKey`] that names its session.
 ///
 /// A host lives on the event-loop thread, one host per event loop (tao allows one loop per
-/// process, and [`HostEvent`]s name no host). Feed it through a [`HostHandle`] from any thread, and
+/// process, and [`HostEvent`]s name no host); one host serves every conversation. Feed it through a [`HostHandle`] from any thread, and
 /// either let [`Host::run`] drive the loop, or call [`Host::handle_event`] from a loop the
 /// embedder runs.
 ///
@@ -654,12 +727,15 @@ struct Backlog {
 /// # }
 /// ```
 pub struct Host {
-    session: Session,
+    sessions: Sessions,
     shell: Shell,
-    /// Carries out the capability kernel's effects, when capabilities are enabled.
+    /// Carries out the capability kernels' effects, when capabilities are enabled.
     driver: Option<CapabilityDriver>,
-    /// Effects of enabling capabilities, applied at the first event.
-    initial: Vec<Effect>,
+    /// Effects made outside the event loop (capability recovery, registrations, sessions opened
+    /// through the API), applied at the next event.
+    pending: VecDeque<SessionEffects>,
+    /// Sessions end after this long idle ([`HostBuilder::end_idle_sessions_after`]).
+    session_idle: Option<Duration>,
     proxy: EventLoopProxy<HostEvent>,
     /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
     inbound: Arc<AtomicUsize>,
@@ -669,7 +745,8 @@ pub struct Host {
     layout: Layout,
     outbound: Option<OutboundFn>,
     delegate: Box<dyn HostDelegate>,
-    views: BTreeMap<InstanceId, Live>,
+    /// Every open webview, by session and instance (instance ids are scoped to their session).
+    views: BTreeMap<(SessionId, InstanceId), Live>,
     /// Opens that arrived before the isolation probe passed.
     waiting: VecDeque<SurfaceOpen>,
     probe_reported: bool,
@@ -679,7 +756,7 @@ pub struct Host {
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
-            .field("session", &self.session)
+            .field("sessions", &self.sessions)
             .field("views", &self.views.len())
             .finish_non_exhaustive()
     }
@@ -694,14 +771,50 @@ impl Host {
         }
     }
 
-    /// The limits in force.
+    /// The limits in force, per session and in total.
     pub fn limits(&self) -> &Limits {
-        self.session.limits()
+        self.sessions.limits()
     }
 
-    /// The protocol session's counters.
-    pub fn stats(&self) -> &lineup_host_core::Stats {
-        self.session.stats()
+    /// The counters of every session, ended ones included, and of what the session table
+    /// refused itself, added up.
+    pub fn stats(&self) -> lineup_host_core::Stats {
+        self.sessions.stats()
+    }
+
+    /// The session table: which conversations have a session, and each session's state.
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the builder's
+    /// [`HostBuilder::vouched_agent`]): an envelope of it from another `sender.id` is refused
+    /// `wrong_sender`, and remembered grants belong to that identity. With capabilities on, its
+    /// `client.inventory` and `app.list` go out at the next event (R-INV-1). Fails when the
+    /// conversation has a session already or `Limits::max_sessions` are open.
+    pub fn open_session(
+        &mut self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<SessionId, lineup_host_core::UsageError> {
+        let opened = self.sessions.open_session(conversation, agent)?;
+        let id = opened.session;
+        self.queue(opened);
+        Ok(id)
+    }
+
+    /// Ends the session of `conversation`: its Surfaces close without a word upstream
+    /// ([`CloseReason::SessionEnded`] to the delegate), its calls waiting for a decision are
+    /// cancelled and their prompts withdrawn; calls already running finish and are recorded.
+    /// Returns whether it was open; the rest happens at the next event.
+    pub fn end_session(&mut self, conversation: &ConversationId) -> bool {
+        match self.sessions.end_session(conversation) {
+            Some(ended) => {
+                self.queue(ended);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The Surfaces whose webviews are open now.
@@ -712,7 +825,7 @@ impl Host {
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
         self.views
-            .get(&key.instance)
+            .get(&slot(key))
             .filter(|l| l.key == *key)
             .map(|l| &l.view)
     }
@@ -745,7 +858,7 @@ impl Host {
     /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
     /// Other threads use [`HostHandle::send_inbound`] instead.
     pub fn handle_inbound(&mut self, bytes: &[u8], target: &EventLoopWindowTarget<HostEvent>) {
-        let effects = self.session.handle_inbound(bytes);
+        let effects = self.sessions.handle_inbound(bytes);
         self.apply(effects, None, target);
     }
 
@@ -764,7 +877,16 @@ impl Host {
             _ => {}
         }
         self.poll_probe(target);
-        let wakeup = self.poll_capabilities(target);
+        let mut wakeup = self.poll_capabilities(target);
+        if let Some(idle) = self.session_idle {
+            for ended in self.sessions.end_idle(idle) {
+                self.apply(ended, None, target);
+            }
+            if let Some(next) = self.sessions.next_idle_check(idle) {
+                let at = Instant::now() + next.max(Duration::from_millis(10));
+                wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+            }
+        }
         if self.exit {
             ControlFlow::Exit
         } else if self.waiting.is_empty() && self.probe_reported {
@@ -778,11 +900,12 @@ impl Host {
     /// Hands an answer to the capability kernel and carries out what follows.
     fn capability_answered(
         &mut self,
+        session: SessionId,
         ticket: Ticket,
         answer: Answer,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
-        match self.session.capability_answered(ticket, answer) {
+        match self.sessions.capability_answered(session, ticket, answer) {
             Ok(effects) => self.apply(effects, None, target),
             Err(e) => tracing::error!("capability answer refused by the kernel: {e}"),
         }
@@ -791,16 +914,16 @@ impl Host {
     /// Applies what enabling capabilities produced, then expires and times out calls whose
     /// deadline passed; returns when to look again.
     fn poll_capabilities(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
-        if !self.initial.is_empty() {
-            let initial = std::mem::take(&mut self.initial);
-            self.apply(initial, None, target);
-        }
-        let wait = self.session.next_capability_wakeup()?;
-        if wait.is_zero() {
-            let effects = self.session.poll_capabilities();
+        while let Some(effects) = self.pending.pop_front() {
             self.apply(effects, None, target);
+        }
+        let wait = self.sessions.next_capability_wakeup()?;
+        if wait.is_zero() {
+            for effects in self.sessions.poll_capabilities() {
+                self.apply(effects, None, target);
+            }
             return self
-                .session
+                .sessions
                 .next_capability_wakeup()
                 .map(|d| Instant::now() + d);
         }
@@ -809,29 +932,48 @@ impl Host {
 
     fn handle_user_event(&mut self, inner: Inner, target: &EventLoopWindowTarget<HostEvent>) {
         match inner {
-            Inner::CapabilityAnswer { ticket, answer } => {
+            Inner::CapabilityAnswer {
+                session,
+                ticket,
+                answer,
+            } => {
                 if let Some(driver) = self.driver.as_mut() {
-                    driver.answered(ticket);
+                    driver.answered(session, ticket);
                 }
-                self.capability_answered(ticket, answer, target);
+                self.capability_answered(session, ticket, answer, target);
             }
             Inner::Inbound { line, bytes } => {
                 self.inbound_handled();
-                let effects = self.session.handle_inbound(&bytes);
+                let effects = self.sessions.handle_inbound(&bytes);
                 self.apply(effects, line, target);
             }
             Inner::Oversized { line, len } => {
                 self.inbound_handled();
-                let effects = self.session.handle_oversized(len);
+                let effects = self.sessions.handle_oversized(len);
                 self.apply(effects, line, target);
             }
             Inner::EventsDropped { instance, count } => {
-                let effects = self.session.events_dropped(&instance, count);
-                self.apply(effects, None, target);
+                for effects in self.sessions.events_dropped(&instance, count) {
+                    self.apply(effects, None, target);
+                }
+            }
+            Inner::OpenSession {
+                conversation,
+                agent,
+            } => {
+                if let Err(e) = self.open_session(conversation, agent) {
+                    tracing::warn!("session not opened: {e}");
+                }
+            }
+            Inner::Wake => {}
+            Inner::EndSession { conversation } => {
+                if !self.end_session(&conversation) {
+                    tracing::info!("conversation {conversation} has no session to end");
+                }
             }
             Inner::View { key, event } => self.handle_view_event(key, event, target),
             Inner::Reload { instance, bundle } => self.reload_bundle(&instance, &bundle),
-            Inner::Snapshot { instance, done } => match self.views.get(&instance) {
+            Inner::Snapshot { instance, done } => match self.live_by_instance(&instance) {
                 Some(live) => live.view.snapshot_png(done.0),
                 None => (done.0)(Err(ShellError::Platform(format!(
                     "surface {instance} is not open"
@@ -846,7 +988,7 @@ impl Host {
 
     /// [`HostHandle::reload_bundle`]: the new document under the view's same token.
     fn reload_bundle(&mut self, instance: &InstanceId, bundle: &InlineBundle) {
-        let max = self.session.limits().max_bundle_bytes;
+        let max = self.sessions.limits().max_bundle_bytes;
         if bundle.len() > max {
             tracing::warn!(
                 "surface {instance}: reload refused: the bundle is {} bytes, the limit is {max} (R-UI-2)",
@@ -854,8 +996,11 @@ impl Host {
             );
             return;
         }
-        let Some(live) = self.views.get_mut(instance) else {
+        let Some(key) = self.live_by_instance(instance).map(|live| live.key.clone()) else {
             tracing::warn!("surface {instance}: reload refused: it is not open");
+            return;
+        };
+        let Some(live) = self.views.get_mut(&slot(&key)) else {
             return;
         };
         let document = SurfaceDocument::assemble(bundle, &self.document);
@@ -869,11 +1014,48 @@ impl Host {
         }
     }
 
+    /// The first open Surface named `instance`, in any session (the preview has one).
+    fn live_by_instance(&self, instance: &InstanceId) -> Option<&Live> {
+        self.views
+            .iter()
+            .find(|((_, i), _)| i == instance)
+            .map(|(_, live)| live)
+    }
+
     fn inbound_handled(&self) {
         // Never below zero: only a HostHandle, which counted it, makes an inbound event.
         let _ = self
             .inbound
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Queues effects made outside the loop's handling and wakes the loop to apply them.
+    fn queue(&mut self, effects: SessionEffects) {
+        self.pending.push_back(effects);
+        let _ = self.proxy.send_event(HostEvent(Inner::Wake));
+    }
+
+    /// Runs `f` on the session `key` belongs to; nothing when that session has ended.
+    fn in_session(
+        &mut self,
+        key: &SurfaceKey,
+        f: impl FnOnce(&mut Session) -> Vec<Effect>,
+    ) -> SessionEffects {
+        SessionEffects {
+            session: key.session,
+            effects: self
+                .sessions
+                .get_mut(key.session)
+                .map(f)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether `key` names a Surface open now in a live session.
+    fn is_current(&self, key: &SurfaceKey) -> bool {
+        self.sessions
+            .get(key.session)
+            .is_some_and(|s| s.is_current(key))
     }
 
     fn handle_view_event(
@@ -885,7 +1067,10 @@ impl Host {
         let refusal = match event {
             ViewEvent::Ipc(raw) => {
                 let mut effects = Vec::new();
-                if let Some(live) = self.views.get(&key.instance).filter(|l| l.key == key) {
+                let Some(session) = self.sessions.get_mut(key.session) else {
+                    return; // its session ended; the view is gone or going
+                };
+                if let Some(live) = self.views.get(&slot(&key)).filter(|l| l.key == key) {
                     let backlog = &live.backlog;
                     if is_diagnostic(&raw) {
                         let waiting = &backlog.diagnostics_in_flight;
@@ -897,52 +1082,58 @@ impl Host {
                     }
                     let dropped = backlog.dropped.replace(0);
                     if dropped > 0 {
-                        let limit = self.session.limits().max_pending_bridge_messages;
-                        effects = self.session.handle_bridge_flood(&key, dropped, limit);
+                        let limit = session.limits().max_pending_bridge_messages;
+                        effects = session.handle_bridge_flood(&key, dropped, limit);
                     }
                     let dropped = backlog.diagnostics_dropped.replace(0);
                     if dropped > 0 {
-                        effects.extend(self.session.diagnostics_dropped(&key, dropped));
+                        effects.extend(session.diagnostics_dropped(&key, dropped));
                     }
                 }
-                effects.extend(self.session.handle_bridge(&key, &raw));
+                effects.extend(session.handle_bridge(&key, &raw));
+                let effects = SessionEffects {
+                    session: key.session,
+                    effects,
+                };
                 return self.apply(effects, None, target);
             }
             ViewEvent::UserCloseRequested => {
-                let effects = self.session.user_closed(&key);
+                let effects = self.in_session(&key, |s| s.user_closed(&key));
                 return self.apply(effects, None, target);
             }
             ViewEvent::Crashed => {
-                if self.session.is_current(&key) {
+                if self.is_current(&key) {
                     self.delegate.notify_crashed(&key);
                 }
-                let effects = self.session.surface_gone(&key, GoneReason::Crashed);
+                let effects = self.in_session(&key, |s| s.surface_gone(&key, GoneReason::Crashed));
                 return self.apply(effects, None, target);
             }
             // Never reopened: the page would only fill its ceiling again (R-UI-12).
             ViewEvent::MemoryExceeded => {
                 tracing::warn!("surface {key}: web process ended at its memory ceiling");
-                let effects = self.session.surface_gone(&key, GoneReason::Memory);
+                let effects = self.in_session(&key, |s| s.surface_gone(&key, GoneReason::Memory));
                 return self.apply(effects, None, target);
             }
             ViewEvent::IpcTooLarge { len } => {
-                let effects = self.session.handle_bridge_oversized(&key, len);
+                let effects = self.in_session(&key, |s| s.handle_bridge_oversized(&key, len));
                 return self.apply(effects, None, target);
             }
             ViewEvent::LoadFinished => return,
             ViewEvent::DocumentCommitted => {
-                let by_embedder = match self.views.get_mut(&key.instance) {
+                let by_embedder = match self.views.get_mut(&slot(&key)) {
                     Some(live) if live.key == key && live.embedder_reloads > 0 => {
                         live.embedder_reloads -= 1;
                         true
                     }
                     _ => false,
                 };
-                let effects = if by_embedder {
-                    self.session.embedder_reloaded(&key)
-                } else {
-                    self.session.document_committed(&key)
-                };
+                let effects = self.in_session(&key, |s| {
+                    if by_embedder {
+                        s.embedder_reloaded(&key)
+                    } else {
+                        s.document_committed(&key)
+                    }
+                });
                 return self.apply(effects, None, target);
             }
 
@@ -955,7 +1146,7 @@ impl Host {
             ViewEvent::DropRefused => Refusal::Drop,
             ViewEvent::FileChooserRefused => Refusal::FileChooser,
         };
-        if self.session.is_current(&key) {
+        if self.is_current(&key) {
             self.delegate.notify_refused(&key, &refusal);
         }
     }
@@ -977,7 +1168,7 @@ impl Host {
                         let keys: Vec<SurfaceKey> =
                             self.views.values().map(|l| l.key.clone()).collect();
                         for key in keys {
-                            let effects = self.session.user_closed(&key);
+                            let effects = self.in_session(&key, |s| s.user_closed(&key));
                             self.apply(effects, None, target);
                         }
                         self.exit = true;
@@ -1010,22 +1201,23 @@ impl Host {
                 self.probe_reported = true;
                 self.delegate.notify_probe_failed(&reason);
                 while let Some(open) = self.waiting.pop_front() {
-                    let effects = self.session.open_failed(
-                        &open.key,
-                        &format!("the isolation probe failed (R-SEC-8): {reason}"),
-                    );
+                    let why = format!("the isolation probe failed (R-SEC-8): {reason}");
+                    let effects = self.in_session(&open.key, |s| s.open_failed(&open.key, &why));
                     self.apply(effects, None, target);
                 }
             }
         }
     }
 
+    /// Carries out the effects of one session (or of the session table); a capability effect's
+    /// answer goes back to that session.
     fn apply(
         &mut self,
-        effects: Vec<Effect>,
+        effects: SessionEffects,
         line: Option<u64>,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
+        let SessionEffects { session, effects } = effects;
         for effect in effects {
             match effect {
                 Effect::Open(open) => self.open(open, target),
@@ -1069,19 +1261,17 @@ impl Host {
                 }
                 Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
                 Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
-                // The Host never calls `Session::enable_capabilities` (HostBuilder has no
-                // registration API yet), so its session answers every `app.call` `unsupported`
-                // itself and emits no capability work.
+                // Only sessions whose factory turned capabilities on emit capability work.
                 Effect::Capability(effect) => {
                     let answer = match self.driver.as_mut() {
-                        Some(driver) => driver.execute(effect),
+                        Some(driver) => driver.execute(session, effect),
                         None => {
                             tracing::error!("capability effect without a driver: {effect:?}");
                             None
                         }
                     };
                     if let Some((ticket, answer)) = answer {
-                        self.capability_answered(ticket, answer, target);
+                        self.capability_answered(session, ticket, answer, target);
                     }
                 }
                 _ => {}
@@ -1103,7 +1293,7 @@ impl Host {
         match self.try_create(&open, target) {
             Ok((view, backlog, layout)) => {
                 self.views.insert(
-                    key.instance.clone(),
+                    slot(&key),
                     Live {
                         key: key.clone(),
                         view,
@@ -1117,7 +1307,8 @@ impl Host {
                 self.delegate.notify_opened(&key, &open.app);
             }
             Err(e) => {
-                let effects = self.session.open_failed(&key, &e.to_string());
+                let why = e.to_string();
+                let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
                 self.apply(effects, None, target);
             }
         }
@@ -1149,8 +1340,8 @@ impl Host {
         let key = open.key.clone();
         let backlog = Rc::new(Backlog::default());
         let counted = Rc::clone(&backlog);
-        let limit = self.session.limits().max_pending_bridge_messages;
-        let diagnostics_limit = self.session.limits().max_pending_diagnostics;
+        let limit = self.sessions.limits().max_pending_bridge_messages;
+        let diagnostics_limit = self.sessions.limits().max_pending_diagnostics;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
         let view = self.shell.open(target, server, placement, move |event| {
             if let ViewEvent::Ipc(raw) = &event {
@@ -1179,8 +1370,8 @@ impl Host {
     }
 
     fn destroy(&mut self, key: &SurfaceKey) {
-        if self.views.get(&key.instance).is_some_and(|l| l.key == *key) {
-            if let Some(live) = self.views.remove(&key.instance) {
+        if self.views.get(&slot(key)).is_some_and(|l| l.key == *key) {
+            if let Some(live) = self.views.remove(&slot(key)) {
                 live.view.close();
             }
             self.relayout();
@@ -1188,12 +1379,24 @@ impl Host {
         self.waiting.retain(|w| w.key != *key);
     }
 
+    /// Ends every session: Surfaces close silently; waiting calls are cancelled and their
+    /// records finished (the store effects run; nothing is sent).
     fn close_all(&mut self) {
-        let effects = self.session.close_all();
-        for effect in effects {
-            if let Effect::Close { key, reason } = effect {
-                self.destroy(&key);
-                self.delegate.notify_closed(&key, &reason);
+        for ended in self.sessions.end_all() {
+            let SessionEffects { session, effects } = ended;
+            for effect in effects {
+                match effect {
+                    Effect::Close { key, reason } => {
+                        self.destroy(&key);
+                        self.delegate.notify_closed(&key, &reason);
+                    }
+                    Effect::Capability(effect) => {
+                        if let Some(driver) = self.driver.as_mut() {
+                            let _ = driver.execute(session, effect);
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
     }
@@ -1206,7 +1409,7 @@ impl Host {
         let clamped = height.clamp(f64::from(min), f64::from(max));
         // Within 40 ..= 2000 by default; the bounds are u32, so the rounded value fits.
         let pixels = clamped.round() as u32;
-        let Some(live) = self.views.get_mut(&key.instance).filter(|l| l.key == *key) else {
+        let Some(live) = self.views.get_mut(&slot(key)).filter(|l| l.key == *key) else {
             return;
         };
         live.requested_height = Some(pixels);
@@ -1221,7 +1424,7 @@ impl Host {
     /// (`js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
     /// the delegate; nothing goes upstream.
     fn diagnostic(&mut self, key: &SurfaceKey, mut diagnostic: Diagnostic) {
-        let Some(live) = self.views.get(&key.instance).filter(|l| l.key == *key) else {
+        let Some(live) = self.views.get(&slot(key)).filter(|l| l.key == *key) else {
             return;
         };
         let own_document = diagnostic
@@ -1257,41 +1460,36 @@ impl Host {
     }
 }
 
-/// Starts the capability kernel of `session` from `config`: revision epoch and unfinished records
-/// from the store (R-INV-2, R-CAP-5), every registration, and the driver that carries out the
-/// kernel's effects. Returns the driver and the effects to apply first.
+/// What starting capabilities hands back beside the driver: the registered capabilities, for
+/// the session table to fan out, and the store's unfinished call records (R-CAP-5).
+type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
+
+/// Starts capabilities from `config`: the driver that carries out every session's capability
+/// effects, the store it shares with the session factory, the registrations and the store's
+/// unfinished records.
 fn start_capabilities(
     config: CapabilityConfig,
-    session: &mut Session,
     target: &EventLoopWindowTarget<HostEvent>,
     proxy: EventLoopProxy<HostEvent>,
-) -> Result<(CapabilityDriver, Vec<Effect>), ShellError> {
+) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
     let CapabilityConfig {
         registrations,
         mut store,
-        agent,
         prompt,
         hook,
         builtins,
     } = config;
     let store_error = |e: String| ShellError::Platform(format!("capability store: {e}"));
-    let epoch = store.next_epoch().map_err(store_error)?;
-    let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
-    setup.agent = agent;
-    setup.unfinished = store.unfinished().map_err(store_error)?;
-    let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
-    let mut initial = session.enable_capabilities(setup).map_err(usage)?;
+    let unfinished = store.unfinished().map_err(store_error)?;
+    let mut capabilities = Vec::new();
     let mut handlers = std::collections::HashMap::new();
     for (capability, handler) in registrations {
-        let name = capability.name().clone();
-        initial.extend(session.register_capability(capability).map_err(usage)?);
-        handlers.insert(name, handler);
+        handlers.insert(capability.name().clone(), handler);
+        capabilities.push(capability);
     }
     let builtins = match crate::builtins::Builtins::start(builtins)? {
-        Some((builtins, capabilities)) => {
-            for capability in capabilities {
-                initial.extend(session.register_capability(capability).map_err(usage)?);
-            }
+        Some((builtins, builtin_capabilities)) => {
+            capabilities.extend(builtin_capabilities);
             Some(builtins)
         }
         None => None,
@@ -1302,13 +1500,52 @@ fn start_capabilities(
     };
     // The proxy is `Send` but not `Sync`; answers come from handler and prompt threads.
     let proxy = std::sync::Mutex::new(proxy);
-    let sink: AnswerSink = Arc::new(move |ticket, answer| {
+    let sink: AnswerSink = Arc::new(move |session, ticket, answer| {
         if let Ok(proxy) = proxy.lock() {
-            let _ = proxy.send_event(HostEvent(Inner::CapabilityAnswer { ticket, answer }));
+            let _ = proxy.send_event(HostEvent(Inner::CapabilityAnswer {
+                session,
+                ticket,
+                answer,
+            }));
         }
     });
-    Ok((
-        CapabilityDriver::new(store, handlers, Some(prompt), hook, sink, builtins),
-        initial,
-    ))
+    let store: SharedStore = Rc::new(std::cell::RefCell::new(store));
+    let driver = CapabilityDriver::new(
+        Rc::clone(&store),
+        handlers,
+        Some(prompt),
+        hook,
+        sink,
+        builtins,
+    );
+    Ok((driver, store, (capabilities, unfinished)))
+}
+
+/// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
+/// a revision epoch of the store for each (R-INV-2).
+struct HostSessions {
+    start: Instant,
+    store: Option<SharedStore>,
+}
+
+impl SessionFactory for HostSessions {
+    fn clock(&mut self) -> Box<dyn Clock> {
+        Box::new(MonotonicClock(self.start))
+    }
+
+    fn capabilities(
+        &mut self,
+        agent: Option<&AgentIdentity>,
+    ) -> Result<Option<CapabilitySetup>, String> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        let epoch = store
+            .borrow_mut()
+            .next_epoch()
+            .map_err(|e| format!("capability store: {e}"))?;
+        let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
+        setup.agent = agent.cloned();
+        Ok(Some(setup))
+    }
 }

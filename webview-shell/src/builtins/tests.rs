@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use lineup_host_core::{
     AppResult, CapabilityEffect, CapabilitySetup, Clock, ConversationId, Effect, Message, PartyId,
-    RevisionEpoch, Session, SessionConfig, Status, Timestamp, WallClock,
+    RevisionEpoch, Session, SessionConfig, SessionId, Status, Timestamp, WallClock,
 };
 
 use super::*;
@@ -472,7 +472,7 @@ fn pick_through_the_kernel(desktop: RecordingDesktop) -> AppResult {
     .unwrap();
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let sink: AnswerSink = Arc::new(move |ticket, answer| {
+    let sink: AnswerSink = Arc::new(move |_session, ticket, answer| {
         let _ = tx.lock().unwrap().send((ticket, answer));
     });
     let effects = kernel.call("p1", "device.pick_file", json!({}));
@@ -492,7 +492,7 @@ fn pick_through_the_kernel(desktop: RecordingDesktop) -> AppResult {
     })
     .expect("then the permission check");
     assert!(builtins.owns_hook(&hook));
-    builtins.hook(hook, &sink);
+    builtins.hook(SessionId::STANDALONE, hook, &sink);
     let (ticket, answer) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     let mut effects = kernel.answer(ticket, answer);
     loop {
@@ -511,7 +511,10 @@ fn pick_through_the_kernel(desktop: RecordingDesktop) -> AppResult {
             _ => None,
         })
         .expect("a result, a persist or a run");
-        assert!(builtins.run(run, &sink).is_none(), "a built-in's run");
+        assert!(
+            builtins.run(SessionId::STANDALONE, run, &sink).is_none(),
+            "a built-in's run"
+        );
         let (ticket, answer) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         effects = kernel.answer(ticket, answer);
     }

@@ -1,0 +1,693 @@
+//! The session table (R-SES-1): one host serves many agent sessions at once, one [`Session`] per
+//! `conversation_id`, each with its own Surfaces, instance ids, inventory and calls.
+//!
+//! [`Sessions`] decodes an inbound envelope once and routes it by its conversation. An envelope
+//! of a new conversation establishes a session only when that session accepts it; a refused one
+//! leaves the table as it was. What cannot be decoded is answered by the table itself, in the
+//! refused envelope's conversation when it can be read (R-ENV-5). Limits apply per session (the
+//! session's own [`Limits`]) and in total: `max_surfaces` over every session, and
+//! `max_sessions`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::capability::{Answer, Capability, CapabilitySetup, Ticket};
+use crate::decode::decode;
+use crate::error::{ErrorCode, ProtocolError, UsageError};
+use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
+use crate::limits::Limits;
+use crate::message::Message;
+use crate::session::{Clock, Effect, Session, SessionConfig, Stats};
+
+/// Names one session of a host's table. Handed out in order and never reused while the table
+/// lives, so a webview or a capability answer of an ended session never reaches a later one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SessionId(u64);
+
+impl SessionId {
+    /// The id of a [`Session`] used on its own, outside a table; inside a table, the id of
+    /// what the table answers itself (an envelope that belongs to no session).
+    pub const STANDALONE: SessionId = SessionId(0);
+
+    /// The number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "s{}", self.0)
+    }
+}
+
+/// What the embedder (or webview-shell) provides to start a session: its clock, and its
+/// capability kernel's setup. host-core stays sans-IO; the store is behind this trait.
+pub trait SessionFactory {
+    /// The monotonic clock of a new session, and of the table itself.
+    fn clock(&mut self) -> Box<dyn Clock>;
+
+    /// The capability setup of a new session: its own revision epoch from the store (R-INV-2)
+    /// and the vouched `agent` (R-SES-1). `Ok(None)` leaves capabilities off in it: every
+    /// `app.call` is then answered `unsupported`. Called only for a session about to be
+    /// established.
+    fn capabilities(
+        &mut self,
+        agent: Option<&AgentIdentity>,
+    ) -> Result<Option<CapabilitySetup>, String>;
+}
+
+/// The effects of one step of the table, with the session they came from, so that a
+/// [`Effect::Capability`]'s [`Ticket`] is answered to that session
+/// ([`Sessions::capability_answered`]); tickets are per session.
+#[derive(Debug)]
+pub struct SessionEffects {
+    /// The session; [`SessionId::STANDALONE`] for what the table answered itself.
+    pub session: SessionId,
+    /// What to do, in order.
+    pub effects: Vec<Effect>,
+}
+
+struct Slot {
+    session: Session,
+    /// When it last accepted an envelope or had a Surface open: the start of its idleness.
+    quiet_since: Duration,
+}
+
+/// The session table of one host (R-SES-1).
+///
+/// ```
+/// use std::time::Duration;
+/// use lineup_host_core::{
+///     CapabilitySetup, AgentIdentity, Clock, Effect, PartyId, SessionConfig, SessionFactory,
+///     Sessions,
+/// };
+///
+/// struct Fixed;
+/// impl Clock for Fixed { fn monotonic(&self) -> Duration { Duration::ZERO } }
+/// struct NoCapabilities;
+/// impl SessionFactory for NoCapabilities {
+///     fn clock(&mut self) -> Box<dyn Clock> { Box::new(Fixed) }
+///     fn capabilities(&mut self, _: Option<&AgentIdentity>)
+///         -> Result<Option<CapabilitySetup>, String> { Ok(None) }
+/// }
+///
+/// let template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+/// let mut table = Sessions::new(template, Box::new(NoCapabilities)).unwrap();
+/// let open = |conversation: &str| format!(r#"{{"v":1,"id":"m1","type":"lineup.v1.ui.open",
+///   "conversation_id":"{conversation}","sender":{{"kind":"agent","id":"a1"}},
+///   "payload":{{"instance_id":"w1","app":{{"id":"com.example.w","version":"1.0.0",
+///   "html":"<b>hi</b>","css":"","js":""}}}}}}"#);
+/// // Two conversations both open `w1`: two sessions, two different webviews.
+/// let a = table.handle_inbound(open("c1").as_bytes());
+/// let b = table.handle_inbound(open("c2").as_bytes());
+/// let (Effect::Open(a), Effect::Open(b)) = (&a.effects[0], &b.effects[0]) else { panic!() };
+/// assert_eq!(a.key.instance, b.key.instance);
+/// assert_ne!(a.key, b.key);
+/// assert_eq!(table.len(), 2);
+/// ```
+pub struct Sessions {
+    template: SessionConfig,
+    factory: Box<dyn SessionFactory>,
+    clock: Box<dyn Clock>,
+    /// Answers what belongs to no session; it is never established.
+    table: Session,
+    sessions: BTreeMap<SessionId, Slot>,
+    by_conversation: BTreeMap<ConversationId, SessionId>,
+    /// Ended sessions whose capability calls still run: their answers are recorded, never sent.
+    ending: BTreeMap<SessionId, Session>,
+    next_id: u64,
+    /// The host's registrations, fanned out to every session (clones share the compiled schema).
+    registered: Vec<Capability>,
+    /// Capabilities hidden from an agent, replayed in every new session.
+    hidden: Vec<(AgentIdentity, CapabilityName)>,
+    /// The counters of the sessions that ended.
+    ended_stats: Stats,
+}
+
+impl fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sessions")
+            .field("sessions", &self.by_conversation)
+            .field("ending", &self.ending.len())
+            .field("registered", &self.registered.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    /// A table whose sessions are configured like `template` (client, message-id prefix, limits,
+    /// bundle policy, and the vouched agent of sessions established by an envelope). The
+    /// template's `conversation_id` and `session_id` are not used.
+    pub fn new(
+        template: SessionConfig,
+        mut factory: Box<dyn SessionFactory>,
+    ) -> Result<Self, UsageError> {
+        let mut config = template.clone();
+        config.conversation_id = None;
+        config.session_id = SessionId::STANDALONE;
+        config.message_id_prefix = format!("{}-{}", template.message_id_prefix, SessionId(0));
+        let table = Session::new(config, factory.clock())?;
+        Ok(Self {
+            clock: factory.clock(),
+            template,
+            factory,
+            table,
+            sessions: BTreeMap::new(),
+            by_conversation: BTreeMap::new(),
+            ending: BTreeMap::new(),
+            next_id: 1,
+            registered: Vec::new(),
+            hidden: Vec::new(),
+            ended_stats: Stats::default(),
+        })
+    }
+
+    /// The limits of every session, and in total (`max_surfaces`, `max_sessions`).
+    pub fn limits(&self) -> &Limits {
+        &self.template.limits
+    }
+
+    /// How many sessions are open.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// The open sessions, in the order they were established.
+    pub fn iter(&self) -> impl Iterator<Item = (SessionId, &Session)> + '_ {
+        self.sessions.iter().map(|(id, slot)| (*id, &slot.session))
+    }
+
+    /// The session of `conversation`, if one is open.
+    pub fn id_of(&self, conversation: &ConversationId) -> Option<SessionId> {
+        self.by_conversation.get(conversation).copied()
+    }
+
+    /// Session `id`, while it is open.
+    pub fn get(&self, id: SessionId) -> Option<&Session> {
+        self.sessions.get(&id).map(|slot| &slot.session)
+    }
+
+    /// Session `id`, while it is open: route a webview's input to the session its
+    /// [`SurfaceKey`](crate::SurfaceKey) names.
+    pub fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
+        self.sessions.get_mut(&id).map(|slot| &mut slot.session)
+    }
+
+    /// The Surfaces open over every session.
+    pub fn surface_count(&self) -> usize {
+        self.sessions
+            .values()
+            .map(|slot| slot.session.surface_count())
+            .sum()
+    }
+
+    /// The counters of what the table refused itself (undecodable and oversized envelopes,
+    /// `too_many_sessions`, envelopes refused before their session existed).
+    pub fn table_stats(&self) -> &crate::session::Stats {
+        self.table.stats()
+    }
+
+    /// The counters of every session, ended ones included, and of the table's own refusals,
+    /// added up.
+    pub fn stats(&self) -> Stats {
+        let mut total = self.ended_stats.clone();
+        add(&mut total, self.table.stats());
+        for slot in self.sessions.values() {
+            add(&mut total, slot.session.stats());
+        }
+        total
+    }
+
+    /// `count` page events of Surface `instance` were dropped on the way out (see
+    /// [`Session::events_dropped`]). The report names no conversation, so it goes to the one
+    /// session that has `instance` open (or to the only session); when several sessions have
+    /// an instance of that id it is dropped rather than told to a conversation it is not about.
+    pub fn events_dropped(&mut self, instance: &InstanceId, count: u64) -> Vec<SessionEffects> {
+        let holders: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, slot)| slot.session.surfaces().any(|k| k.instance == *instance))
+            .map(|(id, _)| *id)
+            .collect();
+        let only = match holders.as_slice() {
+            [one] => Some(*one),
+            [] if self.sessions.len() == 1 => self.sessions.keys().next().copied(),
+            _ => None,
+        };
+        only.and_then(|session| {
+            let slot = self.sessions.get_mut(&session)?;
+            Some(SessionEffects {
+                session,
+                effects: slot.session.events_dropped(instance, count),
+            })
+        })
+        .into_iter()
+        .collect()
+    }
+
+    /// Opens a session for `conversation`, for the `agent` the embedder vouches for (R-SES-1):
+    /// an envelope of it with another `sender.id` is refused `wrong_sender`, and remembered
+    /// grants belong to this identity; `None` takes the template's. With capabilities on, the
+    /// effects carry its `client.inventory` and `app.list` (R-INV-1).
+    pub fn open_session(
+        &mut self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<SessionEffects, UsageError> {
+        if self.by_conversation.contains_key(&conversation) {
+            return Err(UsageError::SessionOpen {
+                conversation: conversation.to_string(),
+            });
+        }
+        self.check_room()?;
+        let id = self.next_session_id();
+        let mut config = self.config_for(id, agent);
+        config.conversation_id = Some(conversation.clone());
+        let mut session = Session::new(config, self.factory.clock())?;
+        let effects = self.start_capabilities(&mut session)?;
+        self.insert(id, conversation, session);
+        Ok(SessionEffects {
+            session: id,
+            effects,
+        })
+    }
+
+    /// Ends the session of `conversation`: its Surfaces close without a word upstream and its
+    /// calls waiting for a decision are cancelled (prompts withdrawn, records finished). Calls
+    /// already running finish on their own and are recorded; nothing more is sent to the agent.
+    /// `None` when no session of it is open.
+    pub fn end_session(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
+        let id = self.by_conversation.remove(conversation)?;
+        let slot = self.sessions.remove(&id)?;
+        Some(self.end(id, slot.session))
+    }
+
+    /// Ends every session (the agent's stream ended).
+    pub fn end_all(&mut self) -> Vec<SessionEffects> {
+        let conversations: Vec<ConversationId> = self.by_conversation.keys().cloned().collect();
+        conversations
+            .iter()
+            .filter_map(|c| self.end_session(c))
+            .collect()
+    }
+
+    /// Ends every session that accepted no envelope and had no Surface open and no call pending
+    /// for `idle`. Call it now and then (the host does on each event and at
+    /// [`Sessions::next_idle_check`]).
+    pub fn end_idle(&mut self, idle: Duration) -> Vec<SessionEffects> {
+        let now = self.clock.monotonic();
+        let mut idle_ones = Vec::new();
+        for (id, slot) in self.sessions.iter_mut() {
+            if slot.session.surface_count() > 0 || has_pending_calls(&slot.session) {
+                slot.quiet_since = now;
+            } else if now.saturating_sub(slot.quiet_since) >= idle {
+                if let Some(c) = slot.session.conversation_id() {
+                    idle_ones.push((*id, c.clone()));
+                }
+            }
+        }
+        idle_ones
+            .into_iter()
+            .filter_map(|(_, c)| self.end_session(&c))
+            .collect()
+    }
+
+    /// How long until [`Sessions::end_idle`] with `idle` may end a session, if any is quiet now.
+    pub fn next_idle_check(&self, idle: Duration) -> Option<Duration> {
+        let now = self.clock.monotonic();
+        self.sessions
+            .values()
+            .filter(|s| s.session.surface_count() == 0 && !has_pending_calls(&s.session))
+            .map(|s| (s.quiet_since + idle).saturating_sub(now))
+            .min()
+    }
+
+    /// Handles one inbound envelope (agent → client) as raw bytes: decoded once, then routed to
+    /// the session of its conversation, which is established when it accepts the envelope.
+    pub fn handle_inbound(&mut self, bytes: &[u8]) -> SessionEffects {
+        match decode(bytes, &self.template.limits) {
+            Ok(message) => self.handle_message(message),
+            Err(err) => {
+                let unreadable = err.conversation_id.is_none();
+                let answerer = self.answerer(unreadable);
+                SessionEffects {
+                    session: answerer,
+                    effects: self.session_or_table(answerer).refuse_undecodable(err),
+                }
+            }
+        }
+    }
+
+    /// Refuses an inbound line too long to be read (R-ENV-4).
+    pub fn handle_oversized(&mut self, len: u64) -> SessionEffects {
+        let answerer = self.answerer(true);
+        SessionEffects {
+            session: answerer,
+            effects: self.session_or_table(answerer).handle_oversized(len),
+        }
+    }
+
+    /// Who answers an envelope that cannot be decoded: the table, in the refused envelope's
+    /// conversation when it can be read (R-ENV-5); when it cannot and exactly one session is
+    /// open, that session, in its conversation (the only one the line can be from); otherwise
+    /// the table, in `"unknown"`. The answer changes nothing in either.
+    fn answerer(&self, unreadable: bool) -> SessionId {
+        match (unreadable, self.sessions.keys().next()) {
+            (true, Some(only)) if self.sessions.len() == 1 => *only,
+            _ => SessionId::STANDALONE,
+        }
+    }
+
+    fn session_or_table(&mut self, id: SessionId) -> &mut Session {
+        match self.sessions.get_mut(&id) {
+            Some(slot) => &mut slot.session,
+            None => &mut self.table,
+        }
+    }
+
+    /// Routes one decoded inbound message by its `conversation_id` (R-SES-1).
+    pub fn handle_message(&mut self, message: Message) -> SessionEffects {
+        let now = self.clock.monotonic();
+        let total = self.surface_count();
+        if let Some(id) = self.by_conversation.get(message.conversation_id()).copied() {
+            if let Some(slot) = self.sessions.get_mut(&id) {
+                let accepted = slot.session.stats().envelopes_accepted;
+                let elsewhere = total - slot.session.surface_count();
+                let effects = slot.session.handle_message_within(message, elsewhere);
+                if slot.session.stats().envelopes_accepted > accepted {
+                    slot.quiet_since = now;
+                }
+                return SessionEffects {
+                    session: id,
+                    effects,
+                };
+            }
+        }
+        self.establish(message, total)
+    }
+
+    /// A message of a conversation without a session: it gets one if it is accepted.
+    fn establish(&mut self, message: Message, total: usize) -> SessionEffects {
+        let refused = |effects| SessionEffects {
+            session: SessionId::STANDALONE,
+            effects,
+        };
+        // Conversation, direction and sender first, before anything is set up for it; the
+        // table answers, and nothing changes (R-SES-1).
+        if let Err(err) = self.table.check_admission(&message) {
+            return refused(self.table.refuse_message(&message, err));
+        }
+        if self.sessions.len() >= self.template.limits.max_sessions {
+            let limit = self.template.limits.max_sessions;
+            let err = ProtocolError::new(
+                ErrorCode::TooManySessions,
+                "R-SES-1",
+                format!(
+                    "conversation {} would be session {} of this host; the limit is {limit}; \
+                     end a conversation first",
+                    message.conversation_id(),
+                    self.sessions.len() + 1
+                ),
+            )
+            .field("conversation_id")
+            .limit(limit);
+            return refused(self.table.refuse_message(&message, err));
+        }
+        // Ids are never reused, also when the candidate is refused below: its answer's message
+        // id is made from it.
+        let id = self.next_session_id();
+        let config = self.config_for(id, None);
+        let mut candidate = match Session::new(config, self.factory.clock()) {
+            Ok(session) => session,
+            Err(e) => return refused(self.table.refuse_message(&message, cannot_start(&e))),
+        };
+        let mut effects = match self.start_capabilities(&mut candidate) {
+            Ok(effects) => effects,
+            Err(e) => return refused(self.table.refuse_message(&message, cannot_start(&e))),
+        };
+        let conversation = message.conversation_id().clone();
+        let answer = candidate.handle_message_within(message, total);
+        if candidate.stats().envelopes_accepted == 0 {
+            // R-SES-1: a refused envelope establishes nothing; its answer is all that remains.
+            return refused(answer);
+        }
+        effects.extend(answer);
+        self.insert(id, conversation, candidate);
+        SessionEffects {
+            session: id,
+            effects,
+        }
+    }
+
+    /// Registers a capability for every session, open and future (a name registered twice is
+    /// an error); each established session with capabilities gets a new inventory (R-INV-1).
+    pub fn register_capability(
+        &mut self,
+        capability: Capability,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        if self
+            .registered
+            .iter()
+            .any(|c| c.name() == capability.name())
+        {
+            return Err(UsageError::CapabilityRegistered {
+                name: capability.name().to_string(),
+            });
+        }
+        self.registered.push(capability.clone());
+        self.fan_out(|session| session.register_capability(capability.clone()))
+    }
+
+    /// Unregisters a capability in every session; a later call to it gets `unsupported` with
+    /// `revoked` where it was offered (R-INV-4).
+    pub fn unregister_capability(
+        &mut self,
+        name: &CapabilityName,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        let before = self.registered.len();
+        self.registered.retain(|c| c.name() != name);
+        if before == self.registered.len() {
+            return Err(UsageError::CapabilityNotRegistered {
+                name: name.to_string(),
+            });
+        }
+        self.fan_out(|session| session.unregister_capability(name))
+    }
+
+    /// Hides capability `name` from `agent` (or shows it again) in every session, open and
+    /// future; sessions of that agent get a new inventory.
+    pub fn set_capability_visible(
+        &mut self,
+        agent: &AgentIdentity,
+        name: &CapabilityName,
+        visible: bool,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        self.hidden.retain(|(a, n)| !(a == agent && n == name));
+        if !visible {
+            self.hidden.push((agent.clone(), name.clone()));
+        }
+        self.fan_out(|session| session.set_capability_visible(agent, name, visible))
+    }
+
+    /// The platform answers `ticket` of session `session` (the one named by the
+    /// [`SessionEffects`] that carried the effect). An answer for an ended session whose call
+    /// still ran is recorded and nothing is sent; one for a session that is gone is ignored.
+    pub fn capability_answered(
+        &mut self,
+        session: SessionId,
+        ticket: Ticket,
+        answer: Answer,
+    ) -> Result<SessionEffects, UsageError> {
+        if let Some(slot) = self.sessions.get_mut(&session) {
+            let effects = slot.session.capability_answered(ticket, answer)?;
+            return Ok(SessionEffects { session, effects });
+        }
+        let Some(ending) = self.ending.get_mut(&session) else {
+            return Ok(SessionEffects {
+                session,
+                effects: Vec::new(),
+            });
+        };
+        let mut effects = ending.capability_answered(ticket, answer)?;
+        // The agent is gone: its answers are on record, none is sent.
+        effects.retain(|e| !matches!(e, Effect::Send(_)));
+        if !has_pending_calls(ending) {
+            self.ending.remove(&session);
+        }
+        Ok(SessionEffects { session, effects })
+    }
+
+    /// Expires and times out capability calls in every session whose deadline passed.
+    pub fn poll_capabilities(&mut self) -> Vec<SessionEffects> {
+        let mut all = Vec::new();
+        for (id, slot) in self.sessions.iter_mut() {
+            let effects = slot.session.poll_capabilities();
+            if !effects.is_empty() {
+                all.push(SessionEffects {
+                    session: *id,
+                    effects,
+                });
+            }
+        }
+        for (id, session) in self.ending.iter_mut() {
+            let mut effects = session.poll_capabilities();
+            effects.retain(|e| !matches!(e, Effect::Send(_)));
+            if !effects.is_empty() {
+                all.push(SessionEffects {
+                    session: *id,
+                    effects,
+                });
+            }
+        }
+        self.ending.retain(|_, s| has_pending_calls(s));
+        all
+    }
+
+    /// How long until [`Sessions::poll_capabilities`] has work, over every session.
+    pub fn next_capability_wakeup(&self) -> Option<Duration> {
+        self.sessions
+            .values()
+            .map(|slot| &slot.session)
+            .chain(self.ending.values())
+            .filter_map(Session::next_capability_wakeup)
+            .min()
+    }
+
+    /// Finishes the store's unfinished call records once, when the host starts (R-CAP-5):
+    /// never ran → `cancelled`, was running → `failed` `outcome_unknown`, never run again. The
+    /// effects are store writes and audit records; nothing is sent.
+    pub fn recover(&mut self, setup: CapabilitySetup) -> Result<SessionEffects, UsageError> {
+        let mut config = self.template.clone();
+        config.conversation_id = None;
+        config.session_id = SessionId::STANDALONE;
+        let mut session = Session::new(config, self.factory.clock())?;
+        let effects = session.enable_capabilities(setup)?;
+        Ok(SessionEffects {
+            session: SessionId::STANDALONE,
+            effects,
+        })
+    }
+
+    fn next_session_id(&mut self) -> SessionId {
+        let id = SessionId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    fn check_room(&self) -> Result<(), UsageError> {
+        let limit = self.template.limits.max_sessions;
+        if self.sessions.len() >= limit {
+            return Err(UsageError::TooManySessions {
+                open: self.sessions.len(),
+                limit,
+            });
+        }
+        Ok(())
+    }
+
+    fn config_for(&self, id: SessionId, agent: Option<PartyId>) -> SessionConfig {
+        let mut config = self.template.clone();
+        config.conversation_id = None;
+        config.session_id = id;
+        config.message_id_prefix = format!("{}-{id}", self.template.message_id_prefix);
+        if agent.is_some() {
+            config.agent_id = agent;
+        }
+        config
+    }
+
+    /// Starts the capability kernel of a new session, when the factory turns it on, with every
+    /// registration and hidden capability of the host.
+    fn start_capabilities(&mut self, session: &mut Session) -> Result<Vec<Effect>, UsageError> {
+        let agent = session
+            .agent_id()
+            .and_then(|id| AgentIdentity::try_from(id.as_str()).ok());
+        let setup = self
+            .factory
+            .capabilities(agent.as_ref())
+            .map_err(|reason| UsageError::SessionSetup { reason })?;
+        match setup {
+            Some(setup) => session.start_capabilities(setup, &self.registered, &self.hidden),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn insert(&mut self, id: SessionId, conversation: ConversationId, session: Session) {
+        let quiet_since = self.clock.monotonic();
+        self.by_conversation.insert(conversation, id);
+        self.sessions.insert(
+            id,
+            Slot {
+                session,
+                quiet_since,
+            },
+        );
+    }
+
+    fn end(&mut self, id: SessionId, mut session: Session) -> SessionEffects {
+        let effects = session.close_all();
+        add(&mut self.ended_stats, session.stats());
+        if has_pending_calls(&session) {
+            self.ending.insert(id, session);
+        }
+        SessionEffects {
+            session: id,
+            effects,
+        }
+    }
+
+    fn fan_out(
+        &mut self,
+        mut f: impl FnMut(&mut Session) -> Result<Vec<Effect>, UsageError>,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        let mut all = Vec::new();
+        for (id, slot) in self.sessions.iter_mut() {
+            if slot.session.capabilities().is_none() {
+                continue;
+            }
+            let effects = f(&mut slot.session)?;
+            if !effects.is_empty() {
+                all.push(SessionEffects {
+                    session: *id,
+                    effects,
+                });
+            }
+        }
+        Ok(all)
+    }
+}
+
+fn has_pending_calls(session: &Session) -> bool {
+    session
+        .capabilities()
+        .is_some_and(|caps| caps.pending().0 > 0)
+}
+
+fn cannot_start(e: &UsageError) -> ProtocolError {
+    ProtocolError::new(
+        ErrorCode::Unsupported,
+        "R-SES-1",
+        format!("the host cannot start a session for this conversation now: {e}"),
+    )
+}
+
+fn add(total: &mut Stats, more: &Stats) {
+    total.envelopes_accepted += more.envelopes_accepted;
+    total.envelopes_refused += more.envelopes_refused;
+    total.events_forwarded += more.events_forwarded;
+    total.bridge_invalid += more.bridge_invalid;
+    total.bridge_stale += more.bridge_stale;
+    total.bridge_flooded += more.bridge_flooded;
+    total.forged_close += more.forged_close;
+    total.duplicate_ready += more.duplicate_ready;
+    total.reloads += more.reloads;
+    total.diagnostics += more.diagnostics;
+    total.diagnostics_suppressed += more.diagnostics_suppressed;
+}

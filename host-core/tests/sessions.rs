@@ -1,0 +1,586 @@
+//! Table tests of the session table (R-SES-1): routing by `conversation_id`, instance ids scoped
+//! to their session, refused envelopes that establish nothing, `too_many_sessions`, the
+//! per-session and total limits, ending sessions (by the API and when idle), and capability
+//! state per session with answers routed back by session. Each test is named after what it
+//! guards.
+#![allow(clippy::unwrap_used)]
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::time::Duration;
+
+use lineup_host_core::{
+    AgentIdentity, Answer, Capability, CapabilityEffect, CapabilityName, CapabilitySetup,
+    CapabilityStore, Clock, CloseReason, ConversationId, Effect, JsonObject, Limits, MemoryStore,
+    OpaqueVersion, PartyId, Risk, SessionConfig, SessionEffects, SessionFactory, SessionId,
+    Sessions, SurfaceKey, Timestamp, UsageError, WallClock,
+};
+use serde_json::{json, Value};
+
+#[derive(Clone, Default)]
+struct ManualClock(Rc<Cell<Duration>>);
+
+impl Clock for ManualClock {
+    fn monotonic(&self) -> Duration {
+        self.0.get()
+    }
+}
+
+struct Wall;
+
+impl WallClock for Wall {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_unix_seconds(1_785_672_000).unwrap()
+    }
+}
+
+/// Hands out the shared clock and, with capabilities on, an epoch of the shared store.
+struct Factory {
+    clock: ManualClock,
+    store: Option<Rc<RefCell<MemoryStore>>>,
+}
+
+impl SessionFactory for Factory {
+    fn clock(&mut self) -> Box<dyn Clock> {
+        Box::new(self.clock.clone())
+    }
+
+    fn capabilities(
+        &mut self,
+        agent: Option<&AgentIdentity>,
+    ) -> Result<Option<CapabilitySetup>, String> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        let epoch = store.borrow_mut().next_revision_epoch().unwrap();
+        let mut setup = CapabilitySetup::new(epoch, Box::new(Wall));
+        setup.agent = agent.cloned();
+        Ok(Some(setup))
+    }
+}
+
+struct Table {
+    t: Sessions,
+    clock: ManualClock,
+    store: Rc<RefCell<MemoryStore>>,
+    /// What was sent, as JSON, in order.
+    sent: Vec<Value>,
+    /// Handlers asked to run: (session, ticket, tag).
+    runs: Vec<(SessionId, lineup_host_core::Ticket, String)>,
+}
+
+fn table_with(limits: Limits, capabilities: bool) -> Table {
+    let clock = ManualClock::default();
+    let store = Rc::new(RefCell::new(MemoryStore::default()));
+    let factory = Factory {
+        clock: clock.clone(),
+        store: capabilities.then(|| Rc::clone(&store)),
+    };
+    let mut template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    template.limits = limits;
+    Table {
+        t: Sessions::new(template, Box::new(factory)).unwrap(),
+        clock,
+        store,
+        sent: Vec::new(),
+        runs: Vec::new(),
+    }
+}
+
+fn table() -> Table {
+    table_with(Limits::default(), false)
+}
+
+fn envelope(conversation: &str, id: &str, kind: &str, payload: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "v": 1, "id": id, "type": format!("lineup.v1.{kind}"), "conversation_id": conversation,
+        "sender": {"kind": "agent", "id": "agent_hermes_main"}, "payload": payload
+    }))
+    .unwrap()
+}
+
+fn open(conversation: &str, instance: &str) -> Vec<u8> {
+    envelope(
+        conversation,
+        &format!("open-{instance}"),
+        "ui.open",
+        json!({"instance_id": instance, "app": {"id": "com.example.w", "version": "1.0.0",
+               "html": "<main></main>", "css": "", "js": ""}, "state": {"who": conversation}}),
+    )
+}
+
+fn patch(conversation: &str, instance: &str) -> Vec<u8> {
+    envelope(
+        conversation,
+        "patch",
+        "ui.patch",
+        json!({"instance_id": instance, "state": {"n": 1}}),
+    )
+}
+
+fn count_call(conversation: &str, call_id: &str) -> Vec<u8> {
+    envelope(
+        conversation,
+        &format!("m-{call_id}"),
+        "app.call",
+        json!({"call_id": call_id, "capability": "test.count", "reason": "count",
+               "expires_at": "2026-08-02T12:10:00Z", "arguments": {"tag": conversation}}),
+    )
+}
+
+const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready"}"#;
+
+fn conversation(c: &str) -> ConversationId {
+    ConversationId::try_from(c).unwrap()
+}
+
+fn opened(fx: &SessionEffects) -> SurfaceKey {
+    fx.effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open(open) => Some(open.key.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no open in {fx:?}"))
+}
+
+fn sent(fx: &SessionEffects) -> Vec<Value> {
+    fx.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send(m) => Some(serde_json::from_str(&m.to_json()).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The one answer of a refusal.
+fn refusal(fx: &SessionEffects) -> Value {
+    assert!(
+        fx.effects.iter().any(|e| matches!(e, Effect::Rejected(_))),
+        "not refused: {fx:?}"
+    );
+    let sent = sent(fx);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    sent[0].clone()
+}
+
+impl Table {
+    fn inbound(&mut self, bytes: &[u8]) -> SessionEffects {
+        self.t.handle_inbound(bytes)
+    }
+
+    /// Executes capability effects against the store, answering tickets to their session;
+    /// runs are collected.
+    fn drive(&mut self, fx: SessionEffects) {
+        let mut queue = VecDeque::from([fx]);
+        while let Some(SessionEffects { session, effects }) = queue.pop_front() {
+            for effect in effects {
+                let answer = match effect {
+                    Effect::Send(m) => {
+                        self.sent.push(serde_json::from_str(&m.to_json()).unwrap());
+                        None
+                    }
+                    Effect::Capability(c) => {
+                        let mut store = self.store.borrow_mut();
+                        match c {
+                            CapabilityEffect::LookupCall { ticket, key } => Some((
+                                ticket,
+                                Answer::Call(store.call(&key).unwrap().map(Box::new)),
+                            )),
+                            CapabilityEffect::PersistCall { ack, record } => {
+                                store.put_call(&record).unwrap();
+                                ack.map(|t| (t, Answer::Persisted))
+                            }
+                            CapabilityEffect::Audit(a) => {
+                                store.append_audit(&a).unwrap();
+                                None
+                            }
+                            CapabilityEffect::Run(run) => {
+                                let tag =
+                                    run.arguments.as_map()["tag"].as_str().unwrap().to_owned();
+                                self.runs.push((session, run.ticket, tag));
+                                None
+                            }
+                            other => panic!("unexpected {other:?}"),
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some((ticket, answer)) = answer {
+                    queue.push_back(self.t.capability_answered(session, ticket, answer).unwrap());
+                }
+            }
+        }
+    }
+
+    fn sent_in(&self, c: &str) -> Vec<&Value> {
+        self.sent
+            .iter()
+            .filter(|m| m["conversation_id"] == c)
+            .collect()
+    }
+}
+
+fn count_capability() -> Capability {
+    Capability::new(
+        CapabilityName::try_from("test.count").unwrap(),
+        OpaqueVersion::try_from("1").unwrap(),
+        Risk::DisplayOnly,
+        JsonObject::try_from(json!({"type": "object"})).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn envelopes_are_routed_by_conversation_and_instance_ids_are_scoped_to_their_session() {
+    let mut h = table();
+    let a = h.inbound(&open("c1", "w1"));
+    let b = h.inbound(&open("c2", "w1"));
+    let (ka, kb) = (opened(&a), opened(&b));
+    assert_eq!(ka.instance, kb.instance);
+    assert_ne!(ka, kb, "two sessions' w1 are two webviews");
+    assert_ne!(ka.session, kb.session);
+    assert_eq!((a.session, b.session), (ka.session, kb.session));
+    assert_eq!(h.t.len(), 2);
+    assert_eq!(h.t.id_of(&conversation("c1")), Some(ka.session));
+
+    // Each page gets its own state; an event goes to its own conversation only.
+    let fx = h.t.get_mut(ka.session).unwrap().handle_bridge(&ka, READY);
+    let state = fx.iter().find_map(|e| match e {
+        Effect::DeliverState { key, state } => Some((key.clone(), state.to_json())),
+        _ => None,
+    });
+    assert_eq!(state, Some((ka.clone(), r#"{"who":"c1"}"#.to_owned())));
+    let event = r#"{"namespace":"lineup.surface.v1","type":"event","event":"go","data":{}}"#;
+    let fx = h.t.get_mut(kb.session).unwrap().handle_bridge(&kb, event);
+    let [Effect::Send(m)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(m.conversation_id().as_str(), "c2");
+
+    // A key of one session is stale in the other (R-SES-1).
+    let fx = h.t.get_mut(kb.session).unwrap().handle_bridge(&ka, event);
+    assert!(matches!(fx.as_slice(), [Effect::Dropped { .. }]), "{fx:?}");
+
+    // A patch naming an instance only the other conversation has open is unknown here.
+    h.inbound(&open("c1", "only_c1"));
+    let fx = h.inbound(&patch("c2", "only_c1"));
+    let answer = refusal(&fx);
+    assert_eq!(answer["payload"]["code"], "unknown_instance");
+    assert_eq!(answer["conversation_id"], "c2");
+}
+
+#[test]
+fn a_refused_envelope_establishes_no_session() {
+    let mut h = table();
+    // Refused by the session it would have established: nothing remains.
+    let fx = h.inbound(&patch("c1", "w1"));
+    assert_eq!(refusal(&fx)["payload"]["code"], "unknown_instance");
+    assert_eq!(fx.session, SessionId::STANDALONE);
+    // Refused before: wrong sender kind.
+    let mut forged: Value = serde_json::from_slice(&open("c2", "w1")).unwrap();
+    forged["sender"]["kind"] = json!("client");
+    let fx = h.inbound(&serde_json::to_vec(&forged).unwrap());
+    let answer = refusal(&fx);
+    assert_eq!(answer["payload"]["code"], "wrong_sender");
+    assert_eq!(answer["conversation_id"], "c2");
+    // Undecodable, conversation readable: the table answers in that conversation.
+    let fx = h.inbound(br#"{"v":1,"id":"x","type":"lineup.v1.ui.open","conversation_id":"c3","sender":{"kind":"agent","id":"a"},"payload":{}}"#);
+    let answer = refusal(&fx);
+    assert_eq!(answer["conversation_id"], "c3");
+    assert_eq!(answer["payload"]["in_reply_to"], "x");
+    // Not JSON at all: "unknown" while no session (or several) could be meant.
+    let fx = h.inbound(b"not json");
+    assert_eq!(refusal(&fx)["conversation_id"], "unknown");
+    assert!(h.t.is_empty(), "{:?}", h.t);
+    assert_eq!(h.t.table_stats().envelopes_refused, 3);
+
+    // Every outbound id is unique, refusals of candidates included.
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(refusal(&h.inbound(&patch("c1", "w1")))["id"].clone());
+    }
+    ids.push(sent(&h.inbound(&count_call("c9", "x")))[0]["id"].clone());
+    let unique: std::collections::BTreeSet<String> = ids.iter().map(Value::to_string).collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+}
+
+#[test]
+fn a_new_conversation_beyond_max_sessions_is_refused_too_many_sessions() {
+    let mut limits = Limits::default();
+    limits.max_sessions = 2;
+    let mut h = table_with(limits, false);
+    h.inbound(&open("c1", "w1"));
+    h.inbound(&open("c2", "w1"));
+    let fx = h.inbound(&open("c3", "w1"));
+    let answer = refusal(&fx);
+    assert_eq!(answer["payload"]["code"], "too_many_sessions");
+    assert_eq!(answer["payload"]["limit"], 2);
+    assert_eq!(answer["conversation_id"], "c3");
+    assert_eq!(h.t.len(), 2);
+    // An app.call is answered with app.result, failed, naming the code.
+    let fx = h.inbound(&count_call("c3", "call_1"));
+    let answer = refusal(&fx);
+    assert_eq!(answer["type"], "lineup.v1.app.result");
+    assert_eq!(answer["payload"]["error"]["code"], "too_many_sessions");
+    // The established ones go on; the API refuses too.
+    assert!(h.inbound(&patch("c1", "w1")).effects.is_empty());
+    assert!(matches!(
+        h.t.open_session(conversation("c3"), None),
+        Err(UsageError::TooManySessions { open: 2, limit: 2 })
+    ));
+    // Ending one makes room.
+    h.t.end_session(&conversation("c1")).unwrap();
+    let fx = h.inbound(&open("c3", "w1"));
+    opened(&fx);
+    assert_eq!(h.t.len(), 2);
+}
+
+#[test]
+fn max_surfaces_bounds_each_session_and_the_host_in_total() {
+    let mut limits = Limits::default();
+    limits.max_surfaces = 3;
+    let mut h = table_with(limits, false);
+    opened(&h.inbound(&open("c1", "a")));
+    opened(&h.inbound(&open("c1", "b")));
+    opened(&h.inbound(&open("c2", "a")));
+    // Total: a new one anywhere is refused, and a new conversation is not established by it.
+    let answer = refusal(&h.inbound(&open("c1", "c")));
+    assert_eq!(answer["payload"]["code"], "too_many_surfaces");
+    assert_eq!(answer["payload"]["limit"], 3);
+    let answer = refusal(&h.inbound(&open("c3", "a")));
+    assert_eq!(answer["payload"]["code"], "too_many_surfaces");
+    assert_eq!(h.t.len(), 2);
+    // Replacing is not a new Surface.
+    let fx = h.inbound(&open("c2", "a"));
+    assert!(
+        matches!(fx.effects.as_slice(), [Effect::Replace { .. }]),
+        "{fx:?}"
+    );
+    assert_eq!(h.t.surface_count(), 3);
+
+    // Per session: the session's own limit, with the others empty.
+    let mut limits = Limits::default();
+    limits.max_surfaces = 1;
+    let mut h = table_with(limits, false);
+    opened(&h.inbound(&open("c1", "a")));
+    let answer = refusal(&h.inbound(&open("c1", "b")));
+    assert_eq!(answer["payload"]["code"], "too_many_surfaces");
+}
+
+#[test]
+fn ending_a_session_closes_its_surfaces_silently_and_frees_its_conversation() {
+    let mut h = table();
+    let k1 = opened(&h.inbound(&open("c1", "w1")));
+    let k2 = opened(&h.inbound(&open("c2", "w1")));
+    let fx = h.t.end_session(&conversation("c1")).unwrap();
+    assert_eq!(fx.session, k1.session);
+    assert_eq!(
+        fx.effects,
+        vec![Effect::Close {
+            key: k1.clone(),
+            reason: CloseReason::SessionEnded
+        }]
+    );
+    assert!(
+        h.t.get_mut(k1.session).is_none(),
+        "the old key reaches nobody"
+    );
+    assert!(h.t.end_session(&conversation("c1")).is_none());
+    // The other session is untouched.
+    assert!(h.t.get(k2.session).unwrap().is_current(&k2));
+    // The conversation comes back as a new session; its old key stays stale.
+    let again = opened(&h.inbound(&open("c1", "w1")));
+    assert_ne!(again.session, k1.session);
+    assert_ne!(again, k1);
+
+    let all = h.t.end_all();
+    assert_eq!(all.len(), 2);
+    assert!(h.t.is_empty());
+    assert!(all.iter().flat_map(|fx| &fx.effects).all(|e| matches!(
+        e,
+        Effect::Close {
+            reason: CloseReason::SessionEnded,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn an_idle_session_without_surfaces_ends_and_a_busy_one_stays() {
+    let mut h = table();
+    let idle = Duration::from_secs(60);
+    opened(&h.inbound(&open("c1", "w1")));
+    let k2 = opened(&h.inbound(&open("c2", "w1")));
+    // c2's Surface closes; c2 is then quiet.
+    h.inbound(&envelope(
+        "c2",
+        "close",
+        "ui.close",
+        json!({"instance_id": "w1"}),
+    ));
+    assert!(h.t.end_idle(idle).is_empty());
+    assert_eq!(h.t.next_idle_check(idle), Some(idle));
+    h.clock.0.set(Duration::from_secs(59));
+    assert!(h.t.end_idle(idle).is_empty());
+    h.clock.0.set(Duration::from_secs(61));
+    let ended = h.t.end_idle(idle);
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0].session, k2.session);
+    // c1 has a Surface open: not idle, however long.
+    h.clock.0.set(Duration::from_secs(10_000));
+    assert!(h.t.end_idle(idle).is_empty());
+    assert_eq!(h.t.len(), 1);
+}
+
+#[test]
+fn an_opened_session_has_its_vouched_agent_and_cannot_be_opened_twice() {
+    let mut h = table();
+    let id =
+        h.t.open_session(
+            conversation("c1"),
+            Some(PartyId::try_from("agent_x").unwrap()),
+        )
+        .unwrap()
+        .session;
+    assert!(matches!(
+        h.t.open_session(conversation("c1"), None),
+        Err(UsageError::SessionOpen { .. })
+    ));
+    // Another sender.id is refused wrong_sender (R-SES-1); in another conversation it is fine.
+    let answer = refusal(&h.inbound(&open("c1", "w1")));
+    assert_eq!(answer["payload"]["code"], "wrong_sender");
+    assert_eq!(h.t.get(id).unwrap().surface_count(), 0);
+    opened(&h.inbound(&open("c2", "w1")));
+}
+
+#[test]
+fn each_session_gets_its_own_inventory_calls_and_results() {
+    let mut h = table_with(Limits::default(), true);
+    h.t.register_capability(count_capability()).unwrap();
+    assert!(matches!(
+        h.t.register_capability(count_capability()),
+        Err(UsageError::CapabilityRegistered { .. })
+    ));
+    let opened_c0 = h.t.open_session(conversation("c0"), None).unwrap();
+    h.drive(opened_c0);
+    let fx = h.inbound(&count_call("c1", "call_1"));
+    h.drive(fx);
+    let fx = h.inbound(&count_call("c2", "call_1"));
+    h.drive(fx);
+    for c in ["c0", "c1", "c2"] {
+        let types: Vec<&Value> = h.sent_in(c).iter().map(|m| &m["type"]).collect();
+        assert_eq!(
+            types[..2],
+            [
+                &json!("lineup.v1.client.inventory"),
+                &json!("lineup.v1.app.list")
+            ],
+            "{c}: the inventory comes first: {types:?}"
+        );
+    }
+    let revisions: std::collections::BTreeSet<String> = h
+        .sent
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.client.inventory")
+        .map(|m| m["payload"]["revision"].to_string())
+        .collect();
+    assert_eq!(
+        revisions.len(),
+        3,
+        "each session has its own revision epoch"
+    );
+
+    // The same call_id runs once per conversation; each result goes to its own.
+    assert_eq!(h.runs.len(), 2, "{:?}", h.runs);
+    let runs = std::mem::take(&mut h.runs);
+    for (session, ticket, tag) in runs.into_iter().rev() {
+        let mut result = serde_json::Map::new();
+        result.insert("tag".into(), json!(tag));
+        let fx =
+            h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::from(result))))
+                .unwrap();
+        h.drive(fx);
+    }
+    for c in ["c1", "c2"] {
+        let results: Vec<&Value> = h
+            .sent_in(c)
+            .into_iter()
+            .filter(|m| m["type"] == "lineup.v1.app.result")
+            .collect();
+        assert_eq!(results.len(), 1, "{c}: {results:?}");
+        assert_eq!(results[0]["payload"]["status"], "completed");
+        assert_eq!(results[0]["payload"]["result"]["tag"], c);
+    }
+    // A registration reaches every session with a new inventory.
+    let more = Capability::new(
+        CapabilityName::try_from("test.more").unwrap(),
+        OpaqueVersion::try_from("1").unwrap(),
+        Risk::DisplayOnly,
+        JsonObject::try_from(json!({"type": "object"})).unwrap(),
+    )
+    .unwrap();
+    let before = h.sent.len();
+    for fx in h.t.register_capability(more).unwrap() {
+        h.drive(fx);
+    }
+    let announced: Vec<&Value> = h.sent[before..]
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.client.inventory")
+        .map(|m| &m["conversation_id"])
+        .collect();
+    assert_eq!(announced, [&json!("c0"), &json!("c1"), &json!("c2")]);
+}
+
+#[test]
+fn a_call_running_when_its_session_ends_is_recorded_and_nothing_is_sent() {
+    let mut h = table_with(Limits::default(), true);
+    h.t.register_capability(count_capability()).unwrap();
+    let fx = h.inbound(&count_call("c1", "call_1"));
+    h.drive(fx);
+    let (session, ticket, _) = h.runs.pop().unwrap();
+    h.t.end_session(&conversation("c1")).unwrap();
+    let before = h.sent.len();
+    let fx =
+        h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
+            .unwrap();
+    h.drive(fx);
+    assert_eq!(
+        h.sent.len(),
+        before,
+        "the ended session's agent hears nothing"
+    );
+    let key = lineup_host_core::CallKey {
+        conversation_id: conversation("c1"),
+        call_id: lineup_host_core::CallId::try_from("call_1").unwrap(),
+    };
+    let record = CapabilityStore::call(&mut *h.store.borrow_mut(), &key)
+        .unwrap()
+        .unwrap();
+    assert!(record.state.is_finished(), "{record:?}");
+    // An answer for a session long gone is ignored.
+    let fx =
+        h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
+            .unwrap();
+    assert!(fx.effects.is_empty());
+}
+
+#[test]
+fn an_unreadable_line_is_answered_in_the_only_sessions_conversation_else_unknown() {
+    let mut h = table();
+    opened(&h.inbound(&open("c1", "w1")));
+    let fx = h.inbound(b"not json");
+    assert_eq!(refusal(&fx)["conversation_id"], "c1");
+    assert_eq!(
+        refusal(&h.t.handle_oversized(5_000_000))["conversation_id"],
+        "c1"
+    );
+    opened(&h.inbound(&open("c2", "w1")));
+    assert_eq!(
+        refusal(&h.inbound(b"not json"))["conversation_id"],
+        "unknown"
+    );
+    assert_eq!(h.t.len(), 2);
+}
