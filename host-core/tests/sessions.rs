@@ -68,6 +68,8 @@ struct Table {
     sent: Vec<Value>,
     /// Handlers asked to run: (session, ticket, tag).
     runs: Vec<(SessionId, lineup_host_core::Ticket, String)>,
+    /// Consent prompts shown: (session, ticket).
+    prompts: Vec<(SessionId, lineup_host_core::Ticket)>,
 }
 
 fn table_with(limits: Limits, capabilities: bool) -> Table {
@@ -85,6 +87,7 @@ fn table_with(limits: Limits, capabilities: bool) -> Table {
         store,
         sent: Vec::new(),
         runs: Vec::new(),
+        prompts: Vec::new(),
     }
 }
 
@@ -195,6 +198,17 @@ impl Table {
                             }
                             CapabilityEffect::Audit(a) => {
                                 store.append_audit(&a).unwrap();
+                                None
+                            }
+                            CapabilityEffect::CheckGrant { ticket, key } => {
+                                Some((ticket, Answer::Grant(store.grant(&key).unwrap().is_some())))
+                            }
+                            CapabilityEffect::RememberGrant(grant) => {
+                                store.put_grant(&grant).unwrap();
+                                None
+                            }
+                            CapabilityEffect::Prompt(prompt) => {
+                                self.prompts.push((session, prompt.ticket));
                                 None
                             }
                             CapabilityEffect::Run(run) => {
@@ -583,4 +597,44 @@ fn an_unreadable_line_is_answered_in_the_only_sessions_conversation_else_unknown
         "unknown"
     );
     assert_eq!(h.t.len(), 2);
+}
+
+/// R-SES-1: without a vouched identity, "always" lasts one conversation: a grant given in one
+/// session is not seen by another, which asks again; the first session's next call runs
+/// without a prompt (the positive control that the grant exists).
+#[test]
+fn a_conversation_grant_is_not_seen_by_another_session() {
+    let mut h = table_with(Limits::default(), true);
+    let confirm = Capability::new(
+        CapabilityName::try_from("test.count").unwrap(),
+        OpaqueVersion::try_from("1").unwrap(),
+        Risk::UserConfirmation,
+        JsonObject::try_from(json!({"type": "object"})).unwrap(),
+    )
+    .unwrap();
+    h.t.register_capability(confirm).unwrap();
+    let fx = h.inbound(&count_call("c1", "call_1"));
+    h.drive(fx);
+    assert_eq!(h.prompts.len(), 1, "the first call asks");
+    let (session, ticket) = h.prompts[0];
+    let fx =
+        h.t.capability_answered(
+            session,
+            ticket,
+            Answer::Consent(lineup_host_core::ConsentAnswer::AllowAlways),
+        )
+        .unwrap();
+    h.drive(fx);
+    assert_eq!(h.runs.len(), 1, "allowed, it runs");
+    // The same conversation: remembered, no prompt.
+    let fx = h.inbound(&count_call("c1", "call_2"));
+    h.drive(fx);
+    assert_eq!(h.prompts.len(), 1, "c1 remembers its grant");
+    assert_eq!(h.runs.len(), 2);
+    // Another conversation: asked again, nothing runs until it answers.
+    let fx = h.inbound(&count_call("c2", "call_1"));
+    h.drive(fx);
+    assert_eq!(h.prompts.len(), 2, "c2 does not see c1's grant");
+    assert_ne!(h.prompts[1].0, session);
+    assert_eq!(h.runs.len(), 2, "nothing ran in c2");
 }
