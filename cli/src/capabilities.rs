@@ -139,7 +139,9 @@ fn counting(file: PathBuf) -> impl Fn(JsonObject) -> Result<JsonObject, HandlerE
             .append(true)
             .open(&file)
             .map_err(|e| HandlerError::new(format!("cannot open the count file: {e}")))?;
-        writeln!(out, "{tag}")
+        // One write of the whole line: handlers run at once on their own threads, and O_APPEND
+        // keeps a single small write whole, where `writeln!` may split it in two.
+        out.write_all(format!("{tag}\n").as_bytes())
             .and_then(|()| out.sync_all())
             .map_err(|e| HandlerError::new(format!("cannot write the count file: {e}")))?;
         std::thread::sleep(Duration::from_millis(sleep.min(10_000)));
