@@ -40,6 +40,10 @@ fn main() {
         "r_cap_2_r_cap_4_user_confirmation_asks_in_the_trusted_prompt_and_a_real_click_decides",
         |h| confirmation(h, &x),
     );
+    h.run(
+        "an_async_handler_runs_on_the_embedders_tokio_runtime",
+        async_handler,
+    );
     h.finish();
 }
 
@@ -324,4 +328,41 @@ fn results_of(sent: &[Value], call_id: &str) -> Vec<Value> {
         .filter(|m| m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == call_id)
         .map(|m| m["payload"].clone())
         .collect()
+}
+
+/// An async handler for tokio embedders: the call runs on the embedder's runtime (its worker
+/// thread, not the GUI thread nor the handler thread) and its result is the `app.result`.
+fn async_handler(h: &mut HostHarness) -> Outcome {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("embedder-runtime")
+        .enable_time()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let handler = lineup_webview_shell::tokio_handler(
+        runtime.handle().clone(),
+        |args: JsonObject| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let thread = std::thread::current().name().unwrap_or_default().to_owned();
+            let text = args.as_map().get("text").cloned().unwrap_or(Value::Null);
+            Ok::<_, HandlerError>(schema(json!({ "echo": text, "thread": thread })))
+        },
+    );
+    let builder = HostBuilder::new().capability(
+        capability("test.async", Risk::DisplayOnly, json!({ "type": "object" })),
+        handler,
+    );
+    let mut t = h.host(builder)?;
+    t.send(call(&t, "a1", "test.async", json!({ "text": "async" })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| !results_of(&rec.sent(), "a1").is_empty()),
+        "no result from the async handler"
+    );
+    let result = results_of(&t.rec.sent(), "a1");
+    ensure!(
+        result[0]["status"] == "completed"
+            && result[0]["result"] == json!({ "echo": "async", "thread": "embedder-runtime" }),
+        "the async handler should complete on the embedder's runtime: {result:?}"
+    );
+    h.shut_down(t)
 }

@@ -79,6 +79,36 @@ where
     }
 }
 
+/// A handler from an async closure, for embedders whose capability code runs on tokio: each call
+/// is spawned onto `runtime` and awaited from the handler's own thread, so the GUI thread never
+/// waits and the runtime stays the embedder's choice. Use a multi-thread runtime (a
+/// current-thread one only makes progress while its owner drives it).
+///
+/// ```no_run
+/// # use lineup_host_core::{HandlerError, JsonObject};
+/// let runtime = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// let handler = lineup_webview_shell::tokio_handler(runtime.handle().clone(), |args: JsonObject| async move {
+///     Ok::<_, HandlerError>(args)
+/// });
+/// # let _ = handler;
+/// ```
+#[cfg(feature = "tokio")]
+pub fn tokio_handler<F, Fut>(runtime: tokio::runtime::Handle, f: F) -> impl CapabilityHandler
+where
+    F: Fn(JsonObject) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<JsonObject, HandlerError>> + Send + 'static,
+{
+    move |arguments: JsonObject| {
+        let task = runtime.spawn(f(arguments));
+        match runtime.block_on(task) {
+            Ok(outcome) => outcome,
+            Err(e) => Err(HandlerError::new(format!(
+                "the async handler did not finish: {e}"
+            ))),
+        }
+    }
+}
+
 /// The embedder's extra check for `system_permission` and `restricted` calls (R-CAP-3): the OS
 /// permission or an extra identity check. The default denies.
 pub type PermissionHook = Box<dyn FnMut(&HookRequest) -> bool>;

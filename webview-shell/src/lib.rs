@@ -81,6 +81,8 @@ pub use builtins::{
     MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES,
     MAX_PICKED_FILE_BYTES,
 };
+#[cfg(feature = "tokio")]
+pub use capabilities::tokio_handler;
 pub use capabilities::{typed, CapabilityHandler, PermissionHook, SystemWallClock};
 pub use config::{
     language_from_environment, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
