@@ -138,6 +138,33 @@ fn snapshot(h: &mut Harness, q: &PromptQueue) -> Result<PromptSnapshot, String> 
         .ok_or_else(|| "the prompt page could not be read".to_owned())
 }
 
+/// Waits for request `label`'s answer (`what` says which input should have given it), checks
+/// that it is `expected`, and that the prompt's window then goes away.
+fn answered(
+    h: &mut Harness,
+    x: &X11,
+    answers: &Answers,
+    label: &str,
+    expected: ConsentAnswer,
+    window: u32,
+    what: &str,
+) -> Outcome {
+    ensure!(
+        h.wait_for(WAIT, || !answers.all().is_empty()),
+        "{what} did not answer"
+    );
+    ensure!(
+        answers.of(label) == vec![expected],
+        "answers: {:?}",
+        answers.all()
+    );
+    ensure!(
+        h.wait_for(WAIT, || !x.window_exists(window)),
+        "the answered prompt's window stayed"
+    );
+    Ok(())
+}
+
 /// Waits until the showing prompt takes input.
 fn armed(h: &mut Harness, q: &PromptQueue) -> Result<(), String> {
     ensure!(
@@ -173,19 +200,15 @@ fn guard(h: &mut Harness, x: &X11) -> Outcome {
     );
     ensure!(q.is_showing(), "the prompt went away");
     x.click(allow.0, allow.1)?;
-    ensure!(
-        h.wait_for(WAIT, || !answers.all().is_empty()),
-        "a click after the guard delay did not answer"
-    );
-    ensure!(
-        answers.of("guard") == vec![ConsentAnswer::Allow],
-        "answers: {:?}",
-        answers.all()
-    );
-    ensure!(
-        h.wait_for(WAIT, || !x.window_exists(window)),
-        "the answered prompt's window stayed"
-    );
+    answered(
+        h,
+        x,
+        &answers,
+        "guard",
+        ConsentAnswer::Allow,
+        window,
+        "a click after the guard delay",
+    )?;
     println!(
         "  input sent {}ms after mapping; input taken from {}ms after mapping (guard {}ms)",
         sent.as_millis(),
@@ -220,19 +243,15 @@ fn keys(h: &mut Harness, x: &X11) -> Outcome {
         answers.all()
     );
     x.key(SPACE)?;
-    ensure!(
-        h.wait_for(WAIT, || !answers.all().is_empty()),
-        "Space on the focused button did not answer"
-    );
-    ensure!(
-        answers.of("keys") == vec![ConsentAnswer::Deny],
-        "{:?}",
-        answers.all()
-    );
-    ensure!(
-        h.wait_for(WAIT, || !x.window_exists(window)),
-        "window stayed"
-    );
+    answered(
+        h,
+        x,
+        &answers,
+        "keys",
+        ConsentAnswer::Deny,
+        window,
+        "Space on the focused button",
+    )?;
     Ok(())
 }
 
@@ -248,19 +267,15 @@ fn escape(h: &mut Harness, x: &X11) -> Outcome {
         "always allow offered though not permitted"
     );
     x.key(ESCAPE)?;
-    ensure!(
-        h.wait_for(WAIT, || !answers.all().is_empty()),
-        "Escape did not answer"
-    );
-    ensure!(
-        answers.of("escape") == vec![ConsentAnswer::Cancelled],
-        "{:?}",
-        answers.all()
-    );
-    ensure!(
-        h.wait_for(WAIT, || !x.window_exists(window)),
-        "window stayed"
-    );
+    answered(
+        h,
+        x,
+        &answers,
+        "escape",
+        ConsentAnswer::Cancelled,
+        window,
+        "Escape",
+    )?;
     Ok(())
 }
 
@@ -270,19 +285,15 @@ fn wm_delete(h: &mut Harness, x: &X11) -> Outcome {
     q.request(pending(&answers, "close", false).0);
     let (window, _) = shown(h, x)?;
     x.request_close(window)?;
-    ensure!(
-        h.wait_for(WAIT, || !answers.all().is_empty()),
-        "WM_DELETE_WINDOW did not answer"
-    );
-    ensure!(
-        answers.of("close") == vec![ConsentAnswer::Cancelled],
-        "{:?}",
-        answers.all()
-    );
-    ensure!(
-        h.wait_for(WAIT, || !x.window_exists(window)),
-        "window stayed"
-    );
+    answered(
+        h,
+        x,
+        &answers,
+        "close",
+        ConsentAnswer::Cancelled,
+        window,
+        "WM_DELETE_WINDOW",
+    )?;
     Ok(())
 }
 
