@@ -52,6 +52,8 @@ pub struct DataVersion(i64);
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// How long a write waits for another process's lock.
+    busy_timeout: Duration,
 }
 
 impl Store {
@@ -111,7 +113,11 @@ impl Store {
         }
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(err("set synchronous=FULL"))?;
-        let mut store = Self { conn, path };
+        let mut store = Self {
+            conn,
+            path,
+            busy_timeout: options.busy_timeout,
+        };
         migrate::migrate(&mut store)?;
         Ok(store)
     }
@@ -119,7 +125,16 @@ impl Store {
     /// A store around a connection as it is, for migration tests.
     #[cfg(test)]
     pub(crate) fn from_parts(conn: Connection, path: PathBuf) -> Self {
-        Self { conn, path }
+        Self {
+            conn,
+            path,
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+        }
+    }
+
+    /// How long a write waits for another process's lock.
+    pub(crate) fn busy_timeout(&self) -> Duration {
+        self.busy_timeout
     }
 
     /// The database file.
@@ -187,8 +202,10 @@ impl Store {
     /// Begins a write: `BEGIN IMMEDIATE` takes the write lock now (waiting up to the busy
     /// timeout), so nothing read inside can be changed by another process before the commit.
     pub(crate) fn write(&self, op: &'static str) -> Result<Transaction<'_>, StoreError> {
-        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(self.sqlite(op))
+        retry_busy(self.busy_timeout, || {
+            Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+        })
+        .map_err(self.sqlite(op))
     }
 
     /// Every row of the query `sql` with `params`, each mapped by `map`, read in one statement
@@ -210,11 +227,6 @@ impl Store {
         &self.conn
     }
 
-    /// The connection, for migrations.
-    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
-    }
-
     /// Maps a SQLite error of operation `op` to [`StoreError::Sqlite`] naming this file.
     pub(crate) fn sqlite(&self, op: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         move |source| StoreError::Sqlite {
@@ -228,9 +240,24 @@ impl Store {
 /// Switches the file to WAL. Two processes creating a store at once both try; SQLite answers
 /// the loser `SQLITE_BUSY` at once, without its busy handler, so this retries until `timeout`.
 fn set_wal(conn: &Connection, timeout: Duration) -> rusqlite::Result<String> {
+    retry_busy(timeout, || {
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+    })
+}
+
+/// Runs `attempt` again while it fails with `SQLITE_BUSY`, until `timeout` has passed.
+///
+/// The busy handler does not cover every wait: SQLite answers `SQLITE_BUSY` at once, without
+/// calling it, when it sees a possible deadlock, while it changes the journal mode, and while
+/// another process rebuilds the WAL index of a file whose last writer was killed. Each of
+/// those clears in milliseconds, so `BEGIN IMMEDIATE` and the journal-mode switch retry here.
+pub(crate) fn retry_busy<T>(
+    timeout: Duration,
+    mut attempt: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
     let start = std::time::Instant::now();
     loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)) {
+        match attempt() {
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < timeout =>
             {

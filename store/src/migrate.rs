@@ -1,7 +1,7 @@
 //! Schema migrations by `PRAGMA user_version`: migration *n* takes a file from version *n − 1*
 //! to *n*. Append a migration to change the schema; never edit one that has shipped.
 
-use rusqlite::TransactionBehavior;
+use rusqlite::{Transaction, TransactionBehavior};
 
 use crate::{Store, StoreError};
 
@@ -98,10 +98,12 @@ fn migrate_to(store: &mut Store, target: u32) -> Result<(), StoreError> {
         let path = path.clone();
         move |source| StoreError::Sqlite { path, op, source }
     };
-    let tx = store
-        .conn_mut()
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(err("begin migration"))?;
+    let timeout = store.busy_timeout();
+    let conn = store.conn();
+    let tx = crate::db::retry_busy(timeout, || {
+        Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+    })
+    .map_err(err("begin migration"))?;
     let found: u32 = tx
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(err("read user_version"))?;

@@ -114,7 +114,7 @@ fn spawn_child(dir: &Path, tag: &str) -> Child {
         .env(CHILD_ENV, dir)
         .env(TAG_ENV, tag)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(dir.join(format!("{tag}.stderr"))).unwrap())
         .spawn()
         .unwrap()
 }
@@ -170,8 +170,13 @@ fn sigkill_at_random_moments_loses_no_committed_record() {
             // After round 0, a child is killed only once it is writing, so that every round
             // kills in the middle of the loop however slow the machine is; round 0 kills at any
             // moment, perhaps before the store or its schema exists.
-            if round > 0 {
-                first.recv_timeout(Duration::from_secs(60)).unwrap();
+            if round > 0 && first.recv_timeout(Duration::from_secs(60)).is_err() {
+                let status = child.wait().unwrap();
+                let name = if i == 0 { "a" } else { "b" };
+                let stderr =
+                    std::fs::read_to_string(dir.path().join(format!("r{round}{name}.stderr")))
+                        .unwrap_or_default();
+                panic!("child r{round}{name} never committed ({status}):\n{stderr}");
             }
             let wait = random_below(&random, 300, round * 2 + i as u64);
             thread::sleep(Duration::from_millis(wait));
