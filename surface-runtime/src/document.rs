@@ -17,6 +17,7 @@ use crate::headers::{security_headers, HTML_UTF8};
 pub struct DocumentOptions {
     csp: Option<ContentSecurityPolicy>,
     language: Option<LanguageTag>,
+    high_contrast: bool,
 }
 
 impl DocumentOptions {
@@ -25,6 +26,7 @@ impl DocumentOptions {
         Self {
             csp: Some(ContentSecurityPolicy::strict()),
             language: None,
+            high_contrast: false,
         }
     }
 
@@ -33,6 +35,21 @@ impl DocumentOptions {
     pub fn with_language(mut self, language: LanguageTag) -> Self {
         self.language = Some(language);
         self
+    }
+
+    /// Serves the high-contrast values of the host's CSS custom properties
+    /// ([`HIGH_CONTRAST_THEME_CSS`]) and marks the root element
+    /// `data-lineup-contrast="more"`, so a Surface can also adjust what the properties do not
+    /// cover (R-UI-11). Read when the document is assembled: a Surface open at the time of a
+    /// change keeps its values until it opens again.
+    pub fn with_high_contrast(mut self, high_contrast: bool) -> Self {
+        self.high_contrast = high_contrast;
+        self
+    }
+
+    /// Whether the document is assembled with the high-contrast values.
+    pub fn high_contrast(&self) -> bool {
+        self.high_contrast
     }
 
     /// The language written on the document's `<html>` element, if any.
@@ -92,6 +109,22 @@ pub const THEME_CSS: &str = ":root{--lineup-color-bg:#ffffff;--lineup-color-fg:#
 --lineup-color-accent:#0a66d8;--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
 --lineup-radius:6px}@media (prefers-color-scheme: dark){:root{--lineup-color-bg:#1e1f22;\
 --lineup-color-fg:#e6e7ea;--lineup-color-accent:#5ea1ff}}";
+
+/// [`THEME_CSS`] when the host asks for high contrast
+/// ([`DocumentOptions::with_high_contrast`]): pure black on white (white on black under
+/// `prefers-color-scheme: dark`), an accent with a contrast ratio of at least 7:1 against the
+/// background (WCAG AAA), the same font and radius.
+///
+/// | property | light | dark |
+/// | --- | --- | --- |
+/// | `--lineup-color-bg` | `#ffffff` | `#000000` |
+/// | `--lineup-color-fg` | `#000000` | `#ffffff` |
+/// | `--lineup-color-accent` | `#0000c0` | `#ffff00` |
+pub const HIGH_CONTRAST_THEME_CSS: &str =
+    ":root{--lineup-color-bg:#ffffff;--lineup-color-fg:#000000;\
+--lineup-color-accent:#0000c0;--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
+--lineup-radius:6px}@media (prefers-color-scheme: dark){:root{--lineup-color-bg:#000000;\
+--lineup-color-fg:#ffffff;--lineup-color-accent:#ffff00}}";
 
 /// Where each part of the bundle starts in the assembled document, to map a position the engine
 /// reports (document line and column, from 1) back to the author's own file (R-DIAG-1).
@@ -178,11 +211,17 @@ impl SurfaceDocument {
         const META: &str = "<head><meta charset=\"utf-8\">\
             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
         // A LanguageTag holds only ASCII letters, digits and '-': nothing to escape.
-        let open = match options.language() {
-            Some(tag) => format!("<!DOCTYPE html><html lang=\"{tag}\">"),
-            None => "<!DOCTYPE html><html>".to_owned(),
+        let lang = match options.language() {
+            Some(tag) => format!(" lang=\"{tag}\""),
+            None => String::new(),
         };
-        let before_css = [open.as_str(), META, "<style>", THEME_CSS, "</style><style>"];
+        let (contrast, theme) = if options.high_contrast() {
+            (" data-lineup-contrast=\"more\"", HIGH_CONTRAST_THEME_CSS)
+        } else {
+            ("", THEME_CSS)
+        };
+        let open = format!("<!DOCTYPE html><html{lang}{contrast}>");
+        let before_css = [open.as_str(), META, "<style>", theme, "</style><style>"];
         let css_start = before_css.iter().fold((1, 1), |at, s| advance(at, s));
         let css_end = advance(css_start, bundle.css());
         let html_start = advance(css_end, "</style></head><body>");
@@ -353,6 +392,34 @@ mod tests {
         // Positive control: without a language, no lang attribute.
         let plain = SurfaceDocument::assemble(&weather(), &DocumentOptions::default());
         assert!(!plain.html().contains("lang="));
+    }
+
+    /// R-UI-11: high contrast swaps the property values and marks the root element; the guest's
+    /// parts keep their positions relative to their own files.
+    #[test]
+    fn r_ui_11_high_contrast_at_open() {
+        let options = DocumentOptions::default()
+            .with_language(LanguageTag::try_from("en").expect("a valid tag"))
+            .with_high_contrast(true);
+        let document = SurfaceDocument::assemble(&weather(), &options);
+        let html = document.html();
+        assert!(html
+            .starts_with("<!DOCTYPE html><html lang=\"en\" data-lineup-contrast=\"more\"><head>"));
+        assert!(html.contains(HIGH_CONTRAST_THEME_CSS));
+        assert!(!html.contains(THEME_CSS));
+        let before = &html[..html.find("<script>").expect("guest js") + "<script>".len()];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        let number = |n: usize| u32::try_from(n).unwrap_or(0);
+        let at = document.layout().locate(number(line), number(column));
+        assert!(
+            at.is_some_and(|p| p.to_string().starts_with("js:1:")),
+            "{at:?}"
+        );
+        // Positive control: by default neither.
+        let plain = SurfaceDocument::assemble(&weather(), &DocumentOptions::default());
+        assert!(!plain.html().contains("data-lineup-contrast"));
+        assert!(plain.html().contains(THEME_CSS));
     }
 
     /// R-DIAG-1: a document position maps back to the part and its own line and column, also

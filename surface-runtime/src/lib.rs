@@ -56,7 +56,8 @@ mod token;
 pub use bridge::DeliveryKey;
 pub use csp::ContentSecurityPolicy;
 pub use document::{
-    DangerousDocumentOptions, DocumentLayout, DocumentOptions, SurfaceDocument, THEME_CSS,
+    DangerousDocumentOptions, DocumentLayout, DocumentOptions, SurfaceDocument,
+    HIGH_CONTRAST_THEME_CSS, THEME_CSS,
 };
 pub use server::{Response, SurfaceServer, SCHEME};
 pub use token::SurfaceToken;

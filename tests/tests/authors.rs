@@ -15,7 +15,7 @@ use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, TestHost, PRELUDE};
 use lineup_tests::runner::Outcome;
-use lineup_webview_shell::{HostBuilder, Theme};
+use lineup_webview_shell::{Contrast, HostBuilder, Theme};
 use serde_json::{json, Value};
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;
@@ -45,6 +45,10 @@ fn main() {
     h.run(
         "r_ui_11_dark_theme_matches_prefers_color_scheme_and_custom_properties_live",
         theme,
+    );
+    h.run(
+        "r_ui_11_high_contrast_at_open_sets_the_properties_and_the_root_marker",
+        contrast,
     );
     h.run(
         "child_view_resize_reaches_the_delegate_and_changes_the_views_height_clamped",
@@ -332,6 +336,51 @@ fn theme(h: &mut HostHarness) -> Outcome {
         "after Theme::Light: {light}"
     );
     h.shut_down(t)
+}
+
+const CONTRAST_JS: &str = "
+var root = getComputedStyle(document.documentElement);
+post('contrast', {
+  marker: document.documentElement.getAttribute('data-lineup-contrast'),
+  fg: root.getPropertyValue('--lineup-color-fg').trim(),
+  accent: root.getPropertyValue('--lineup-color-accent').trim()
+});
+";
+
+fn contrast_of(h: &mut HostHarness, contrast: Contrast) -> Result<Value, String> {
+    let mut t = h.host(HostBuilder::new().theme(Theme::Light).contrast(contrast))?;
+    h.open(
+        &mut t,
+        "k",
+        test_app("contrast", "<p>k</p>", CONTRAST_JS),
+        None,
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("k", "contrast") == 1),
+        "no contrast report"
+    );
+    let seen = t.rec.data("k", "contrast")[0].clone();
+    h.shut_down(t)?;
+    Ok(seen)
+}
+
+fn contrast(h: &mut HostHarness) -> Outcome {
+    let high = json!({"marker": "more", "fg": "#000000", "accent": "#0000c0"});
+    let normal = json!({"marker": null, "fg": "#1f2328", "accent": "#0a66d8"});
+    let seen = contrast_of(h, Contrast::High)?;
+    ensure!(seen == high, "with Contrast::High: {seen}");
+    // Positive control: the regular values without it.
+    let seen = contrast_of(h, Contrast::Normal)?;
+    ensure!(seen == normal, "with Contrast::Normal: {seen}");
+    // The desktop's choice, read at open: a high-contrast GTK theme, then none.
+    std::env::set_var("GTK_THEME", "HighContrast");
+    let seen = contrast_of(h, Contrast::System);
+    std::env::remove_var("GTK_THEME");
+    let seen = seen?;
+    ensure!(seen == high, "with GTK_THEME=HighContrast: {seen}");
+    let seen = contrast_of(h, Contrast::System)?;
+    ensure!(seen == normal, "with the desktop's default theme: {seen}");
+    Ok(())
 }
 
 const RESIZE_JS: &str = "

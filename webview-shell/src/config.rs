@@ -251,6 +251,27 @@ pub enum Theme {
     Dark,
 }
 
+/// Whether Surfaces get the high-contrast values of the host's CSS custom properties
+/// (R-UI-11), read when each Surface opens.
+///
+/// A high-contrast document has `data-lineup-contrast="more"` on its root element and the
+/// values of [`HIGH_CONTRAST_THEME_CSS`](lineup_surface_runtime::HIGH_CONTRAST_THEME_CSS).
+///
+/// ## Platform-specific
+/// Linux: [`Contrast::System`] is high when GTK's theme is a high-contrast one (`HighContrast`,
+/// `HighContrastInverse`, or `GTK_THEME` naming one), as GNOME's high-contrast switch sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Contrast {
+    /// Whatever the desktop says (the default), read at each open.
+    #[default]
+    System,
+    /// The regular values.
+    Normal,
+    /// The high-contrast values.
+    High,
+}
+
 /// A rectangle in logical pixels, relative to the parent window's content area.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rect {

@@ -30,7 +30,7 @@ use crate::capabilities::{
     AnswerSink, CapabilityConfig, CapabilityDriver, CapabilityHandler, PromptChoice, SharedStore,
     SystemWallClock,
 };
-use crate::config::{Placement, Rect, Theme, ViewConfig};
+use crate::config::{Contrast, Placement, Rect, Theme, ViewConfig};
 use crate::consent::ConsentPrompt;
 use crate::delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
 use crate::error::ShellError;
@@ -253,6 +253,7 @@ enum Layout {
 /// | document | [`DocumentOptions::default`]: the strict CSP with `sandbox allow-scripts` |
 /// | language (R-UI-11) | the environment's ([`language_from_environment`](crate::language_from_environment)), `en` under the POSIX locale |
 /// | theme (R-UI-11) | [`Theme::System`]: the desktop's `prefers-color-scheme` |
+/// | contrast (R-UI-11) | [`Contrast::System`]: the desktop's, read at each open |
 /// | text zoom (R-UI-11) | 1.0; the Ctrl± zoom keys are off |
 /// | diagnostics (R-DIAG-1) | to [`HostDelegate::notify_diagnostic`], 100 per Surface per 10 s; never to the agent |
 /// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
@@ -275,6 +276,7 @@ pub struct HostBuilder {
     agent_id: Option<PartyId>,
     language: Option<LanguageTag>,
     theme: Theme,
+    contrast: Contrast,
     session_idle: Option<Duration>,
 }
 
@@ -314,6 +316,7 @@ impl HostBuilder {
             agent_id: None,
             language: None,
             theme: Theme::System,
+            contrast: Contrast::System,
             session_idle: None,
         }
     }
@@ -429,6 +432,14 @@ impl HostBuilder {
     /// the embedder's own windows.
     pub fn theme(mut self, theme: Theme) -> Self {
         self.theme = theme;
+        self
+    }
+
+    /// Whether Surfaces get the high-contrast values of the `--lineup-*` custom properties and
+    /// `data-lineup-contrast="more"` on their root element (R-UI-11), decided when each one
+    /// opens. Change it later with [`Host::set_contrast`].
+    pub fn contrast(mut self, contrast: Contrast) -> Self {
+        self.contrast = contrast;
         self
     }
 
@@ -597,6 +608,7 @@ impl HostBuilder {
             proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document.with_language(language),
+            contrast: self.contrast,
             window_size: self.window_size,
             resize_bounds: self.resize_bounds,
             layout: self.layout,
@@ -740,6 +752,8 @@ pub struct Host {
     /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
     inbound: Arc<AtomicUsize>,
     document: DocumentOptions,
+    /// Read at each open (R-UI-11).
+    contrast: Contrast,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
     layout: Layout,
@@ -842,6 +856,22 @@ impl Host {
     /// Linux: GTK's process-wide dark-theme preference; see [`Theme`].
     pub fn set_theme(&mut self, theme: Theme) {
         crate::platform::apply_theme(theme);
+    }
+
+    /// Changes whether Surfaces opened from now on get the high-contrast values (R-UI-11);
+    /// open Surfaces keep theirs until they open again.
+    pub fn set_contrast(&mut self, contrast: Contrast) {
+        self.contrast = contrast;
+    }
+
+    /// The document options of a Surface opening now: the contrast is read at open.
+    fn document_options(&self) -> DocumentOptions {
+        let high = match self.contrast {
+            Contrast::High => true,
+            Contrast::Normal => false,
+            _ => crate::platform::desktop_high_contrast(),
+        };
+        self.document.clone().with_high_contrast(high)
     }
 
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
@@ -1000,10 +1030,11 @@ impl Host {
             tracing::warn!("surface {instance}: reload refused: it is not open");
             return;
         };
+        let options = self.document_options();
         let Some(live) = self.views.get_mut(&slot(&key)) else {
             return;
         };
-        let document = SurfaceDocument::assemble(bundle, &self.document);
+        let document = SurfaceDocument::assemble(bundle, &options);
         let layout = document.layout();
         match live.view.replace_document(document) {
             Ok(()) => {
@@ -1322,7 +1353,7 @@ impl Host {
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
-        let document = SurfaceDocument::assemble(&open.app.bundle, &self.document);
+        let document = SurfaceDocument::assemble(&open.app.bundle, &self.document_options());
         let layout = document.layout();
         let server = SurfaceServer::new(SurfaceToken::from_random_bytes(token), document);
         let placement = match &self.layout {

@@ -85,7 +85,7 @@ pub use builtins::{
 pub use capabilities::tokio_handler;
 pub use capabilities::{typed, CapabilityHandler, PermissionHook, SystemWallClock};
 pub use config::{
-    language_from_environment, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
+    language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
 };
 pub use consent::{
     open_url_host, risk_in_words, ArgumentLine, ConsentAnswer, ConsentHandle, ConsentPrompt,

@@ -772,6 +772,18 @@ pub(crate) fn apply_theme(theme: Theme) {
     }
 }
 
+/// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a
+/// high-contrast one, which is what GNOME's switch sets.
+pub(crate) fn desktop_high_contrast() -> bool {
+    let high = |name: &str| name.to_ascii_lowercase().contains("highcontrast");
+    if std::env::var("GTK_THEME").is_ok_and(|t| high(&t)) {
+        return true;
+    }
+    gtk::Settings::default()
+        .and_then(|settings| settings.gtk_theme_name())
+        .is_some_and(|name| high(name.as_str()))
+}
+
 /// GTK aborts the process when it cannot open a display; say so as an error instead.
 pub(crate) fn check_display() -> Result<(), ShellError> {
     let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());

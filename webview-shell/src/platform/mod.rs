@@ -8,8 +8,8 @@ mod linux;
 pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
-    apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt,
-    PlatformView,
+    apply_theme, check_display, check_web_processes_sandboxed, desktop_high_contrast,
+    web_processes, PlatformPrompt, PlatformView,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -18,6 +18,6 @@ mod unsupported;
 pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    apply_theme, check_display, check_web_processes_sandboxed, web_processes, PlatformPrompt,
-    PlatformView,
+    apply_theme, check_display, check_web_processes_sandboxed, desktop_high_contrast,
+    web_processes, PlatformPrompt, PlatformView,
 };

@@ -124,6 +124,11 @@ impl PlatformPrompt {
 
 pub(crate) fn apply_theme(_theme: Theme) {}
 
+/// No desktop setting to read here: regular contrast unless the embedder asks.
+pub(crate) fn desktop_high_contrast() -> bool {
+    false
+}
+
 /// The built-ins' desktop: nothing here yet, so [`SystemDesktop`](crate::SystemDesktop) cannot
 /// be built and every effect says so.
 pub(crate) mod desktop {
