@@ -85,8 +85,16 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-/// Brings the file to [`SCHEMA_VERSION`].
+/// Brings the file to [`SCHEMA_VERSION`]. A file already there is only read: opening a store
+/// never waits for the write lock that another host, writing steadily, may hold.
 pub(crate) fn migrate(store: &mut Store) -> Result<(), StoreError> {
+    let found: u32 = store
+        .conn()
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(store.sqlite("read user_version"))?;
+    if found == SCHEMA_VERSION {
+        return Ok(());
+    }
     migrate_to(store, SCHEMA_VERSION)
 }
 
