@@ -308,6 +308,66 @@ fn check_fails_on_a_page_error_and_passes_on_a_clean_bundle() {
     assert!(stdout.contains("OVER THE LIMIT"), "{stdout}");
 }
 
+/// Pixels of a PNG file close to `rgb` (each channel within 40), anti-aliased edges aside.
+fn pixels_near(png_path: &Path, rgb: [u8; 3]) -> usize {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert!(channels >= 3, "unexpected png with {channels} channels");
+    buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .filter(|px| (0..3).all(|i| px[i].abs_diff(rgb[i]) <= 40))
+        .count()
+}
+
+/// The authors' guide's example: an unmodified chart library (uPlot, inline in `script.js`)
+/// works in the production sandbox: no page error and no CSP violation (`--check`), and its
+/// canvas shows the state's line in the host's accent colour. Positive control: the same
+/// bundle with no values draws no line.
+#[test]
+fn the_guides_inline_chart_library_draws_the_state_in_the_sandbox() {
+    display();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/surfaces/chart");
+    let run = |dir: &Path, args: &[&str]| {
+        let run = Command::new(LINEUP)
+            .arg("preview")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+        assert!(run.status.success(), "{args:?}: {stdout}");
+        stdout
+    };
+    let stdout = run(&example, &["--check"]);
+    assert!(stdout.contains(r#"event drawn {"points":12}"#), "{stdout}");
+    // The light theme's accent, `--lineup-color-accent`.
+    const ACCENT: [u8; 3] = [0x0a, 0x66, 0xd8];
+    let copy = folder("chart", &[]);
+    for file in ["index.html", "style.css", "script.js", "state.json"] {
+        std::fs::copy(example.join(file), copy.join(file)).unwrap();
+    }
+    let out = copy.with_file_name("chart.png");
+    let shot = |dir: &Path| {
+        let out = out.to_str().unwrap();
+        run(dir, &["--screenshot", out, "--wait-event", "drawn"]);
+        pixels_near(Path::new(out), ACCENT)
+    };
+    let line = shot(&copy);
+    assert!(line > 500, "{line} pixels of the line");
+    std::fs::write(
+        copy.join("state.json"),
+        r#"{"title": "Empty", "x": [], "values": []}"#,
+    )
+    .unwrap();
+    let empty = shot(&copy);
+    assert!(empty < 50, "{empty} accent pixels with no data");
+}
+
 #[test]
 fn without_a_display_preview_says_to_run_under_xvfb_run() {
     let dir = folder("nodisplay", &[("index.html", "<p></p>")]);
