@@ -18,6 +18,7 @@ use lineup_webview_shell::{
     HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
 };
 
+mod apps;
 mod audit;
 mod bundle;
 mod capabilities;
@@ -47,6 +48,8 @@ enum Command {
     /// Show a bundle folder (or bundle JSON) in the real sandbox, reloading as you edit; or
     /// check it and take a screenshot for CI.
     Preview(preview::PreviewArgs),
+    /// App packages: make signing keys, sign a package, verify one.
+    Apps(apps::AppsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         }
         Command::Bundle(args) => bundle::run(args),
         Command::Preview(args) => return preview::run(args),
+        Command::Apps(args) => return apps::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,280 @@
+//! `lineup apps keygen|sign|verify`: app packages' keys, signatures and checks (R-SEC-7).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use lineup_packages::{
+    ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits,
+    PackageSignature, PublicKey, SecretKey,
+};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  the package is refused: unsafe or invalid, another digest, or no trusted signature
+  2  usage error
+  3  a file cannot be read or written (a key, a signature, the output)";
+
+const EXIT_REFUSED: u8 = 1;
+const EXIT_IO: u8 = 3;
+
+/// Work with app packages: a folder or tar archive holding manifest.json and the files it names.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub(crate) struct AppsArgs {
+    #[command(subcommand)]
+    command: AppsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AppsCommand {
+    /// Make an Ed25519 signing key: FILE (secret, mode 0600) and FILE.pub; prints the public key.
+    #[command(after_help = EXIT_CODES)]
+    Keygen {
+        /// Where to write the secret key; an existing file is never overwritten.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Sign a package's digest; prints the one-line signature (or writes it to --out).
+    #[command(after_help = EXIT_CODES)]
+    Sign {
+        /// The package: a folder or a tar archive.
+        package: PathBuf,
+        /// The secret key file made by `lineup apps keygen`.
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// Write the signature here instead of to stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Check a package: safe to unpack, manifest and files agree; with --digest, that digest;
+    /// with --signature, signed by one of the --trusted-key keys.
+    #[command(after_help = EXIT_CODES)]
+    Verify {
+        /// The package: a folder or a tar archive.
+        package: PathBuf,
+        /// The digest the package must have (sha256-<base64>).
+        #[arg(long, value_name = "DIGEST")]
+        digest: Option<String>,
+        /// A signature file made by `lineup apps sign`.
+        #[arg(long, value_name = "FILE", requires = "trusted_key")]
+        signature: Option<PathBuf>,
+        /// A trusted public key (ed25519:<base64>) or a file holding one per line; repeatable.
+        #[arg(long = "trusted-key", value_name = "KEY|FILE")]
+        trusted_key: Vec<String>,
+        /// Print a JSON object {id, name, version, digest, surfaces, assets, signed_by}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn refused(error: PackageError) -> Self {
+        let code = match error {
+            PackageError::Io { .. } => EXIT_IO,
+            _ => EXIT_REFUSED,
+        };
+        Self {
+            code,
+            message: error.to_string(),
+        }
+    }
+
+    fn io(path: &Path, error: io::Error) -> Self {
+        Self {
+            code: EXIT_IO,
+            message: format!("{}: {error}", path.display()),
+        }
+    }
+}
+
+/// Runs `lineup apps …`.
+pub(crate) fn run(args: AppsArgs) -> ExitCode {
+    match command(args.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let _ = writeln!(io::stderr().lock(), "lineup: error: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn read_package(path: &Path) -> Result<Package, Failure> {
+    let files = PackageFiles::read(path, &PackageLimits::default()).map_err(Failure::refused)?;
+    Package::from_files(files, &ManifestLimits::default()).map_err(Failure::refused)
+}
+
+fn read_text(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure::io(path, e))
+}
+
+fn trusted_keys(given: &[String]) -> Result<Vec<PublicKey>, Failure> {
+    let mut keys = Vec::new();
+    for item in given {
+        if item.starts_with("ed25519:") {
+            keys.push(PublicKey::parse(item).map_err(Failure::refused)?);
+            continue;
+        }
+        let text = read_text(Path::new(item))?;
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            keys.push(PublicKey::parse(line).map_err(Failure::refused)?);
+        }
+    }
+    Ok(keys)
+}
+
+fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .map_err(|e| Failure::io(path, e))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Failure::io(path, e))
+}
+
+fn command(command: AppsCommand) -> Result<(), Failure> {
+    let stdout = Path::new("stdout");
+    let mut out = io::stdout().lock();
+    match command {
+        AppsCommand::Keygen { out: path } => {
+            let key = SecretKey::generate().map_err(Failure::refused)?;
+            let public = path.with_file_name(format!(
+                "{}.pub",
+                path.file_name()
+                    .map_or("key".into(), |n| n.to_string_lossy())
+            ));
+            if public.exists() {
+                return Err(Failure::io(
+                    &public,
+                    io::Error::new(io::ErrorKind::AlreadyExists, "exists; not overwritten"),
+                ));
+            }
+            write_new(&path, &key.to_file_text(), 0o600)?;
+            write_new(&public, &format!("{}\n", key.public_key()), 0o644)?;
+            writeln!(out, "{}", key.public_key()).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Sign {
+            package,
+            key,
+            out: to,
+        } => {
+            let package = read_package(&package)?;
+            let key = SecretKey::parse(&read_text(&key)?).map_err(Failure::refused)?;
+            let line = format!("{}\n", key.sign(&package.digest()));
+            match to {
+                Some(path) => write_new(&path, &line, 0o644),
+                None => out
+                    .write_all(line.as_bytes())
+                    .map_err(|e| Failure::io(stdout, e)),
+            }
+        }
+        AppsCommand::Verify {
+            package: path,
+            digest,
+            signature,
+            trusted_key,
+            json,
+        } => {
+            let package = read_package(&path)?;
+            if let Some(expected) = digest {
+                PackageDigest::parse(&expected)
+                    .and_then(|d| d.check(package.files()))
+                    .map_err(Failure::refused)?;
+            }
+            let signed_by = match signature {
+                Some(file) => {
+                    let trusted = trusted_keys(&trusted_key)?;
+                    let signature =
+                        PackageSignature::parse(&read_text(&file)?).map_err(Failure::refused)?;
+                    signature
+                        .verify(&package.digest(), &trusted)
+                        .map_err(Failure::refused)?;
+                    Some(signature.key())
+                }
+                None => None,
+            };
+            report(&mut out, &package, signed_by, json).map_err(|e| Failure::io(stdout, e))
+        }
+    }
+}
+
+fn report(
+    out: &mut impl Write,
+    package: &Package,
+    signed_by: Option<PublicKey>,
+    json: bool,
+) -> io::Result<()> {
+    let surfaces: Vec<_> = package
+        .surfaces()
+        .iter()
+        .map(|(id, s)| {
+            serde_json::json!({
+                "id": id.as_str(),
+                "bytes": s.bundle().len(),
+                "integrity": s.bundle().digest().to_string(),
+                "events": s.events().iter().map(|e| e.as_str()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let assets: Vec<_> = package
+        .assets()
+        .iter()
+        .map(|(path, mime)| serde_json::json!({"path": path.as_str(), "type": mime}))
+        .collect();
+    if json {
+        let value = serde_json::json!({
+            "id": package.id().as_str(),
+            "name": package.name(),
+            "version": package.version().to_string(),
+            "digest": package.digest().to_string(),
+            "surfaces": surfaces,
+            "assets": assets,
+            "signed_by": signed_by.map(|k| k.to_string()),
+        });
+        return writeln!(out, "{value}");
+    }
+    writeln!(
+        out,
+        "{} {} ({:?}): a valid package",
+        package.id().as_str(),
+        package.version(),
+        package.name()
+    )?;
+    writeln!(out, "digest    {}", package.digest())?;
+    for surface in &surfaces {
+        writeln!(
+            out,
+            "surface   {} ({} bytes of 163840), events: {}",
+            surface["id"].as_str().unwrap_or_default(),
+            surface["bytes"],
+            surface["events"]
+        )?;
+    }
+    for asset in &assets {
+        writeln!(
+            out,
+            "asset     {} ({})",
+            asset["path"].as_str().unwrap_or_default(),
+            asset["type"].as_str().unwrap_or_default()
+        )?;
+    }
+    match signed_by {
+        Some(key) => writeln!(out, "signature valid, by trusted key {key}"),
+        None => writeln!(out, "signature not checked (no --signature)"),
+    }
+}

@@ -1,0 +1,151 @@
+//! `lineup apps keygen|sign|verify` as a script would run them: the exit codes and output of a
+//! valid package, a signed one, a tampered one, a wrong key and an unsafe archive (R-SEC-7).
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
+
+fn lineup(args: &[&str]) -> Output {
+    Command::new(LINEUP).args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn package(dir: &Path) {
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"id": "com.example.dash", "name": "Dash", "version": "1.0.0",
+            "surfaces": {"main": {"html": "index.html", "events": ["refresh"]}},
+            "assets": ["assets/logo.png"]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("index.html"), "<p>dash</p>").unwrap();
+    std::fs::write(dir.join("assets/logo.png"), [0x89, b'P', b'N', b'G']).unwrap();
+}
+
+#[test]
+fn keygen_sign_and_verify_a_package_and_refuse_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("dash");
+    package(&pkg);
+    let p = |path: &Path| path.to_str().unwrap().to_owned();
+
+    // Valid, unsigned.
+    let run = lineup(&["apps", "verify", &p(&pkg), "--json"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["id"], "com.example.dash");
+    assert_eq!(report["assets"][0]["type"], "image/png");
+    assert!(report["signed_by"].is_null());
+    let digest = report["digest"].as_str().unwrap().to_owned();
+
+    // Keys: the secret is private, never overwritten.
+    let key = tmp.path().join("release");
+    let run = lineup(&["apps", "keygen", "--out", &p(&key)]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let public = text(&run.stdout).trim().to_owned();
+    assert!(public.starts_with("ed25519:"), "{public}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let again = lineup(&["apps", "keygen", "--out", &p(&key)]);
+    assert_eq!(again.status.code(), Some(3), "{}", text(&again.stderr));
+
+    // Sign, verify with the right key and digest.
+    let sig = tmp.path().join("dash.sig");
+    let run = lineup(&[
+        "apps",
+        "sign",
+        &p(&pkg),
+        "--key",
+        &p(&key),
+        "--out",
+        &p(&sig),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let run = lineup(&[
+        "apps",
+        "verify",
+        &p(&pkg),
+        "--digest",
+        &digest,
+        "--signature",
+        &p(&sig),
+        "--trusted-key",
+        &public,
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(text(&run.stdout).contains(&format!("signature valid, by trusted key {public}")));
+    // A trusted-keys file works the same.
+    let run = lineup(&[
+        "apps",
+        "verify",
+        &p(&pkg),
+        "--signature",
+        &p(&sig),
+        "--trusted-key",
+        &p(&tmp.path().join("release.pub")),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+
+    // Another trusted key: refused.
+    let other = tmp.path().join("other");
+    let other_public = text(&lineup(&["apps", "keygen", "--out", &p(&other)]).stdout)
+        .trim()
+        .to_owned();
+    let run = lineup(&[
+        "apps",
+        "verify",
+        &p(&pkg),
+        "--signature",
+        &p(&sig),
+        "--trusted-key",
+        &other_public,
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("is not one of the trusted keys"),
+        "{}",
+        text(&run.stderr)
+    );
+
+    // One flipped byte in an asset: another digest, and the signature no longer verifies.
+    std::fs::write(pkg.join("assets/logo.png"), [0x89, b'P', b'N', b'H']).unwrap();
+    let run = lineup(&["apps", "verify", &p(&pkg), "--digest", &digest]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains(&format!("not the expected {digest}")),
+        "{}",
+        text(&run.stderr)
+    );
+    let run = lineup(&[
+        "apps",
+        "verify",
+        &p(&pkg),
+        "--signature",
+        &p(&sig),
+        "--trusted-key",
+        &public,
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("does not verify"),
+        "{}",
+        text(&run.stderr)
+    );
+
+    // An unsafe folder: a symbolic link.
+    std::os::unix::fs::symlink("/etc/passwd", pkg.join("assets/x.png")).unwrap();
+    let run = lineup(&["apps", "verify", &p(&pkg)]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("is a symbolic link"),
+        "{}",
+        text(&run.stderr)
+    );
+}
