@@ -1,4 +1,5 @@
-//! `lineup apps keygen|sign|verify`: app packages' keys, signatures and checks (R-SEC-7).
+//! `lineup apps`: the local app registry (install, list, enable, disable, upgrade, rollback,
+//! remove, verify) and app packages' keys, signatures and checks (R-UI-9, R-SEC-7).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -9,13 +10,18 @@ use lineup_packages::{
     ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits,
     PackageSignature, PublicKey, SecretKey,
 };
+use lineup_store::{AppChange, Store, StoreError};
+
+use crate::data::{DataDirArg, Shown};
 
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success
-  1  the package is refused: unsafe or invalid, another digest, or no trusted signature
+  1  refused: the package is unsafe or invalid, has another digest or no trusted signature; the
+     registry change is not possible (not installed, not newer, nothing to roll back to); or an
+     installed package no longer matches its digest
   2  usage error
-  3  a file cannot be read or written (a key, a signature, the output)";
+  3  a file or the store cannot be read or written (a key, a signature, the data directory)";
 
 const EXIT_REFUSED: u8 = 1;
 const EXIT_IO: u8 = 3;
@@ -26,10 +32,93 @@ const EXIT_IO: u8 = 3;
 pub(crate) struct AppsArgs {
     #[command(subcommand)]
     command: AppsCommand,
+    #[command(flatten)]
+    data_dir: DataDirArg,
+}
+
+/// How an install or upgrade is verified: one of the two is required.
+#[derive(Debug, Args)]
+struct Expected {
+    /// The digest the package must have (sha256-<base64>), from a source you trust.
+    #[arg(long, value_name = "DIGEST", required_unless_present = "signature")]
+    digest: Option<String>,
+    /// A signature file made by `lineup apps sign`, by one of the --trusted-key keys.
+    #[arg(long, value_name = "FILE", requires = "trusted_key")]
+    signature: Option<PathBuf>,
+    /// A trusted public key (ed25519:<base64>) or a file holding one per line; repeatable.
+    #[arg(long = "trusted-key", value_name = "KEY|FILE")]
+    trusted_key: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
 enum AppsCommand {
+    /// Install a package (folder or tar archive) that is not installed yet, enabled; it needs
+    /// --digest or a trusted --signature, and is verified before anything is kept.
+    #[command(after_help = EXIT_CODES)]
+    Install {
+        /// The package: a folder or a tar archive.
+        package: PathBuf,
+        #[command(flatten)]
+        expected: Expected,
+        /// Print the change as JSON {id, from, to, enabled, revision}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a newer version of an installed app current; the one it replaces is kept for
+    /// rollback. Verified like install.
+    #[command(after_help = EXIT_CODES)]
+    Upgrade {
+        /// The package: a folder or a tar archive.
+        package: PathBuf,
+        #[command(flatten)]
+        expected: Expected,
+        /// Print the change as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Go back to the version installed before the current one (verified again first).
+    #[command(after_help = EXIT_CODES)]
+    Rollback {
+        /// The app id.
+        id: String,
+        /// Print the change as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let agents open an installed app again.
+    #[command(after_help = EXIT_CODES)]
+    Enable {
+        /// The app id.
+        id: String,
+        /// Print the change as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop agents from opening an app; running hosts close its open Surfaces.
+    #[command(after_help = EXIT_CODES)]
+    Disable {
+        /// The app id.
+        id: String,
+        /// Print the change as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an app with all its versions and cached files.
+    #[command(after_help = EXIT_CODES)]
+    Remove {
+        /// The app id.
+        id: String,
+        /// Print the change as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List installed apps: id, current version, enabled, versions kept, digest.
+    #[command(after_help = EXIT_CODES)]
+    List {
+        /// Print a JSON array of {id, name, version, digest, enabled, versions}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Make an Ed25519 signing key: FILE (secret, mode 0600) and FILE.pub; prints the public key.
     #[command(after_help = EXIT_CODES)]
     Keygen {
@@ -50,11 +139,12 @@ enum AppsCommand {
         out: Option<PathBuf>,
     },
     /// Check a package: safe to unpack, manifest and files agree; with --digest, that digest;
-    /// with --signature, signed by one of the --trusted-key keys.
+    /// with --signature, signed by one of the --trusted-key keys. Without a package, check
+    /// every installed version's cached bytes against its recorded digest.
     #[command(after_help = EXIT_CODES)]
     Verify {
-        /// The package: a folder or a tar archive.
-        package: PathBuf,
+        /// The package: a folder or a tar archive; none for the installed apps.
+        package: Option<PathBuf>,
         /// The digest the package must have (sha256-<base64>).
         #[arg(long, value_name = "DIGEST")]
         digest: Option<String>,
@@ -76,6 +166,24 @@ struct Failure {
 }
 
 impl Failure {
+    fn store(error: StoreError) -> Self {
+        let code = match error {
+            StoreError::App { .. } | StoreError::Package(_) => EXIT_REFUSED,
+            _ => EXIT_IO,
+        };
+        Self {
+            code,
+            message: error.to_string(),
+        }
+    }
+
+    fn from_data(failure: crate::data::Failure) -> Self {
+        Self {
+            code: EXIT_IO,
+            message: failure.message,
+        }
+    }
+
     fn refused(error: PackageError) -> Self {
         let code = match error {
             PackageError::Io { .. } => EXIT_IO,
@@ -97,7 +205,7 @@ impl Failure {
 
 /// Runs `lineup apps …`.
 pub(crate) fn run(args: AppsArgs) -> ExitCode {
-    match command(args.command) {
+    match command(args.command, &args.data_dir) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             let _ = writeln!(io::stderr().lock(), "lineup: error: {}", failure.message);
@@ -147,10 +255,147 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), Failure> {
         .map_err(|e| Failure::io(path, e))
 }
 
-fn command(command: AppsCommand) -> Result<(), Failure> {
+/// Reads and verifies a package to install: the digest, or a signature by a trusted key.
+fn verified(path: &Path, expected: &Expected) -> Result<Package, Failure> {
+    let package = read_package(path)?;
+    if let Some(digest) = &expected.digest {
+        PackageDigest::parse(digest)
+            .and_then(|d| d.check(package.files()))
+            .map_err(Failure::refused)?;
+    }
+    if let Some(file) = &expected.signature {
+        let trusted = trusted_keys(&expected.trusted_key)?;
+        PackageSignature::parse(&read_text(file)?)
+            .and_then(|s| s.verify(&package.digest(), &trusted))
+            .map_err(Failure::refused)?;
+    }
+    Ok(package)
+}
+
+fn changed(out: &mut impl Write, change: &AppChange, json: bool) -> io::Result<()> {
+    if json {
+        let value = serde_json::to_string(change).map_err(io::Error::other)?;
+        return writeln!(out, "{value}");
+    }
+    let id = Shown(&change.id);
+    let version = |v: &Option<String>| v.as_deref().map(|v| Shown(v).to_string());
+    match (version(&change.from), version(&change.to)) {
+        (None, Some(to)) => writeln!(out, "installed {id} {to}, enabled")?,
+        (Some(from), None) => writeln!(out, "removed {id} (was {from})")?,
+        (Some(from), Some(to)) if from == to => writeln!(
+            out,
+            "{} {id} {to}",
+            if change.enabled {
+                "enabled"
+            } else {
+                "disabled"
+            }
+        )?,
+        (Some(from), Some(to)) => writeln!(out, "{id}: {from} -> {to}")?,
+        (None, None) => {}
+    }
+    writeln!(
+        out,
+        "inventory revision counter {}; running hosts update their sessions",
+        change.revision
+    )
+}
+
+fn list(out: &mut impl Write, store: &Store, json: bool) -> Result<(), Failure> {
+    let apps = store.apps().map_err(Failure::store)?;
+    let stdout = Path::new("stdout");
+    if json {
+        let value = serde_json::to_string(&apps).map_err(|e| Failure::io(stdout, e.into()))?;
+        return writeln!(out, "{value}").map_err(|e| Failure::io(stdout, e));
+    }
+    if apps.is_empty() {
+        return writeln!(out, "no apps installed").map_err(|e| Failure::io(stdout, e));
+    }
+    let write = |out: &mut dyn Write| -> io::Result<()> {
+        writeln!(
+            out,
+            "{:<32} {:<12} {:<8} {:<10} DIGEST",
+            "ID", "VERSION", "ENABLED", "VERSIONS"
+        )?;
+        for app in &apps {
+            writeln!(
+                out,
+                "{:<32} {:<12} {:<8} {:<10} {}",
+                Shown(&app.id).to_string(),
+                Shown(&app.version).to_string(),
+                if app.enabled { "yes" } else { "no" },
+                app.versions.len(),
+                app.digest
+            )?;
+        }
+        Ok(())
+    };
+    write(out).map_err(|e| Failure::io(stdout, e))
+}
+
+fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
     let stdout = Path::new("stdout");
     let mut out = io::stdout().lock();
+    let open = || data_dir.open().map_err(Failure::from_data);
     match command {
+        AppsCommand::Install {
+            package,
+            expected,
+            json,
+        } => {
+            let package = verified(&package, &expected)?;
+            let store = data_dir.open_or_create().map_err(Failure::from_data)?;
+            let change = store.install_app(&package).map_err(Failure::store)?;
+            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Upgrade {
+            package,
+            expected,
+            json,
+        } => {
+            let package = verified(&package, &expected)?;
+            let change = open()?.upgrade_app(&package).map_err(Failure::store)?;
+            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Rollback { id, json } => {
+            let change = open()?.rollback_app(&id).map_err(Failure::store)?;
+            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Enable { id, json } => {
+            let change = open()?.set_app_enabled(&id, true).map_err(Failure::store)?;
+            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Disable { id, json } => {
+            let change = open()?
+                .set_app_enabled(&id, false)
+                .map_err(Failure::store)?;
+            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Remove { id, json } => {
+            let change = open()?.remove_app(&id).map_err(Failure::store)?;
+            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::List { json } => list(&mut out, &open()?, json),
+        AppsCommand::Verify { package: None, .. } => {
+            let store = open()?;
+            let failed = store.verify_apps().map_err(Failure::store)?;
+            if failed.is_empty() {
+                let count = store.apps().map_err(Failure::store)?.len();
+                return writeln!(out, "{count} installed apps verified")
+                    .map_err(|e| Failure::io(stdout, e));
+            }
+            for (id, version, error) in &failed {
+                writeln!(out, "FAILED {} {}: {error}", Shown(id), Shown(version))
+                    .map_err(|e| Failure::io(stdout, e))?;
+            }
+            Err(Failure {
+                code: EXIT_REFUSED,
+                message: format!(
+                    "{} installed versions no longer match their digest; they are refused at open",
+                    failed.len()
+                ),
+            })
+        }
         AppsCommand::Keygen { out: path } => {
             let key = SecretKey::generate().map_err(Failure::refused)?;
             let public = path.with_file_name(format!(
@@ -184,7 +429,7 @@ fn command(command: AppsCommand) -> Result<(), Failure> {
             }
         }
         AppsCommand::Verify {
-            package: path,
+            package: Some(path),
             digest,
             signature,
             trusted_key,

@@ -43,6 +43,16 @@ impl DataDirArg {
         };
         Store::open_existing(dir).map_err(Failure::store)
     }
+
+    /// Opens the store of the data directory, creating it on first use: for `lineup apps
+    /// install`, which an integrator may run before any host has.
+    pub(crate) fn open_or_create(&self) -> Result<Store, Failure> {
+        let dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => lineup_store::default_data_dir().map_err(Failure::store)?,
+        };
+        Store::open(dir).map_err(Failure::store)
+    }
 }
 
 /// A store command that did not succeed: what to say on stderr and the exit code.

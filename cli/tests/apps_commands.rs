@@ -149,3 +149,146 @@ fn keygen_sign_and_verify_a_package_and_refuse_the_rest() {
         text(&run.stderr)
     );
 }
+
+fn json_of(run: &Output) -> serde_json::Value {
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+#[test]
+fn the_registry_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let data = data.to_str().unwrap();
+    let p = |path: &Path| path.to_str().unwrap().to_owned();
+    let v1 = tmp.path().join("v1");
+    package(&v1);
+    let v2 = tmp.path().join("v2");
+    package(&v2);
+    let manifest = std::fs::read_to_string(v2.join("manifest.json")).unwrap();
+    std::fs::write(v2.join("manifest.json"), manifest.replace("1.0.0", "1.1.0")).unwrap();
+    let digest = |dir: &Path| {
+        json_of(&lineup(&["apps", "verify", &p(dir), "--json"]))["digest"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    // Neither a digest nor a signature: a usage error, nothing created.
+    let run = lineup(&["apps", "--data-dir", data, "install", &p(&v1)]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    assert!(!Path::new(data).exists());
+    // A wrong digest: refused, nothing installed.
+    let run = lineup(&[
+        "apps",
+        "--data-dir",
+        data,
+        "install",
+        &p(&v1),
+        "--digest",
+        &digest(&v2),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+
+    let change = json_of(&lineup(&[
+        "apps",
+        "--data-dir",
+        data,
+        "install",
+        &p(&v1),
+        "--digest",
+        &digest(&v1),
+        "--json",
+    ]));
+    assert_eq!(change["to"], "1.0.0");
+    let first = change["revision"].as_u64().unwrap();
+
+    // Upgrade with a signature by a trusted key.
+    let key = tmp.path().join("k");
+    let public = text(&lineup(&["apps", "keygen", "--out", &p(&key)]).stdout)
+        .trim()
+        .to_owned();
+    let sig = tmp.path().join("v2.sig");
+    assert!(lineup(&[
+        "apps",
+        "sign",
+        &p(&v2),
+        "--key",
+        &p(&key),
+        "--out",
+        &p(&sig)
+    ])
+    .status
+    .success());
+    let change = json_of(&lineup(&[
+        "apps",
+        "--data-dir",
+        data,
+        "upgrade",
+        &p(&v2),
+        "--signature",
+        &p(&sig),
+        "--trusted-key",
+        &public,
+        "--json",
+    ]));
+    assert_eq!(
+        (change["from"].as_str(), change["to"].as_str()),
+        (Some("1.0.0"), Some("1.1.0"))
+    );
+    assert_eq!(change["revision"].as_u64(), Some(first + 1));
+
+    let listed = json_of(&lineup(&["apps", "--data-dir", data, "list", "--json"]));
+    assert_eq!(listed[0]["version"], "1.1.0");
+    assert_eq!(listed[0]["versions"], serde_json::json!(["1.0.0", "1.1.0"]));
+    let listing = listed.to_string();
+    assert!(
+        !listing.contains(tmp.path().to_str().unwrap()),
+        "no path in {listing}"
+    );
+
+    let run = lineup(&["apps", "--data-dir", data, "rollback", "com.example.dash"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).contains("com.example.dash: 1.1.0 -> 1.0.0"),
+        "{}",
+        text(&run.stdout)
+    );
+    let run = lineup(&["apps", "--data-dir", data, "disable", "com.example.dash"]);
+    assert!(
+        text(&run.stdout).contains("disabled com.example.dash 1.0.0"),
+        "{}",
+        text(&run.stdout)
+    );
+    let run = lineup(&["apps", "--data-dir", data, "list"]);
+    assert!(text(&run.stdout).contains(" no "), "{}", text(&run.stdout));
+
+    // The cache is checked by `verify`: intact, then with one byte flipped.
+    let run = lineup(&["apps", "--data-dir", data, "verify"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let cache = Path::new(data).join("packages");
+    for file in std::fs::read_dir(&cache).unwrap() {
+        let file = file.unwrap().path();
+        let mut bytes = std::fs::read(&file).unwrap();
+        let at = bytes.windows(4).position(|w| w == b"dash").unwrap();
+        bytes[at] ^= 0x20;
+        std::fs::write(&file, bytes).unwrap();
+    }
+    let run = lineup(&["apps", "--data-dir", data, "verify"]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stdout));
+    assert!(
+        text(&run.stdout).contains("FAILED com.example.dash 1.0.0"),
+        "{}",
+        text(&run.stdout)
+    );
+
+    let run = lineup(&["apps", "--data-dir", data, "remove", "com.example.dash"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let run = lineup(&["apps", "--data-dir", data, "remove", "com.example.dash"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("app com.example.dash: not installed"),
+        "{}",
+        text(&run.stderr)
+    );
+}

@@ -202,10 +202,7 @@ impl Store {
     /// Begins a write: `BEGIN IMMEDIATE` takes the write lock now (waiting up to the busy
     /// timeout), so nothing read inside can be changed by another process before the commit.
     pub(crate) fn write(&self, op: &'static str) -> Result<Transaction<'_>, StoreError> {
-        retry_busy(self.busy_timeout, || {
-            Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-        })
-        .map_err(self.sqlite(op))
+        begin_immediate(&self.conn, self.busy_timeout).map_err(self.sqlite(op))
     }
 
     /// Every row of the query `sql` with `params`, each mapped by `map`, read in one statement
@@ -245,6 +242,30 @@ fn set_wal(conn: &Connection, timeout: Duration) -> rusqlite::Result<String> {
     })
 }
 
+/// How often a waiting write tries for the lock.
+const WRITE_POLL: Duration = Duration::from_millis(1);
+
+/// `BEGIN IMMEDIATE`, waiting up to `timeout` for another process's write lock.
+///
+/// SQLite's own busy handler sleeps ever longer between tries (up to 100 ms), and its locks are
+/// not queued: a waiter that wakes while another host is inside its next transaction sleeps
+/// again, so a host writing steadily could starve another one for the whole timeout. So the
+/// wait is done here instead, trying every millisecond; the connection's own busy timeout,
+/// which covers reads, is put back afterwards.
+pub(crate) fn begin_immediate(
+    conn: &Connection,
+    timeout: Duration,
+) -> rusqlite::Result<Transaction<'_>> {
+    conn.busy_timeout(WRITE_POLL)?;
+    let begun = retry_busy(timeout, || {
+        Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+    });
+    let restored = conn.busy_timeout(timeout);
+    let tx = begun?;
+    restored?;
+    Ok(tx)
+}
+
 /// Runs `attempt` again while it fails with `SQLITE_BUSY`, until `timeout` has passed.
 ///
 /// The busy handler does not cover every wait: SQLite answers `SQLITE_BUSY` at once, without
@@ -261,7 +282,7 @@ pub(crate) fn retry_busy<T>(
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < timeout =>
             {
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(WRITE_POLL);
             }
             other => return other,
         }

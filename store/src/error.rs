@@ -102,6 +102,29 @@ pub enum StoreError {
         hint: &'static str,
     },
 
+    /// A registry change or load of app `id` is refused (not installed, disabled, not newer,
+    /// nothing to roll back to …).
+    #[error("app {id}: {reason}")]
+    App {
+        /// The app id.
+        id: String,
+        /// Why, naming the versions involved.
+        reason: String,
+    },
+
+    /// A package is refused, or a cached one no longer has its recorded digest.
+    #[error(transparent)]
+    Package(lineup_packages::PackageError),
+
+    /// A file of the package cache could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+
     /// A stored row could not be read back as this build expects (table and key named).
     #[error("{table}: record {key} is unreadable: {detail}")]
     Corrupt {

@@ -68,6 +68,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod apps;
 mod audit;
 mod calls;
 mod data_dir;
@@ -79,6 +80,7 @@ pub mod kernel;
 mod migrate;
 mod revision;
 
+pub use apps::{AppChange, InstalledApp, PACKAGE_CACHE};
 pub use audit::{AuditEntry, AuditHead, AuditRecord, ChainVerifier};
 pub use calls::{CallKey, CallOutcome, CallRecord, CallState, Inserted, NewCall};
 pub use data_dir::{default_data_dir, APP_DIR};

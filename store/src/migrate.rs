@@ -1,8 +1,6 @@
 //! Schema migrations by `PRAGMA user_version`: migration *n* takes a file from version *n − 1*
 //! to *n*. Append a migration to change the schema; never edit one that has shipped.
 
-use rusqlite::{Transaction, TransactionBehavior};
-
 use crate::{Store, StoreError};
 
 /// The migrations, in order; `MIGRATIONS[i]` takes the file from version `i` to `i + 1`.
@@ -80,6 +78,25 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE grants ADD COLUMN conversation_id TEXT;
     ALTER TABLE grants ADD COLUMN call_id TEXT;
     ",
+    // 4: the app registry (`apps.rs`): each app's current version and whether it is enabled,
+    // and every installed version with its package digest (the name of its cache file), in
+    // install order (`seq`, for roll back).
+    r"
+    CREATE TABLE apps (
+        id      TEXT PRIMARY KEY,
+        current TEXT NOT NULL,
+        enabled INTEGER NOT NULL CHECK (enabled IN (0, 1))
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE app_versions (
+        id           TEXT NOT NULL,
+        version      TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        digest       TEXT NOT NULL,
+        installed_at TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        PRIMARY KEY (id, version)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.
@@ -108,10 +125,7 @@ fn migrate_to(store: &mut Store, target: u32) -> Result<(), StoreError> {
     };
     let timeout = store.busy_timeout();
     let conn = store.conn();
-    let tx = crate::db::retry_busy(timeout, || {
-        Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
-    })
-    .map_err(err("begin migration"))?;
+    let tx = crate::db::begin_immediate(conn, timeout).map_err(err("begin migration"))?;
     let found: u32 = tx
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(err("read user_version"))?;
@@ -147,7 +161,7 @@ mod tests {
         std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 3);
+        assert_eq!(SCHEMA_VERSION, 4);
         store.verify_audit().unwrap();
     }
 
@@ -224,7 +238,7 @@ mod tests {
         };
 
         let mut store = Store::open(dir).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 3);
+        assert_eq!(store.schema_version().unwrap(), 4);
         // The store's own API reads every old row as before.
         assert!(store.is_granted(&grant).unwrap());
         assert_eq!(store.unfinished_calls().unwrap().len(), 1);
@@ -285,7 +299,7 @@ mod tests {
                 err,
                 StoreError::SchemaTooNew {
                     found: 99,
-                    supported: 3,
+                    supported: 4,
                     ..
                 }
             ),

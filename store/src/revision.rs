@@ -55,6 +55,21 @@ impl Store {
         Ok(Revision(format!("{epoch}-{number}")))
     }
 
+    /// The revision counter as it is, without incrementing it: a host compares it with the
+    /// value it last saw to learn that the registry changed, also in another process.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`].
+    pub fn revision_counter(&self) -> Result<u64, StoreError> {
+        self.conn()
+            .query_row("SELECT counter FROM revision WHERE id = 1", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(self.sqlite("select from revision"))
+    }
+
     /// Increments the revision counter and commits, then returns the database's epoch (16 hex
     /// digits) and the new counter value: the one source of [`Store::next_revision`] and of the
     /// kernel's revision epochs, so the two never hand out the same counter value.

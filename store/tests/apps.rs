@@ -1,0 +1,169 @@
+//! The app registry (R-UI-9, R-SEC-7): install → upgrade → roll back → disable → enable →
+//! remove, the inventory revision counter after each step, refusals that change nothing, and a
+//! flipped byte in the cache caught at load and by the start-up check.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use lineup_packages::{ManifestLimits, Package, PackageFiles, PackageLimits};
+use lineup_store::{Store, StoreError};
+
+fn package(version: &str, text: &str) -> Package {
+    let manifest = format!(
+        r#"{{"id": "com.example.dash", "name": "Dash {version}", "version": "{version}",
+            "surfaces": {{"main": {{"html": "index.html", "events": ["refresh"]}}}},
+            "assets": ["logo.png"]}}"#
+    );
+    let files = PackageFiles::from_memory(
+        [
+            ("manifest.json", manifest.into_bytes()),
+            ("index.html", text.as_bytes().to_vec()),
+            ("logo.png", vec![0x89, b'P', b'N', b'G']),
+        ],
+        &PackageLimits::default(),
+    )
+    .unwrap();
+    Package::from_files(files, &ManifestLimits::default()).unwrap()
+}
+
+#[test]
+fn install_upgrade_rollback_disable_enable_remove() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let v1 = package("1.0.0", "<p>one</p>");
+    let v2 = package("1.1.0", "<p>two</p>");
+    let revision = std::cell::Cell::new(store.revision_counter().unwrap());
+    let step = |change: lineup_store::AppChange| {
+        assert_eq!(change.revision, revision.get() + 1, "{change:?}");
+        assert_eq!(store.revision_counter().unwrap(), change.revision);
+        revision.set(change.revision);
+        change
+    };
+    let html = |store: &Store| {
+        let p = store.load_app("com.example.dash").unwrap();
+        p.surfaces()
+            .values()
+            .next()
+            .unwrap()
+            .bundle()
+            .html()
+            .to_owned()
+    };
+
+    let change = step(store.install_app(&v1).unwrap());
+    assert_eq!((change.from, change.to.as_deref()), (None, Some("1.0.0")));
+    assert_eq!(html(&store), "<p>one</p>");
+    // The cache holds it under its digest; nothing in the listing says where it came from.
+    let listed = store.apps().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].digest, v1.digest().to_string());
+    let listing = serde_json::to_string(&listed).unwrap();
+    assert!(!listing.contains(dir.path().to_str().unwrap()), "{listing}");
+
+    // Refusals change nothing, the revision included.
+    let twice = store.install_app(&v1).unwrap_err();
+    assert!(
+        twice
+            .to_string()
+            .contains("version 1.0.0 is installed: upgrade it instead"),
+        "{twice}"
+    );
+    let older = store
+        .upgrade_app(&package("0.9.0", "<p>old</p>"))
+        .unwrap_err();
+    assert!(
+        older
+            .to_string()
+            .contains("0.9.0 is not newer than the current 1.0.0"),
+        "{older}"
+    );
+    let none = store.rollback_app("com.example.dash").unwrap_err();
+    assert!(
+        none.to_string().contains("nothing to roll back to"),
+        "{none}"
+    );
+    assert_eq!(store.revision_counter().unwrap(), revision.get());
+    assert_eq!(html(&store), "<p>one</p>");
+
+    let change = step(store.upgrade_app(&v2).unwrap());
+    assert_eq!(change.to.as_deref(), Some("1.1.0"));
+    assert_eq!(html(&store), "<p>two</p>");
+    assert_eq!(store.apps().unwrap()[0].versions, ["1.0.0", "1.1.0"]);
+
+    let change = step(store.rollback_app("com.example.dash").unwrap());
+    assert_eq!(
+        (change.from.as_deref(), change.to.as_deref()),
+        (Some("1.1.0"), Some("1.0.0"))
+    );
+    assert_eq!(html(&store), "<p>one</p>");
+    assert_eq!(store.apps().unwrap()[0].versions, ["1.0.0"]);
+
+    step(store.set_app_enabled("com.example.dash", false).unwrap());
+    let disabled = store.load_app("com.example.dash").unwrap_err();
+    assert!(
+        disabled
+            .to_string()
+            .contains("app com.example.dash: disabled"),
+        "{disabled}"
+    );
+    assert!(store.set_app_enabled("com.example.dash", false).is_err());
+    step(store.set_app_enabled("com.example.dash", true).unwrap());
+    assert_eq!(html(&store), "<p>one</p>");
+
+    // Another process's change is seen through the counter.
+    let other = Store::open(dir.path()).unwrap();
+    other.upgrade_app(&v2).unwrap();
+    assert_eq!(store.revision_counter().unwrap(), revision.get() + 1);
+    revision.set(revision.get() + 1);
+    assert_eq!(html(&store), "<p>two</p>");
+
+    let change = step(store.remove_app("com.example.dash").unwrap());
+    assert_eq!(change.to, None);
+    assert!(store.apps().unwrap().is_empty());
+    let gone = store.load_app("com.example.dash").unwrap_err();
+    assert!(gone.to_string().contains("not installed"), "{gone}");
+    let cache: Vec<_> = std::fs::read_dir(store.package_cache()).unwrap().collect();
+    assert!(cache.is_empty(), "{cache:?}");
+}
+
+#[test]
+fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let v1 = package("1.0.0", "<p>one</p>");
+    store.install_app(&v1).unwrap();
+    // Positive control: intact, it loads and verifies.
+    store.load_app("com.example.dash").unwrap();
+    assert!(store.verify_apps().unwrap().is_empty());
+
+    let file = std::fs::read_dir(store.package_cache())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes
+        .windows(b"one".len())
+        .position(|w| w == b"one")
+        .unwrap();
+    bytes[at] ^= 0x20; // "One"
+    std::fs::write(&file, bytes).unwrap();
+
+    let err = store.load_app("com.example.dash").unwrap_err();
+    assert!(matches!(err, StoreError::Package(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("not the expected {}", v1.digest())),
+        "{err}"
+    );
+    let failed = store.verify_apps().unwrap();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(
+        (failed[0].0.as_str(), failed[0].1.as_str()),
+        ("com.example.dash", "1.0.0")
+    );
+    // Installing the same package again repairs the cache file.
+    store
+        .upgrade_app(&package("1.0.1", "<p>fixed</p>"))
+        .unwrap();
+    store.rollback_app("com.example.dash").unwrap_err();
+}
