@@ -34,9 +34,10 @@ pub(crate) struct CapabilityArgs {
     /// `app.call` goes through consent. On when any capability flag is given.
     #[arg(long)]
     capabilities: bool,
-    /// Where call records, remembered grants, the audit and revisions are kept (SQLite; created
-    /// on first use). Default: `$XDG_DATA_HOME/lineup`, else `~/.local/share/lineup`. Several
-    /// hosts may share one.
+    /// Where call records, remembered grants, the audit, revisions and the app center
+    /// (`lineup apps`) are kept (SQLite; created on first use). Default: `$XDG_DATA_HOME/lineup`,
+    /// else `~/.local/share/lineup`. Several hosts may share one. Its enabled apps are listed
+    /// in `client.inventory` and opened by `ui.open` with `app: {id, surface}`.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// Enable built-in capabilities, a comma-separated list (none by default): `app.open_url`
@@ -82,6 +83,20 @@ impl CapabilityArgs {
             .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
         tracing::info!("capability records in {}", dir.display());
         builder = builder.enable_capabilities().capability_store(store);
+        // R-UI-9: the data dir's app center, on its own connection; checked once at start.
+        let apps = lineup_store::Store::open(&dir)
+            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+        match apps.verify_apps() {
+            Ok(failed) => {
+                for (id, version, error) in failed {
+                    tracing::error!(
+                        "app {id} {version} is refused until reinstalled: {error} (R-SEC-7)"
+                    );
+                }
+            }
+            Err(e) => tracing::error!("the app center cannot be read: {e}"),
+        }
+        builder = builder.app_center(std::rc::Rc::new(apps));
         if !self.enable.is_empty() {
             tracing::info!(
                 "built-in capabilities: {}",

@@ -40,6 +40,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod apps;
 mod bridge;
 mod bundle;
 mod capability;
@@ -59,6 +60,7 @@ mod redact;
 mod session;
 mod sessions;
 
+pub use apps::{AppCatalog, CatalogRefusal, ResolvedSurface};
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
@@ -91,7 +93,7 @@ pub use message::{
 };
 pub use redact::{leaked_form, Fingerprint};
 pub use session::{
-    BundlePolicy, Clock, CloseReason, Effect, Generation, GoneReason, Session, SessionConfig,
-    Stats, SurfaceKey, SurfaceOpen,
+    BundlePolicy, CatalogRef, Clock, CloseReason, Effect, Generation, GoneReason, Session,
+    SessionConfig, Stats, SurfaceKey, SurfaceOpen,
 };
 pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};

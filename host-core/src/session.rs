@@ -1,10 +1,11 @@
 //! The sans-IO [`Session`]: one conversation's Surface registry. Inbound envelopes and bridge
 //! messages go in; [`Effect`]s come out. It performs no I/O and reads time only through [`Clock`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
+use crate::apps::{refusal_error, AppCatalog, CatalogRefusal};
 use crate::bridge::BridgeMessage;
 use crate::capability::{
     Answer, Capabilities, Capability, CapabilityEffect, CapabilitySetup, Out, Ticket,
@@ -13,14 +14,15 @@ use crate::decode::decode;
 use crate::diagnostic::Diagnostic;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
 use crate::ids::{
-    shorten, AgentIdentity, CapabilityName, ConversationId, EventName, InstanceId, MessageId,
-    PartyId, Status,
+    shorten, AgentIdentity, AppVersion, CapabilityName, ConversationId, EventName, InstanceId,
+    MessageId, PartyId, Status,
 };
 use crate::json::JsonObject;
 use crate::limits::Limits;
 use crate::message::{
     AppCall, AppError, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope,
-    InlineApp, Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch,
+    InlineApp, InstalledSurface, Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen,
+    UiPatch,
 };
 use crate::sessions::SessionId;
 
@@ -63,6 +65,19 @@ pub struct SessionConfig {
     /// The session's id in its host's session table, carried by every [`SurfaceKey`] it makes;
     /// [`SessionId::STANDALONE`] for a session outside a table.
     pub session_id: SessionId,
+    /// The installed apps that `ui.open` by app id opens and `client.inventory` lists
+    /// (R-UI-9); `None` refuses every open by id `unsupported`.
+    pub app_catalog: Option<CatalogRef>,
+}
+
+/// A shared [`AppCatalog`] in a [`SessionConfig`]; every session of a host uses the same.
+#[derive(Clone)]
+pub struct CatalogRef(pub std::rc::Rc<dyn AppCatalog>);
+
+impl fmt::Debug for CatalogRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CatalogRef(..)")
+    }
 }
 
 impl SessionConfig {
@@ -79,6 +94,7 @@ impl SessionConfig {
             bundle_policy: BundlePolicy::default(),
             agent_id: None,
             session_id: SessionId::STANDALONE,
+            app_catalog: None,
         }
     }
 }
@@ -158,6 +174,12 @@ pub enum GoneReason {
     Memory,
     /// Its main frame committed more documents than `Limits::max_documents_per_window` allows.
     ReloadLoop,
+    /// Its installed app was disabled in the app center (R-UI-9).
+    AppDisabled,
+    /// Its installed app was removed, or its bytes failed verification (R-UI-9).
+    AppRemoved,
+    /// Its installed app was upgraded or rolled back to another version (R-UI-9).
+    AppUpgraded,
 }
 
 impl GoneReason {
@@ -168,6 +190,9 @@ impl GoneReason {
             GoneReason::Unresponsive => "unresponsive",
             GoneReason::Memory => "memory",
             GoneReason::ReloadLoop => "reload_loop",
+            GoneReason::AppDisabled => "app_disabled",
+            GoneReason::AppRemoved => "app_removed",
+            GoneReason::AppUpgraded => "app_upgraded",
         }
     }
 }
@@ -275,6 +300,8 @@ pub struct Stats {
     pub diagnostics: u64,
     /// Page diagnostics dropped beyond a Surface's diagnostic budget (R-DIAG-1).
     pub diagnostics_suppressed: u64,
+    /// Events of an installed app's Surface that its manifest does not declare (R-UI-9).
+    pub undeclared_events: u64,
 }
 
 struct Entry {
@@ -289,6 +316,15 @@ struct Entry {
     committed: bool,
     /// What the page reported as diagnostics in the current window (R-DIAG-1).
     diagnostics: DiagnosticBudget,
+    /// For a Surface of an installed app: which, and the events it declared (R-UI-9).
+    installed: Option<OpenedInstalled>,
+}
+
+/// The installed app a Surface was opened from.
+struct OpenedInstalled {
+    surface: InstalledSurface,
+    version: AppVersion,
+    events: BTreeSet<EventName>,
 }
 
 /// One Surface's diagnostics within the current fixed window (R-DIAG-1).
@@ -410,11 +446,60 @@ impl Session {
         for (agent, name) in hidden {
             caps.set_visible(agent, name, false, &mut out);
         }
+        if let Some(catalog) = &self.config.app_catalog {
+            caps.set_applications(catalog.0.applications(), &mut out);
+        }
         if let Some(conversation) = self.conversation.clone() {
             caps.establish(conversation, &mut out);
         }
         self.capabilities = Some(caps);
         Ok(self.capability_effects(out))
+    }
+
+    /// The app center changed (an app installed, upgraded, rolled back, disabled or removed,
+    /// perhaps by another process): the inventory is announced again when the enabled apps
+    /// differ, and each open Surface of an app that is no longer enabled at its version is
+    /// closed, the agent told `app_disabled`, `app_removed` or `app_upgraded` (R-UI-12).
+    pub fn apps_changed(&mut self) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let Some(catalog) = self.config.app_catalog.clone() else {
+            return fx;
+        };
+        let mut gone = Vec::new();
+        for (instance, entry) in &self.surfaces {
+            let Some(installed) = &entry.installed else {
+                continue;
+            };
+            let asked = &installed.surface;
+            let reason =
+                match catalog
+                    .0
+                    .resolve(&asked.id, Some(&installed.version), &asked.surface)
+                {
+                    Ok(_) | Err(CatalogRefusal::Unavailable(_)) => continue,
+                    Err(CatalogRefusal::Disabled) => GoneReason::AppDisabled,
+                    Err(CatalogRefusal::OtherVersion { .. }) => GoneReason::AppUpgraded,
+                    Err(_) => GoneReason::AppRemoved,
+                };
+            gone.push((instance.clone(), entry.generation, reason));
+        }
+        for (instance, generation, reason) in gone {
+            let key = SurfaceKey {
+                session: self.config.session_id,
+                instance,
+                generation,
+            };
+            if let Some(entry) = self.take_current(&key) {
+                self.gone(&key, entry, reason, &mut fx);
+            }
+        }
+        let applications = catalog.0.applications();
+        if let Some(caps) = self.capabilities.as_mut() {
+            let mut out = Vec::new();
+            caps.set_applications(applications, &mut out);
+            fx.extend(self.capability_effects(out));
+        }
+        fx
     }
 
     /// The capability kernel, once enabled: its registry and its pending calls.
@@ -1091,18 +1176,49 @@ impl Session {
             app,
             state,
         } = env.payload;
-        let app = match app {
-            SurfaceSource::Inline(app) => app,
+        let catalog = self.config.app_catalog.clone();
+        let (app, installed) = match app {
+            SurfaceSource::Inline(app) => {
+                // R-SEC-7: an inline bundle may not pose as an installed app.
+                let digest = app.bundle.digest();
+                let claimed = catalog
+                    .as_ref()
+                    .and_then(|c| c.0.installed_digests(&app.id));
+                if claimed.is_some_and(|digests| !digests.contains(&digest)) {
+                    return Err(ProtocolError::new(
+                        ErrorCode::PolicyViolation,
+                        "R-SEC-7",
+                        format!(
+                            "app {} is installed in the app center and this inline bundle (digest {digest}) is not its verified bytes; open it by id instead",
+                            app.id
+                        ),
+                    )
+                    .field("payload.app.id"));
+                }
+                (app, None)
+            }
             SurfaceSource::Installed(s) => {
-                return Err(ProtocolError::new(
-                    ErrorCode::Unsupported,
-                    "R-UI-9",
-                    format!(
-                        "surface {} of app {} cannot be opened by id: this host has no app center yet; send an inline bundle",
-                        s.surface, s.id
-                    ),
-                )
-                .field("payload.app.surface"));
+                let Some(catalog) = catalog else {
+                    return Err(ProtocolError::new(
+                        ErrorCode::Unsupported,
+                        "R-UI-9",
+                        format!(
+                            "surface {} of app {} cannot be opened by id: this host has no app center; send an inline bundle",
+                            s.surface, s.id
+                        ),
+                    )
+                    .field("payload.app.surface"));
+                };
+                let resolved = catalog
+                    .0
+                    .resolve(&s.id, s.version.as_ref(), &s.surface)
+                    .map_err(|refusal| refusal_error(&s, &refusal))?;
+                let opened = OpenedInstalled {
+                    version: resolved.app.version.clone(),
+                    surface: s,
+                    events: resolved.events,
+                };
+                (resolved.app, Some(opened))
             }
         };
         let digest = app.bundle.digest();
@@ -1188,6 +1304,7 @@ impl Session {
                 window_start: now,
                 ..DiagnosticBudget::default()
             },
+            installed,
         };
         let key = SurfaceKey {
             session: self.config.session_id,
@@ -1318,9 +1435,33 @@ impl Session {
             });
             return;
         }
-        let Some(opener) = self.surfaces.get(&key.instance).map(|e| e.opener.clone()) else {
+        let Some(entry) = self.surfaces.get(&key.instance) else {
             return;
         };
+        if let Some(installed) = entry
+            .installed
+            .as_ref()
+            .filter(|i| !i.events.contains(&event))
+        {
+            let error = ProtocolError::new(
+                ErrorCode::InvalidBridgeMessage,
+                "R-UI-9",
+                format!(
+                    "event {:?} is not declared by surface {} of app {} in its manifest",
+                    event.as_str(),
+                    installed.surface.surface,
+                    installed.surface.id
+                ),
+            )
+            .field("event");
+            self.stats.undeclared_events += 1;
+            fx.push(Effect::Dropped {
+                key: key.clone(),
+                error,
+            });
+            return;
+        }
+        let opener = entry.opener.clone();
         self.stats.events_forwarded += 1;
         let payload = UiEvent {
             instance_id: key.instance.clone(),

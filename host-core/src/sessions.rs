@@ -465,6 +465,22 @@ impl Sessions {
         self.fan_out(|session| session.register_capability(capability.clone()))
     }
 
+    /// The app center changed: every session announces its new inventory and closes the
+    /// Surfaces of apps no longer enabled at their version ([`Session::apps_changed`]).
+    pub fn apps_changed(&mut self) -> Vec<SessionEffects> {
+        let mut all = Vec::new();
+        for (id, slot) in self.sessions.iter_mut() {
+            let effects = slot.session.apps_changed();
+            if !effects.is_empty() {
+                all.push(SessionEffects {
+                    session: *id,
+                    effects,
+                });
+            }
+        }
+        all
+    }
+
     /// Unregisters a capability in every session; a later call to it gets `unsupported` with
     /// `revoked` where it was offered (R-INV-4).
     pub fn unregister_capability(

@@ -16,6 +16,10 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use lineup_host_core::{
+    AppCatalog, AppId, AppVersion, CatalogRefusal, DeclaredSurface, InlineApp, Integrity,
+    InventoryApp, ResolvedSurface, SurfaceId,
+};
 use lineup_packages::{
     ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits,
 };
@@ -152,6 +156,8 @@ impl Store {
         // Under the write lock, after the checks: a refusal leaves no file behind.
         self.put_in_cache(package)?;
         insert_version(&tx, package).map_err(self.sqlite("insert into app_versions"))?;
+        tx.execute("DELETE FROM apps_removed WHERE id = ?1", [id])
+            .map_err(self.sqlite("delete from apps_removed"))?;
         tx.execute(
             "INSERT INTO apps (id, current, enabled) VALUES (?1, ?2, 1)",
             (id, package.version().to_string()),
@@ -335,6 +341,11 @@ impl Store {
             .map_err(self.sqlite("delete from app_versions"))?;
         tx.execute("DELETE FROM apps WHERE id = ?1", [id])
             .map_err(self.sqlite("delete from apps"))?;
+        tx.execute(
+            "INSERT OR REPLACE INTO apps_removed (id, removed_at) VALUES (?1, ?2)",
+            (id, now_rfc3339()),
+        )
+        .map_err(self.sqlite("insert into apps_removed"))?;
         let revision = bump(&tx).map_err(self.sqlite("update revision"))?;
         let orphans = self.orphans(&tx, digests)?;
         tx.commit().map_err(self.sqlite("commit app remove"))?;
@@ -520,6 +531,114 @@ fn bump(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
         |r| r.get::<_, i64>(0),
     )
     .map(|n| u64::try_from(n).unwrap_or(0))
+}
+
+/// The registry as the kernel's app catalog (R-UI-9): only enabled apps whose cached bytes
+/// still verify are listed or opened; everything is read and verified at the moment it is
+/// asked for, so a change by another process is seen at once.
+impl AppCatalog for Store {
+    fn change_marker(&self) -> Option<u64> {
+        self.revision_counter().ok()
+    }
+
+    fn applications(&self) -> Vec<InventoryApp> {
+        let Ok(apps) = self.apps() else {
+            return Vec::new();
+        };
+        apps.iter()
+            .filter(|app| app.enabled)
+            .filter_map(|app| self.load_app(&app.id).ok())
+            .map(|package| InventoryApp {
+                id: package.id().clone(),
+                version: package.version().clone(),
+                surfaces: package
+                    .surfaces()
+                    .iter()
+                    .map(|(id, surface)| DeclaredSurface {
+                        id: id.clone(),
+                        events: surface.events().iter().cloned().collect(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    fn resolve(
+        &self,
+        id: &AppId,
+        version: Option<&AppVersion>,
+        surface: &SurfaceId,
+    ) -> Result<ResolvedSurface, CatalogRefusal> {
+        let package = match self.load_app(id.as_str()) {
+            Ok(package) => package,
+            Err(StoreError::App { reason, .. }) if reason == "disabled" => {
+                return Err(CatalogRefusal::Disabled)
+            }
+            Err(StoreError::App { .. }) => {
+                let removed = self
+                    .conn()
+                    .query_row(
+                        "SELECT EXISTS (SELECT 1 FROM apps_removed WHERE id = ?1)",
+                        [id.as_str()],
+                        |r| r.get::<_, bool>(0),
+                    )
+                    .unwrap_or(false);
+                return Err(if removed {
+                    CatalogRefusal::Removed
+                } else {
+                    CatalogRefusal::Unknown
+                });
+            }
+            Err(StoreError::Package(_)) => return Err(CatalogRefusal::Tampered),
+            Err(e) => return Err(CatalogRefusal::Unavailable(e.to_string())),
+        };
+        if version.is_some_and(|v| v != package.version()) {
+            return Err(CatalogRefusal::OtherVersion {
+                enabled: package.version().clone(),
+            });
+        }
+        let Some(found) = package.surfaces().get(surface) else {
+            return Err(CatalogRefusal::UnknownSurface {
+                surfaces: package.surfaces().keys().cloned().collect(),
+            });
+        };
+        let bundle = found.bundle().clone();
+        Ok(ResolvedSurface {
+            app: InlineApp {
+                id: package.id().clone(),
+                name: Some(package.name().to_owned()),
+                version: package.version().clone(),
+                integrity: Some(bundle.digest()),
+                bundle,
+            },
+            events: found.events().clone(),
+        })
+    }
+
+    fn installed_digests(&self, id: &AppId) -> Option<Vec<Integrity>> {
+        // Enabled or not: an installed app's id is never free for an inline bundle.
+        let digest: String = self
+            .conn()
+            .query_row(
+                "SELECT v.digest FROM apps a JOIN app_versions v \
+                 ON v.id = a.id AND v.version = a.current WHERE a.id = ?1",
+                [id.as_str()],
+                |r| r.get(0),
+            )
+            .ok()?;
+        let verified = PackageDigest::parse(&digest)
+            .ok()
+            .and_then(|d| self.read_cache(&d).ok());
+        // An installed app whose bytes fail verification still owns its id: no inline bundle
+        // matches it.
+        Some(verified.map_or_else(Vec::new, |package| {
+            package
+                .surfaces()
+                .values()
+                .map(|s| s.bundle().digest())
+                .collect()
+        }))
+    }
 }
 
 impl From<PackageError> for StoreError {

@@ -96,6 +96,12 @@ const MIGRATIONS: &[&str] = &[
         seq          INTEGER NOT NULL,
         PRIMARY KEY (id, version)
     ) STRICT, WITHOUT ROWID;
+    -- Apps that were installed and are removed, so an open by id is refused `revoked` rather
+    -- than as unknown (R-INV-4).
+    CREATE TABLE apps_removed (
+        id         TEXT PRIMARY KEY,
+        removed_at TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID;
     ",
 ];
 

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, AgentIdentity, Answer, BundlePolicy, Capability, CapabilitySetup,
-    CapabilityStore, Clock, CloseReason, ConversationId, Diagnostic, Effect, GoneReason,
-    HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message, PartyId, Session,
-    SessionConfig, SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey, SurfaceOpen,
-    Ticket, BRIDGE_NAMESPACE,
+    display_title, AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilitySetup,
+    CapabilityStore, CatalogRef, Clock, CloseReason, ConversationId, Diagnostic, Effect,
+    GoneReason, HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message, PartyId,
+    Session, SessionConfig, SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey,
+    SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
@@ -278,6 +278,7 @@ pub struct HostBuilder {
     theme: Theme,
     contrast: Contrast,
     session_idle: Option<Duration>,
+    app_center: Option<Rc<dyn AppCatalog>>,
 }
 
 impl Default for HostBuilder {
@@ -317,6 +318,7 @@ impl HostBuilder {
             language: None,
             theme: Theme::System,
             contrast: Contrast::System,
+            app_center: None,
             session_idle: None,
         }
     }
@@ -432,6 +434,18 @@ impl HostBuilder {
     /// the embedder's own windows.
     pub fn theme(mut self, theme: Theme) -> Self {
         self.theme = theme;
+        self
+    }
+
+    /// Serves the installed apps of `catalog` (R-UI-9): `ui.open` by app id opens a Surface of
+    /// an enabled, verified app from the catalog's bytes, `client.inventory` lists the enabled
+    /// apps, and about once a second the host checks
+    /// [`AppCatalog::change_marker`]: when the catalog changed (also through another process,
+    /// like `lineup apps`), every session gets its new inventory and the Surfaces of apps
+    /// disabled, removed, upgraded or rolled back are closed (`app_disabled`, `app_removed`,
+    /// `app_upgraded`). `lineup-store`'s `Store` is such a catalog.
+    pub fn app_center(mut self, catalog: Rc<dyn AppCatalog>) -> Self {
+        self.app_center = Some(catalog);
         self
     }
 
@@ -554,6 +568,7 @@ impl HostBuilder {
         template.limits = self.limits.clone();
         template.bundle_policy = self.bundle_policy;
         template.agent_id = self.agent_id.clone();
+        template.app_catalog = self.app_center.clone().map(CatalogRef);
         // R-UI-11: one language for the engine and the document's `<html lang>`.
         let language = self
             .language
@@ -609,6 +624,11 @@ impl HostBuilder {
             inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document.with_language(language),
             contrast: self.contrast,
+            apps: self.app_center.map(|catalog| AppsWatch {
+                seen: catalog.change_marker(),
+                catalog,
+                next: Instant::now() + APPS_POLL,
+            }),
             window_size: self.window_size,
             resize_bounds: self.resize_bounds,
             layout: self.layout,
@@ -754,6 +774,8 @@ pub struct Host {
     document: DocumentOptions,
     /// Read at each open (R-UI-11).
     contrast: Contrast,
+    /// The app center, watched for changes ([`HostBuilder::app_center`]).
+    apps: Option<AppsWatch>,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
     layout: Layout,
@@ -908,6 +930,9 @@ impl Host {
         }
         self.poll_probe(target);
         let mut wakeup = self.poll_capabilities(target);
+        if let Some(at) = self.poll_apps(target) {
+            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+        }
         if let Some(idle) = self.session_idle {
             for ended in self.sessions.end_idle(idle) {
                 self.apply(ended, None, target);
@@ -925,6 +950,27 @@ impl Host {
             let soon = Instant::now() + Duration::from_millis(50);
             ControlFlow::WaitUntil(wakeup.map_or(soon, |w| w.min(soon)))
         }
+    }
+
+    /// Looks at the app center's change marker when due; when it moved, every session hears of
+    /// it. Returns when to look again.
+    fn poll_apps(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+        let watch = self.apps.as_mut()?;
+        let now = Instant::now();
+        if now < watch.next {
+            return Some(watch.next);
+        }
+        watch.next = now + APPS_POLL;
+        let next = watch.next;
+        let marker = watch.catalog.change_marker();
+        if marker == watch.seen {
+            return Some(next);
+        }
+        watch.seen = marker;
+        for effects in self.sessions.apps_changed() {
+            self.apply(effects, None, target);
+        }
+        Some(next)
     }
 
     /// Hands an answer to the capability kernel and carries out what follows.
@@ -1554,6 +1600,16 @@ fn start_capabilities(
 
 /// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
 /// a revision epoch of the store for each (R-INV-2).
+/// How often the host looks at the app center's change marker.
+const APPS_POLL: Duration = Duration::from_secs(1);
+
+/// The app center and the change marker last seen.
+struct AppsWatch {
+    catalog: Rc<dyn AppCatalog>,
+    seen: Option<u64>,
+    next: Instant,
+}
+
 struct HostSessions {
     start: Instant,
     store: Option<SharedStore>,

@@ -22,8 +22,8 @@ use crate::ids::{
 };
 use crate::json::JsonObject;
 use crate::message::{
-    AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientInventory, Envelope, Party,
-    Timestamp,
+    AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientInventory, Envelope, InventoryApp,
+    Party, Timestamp,
 };
 
 /// What the pipeline hands the session, which builds every outbound envelope itself.
@@ -113,6 +113,8 @@ pub struct Capabilities {
     announced: Option<Vec<CapabilityDecl>>,
     /// Every capability name this session was ever offered (R-INV-4 `revoked`).
     offered: BTreeSet<CapabilityName>,
+    /// The app center's enabled apps, listed in every inventory (R-INV-3).
+    applications: Vec<InventoryApp>,
     calls: BTreeMap<CallId, Call>,
     tickets: BTreeMap<Ticket, CallId>,
     answered: BTreeMap<CallId, Answered>,
@@ -164,6 +166,7 @@ impl Capabilities {
             conversation: None,
             announced: None,
             offered: BTreeSet::new(),
+            applications: Vec::new(),
             calls: BTreeMap::new(),
             tickets: BTreeMap::new(),
             answered: BTreeMap::new(),
@@ -266,6 +269,19 @@ impl Capabilities {
         }
     }
 
+    /// The app center's enabled apps changed: an established session announces a new
+    /// inventory revision with them (R-INV-2, R-INV-3); the same list announces nothing.
+    pub(crate) fn set_applications(&mut self, applications: Vec<InventoryApp>, out: &mut Vec<Out>) {
+        if applications == self.applications {
+            return;
+        }
+        self.applications = applications;
+        if self.announced.is_some() {
+            let decls = self.visible_decls();
+            self.announce(decls, out);
+        }
+    }
+
     fn announce(&mut self, decls: Vec<CapabilityDecl>, out: &mut Vec<Out>) {
         // R-INV-2: the epoch is handed out once by the store, so `rev-<epoch>-<n>` is never
         // reused, also across restarts.
@@ -277,7 +293,7 @@ impl Capabilities {
             inventory: ClientInventory {
                 revision,
                 standard_components: Vec::new(),
-                applications: Vec::new(),
+                applications: self.applications.clone(),
                 capabilities: decls.clone(),
             },
             list: AppList {

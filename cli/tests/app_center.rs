@@ -1,0 +1,208 @@
+//! The app center end to end (R-UI-9, R-INV-3, R-INV-4, R-UI-12): an app installed with `lineup
+//! apps install` is listed in the inventory of a running `lineup host --stdio`, opened by id in
+//! a real WebKitGTK webview (its declared event arrives, an undeclared one does not), and a
+//! `lineup apps disable` run by a separate process closes it (`app_disabled`) and re-sends the
+//! inventory; an open by id of the disabled app is then refused `revoked`.
+//!
+//! Run with `xvfb-run -a cargo test -p lineup-cli --test app_center`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
+const STEP: Duration = Duration::from_secs(60);
+
+struct Host {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Host {
+    fn start(data: &Path) -> Self {
+        let mut child = Command::new(LINEUP)
+            .args(["host", "--stdio", "--conversation", "conv_01", "--data-dir"])
+            .arg(data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let Ok(value) = serde_json::from_str::<Value>(&line) else {
+                    panic!("not JSON on stdout: {line}");
+                };
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Waits for an envelope matching `pred`; panics with what came after `STEP`.
+    fn expect(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(found) = self.seen.iter().find(|v| pred(v)) {
+            return found.clone();
+        }
+        let deadline = Instant::now() + STEP;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(value) => {
+                    self.seen.push(value.clone());
+                    if pred(&value) {
+                        return value;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("no {what}; saw {:#?}", self.seen);
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn envelope(id: &str, kind: &str, payload: Value) -> String {
+    json!({"v": 1, "id": id, "type": format!("lineup.v1.{kind}"), "conversation_id": "conv_01",
+           "sender": {"kind": "agent", "id": "agent_a"}, "payload": payload})
+    .to_string()
+}
+
+fn is(kind: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| v["type"] == format!("lineup.v1.{kind}")
+}
+
+fn package(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"id": "com.example.dash", "name": "Dash", "version": "1.0.0",
+            "surfaces": {"main": {"html": "index.html", "js": "app.js", "events": ["shown"]}}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("index.html"), "<p id=t>dash</p>").unwrap();
+    // The undeclared event goes first: if it were forwarded it would be seen before `shown`.
+    std::fs::write(
+        dir.join("app.js"),
+        "LineUpSurface.onState(function (s) {\n\
+           LineUpSurface.event('leak', {secret: 1});\n\
+           LineUpSurface.event('shown', {city: s.city});\n\
+         });\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let pkg = tmp.path().join("dash");
+    package(&pkg);
+    let lineup = |args: &[&str]| {
+        let run = Command::new(LINEUP)
+            .args(["apps", "--data-dir"])
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        String::from_utf8_lossy(&run.stdout).into_owned()
+    };
+    let report: Value =
+        serde_json::from_str(&lineup(&["verify", pkg.to_str().unwrap(), "--json"])).unwrap();
+    let digest = report["digest"].as_str().unwrap();
+    lineup(&["install", pkg.to_str().unwrap(), "--digest", digest]);
+
+    let mut host = Host::start(&data);
+    let inventory = host.expect("inventory", is("client.inventory"));
+    let applications = &inventory["payload"]["applications"];
+    assert_eq!(
+        applications,
+        &json!([{"id": "com.example.dash", "version": "1.0.0",
+                 "surfaces": [{"id": "main", "events": ["shown"]}]}])
+    );
+    // R-INV-3: nothing of the machine in it.
+    let text = inventory.to_string();
+    assert!(!text.contains(tmp.path().to_str().unwrap()), "{text}");
+
+    host.send(&envelope(
+        "m1",
+        "ui.open",
+        json!({"instance_id": "d1", "app": {"id": "com.example.dash", "surface": "main"},
+               "state": {"city": "Oslo"}}),
+    ));
+    let shown = host.expect("the declared event", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "shown"
+    });
+    assert_eq!(shown["payload"]["data"], json!({"city": "Oslo"}));
+    assert!(
+        !host.seen.iter().any(|v| v["payload"]["event"] == "leak"),
+        "an undeclared event reached the agent: {:#?}",
+        host.seen
+    );
+
+    // Another process disables the app: the host notices within about a second.
+    let revision = inventory["payload"]["revision"].clone();
+    lineup(&["disable", "com.example.dash"]);
+    let closed = host.expect("close app_disabled", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "close"
+    });
+    assert_eq!(closed["payload"]["data"], json!({"reason": "app_disabled"}));
+    let again = host.expect("a new inventory", |v| {
+        is("client.inventory")(v) && v["payload"]["revision"] != revision
+    });
+    assert_eq!(again["payload"]["applications"], json!([]));
+
+    host.send(&envelope(
+        "m2",
+        "ui.open",
+        json!({"instance_id": "d2", "app": {"id": "com.example.dash", "surface": "main"}}),
+    ));
+    let refused = host.expect("a refusal", |v| {
+        is("client.error")(v) && v["payload"]["in_reply_to"] == "m2"
+    });
+    assert_eq!(refused["payload"]["code"], "revoked", "{refused}");
+}

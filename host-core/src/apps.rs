@@ -1,0 +1,132 @@
+//! The app center as the kernel sees it (R-UI-9, R-INV-3, R-INV-4): a catalog of installed,
+//! verified apps behind a trait, so that opening a Surface by app id stays sans-IO here while
+//! the embedder's catalog reads and verifies the bytes (for example `lineup-store`'s registry).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::error::{ErrorCode, ProtocolError};
+use crate::ids::{AppId, AppVersion, EventName, SurfaceId};
+use crate::message::{InlineApp, InstalledSurface, InventoryApp};
+use crate::Integrity;
+
+/// An installed app's Surface, resolved and verified by the catalog: its bundle to serve from
+/// memory and the events it declared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedSurface {
+    /// The app as if it had been sent inline, with `integrity` set to the bundle's digest.
+    pub app: InlineApp,
+    /// The event names the Surface may send; others are dropped and counted.
+    pub events: BTreeSet<EventName>,
+}
+
+/// Why a catalog does not open an installed Surface; each maps to one deterministic refusal
+/// (R-INV-4) and never to a fallback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CatalogRefusal {
+    /// No app of this id is installed, and none was.
+    Unknown,
+    /// The app is installed but disabled.
+    Disabled,
+    /// The app was installed and has been removed.
+    Removed,
+    /// The agent named another version than the enabled one.
+    OtherVersion {
+        /// The enabled version.
+        enabled: AppVersion,
+    },
+    /// The app has no Surface of this id.
+    UnknownSurface {
+        /// The Surfaces it has.
+        surfaces: Vec<SurfaceId>,
+    },
+    /// The cached bytes no longer match the recorded digest; nothing is served.
+    Tampered,
+    /// The catalog could not be read; nothing is served.
+    Unavailable(String),
+}
+
+impl fmt::Display for CatalogRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unknown => f.write_str("is not installed"),
+            Self::Disabled => f.write_str("is disabled"),
+            Self::Removed => f.write_str("was removed"),
+            Self::OtherVersion { enabled } => {
+                write!(f, "is enabled at version {enabled}, not the one asked for")
+            }
+            Self::UnknownSurface { surfaces } => {
+                let names: Vec<&str> = surfaces.iter().map(SurfaceId::as_str).collect();
+                write!(f, "has no such surface; it has {}", names.join(", "))
+            }
+            Self::Tampered => {
+                f.write_str("failed verification: its installed bytes no longer match their digest")
+            }
+            Self::Unavailable(why) => write!(f, "cannot be read from the app center: {why}"),
+        }
+    }
+}
+
+/// The installed, verified apps a host offers (R-UI-9). The kernel asks it at `ui.open` by
+/// app id and when it announces the inventory; an implementation reads its registry and
+/// verifies bytes against their recorded digest before returning them.
+pub trait AppCatalog {
+    /// The enabled, verified apps, for `client.inventory` `applications` (R-INV-3: ids,
+    /// versions, Surfaces and their events; never a path, source or origin).
+    fn applications(&self) -> Vec<InventoryApp>;
+
+    /// Surface `surface` of app `id`, at `version` when the agent named one.
+    ///
+    /// # Errors
+    /// A [`CatalogRefusal`]; the kernel answers it without loading anything.
+    fn resolve(
+        &self,
+        id: &AppId,
+        version: Option<&AppVersion>,
+        surface: &SurfaceId,
+    ) -> Result<ResolvedSurface, CatalogRefusal>;
+
+    /// The bundle digests of every Surface of installed app `id` (enabled or not), or `None`
+    /// when no app of that id is installed: an inline bundle claiming an installed app's id is
+    /// accepted only when it is one of them (R-SEC-7).
+    fn installed_digests(&self, id: &AppId) -> Option<Vec<Integrity>>;
+
+    /// A value that changes whenever the catalog may have changed, also through another
+    /// process (for example a store's revision counter); the host looks about once a second
+    /// and, when it moved, tells every session ([`Session::apps_changed`](crate::Session::apps_changed)).
+    /// `None` (the default) never looks.
+    fn change_marker(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The refusal of `ui.open` for `installed` (R-INV-4): `revoked` where the app (or its
+/// version) once was enabled, `unsupported` otherwise.
+pub(crate) fn refusal_error(
+    installed: &InstalledSurface,
+    refusal: &CatalogRefusal,
+) -> ProtocolError {
+    let (code, field) = match refusal {
+        CatalogRefusal::Disabled | CatalogRefusal::Removed => {
+            (ErrorCode::Revoked, "payload.app.id")
+        }
+        CatalogRefusal::OtherVersion { .. } => (ErrorCode::Unsupported, "payload.app.version"),
+        CatalogRefusal::UnknownSurface { .. } => (ErrorCode::Unsupported, "payload.app.surface"),
+        _ => (ErrorCode::Unsupported, "payload.app.id"),
+    };
+    let asked = installed
+        .version
+        .as_ref()
+        .map(|v| format!(" version {v}"))
+        .unwrap_or_default();
+    ProtocolError::new(
+        code,
+        "R-INV-4",
+        format!(
+            "surface {} of app {}{asked}: the app {refusal}; nothing was loaded",
+            installed.surface, installed.id
+        ),
+    )
+    .field(field)
+}
