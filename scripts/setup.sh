@@ -13,9 +13,10 @@ debian_packages=(
     build-essential       # C compiler and linker for the -sys crates
     nodejs                # runs the bridge-script test
     bubblewrap            # WebKit's web-process sandbox
+    fonts-dejavu-core     # a real font file for the app-asset test (a font served to a Surface)
 )
-fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap)
-arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap)
+fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts)
+arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu)
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() {

@@ -206,3 +206,137 @@ fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() 
     });
     assert_eq!(refused["payload"]["code"], "revoked", "{refused}");
 }
+
+/// A 4×4 opaque red PNG.
+fn red_png() -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut out, 4, 4);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().unwrap();
+        writer
+            .write_image_data(&[255, 0, 0, 255].repeat(16))
+            .unwrap();
+    }
+    out
+}
+
+const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+/// Reports whether its own image and font loaded and its URL; loads `state.other` on request.
+const ASSETS_JS: &str = "
+var report = {url: location.href};
+function done(key, value) {
+  report[key] = value;
+  if ('img' in report && 'font' in report) { LineUpSurface.event('assets', report); }
+}
+var img = new Image();
+img.onload = function () { done('img', img.naturalWidth); };
+img.onerror = function () { done('img', -1); };
+img.src = 'assets/logo.png';
+new FontFace('AppFont', 'url(assets/font.ttf)').load().then(
+  function (face) { document.fonts.add(face); done('font', document.fonts.check('16px AppFont')); },
+  function (e) { done('font', String(e)); });
+LineUpSurface.onState(function (s) {
+  if (!s.other) { return; }
+  var other = new Image();
+  other.onload = function () { LineUpSurface.event('other', {src: s.other, loaded: true}); };
+  other.onerror = function () { LineUpSurface.event('other', {src: s.other, loaded: false}); };
+  other.src = s.other;
+});
+";
+
+#[test]
+fn r_sec_3a_an_apps_image_and_font_load_and_another_surfaces_do_not() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let pkg = tmp.path().join("assets-app");
+    std::fs::create_dir_all(pkg.join("assets")).unwrap();
+    std::fs::write(
+        pkg.join("manifest.json"),
+        r#"{"id": "com.example.assets", "name": "Assets", "version": "1.0.0",
+            "surfaces": {"main": {"html": "index.html", "js": "app.js",
+                                  "events": ["assets", "other"]}},
+            "assets": ["assets/logo.png", "assets/font.ttf"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("index.html"),
+        "<p style=\"font-family: AppFont\">a</p>",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("app.js"), ASSETS_JS).unwrap();
+    std::fs::write(pkg.join("assets/logo.png"), red_png()).unwrap();
+    std::fs::copy(FONT, pkg.join("assets/font.ttf"))
+        .unwrap_or_else(|e| panic!("{FONT}: {e} (scripts/setup.sh installs fonts-dejavu-core)"));
+    let verify = Command::new(LINEUP)
+        .args(["apps", "verify", pkg.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let digest = serde_json::from_slice::<Value>(&verify.stdout).unwrap()["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let install = Command::new(LINEUP)
+        .args(["apps", "--data-dir"])
+        .arg(&data)
+        .args(["install", pkg.to_str().unwrap(), "--digest", &digest])
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+
+    let mut host = Host::start(&data);
+    let mut reports = Vec::new();
+    for instance in ["a1", "a2"] {
+        host.send(&envelope(
+            &format!("open-{instance}"),
+            "ui.open",
+            json!({"instance_id": instance, "app": {"id": "com.example.assets", "surface": "main"}}),
+        ));
+        let report = host.expect("an assets report", |v| {
+            is("ui.event")(v)
+                && v["payload"]["instance_id"] == instance
+                && v["payload"]["event"] == "assets"
+        });
+        reports.push(report["payload"]["data"].clone());
+    }
+    for report in &reports {
+        assert_eq!(report["img"], 4, "its own image: {report}");
+        assert_eq!(report["font"], true, "its own font: {report}");
+    }
+    let url = |i: usize| reports[i]["url"].as_str().unwrap().to_owned();
+    assert_ne!(url(0), url(1));
+    let other = |host: &mut Host, id: &str, src: String| {
+        host.send(&envelope(
+            id,
+            "ui.patch",
+            json!({"instance_id": "a2", "state": {"other": src}}),
+        ));
+        host.expect("an other report", |v| {
+            is("ui.event")(v)
+                && v["payload"]["event"] == "other"
+                && v["payload"]["data"]["src"] == src
+        })["payload"]["data"]["loaded"]
+            .clone()
+    };
+    // The first Surface's asset, from the second: refused.
+    let theirs = format!("{}assets/logo.png", url(0));
+    assert_eq!(other(&mut host, "p1", theirs), false);
+    // Positive control: the second Surface's own asset by its full URL loads.
+    let own = format!("{}assets/logo.png", url(1));
+    assert_eq!(other(&mut host, "p2", own), true);
+}

@@ -2,22 +2,55 @@
 //! verified apps behind a trait, so that opening a Surface by app id stays sans-IO here while
 //! the embedder's catalog reads and verifies the bytes (for example `lineup-store`'s registry).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::{AppId, AppVersion, EventName, SurfaceId};
 use crate::message::{InlineApp, InstalledSurface, InventoryApp};
 use crate::Integrity;
 
-/// An installed app's Surface, resolved and verified by the catalog: its bundle to serve from
-/// memory and the events it declared.
+/// One static asset of an installed app: its MIME type and bytes, verified with its package.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Asset {
+    /// The `Content-Type` it is served with, from the package's extension allowlist.
+    pub mime: String,
+    /// The bytes.
+    pub bytes: Arc<[u8]>,
+}
+
+/// An installed app's assets by path in the package (like `assets/logo.png`), served from the
+/// Surface's own scheme host, from memory; empty for an inline bundle. Cheap to clone.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Assets(pub Arc<BTreeMap<String, Asset>>);
+
+impl Assets {
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Assets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Paths and sizes; the bytes are the app's.
+        f.debug_map()
+            .entries(self.0.iter().map(|(path, a)| (path, a.bytes.len())))
+            .finish()
+    }
+}
+
+/// An installed app's Surface, resolved and verified by the catalog: its bundle and assets to
+/// serve from memory and the events it declared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedSurface {
     /// The app as if it had been sent inline, with `integrity` set to the bundle's digest.
     pub app: InlineApp,
     /// The event names the Surface may send; others are dropped and counted.
     pub events: BTreeSet<EventName>,
+    /// The package's assets.
+    pub assets: Assets,
 }
 
 /// Why a catalog does not open an installed Surface; each maps to one deterministic refusal

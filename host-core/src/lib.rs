@@ -60,7 +60,7 @@ mod redact;
 mod session;
 mod sessions;
 
-pub use apps::{AppCatalog, CatalogRefusal, ResolvedSurface};
+pub use apps::{AppCatalog, Asset, Assets, CatalogRefusal, ResolvedSurface};
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{

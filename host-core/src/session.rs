@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
-use crate::apps::{refusal_error, AppCatalog, CatalogRefusal};
+use crate::apps::{refusal_error, AppCatalog, Assets, CatalogRefusal};
 use crate::bridge::BridgeMessage;
 use crate::capability::{
     Answer, Capabilities, Capability, CapabilityEffect, CapabilitySetup, Out, Ticket,
@@ -140,6 +140,9 @@ pub struct SurfaceOpen {
     pub key: SurfaceKey,
     /// The app, its code and its untrusted display name.
     pub app: InlineApp,
+    /// An installed app's assets, to serve from the Surface's own scheme host (R-SEC-3a);
+    /// empty for an inline bundle.
+    pub assets: Assets,
 }
 
 /// Why a Surface closes.
@@ -325,6 +328,7 @@ struct OpenedInstalled {
     surface: InstalledSurface,
     version: AppVersion,
     events: BTreeSet<EventName>,
+    assets: Assets,
 }
 
 /// One Surface's diagnostics within the current fixed window (R-DIAG-1).
@@ -1217,6 +1221,7 @@ impl Session {
                     version: resolved.app.version.clone(),
                     surface: s,
                     events: resolved.events,
+                    assets: resolved.assets,
                 };
                 (resolved.app, Some(opened))
             }
@@ -1292,6 +1297,10 @@ impl Session {
         self.recent_opens.push_back(now);
         let generation = Generation(self.next_generation);
         self.next_generation += 1;
+        let assets = installed
+            .as_ref()
+            .map(|i| i.assets.clone())
+            .unwrap_or_default();
         let entry = Entry {
             generation,
             opened_by: env.id,
@@ -1311,7 +1320,7 @@ impl Session {
             instance: instance_id.clone(),
             generation,
         };
-        let open = SurfaceOpen { key, app };
+        let open = SurfaceOpen { key, app, assets };
         match self.surfaces.insert(instance_id.clone(), entry) {
             Some(old) => fx.push(Effect::Replace {
                 old: SurfaceKey {

@@ -10,10 +10,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    AppCatalog, AppId, AppVersion, CapabilitySetup, CatalogRef, CatalogRefusal, Clock, CloseReason,
-    DeclaredSurface, Effect, EventName, GoneReason, InlineApp, InlineBundle, Integrity,
-    InventoryApp, PartyId, ResolvedSurface, RevisionEpoch, Session, SessionConfig, SurfaceId,
-    SurfaceKey, Timestamp, WallClock,
+    AppCatalog, AppId, AppVersion, Assets, CapabilitySetup, CatalogRef, CatalogRefusal, Clock,
+    CloseReason, DeclaredSurface, Effect, EventName, GoneReason, InlineApp, InlineBundle,
+    Integrity, InventoryApp, PartyId, ResolvedSurface, RevisionEpoch, Session, SessionConfig,
+    SurfaceId, SurfaceKey, Timestamp, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -104,6 +104,7 @@ impl AppCatalog for Catalog {
                 bundle,
             },
             events: BTreeSet::from([EventName::try_from("refresh").unwrap()]),
+            assets: Assets::default(),
         })
     }
 

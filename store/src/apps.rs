@@ -17,8 +17,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use lineup_host_core::{
-    AppCatalog, AppId, AppVersion, CatalogRefusal, DeclaredSurface, InlineApp, Integrity,
-    InventoryApp, ResolvedSurface, SurfaceId,
+    AppCatalog, AppId, AppVersion, Asset, Assets, CatalogRefusal, DeclaredSurface, InlineApp,
+    Integrity, InventoryApp, ResolvedSurface, SurfaceId,
 };
 use lineup_packages::{
     ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits,
@@ -612,6 +612,22 @@ impl AppCatalog for Store {
                 bundle,
             },
             events: found.events().clone(),
+            assets: Assets(std::sync::Arc::new(
+                package
+                    .assets()
+                    .iter()
+                    .filter_map(|(path, mime)| {
+                        let bytes = package.files().get(path.as_str())?;
+                        Some((
+                            path.as_str().to_owned(),
+                            Asset {
+                                mime: (*mime).to_owned(),
+                                bytes: bytes.into(),
+                            },
+                        ))
+                    })
+                    .collect(),
+            )),
         })
     }
 

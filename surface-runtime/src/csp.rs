@@ -142,12 +142,35 @@ const STRICT: &[Directive] = {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ContentSecurityPolicy {
     directives: &'static [Directive],
+    /// `lineup-surface://<token>`, added to the directives of passive content when the Surface
+    /// has assets of its own (R-SEC-3a).
+    own_assets: Option<String>,
 }
 
 impl ContentSecurityPolicy {
     /// The strict policy every Surface document is served with (R-SEC-2, R-SEC-3).
     pub fn strict() -> Self {
-        Self { directives: STRICT }
+        Self {
+            directives: STRICT,
+            own_assets: None,
+        }
+    }
+
+    /// This policy, also allowing images, fonts, style sheets and media from `origin`, the
+    /// Surface's own scheme host `lineup-surface://<token>`, where its installed app's assets
+    /// are served (R-SEC-3a). The document's origin is opaque (`sandbox`), so `'self'` would
+    /// not name it; the token names this Surface alone. Scripts, connections and frames stay
+    /// closed.
+    ///
+    /// ```
+    /// use lineup_surface_runtime::ContentSecurityPolicy;
+    /// let csp = ContentSecurityPolicy::strict().with_own_assets("lineup-surface://0a1b");
+    /// assert!(csp.header_value().contains("; img-src data: blob: lineup-surface://0a1b; "));
+    /// assert!(csp.header_value().contains("; connect-src 'none'; "));
+    /// ```
+    pub fn with_own_assets(mut self, origin: &str) -> Self {
+        self.own_assets = Some(origin.to_owned());
+        self
     }
 
     /// The value of the `Content-Security-Policy` header: directives joined by `"; "`.
@@ -158,6 +181,15 @@ impl ContentSecurityPolicy {
                 out.push_str("; ");
             }
             directive.write(&mut out);
+            if let (Directive::Sources(kind, _), Some(origin)) = (directive, &self.own_assets) {
+                if matches!(
+                    kind,
+                    Kind::ImgSrc | Kind::FontSrc | Kind::StyleSrc | Kind::MediaSrc
+                ) {
+                    out.push(' ');
+                    out.push_str(origin);
+                }
+            }
         }
         out
     }

@@ -52,6 +52,14 @@ impl DocumentOptions {
         self.high_contrast
     }
 
+    /// Serves the document with a policy that also allows images, fonts, style sheets and
+    /// media from `origin`, the Surface's own scheme host, where its assets are
+    /// ([`ContentSecurityPolicy::with_own_assets`], R-SEC-3a). No effect without a policy.
+    pub fn with_own_assets(mut self, origin: &str) -> Self {
+        self.csp = self.csp.map(|csp| csp.with_own_assets(origin));
+        self
+    }
+
     /// The language written on the document's `<html>` element, if any.
     pub fn language(&self) -> Option<&LanguageTag> {
         self.language.as_ref()

@@ -57,6 +57,21 @@ fn permissions_policy() -> String {
     out
 }
 
+/// The headers of an asset of type `mime`: as [`security_headers`] with the strict policy,
+/// except `Cross-Origin-Resource-Policy: cross-origin`, since the document that loads it has an
+/// opaque origin (R-SEC-3a).
+pub(crate) fn security_headers_for(mime: &str) -> Vec<(&'static str, String)> {
+    let mut headers = security_headers(TEXT_UTF8, Some(&ContentSecurityPolicy::strict()));
+    for (name, value) in &mut headers {
+        match *name {
+            "Content-Type" => *value = mime.to_owned(),
+            "Cross-Origin-Resource-Policy" => *value = "cross-origin".to_owned(),
+            _ => {}
+        }
+    }
+    headers
+}
+
 /// The headers of one response, in order: `Content-Type`, `Content-Security-Policy` (when `csp`
 /// is given), then the fixed security headers.
 pub(crate) fn security_headers(

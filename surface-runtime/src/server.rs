@@ -9,7 +9,7 @@ use lineup_host_core::Fingerprint;
 
 use crate::csp::ContentSecurityPolicy;
 use crate::document::SurfaceDocument;
-use crate::headers::{security_headers, TEXT_UTF8};
+use crate::headers::{security_headers, security_headers_for, TEXT_UTF8};
 use crate::token::SurfaceToken;
 
 /// The URI scheme Surface documents are served from: `lineup-surface://<token>/`.
@@ -112,7 +112,7 @@ impl Response {
 pub struct SurfaceServer {
     token: SurfaceToken,
     /// The Surface's files by exact request path.
-    resources: BTreeMap<&'static str, Arc<Resource>>,
+    resources: BTreeMap<String, Arc<Resource>>,
 }
 
 impl SurfaceServer {
@@ -124,9 +124,52 @@ impl SurfaceServer {
         });
         let resources = DOCUMENT_PATHS
             .iter()
-            .map(|path| (*path, Arc::clone(&document)))
+            .map(|path| ((*path).to_owned(), Arc::clone(&document)))
             .collect();
         Self { token, resources }
+    }
+
+    /// Also serves an installed app's assets, each at `lineup-surface://<token>/<path>` (its
+    /// path in the package, like `assets/logo.png`; paths that collide with the document's are
+    /// skipped) with its MIME type, `nosniff` and the strict policy (R-SEC-3a). Only these exact
+    /// paths exist: no listing, no decoding, nothing from disk. Fonts load in CORS mode from an
+    /// opaque origin, so assets carry `Access-Control-Allow-Origin: *` and
+    /// `Cross-Origin-Resource-Policy: cross-origin`; another Surface still cannot load them, as
+    /// its own policy names only its own token and this server answers only to this one.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use lineup_host_core::InlineBundle;
+    /// use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+    ///
+    /// let bundle = InlineBundle::new("<img src=logo.png>", "", "").unwrap();
+    /// let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+    /// let server = SurfaceServer::new(SurfaceToken::from_random_bytes([7; 16]), document)
+    ///     .with_assets([("logo.png".to_owned(), "image/png".to_owned(), Arc::from(&b"png"[..]))]);
+    /// let response = server.respond("GET", &format!("{}logo.png", server.url()));
+    /// assert_eq!((response.status, response.header("Content-Type")), (200, Some("image/png")));
+    /// assert_eq!(server.respond("GET", &format!("{}LOGO.png", server.url())).status, 404);
+    /// ```
+    pub fn with_assets(
+        mut self,
+        assets: impl IntoIterator<Item = (String, String, Arc<[u8]>)>,
+    ) -> Self {
+        for (path, mime, bytes) in assets {
+            let key = format!("/{path}");
+            if self.resources.contains_key(&key) {
+                continue;
+            }
+            let mut headers = security_headers_for(&mime);
+            headers.push(("Access-Control-Allow-Origin", "*".to_owned()));
+            self.resources.insert(
+                key,
+                Arc::new(Resource {
+                    headers,
+                    body: bytes.to_vec(),
+                }),
+            );
+        }
+        self
     }
 
     /// The token this server answers to.
@@ -196,6 +239,70 @@ mod tests {
         let bundle = InlineBundle::new("<p>hi</p>", "p{}", "1").expect("valid bundle");
         let token = SurfaceToken::try_from(TOKEN).expect("valid token");
         SurfaceServer::new(token, SurfaceDocument::assemble(&bundle, options))
+    }
+
+    /// R-SEC-3a: an app's assets are served only at their exact listed path under this token;
+    /// every traversal, encoding, case or listing trick is a 404.
+    #[test]
+    fn r_sec_3a_asset_traversal_table() {
+        let png: Arc<[u8]> = Arc::from(&b"\x89PNG"[..]);
+        let server = server(&DocumentOptions::default()).with_assets([
+            ("assets/logo.png".to_owned(), "image/png".to_owned(), png),
+            (
+                "index.html".to_owned(),
+                "image/png".to_owned(),
+                Arc::from(&b"not the document"[..]),
+            ),
+        ]);
+        let table: &[(&str, &str, u16)] = &[
+            ("GET", "lineup-surface://TOKEN/assets/logo.png", 200),
+            ("HEAD", "lineup-surface://TOKEN/assets/logo.png", 200),
+            ("GET", "lineup-surface://TOKEN/assets/logo.png#x", 200),
+            ("GET", "lineup-surface://OTHER/assets/logo.png", 404),
+            ("GET", "lineup-surface://TOKEN/assets/", 404),
+            ("GET", "lineup-surface://TOKEN/assets", 404),
+            (
+                "GET",
+                "lineup-surface://TOKEN/assets/../assets/logo.png",
+                404,
+            ),
+            ("GET", "lineup-surface://TOKEN/./assets/logo.png", 404),
+            ("GET", "lineup-surface://TOKEN//assets/logo.png", 404),
+            ("GET", "lineup-surface://TOKEN/assets//logo.png", 404),
+            ("GET", "lineup-surface://TOKEN/assets%2flogo.png", 404),
+            ("GET", "lineup-surface://TOKEN/assets/%6cogo.png", 404),
+            ("GET", "lineup-surface://TOKEN/assets\\logo.png", 404),
+            ("GET", "lineup-surface://TOKEN/ASSETS/logo.png", 404),
+            ("GET", "lineup-surface://TOKEN/assets/logo.png?v=1", 404),
+            ("GET", "lineup-surface://TOKEN/assets/logo.png/", 404),
+            ("GET", "lineup-surface://TOKEN/assets/logo.png%00", 404),
+            ("GET", "lineup-surface://TOKEN/logo.png", 404),
+            ("POST", "lineup-surface://TOKEN/assets/logo.png", 405),
+        ];
+        for (method, uri, status) in table {
+            let uri = uri
+                .replace("TOKEN", TOKEN)
+                .replace("OTHER", &"ab".repeat(16));
+            assert_eq!(
+                server.respond(method, &uri).status,
+                *status,
+                "{method} {uri}"
+            );
+        }
+        let asset = server.respond("GET", &format!("lineup-surface://{TOKEN}/assets/logo.png"));
+        assert_eq!(asset.body, b"\x89PNG");
+        assert_eq!(asset.header("Content-Type"), Some("image/png"));
+        assert_eq!(asset.header("X-Content-Type-Options"), Some("nosniff"));
+        assert_eq!(asset.header("Access-Control-Allow-Origin"), Some("*"));
+        assert!(asset
+            .header("Content-Security-Policy")
+            .is_some_and(|c| c.starts_with("default-src 'none'")));
+        // An asset cannot take the document's place.
+        let document = server.respond("GET", &format!("lineup-surface://{TOKEN}/index.html"));
+        assert_eq!(
+            document.header("Content-Type"),
+            Some("text/html; charset=utf-8")
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use lineup_host_core::{
     SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
-    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
+    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken, SCHEME,
 };
 use tao::dpi::LogicalSize;
 use tao::event::{Event, WindowEvent};
@@ -1399,9 +1399,20 @@ impl Host {
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
-        let document = SurfaceDocument::assemble(&open.app.bundle, &self.document_options());
+        let token = SurfaceToken::from_random_bytes(token);
+        let mut options = self.document_options();
+        if !open.assets.is_empty() {
+            // R-SEC-3a: this Surface's own assets, and no other's.
+            options = options.with_own_assets(&format!("{SCHEME}://{token}"));
+        }
+        let document = SurfaceDocument::assemble(&open.app.bundle, &options);
         let layout = document.layout();
-        let server = SurfaceServer::new(SurfaceToken::from_random_bytes(token), document);
+        let assets = open
+            .assets
+            .0
+            .iter()
+            .map(|(path, asset)| (path.clone(), asset.mime.clone(), Arc::clone(&asset.bytes)));
+        let server = SurfaceServer::new(token, document).with_assets(assets);
         let placement = match &self.layout {
             Layout::Windows => Placement::Window {
                 title: display_title(open.app.name.as_deref(), open.app.id.as_str()),

@@ -334,6 +334,9 @@ fn surface_context(
         ShellError::Platform("the web context has no security manager".to_owned())
     })?;
     security.register_uri_scheme_as_secure(SCHEME);
+    // R-SEC-3a: fonts load in CORS mode; the scheme's asset responses carry the matching
+    // `Access-Control-Allow-Origin`.
+    security.register_uri_scheme_as_cors_enabled(SCHEME);
 
     let downloads = Rc::downgrade(queue);
     context.connect_download_started(move |_, download| {
