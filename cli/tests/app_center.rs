@@ -30,6 +30,7 @@ struct Host {
     stdin: ChildStdin,
     lines: Receiver<Value>,
     seen: Vec<Value>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Host {
@@ -39,9 +40,20 @@ impl Host {
             .arg(data)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let log = child.stderr.take().unwrap();
+        let sink = std::sync::Arc::clone(&stderr);
+        thread::spawn(move || {
+            for line in BufReader::new(log).lines() {
+                let Ok(line) = line else { break };
+                eprintln!("{line}");
+                sink.lock().unwrap().push_str(&line);
+                sink.lock().unwrap().push('\n');
+            }
+        });
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -61,6 +73,7 @@ impl Host {
             stdin,
             lines,
             seen: Vec::new(),
+            stderr,
         }
     }
 
@@ -339,4 +352,90 @@ fn r_sec_3a_an_apps_image_and_font_load_and_another_surfaces_do_not() {
     // Positive control: the second Surface's own asset by its full URL loads.
     let own = format!("{}assets/logo.png", url(1));
     assert_eq!(other(&mut host, "p2", own), true);
+}
+
+#[test]
+fn a_flipped_byte_in_the_cache_is_refused_at_start_and_at_open_and_nothing_is_served() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let pkg = tmp.path().join("dash");
+    package(&pkg);
+    let apps = |args: &[&str]| {
+        Command::new(LINEUP)
+            .args(["apps", "--data-dir"])
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let verify = Command::new(LINEUP)
+        .args(["apps", "verify", pkg.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let digest = serde_json::from_slice::<Value>(&verify.stdout).unwrap()["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        apps(&["install", pkg.to_str().unwrap(), "--digest", &digest])
+            .status
+            .success()
+    );
+    for file in std::fs::read_dir(data.join("packages")).unwrap() {
+        let file = file.unwrap().path();
+        let mut bytes = std::fs::read(&file).unwrap();
+        let at = bytes.windows(4).position(|w| w == b"dash").unwrap();
+        bytes[at] ^= 0x20;
+        std::fs::write(&file, bytes).unwrap();
+    }
+    let mut host = Host::start(&data);
+    let inventory = host.expect("inventory", is("client.inventory"));
+    assert_eq!(inventory["payload"]["applications"], json!([]));
+    host.send(&envelope(
+        "m1",
+        "ui.open",
+        json!({"instance_id": "d1", "app": {"id": "com.example.dash", "surface": "main"}}),
+    ));
+    let refused = host.expect("a refusal", |v| {
+        is("client.error")(v) && v["payload"]["in_reply_to"] == "m1"
+    });
+    assert_eq!(refused["payload"]["code"], "unsupported", "{refused}");
+    assert!(
+        refused["payload"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("failed verification"),
+        "{refused}"
+    );
+    assert!(
+        !host.seen.iter().any(|v| is("ui.event")(v)),
+        "{:#?}",
+        host.seen
+    );
+    let log = host.stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("app com.example.dash 1.0.0 is refused until reinstalled"),
+        "{log}"
+    );
+    // Positive control: reinstalling the verified package after removing it serves it again.
+    assert!(apps(&["remove", "com.example.dash"]).status.success());
+    assert!(
+        apps(&["install", pkg.to_str().unwrap(), "--digest", &digest])
+            .status
+            .success()
+    );
+    host.send(&envelope(
+        "m2",
+        "ui.open",
+        json!({"instance_id": "d2", "app": {"id": "com.example.dash", "surface": "main"},
+               "state": {"city": "Rome"}}),
+    ));
+    let shown = host.expect("the app's event", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "shown"
+    });
+    assert_eq!(shown["payload"]["data"], json!({"city": "Rome"}));
 }
