@@ -255,21 +255,25 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), Failure> {
         .map_err(|e| Failure::io(path, e))
 }
 
-/// Reads and verifies a package to install: the digest, or a signature by a trusted key.
-fn verified(path: &Path, expected: &Expected) -> Result<Package, Failure> {
+/// Reads and verifies a package to install: the digest, or a signature by a trusted key (which
+/// is returned, for the `signed-only` bundle policy).
+fn verified(path: &Path, expected: &Expected) -> Result<(Package, Option<PublicKey>), Failure> {
     let package = read_package(path)?;
     if let Some(digest) = &expected.digest {
         PackageDigest::parse(digest)
             .and_then(|d| d.check(package.files()))
             .map_err(Failure::refused)?;
     }
+    let mut signed_by = None;
     if let Some(file) = &expected.signature {
         let trusted = trusted_keys(&expected.trusted_key)?;
-        PackageSignature::parse(&read_text(file)?)
-            .and_then(|s| s.verify(&package.digest(), &trusted))
+        let signature = PackageSignature::parse(&read_text(file)?).map_err(Failure::refused)?;
+        signature
+            .verify(&package.digest(), &trusted)
             .map_err(Failure::refused)?;
+        signed_by = Some(signature.key());
     }
-    Ok(package)
+    Ok((package, signed_by))
 }
 
 fn changed(out: &mut impl Write, change: &AppChange, json: bool) -> io::Result<()> {
@@ -343,9 +347,11 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
             expected,
             json,
         } => {
-            let package = verified(&package, &expected)?;
+            let (package, signed_by) = verified(&package, &expected)?;
             let store = data_dir.open_or_create().map_err(Failure::from_data)?;
-            let change = store.install_app(&package).map_err(Failure::store)?;
+            let change = store
+                .install_app(&package, signed_by.as_ref())
+                .map_err(Failure::store)?;
             changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Upgrade {
@@ -353,8 +359,10 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
             expected,
             json,
         } => {
-            let package = verified(&package, &expected)?;
-            let change = open()?.upgrade_app(&package).map_err(Failure::store)?;
+            let (package, signed_by) = verified(&package, &expected)?;
+            let change = open()?
+                .upgrade_app(&package, signed_by.as_ref())
+                .map_err(Failure::store)?;
             changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Rollback { id, json } => {

@@ -13,7 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use lineup_host_core::{ConversationId, Frame, LineFramer, PartyId};
+use lineup_host_core::{BundlePolicy, ConversationId, Frame, LineFramer, PartyId};
 use lineup_webview_shell::{
     HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
 };
@@ -91,8 +91,43 @@ struct HostArgs {
     /// drop reports) can pass it, by about one per Surface.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     max_waiting_answers: u32,
+    /// Which bundles are opened (R-SEC-7): `allow` (inline bundles, `integrity` checked when
+    /// present), `require-integrity` (inline bundles must carry a matching `integrity`),
+    /// `allowlist` (inline bundles only with a digest given by --allow-digest), `signed-only`
+    /// (no inline bundles; installed apps installed with a trusted signature), `app-center-only`
+    /// (no inline bundles; installed apps). A mismatching `integrity` is always refused.
+    #[arg(long, value_name = "POLICY", default_value = "allow", value_parser = ["allow", "require-integrity", "allowlist", "signed-only", "app-center-only"])]
+    bundle_policy: String,
+    /// With `--bundle-policy allowlist`: a bundle digest (sha256-<base64>, as `lineup bundle`
+    /// prints it) that may be opened inline; repeatable.
+    #[arg(long, value_name = "DIGEST")]
+    allow_digest: Vec<String>,
     #[command(flatten)]
     capabilities: capabilities::CapabilityArgs,
+}
+
+/// `--bundle-policy` and `--allow-digest` as a [`BundlePolicy`].
+fn bundle_policy(name: &str, digests: &[String]) -> Result<BundlePolicy, String> {
+    if !digests.is_empty() && name != "allowlist" {
+        return Err(format!(
+            "--allow-digest is for --bundle-policy allowlist, not {name}"
+        ));
+    }
+    Ok(match name {
+        "require-integrity" => BundlePolicy::RequireIntegrity,
+        "allowlist" => BundlePolicy::Allowlist(
+            digests
+                .iter()
+                .map(|d| {
+                    lineup_host_core::Integrity::try_from(d.as_str())
+                        .map_err(|e| format!("--allow-digest {d}: {e}"))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        "signed-only" => BundlePolicy::SignedOnly,
+        "app-center-only" => BundlePolicy::AppCenterOnly,
+        _ => BundlePolicy::SandboxOnly,
+    })
 }
 
 /// How long, at exit, the host waits for a slow reader to take what is still queued.
@@ -144,6 +179,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.devtools {
         builder = builder.dangerous().with_devtools();
     }
+    builder = builder.bundle_policy(bundle_policy(&args.bundle_policy, &args.allow_digest)?);
     builder = args.capabilities.apply(builder)?;
     let outbound = writer.clone();
     let mut closed_logged = false;

@@ -35,9 +35,14 @@ struct Host {
 
 impl Host {
     fn start(data: &Path) -> Self {
+        Self::start_with(data, &[])
+    }
+
+    fn start_with(data: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(LINEUP)
             .args(["host", "--stdio", "--conversation", "conv_01", "--data-dir"])
             .arg(data)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -438,4 +443,122 @@ fn a_flipped_byte_in_the_cache_is_refused_at_start_and_at_open_and_nothing_is_se
         is("ui.event")(v) && v["payload"]["event"] == "shown"
     });
     assert_eq!(shown["payload"]["data"], json!({"city": "Rome"}));
+}
+
+#[test]
+fn r_sec_7_signed_only_opens_only_apps_installed_with_a_trusted_signature() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let run = |args: &[&str]| {
+        let out = Command::new(LINEUP).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let data_dir = data.to_str().unwrap();
+    // By digest: installed, but not signed.
+    let unsigned = tmp.path().join("dash");
+    package(&unsigned);
+    let (_, report, _) = run(&["apps", "verify", unsigned.to_str().unwrap(), "--json"]);
+    let digest = serde_json::from_str::<Value>(&report).unwrap()["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, _, err) = run(&[
+        "apps",
+        "--data-dir",
+        data_dir,
+        "install",
+        unsigned.to_str().unwrap(),
+        "--digest",
+        &digest,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    // Signed by a trusted key: another app.
+    let signed = tmp.path().join("signed");
+    package(&signed);
+    let manifest = std::fs::read_to_string(signed.join("manifest.json")).unwrap();
+    std::fs::write(
+        signed.join("manifest.json"),
+        manifest.replace("com.example.dash", "com.example.signed"),
+    )
+    .unwrap();
+    let key = tmp.path().join("k");
+    let (_, public, _) = run(&["apps", "keygen", "--out", key.to_str().unwrap()]);
+    let public = public.trim().to_owned();
+    let sig = tmp.path().join("signed.sig");
+    run(&[
+        "apps",
+        "sign",
+        signed.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+        "--out",
+        sig.to_str().unwrap(),
+    ]);
+    // A wrong signature (another key's) is refused at install: nothing is kept.
+    let other = tmp.path().join("other");
+    let (_, other_public, _) = run(&["apps", "keygen", "--out", other.to_str().unwrap()]);
+    let (code, _, err) = run(&[
+        "apps",
+        "--data-dir",
+        data_dir,
+        "install",
+        signed.to_str().unwrap(),
+        "--signature",
+        sig.to_str().unwrap(),
+        "--trusted-key",
+        other_public.trim(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let (code, _, err) = run(&[
+        "apps",
+        "--data-dir",
+        data_dir,
+        "install",
+        signed.to_str().unwrap(),
+        "--signature",
+        sig.to_str().unwrap(),
+        "--trusted-key",
+        &public,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+
+    let mut host = Host::start_with(&data, &["--bundle-policy", "signed-only"]);
+    host.expect("inventory", is("client.inventory"));
+    let open = |host: &mut Host, id: &str, app: &str| {
+        host.send(&envelope(
+            id,
+            "ui.open",
+            json!({"instance_id": id, "app": {"id": app, "surface": "main"}, "state": {"city": id}}),
+        ));
+    };
+    open(&mut host, "u1", "com.example.dash");
+    let refused = host.expect("a refusal", |v| {
+        is("client.error")(v) && v["payload"]["in_reply_to"] == "u1"
+    });
+    assert_eq!(refused["payload"]["code"], "policy_violation", "{refused}");
+    // An inline bundle: refused under signed-only.
+    host.send(&envelope(
+        "i1",
+        "ui.open",
+        json!({"instance_id": "i1", "app": {"id": "com.example.inline", "name": "I", "version": "1.0.0",
+               "html": "<p>i</p>", "css": "", "js": ""}}),
+    ));
+    let refused = host.expect("a refusal", |v| {
+        is("client.error")(v) && v["payload"]["in_reply_to"] == "i1"
+    });
+    assert_eq!(refused["payload"]["code"], "policy_violation", "{refused}");
+    // Positive control: the signed app opens and runs.
+    open(&mut host, "s1", "com.example.signed");
+    let shown = host.expect("the signed app's event", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "shown"
+    });
+    assert_eq!(shown["payload"]["data"], json!({"city": "s1"}));
 }

@@ -51,6 +51,9 @@ pub struct ResolvedSurface {
     pub events: BTreeSet<EventName>,
     /// The package's assets.
     pub assets: Assets,
+    /// The trusted key whose signature the package was installed with (`ed25519:<base64>`), if
+    /// any; [`BundlePolicy::SignedOnly`](crate::BundlePolicy::SignedOnly) opens only these.
+    pub signed_by: Option<String>,
 }
 
 /// Why a catalog does not open an installed Surface; each maps to one deterministic refusal

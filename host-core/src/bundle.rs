@@ -192,7 +192,7 @@ impl Breakout {
 }
 
 /// A SHA-256 integrity value, written `sha256-<standard base64 with padding>` (R-UI-2).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Integrity([u8; 32]);
 

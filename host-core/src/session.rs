@@ -25,6 +25,7 @@ use crate::message::{
     UiPatch,
 };
 use crate::sessions::SessionId;
+use crate::Integrity;
 
 /// A monotonic time source, provided by the embedder (or webview-shell).
 pub trait Clock {
@@ -32,16 +33,37 @@ pub trait Clock {
     fn monotonic(&self) -> Duration;
 }
 
-/// Which inline bundles the session accepts (R-SEC-7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which bundles the session accepts (R-SEC-7). Under every policy an `integrity` that does
+/// not match its bundle is refused (`integrity_mismatch`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum BundlePolicy {
-    /// Accept a bundle without `integrity`, relying on the sandbox; verify `integrity` when
-    /// present. The default, like the reference host's (R-SEC-7 host choice).
+    /// `allow`: accept an inline bundle without `integrity`, relying on the sandbox; verify
+    /// `integrity` when present. The default, like the reference host's (R-SEC-7 host choice).
     #[default]
     SandboxOnly,
     /// Every inline bundle must carry an `integrity` that matches (R-UI-2a).
     RequireIntegrity,
+    /// `allowlist`: only inline bundles whose digest is one of these; installed apps as usual.
+    Allowlist(BTreeSet<Integrity>),
+    /// `signed-only`: no inline bundles; only installed apps whose package was installed with a
+    /// signature by a trusted key ([`ResolvedSurface::signed_by`](crate::ResolvedSurface::signed_by)).
+    SignedOnly,
+    /// `app-center-only`: no inline bundles; only installed, verified apps.
+    AppCenterOnly,
+}
+
+impl BundlePolicy {
+    /// The policy's name, as the CLI spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BundlePolicy::SandboxOnly => "allow",
+            BundlePolicy::RequireIntegrity => "require-integrity",
+            BundlePolicy::Allowlist(_) => "allowlist",
+            BundlePolicy::SignedOnly => "signed-only",
+            BundlePolicy::AppCenterOnly => "app-center-only",
+        }
+    }
 }
 
 /// How a [`Session`] is set up.
@@ -329,6 +351,7 @@ struct OpenedInstalled {
     version: AppVersion,
     events: BTreeSet<EventName>,
     assets: Assets,
+    signed_by: Option<String>,
 }
 
 /// One Surface's diagnostics within the current fixed window (R-DIAG-1).
@@ -1222,12 +1245,45 @@ impl Session {
                     surface: s,
                     events: resolved.events,
                     assets: resolved.assets,
+                    signed_by: resolved.signed_by,
                 };
                 (resolved.app, Some(opened))
             }
         };
         let digest = app.bundle.digest();
-        match (&app.integrity, self.config.bundle_policy) {
+        let policy = &self.config.bundle_policy;
+        if let Some(installed) = &installed {
+            if *policy == BundlePolicy::SignedOnly && installed.signed_by.is_none() {
+                return Err(ProtocolError::new(
+                    ErrorCode::PolicyViolation,
+                    "R-SEC-7",
+                    format!(
+                        "app {} was installed without a trusted signature; the bundle policy is signed-only",
+                        installed.surface.id
+                    ),
+                )
+                .field("payload.app.id"));
+            }
+        } else {
+            let refused = match policy {
+                BundlePolicy::SignedOnly | BundlePolicy::AppCenterOnly => Some(format!(
+                    "the bundle policy is {}: this host opens only installed apps, by id; inline bundles are refused",
+                    policy.name()
+                )),
+                BundlePolicy::Allowlist(allowed) if !allowed.contains(&digest) => Some(format!(
+                    "the bundle's digest {digest} is not on this host's allowlist ({} digests)",
+                    allowed.len()
+                )),
+                _ => None,
+            };
+            if let Some(message) = refused {
+                return Err(
+                    ProtocolError::new(ErrorCode::PolicyViolation, "R-SEC-7", message)
+                        .field("payload.app"),
+                );
+            }
+        }
+        match (&app.integrity, policy) {
             (Some(declared), _) if *declared != digest => {
                 return Err(ProtocolError::new(
                     ErrorCode::IntegrityMismatch,

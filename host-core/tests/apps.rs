@@ -10,10 +10,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    AppCatalog, AppId, AppVersion, Assets, CapabilitySetup, CatalogRef, CatalogRefusal, Clock,
-    CloseReason, DeclaredSurface, Effect, EventName, GoneReason, InlineApp, InlineBundle,
-    Integrity, InventoryApp, PartyId, ResolvedSurface, RevisionEpoch, Session, SessionConfig,
-    SurfaceId, SurfaceKey, Timestamp, WallClock,
+    AppCatalog, AppId, AppVersion, Assets, BundlePolicy, CapabilitySetup, CatalogRef,
+    CatalogRefusal, Clock, CloseReason, DeclaredSurface, Effect, EventName, GoneReason, InlineApp,
+    InlineBundle, Integrity, InventoryApp, PartyId, ResolvedSurface, RevisionEpoch, Session,
+    SessionConfig, SurfaceId, SurfaceKey, Timestamp, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -36,6 +36,8 @@ struct Catalog {
     /// `None`: removed (once installed); `Some((version, enabled, html))`.
     app: RefCell<Option<(String, bool, String)>>,
     ever: RefCell<bool>,
+    /// The key the package was installed with, if any.
+    signed_by: RefCell<Option<String>>,
 }
 
 impl Catalog {
@@ -105,6 +107,7 @@ impl AppCatalog for Catalog {
             },
             events: BTreeSet::from([EventName::try_from("refresh").unwrap()]),
             assets: Assets::default(),
+            signed_by: self.signed_by.borrow().clone(),
         })
     }
 
@@ -120,7 +123,12 @@ impl AppCatalog for Catalog {
 }
 
 fn session(catalog: Option<Rc<Catalog>>) -> Session {
+    session_with(catalog, BundlePolicy::default())
+}
+
+fn session_with(catalog: Option<Rc<Catalog>>, policy: BundlePolicy) -> Session {
     let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    config.bundle_policy = policy;
     config.app_catalog = catalog.map(|c| CatalogRef(c as Rc<dyn AppCatalog>));
     let mut s = Session::new(config, Box::new(Fixed)).unwrap();
     s.enable_capabilities(CapabilitySetup::new(RevisionEpoch(7), Box::new(Wall)))
@@ -323,4 +331,85 @@ fn r_ui_12_surfaces_close_when_their_app_changes_and_the_inventory_follows() {
         of_type(&out, "client.inventory")[0]["payload"]["applications"],
         json!([])
     );
+}
+
+fn inline(html: &str, integrity: Option<Integrity>) -> Vec<u8> {
+    let mut app = json!({"id": "com.example.other", "name": "Other", "version": "1.0.0",
+                         "html": html, "css": "", "js": ""});
+    if let Some(i) = integrity {
+        app["integrity"] = json!(i.to_string());
+    }
+    envelope(
+        "m-inline",
+        "ui.open",
+        json!({"instance_id": "i1", "app": app}),
+    )
+}
+
+fn refused_code(s: &mut Session, bytes: &[u8]) -> Option<String> {
+    let fx = s.handle_inbound(bytes);
+    if fx.iter().any(|e| matches!(e, Effect::Open(_))) {
+        return None;
+    }
+    let out = sent(&fx);
+    let errors = of_type(&out, "client.error");
+    Some(errors[0]["payload"]["code"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn r_sec_7_bundle_policies() {
+    let allowed = Catalog::bundle("<p>allowed</p>").digest();
+    let catalog = Rc::new(Catalog::default());
+    catalog.install("1.0.0", "<p>installed</p>");
+
+    // allowlist: only listed digests inline; a wrong integrity is refused whatever the list.
+    let mut s = session_with(
+        Some(catalog.clone()),
+        BundlePolicy::Allowlist(BTreeSet::from([allowed])),
+    );
+    assert_eq!(refused_code(&mut s, &inline("<p>allowed</p>", None)), None);
+    assert_eq!(
+        refused_code(&mut s, &inline("<p>other</p>", None)).as_deref(),
+        Some("policy_violation")
+    );
+    let wrong = Catalog::bundle("<p>other</p>").digest();
+    assert_eq!(
+        refused_code(&mut s, &inline("<p>allowed</p>", Some(wrong))).as_deref(),
+        Some("integrity_mismatch")
+    );
+    assert_eq!(
+        refused_code(&mut s, &open_by_id("com.example.dash", None, "main")),
+        None
+    );
+
+    // app-center-only: no inline bundle at all, installed apps open.
+    let mut s = session_with(Some(catalog.clone()), BundlePolicy::AppCenterOnly);
+    assert_eq!(
+        refused_code(&mut s, &inline("<p>allowed</p>", Some(allowed))).as_deref(),
+        Some("policy_violation")
+    );
+    assert_eq!(
+        refused_code(&mut s, &open_by_id("com.example.dash", None, "main")),
+        None
+    );
+
+    // signed-only: an app installed by digest (no signature) is refused; signed, it opens.
+    let mut s = session_with(Some(catalog.clone()), BundlePolicy::SignedOnly);
+    assert_eq!(
+        refused_code(&mut s, &open_by_id("com.example.dash", None, "main")).as_deref(),
+        Some("policy_violation")
+    );
+    assert_eq!(
+        refused_code(&mut s, &inline("<p>allowed</p>", Some(allowed))).as_deref(),
+        Some("policy_violation")
+    );
+    *catalog.signed_by.borrow_mut() = Some("ed25519:key".into());
+    assert_eq!(
+        refused_code(&mut s, &open_by_id("com.example.dash", None, "main")),
+        None
+    );
+
+    // Positive control: the default policy opens the same inline bundle.
+    let mut s = session(Some(catalog));
+    assert_eq!(refused_code(&mut s, &inline("<p>other</p>", None)), None);
 }

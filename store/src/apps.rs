@@ -21,7 +21,7 @@ use lineup_host_core::{
     Integrity, InventoryApp, ResolvedSurface, SurfaceId,
 };
 use lineup_packages::{
-    ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits,
+    ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits, PublicKey,
 };
 use rusqlite::OptionalExtension as _;
 use serde::Serialize;
@@ -140,7 +140,13 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::App`] when the app is installed already (use [`Store::upgrade_app`]).
-    pub fn install_app(&self, package: &Package) -> Result<AppChange, StoreError> {
+    /// `signed_by` is the trusted key whose signature the caller checked, if it installed by
+    /// signature; it is kept for the `signed-only` bundle policy.
+    pub fn install_app(
+        &self,
+        package: &Package,
+        signed_by: Option<&PublicKey>,
+    ) -> Result<AppChange, StoreError> {
         let id = package.id().as_str();
         let tx = self.write("begin app install")?;
         let installed: Option<String> = tx
@@ -155,7 +161,7 @@ impl Store {
         }
         // Under the write lock, after the checks: a refusal leaves no file behind.
         self.put_in_cache(package)?;
-        insert_version(&tx, package).map_err(self.sqlite("insert into app_versions"))?;
+        insert_version(&tx, package, signed_by).map_err(self.sqlite("insert into app_versions"))?;
         tx.execute("DELETE FROM apps_removed WHERE id = ?1", [id])
             .map_err(self.sqlite("delete from apps_removed"))?;
         tx.execute(
@@ -179,7 +185,12 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::App`] when the app is not installed or the version is not newer.
-    pub fn upgrade_app(&self, package: &Package) -> Result<AppChange, StoreError> {
+    /// `signed_by` as for [`Store::install_app`].
+    pub fn upgrade_app(
+        &self,
+        package: &Package,
+        signed_by: Option<&PublicKey>,
+    ) -> Result<AppChange, StoreError> {
         let id = package.id().as_str();
         let tx = self.write("begin app upgrade")?;
         let Some((current, enabled)) =
@@ -205,7 +216,7 @@ impl Store {
             (id, package.version().to_string()),
         )
         .map_err(self.sqlite("delete from app_versions"))?;
-        insert_version(&tx, package).map_err(self.sqlite("insert into app_versions"))?;
+        insert_version(&tx, package, signed_by).map_err(self.sqlite("insert into app_versions"))?;
         tx.execute(
             "UPDATE apps SET current = ?2 WHERE id = ?1",
             (id, package.version().to_string()),
@@ -496,17 +507,22 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     Ok((path, file))
 }
 
-fn insert_version(tx: &rusqlite::Transaction<'_>, package: &Package) -> rusqlite::Result<usize> {
+fn insert_version(
+    tx: &rusqlite::Transaction<'_>,
+    package: &Package,
+    signed_by: Option<&PublicKey>,
+) -> rusqlite::Result<usize> {
     tx.execute(
-        "INSERT INTO app_versions (id, version, name, digest, installed_at, seq) \
+        "INSERT INTO app_versions (id, version, name, digest, installed_at, seq, signed_by) \
          VALUES (?1, ?2, ?3, ?4, ?5, \
-                 (SELECT coalesce(max(seq), 0) + 1 FROM app_versions WHERE id = ?1))",
+                 (SELECT coalesce(max(seq), 0) + 1 FROM app_versions WHERE id = ?1), ?6)",
         (
             package.id().as_str(),
             package.version().to_string(),
             package.name(),
             package.digest().to_string(),
             now_rfc3339(),
+            signed_by.map(ToString::to_string),
         ),
     )
 }
@@ -603,7 +619,16 @@ impl AppCatalog for Store {
             });
         };
         let bundle = found.bundle().clone();
+        let signed_by: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT signed_by FROM app_versions WHERE id = ?1 AND version = ?2",
+                (id.as_str(), package.version().to_string()),
+                |r| r.get(0),
+            )
+            .unwrap_or(None);
         Ok(ResolvedSurface {
+            signed_by,
             app: InlineApp {
                 id: package.id().clone(),
                 name: Some(package.name().to_owned()),

@@ -94,6 +94,9 @@ const MIGRATIONS: &[&str] = &[
         digest       TEXT NOT NULL,
         installed_at TEXT NOT NULL,
         seq          INTEGER NOT NULL,
+        -- The trusted key whose signature was checked at install (`ed25519:<base64>`), or NULL
+        -- when it was installed by digest.
+        signed_by    TEXT,
         PRIMARY KEY (id, version)
     ) STRICT, WITHOUT ROWID;
     -- Apps that were installed and are removed, so an open by id is refused `revoked` rather

@@ -48,7 +48,7 @@ fn install_upgrade_rollback_disable_enable_remove() {
             .to_owned()
     };
 
-    let change = step(store.install_app(&v1).unwrap());
+    let change = step(store.install_app(&v1, None).unwrap());
     assert_eq!((change.from, change.to.as_deref()), (None, Some("1.0.0")));
     assert_eq!(html(&store), "<p>one</p>");
     // The cache holds it under its digest; nothing in the listing says where it came from.
@@ -59,7 +59,7 @@ fn install_upgrade_rollback_disable_enable_remove() {
     assert!(!listing.contains(dir.path().to_str().unwrap()), "{listing}");
 
     // Refusals change nothing, the revision included.
-    let twice = store.install_app(&v1).unwrap_err();
+    let twice = store.install_app(&v1, None).unwrap_err();
     assert!(
         twice
             .to_string()
@@ -67,7 +67,7 @@ fn install_upgrade_rollback_disable_enable_remove() {
         "{twice}"
     );
     let older = store
-        .upgrade_app(&package("0.9.0", "<p>old</p>"))
+        .upgrade_app(&package("0.9.0", "<p>old</p>"), None)
         .unwrap_err();
     assert!(
         older
@@ -83,7 +83,7 @@ fn install_upgrade_rollback_disable_enable_remove() {
     assert_eq!(store.revision_counter().unwrap(), revision.get());
     assert_eq!(html(&store), "<p>one</p>");
 
-    let change = step(store.upgrade_app(&v2).unwrap());
+    let change = step(store.upgrade_app(&v2, None).unwrap());
     assert_eq!(change.to.as_deref(), Some("1.1.0"));
     assert_eq!(html(&store), "<p>two</p>");
     assert_eq!(store.apps().unwrap()[0].versions, ["1.0.0", "1.1.0"]);
@@ -110,7 +110,7 @@ fn install_upgrade_rollback_disable_enable_remove() {
 
     // Another process's change is seen through the counter.
     let other = Store::open(dir.path()).unwrap();
-    other.upgrade_app(&v2).unwrap();
+    other.upgrade_app(&v2, None).unwrap();
     assert_eq!(store.revision_counter().unwrap(), revision.get() + 1);
     revision.set(revision.get() + 1);
     assert_eq!(html(&store), "<p>two</p>");
@@ -129,7 +129,7 @@ fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let v1 = package("1.0.0", "<p>one</p>");
-    store.install_app(&v1).unwrap();
+    store.install_app(&v1, None).unwrap();
     // Positive control: intact, it loads and verifies.
     store.load_app("com.example.dash").unwrap();
     assert!(store.verify_apps().unwrap().is_empty());
@@ -163,7 +163,7 @@ fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
     );
     // Installing the same package again repairs the cache file.
     store
-        .upgrade_app(&package("1.0.1", "<p>fixed</p>"))
+        .upgrade_app(&package("1.0.1", "<p>fixed</p>"), None)
         .unwrap();
     store.rollback_app("com.example.dash").unwrap_err();
 }

@@ -566,7 +566,7 @@ impl HostBuilder {
         let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
         let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
         template.limits = self.limits.clone();
-        template.bundle_policy = self.bundle_policy;
+        template.bundle_policy = self.bundle_policy.clone();
         template.agent_id = self.agent_id.clone();
         template.app_catalog = self.app_center.clone().map(CatalogRef);
         // R-UI-11: one language for the engine and the document's `<html lang>`.
