@@ -562,3 +562,57 @@ fn r_sec_7_signed_only_opens_only_apps_installed_with_a_trusted_signature() {
     });
     assert_eq!(shown["payload"]["data"], json!({"city": "s1"}));
 }
+
+/// The example package the demo installs: opened by id, its image and font load from its own
+/// assets (the page says so only when both did).
+#[test]
+fn the_example_app_opens_by_id_with_its_image_and_font() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/apps/dashboard");
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let verify = Command::new(LINEUP)
+        .args(["apps", "verify", example.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(
+        report["assets"].as_array().map(Vec::len),
+        Some(2),
+        "{report}"
+    );
+    let install = Command::new(LINEUP)
+        .args(["apps", "--data-dir"])
+        .arg(&data)
+        .args(["install", example.to_str().unwrap(), "--digest"])
+        .arg(report["digest"].as_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let mut host = Host::start(&data);
+    host.send(&envelope(
+        "m1",
+        "ui.open",
+        json!({"instance_id": "dash", "app": {"id": "com.lineup.example.dashboard", "surface": "main"},
+               "state": {"city": "Oslo", "temperature": 4.5}}),
+    ));
+    let drawn = host.expect("drawn", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "drawn"
+    });
+    assert_eq!(
+        drawn["payload"]["data"],
+        json!({"image": true, "font": true})
+    );
+}

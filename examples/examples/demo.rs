@@ -23,6 +23,10 @@
 //!    Always, Deny). Its handler runs only after Allow, once, on a thread of its own. Nobody at
 //!    the screen (as under `xvfb-run`)? The call's `expires_at` passes, the prompt goes away and
 //!    the agent gets `app.result` `expired`.
+//! 5. The demo installs the example app package `examples/apps/dashboard` (an image and a font
+//!    among its assets) into a temporary app center; `client.inventory` lists it, and the agent
+//!    opens it by id (`app: {id, surface}`) instead of sending code. Its page reports that its
+//!    image and font loaded from its own assets.
 //!
 //! `RUST_LOG=debug` shows the library's own log on stderr.
 #![allow(clippy::print_stdout)]
@@ -77,9 +81,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // would write these to its agent connection.
     let (to_agent, from_host) = mpsc::channel::<Message>();
     let probe_failed = Rc::new(Cell::new(false));
+    let apps = AppCenter::install()?;
     let host: Host = HostBuilder::new()
         .window_size(420, 240)
         .capability(share_capability()?, share)
+        .app_center(apps.store())
         .on_outbound(move |message| {
             println!("host → agent: {}", message.to_json());
             let _ = to_agent.send(message.clone());
@@ -98,6 +104,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Returns once the agent calls `HostHandle::shutdown`.
     host.run(event_loop)?;
 
+    drop(apps);
     match agent.join() {
         Ok(Ok(())) => {}
         Ok(Err(HostClosed)) => return Err("the host stopped before the agent was done".into()),
@@ -107,6 +114,47 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         return Err("the isolation probe failed, so no Surface was shown".into());
     }
     Ok(())
+}
+
+/// A temporary app center holding the example app package, removed when dropped.
+struct AppCenter {
+    dir: std::path::PathBuf,
+    store: Rc<lineup_store::Store>,
+}
+
+impl AppCenter {
+    /// Reads `examples/apps/dashboard`, verifies it, and installs it in a fresh store.
+    fn install() -> Result<Self, Box<dyn std::error::Error>> {
+        use lineup_packages::{ManifestLimits, Package, PackageFiles, PackageLimits};
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("apps/dashboard");
+        let files = PackageFiles::read(&folder, &PackageLimits::default())?;
+        let package = Package::from_files(files, &ManifestLimits::default())?;
+        let dir = std::env::temp_dir().join(format!("lineup-demo-{}", std::process::id()));
+        let store = lineup_store::Store::open(&dir)?;
+        // A real integrator installs with `lineup apps install --digest …` or a signature; the
+        // demo verified the folder it ships with above.
+        store.install_app(&package, None)?;
+        println!(
+            "demo: installed {} {} ({}) in a temporary app center",
+            package.id(),
+            package.version(),
+            package.digest()
+        );
+        Ok(Self {
+            dir,
+            store: Rc::new(store),
+        })
+    }
+
+    fn store(&self) -> Rc<dyn lineup_host_core::AppCatalog> {
+        Rc::clone(&self.store) as Rc<dyn lineup_host_core::AppCatalog>
+    }
+}
+
+impl Drop for AppCenter {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Prints the host's lifecycle notifications. Every method of [`HostDelegate`] has a default, so
@@ -290,6 +338,7 @@ impl Agent {
         }
 
         self.share()?;
+        self.installed_app()?;
 
         println!("agent → host: ui.close {INSTANCE}");
         self.send(
@@ -352,6 +401,41 @@ impl Agent {
         }
         println!("agent: weather.share was not answered in time");
         Ok(())
+    }
+
+    /// Opens the installed example app by id (no code sent), waits for it to report that its
+    /// image and font loaded, and closes it.
+    fn installed_app(&mut self) -> Result<(), HostClosed> {
+        const APP_INSTANCE: &str = "dashboard.installed.01";
+        println!("agent → host: ui.open {APP_INSTANCE} by id (com.lineup.example.dashboard, surface main)");
+        self.send(
+            "ui.open",
+            json!({
+                "instance_id": APP_INSTANCE,
+                "app": {"id": "com.lineup.example.dashboard", "surface": "main"},
+                "state": {"city": "Oslo", "temperature": 4.5, "summary": "Clear skies"},
+            }),
+        )?;
+        let until = Instant::now() + STEP * 4;
+        while Instant::now() < until {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.from_host.recv_timeout(left) {
+                Ok(Message::UiEvent(event)) if event.payload.event.as_str() == "drawn" => {
+                    println!(
+                        "agent: the installed app drew with its own assets: {}",
+                        event.payload.data.to_json()
+                    );
+                    break;
+                }
+                Ok(Message::UiEvent(event)) => self.on_event(&event.payload)?,
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return Err(HostClosed),
+            }
+        }
+        self.wait(STEP)?;
+        println!("agent → host: ui.close {APP_INSTANCE}");
+        self.send("ui.close", json!({"instance_id": APP_INSTANCE}))
     }
 
     fn state(&self) -> Value {
