@@ -48,16 +48,25 @@ struct Expected {
     /// A trusted public key (ed25519:<base64>) or a file holding one per line; repeatable.
     #[arg(long = "trusted-key", value_name = "KEY|FILE")]
     trusted_key: Vec<String>,
+    /// For an https:// package: trust only the CA certificates in this PEM file instead of the
+    /// system's roots.
+    #[arg(long, value_name = "PEM")]
+    trusted_roots: Option<PathBuf>,
+    /// For an https:// package: give up when nothing arrives for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    stall_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
 enum AppsCommand {
-    /// Install a package (folder or tar archive) that is not installed yet, enabled; it needs
-    /// --digest or a trusted --signature, and is verified before anything is kept.
+    /// Install a package (folder, tar archive, or https:// URL of a tar archive) that is not
+    /// installed yet, enabled; it needs --digest or a trusted --signature, and is verified
+    /// before anything is kept. A download follows at most 5 redirects, https only, and stops
+    /// at 32 MiB.
     #[command(after_help = EXIT_CODES)]
     Install {
-        /// The package: a folder or a tar archive.
-        package: PathBuf,
+        /// The package: a folder, a tar archive, or an https:// URL of one.
+        package: String,
         #[command(flatten)]
         expected: Expected,
         /// Print the change as JSON {id, from, to, enabled, revision}.
@@ -68,8 +77,8 @@ enum AppsCommand {
     /// rollback. Verified like install.
     #[command(after_help = EXIT_CODES)]
     Upgrade {
-        /// The package: a folder or a tar archive.
-        package: PathBuf,
+        /// The package: a folder, a tar archive, or an https:// URL of one.
+        package: String,
         #[command(flatten)]
         expected: Expected,
         /// Print the change as JSON.
@@ -255,10 +264,25 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), Failure> {
         .map_err(|e| Failure::io(path, e))
 }
 
-/// Reads and verifies a package to install: the digest, or a signature by a trusted key (which
-/// is returned, for the `signed-only` bundle policy).
-fn verified(path: &Path, expected: &Expected) -> Result<(Package, Option<PublicKey>), Failure> {
-    let package = read_package(path)?;
+/// Reads (or downloads) and verifies a package to install: the digest, or a signature by a
+/// trusted key (which is returned, for the `signed-only` bundle policy).
+fn verified(source: &str, expected: &Expected) -> Result<(Package, Option<PublicKey>), Failure> {
+    let package = if source.contains("://") {
+        let limits = crate::fetch::FetchLimits {
+            max_bytes: PackageLimits::default().max_total_bytes + 1024 * 1024,
+            stall: std::time::Duration::from_secs(expected.stall_timeout),
+        };
+        let bytes = crate::fetch::fetch(source, expected.trusted_roots.as_deref(), &limits)
+            .map_err(|message| Failure {
+                code: EXIT_REFUSED,
+                message,
+            })?;
+        let files = PackageFiles::read_tar(bytes.as_slice(), &PackageLimits::default())
+            .map_err(Failure::refused)?;
+        Package::from_files(files, &ManifestLimits::default()).map_err(Failure::refused)?
+    } else {
+        read_package(Path::new(source))?
+    };
     if let Some(digest) = &expected.digest {
         PackageDigest::parse(digest)
             .and_then(|d| d.check(package.files()))

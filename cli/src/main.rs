@@ -23,6 +23,7 @@ mod audit;
 mod bundle;
 mod capabilities;
 mod data;
+mod fetch;
 mod grants;
 mod log;
 mod preview;
