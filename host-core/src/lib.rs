@@ -55,6 +55,7 @@ mod language;
 mod limits;
 mod markdown;
 mod message;
+mod recovery;
 mod redact;
 mod session;
 mod sessions;
