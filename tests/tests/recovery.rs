@@ -18,6 +18,7 @@ use lineup_tests::runner::Outcome;
 use lineup_webview_shell::HostBuilder;
 use serde_json::{json, Value};
 use tao::dpi::{LogicalPosition, LogicalSize};
+use tao::window::WindowBuilder;
 
 fn main() {
     let _home = private_home("recovery");
@@ -37,6 +38,10 @@ fn main() {
     h.run(
         "r_ui_12_a_page_that_never_says_ready_is_terminated_at_the_first_ready_deadline_and_closed_unresponsive",
         never_ready,
+    );
+    h.run(
+        "r_ui_12_a_reopened_child_view_is_laid_out_again_with_the_height_its_page_asked_for",
+        child_view,
     );
     h.finish();
 }
@@ -571,5 +576,107 @@ fn never_ready(h: &mut HostHarness) -> Outcome {
     );
     other_answers(h, &mut t, 1)?;
     other_untouched(&t, &other)?;
+    h.shut_down(t)
+}
+
+/// Reports its document and its size on load and on every resize; asks for `state.height`.
+const SIZED_PAGE: &str = r#"
+    var doc = Math.random().toString(36).slice(2);
+    function size() { post('size', { doc: doc, w: innerWidth, h: innerHeight }); }
+    size();
+    addEventListener('resize', size);
+    LineUpSurface.onState(function (s) {
+      post('state', { doc: doc, state: s });
+      if (s.height) { LineUpSurface.resize(s.height); }
+    });
+"#;
+
+/// Child views: the reopened view of the left of two columns is laid out again as a column, with
+/// the height its predecessor's page asked for, although its own page never asks (its last
+/// state no longer says so).
+fn child_view(h: &mut HostHarness) -> Outcome {
+    let parent = std::rc::Rc::new(
+        WindowBuilder::new()
+            .with_title("lineup embedder")
+            .with_inner_size(LogicalSize::new(600, 320))
+            .build(&h.event_loop)
+            .map_err(|e| e.to_string())?,
+    );
+    let result = child_view_in(h, &parent);
+    drop(parent);
+    result
+}
+
+fn child_view_in(h: &mut HostHarness, parent: &std::rc::Rc<tao::window::Window>) -> Outcome {
+    let mut t = h.host(HostBuilder::new().child_views_in(std::rc::Rc::clone(parent)))?;
+    let sized = |w: u64, hh: u64| json!({ "w": w, "h": hh });
+    let last_size = |t: &TestHost, instance: &str| {
+        t.rec.data(instance, "size").last().map(|d| {
+            (
+                d["doc"].as_str().unwrap_or("").to_owned(),
+                json!({ "w": d["w"], "h": d["h"] }),
+            )
+        })
+    };
+    let baseline = web_processes();
+    let left = h.open(
+        &mut t,
+        "a-left",
+        test_app("left", "<p>l</p>", SIZED_PAGE),
+        Some(json!({ "height": 200 })),
+    )?;
+    let pids = new_web_processes(&baseline);
+    h.open(
+        &mut t,
+        "b-right",
+        test_app("right", "<p>r</p>", SIZED_PAGE),
+        Some(json!({ "n": 0 })),
+    )?;
+    let laid_out = h.wait(&mut t, |_, rec| {
+        let last = |i: &str| {
+            rec.data(i, "size")
+                .last()
+                .map(|d| json!({ "w": d["w"], "h": d["h"] }))
+        };
+        last("a-left") == Some(sized(300, 200)) && last("b-right") == Some(sized(300, 320))
+    });
+    ensure!(
+        laid_out,
+        "not laid out as 300 x 200 and 300 x 320: {:?} {:?}",
+        last_size(&t, "a-left"),
+        last_size(&t, "b-right")
+    );
+    let (first_doc, _) = last_size(&t, "a-left").ok_or("no size")?;
+    // Its last state no longer asks for a height.
+    patch_seen(h, &mut t, "a-left", json!({ "n": 1 }))?;
+    ensure!(!pids.is_empty(), "no web process found for the left view");
+    kill_each(&pids)?;
+    let new = wait_reopened(
+        h,
+        &mut t,
+        &left,
+        GoneReason::Crashed,
+        Duration::from_secs(15),
+    )?;
+    let back = h.wait(&mut t, |_, rec| {
+        rec.data("a-left", "size").last().is_some_and(|d| {
+            d["doc"] != first_doc.as_str() && json!({ "w": d["w"], "h": d["h"] }) == sized(300, 200)
+        })
+    });
+    ensure!(
+        back,
+        "the reopened left view is not 300 x 200: {:?}",
+        t.rec.data("a-left", "size")
+    );
+    ensure!(
+        t.host.view(&new).is_some_and(|v| v.window().is_none()),
+        "the reopened Surface is not a child view"
+    );
+    ensure!(
+        last_size(&t, "b-right").map(|(_, s)| s) == Some(sized(300, 320)),
+        "the right view moved: {:?}",
+        t.rec.data("b-right", "size")
+    );
+    patch_seen(h, &mut t, "b-right", json!({ "n": 1 }))?;
     h.shut_down(t)
 }

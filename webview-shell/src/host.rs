@@ -515,7 +515,8 @@ impl HostBuilder {
     }
 
     /// Turns the hang watchdog off: a page that stops answering stays as it is (a crash is
-    /// still detected and recovered).
+    /// still detected and recovered). A page paused in the web inspector's debugger does not
+    /// answer either, so turn it off where devtools are on.
     pub fn without_hang_watchdog(mut self) -> Self {
         self.watchdog.enabled = false;
         self
@@ -1190,6 +1191,7 @@ impl Host {
             }
             ViewEvent::LoadFinished => return,
             ViewEvent::DocumentCommitted => {
+                self.watchdog.committed(&key);
                 let by_embedder = match self.views.get_mut(&slot(&key)) {
                     Some(live) if live.key == key && live.embedder_reloads > 0 => {
                         live.embedder_reloads -= 1;

@@ -124,6 +124,14 @@ impl Watch {
         }
     }
 
+    /// The view's main frame committed a new document at `now`: the web process is alive, and a
+    /// ping sent to the document before it may never be answered, so none is awaited.
+    pub(crate) fn committed(&mut self, now: Instant) {
+        self.alive = self.alive.max(now);
+        self.outstanding = false;
+        self.overdue = false;
+    }
+
     /// Where a ping's completion goes: the time it completed.
     pub(crate) fn answer_slot(&self) -> Rc<Cell<Option<Instant>>> {
         Rc::clone(&self.answered)
@@ -159,7 +167,14 @@ impl Watch {
             let engine_hung = self
                 .engine_unresponsive
                 .is_some_and(|since| past(since, config.deadline));
-            engine_hung || (self.outstanding && past(self.alive, config.deadline))
+            // Silence counts from the last sign of life, but from no earlier than one period
+            // before the ping went out: checked regularly that is the same, and a ping sent
+            // late (the loop was not run for a while) still gets nearly the whole deadline.
+            let period = config.period();
+            let silent_since = self.pinged.map_or(self.alive, |at| {
+                self.alive.max(at.checked_sub(period).unwrap_or(at))
+            });
+            engine_hung || (self.outstanding && past(silent_since, config.deadline))
         } else {
             past(self.opened, config.first_ready)
         };
@@ -223,6 +238,13 @@ impl Watchdog {
     pub(crate) fn ready(&mut self, key: &SurfaceKey) {
         if let Some(watch) = self.watches.get_mut(key) {
             watch.ready(Instant::now());
+        }
+    }
+
+    /// The main frame of `key` committed a new document.
+    pub(crate) fn committed(&mut self, key: &SurfaceKey) {
+        if let Some(watch) = self.watches.get_mut(key) {
+            watch.committed(Instant::now());
         }
     }
 
@@ -417,6 +439,40 @@ mod tests {
             watch.check(t0 + ms(4001) + TERMINATION_GRACE, true, &c),
             Verdict::TerminationLost
         );
+    }
+
+    #[test]
+    fn a_commit_is_a_sign_of_life_and_forgets_the_ping_of_the_document_before() {
+        let c = config(1000, 4000);
+        let t0 = Instant::now();
+        let mut watch = Watch::new(t0);
+        watch.ready(t0);
+        assert_eq!(watch.check(t0, true, &c), Verdict::Ping);
+        // The page reloads; the ping sent to the old document is never answered.
+        watch.committed(t0 + ms(500));
+        assert_eq!(watch.check(t0 + ms(1200), true, &c), Verdict::Ping);
+        // Control: that new ping unanswered is a hang once the deadline has passed.
+        assert_eq!(watch.check(t0 + ms(2100), true, &c), Verdict::Wait);
+        assert_eq!(watch.check(t0 + ms(2150), true, &c), Verdict::Wait);
+        assert_eq!(watch.check(t0 + ms(2160), true, &c), Verdict::Terminate);
+    }
+
+    #[test]
+    fn a_ping_sent_late_gets_the_deadline_less_one_period() {
+        let c = config(1000, 4000);
+        assert_eq!(c.period(), ms(50));
+        let t0 = Instant::now();
+        let mut watch = Watch::new(t0);
+        watch.ready(t0);
+        watch.check(t0, true, &c);
+        watch.answer_slot().set(Some(t0 + ms(5)));
+        // The loop was not run for 30 s: the next ping goes out only then.
+        assert_eq!(watch.check(t0 + ms(30_000), true, &c), Verdict::Ping);
+        assert_eq!(watch.check(t0 + ms(30_010), true, &c), Verdict::Wait);
+        assert_eq!(watch.check(t0 + ms(30_900), true, &c), Verdict::Wait);
+        // From 50 ms before that ping, the deadline passes at 30 950 ms; a second check confirms.
+        assert_eq!(watch.check(t0 + ms(30_950), true, &c), Verdict::Wait);
+        assert_eq!(watch.check(t0 + ms(30_960), true, &c), Verdict::Terminate);
     }
 
     #[test]
