@@ -1392,7 +1392,14 @@ impl Host {
             }
             Err(e) => {
                 let why = e.to_string();
-                let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
+                let effects = match kept.lost {
+                    // A reopen that cannot be created leaves the Surface gone (R-UI-12).
+                    Some(reason) => {
+                        tracing::warn!("surface {key}: cannot be reopened: {why}");
+                        self.in_session(&key, |s| s.surface_gone(&key, reason))
+                    }
+                    None => self.in_session(&key, |s| s.open_failed(&key, &why)),
+                };
                 self.apply(effects, None, target);
             }
         }

@@ -31,6 +31,9 @@ pub(super) struct Kept {
     ///
     /// [`HostHandle::reload_bundle`]: super::HostHandle::reload_bundle
     pub(super) reloaded: Option<InlineBundle>,
+    /// The loss the reopen answers; should the new webview not be created, the Surface is gone
+    /// for this reason.
+    pub(super) lost: Option<GoneReason>,
 }
 
 impl Host {
@@ -73,8 +76,12 @@ impl Host {
                 window: live.view.window_bounds(),
                 requested_height: live.requested_height,
                 reloaded: live.reloaded.clone(),
+                lost: Some(reason),
             })
-            .unwrap_or_default();
+            .unwrap_or(Kept {
+                lost: Some(reason),
+                ..Kept::default()
+            });
         if let Some(bundle) = &kept.reloaded {
             open.app.bundle = bundle.clone();
         }
