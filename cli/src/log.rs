@@ -84,4 +84,8 @@ impl HostDelegate for StderrDelegate {
     fn notify_crashed(&mut self, key: &SurfaceKey) {
         tracing::error!("surface {key}: its web process ended");
     }
+
+    fn notify_unresponsive(&mut self, key: &SurfaceKey) {
+        tracing::error!("surface {key}: its page stopped answering; its web process is ended");
+    }
 }

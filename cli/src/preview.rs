@@ -134,7 +134,8 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
     let event_loop = lineup_webview_shell::event_loop()?;
     let mut builder = HostBuilder::new().limits(limits.clone());
     if args.devtools {
-        builder = builder.dangerous().with_devtools();
+        // A page paused in the inspector's debugger does not answer the hang watchdog.
+        builder = builder.without_hang_watchdog().dangerous().with_devtools();
         out.line(format_args!(
             "devtools: on (right-click in the Surface, Inspect Element)"
         ));

@@ -3,8 +3,9 @@
 //! lineup-host shows LineUp UI Surfaces (untrusted HTML/CSS/JS sent by an AI agent) in isolated
 //! webviews. This crate is the part without I/O: typed `lineup.v1` messages, bounded decoding of
 //! untrusted bytes, and a [`Session`] per conversation that turns inbound envelopes and bridge
-//! messages into [`Effect`]s (open, replace, deliver state, close, send). It has no webview, no
-//! threads, and reads time only through the [`Clock`] the embedder provides.
+//! messages into [`Effect`]s (open, replace, deliver state, close, send, and reopen a Surface whose
+//! web process was lost, [`Session::surface_lost`]). It has no webview, no threads, and reads
+//! time only through the [`Clock`] the embedder provides.
 //!
 //! App Capabilities (`app.call`) are a kernel of their own that a session runs once the embedder
 //! calls [`Session::enable_capabilities`]: the registry ([`Capability`]), the inventory, consent
@@ -56,6 +57,7 @@ mod language;
 mod limits;
 mod markdown;
 mod message;
+mod recovery;
 mod redact;
 mod session;
 mod sessions;

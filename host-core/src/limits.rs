@@ -28,6 +28,8 @@ use crate::error::UsageError;
 /// | `diagnostic_window` | 10 s | R-DIAG-1 (host choice) |
 /// | `max_diagnostic_text_bytes` | 2 KiB (longer messages are cut) | R-DIAG-1 (host choice) |
 /// | `max_pending_diagnostics` | 64 per Surface | R-DIAG-1 (host choice) |
+/// | `max_reopens_per_window` | 3 per Surface; 0 never reopens | R-UI-12 (host choice) |
+/// | `reopen_window` | 60 s | R-UI-12 (host choice) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -77,6 +79,15 @@ pub struct Limits {
     /// How many diagnostics of one Surface may wait to be handled; the platform drops and counts
     /// the rest, apart from `max_pending_bridge_messages`.
     pub max_pending_diagnostics: usize,
+    /// How many times one Surface whose web process died (crashed, killed) or stopped answering
+    /// is reopened in place with its last state within `reopen_window`; the next such loss
+    /// closes it, and the agent gets `ui.event` `close` with `data.reason` `crashed` or
+    /// `unresponsive` (R-UI-12). A Surface ended at its memory ceiling is never reopened. `0`
+    /// never reopens. A reopen is the host's own doing: it does not count toward
+    /// `max_opens_per_window`.
+    pub max_reopens_per_window: usize,
+    /// The sliding window of `max_reopens_per_window`.
+    pub reopen_window: Duration,
 }
 
 impl Default for Limits {
@@ -100,6 +111,8 @@ impl Default for Limits {
             diagnostic_window: Duration::from_secs(10),
             max_diagnostic_text_bytes: 2 * 1024,
             max_pending_diagnostics: 64,
+            max_reopens_per_window: 3,
+            reopen_window: Duration::from_secs(60),
         }
     }
 }
@@ -144,6 +157,15 @@ impl Limits {
                     reason: "must be at least 1",
                 });
             }
+        }
+        // A window of zero would forget every reopen at once: a page that crashes its web
+        // process would be reopened forever (R-UI-12).
+        if self.reopen_window.is_zero() {
+            return Err(UsageError::InvalidLimit {
+                name: "reopen_window",
+                value: 0,
+                reason: "must be longer than zero; use max_reopens_per_window = 0 to never reopen",
+            });
         }
         if self.max_depth < 4 {
             return Err(UsageError::InvalidLimit {

@@ -24,6 +24,7 @@ use crate::message::{
     InlineApp, InstalledSurface, Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen,
     UiPatch,
 };
+use crate::recovery::{Decision, ReopenBudget};
 use crate::sessions::SessionId;
 use crate::Integrity;
 
@@ -184,6 +185,10 @@ pub enum CloseReason {
     /// A `ui.open` with the same instance id replaced it (R-UI-1); reported by the platform layer
     /// to the embedder, never sent upstream.
     Replaced,
+    /// Its web process died or stopped answering, and the Surface was reopened in place under a
+    /// new generation with its last state ([`Effect::Reopen`]); reported by the platform layer to
+    /// the embedder, never sent upstream (R-UI-12).
+    Reopened(GoneReason),
 }
 
 /// Why a Surface went away without the agent's `ui.close`, a replacing `ui.open` or the user
@@ -191,9 +196,11 @@ pub enum CloseReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum GoneReason {
-    /// Its web process died and was not restored.
+    /// Its web process died (crashed, killed) and was not restored: it was lost more often than
+    /// `Limits::max_reopens_per_window` allows, or the embedder does not reopen Surfaces.
     Crashed,
-    /// It stopped answering and its web process was ended.
+    /// It stopped answering, its web process was ended by the host's watchdog, and it was not
+    /// restored (as for [`GoneReason::Crashed`]).
     Unresponsive,
     /// It passed its memory ceiling and its web process was ended; never reopened.
     Memory,
@@ -240,6 +247,18 @@ pub enum Effect {
         old: SurfaceKey,
         /// The Surface to create.
         open: SurfaceOpen,
+    },
+    /// The web process of `old` died or stopped answering (`reason`); destroy `old` and create
+    /// `open` in its place (same instance, new generation, the same bundle). Its last state is
+    /// delivered after the new page's `ready`, as after an open; nothing goes upstream
+    /// (R-UI-12). Put it where `old` was.
+    Reopen {
+        /// The webview to destroy.
+        old: SurfaceKey,
+        /// The Surface to create.
+        open: SurfaceOpen,
+        /// What happened to `old`.
+        reason: GoneReason,
     },
     /// The Surface's page ran its script and is ready (lifecycle notification).
     Ready(SurfaceKey),
@@ -327,12 +346,18 @@ pub struct Stats {
     pub diagnostics_suppressed: u64,
     /// Events of an installed app's Surface that its manifest does not declare (R-UI-9).
     pub undeclared_events: u64,
+    /// Surfaces reopened after their web process died or stopped answering (R-UI-12).
+    pub reopened: u64,
 }
 
 struct Entry {
     generation: Generation,
     opened_by: MessageId,
     opener: Party,
+    /// What the Surface was opened with, kept to reopen it (R-UI-12).
+    app: InlineApp,
+    /// Its reopens within `Limits::reopen_window` (R-UI-12).
+    reopens: ReopenBudget,
     ready: bool,
     state: JsonObject,
     /// When the main frame committed its recent documents, for the reload-loop bound (R-UI-10).
@@ -928,6 +953,58 @@ impl Session {
         fx
     }
 
+    /// The web process of webview `key` died (crashed, killed by the system or a signal) or was
+    /// ended because it stopped answering (R-UI-12). Within the Surface's budget
+    /// (`Limits::max_reopens_per_window` per `Limits::reopen_window`) it is reopened
+    /// ([`Effect::Reopen`]): same instance, a new generation, the same bundle, and its last state
+    /// after the new page's `ready`; nothing goes upstream, and messages of the old generation
+    /// reach nobody. Past the budget, and always for [`GoneReason::Memory`] and
+    /// [`GoneReason::ReloadLoop`], it is closed as by [`Session::surface_gone`]. Nothing happens
+    /// for a stale key.
+    pub fn surface_lost(&mut self, key: &SurfaceKey, reason: GoneReason) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if !self.is_current(key) {
+            return fx;
+        }
+        let now = self.clock.monotonic();
+        let limits = &self.config.limits;
+        let Some(entry) = self.surfaces.get_mut(&key.instance) else {
+            return fx;
+        };
+        if entry.reopens.decide(reason, now, limits) == Decision::GiveUp {
+            if let Some(entry) = self.take_current(key) {
+                self.gone(key, entry, reason, &mut fx);
+            }
+            return fx;
+        }
+        let generation = Generation(self.next_generation);
+        self.next_generation += 1;
+        entry.generation = generation;
+        // A new page: it says `ready` and gets the state; its first commit is not a reload.
+        entry.ready = false;
+        entry.committed = false;
+        entry.documents.clear();
+        self.stats.reopened += 1;
+        fx.push(Effect::Reopen {
+            old: key.clone(),
+            open: SurfaceOpen {
+                key: SurfaceKey {
+                    session: self.config.session_id,
+                    instance: key.instance.clone(),
+                    generation,
+                },
+                app: entry.app.clone(),
+                assets: entry
+                    .installed
+                    .as_ref()
+                    .map(|i| i.assets.clone())
+                    .unwrap_or_default(),
+            },
+            reason,
+        });
+        fx
+    }
+
     /// The main frame of webview `key` committed a new document (R-UI-10). The first commit is
     /// the Surface's own load; each later one is a reload: the page gets the current state again
     /// after its next `ready`, exactly once, and patches meanwhile coalesce to the latest. More
@@ -1361,6 +1438,8 @@ impl Session {
             generation,
             opened_by: env.id,
             opener: env.sender,
+            app: app.clone(),
+            reopens: ReopenBudget::default(),
             ready: false,
             state: state.unwrap_or_default(),
             documents: VecDeque::new(),

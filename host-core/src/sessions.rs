@@ -706,4 +706,5 @@ fn add(total: &mut Stats, more: &Stats) {
     total.reloads += more.reloads;
     total.diagnostics += more.diagnostics;
     total.diagnostics_suppressed += more.diagnostics_suppressed;
+    total.reopened += more.reopened;
 }

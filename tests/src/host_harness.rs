@@ -41,6 +41,8 @@ pub enum Note {
     Closed(SurfaceKey, CloseReason),
     /// `notify_crashed`.
     Crashed(SurfaceKey),
+    /// `notify_unresponsive` (R-UI-12).
+    Unresponsive(SurfaceKey),
     /// `notify_rejected`: the error and the line number.
     Rejected(ProtocolError, Option<u64>),
     /// `notify_dropped`.
@@ -216,6 +218,27 @@ impl Recorder {
             .count()
     }
 
+    /// How many times Surface `key` was reported unresponsive by the hang watchdog (R-UI-12).
+    pub fn unresponsive(&self, key: &SurfaceKey) -> usize {
+        self.notes
+            .borrow()
+            .iter()
+            .filter(|n| matches!(n, Note::Unresponsive(k) if k == key))
+            .count()
+    }
+
+    /// Every Surface of `instance` reported opened, in order: one key per generation.
+    pub fn generations(&self, instance: &str) -> Vec<SurfaceKey> {
+        self.notes
+            .borrow()
+            .iter()
+            .filter_map(|n| match n {
+                Note::Opened(k) if k.instance.as_str() == instance => Some(k.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What the webview of Surface `key` refused, in order.
     pub fn refusals(&self, key: &SurfaceKey) -> Vec<Refusal> {
         self.notes
@@ -296,6 +319,9 @@ impl HostDelegate for Recorder {
     }
     fn notify_crashed(&mut self, key: &SurfaceKey) {
         self.note(Note::Crashed(key.clone()));
+    }
+    fn notify_unresponsive(&mut self, key: &SurfaceKey) {
+        self.note(Note::Unresponsive(key.clone()));
     }
     fn notify_rejected(&mut self, error: &ProtocolError, line: Option<u64>) {
         self.note(Note::Rejected(error.clone(), line));

@@ -5,7 +5,7 @@
 //! check has a positive control in the same scenario.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lineup_host_core::{CloseReason, GoneReason, Limits};
 use lineup_tests::ensure;
@@ -507,8 +507,9 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
 
 /// R-UI-12: WebKitGTK 2.50 does not say which frame a navigation decision is for, so `about:blank`
 /// and `about:srcdoc` stay allowed for subframes (R-SEC-2a), and a main frame sent there takes its
-/// web process down. Such a Surface is never lost silently: the agent gets one `close` with
-/// reason `crashed`, and a Surface beside it keeps answering.
+/// web process down. Such a Surface is never lost silently: it is reopened with its last state,
+/// which sends it there again, three times; the fourth loss closes it and the agent gets one
+/// `close` with reason `crashed`. A Surface beside it keeps answering.
 fn about_blank(h: &mut HostHarness) -> Outcome {
     let mut t = new_host(h)?;
     open_steady(h, &mut t)?;
@@ -518,24 +519,36 @@ fn about_blank(h: &mut HostHarness) -> Outcome {
         test_app("blank", "<p>blank</p>", RELOADING_PAGE),
         Some(json!({ "n": 1 })),
     )?;
-    let key = t.key("blank").ok_or("no key")?;
     t.send(
         t.agent
             .patch("blank", json!({ "n": 2, "go": "about:blank" })),
     )?;
+    let gone = CloseReason::Gone(GoneReason::Crashed);
     ensure!(
-        h.wait(&mut t, |_, rec| !rec.closed(&key).is_empty()),
-        "the Surface neither stayed nor was reported gone"
+        h.wait_until(
+            &mut t,
+            Instant::now() + Duration::from_secs(45),
+            |_, rec| rec
+                .generations("blank")
+                .iter()
+                .any(|k| rec.closed(k).contains(&gone))
+        ),
+        "the Surface neither stayed nor was reported gone: {:?}",
+        t.rec.notes()
+    );
+    let generations = t.rec.generations("blank");
+    let closed: Vec<Vec<CloseReason>> = generations.iter().map(|k| t.rec.closed(k)).collect();
+    let reopened = vec![CloseReason::Reopened(GoneReason::Crashed)];
+    ensure!(
+        closed.len() == 4 && closed[..3].iter().all(|c| *c == reopened) && closed[3] == vec![gone],
+        "expected three reopens, then a close: {closed:?}"
     );
     let closes = t
         .rec
         .ui_events_where(|p| p["instance_id"] == "blank" && p["event"] == "close");
     ensure!(
-        t.rec.closed(&key) == vec![CloseReason::Gone(GoneReason::Crashed)]
-            && closes.len() == 1
-            && closes[0]["data"] == json!({ "reason": "crashed" }),
-        "expected one close with reason crashed: {closes:?}, {:?}",
-        t.rec.closed(&key)
+        closes.len() == 1 && closes[0]["data"] == json!({ "reason": "crashed" }),
+        "expected one close with reason crashed: {closes:?}"
     );
     steady_still_answers(h, &mut t)?;
     h.shut_down(t)

@@ -1139,8 +1139,10 @@ fn child_views(h: &mut HostHarness, x: &X11) -> Outcome {
     result
 }
 
+/// With recovery off (`reopen_lost_surfaces(false)`), a killed web process closes its Surface
+/// at once and the agent is told `crashed`; recovery itself is `tests/recovery.rs`'s (R-UI-12).
 fn crash(h: &mut HostHarness) -> Outcome {
-    let mut t = new_host(h)?;
+    let mut t = h.host(HostBuilder::new().reopen_lost_surfaces(false))?;
     let survivor = h.open(
         &mut t,
         "survivor",

@@ -96,8 +96,22 @@ pub trait HostDelegate {
         let _ = (key, reason);
     }
 
-    /// A Surface's web process ended (crash, out of memory, killed); it is closed next.
+    /// A Surface's web process ended (crash, out of memory, killed). Next the Surface is
+    /// reopened in place with its last state ([`notify_closed`](HostDelegate::notify_closed)
+    /// with [`CloseReason::Reopened`], then [`notify_opened`](HostDelegate::notify_opened) of
+    /// the new generation), or, past `Limits::max_reopens_per_window` or with
+    /// `HostBuilder::reopen_lost_surfaces(false)`, closed with
+    /// [`CloseReason::Gone`]`(`[`GoneReason::Crashed`](lineup_host_core::GoneReason::Crashed)`)`
+    /// while the agent gets `close` with reason `crashed` (R-UI-12).
     fn notify_crashed(&mut self, key: &SurfaceKey) {
+        let _ = key;
+    }
+
+    /// A Surface's page stopped answering for longer than the hang watchdog's deadline
+    /// (`HostBuilder::hang_deadline`, or `HostBuilder::first_ready_deadline` before its first
+    /// `ready`); its web process is being terminated. Then it is reopened or closed as after
+    /// [`notify_crashed`](HostDelegate::notify_crashed), with reason `unresponsive` (R-UI-12).
+    fn notify_unresponsive(&mut self, key: &SurfaceKey) {
         let _ = key;
     }
 

@@ -38,6 +38,10 @@ pub enum ViewEvent {
     PageCloseAttempt,
     /// The web process ended: it crashed, the system ran out of memory or it was killed.
     Crashed,
+    /// The web process was ended on the host's request because its page stopped answering:
+    /// the hang watchdog's termination, which the engine reports as requested by its API
+    /// (R-UI-12).
+    Unresponsive,
     /// The web process was ended because its memory passed the view's ceiling
     /// ([`ViewConfig::with_memory_limit_mib`](crate::ViewConfig::with_memory_limit_mib)).
     MemoryExceeded,
@@ -76,6 +80,7 @@ impl fmt::Debug for ViewEvent {
             ViewEvent::UserCloseRequested => f.write_str("UserCloseRequested"),
             ViewEvent::PageCloseAttempt => f.write_str("PageCloseAttempt"),
             ViewEvent::Crashed => f.write_str("Crashed"),
+            ViewEvent::Unresponsive => f.write_str("Unresponsive"),
             ViewEvent::MemoryExceeded => f.write_str("MemoryExceeded"),
             ViewEvent::PermissionDenied => f.write_str("PermissionDenied"),
             ViewEvent::DialogSuppressed => f.write_str("DialogSuppressed"),

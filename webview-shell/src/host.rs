@@ -38,6 +38,11 @@ use crate::event::ViewEvent;
 use crate::prompt::{PromptOptions, PromptQueue};
 use crate::shell::{ProbeStatus, Shell};
 use crate::view::SurfaceView;
+use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
+
+mod recovery;
+
+use recovery::Kept;
 
 /// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews.
 #[derive(Debug)]
@@ -258,6 +263,8 @@ enum Layout {
 /// | diagnostics (R-DIAG-1) | to [`HostDelegate::notify_diagnostic`], 100 per Surface per 10 s; never to the agent |
 /// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
 /// | built-in capabilities | none; each enabled by [`HostBuilder::builtin`], acting on [`SystemDesktop`](crate::SystemDesktop) |
+/// | recovery (R-UI-12) | a Surface whose web process died or was ended by the hang watchdog is reopened in place with its last state, at most [`Limits::max_reopens_per_window`] (3) times per [`Limits::reopen_window`] (60 s), then closed with `crashed` or `unresponsive` upstream; never after its memory ceiling; [`HostBuilder::reopen_lost_surfaces`] |
+/// | hang watchdog (R-UI-12) | on: a page without a sign of life for 10 s ([`HostBuilder::hang_deadline`]), or without its first `ready` for 20 s ([`HostBuilder::first_ready_deadline`]), has its web process terminated; [`HostBuilder::without_hang_watchdog`] |
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
 pub struct HostBuilder {
@@ -279,6 +286,8 @@ pub struct HostBuilder {
     contrast: Contrast,
     session_idle: Option<Duration>,
     app_center: Option<Rc<dyn AppCatalog>>,
+    reopen: bool,
+    watchdog: WatchdogConfig,
 }
 
 impl Default for HostBuilder {
@@ -320,6 +329,8 @@ impl HostBuilder {
             contrast: Contrast::System,
             app_center: None,
             session_idle: None,
+            reopen: true,
+            watchdog: WatchdogConfig::default(),
         }
     }
 
@@ -489,6 +500,53 @@ impl HostBuilder {
         self
     }
 
+    /// Whether a Surface whose web process died (crashed, killed by the system or a signal) or
+    /// was ended by the hang watchdog is reopened in place (R-UI-12): the same bundle, window or
+    /// child slot, requested height and last state, under a new generation, with nothing sent
+    /// to the agent; at most `Limits::max_reopens_per_window` times per `Limits::reopen_window`
+    /// (3 per 60 s), after which it is closed and the agent gets `ui.event` `close` with
+    /// `data.reason` `crashed` or `unresponsive`. On by default. Off, such a Surface is closed
+    /// at its first loss. A Surface ended at its memory ceiling is never reopened.
+    pub fn reopen_lost_surfaces(mut self, reopen: bool) -> Self {
+        self.reopen = reopen;
+        self
+    }
+
+    /// How long a Surface's page may go without a sign of life once it said `ready`, before the
+    /// hang watchdog terminates its web process (R-UI-12); 10 s by default, at least 100 ms.
+    /// The sign of life is the completion of a no-op script the host evaluates in a script
+    /// world of its own, which a page spinning in `while (true) {}` cannot give, or WebKit
+    /// reporting the web process unresponsive for as long. A hang is found within the deadline
+    /// plus about a tenth of it; the Surface is then reopened or closed as after a crash, with
+    /// reason `unresponsive`. Turns the watchdog on if it was off.
+    ///
+    /// ## Platform-specific
+    /// Linux: `webkit_web_view_run_javascript_in_world`, `is-web-process-responsive` and
+    /// `webkit_web_view_terminate_web_process`.
+    pub fn hang_deadline(mut self, deadline: Duration) -> Self {
+        self.watchdog.deadline = deadline.max(MIN_DEADLINE);
+        self.watchdog.enabled = true;
+        self
+    }
+
+    /// How long a new Surface's page (a first open or a reopen) may take to say `ready`
+    /// before the hang watchdog terminates its web process (R-UI-12); 20 s by default, at
+    /// least 100 ms. A page spinning in its top-level script never says `ready`. Turns the
+    /// watchdog on if it was off.
+    pub fn first_ready_deadline(mut self, deadline: Duration) -> Self {
+        self.watchdog.first_ready = deadline.max(MIN_DEADLINE);
+        self.watchdog.enabled = true;
+        self
+    }
+
+    /// Turns the hang watchdog off: a page that stops answering stays as it is (a crash is
+    /// still detected and recovered). A page paused in the web inspector's debugger does not
+    /// answer either, so turn it off where devtools are on.
+    pub fn without_hang_watchdog(mut self) -> Self {
+        self.watchdog.enabled = false;
+        self
+    }
+
     /// The bounds on input and on the number of Surfaces and sessions: each session has them,
     /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
     pub fn limits(mut self, limits: Limits) -> Self {
@@ -638,6 +696,8 @@ impl HostBuilder {
             waiting: VecDeque::new(),
             probe_reported: false,
             exit: false,
+            reopen: self.reopen,
+            watchdog: Watchdog::new(self.watchdog),
         })
     }
 }
@@ -698,6 +758,8 @@ struct Live {
     /// Documents the embedder loaded ([`HostHandle::reload_bundle`]) whose commit is still to
     /// come; those commits do not count toward the reload-loop bound (R-UI-10).
     embedder_reloads: u32,
+    /// The bundle the embedder last reloaded the Surface with, if any: what a reopen shows.
+    reloaded: Option<InlineBundle>,
 }
 
 /// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
@@ -787,6 +849,10 @@ pub struct Host {
     waiting: VecDeque<SurfaceOpen>,
     probe_reported: bool,
     exit: bool,
+    /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
+    reopen: bool,
+    /// The hang watchdog of every open view (R-UI-12).
+    watchdog: Watchdog,
 }
 
 impl std::fmt::Debug for Host {
@@ -931,6 +997,9 @@ impl Host {
         self.poll_probe(target);
         let mut wakeup = self.poll_capabilities(target);
         if let Some(at) = self.poll_apps(target) {
+            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+        }
+        if let Some(at) = self.poll_watchdog(target) {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
         }
         if let Some(idle) = self.session_idle {
@@ -1086,6 +1155,7 @@ impl Host {
             Ok(()) => {
                 live.layout = layout;
                 live.embedder_reloads += 1;
+                live.reloaded = Some(bundle.clone());
             }
             Err(e) => tracing::warn!("surface {}: cannot reload: {e}", live.key),
         }
@@ -1182,9 +1252,10 @@ impl Host {
                 if self.is_current(&key) {
                     self.delegate.notify_crashed(&key);
                 }
-                let effects = self.in_session(&key, |s| s.surface_gone(&key, GoneReason::Crashed));
-                return self.apply(effects, None, target);
+                return self.lost(key, GoneReason::Crashed, target);
             }
+            // The hang watchdog's termination (R-UI-12).
+            ViewEvent::Unresponsive => return self.lost(key, GoneReason::Unresponsive, target),
             // Never reopened: the page would only fill its ceiling again (R-UI-12).
             ViewEvent::MemoryExceeded => {
                 tracing::warn!("surface {key}: web process ended at its memory ceiling");
@@ -1197,6 +1268,7 @@ impl Host {
             }
             ViewEvent::LoadFinished => return,
             ViewEvent::DocumentCommitted => {
+                self.watchdog.committed(&key);
                 let by_embedder = match self.views.get_mut(&slot(&key)) {
                     Some(live) if live.key == key && live.embedder_reloads > 0 => {
                         live.embedder_reloads -= 1;
@@ -1271,7 +1343,7 @@ impl Host {
             ProbeStatus::Passed => {
                 self.probe_reported = true;
                 while let Some(open) = self.waiting.pop_front() {
-                    self.create(open, target);
+                    self.create(open, Kept::default(), target);
                 }
             }
             ProbeStatus::Failed(reason) => {
@@ -1303,7 +1375,11 @@ impl Host {
                     self.delegate.notify_closed(&old, &CloseReason::Replaced);
                     self.open(open, target);
                 }
-                Effect::Ready(key) => self.delegate.notify_ready(&key),
+                Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
+                Effect::Ready(key) => {
+                    self.watchdog.ready(&key);
+                    self.delegate.notify_ready(&key);
+                }
                 Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
                 Effect::RestoreDocument(key) => {
                     // R-SEC-2a: the page replaced its document without a navigation (a
@@ -1358,17 +1434,23 @@ impl Host {
 
     fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
         if self.probe_reported {
-            self.create(open, target);
+            self.create(open, Kept::default(), target);
         } else {
             self.waiting.push_back(open);
         }
     }
 
-    /// The one place where a Surface's webview is created.
-    fn create(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
+    /// The one place where a Surface's webview is created; a reopened one keeps what its
+    /// predecessor had (`kept`).
+    fn create(&mut self, open: SurfaceOpen, kept: Kept, target: &EventLoopWindowTarget<HostEvent>) {
         let key = open.key.clone();
         match self.try_create(&open, target) {
             Ok((view, backlog, layout)) => {
+                if let Some(bounds) = kept.window {
+                    if let Err(e) = view.set_bounds(bounds) {
+                        tracing::warn!("surface {key}: cannot put it where it was: {e}");
+                    }
+                }
                 self.views.insert(
                     slot(&key),
                     Live {
@@ -1376,16 +1458,25 @@ impl Host {
                         view,
                         backlog,
                         layout,
-                        requested_height: None,
+                        requested_height: kept.requested_height,
                         embedder_reloads: 0,
+                        reloaded: kept.reloaded,
                     },
                 );
+                self.watchdog.watch(&key);
                 self.relayout();
                 self.delegate.notify_opened(&key, &open.app);
             }
             Err(e) => {
                 let why = e.to_string();
-                let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
+                let effects = match kept.lost {
+                    // A reopen that cannot be created leaves the Surface gone (R-UI-12).
+                    Some(reason) => {
+                        tracing::warn!("surface {key}: cannot be reopened: {why}");
+                        self.in_session(&key, |s| s.surface_gone(&key, reason))
+                    }
+                    None => self.in_session(&key, |s| s.open_failed(&key, &why)),
+                };
                 self.apply(effects, None, target);
             }
         }
@@ -1464,6 +1555,7 @@ impl Host {
             }
             self.relayout();
         }
+        self.watchdog.forget(key);
         self.waiting.retain(|w| w.key != *key);
     }
 

@@ -74,6 +74,7 @@ mod shell;
 mod stdio;
 mod trusted;
 mod view;
+mod watchdog;
 
 pub use builtins::{
     sanitize_file_name, Builtin, ChooseFile, Deadline, Desktop, DesktopCall, DesktopError,

@@ -268,7 +268,9 @@ fn record(seen: &RefCell<ProbeSeen>, event: ViewEvent) {
                     .get_or_insert_with(|| (report, Instant::now()));
             }
         }
-        ViewEvent::Crashed | ViewEvent::MemoryExceeded => seen.borrow_mut().crashed = true,
+        ViewEvent::Crashed | ViewEvent::MemoryExceeded | ViewEvent::Unresponsive => {
+            seen.borrow_mut().crashed = true
+        }
         other => tracing::debug!(?other, "isolation probe view event"),
     }
 }

@@ -40,6 +40,7 @@ mod processes;
 mod prompt;
 mod snapshot;
 mod trusted;
+mod watchdog;
 
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
@@ -185,6 +186,43 @@ impl PlatformView {
     /// passed after everything sent to the page before it; `done` gets it on this thread.
     pub(crate) fn snapshot_png(&self, done: Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>) {
         snapshot::full_document_png(&self.engine_view, done);
+    }
+
+    /// Evaluates the hang watchdog's no-op in a script world of the host's own; `done` runs
+    /// when the web process answered.
+    pub(crate) fn ping(&self, done: Box<dyn FnOnce()>) {
+        watchdog::ping(&self.engine_view, done);
+    }
+
+    /// WebKit's `is-web-process-responsive`.
+    pub(crate) fn web_process_responsive(&self) -> bool {
+        watchdog::responsive(&self.engine_view)
+    }
+
+    /// Ends the view's web process (`webkit_web_view_terminate_web_process`); the view then
+    /// reports [`ViewEvent::Unresponsive`].
+    pub(crate) fn terminate_web_process(&self) {
+        watchdog::terminate(&self.engine_view);
+    }
+
+    /// Where the view's own window is and its inner size, in logical pixels; `None` for a child
+    /// view, which its owner lays out.
+    pub(crate) fn window_bounds(&self) -> Option<Rect> {
+        let Container::Window(window) = &self.container else {
+            return None;
+        };
+        let scale = window.scale_factor();
+        let size = window.inner_size().to_logical::<f64>(scale);
+        let position = window
+            .outer_position()
+            .map(|p| p.to_logical::<f64>(scale))
+            .unwrap_or(LogicalPosition::new(0.0, 0.0));
+        Some(Rect {
+            x: position.x.round() as i32,
+            y: position.y.round() as i32,
+            width: size.width.max(0.0).round() as u32,
+            height: size.height.max(0.0).round() as u32,
+        })
     }
 
     /// Moves and resizes the view: the child view inside its parent, or the window.
@@ -611,10 +649,12 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     });
 }
 
-/// What the owner hears when the web process ended: its memory ceiling apart from the rest.
+/// What the owner hears when the web process ended: its memory ceiling and the host's own
+/// request (the hang watchdog's, R-UI-12) apart from the rest.
 fn termination_event(reason: WebProcessTerminationReason) -> ViewEvent {
     match reason {
         WebProcessTerminationReason::ExceededMemoryLimit => ViewEvent::MemoryExceeded,
+        WebProcessTerminationReason::TerminatedByApi => ViewEvent::Unresponsive,
         _ => ViewEvent::Crashed,
     }
 }

@@ -53,6 +53,22 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn ping(&self, _done: Box<dyn FnOnce()>) {
+        match self.never {}
+    }
+
+    pub(crate) fn web_process_responsive(&self) -> bool {
+        match self.never {}
+    }
+
+    pub(crate) fn terminate_web_process(&self) {
+        match self.never {}
+    }
+
+    pub(crate) fn window_bounds(&self) -> Option<Rect> {
+        match self.never {}
+    }
+
     pub(crate) fn set_bounds(&self, _bounds: Rect) -> Result<(), ShellError> {
         match self.never {}
     }
