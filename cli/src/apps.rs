@@ -57,6 +57,28 @@ struct Expected {
     stall_timeout: u64,
 }
 
+/// `install` and `upgrade`: a package and how it is verified.
+#[derive(Debug, Args)]
+struct PackageChange {
+    /// The package: a folder, a tar archive, or an https:// URL of one.
+    package: String,
+    #[command(flatten)]
+    expected: Expected,
+    /// Print the change as JSON {id, from, to, enabled, revision}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `rollback`, `enable`, `disable` and `remove`: an installed app.
+#[derive(Debug, Args)]
+struct AppChangeArgs {
+    /// The app id.
+    id: String,
+    /// Print the change as JSON {id, from, to, enabled, revision}.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 enum AppsCommand {
     /// Install a package (folder, tar archive, or https:// URL of a tar archive) that is not
@@ -64,63 +86,23 @@ enum AppsCommand {
     /// before anything is kept. A download follows at most 5 redirects, https only, and stops
     /// at 32 MiB.
     #[command(after_help = EXIT_CODES)]
-    Install {
-        /// The package: a folder, a tar archive, or an https:// URL of one.
-        package: String,
-        #[command(flatten)]
-        expected: Expected,
-        /// Print the change as JSON {id, from, to, enabled, revision}.
-        #[arg(long)]
-        json: bool,
-    },
+    Install(PackageChange),
     /// Make a newer version of an installed app current; the one it replaces is kept for
     /// rollback. Verified like install.
     #[command(after_help = EXIT_CODES)]
-    Upgrade {
-        /// The package: a folder, a tar archive, or an https:// URL of one.
-        package: String,
-        #[command(flatten)]
-        expected: Expected,
-        /// Print the change as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Upgrade(PackageChange),
     /// Go back to the version installed before the current one (verified again first).
     #[command(after_help = EXIT_CODES)]
-    Rollback {
-        /// The app id.
-        id: String,
-        /// Print the change as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Rollback(AppChangeArgs),
     /// Let agents open an installed app again.
     #[command(after_help = EXIT_CODES)]
-    Enable {
-        /// The app id.
-        id: String,
-        /// Print the change as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Enable(AppChangeArgs),
     /// Stop agents from opening an app; running hosts close its open Surfaces.
     #[command(after_help = EXIT_CODES)]
-    Disable {
-        /// The app id.
-        id: String,
-        /// Print the change as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Disable(AppChangeArgs),
     /// Remove an app with all its versions and cached files.
     #[command(after_help = EXIT_CODES)]
-    Remove {
-        /// The app id.
-        id: String,
-        /// Print the change as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Remove(AppChangeArgs),
     /// List installed apps: id, current version, enabled, versions kept, digest.
     #[command(after_help = EXIT_CODES)]
     List {
@@ -366,46 +348,40 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
     let mut out = io::stdout().lock();
     let open = || data_dir.open().map_err(Failure::from_data);
     match command {
-        AppsCommand::Install {
-            package,
-            expected,
-            json,
-        } => {
-            let (package, signed_by) = verified(&package, &expected)?;
+        AppsCommand::Install(change) => {
+            let (package, signed_by) = verified(&change.package, &change.expected)?;
             let store = data_dir.open_or_create().map_err(Failure::from_data)?;
-            let change = store
+            let done = store
                 .install_app(&package, signed_by.as_ref())
                 .map_err(Failure::store)?;
-            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+            changed(&mut out, &done, change.json).map_err(|e| Failure::io(stdout, e))
         }
-        AppsCommand::Upgrade {
-            package,
-            expected,
-            json,
-        } => {
-            let (package, signed_by) = verified(&package, &expected)?;
-            let change = open()?
+        AppsCommand::Upgrade(change) => {
+            let (package, signed_by) = verified(&change.package, &change.expected)?;
+            let done = open()?
                 .upgrade_app(&package, signed_by.as_ref())
                 .map_err(Failure::store)?;
-            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+            changed(&mut out, &done, change.json).map_err(|e| Failure::io(stdout, e))
         }
-        AppsCommand::Rollback { id, json } => {
-            let change = open()?.rollback_app(&id).map_err(Failure::store)?;
-            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        AppsCommand::Rollback(app) => {
+            let done = open()?.rollback_app(&app.id).map_err(Failure::store)?;
+            changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
-        AppsCommand::Enable { id, json } => {
-            let change = open()?.set_app_enabled(&id, true).map_err(Failure::store)?;
-            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
-        }
-        AppsCommand::Disable { id, json } => {
-            let change = open()?
-                .set_app_enabled(&id, false)
+        AppsCommand::Enable(app) => {
+            let done = open()?
+                .set_app_enabled(&app.id, true)
                 .map_err(Failure::store)?;
-            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+            changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
-        AppsCommand::Remove { id, json } => {
-            let change = open()?.remove_app(&id).map_err(Failure::store)?;
-            changed(&mut out, &change, json).map_err(|e| Failure::io(stdout, e))
+        AppsCommand::Disable(app) => {
+            let done = open()?
+                .set_app_enabled(&app.id, false)
+                .map_err(Failure::store)?;
+            changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Remove(app) => {
+            let done = open()?.remove_app(&app.id).map_err(Failure::store)?;
+            changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::List { json } => list(&mut out, &open()?, json),
         AppsCommand::Verify { package: None, .. } => {
