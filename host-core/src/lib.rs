@@ -48,6 +48,7 @@ mod capability;
 mod decode;
 mod diagnostic;
 mod display;
+mod effect;
 mod error;
 mod framing;
 pub mod fuzz_targets;
@@ -60,6 +61,7 @@ mod message;
 mod recovery;
 mod redact;
 mod session;
+mod session_config;
 mod sessions;
 
 pub use apps::{AppCatalog, Asset, Assets, CatalogRefusal, ResolvedSurface};

@@ -1,0 +1,242 @@
+//! What a [`Session`](crate::Session) asks of the platform and the embedder ([`Effect`]), the
+//! identity of a Surface's webview ([`SurfaceKey`]), why Surfaces close, and the session's
+//! counters.
+
+use std::fmt;
+
+use crate::apps::Assets;
+use crate::capability::CapabilityEffect;
+use crate::diagnostic::Diagnostic;
+use crate::error::ProtocolError;
+use crate::ids::InstanceId;
+use crate::json::JsonObject;
+use crate::message::{InlineApp, Message};
+use crate::sessions::SessionId;
+
+/// Counts one instance of a webview: a replaced instance gets a new generation, so messages from
+/// its predecessor are recognised as stale (R-UI-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Generation(pub(crate) u64);
+
+impl Generation {
+    /// The generation number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The identity of one webview: its session, instance and generation. Instance ids are scoped
+/// to their session (R-SES-1): two sessions may both open `w1`, and their keys differ.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SurfaceKey {
+    /// The session the Surface belongs to.
+    pub session: SessionId,
+    /// The instance id.
+    pub instance: InstanceId,
+    /// The generation of that instance.
+    pub generation: Generation,
+}
+
+impl fmt::Display for SurfaceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}#{}@{}",
+            self.instance, self.generation.0, self.session
+        )
+    }
+}
+
+/// What the platform needs to create a Surface.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurfaceOpen {
+    /// The webview's identity.
+    pub key: SurfaceKey,
+    /// The app, its code and its untrusted display name.
+    pub app: InlineApp,
+    /// An installed app's assets, to serve from the Surface's own scheme host (R-SEC-3a);
+    /// empty for an inline bundle.
+    pub assets: Assets,
+}
+
+/// Why a Surface closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The agent sent `ui.close` (with its reason).
+    Agent(Option<String>),
+    /// The user closed it; a `ui.event close` went upstream (R-UI-5).
+    User,
+    /// It went away on its own (R-UI-12); the agent got `ui.event` `close` with `data.reason`.
+    Gone(GoneReason),
+    /// The platform could not create it.
+    Failed,
+    /// The session ended (for example the agent's stream closed).
+    SessionEnded,
+    /// A `ui.open` with the same instance id replaced it (R-UI-1); reported by the platform layer
+    /// to the embedder, never sent upstream.
+    Replaced,
+    /// Its web process died or stopped answering, and the Surface was reopened in place under a
+    /// new generation with its last state ([`Effect::Reopen`]); reported by the platform layer to
+    /// the embedder, never sent upstream (R-UI-12).
+    Reopened(GoneReason),
+}
+
+/// Why a Surface went away without the agent's `ui.close`, a replacing `ui.open` or the user
+/// (R-UI-12). The agent hears it as `ui.event` `close` with `data: {"reason": <as_str>}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GoneReason {
+    /// Its web process died (crashed, killed) and was not restored: it was lost more often than
+    /// `Limits::max_reopens_per_window` allows, or the embedder does not reopen Surfaces.
+    Crashed,
+    /// It stopped answering, its web process was ended by the host's watchdog, and it was not
+    /// restored (as for [`GoneReason::Crashed`]).
+    Unresponsive,
+    /// It passed its memory ceiling and its web process was ended; never reopened.
+    Memory,
+    /// Its main frame committed more documents than `Limits::max_documents_per_window` allows.
+    ReloadLoop,
+    /// Its installed app was disabled in the app center (R-UI-9).
+    AppDisabled,
+    /// Its installed app was removed, or its bytes failed verification (R-UI-9).
+    AppRemoved,
+    /// Its installed app was upgraded or rolled back to another version (R-UI-9).
+    AppUpgraded,
+}
+
+impl GoneReason {
+    /// The `data.reason` sent upstream, in snake case.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoneReason::Crashed => "crashed",
+            GoneReason::Unresponsive => "unresponsive",
+            GoneReason::Memory => "memory",
+            GoneReason::ReloadLoop => "reload_loop",
+            GoneReason::AppDisabled => "app_disabled",
+            GoneReason::AppRemoved => "app_removed",
+            GoneReason::AppUpgraded => "app_upgraded",
+        }
+    }
+}
+
+impl fmt::Display for GoneReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the kernel asks the platform and the embedder to do.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Effect {
+    /// Create a Surface.
+    Open(SurfaceOpen),
+    /// Destroy `old` and create `open` in its place (R-UI-1); nothing goes upstream.
+    Replace {
+        /// The webview to destroy.
+        old: SurfaceKey,
+        /// The Surface to create.
+        open: SurfaceOpen,
+    },
+    /// The web process of `old` died or stopped answering (`reason`); destroy `old` and create
+    /// `open` in its place (same instance, new generation, the same bundle). Its last state is
+    /// delivered after the new page's `ready`, as after an open; nothing goes upstream
+    /// (R-UI-12). Put it where `old` was.
+    Reopen {
+        /// The webview to destroy.
+        old: SurfaceKey,
+        /// The Surface to create.
+        open: SurfaceOpen,
+        /// What happened to `old`.
+        reason: GoneReason,
+    },
+    /// The Surface's page ran its script and is ready (lifecycle notification).
+    Ready(SurfaceKey),
+    /// The Surface's main frame committed a new document (the page reloaded itself, R-UI-10); it
+    /// gets the current state again after its `ready` (lifecycle notification).
+    Reloaded(SurfaceKey),
+    /// The page said `ready` again without its main frame committing a document: it replaced its
+    /// document in place (a `javascript:` URL, which never reaches the navigation policy) or
+    /// forged the message. Load the Surface's own document again (R-SEC-2a); the commit that
+    /// follows counts toward the reload-loop bound (R-UI-10).
+    RestoreDocument(SurfaceKey),
+    /// Push this state to the page through the bridge (R-UI-3).
+    DeliverState {
+        /// The webview.
+        key: SurfaceKey,
+        /// The whole state.
+        state: JsonObject,
+    },
+    /// The page asked for a height, in CSS pixels; the platform clamps it.
+    Resize {
+        /// The webview.
+        key: SurfaceKey,
+        /// The requested height.
+        height: f64,
+    },
+    /// Destroy the Surface.
+    Close {
+        /// The webview.
+        key: SurfaceKey,
+        /// Why.
+        reason: CloseReason,
+    },
+    /// Send this message to the agent.
+    Send(Message),
+    /// Diagnostic: an inbound envelope was refused (its answer, if any, is a separate `Send`).
+    Rejected(ProtocolError),
+    /// A console message, page error or CSP violation of the Surface's page, within its
+    /// diagnostic budget: for the embedder and the Surface's author, never for the agent
+    /// (R-DIAG-1). Page-supplied, except the host's own `suppressed` notes.
+    Diagnostic {
+        /// The webview whose page reported it.
+        key: SurfaceKey,
+        /// What it reported.
+        diagnostic: Diagnostic,
+    },
+    /// Diagnostic: a bridge message was dropped and counted, never forwarded (R-UI-7).
+    Dropped {
+        /// The webview that posted it.
+        key: SurfaceKey,
+        /// Why it was dropped.
+        error: ProtocolError,
+    },
+    /// Store, prompt, hook, run or audit work of the App Capability kernel; only after
+    /// [`Session::enable_capabilities`]. Some carry a [`Ticket`] to answer through
+    /// [`Session::capability_answered`].
+    Capability(CapabilityEffect),
+}
+
+/// Counters of what the session accepted and dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Inbound envelopes accepted.
+    pub envelopes_accepted: u64,
+    /// Inbound envelopes refused.
+    pub envelopes_refused: u64,
+    /// Bridge events forwarded upstream as `ui.event`.
+    pub events_forwarded: u64,
+    /// Bridge messages dropped as invalid (R-UI-7).
+    pub bridge_invalid: u64,
+    /// Bridge messages dropped because their webview was replaced or closed (R-UI-6).
+    pub bridge_stale: u64,
+    /// Bridge messages the platform dropped because the page posted faster than they could be
+    /// handled.
+    pub bridge_flooded: u64,
+    /// Bridge events named `close` dropped: a page cannot forge a user close (R-UI-5).
+    pub forged_close: u64,
+    /// Repeated `ready` messages ignored.
+    pub duplicate_ready: u64,
+    /// New main-frame documents after the first, in any Surface (R-UI-10).
+    pub reloads: u64,
+    /// Page diagnostics handed to the embedder (R-DIAG-1).
+    pub diagnostics: u64,
+    /// Page diagnostics dropped beyond a Surface's diagnostic budget (R-DIAG-1).
+    pub diagnostics_suppressed: u64,
+    /// Events of an installed app's Surface that its manifest does not declare (R-UI-9).
+    pub undeclared_events: u64,
+    /// Surfaces reopened after their web process died or stopped answering (R-UI-12).
+    pub reopened: u64,
+}

@@ -1,0 +1,107 @@
+//! How a [`Session`](crate::Session) is set up: its clock, its bundle policy (R-SEC-7), its
+//! configuration and the app catalog it shares with the other sessions of its host.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::time::Duration;
+
+use crate::apps::AppCatalog;
+use crate::ids::{ConversationId, PartyId};
+use crate::limits::Limits;
+use crate::message::Party;
+use crate::sessions::SessionId;
+use crate::Integrity;
+
+/// A monotonic time source, provided by the embedder (or webview-shell).
+pub trait Clock {
+    /// Time elapsed since an arbitrary fixed origin; never goes backwards.
+    fn monotonic(&self) -> Duration;
+}
+
+/// Which bundles the session accepts (R-SEC-7). Under every policy an `integrity` that does
+/// not match its bundle is refused (`integrity_mismatch`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BundlePolicy {
+    /// `allow`: accept an inline bundle without `integrity`, relying on the sandbox; verify
+    /// `integrity` when present. The default, like the reference host's (R-SEC-7 host choice).
+    #[default]
+    SandboxOnly,
+    /// Every inline bundle must carry an `integrity` that matches (R-UI-2a).
+    RequireIntegrity,
+    /// `allowlist`: only inline bundles whose digest is one of these; installed apps as usual.
+    Allowlist(BTreeSet<Integrity>),
+    /// `signed-only`: no inline bundles; only installed apps whose package was installed with a
+    /// signature by a trusted key ([`ResolvedSurface::signed_by`](crate::ResolvedSurface::signed_by)).
+    SignedOnly,
+    /// `app-center-only`: no inline bundles; only installed, verified apps.
+    AppCenterOnly,
+}
+
+impl BundlePolicy {
+    /// The policy's name, as the CLI spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BundlePolicy::SandboxOnly => "allow",
+            BundlePolicy::RequireIntegrity => "require-integrity",
+            BundlePolicy::Allowlist(_) => "allowlist",
+            BundlePolicy::SignedOnly => "signed-only",
+            BundlePolicy::AppCenterOnly => "app-center-only",
+        }
+    }
+}
+
+/// How a [`Session`] is set up.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// The conversation this session serves; `None` adopts the conversation of the first
+    /// accepted envelope (a refused one changes nothing, R-SES-1).
+    pub conversation_id: Option<ConversationId>,
+    /// The client as it names itself in `sender` of every outbound envelope.
+    pub client: Party,
+    /// Prefix of outbound message ids (`<prefix>-<n>`); make it unique per session, e.g. random.
+    pub message_id_prefix: String,
+    /// Bounds on input and on the registry.
+    pub limits: Limits,
+    /// Which inline bundles are accepted.
+    pub bundle_policy: BundlePolicy,
+    /// The agent the transport vouches for (R-SES-1): an inbound envelope whose `sender.id` is
+    /// another is refused `wrong_sender`. `None` accepts any `sender.id`.
+    pub agent_id: Option<PartyId>,
+    /// The session's id in its host's session table, carried by every [`SurfaceKey`] it makes;
+    /// [`SessionId::STANDALONE`] for a session outside a table.
+    pub session_id: SessionId,
+    /// The installed apps that `ui.open` by app id opens and `client.inventory` lists
+    /// (R-UI-9); `None` refuses every open by id `unsupported`.
+    pub app_catalog: Option<CatalogRef>,
+}
+
+/// A shared [`AppCatalog`] in a [`SessionConfig`]; every session of a host uses the same.
+#[derive(Clone)]
+pub struct CatalogRef(pub std::rc::Rc<dyn AppCatalog>);
+
+impl fmt::Debug for CatalogRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CatalogRef(..)")
+    }
+}
+
+impl SessionConfig {
+    /// A configuration with the default limits and policy, for the client `client_id`.
+    pub fn new(client_id: PartyId, message_id_prefix: impl Into<String>) -> Self {
+        Self {
+            conversation_id: None,
+            client: Party {
+                kind: PartyId::known("client"),
+                id: client_id,
+            },
+            message_id_prefix: message_id_prefix.into(),
+            limits: Limits::default(),
+            bundle_policy: BundlePolicy::default(),
+            agent_id: None,
+            session_id: SessionId::STANDALONE,
+            app_catalog: None,
+        }
+    }
+}
