@@ -306,9 +306,11 @@ pub fn csp_hint(directive: &str, blocked: &str) -> &'static str {
         }
         "style-src" => "only inline styles apply (R-SEC-3): put them into the bundle's css",
         "img-src" | "media-src" => {
-            "images and media load only from data: and blob: URLs (R-SEC-3): inline them"
+            "images and media load only from data: and blob: URLs, and an installed app's own assets (R-SEC-3, R-SEC-3a): inline them or list them as assets"
         }
-        "font-src" => "fonts load only from data: URLs (R-SEC-3): inline them",
+        "font-src" => {
+            "fonts load only from data: URLs and an installed app's own assets (R-SEC-3, R-SEC-3a): inline them or list them as assets"
+        }
         "frame-src" | "child-src" => "a Surface embeds no frames from anywhere (R-SEC-2)",
         "worker-src" => "a Surface starts no workers (R-SEC-3)",
         "object-src" => "a Surface loads no plugins (R-SEC-3)",
