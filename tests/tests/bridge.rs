@@ -42,6 +42,10 @@ fn main() {
         "r_ui_12_a_surface_whose_main_frame_goes_to_about_blank_is_reported_crashed_upstream",
         about_blank,
     );
+    h.run(
+        "r_ui_3_a_flood_of_patches_coalesces_and_the_page_ends_on_the_latest_state",
+        flood_of_patches,
+    );
     h.finish();
 }
 
@@ -297,8 +301,13 @@ fn reload(h: &mut HostHarness) -> Outcome {
         "no first state"
     );
     let first = t.rec.data("r", "state")[0]["doc"].clone();
-    // Same-document navigations.
+    // Same-document navigations, one state at a time: a state sent while another is being
+    // delivered may be coalesced away (#12), and each of these must reach the page.
     t.send(t.agent.patch("r", json!({ "n": 2, "hash": true })))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("r", "state") == 2),
+        "the fragment patch did not arrive"
+    );
     t.send(t.agent.patch("r", json!({ "n": 3, "push": true })))?;
     ensure!(
         h.wait(&mut t, |_, rec| rec.count("r", "state") == 3),
@@ -551,5 +560,80 @@ fn about_blank(h: &mut HostHarness) -> Outcome {
         "expected one close with reason crashed: {closes:?}"
     );
     steady_still_answers(h, &mut t)?;
+    h.shut_down(t)
+}
+
+/// Each state costs the page 40 ms of rendering; it reports every state it got.
+const SLOW_PAGE: &str = "
+LineUpSurface.onState(function (s) {
+  var until = Date.now() + 40;
+  while (Date.now() < until) {}
+  post('state', {n: s.n});
+});
+";
+
+/// R-UI-3 (#12): an agent patching far faster than the page renders: one delivery is in flight
+/// per Surface and a newer state replaces the one waiting, so the page skips states, never goes
+/// back to an older one, and ends on the latest.
+fn flood_of_patches(h: &mut HostHarness) -> Outcome {
+    const PATCHES: u64 = 40;
+    let mut t = new_host(h)?;
+    h.open(
+        &mut t,
+        "f",
+        test_app("flood", "<p>flood</p>", SLOW_PAGE),
+        Some(json!({ "n": 0 })),
+    )?;
+    ensure!(
+        h.wait(&mut t, |_, rec| rec.count("f", "state") == 1),
+        "no first state"
+    );
+    for n in 1..=PATCHES {
+        t.send(t.agent.patch("f", json!({ "n": n })))?;
+    }
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("f", "state")
+            .iter()
+            .any(|s| s["n"] == PATCHES)),
+        "the latest state never arrived: {:?}",
+        t.rec.data("f", "state")
+    );
+    h.settle(&mut t, Duration::from_millis(300));
+    let seen: Vec<u64> = t
+        .rec
+        .data("f", "state")
+        .iter()
+        .filter_map(|s| s["n"].as_u64())
+        .collect();
+    ensure!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "a state older than one already shown came later: {seen:?}"
+    );
+    ensure!(
+        seen.last() == Some(&PATCHES),
+        "the page did not end on the latest state: {seen:?}"
+    );
+    // 40 states at 40 ms each would take 1.6 s; coalesced, far fewer reach the page.
+    ensure!(
+        (seen.len() as u64) < PATCHES / 2,
+        "{} of {PATCHES} states were rendered one by one: {seen:?}",
+        seen.len()
+    );
+    let key = t.key("f").ok_or("the surface is gone")?;
+    let stats = t
+        .host
+        .view(&key)
+        .map(|v| v.delivery_stats())
+        .ok_or("no view")?;
+    println!(
+        "    {} states shown of {}; {stats:?}",
+        seen.len(),
+        PATCHES + 1
+    );
+    ensure!(
+        stats.coalesced > 0 && stats.high_water == 1,
+        "the host reports no coalescing: {stats:?}"
+    );
     h.shut_down(t)
 }

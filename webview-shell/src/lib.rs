@@ -64,6 +64,7 @@ mod capabilities;
 mod config;
 mod consent;
 mod delegate;
+mod delivery;
 mod error;
 mod event;
 mod host;
@@ -94,6 +95,7 @@ pub use consent::{
     MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_URL_BYTES,
 };
 pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
+pub use delivery::DeliveryStats;
 pub use error::ShellError;
 pub use event::ViewEvent;
 pub use host::{

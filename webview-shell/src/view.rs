@@ -44,6 +44,12 @@ impl SurfaceView {
         self.inner.deliver_state(&state)
     }
 
+    /// How this view's state deliveries went: delivered, coalesced (replaced by a newer state
+    /// before the page took them) and the most that waited at once.
+    pub fn delivery_stats(&self) -> crate::DeliveryStats {
+        self.inner.delivery_stats()
+    }
+
     /// Loads the Surface's own document again in the main frame; the page sees a reload
     /// (R-UI-10), for example after the page replaced its document without a navigation.
     pub fn restore_document(&self) -> Result<(), ShellError> {

@@ -15,6 +15,8 @@ use gtk::gdk;
 use gtk::glib::{self, prelude::*, translate::IntoGlib};
 use gtk::prelude::*;
 use lineup_surface_runtime::{DeliveryKey, SurfaceDocument, SurfaceServer, SCHEME};
+
+use crate::delivery::{DeliveryQueue, DeliveryStats};
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::event::WindowEvent;
 use tao::event_loop::EventLoopWindowTarget;
@@ -72,6 +74,8 @@ pub(crate) struct PlatformView {
     context: webkit2gtk::WebContext,
     queue: Rc<EventQueue>,
     url: String,
+    /// States waiting for the one in flight to finish (R-UI-3).
+    deliveries: Rc<std::cell::RefCell<DeliveryQueue>>,
     /// The secret of this view's state entry point; only the bridge user script and this view
     /// know it (R-UI-6).
     delivery: DeliveryKey,
@@ -151,6 +155,7 @@ impl PlatformView {
             context,
             queue,
             url,
+            deliveries: Rc::default(),
             delivery,
             server,
         })
@@ -163,10 +168,21 @@ impl PlatformView {
 
     /// Hands the state, one JSON object as compact text, to the bridge of the main frame's
     /// document through its keyed entry point (R-UI-3, R-UI-6).
+    ///
+    /// One delivery is in flight at a time: a newer state waits for it, replacing any older one
+    /// that waited, and goes when the web process reports the one in flight done.
     pub(crate) fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
-        self.webview
-            .evaluate_script(&self.delivery.state_script(state_json))
-            .map_err(wry_error)
+        let script = self.delivery.state_script(state_json);
+        let now = self.deliveries.borrow_mut().offer(script);
+        if let Some(script) = now {
+            evaluate_deliveries(&self.engine_view, Rc::clone(&self.deliveries), script);
+        }
+        Ok(())
+    }
+
+    /// How this view's state deliveries went.
+    pub(crate) fn delivery_stats(&self) -> DeliveryStats {
+        self.deliveries.borrow().stats()
     }
 
     /// Loads the Surface's own document again in the main frame.
@@ -813,6 +829,23 @@ pub(crate) fn apply_theme(theme: Theme) {
     if let Some(settings) = gtk::Settings::default() {
         settings.set_gtk_application_prefer_dark_theme(dark);
     }
+}
+
+/// Evaluates `script` in the page's world, then whatever state waited meanwhile, one after the
+/// other; the chain ends when nothing waits (R-UI-3).
+fn evaluate_deliveries(
+    view: &webkit2gtk::WebView,
+    queue: Rc<std::cell::RefCell<DeliveryQueue>>,
+    script: String,
+) {
+    let next_view = view.clone();
+    #[allow(deprecated)]
+    view.run_javascript(&script, None::<&gtk::gio::Cancellable>, move |_| {
+        let next = queue.borrow_mut().finished();
+        if let Some(next) = next {
+            evaluate_deliveries(&next_view, queue, next);
+        }
+    });
 }
 
 /// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a

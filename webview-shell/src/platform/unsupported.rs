@@ -41,6 +41,10 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn delivery_stats(&self) -> crate::DeliveryStats {
+        match self.never {}
+    }
+
     pub(crate) fn restore_document(&self) -> Result<(), ShellError> {
         match self.never {}
     }
