@@ -489,7 +489,16 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
         "n",
         json!({ "n": 40, "go": "javascript:'<p id=replaced>replaced</p>'" }),
     ))?;
-    // At once, so that the document loaded again finds a state that does not send it away.
+    // As soon as the page took it (a state sent while another is in flight may be coalesced
+    // away), so that the document loaded again finds a state that does not send it away.
+    ensure!(
+        h.wait(&mut t, |_, rec| rec
+            .data("n", "state")
+            .iter()
+            .any(|s| s["n"] == 40)),
+        "the javascript: state never reached the page: {:?}",
+        t.rec.data("n", "state")
+    );
     t.send(t.agent.patch("n", json!({ "n": 41 })))?;
     ensure!(
         h.wait(&mut t, |_, rec| rec
