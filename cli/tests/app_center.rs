@@ -145,6 +145,26 @@ fn package(dir: &Path) {
     .unwrap();
 }
 
+/// `package` at another version whose page also says which version it is.
+fn package_version(dir: &Path, version: &str) {
+    package(dir);
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        manifest.replace("\"1.0.0\"", &format!("\"{version}\"")),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("app.js"),
+        format!(
+            "LineUpSurface.onState(function (s) {{\n\
+               LineUpSurface.event('shown', {{city: s.city, version: '{version}'}});\n\
+             }});\n"
+        ),
+    )
+    .unwrap();
+}
+
 #[test]
 fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() {
     assert!(
@@ -202,15 +222,70 @@ fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() 
         host.seen
     );
 
+    // Another process upgrades it, then rolls it back: each time the open Surface closes with
+    // `app_upgraded`, a new inventory names the version now enabled, and an open by id serves it.
+    let mut revisions = vec![inventory["payload"]["revision"].clone()];
+    let v2 = tmp.path().join("dash-1.1");
+    package_version(&v2, "1.1.0");
+    let v2_report: Value =
+        serde_json::from_str(&lineup(&["verify", v2.to_str().unwrap(), "--json"])).unwrap();
+    let steps: [(&str, Vec<String>, &str); 2] = [
+        (
+            "d1",
+            vec![
+                "upgrade".into(),
+                v2.to_str().unwrap().into(),
+                "--digest".into(),
+                v2_report["digest"].as_str().unwrap().into(),
+            ],
+            "1.1.0",
+        ),
+        (
+            "d3",
+            vec!["rollback".into(), "com.example.dash".into()],
+            "1.0.0",
+        ),
+    ];
+    for (open_instance, args, version) in steps {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        lineup(&args);
+        let closed = host.expect(&format!("{open_instance} closed app_upgraded"), |v| {
+            is("ui.event")(v)
+                && v["payload"]["instance_id"] == open_instance
+                && v["payload"]["event"] == "close"
+        });
+        assert_eq!(closed["payload"]["data"], json!({"reason": "app_upgraded"}));
+        let inventory = host.expect(&format!("the inventory of {version}"), |v| {
+            is("client.inventory")(v) && !revisions.contains(&v["payload"]["revision"])
+        });
+        assert_eq!(inventory["payload"]["applications"][0]["version"], version);
+        revisions.push(inventory["payload"]["revision"].clone());
+        let next = if open_instance == "d1" { "d3" } else { "d4" };
+        host.send(&envelope(
+            &format!("open-{next}"),
+            "ui.open",
+            json!({"instance_id": next, "app": {"id": "com.example.dash", "surface": "main"},
+                   "state": {"city": next}}),
+        ));
+        let shown = host.expect(&format!("{next} shown"), |v| {
+            is("ui.event")(v)
+                && v["payload"]["instance_id"] == next
+                && v["payload"]["event"] == "shown"
+        });
+        let shown_version = shown["payload"]["data"]["version"]
+            .as_str()
+            .unwrap_or("1.0.0");
+        assert_eq!(shown_version, version, "{shown}");
+    }
+
     // Another process disables the app: the host notices within about a second.
-    let revision = inventory["payload"]["revision"].clone();
     lineup(&["disable", "com.example.dash"]);
     let closed = host.expect("close app_disabled", |v| {
-        is("ui.event")(v) && v["payload"]["event"] == "close"
+        is("ui.event")(v) && v["payload"]["instance_id"] == "d4" && v["payload"]["event"] == "close"
     });
     assert_eq!(closed["payload"]["data"], json!({"reason": "app_disabled"}));
     let again = host.expect("a new inventory", |v| {
-        is("client.inventory")(v) && v["payload"]["revision"] != revision
+        is("client.inventory")(v) && !revisions.contains(&v["payload"]["revision"])
     });
     assert_eq!(again["payload"]["applications"], json!([]));
 
