@@ -1,6 +1,8 @@
 //! The kernel's cost per message (#12): decode, validate and take a session step for a
 //! `ui.patch` of 1 KiB and 16 KiB and for a bridge event, each beside plain
-//! `serde_json::from_slice::<Value>` of the same bytes, measured in the same run.
+//! `serde_json::from_slice::<Value>` of the same bytes, measured in the same run. For the
+//! patch, `decode only` (envelope decoding and validation without the session) and a
+//! `RawValue` scan (the JSON grammar alone) show where the time goes.
 //!
 //! `cargo bench -p lineup-host-core --bench kernel`; the ratio ours/baseline is what to read.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -71,6 +73,22 @@ fn patch(c: &mut Criterion) {
             &bytes,
             |b, bytes| {
                 b.iter(|| black_box(serde_json::from_slice::<Value>(black_box(bytes)).unwrap()));
+            },
+        );
+        let limits = lineup_host_core::Limits::default();
+        group.bench_with_input(BenchmarkId::new("decode only", kib), &bytes, |b, bytes| {
+            b.iter(|| black_box(lineup_host_core::decode(black_box(bytes), &limits).unwrap()));
+        });
+        group.bench_with_input(
+            BenchmarkId::new("serde_json RawValue", kib),
+            &bytes,
+            |b, bytes| {
+                b.iter(|| {
+                    black_box(
+                        serde_json::from_slice::<&serde_json::value::RawValue>(black_box(bytes))
+                            .unwrap(),
+                    )
+                });
             },
         );
         let (mut session, _) = ready_session();
