@@ -145,6 +145,38 @@ fn package(dir: &Path) {
     .unwrap();
 }
 
+/// `lineup apps verify --json` of a package: its report, the digest included.
+fn verify(pkg: &Path) -> Value {
+    let run = Command::new(LINEUP)
+        .args(["apps", "verify", pkg.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+/// Installs `pkg` in `data` by the digest `lineup apps verify` gives; returns that report.
+fn install(data: &Path, pkg: &Path) -> Value {
+    let report = verify(pkg);
+    let run = Command::new(LINEUP)
+        .args(["apps", "--data-dir"])
+        .arg(data)
+        .args(["install", pkg.to_str().unwrap(), "--digest"])
+        .arg(report["digest"].as_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    report
+}
+
 /// `package` at another version whose page also says which version it is.
 fn package_version(dir: &Path, version: &str) {
     package(dir);
@@ -189,10 +221,7 @@ fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() 
         );
         String::from_utf8_lossy(&run.stdout).into_owned()
     };
-    let report: Value =
-        serde_json::from_str(&lineup(&["verify", pkg.to_str().unwrap(), "--json"])).unwrap();
-    let digest = report["digest"].as_str().unwrap();
-    lineup(&["install", pkg.to_str().unwrap(), "--digest", digest]);
+    install(&data, &pkg);
 
     let mut host = Host::start(&data);
     let inventory = host.expect("inventory", is("client.inventory"));
@@ -227,8 +256,7 @@ fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() 
     let mut revisions = vec![inventory["payload"]["revision"].clone()];
     let v2 = tmp.path().join("dash-1.1");
     package_version(&v2, "1.1.0");
-    let v2_report: Value =
-        serde_json::from_str(&lineup(&["verify", v2.to_str().unwrap(), "--json"])).unwrap();
+    let v2_report = verify(&v2);
     let steps: [(&str, Vec<String>, &str); 2] = [
         (
             "d1",
@@ -367,30 +395,7 @@ fn r_sec_3a_an_apps_image_and_font_load_and_another_surfaces_do_not() {
     std::fs::write(pkg.join("assets/logo.png"), red_png()).unwrap();
     std::fs::copy(FONT, pkg.join("assets/font.ttf"))
         .unwrap_or_else(|e| panic!("{FONT}: {e} (scripts/setup.sh installs fonts-dejavu-core)"));
-    let verify = Command::new(LINEUP)
-        .args(["apps", "verify", pkg.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stderr)
-    );
-    let digest = serde_json::from_slice::<Value>(&verify.stdout).unwrap()["digest"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let install = Command::new(LINEUP)
-        .args(["apps", "--data-dir"])
-        .arg(&data)
-        .args(["install", pkg.to_str().unwrap(), "--digest", &digest])
-        .output()
-        .unwrap();
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
-    );
+    install(&data, &pkg);
 
     let mut host = Host::start(&data);
     let mut reports = Vec::new();
@@ -452,19 +457,7 @@ fn a_flipped_byte_in_the_cache_is_refused_at_start_and_at_open_and_nothing_is_se
             .output()
             .unwrap()
     };
-    let verify = Command::new(LINEUP)
-        .args(["apps", "verify", pkg.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    let digest = serde_json::from_slice::<Value>(&verify.stdout).unwrap()["digest"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        apps(&["install", pkg.to_str().unwrap(), "--digest", &digest])
-            .status
-            .success()
-    );
+    let digest = install(&data, &pkg)["digest"].as_str().unwrap().to_owned();
     for file in std::fs::read_dir(data.join("packages")).unwrap() {
         let file = file.unwrap().path();
         let mut bytes = std::fs::read(&file).unwrap();
@@ -649,32 +642,11 @@ fn the_example_app_opens_by_id_with_its_image_and_font() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/apps/dashboard");
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    let verify = Command::new(LINEUP)
-        .args(["apps", "verify", example.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stderr)
-    );
-    let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    let report = install(&data, &example);
     assert_eq!(
         report["assets"].as_array().map(Vec::len),
         Some(2),
         "{report}"
-    );
-    let install = Command::new(LINEUP)
-        .args(["apps", "--data-dir"])
-        .arg(&data)
-        .args(["install", example.to_str().unwrap(), "--digest"])
-        .arg(report["digest"].as_str().unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
     );
     let mut host = Host::start(&data);
     host.send(&envelope(

@@ -587,22 +587,21 @@ impl AppCatalog for Store {
     ) -> Result<ResolvedSurface, CatalogRefusal> {
         let package = match self.load_app(id.as_str()) {
             Ok(package) => package,
-            Err(StoreError::App { reason, .. }) if reason == "disabled" => {
-                return Err(CatalogRefusal::Disabled)
-            }
             Err(StoreError::App { .. }) => {
-                let removed = self
+                // Not loadable: installed but disabled, removed once, or never installed.
+                let state: (bool, bool) = self
                     .conn()
                     .query_row(
-                        "SELECT EXISTS (SELECT 1 FROM apps_removed WHERE id = ?1)",
+                        "SELECT EXISTS (SELECT 1 FROM apps WHERE id = ?1), \
+                                EXISTS (SELECT 1 FROM apps_removed WHERE id = ?1)",
                         [id.as_str()],
-                        |r| r.get::<_, bool>(0),
+                        |r| Ok((r.get(0)?, r.get(1)?)),
                     )
-                    .unwrap_or(false);
-                return Err(if removed {
-                    CatalogRefusal::Removed
-                } else {
-                    CatalogRefusal::Unknown
+                    .unwrap_or((false, false));
+                return Err(match state {
+                    (true, _) => CatalogRefusal::Disabled,
+                    (false, true) => CatalogRefusal::Removed,
+                    (false, false) => CatalogRefusal::Unknown,
                 });
             }
             Err(StoreError::Package(_)) => return Err(CatalogRefusal::Tampered),
