@@ -41,8 +41,10 @@ use crate::view::SurfaceView;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 
 mod recovery;
+mod standby;
 
 use recovery::Kept;
+use standby::HostStandby;
 
 /// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews.
 #[derive(Debug)]
@@ -76,6 +78,8 @@ enum Inner {
     },
     /// Wakes the loop to apply effects queued outside it.
     Wake,
+    /// A new status line for the standby screen.
+    StandbyStatus(String),
     View {
         key: SurfaceKey,
         event: ViewEvent,
@@ -227,6 +231,13 @@ impl HostHandle {
         self.send(Inner::EndSession { conversation })
     }
 
+    /// Sets the status line of the standby screen ([`HostBuilder::standby`]), cut to
+    /// [`MAX_STANDBY_STATUS_CHARS`](crate::MAX_STANDBY_STATUS_CHARS) characters and shown as
+    /// text; nothing happens without a standby screen.
+    pub fn set_standby_status(&self, status: impl Into<String>) -> Result<(), HostClosed> {
+        self.send(Inner::StandbyStatus(status.into()))
+    }
+
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)
@@ -288,6 +299,8 @@ pub struct HostBuilder {
     app_center: Option<Rc<dyn AppCatalog>>,
     reopen: bool,
     watchdog: WatchdogConfig,
+    standby: Option<crate::StandbyScreen>,
+    ignore_parent_close: bool,
 }
 
 impl Default for HostBuilder {
@@ -331,6 +344,8 @@ impl HostBuilder {
             session_idle: None,
             reopen: true,
             watchdog: WatchdogConfig::default(),
+            standby: None,
+            ignore_parent_close: false,
         }
     }
 
@@ -586,6 +601,25 @@ impl HostBuilder {
         self
     }
 
+    /// Shows `screen`, a trusted host page, over the parent window of
+    /// [`HostBuilder::child_views_in`] whenever no Surface there has drawn: from start until the
+    /// first Surface's page is ready and painted, and again from just before the last Surface's
+    /// view goes (closed, replaced, or lost and being reopened). A kiosk never shows an empty
+    /// window. [`HostHandle::set_standby_status`] changes its status line. Building fails with
+    /// [`ShellError::NoContainer`] without child-view placement.
+    pub fn standby(mut self, screen: crate::StandbyScreen) -> Self {
+        self.standby = Some(screen);
+        self
+    }
+
+    /// Ignores a close request for the parent window of [`HostBuilder::child_views_in`] (the
+    /// window manager's close button or its keys): a kiosk stays up. By default the request
+    /// closes every Surface there as the user's close (R-UI-5) and ends [`Host::run`].
+    pub fn ignore_parent_close(mut self) -> Self {
+        self.ignore_parent_close = true;
+        self
+    }
+
     /// Called with every message for the agent.
     pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
         self.outbound = Some(Box::new(f));
@@ -639,6 +673,13 @@ impl HostBuilder {
             .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
             .with_language(language.clone());
         crate::platform::apply_theme(self.theme);
+        let standby = match (&self.standby, &self.layout) {
+            (None, _) => None,
+            (Some(screen), Layout::Children(parent)) => Some(HostStandby::new(
+                crate::platform::PlatformStandby::new(parent, screen)?,
+            )),
+            (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
+        };
         let shell = Shell::start(event_loop, view_config)?;
         let proxy = event_loop.create_proxy();
         let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
@@ -698,6 +739,8 @@ impl HostBuilder {
             exit: false,
             reopen: self.reopen,
             watchdog: Watchdog::new(self.watchdog),
+            standby,
+            ignore_parent_close: self.ignore_parent_close,
         })
     }
 }
@@ -853,6 +896,10 @@ pub struct Host {
     reopen: bool,
     /// The hang watchdog of every open view (R-UI-12).
     watchdog: Watchdog,
+    /// The standby screen over the parent window ([`HostBuilder::standby`]).
+    standby: Option<HostStandby>,
+    /// [`HostBuilder::ignore_parent_close`].
+    ignore_parent_close: bool,
 }
 
 impl std::fmt::Debug for Host {
@@ -930,6 +977,12 @@ impl Host {
             .get(&slot(key))
             .filter(|l| l.key == *key)
             .map(|l| &l.view)
+    }
+
+    /// Whether the standby screen ([`HostBuilder::standby`]) covers the parent window now;
+    /// `None` without one.
+    pub fn standby_shown(&self) -> Option<bool> {
+        self.standby.as_ref().map(HostStandby::is_shown)
     }
 
     /// Where the isolation probe stands.
@@ -1111,6 +1164,11 @@ impl Host {
                 }
             }
             Inner::Wake => {}
+            Inner::StandbyStatus(status) => {
+                if let Some(standby) = &self.standby {
+                    standby.set_status(&status);
+                }
+            }
             Inner::EndSession { conversation } => {
                 if !self.end_session(&conversation) {
                     tracing::info!("conversation {conversation} has no session to end");
@@ -1312,6 +1370,9 @@ impl Host {
                     WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
                         self.relayout()
                     }
+                    WindowEvent::CloseRequested if self.ignore_parent_close => {
+                        tracing::info!("close request for the kiosk window ignored");
+                    }
                     WindowEvent::CloseRequested => {
                         // The user closed the window that holds every Surface.
                         let keys: Vec<SurfaceKey> =
@@ -1378,6 +1439,9 @@ impl Host {
                 Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
                 Effect::Ready(key) => {
                     self.watchdog.ready(&key);
+                    if let Some(standby) = self.standby.as_mut() {
+                        standby.ready(&key);
+                    }
                     self.delegate.notify_ready(&key);
                 }
                 Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
@@ -1550,6 +1614,10 @@ impl Host {
 
     fn destroy(&mut self, key: &SurfaceKey) {
         if self.views.get(&slot(key)).is_some_and(|l| l.key == *key) {
+            if let Some(standby) = self.standby.as_mut() {
+                // Up before the view goes, so the window never shows it half torn down.
+                standby.gone(key);
+            }
             if let Some(live) = self.views.remove(&slot(key)) {
                 live.view.close();
             }

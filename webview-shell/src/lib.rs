@@ -68,10 +68,12 @@ mod delivery;
 mod error;
 mod event;
 mod host;
+mod kiosk;
 mod platform;
 mod probe;
 mod prompt;
 mod shell;
+mod standby;
 mod stdio;
 mod trusted;
 mod view;
@@ -101,7 +103,9 @@ pub use event::ViewEvent;
 pub use host::{
     event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostHandle,
 };
+pub use kiosk::{kiosk_window, monitors, CursorHider, CursorPolicy, MonitorChoice, MonitorInfo};
 pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
+pub use standby::{StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS};
 pub use stdio::{LineKind, LineWriter, ProtocolStdout, WriteError, WriterLimits};
 pub use view::{Hardening, SurfaceView};

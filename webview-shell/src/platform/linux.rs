@@ -41,11 +41,13 @@ mod network;
 mod processes;
 mod prompt;
 mod snapshot;
+mod standby;
 mod trusted;
 mod watchdog;
 
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
+pub(crate) use standby::PlatformStandby;
 
 use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
 use events::{push, EventQueue};
@@ -747,13 +749,19 @@ fn started_here(view: &webkit2gtk::WebView, drag: &gdk::DragContext) -> bool {
         .is_some_and(|source| &source == view.upcast_ref::<gtk::Widget>())
 }
 
-/// The `gtk::Fixed` child views of `parent` live in, added to its default vbox the first time.
+/// The `gtk::Fixed` child views of `parent` live in, added to its default vbox the first time;
+/// under the standby screen's `gtk::Overlay` when there is one.
 fn child_container(parent: &Window) -> Result<gtk::Fixed, ShellError> {
     let vbox = parent.default_vbox().ok_or(ShellError::NoContainer)?;
-    if let Some(fixed) = vbox
-        .children()
-        .into_iter()
-        .find_map(|child| child.downcast::<gtk::Fixed>().ok())
+    if let Some(fixed) =
+        vbox.children()
+            .into_iter()
+            .find_map(|child| match child.downcast::<gtk::Overlay>() {
+                Ok(overlay) => overlay
+                    .child()
+                    .and_then(|c| c.downcast::<gtk::Fixed>().ok()),
+                Err(child) => child.downcast::<gtk::Fixed>().ok(),
+            })
     {
         return Ok(fixed);
     }

@@ -177,3 +177,33 @@ pub(crate) mod desktop {
         Err(DesktopError::Unsupported(UNSUPPORTED))
     }
 }
+
+/// Never constructed.
+pub(crate) struct PlatformStandby {
+    never: Infallible,
+}
+
+impl PlatformStandby {
+    pub(crate) fn new(
+        _parent: &Window,
+        _screen: &crate::standby::StandbyScreen,
+    ) -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported(UNSUPPORTED))
+    }
+
+    pub(crate) fn show(&self) {
+        match self.never {}
+    }
+
+    pub(crate) fn hide_after(&self, _delay: std::time::Duration) {
+        match self.never {}
+    }
+
+    pub(crate) fn is_shown(&self) -> bool {
+        match self.never {}
+    }
+
+    pub(crate) fn set_status(&self, _status: &str) {
+        match self.never {}
+    }
+}

@@ -1,0 +1,51 @@
+//! The standby screen in the host ([`HostBuilder::standby`](crate::HostBuilder::standby)): up
+//! while no Surface in the parent window has drawn, down a moment after the first `ready`, up
+//! again before the last Surface's view is destroyed, so the window is never empty.
+
+use lineup_host_core::SurfaceKey;
+
+use crate::platform::PlatformStandby;
+use crate::standby::{StandbyChange, StandbyRule, PAINT_DELAY};
+
+/// The standby view and the rule that moves it.
+pub(super) struct HostStandby {
+    view: PlatformStandby,
+    rule: StandbyRule,
+}
+
+impl HostStandby {
+    pub(super) fn new(view: PlatformStandby) -> Self {
+        Self {
+            view,
+            rule: StandbyRule::default(),
+        }
+    }
+
+    /// A Surface's page is ready.
+    pub(super) fn ready(&mut self, key: &SurfaceKey) {
+        let change = self.rule.ready(key);
+        self.apply(change);
+    }
+
+    /// A Surface's view is about to be destroyed.
+    pub(super) fn gone(&mut self, key: &SurfaceKey) {
+        let change = self.rule.gone(key);
+        self.apply(change);
+    }
+
+    pub(super) fn set_status(&self, status: &str) {
+        self.view.set_status(status);
+    }
+
+    pub(super) fn is_shown(&self) -> bool {
+        self.view.is_shown()
+    }
+
+    fn apply(&self, change: StandbyChange) {
+        match change {
+            StandbyChange::Keep => {}
+            StandbyChange::Show => self.view.show(),
+            StandbyChange::HideSoon => self.view.hide_after(PAINT_DELAY),
+        }
+    }
+}
