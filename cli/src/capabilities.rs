@@ -60,6 +60,19 @@ pub(crate) struct CapabilityArgs {
 }
 
 impl CapabilityArgs {
+    /// A kiosk's: capabilities on, the vouched `agent`, records and apps in `data_dir` (or the
+    /// default data directory), no built-ins.
+    pub(crate) fn for_kiosk(agent: &str, data_dir: Option<PathBuf>) -> Self {
+        Self {
+            agent_id: Some(agent.to_owned()),
+            capabilities: true,
+            data_dir,
+            enable: Vec::new(),
+            dangerous_auto_consent: None,
+            dangerous_test_capability: None,
+        }
+    }
+
     /// Applies the flags to `builder`.
     pub(crate) fn apply(&self, mut builder: HostBuilder) -> Result<HostBuilder, String> {
         if let Some(agent) = &self.agent_id {

@@ -25,6 +25,7 @@ mod capabilities;
 mod data;
 mod fetch;
 mod grants;
+mod kiosk;
 mod log;
 mod preview;
 
@@ -51,6 +52,9 @@ enum Command {
     Preview(preview::PreviewArgs),
     /// App packages: make signing keys, sign a package, verify one.
     Apps(apps::AppsArgs),
+    /// Run a kiosk: one fullscreen window on a chosen monitor, Surfaces in fixed regions, a
+    /// standby screen while none is on screen, the agent reached over a WebSocket.
+    Kiosk(kiosk::KioskArgs),
 }
 
 #[derive(Debug, Args)]
@@ -108,7 +112,7 @@ struct HostArgs {
 }
 
 /// `--bundle-policy` and `--allow-digest` as a [`BundlePolicy`].
-fn bundle_policy(name: &str, digests: &[String]) -> Result<BundlePolicy, String> {
+pub(crate) fn bundle_policy(name: &str, digests: &[String]) -> Result<BundlePolicy, String> {
     if !digests.is_empty() && name != "allowlist" {
         return Err(format!(
             "--allow-digest is for --bundle-policy allowlist, not {name}"
@@ -148,6 +152,7 @@ fn main() -> ExitCode {
         Command::Bundle(args) => bundle::run(args),
         Command::Preview(args) => return preview::run(args),
         Command::Apps(args) => return apps::run(args),
+        Command::Kiosk(args) => return kiosk::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -164,7 +169,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     writer_limits.max_waiting_events = args.outbound_queue;
     writer_limits.answers_high_water = args.max_waiting_answers as usize;
     writer_limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
-    let writer = ProtocolStdout::take()?.spawn_writer(writer_limits)?;
+    let link = StdioLink::take_with(writer_limits)?;
     let client_id = PartyId::try_from(args.client_id)?;
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = args.max_surfaces;
@@ -182,44 +187,74 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     builder = builder.bundle_policy(bundle_policy(&args.bundle_policy, &args.allow_digest)?);
     builder = args.capabilities.apply(builder)?;
-    let outbound = writer.clone();
-    let mut closed_logged = false;
-    let host = builder
-        .on_outbound(move |message| match outbound.send(message) {
-            Ok(()) => {}
-            // Counted per Surface and reported once the reader caught up: no line per event.
-            Err(e @ WriteError::EventDropped { .. }) => tracing::debug!("{e}"),
-            Err(e) => {
-                if !closed_logged {
-                    closed_logged = true;
-                    tracing::error!("{e}");
-                }
-            }
-        })
-        .delegate(log::StderrDelegate)
-        .build(&event_loop)?;
-    let handle = host.handle();
-    let reporter = host.handle();
-    // The writer thread hands each Surface's count to the event loop, where the session builds
-    // the `client.error` `events_dropped` like every other outbound envelope (R-ENV-5).
-    writer.on_events_dropped(move |instance, count| {
-        let _ = reporter.report_events_dropped(instance, count);
-    });
-    let max_line = host.limits().max_envelope_bytes;
-    let gate = InputGate {
-        writer: writer.clone(),
-        max_inbound_waiting: writer_limits.answers_high_water,
-    };
-    thread::Builder::new()
-        .name("lineup-stdin".into())
-        .spawn(move || read_stdin(handle, gate, max_line))?;
-    host.run(event_loop)?;
-    // Answers queued just before the end (say, to the last lines before end of input) are
-    // still written, unless the reader is gone or stays stuck.
-    if !writer.flush(EXIT_FLUSH) {
-        tracing::warn!("exiting with outbound lines unwritten: the reader did not take them");
+    link.run(builder.delegate(log::StderrDelegate), event_loop)
+}
+
+/// The agent on stdin and stdout: the protocol writer (fd 1 taken before any web process
+/// starts), and the stdin reader with its back-pressure (R-ENV-4).
+pub(crate) struct StdioLink {
+    writer: LineWriter,
+    limits: WriterLimits,
+}
+
+impl StdioLink {
+    /// Takes stdout for the protocol, with the default writer limits.
+    pub(crate) fn take() -> Result<Self, Box<dyn std::error::Error>> {
+        Self::take_with(WriterLimits::default())
     }
-    Ok(())
+
+    /// Takes stdout for the protocol.
+    fn take_with(limits: WriterLimits) -> Result<Self, Box<dyn std::error::Error>> {
+        let writer = ProtocolStdout::take()?.spawn_writer(limits)?;
+        Ok(Self { writer, limits })
+    }
+
+    /// Builds the host with `builder` (its delegate already set), feeds it from stdin until end
+    /// of input, and writes what it sends to stdout.
+    pub(crate) fn run(
+        self,
+        builder: HostBuilder,
+        event_loop: lineup_webview_shell::HostEventLoop,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let Self { writer, limits } = self;
+        let outbound = writer.clone();
+        let mut closed_logged = false;
+        let host = builder
+            .on_outbound(move |message| match outbound.send(message) {
+                Ok(()) => {}
+                // Counted per Surface and reported once the reader caught up: no line per event.
+                Err(e @ WriteError::EventDropped { .. }) => tracing::debug!("{e}"),
+                Err(e) => {
+                    if !closed_logged {
+                        closed_logged = true;
+                        tracing::error!("{e}");
+                    }
+                }
+            })
+            .build(&event_loop)?;
+        let handle = host.handle();
+        let reporter = host.handle();
+        // The writer thread hands each Surface's count to the event loop, where the session
+        // builds the `client.error` `events_dropped` like every other outbound envelope (R-ENV-5).
+        writer.on_events_dropped(move |instance, count| {
+            let _ = reporter.report_events_dropped(instance, count);
+        });
+        let max_line = host.limits().max_envelope_bytes;
+        let gate = InputGate {
+            writer: writer.clone(),
+            max_inbound_waiting: limits.answers_high_water,
+        };
+        thread::Builder::new()
+            .name("lineup-stdin".into())
+            .spawn(move || read_stdin(handle, gate, max_line))?;
+        host.run(event_loop)?;
+        // Answers queued just before the end (say, to the last lines before end of input) are
+        // still written, unless the reader is gone or stays stuck.
+        if !writer.flush(EXIT_FLUSH) {
+            tracing::warn!("exiting with outbound lines unwritten: the reader did not take them");
+        }
+        Ok(())
+    }
 }
 
 /// Back-pressure on stdin (R-ENV-4): the reader thread waits here before it hands a line to

@@ -53,7 +53,12 @@ impl fmt::Debug for X11 {
 impl X11 {
     /// Connects to `$DISPLAY`.
     pub fn connect() -> Result<Self, X11Error> {
-        let (conn, screen) = x11rb::connect(None).map_err(|e| X11Error::new("connect", e))?;
+        Self::connect_to(None)
+    }
+
+    /// Connects to `display` (such as `:57`), or to `$DISPLAY` with `None`.
+    pub fn connect_to(display: Option<&str>) -> Result<Self, X11Error> {
+        let (conn, screen) = x11rb::connect(display).map_err(|e| X11Error::new("connect", e))?;
         let root = conn
             .setup()
             .roots
@@ -324,3 +329,24 @@ pub fn xid_of(window: &Window) -> Result<u32, X11Error> {
         )),
     }
 }
+
+impl X11 {
+    /// The colour of the root window's pixel at (`x`, `y`) as the screen shows it: red, green,
+    /// blue (a 24-bit TrueColor screen).
+    pub fn pixel(&self, x: i16, y: i16) -> Result<[u8; 3], X11Error> {
+        let reply = self
+            .conn
+            .get_image(xproto::ImageFormat::Z_PIXMAP, self.root, x, y, 1, 1, !0)
+            .map_err(|e| X11Error::new("get_image", e))?
+            .reply()
+            .map_err(|e| X11Error::new("get_image", e))?;
+        match reply.data.as_slice() {
+            [b, g, r, ..] => Ok([*r, *g, *b]),
+            other => Err(X11Error::new(
+                "get_image",
+                format!("{} bytes for one pixel", other.len()),
+            )),
+        }
+    }
+}
+

@@ -104,6 +104,9 @@ impl std::fmt::Debug for SnapshotDone {
     }
 }
 
+/// The event loop a [`Host`] runs on, as [`event_loop`] creates it.
+pub type HostEventLoop = tao::event_loop::EventLoop<HostEvent>;
+
 /// Creates the event loop a [`Host`] runs on.
 ///
 /// ## Platform-specific

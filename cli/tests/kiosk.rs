@@ -1,0 +1,361 @@
+//! `lineup kiosk` on an X server of its own with two monitors (RandR 1.5, as `xrandr
+//! --setmonitor` makes them): the kiosk fills the chosen monitor, undecorated; the screen shows
+//! the host's standby screen or a Surface at every sample, 100 ms apart; close requests are
+//! ignored; configuration errors name the file, line and key.
+//!
+//! Each test starts its own `Xvfb` (installed by `scripts/setup.sh`), so it neither needs nor
+//! disturbs the `xvfb-run` display of the other tests.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use lineup_tests::x11::X11;
+use serde_json::{json, Value};
+
+/// How long any one step may take: a debug WebKitGTK on a busy machine starts slowly.
+const STEP: Duration = Duration::from_secs(60);
+/// The standby screen's background in the test's kiosk.toml.
+const STANDBY: [u8; 3] = [0x12, 0x34, 0x56];
+/// The Surface's page colour.
+const SURFACE: [u8; 3] = [0x00, 0xff, 0x00];
+/// Monitor 1 of the test display: the right half of a 1280 × 480 screen.
+const RIGHT: (i16, i16, u16, u16) = (640, 0, 640, 480);
+
+/// An `Xvfb` of the test's own, ended when dropped.
+struct Display {
+    name: String,
+    server: Child,
+}
+
+impl Display {
+    /// Starts `Xvfb` on the first free display number from 70, one 1280 × 480 screen, split into
+    /// two monitors of 640 × 480: LEFT and RIGHT.
+    fn start() -> Self {
+        for number in 70..100 {
+            if Path::new(&format!("/tmp/.X{number}-lock")).exists() {
+                continue;
+            }
+            let name = format!(":{number}");
+            let Ok(mut server) = Command::new("Xvfb")
+                .args([&name, "-screen", "0", "1280x480x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+            else {
+                panic!("cannot run Xvfb: scripts/setup.sh installs it (package xvfb)");
+            };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = server.try_wait() {
+                    break;
+                }
+                if let Ok(x) = X11::connect_to(Some(&name)) {
+                    x.set_monitors(&[
+                        ("LEFT", 0, 0, 640, 480),
+                        ("RIGHT", RIGHT.0, RIGHT.1, RIGHT.2, RIGHT.3),
+                    ])
+                    .unwrap_or_else(|e| panic!("two monitors on {name}: {e}"));
+                    return Self { name, server };
+                }
+                thread::sleep(Duration::from_millis(50));
+            }
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+        panic!("no free X display number in 70..100");
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+fn lineup() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_lineup"))
+}
+
+/// A kiosk.toml for monitor 1, one region filling it, standby #123456, the pointer hidden.
+fn kiosk_toml(dir: &Path, agent: &str, extra: &str) -> PathBuf {
+    let data = dir.join("data");
+    let text = format!(
+        "[agent]\nurl = \"{agent}\"\nconversation = \"lobby\"\nagent_id = \"lobby-agent\"\n{extra}\n\
+         [display]\nmonitor = 1\ncursor = \"hidden\"\n\n\
+         [standby]\ntitle = \"Lobby\"\nmessage = \"Soon\"\nbackground = \"#123456\"\n\n\
+         [[region]]\nname = \"all\"\nx = 0\ny = 0\nwidth = 100\nheight = 100\n\n\
+         [host]\ndata_dir = \"{}\"\n",
+        data.display()
+    );
+    let path = dir.join("kiosk.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A full-page Surface in [`SURFACE`] that says `shown` with its state's `n` after each state.
+fn green_open(instance: &str) -> String {
+    envelope(
+        "open-1",
+        "ui.open",
+        json!({
+            "instance_id": instance,
+            "app": {
+                "id": "com.example.green", "name": "Green", "version": "1.0.0",
+                "html": "<main></main>",
+                "css": "html,body{margin:0;height:100%;background:#00ff00}",
+                "js": "LineUpSurface.onState(s => LineUpSurface.event('shown', {n: s.n}))"
+            },
+            "state": {"n": 1}
+        }),
+    )
+}
+
+fn envelope(id: &str, kind: &str, payload: Value) -> String {
+    json!({
+        "v": 1, "id": id, "type": format!("lineup.v1.{kind}"),
+        "conversation_id": "lobby",
+        "sender": {"kind": "agent", "id": "lobby-agent"},
+        "payload": payload,
+    })
+    .to_string()
+}
+
+/// Samples the screen every 100 ms from its own connection until stopped.
+struct Sampler {
+    samples: Arc<Mutex<Vec<(Instant, [u8; 3], [u8; 3])>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    /// Samples the centre of monitor 1 and of monitor 0.
+    fn start(display: &str) -> Self {
+        let x = X11::connect_to(Some(display)).unwrap();
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (into, stopping) = (Arc::clone(&samples), Arc::clone(&stop));
+        let centre = (
+            RIGHT.0 + (RIGHT.2 / 2) as i16,
+            RIGHT.1 + (RIGHT.3 / 2) as i16,
+        );
+        let thread = thread::spawn(move || {
+            while !stopping.load(Ordering::Relaxed) {
+                let right = x.pixel(centre.0, centre.1).unwrap();
+                let left = x.pixel(320, 240).unwrap();
+                into.lock().unwrap().push((Instant::now(), right, left));
+                thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Self {
+            samples,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn seen(&self, colour: [u8; 3]) -> bool {
+        self.samples.lock().unwrap().iter().any(|s| s.1 == colour)
+    }
+
+    fn wait_for(&self, colour: [u8; 3], what: &str) {
+        let deadline = Instant::now() + STEP;
+        while !self.seen(colour) {
+            assert!(Instant::now() < deadline, "{what}: never on screen");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn finish(mut self) -> Vec<(Instant, [u8; 3], [u8; 3])> {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        std::mem::take(&mut *self.samples.lock().unwrap())
+    }
+}
+
+/// From the first standby sample on, every sample of monitor 1 is the standby screen or the
+/// Surface: never empty, never half drawn; monitor 0 never shows the kiosk.
+fn assert_never_empty(samples: &[(Instant, [u8; 3], [u8; 3])]) {
+    let first = samples
+        .iter()
+        .position(|s| s.1 == STANDBY)
+        .expect("the standby screen was never on monitor 1");
+    let after = &samples[first..];
+    let odd: Vec<String> = after
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.1 != STANDBY && s.1 != SURFACE)
+        .map(|(i, s)| format!("sample {i}: {:02x?}", s.1))
+        .collect();
+    assert!(
+        odd.is_empty(),
+        "{} of {} samples were neither the standby screen nor the Surface: {odd:?}",
+        odd.len(),
+        after.len()
+    );
+    assert!(
+        samples.iter().all(|s| s.2 != STANDBY && s.2 != SURFACE),
+        "the kiosk showed on monitor 0, not the chosen monitor 1"
+    );
+    eprintln!(
+        "{} samples over {:?}: {} standby, {} surface",
+        after.len(),
+        after.last().map(|l| l.0 - after[0].0).unwrap_or_default(),
+        after.iter().filter(|s| s.1 == STANDBY).count(),
+        after.iter().filter(|s| s.1 == SURFACE).count()
+    );
+}
+
+/// The kiosk's stdout, one parsed envelope per line.
+fn lines(stdout: std::process::ChildStdout) -> Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
+fn wait_for(rx: &Receiver<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + STEP;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(v) if pred(&v) => return v,
+            Ok(_) => {}
+            Err(e) => panic!("{what}: {e}"),
+        }
+    }
+}
+
+fn is_event(name: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| v["type"] == "lineup.v1.ui.event" && v["payload"]["name"] == name
+}
+
+fn send(stdin: &mut ChildStdin, line: &str) {
+    writeln!(stdin, "{line}").unwrap();
+    stdin.flush().unwrap();
+}
+
+#[test]
+fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = kiosk_toml(dir.path(), "ws://127.0.0.1:9/", "");
+    let sampler = Sampler::start(&display.name);
+    let mut kiosk = Command::new(lineup())
+        .args(["kiosk", "--stdio", "--config"])
+        .arg(&config)
+        .env("DISPLAY", &display.name)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = kiosk.stdin.take().unwrap();
+    let rx = lines(kiosk.stdout.take().unwrap());
+    let x = X11::connect_to(Some(&display.name)).unwrap();
+
+    // R-INV-1: the configured conversation's session exists at start.
+    let inventory = wait_for(&rx, "inventory", |v| {
+        v["type"] == "lineup.v1.client.inventory"
+    });
+    assert_eq!(inventory["conversation_id"], "lobby");
+    sampler.wait_for(STANDBY, "the standby screen");
+    // Undecorated and fullscreen: the standby colour reaches monitor 1's corners.
+    for (cx, cy) in [(RIGHT.0 + 2, 2), (RIGHT.0 + RIGHT.2 as i16 - 3, RIGHT.3 as i16 - 3)] {
+        assert_eq!(x.pixel(cx, cy).unwrap(), STANDBY, "corner ({cx}, {cy})");
+    }
+
+    send(&mut stdin, &green_open("green"));
+    wait_for(&rx, "the Surface's first state", is_event("shown"));
+    sampler.wait_for(SURFACE, "the Surface");
+
+    // A window manager's close request is ignored ([display] allow_close = false).
+    let window = x
+        .find_window_by_title("LineUp kiosk")
+        .expect("the kiosk window");
+    x.request_close(window).unwrap();
+    thread::sleep(Duration::from_millis(500));
+    assert!(
+        kiosk.try_wait().unwrap().is_none(),
+        "a close request ended the kiosk"
+    );
+    assert_eq!(x.pixel(960, 240).unwrap(), SURFACE, "and the Surface stays");
+
+    // The agent closes it: the standby screen comes back before the view goes.
+    send(
+        &mut stdin,
+        &envelope("close-1", "ui.close", json!({"instance_id": "green"})),
+    );
+    let start = Instant::now();
+    while x.pixel(960, 240).unwrap() != STANDBY {
+        assert!(start.elapsed() < STEP, "the standby screen did not come back");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // A second Surface: down again only once it has drawn.
+    send(&mut stdin, &green_open("green2").replace("open-1", "open-2"));
+    wait_for(&rx, "the second Surface", is_event("shown"));
+    sampler.wait_for(SURFACE, "the second Surface");
+    thread::sleep(Duration::from_millis(500));
+    drop(stdin);
+    let status = kiosk.wait().unwrap();
+    let samples = sampler.finish();
+    assert!(status.success(), "{status}");
+    assert_never_empty(&samples);
+}
+
+#[test]
+fn configuration_errors_name_the_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kiosk.toml");
+    std::fs::write(
+        &path,
+        "[agent]\nurl = \"wss://a.example/\"\nconversation = \"c\"\nagent_id = \"a\"\n\n[display]\nmonitor = 0\ncursor = \"blink\"\n",
+    )
+    .unwrap();
+    let out = Command::new(lineup())
+        .args(["kiosk", "--check", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:8:10: display.cursor", path.display())),
+        "{stderr}"
+    );
+    // Positive control: the example configuration is valid.
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kiosk.toml");
+    let out = Command::new(lineup())
+        .args(["kiosk", "--check", "--config"])
+        .arg(&example)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
