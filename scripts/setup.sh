@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages lineup-host builds and tests against (WebKitGTK, GTK, libsoup, Xvfb,
-# Node.js, bubblewrap) when they are missing, and checks the Rust toolchain. Safe to run again.
+# Node.js, bubblewrap, Xorg's dummy driver and xrandr, systemd-analyze) when they are missing, and checks the Rust toolchain. Safe to run again.
 set -euo pipefail
 
 debian_packages=(
@@ -14,9 +14,13 @@ debian_packages=(
     nodejs                # runs the bridge-script test
     bubblewrap            # WebKit's web-process sandbox
     fonts-dejavu-core     # a real font file for the app-asset test (a font served to a Surface)
+    xserver-xorg-core         # Xorg, for the kiosk test's two-monitor display
+    xserver-xorg-video-dummy  # its virtual video driver, with RandR outputs (two monitors)
+    x11-xserver-utils         # xrandr, which turns the second output on
+    systemd                   # systemd-analyze, which checks the kiosk's systemd unit
 )
-fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts)
-arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu)
+fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd)
+arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu xorg-server xf86-video-dummy xorg-xrandr systemd)
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() {
@@ -66,7 +70,7 @@ missing_tools() {
             pkg-config --exists "$library" || printf '%s\n' "$library (pkg-config)"
         done
     fi
-    for tool in cc xvfb-run xauth node bwrap; do
+    for tool in cc xvfb-run xauth node bwrap Xorg xrandr systemd-analyze; do
         command -v "$tool" >/dev/null 2>&1 || printf '%s\n' "$tool"
     done
 }

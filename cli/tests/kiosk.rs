@@ -1,10 +1,10 @@
-//! `lineup kiosk` on an X server of its own with two monitors (RandR 1.5, as `xrandr
-//! --setmonitor` makes them): the kiosk fills the chosen monitor, undecorated; the screen shows
+//! `lineup kiosk` on an X server of its own with two monitors (two RandR outputs of Xorg's
+//! `dummy` driver): the kiosk fills the chosen monitor, undecorated; the screen shows
 //! the host's standby screen or a Surface at every sample, 100 ms apart; close requests are
 //! ignored; configuration errors name the file, line and key.
 //!
-//! Each test starts its own `Xvfb` (installed by `scripts/setup.sh`), so it neither needs nor
-//! disturbs the `xvfb-run` display of the other tests.
+//! The screen test starts an X server of its own (installed by `scripts/setup.sh`), so it
+//! neither needs nor disturbs the `xvfb-run` display of the other tests.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -32,44 +32,114 @@ const STEP: Duration = Duration::from_secs(60);
 const STANDBY: [u8; 3] = [0x12, 0x34, 0x56];
 /// The Surface's page colour.
 const SURFACE: [u8; 3] = [0x00, 0xff, 0x00];
-/// Monitor 1 of the test display: the right half of a 1280 × 480 screen.
+/// Monitor 1 of the test display (DUMMY1): the right half of a 1280 × 480 screen.
 const RIGHT: (i16, i16, u16, u16) = (640, 0, 640, 480);
 
-/// An `Xvfb` of the test's own, ended when dropped.
+/// The test's own X server, ended when dropped.
+///
+/// Two monitors as GTK 3 sees them need RandR outputs (GDK reads monitors from RandR only; an
+/// `Xvfb +xinerama` puts every screen at 0,0 and has one output). So this is Xorg with the
+/// `dummy` video driver, whose sixteen virtual outputs `xrandr` turns on: DUMMY0 at 0,0 and
+/// DUMMY1 right of it, 640 × 480 each, as two real heads report themselves.
 struct Display {
     name: String,
     server: Child,
+    _dir: tempfile::TempDir,
 }
 
+const XORG_CONF: &str = r#"Section "ServerFlags"
+    Option "DontVTSwitch" "true"
+    Option "AllowMouseOpenFail" "true"
+    Option "AutoAddDevices" "false"
+EndSection
+Section "Device"
+    Identifier "dummy"
+    Driver "dummy"
+    VideoRam 65536
+EndSection
+Section "Monitor"
+    Identifier "monitor"
+    HorizSync 5.0-1000.0
+    VertRefresh 5.0-200.0
+    Modeline "640x480" 25.175 640 656 752 800 480 490 492 525 -hsync -vsync
+EndSection
+Section "Screen"
+    Identifier "screen"
+    Device "dummy"
+    Monitor "monitor"
+    DefaultDepth 24
+    SubSection "Display"
+        Depth 24
+        Virtual 1280 480
+    EndSubSection
+EndSection
+"#;
+
 impl Display {
-    /// Starts `Xvfb` on the first free display number from 70, one 1280 × 480 screen, split into
-    /// two monitors of 640 × 480: LEFT and RIGHT.
+    /// Starts Xorg on the first free display number from 70 and turns on its second output.
     fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("xorg.conf");
+        std::fs::write(&conf, XORG_CONF).unwrap();
         for number in 70..100 {
             if Path::new(&format!("/tmp/.X{number}-lock")).exists() {
                 continue;
             }
             let name = format!(":{number}");
-            let Ok(mut server) = Command::new("Xvfb")
-                .args([&name, "-screen", "0", "1280x480x24", "-nolisten", "tcp"])
+            let Ok(mut server) = Command::new("Xorg")
+                .arg(&name)
+                .arg("-config")
+                .arg(&conf)
+                .arg("-logfile")
+                .arg(dir.path().join("Xorg.log"))
+                .args(["-noreset", "-nolisten", "tcp", "-novtswitch", "-sharevts"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
             else {
-                panic!("cannot run Xvfb: scripts/setup.sh installs it (package xvfb)");
+                panic!(
+                    "cannot run Xorg: scripts/setup.sh installs it (xserver-xorg-core, \
+                     xserver-xorg-video-dummy, x11-xserver-utils)"
+                );
             };
-            let deadline = Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + Duration::from_secs(20);
             while Instant::now() < deadline {
-                if let Ok(Some(_)) = server.try_wait() {
-                    break;
+                if let Ok(Some(status)) = server.try_wait() {
+                    let log = std::fs::read_to_string(dir.path().join("Xorg.log"))
+                        .unwrap_or_default();
+                    let errors: Vec<&str> = log.lines().filter(|l| l.contains("(EE)")).collect();
+                    panic!(
+                        "Xorg {name} ended ({status}); it runs as root here (CI) or with \
+                         Xwrapper.config's allowed_users=anybody: {errors:?}"
+                    );
                 }
-                if let Ok(x) = X11::connect_to(Some(&name)) {
-                    x.set_monitors(&[
-                        ("LEFT", 0, 0, 640, 480),
-                        ("RIGHT", RIGHT.0, RIGHT.1, RIGHT.2, RIGHT.3),
-                    ])
-                    .unwrap_or_else(|e| panic!("two monitors on {name}: {e}"));
-                    return Self { name, server };
+                if X11::connect_to(Some(&name)).is_ok() {
+                    let xrandr = |args: &[&str]| -> String {
+                        let out = Command::new("xrandr")
+                            .args(args)
+                            .env("DISPLAY", &name)
+                            .output()
+                            .unwrap_or_else(|e| panic!("xrandr: {e}"));
+                        assert!(
+                            out.status.success(),
+                            "xrandr {args:?}: {}",
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                        String::from_utf8_lossy(&out.stdout).into_owned()
+                    };
+                    xrandr(&["--addmode", "DUMMY1", "640x480"]);
+                    xrandr(&[
+                        "--fb", "1280x480", "--output", "DUMMY1", "--mode", "640x480",
+                        "--right-of", "DUMMY0",
+                    ]);
+                    let monitors = xrandr(&["--listmonitors"]);
+                    assert!(monitors.starts_with("Monitors: 2"), "{monitors}");
+                    eprintln!("{monitors}");
+                    return Self {
+                        name,
+                        server,
+                        _dir: dir,
+                    };
                 }
                 thread::sleep(Duration::from_millis(50));
             }
@@ -251,7 +321,7 @@ fn wait_for(rx: &Receiver<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> 
 }
 
 fn is_event(name: &'static str) -> impl Fn(&Value) -> bool {
-    move |v| v["type"] == "lineup.v1.ui.event" && v["payload"]["name"] == name
+    move |v| v["type"] == "lineup.v1.ui.event" && v["payload"]["event"] == name
 }
 
 fn send(stdin: &mut ChildStdin, line: &str) {
