@@ -105,8 +105,8 @@ impl Display {
             let deadline = Instant::now() + Duration::from_secs(20);
             while Instant::now() < deadline {
                 if let Ok(Some(status)) = server.try_wait() {
-                    let log = std::fs::read_to_string(dir.path().join("Xorg.log"))
-                        .unwrap_or_default();
+                    let log =
+                        std::fs::read_to_string(dir.path().join("Xorg.log")).unwrap_or_default();
                     let errors: Vec<&str> = log.lines().filter(|l| l.contains("(EE)")).collect();
                     panic!(
                         "Xorg {name} ended ({status}); it runs as root here (CI) or with \
@@ -129,8 +129,14 @@ impl Display {
                     };
                     xrandr(&["--addmode", "DUMMY1", "640x480"]);
                     xrandr(&[
-                        "--fb", "1280x480", "--output", "DUMMY1", "--mode", "640x480",
-                        "--right-of", "DUMMY0",
+                        "--fb",
+                        "1280x480",
+                        "--output",
+                        "DUMMY1",
+                        "--mode",
+                        "640x480",
+                        "--right-of",
+                        "DUMMY0",
                     ]);
                     let monitors = xrandr(&["--listmonitors"]);
                     assert!(monitors.starts_with("Monitors: 2"), "{monitors}");
@@ -354,7 +360,10 @@ fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
     assert_eq!(inventory["conversation_id"], "lobby");
     sampler.wait_for(STANDBY, "the standby screen");
     // Undecorated and fullscreen: the standby colour reaches monitor 1's corners.
-    for (cx, cy) in [(RIGHT.0 + 2, 2), (RIGHT.0 + RIGHT.2 as i16 - 3, RIGHT.3 as i16 - 3)] {
+    for (cx, cy) in [
+        (RIGHT.0 + 2, 2),
+        (RIGHT.0 + RIGHT.2 as i16 - 3, RIGHT.3 as i16 - 3),
+    ] {
         assert_eq!(x.pixel(cx, cy).unwrap(), STANDBY, "corner ({cx}, {cy})");
     }
 
@@ -381,11 +390,17 @@ fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
     );
     let start = Instant::now();
     while x.pixel(960, 240).unwrap() != STANDBY {
-        assert!(start.elapsed() < STEP, "the standby screen did not come back");
+        assert!(
+            start.elapsed() < STEP,
+            "the standby screen did not come back"
+        );
         thread::sleep(Duration::from_millis(50));
     }
     // A second Surface: down again only once it has drawn.
-    send(&mut stdin, &green_open("green2").replace("open-1", "open-2"));
+    send(
+        &mut stdin,
+        &green_open("green2").replace("open-1", "open-2"),
+    );
     wait_for(&rx, "the second Surface", is_event("shown"));
     sampler.wait_for(SURFACE, "the second Surface");
     thread::sleep(Duration::from_millis(500));

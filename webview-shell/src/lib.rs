@@ -101,7 +101,8 @@ pub use delivery::DeliveryStats;
 pub use error::ShellError;
 pub use event::ViewEvent;
 pub use host::{
-    event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle,
+    event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
+    HostHandle,
 };
 pub use kiosk::{kiosk_window, monitors, CursorHider, CursorPolicy, MonitorChoice, MonitorInfo};
 pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};

@@ -189,7 +189,12 @@ fn default_max_surfaces() -> usize {
 
 /// The bundle policies `[host] bundle_policy` takes (those of `lineup host --bundle-policy`
 /// that need no further list).
-const POLICIES: [&str; 4] = ["allow", "require-integrity", "signed-only", "app-center-only"];
+const POLICIES: [&str; 4] = [
+    "allow",
+    "require-integrity",
+    "signed-only",
+    "app-center-only",
+];
 
 impl KioskConfig {
     /// Reads and checks `path`.
@@ -263,12 +268,9 @@ impl KioskConfig {
             MonitorValue::Name(name) => MonitorChoice::Name(name),
         };
 
-        let mut standby = StandbyScreen::new(
-            file.standby
-                .title
-                .unwrap_or_else(|| "LineUp".to_owned()),
-        )
-        .message(file.standby.message.unwrap_or_default());
+        let mut standby =
+            StandbyScreen::new(file.standby.title.unwrap_or_else(|| "LineUp".to_owned()))
+                .message(file.standby.message.unwrap_or_default());
         let color = |value: Option<Spanned<String>>, key: &str, fallback: StandbyColor| {
             value.map_or(Ok(fallback), |v| {
                 v.get_ref()
@@ -432,14 +434,42 @@ mod tests {
     #[test]
     fn errors_name_the_file_line_column_and_key() {
         let cases: [(&str, &str); 8] = [
-            ("[agent]\nurl = \"wss://a\"\nconversation = \"c\"\nagent_id = \"a\"\ncolour = 1\n", "kiosk.toml:5:1: unknown field `colour`"),
-            ("[agent]\nurl = \"https://a\"\nconversation = \"c\"\nagent_id = \"a\"\n", "kiosk.toml:2:7: agent.url: \"https://a\" is not a ws:// or wss:// URL"),
-            ("[agent]\nurl = \"wss://a\"\nconversation = \"c\"\n", "missing field `agent_id`"),
-            (&format!("{MINIMAL}[display]\ncursor = \"blink\"\n"), "kiosk.toml:6:10: display.cursor: \"blink\" is not one of"),
-            (&format!("{MINIMAL}[standby]\nbackground = \"navy\"\n"), "kiosk.toml:6:14: standby.background: \"navy\" is not a colour of the form #rrggbb"),
-            (&format!("{MINIMAL}[[region]]\nname = \"a\"\nx = 50\ny = 0\nwidth = 60\nheight = 10\n"), "kiosk.toml:5:1: region[0] (\"a\"): reaches past the monitor's edge"),
-            (&format!("{MINIMAL}[[region]]\nname = \"a\"\nx = -1\ny = 0\nwidth = 60\nheight = 10\n"), "region[0] (\"a\").x: -1 is outside 0 ..= 100"),
-            (&format!("{MINIMAL}[host]\nbundle_policy = \"allowlist\"\n"), "kiosk.toml:6:17: host.bundle_policy: \"allowlist\" is not one of"),
+            (
+                "[agent]\nurl = \"wss://a\"\nconversation = \"c\"\nagent_id = \"a\"\ncolour = 1\n",
+                "kiosk.toml:5:1: unknown field `colour`",
+            ),
+            (
+                "[agent]\nurl = \"https://a\"\nconversation = \"c\"\nagent_id = \"a\"\n",
+                "kiosk.toml:2:7: agent.url: \"https://a\" is not a ws:// or wss:// URL",
+            ),
+            (
+                "[agent]\nurl = \"wss://a\"\nconversation = \"c\"\n",
+                "missing field `agent_id`",
+            ),
+            (
+                &format!("{MINIMAL}[display]\ncursor = \"blink\"\n"),
+                "kiosk.toml:6:10: display.cursor: \"blink\" is not one of",
+            ),
+            (
+                &format!("{MINIMAL}[standby]\nbackground = \"navy\"\n"),
+                "kiosk.toml:6:14: standby.background: \"navy\" is not a colour of the form #rrggbb",
+            ),
+            (
+                &format!(
+                    "{MINIMAL}[[region]]\nname = \"a\"\nx = 50\ny = 0\nwidth = 60\nheight = 10\n"
+                ),
+                "kiosk.toml:5:1: region[0] (\"a\"): reaches past the monitor's edge",
+            ),
+            (
+                &format!(
+                    "{MINIMAL}[[region]]\nname = \"a\"\nx = -1\ny = 0\nwidth = 60\nheight = 10\n"
+                ),
+                "region[0] (\"a\").x: -1 is outside 0 ..= 100",
+            ),
+            (
+                &format!("{MINIMAL}[host]\nbundle_policy = \"allowlist\"\n"),
+                "kiosk.toml:6:17: host.bundle_policy: \"allowlist\" is not one of",
+            ),
         ];
         for (text, expected) in cases {
             match parse(text) {

@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use lineup_host_core::{
-    CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey,
-};
+use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
 use lineup_webview_shell::{ChildSlot, HostDelegate, Rect, Refusal};
 
 use super::config::Region;
