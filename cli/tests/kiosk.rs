@@ -211,9 +211,12 @@ fn envelope(id: &str, kind: &str, payload: Value) -> String {
     .to_string()
 }
 
+/// One sample: when, the centre of monitor 1, the centre of monitor 0.
+type Sample = (Instant, [u8; 3], [u8; 3]);
+
 /// Samples the screen every 100 ms from its own connection until stopped.
 struct Sampler {
-    samples: Arc<Mutex<Vec<(Instant, [u8; 3], [u8; 3])>>>,
+    samples: Arc<Mutex<Vec<Sample>>>,
     stop: Arc<AtomicBool>,
     thread: Option<thread::JoinHandle<()>>,
 }
@@ -256,7 +259,7 @@ impl Sampler {
         }
     }
 
-    fn finish(mut self) -> Vec<(Instant, [u8; 3], [u8; 3])> {
+    fn finish(mut self) -> Vec<Sample> {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             t.join().unwrap();
@@ -267,7 +270,7 @@ impl Sampler {
 
 /// From the first standby sample on, every sample of monitor 1 is the standby screen or the
 /// Surface: never empty, never half drawn; monitor 0 never shows the kiosk.
-fn assert_never_empty(samples: &[(Instant, [u8; 3], [u8; 3])]) {
+fn assert_never_empty(samples: &[Sample]) {
     let first = samples
         .iter()
         .position(|s| s.1 == STANDBY)
