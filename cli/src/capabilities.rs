@@ -60,6 +60,11 @@ pub(crate) struct CapabilityArgs {
 }
 
 impl CapabilityArgs {
+    /// `--agent-id`, as given.
+    pub(crate) fn agent_id(&self) -> Option<&str> {
+        self.agent_id.as_deref()
+    }
+
     /// Applies the flags to `builder`.
     pub(crate) fn apply(&self, mut builder: HostBuilder) -> Result<HostBuilder, String> {
         if let Some(agent) = &self.agent_id {
