@@ -40,7 +40,7 @@ impl<R: FnMut() -> u64> Backoff<R> {
     pub(crate) fn next_delay(&mut self) -> Duration {
         let bound = self.bound;
         self.bound = (bound * 2).min(MAX);
-        let millis = bound.as_millis() as u128;
+        let millis = bound.as_millis();
         let draw = u128::from((self.random)());
         // Uniform over [0, bound] in milliseconds, both ends included.
         let delay = draw * (millis + 1) / (u128::from(u64::MAX) + 1);
