@@ -230,7 +230,8 @@ impl Link {
     /// Connects, serves, and reconnects with backoff, until the host is gone.
     async fn run(self) -> Result<(), HostClosed> {
         let mut backoff = backoff::Backoff::new(backoff::system_random);
-        let (away_tx, away_rx) = tokio::sync::watch::channel(Some(Instant::now()));
+        // No Surface exists before the first connection: the grace counts from a lost one.
+        let (away_tx, away_rx) = tokio::sync::watch::channel(None);
         let grace = tokio::spawn(grace_watch(away_rx, self.config.grace, self.handle.clone()));
         let mut attempt: u64 = 0;
         let result = loop {
