@@ -13,7 +13,7 @@ pub(crate) fn init() {
     // tungstenite logs the client handshake's whole request, the agent's `Authorization:
     // Bearer` token included, at trace level (through `log`, which this subscriber forwards):
     // never, whatever `RUST_LOG` asks (link/token.rs).
-    let filter = match "tungstenite::handshake::client=debug".parse() {
+    let filter = match "tungstenite::handshake::client=info".parse() {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };

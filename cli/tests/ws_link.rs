@@ -124,14 +124,16 @@ impl AgentServer {
     /// Listens on `port` (0: any). Handshakes whose `Authorization` is not `Bearer <token>` are
     /// answered 401, as are the first `refuse_first` handshakes whatever they carry.
     fn start(port: u16, token: &str, refuse_first: usize) -> Self {
-        Self::start_with(port, token, refuse_first, None)
+        Self::start_with(port, token, vec![401; refuse_first], None)
     }
 
-    /// [`AgentServer::start`], speaking TLS with `tls` when given (`wss://`).
+    /// [`AgentServer::start`], answering the first handshakes with the statuses of `refusals`
+    /// in turn (a 3xx with a `Location` elsewhere), and speaking TLS with `tls` when given
+    /// (`wss://`).
     fn start_with(
         port: u16,
         token: &str,
-        refuse_first: usize,
+        refusals: Vec<u16>,
         tls: Option<Arc<rustls::ServerConfig>>,
     ) -> Self {
         let (seen_tx, seen) = mpsc::channel();
@@ -151,7 +153,8 @@ impl AgentServer {
                     .unwrap();
                 port_tx.send(listener.local_addr().unwrap().port()).unwrap();
                 let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-                let mut refusals = refuse_first;
+                // Taken by handshakes only: a connection that fails its TLS takes none.
+                let refusals = Arc::new(Mutex::new(std::collections::VecDeque::from(refusals)));
                 loop {
                     let tcp = tokio::select! {
                         _ = &mut stop_rx => return,
@@ -160,15 +163,17 @@ impl AgentServer {
                             Err(_) => continue,
                         },
                     };
-                    let refuse = refusals > 0;
+                    let refusals = Arc::clone(&refusals);
                     let seen = seen_tx.clone();
                     let expected = expected.clone();
                     let check = move |request: &Request, response: Response| {
+                        let refuse = refusals.lock().unwrap().pop_front();
                         let authorization = request
                             .headers()
                             .get("authorization")
                             .map(|v| v.to_str().unwrap_or("?").to_owned());
-                        let accepted = !refuse && authorization.as_deref() == Some(&expected);
+                        let accepted =
+                            refuse.is_none() && authorization.as_deref() == Some(&expected);
                         let _ = seen.send(Seen::Handshake {
                             authorization,
                             accepted,
@@ -177,7 +182,11 @@ impl AgentServer {
                             Ok(response)
                         } else {
                             let mut refusal = ErrorResponse::new(Some("no".into()));
-                            *refusal.status_mut() = StatusCode::UNAUTHORIZED;
+                            *refusal.status_mut() =
+                                StatusCode::from_u16(refuse.unwrap_or(401)).unwrap();
+                            refusal
+                                .headers_mut()
+                                .insert("location", "ws://127.0.0.1:9/elsewhere".parse().unwrap());
                             Err(refusal)
                         }
                     };
@@ -189,7 +198,6 @@ impl AgentServer {
                             };
                             let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, check).await
                             else {
-                                refusals = refusals.saturating_sub(1);
                                 continue;
                             };
                             serve_connection(ws, &seen_tx, &mut command_rx, &mut stop_rx).await
@@ -197,7 +205,6 @@ impl AgentServer {
                         None => {
                             let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, check).await
                             else {
-                                refusals = refusals.saturating_sub(1);
                                 continue;
                             };
                             serve_connection(ws, &seen_tx, &mut command_rx, &mut stop_rx).await
@@ -772,7 +779,8 @@ fn wss_with_trusted_roots_connects_and_a_server_outside_them_is_refused() {
     std::fs::write(&token_file, token).unwrap();
     std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let token_arg = token_file.to_string_lossy().into_owned();
-    let agent = AgentServer::start_with(0, token, 0, Some(config));
+    // The first handshake is answered with a redirect, which is not followed.
+    let agent = AgentServer::start_with(0, token, vec![302], Some(config));
     assert!(agent.url().starts_with("wss://"));
     // Roots of another CA: the TLS handshake fails, no WebSocket handshake is seen.
     let other_arg = other_roots.to_string_lossy().into_owned();
@@ -801,6 +809,12 @@ fn wss_with_trusted_roots_connects_and_a_server_outside_them_is_refused() {
     agent.send(counter_open());
     agent.until("the Surface's first state", is_rendered(1));
     let log = host.stderr().join("\n");
+    assert!(
+        log.contains(
+            "answered a redirect (302) to ws://127.0.0.1:9/elsewhere; redirects are not followed"
+        ),
+        "{log}"
+    );
     assert!(!log.contains(token), "the token was logged");
     let _ = std::fs::remove_dir_all(dir);
 }
