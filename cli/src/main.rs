@@ -41,7 +41,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Host Surfaces for an agent that speaks lineup.v1 over a stream.
+    /// Host Surfaces for an agent that speaks lineup.v1 over stdio or a WebSocket.
     Host(HostArgs),
     /// List or revoke remembered consent ("always") in a host's data directory.
     Grants(grants::GrantsArgs),
@@ -110,12 +110,14 @@ struct HostArgs {
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: u64,
     /// How many page events (`ui.event` other than the user's `close`) may wait for a slow
-    /// reader of stdout; the newest beyond it is dropped, counted per Surface and reported with
+    /// reader of stdout (with --connect: for the agent's connection; while it is away, page
+    /// events are dropped and counted, answers kept); the newest beyond it is dropped, counted per Surface and reported with
     /// one `client.error` `events_dropped` per Surface once the reader has caught up. Answers
     /// (`client.error`, `app.result`, `client.inventory`, the user's `close`) are never dropped.
     #[arg(long, default_value_t = 4096)]
     outbound_queue: usize,
-    /// How many answers may wait for a slow reader of stdout before the host stops reading stdin;
+    /// How many answers may wait for a slow reader of stdout before the host stops reading stdin
+    /// (with --connect: for the agent's connection before it stops reading its frames);
     /// it reads again once fewer than half as many wait. Answers made without input (user closes,
     /// drop reports) can pass it, by about one per Surface.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
