@@ -73,6 +73,11 @@ impl CapabilityArgs {
         }
     }
 
+    /// `--agent-id`, as given.
+    pub(crate) fn agent_id(&self) -> Option<&str> {
+        self.agent_id.as_deref()
+    }
+
     /// Applies the flags to `builder`.
     pub(crate) fn apply(&self, mut builder: HostBuilder) -> Result<HostBuilder, String> {
         if let Some(agent) = &self.agent_id {

@@ -10,6 +10,13 @@ use lineup_webview_shell::{HostDelegate, Refusal};
 pub(crate) fn init() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // tungstenite logs the client handshake's whole request, the agent's `Authorization:
+    // Bearer` token included, at trace level (through `log`, which this subscriber forwards):
+    // never, whatever `RUST_LOG` asks (link/token.rs).
+    let filter = match "tungstenite::handshake::client=info".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -2,6 +2,8 @@
 //!
 //! `lineup host --stdio` lets an agent in any language drive the host: one `lineup.v1` envelope
 //! per line on stdin (agent → client), one per line on stdout (client → agent), logs on stderr.
+//! `lineup host --connect wss://…` connects out to the agent instead, one envelope per
+//! WebSocket text frame, and reconnects when the connection drops (`link/`).
 //! One host serves many conversations: each `conversation_id` gets a session of its own, with
 //! its own Surfaces, instance ids, inventory and calls (R-SES-1).
 //! `lineup grants` and `lineup audit` inspect a host's data directory (lineup-store).
@@ -12,7 +14,7 @@ use std::process::ExitCode;
 use std::thread;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use lineup_host_core::{BundlePolicy, ConversationId, Frame, LineFramer, PartyId};
 use lineup_webview_shell::{
     HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
@@ -26,6 +28,7 @@ mod data;
 mod fetch;
 mod grants;
 mod kiosk;
+mod link;
 mod log;
 mod preview;
 
@@ -39,7 +42,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Host Surfaces for an agent that speaks lineup.v1 over a stream.
+    /// Host Surfaces for an agent that speaks lineup.v1 over stdio or a WebSocket.
     Host(HostArgs),
     /// List or revoke remembered consent ("always") in a host's data directory.
     Grants(grants::GrantsArgs),
@@ -58,10 +61,35 @@ enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("transport").required(true).args(["stdio", "connect"])))]
 struct HostArgs {
     /// Read envelopes from stdin and write envelopes to stdout, one per line.
-    #[arg(long, required = true)]
+    #[arg(long)]
     stdio: bool,
+    /// Connect out to the agent at this WebSocket URL and speak lineup.v1 over it, one envelope
+    /// per text frame; reconnect when the connection drops (backoff with full jitter, 1 s
+    /// doubling to 60 s). `wss://` (TLS: the system's roots, or --trusted-roots), or `ws://`
+    /// only to a loopback host. Needs --conversation and --agent-id: the session exists from
+    /// the start and each connection begins with its `client.inventory` (with App Capabilities
+    /// on). The token is read from --token-file, `$CREDENTIALS_DIRECTORY/lineup-agent-token`
+    /// or the environment variable LINEUP_AGENT_TOKEN (removed from the environment at start,
+    /// so web processes never see it), never from the command line; sent as `Authorization:
+    /// Bearer`, never logged.
+    #[arg(long, value_name = "URL", requires_all = ["conversation", "agent_id"])]
+    connect: Option<String>,
+    /// With --connect: read the agent's bearer token from this file, which must not be readable
+    /// or writable by group or others (mode 0600 or stricter).
+    #[arg(long, value_name = "PATH", requires = "connect")]
+    token_file: Option<std::path::PathBuf>,
+    /// With --connect: how long open Surfaces stay on screen and patchable while the agent is
+    /// away; then they close and the agent hears `ui.event` `close` with reason `agent_gone`
+    /// after its next `client.inventory` (R-UI-12). A reconnect within it cancels it.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..), requires = "connect")]
+    grace_secs: u64,
+    /// With --connect: a PEM file of CA certificates that replaces the system's roots for the
+    /// agent's TLS certificate.
+    #[arg(long, value_name = "PEM", requires = "connect")]
+    trusted_roots: Option<std::path::PathBuf>,
     /// The client id written as `sender.id` of every outbound envelope.
     #[arg(long, default_value = "lineup-host")]
     client_id: String,
@@ -86,12 +114,14 @@ struct HostArgs {
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: u64,
     /// How many page events (`ui.event` other than the user's `close`) may wait for a slow
-    /// reader of stdout; the newest beyond it is dropped, counted per Surface and reported with
+    /// reader of stdout (with --connect: for the agent's connection; while it is away, page
+    /// events are dropped and counted, answers kept); the newest beyond it is dropped, counted per Surface and reported with
     /// one `client.error` `events_dropped` per Surface once the reader has caught up. Answers
     /// (`client.error`, `app.result`, `client.inventory`, the user's `close`) are never dropped.
     #[arg(long, default_value_t = 4096)]
     outbound_queue: usize,
-    /// How many answers may wait for a slow reader of stdout before the host stops reading stdin;
+    /// How many answers may wait for a slow reader of stdout before the host stops reading stdin
+    /// (with --connect: for the agent's connection before it stops reading its frames);
     /// it reads again once fewer than half as many wait. Answers made without input (user closes,
     /// drop reports) can pass it, by about one per Surface.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
@@ -139,9 +169,13 @@ pub(crate) fn bundle_policy(name: &str, digests: &[String]) -> Result<BundlePoli
 const EXIT_FLUSH: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
+    // First of all, before logging or any thread starts: the token leaves the environment, which
+    // web processes inherit (link/token.rs).
+    let env_token = link::token::take_env_token();
     log::init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Host(args) if args.connect.is_some() => host_connect(args, env_token),
         Command::Host(args) => host_stdio(args),
         Command::Grants(args) => {
             return grants::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
@@ -152,7 +186,7 @@ fn main() -> ExitCode {
         Command::Bundle(args) => bundle::run(args),
         Command::Preview(args) => return preview::run(args),
         Command::Apps(args) => return apps::run(args),
-        Command::Kiosk(args) => return kiosk::run(args),
+        Command::Kiosk(args) => return kiosk::run(args, env_token),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -163,6 +197,26 @@ fn main() -> ExitCode {
     }
 }
 
+/// What `--stdio` and `--connect` set up alike: the builder from the flags.
+fn host_builder(args: &HostArgs) -> Result<HostBuilder, Box<dyn std::error::Error>> {
+    let client_id = PartyId::try_from(args.client_id.as_str())?;
+    let mut limits = lineup_host_core::Limits::default();
+    limits.max_surfaces = args.max_surfaces;
+    limits.max_sessions = args.max_sessions;
+    let mut builder = HostBuilder::new()
+        .client_id(client_id)
+        .limits(limits)
+        .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs));
+    if let Some(conversation) = &args.conversation {
+        builder = builder.conversation_id(ConversationId::try_from(conversation.as_str())?);
+    }
+    if args.devtools {
+        builder = builder.dangerous().with_devtools();
+    }
+    builder = builder.bundle_policy(bundle_policy(&args.bundle_policy, &args.allow_digest)?);
+    Ok(args.capabilities.apply(builder)?)
+}
+
 fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Before any web process exists: only the protocol writer may reach the real stdout.
     let mut writer_limits = WriterLimits::default();
@@ -170,23 +224,8 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     writer_limits.answers_high_water = args.max_waiting_answers as usize;
     writer_limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
     let link = StdioLink::take_with(writer_limits)?;
-    let client_id = PartyId::try_from(args.client_id)?;
-    let mut limits = lineup_host_core::Limits::default();
-    limits.max_surfaces = args.max_surfaces;
-    limits.max_sessions = args.max_sessions;
+    let builder = host_builder(&args)?;
     let event_loop = lineup_webview_shell::event_loop()?;
-    let mut builder = HostBuilder::new()
-        .client_id(client_id)
-        .limits(limits)
-        .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs));
-    if let Some(conversation) = args.conversation {
-        builder = builder.conversation_id(ConversationId::try_from(conversation)?);
-    }
-    if args.devtools {
-        builder = builder.dangerous().with_devtools();
-    }
-    builder = builder.bundle_policy(bundle_policy(&args.bundle_policy, &args.allow_digest)?);
-    builder = args.capabilities.apply(builder)?;
     link.run(builder.delegate(log::StderrDelegate), event_loop)
 }
 
@@ -255,6 +294,56 @@ impl StdioLink {
         }
         Ok(())
     }
+}
+
+/// `lineup host --connect URL`: the host with the agent link (`link/`) instead of stdio.
+/// Everything that can be refused at start (the URL, the token, the TLS roots) is checked
+/// before the event loop or any web process starts.
+fn host_connect(
+    args: HostArgs,
+    env_token: Option<Result<link::Token, String>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let url = link::check_url(args.connect.as_deref().unwrap_or_default())?;
+    let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(std::path::PathBuf::from);
+    let token = link::token::resolve(
+        args.token_file.as_deref(),
+        credentials.as_deref(),
+        env_token,
+    )?;
+    if let Some((_, source)) = &token {
+        tracing::info!("agent token from {source}");
+    }
+    let (Some(conversation), Some(agent)) = (&args.conversation, args.capabilities.agent_id())
+    else {
+        return Err("--connect needs --conversation and --agent-id".into());
+    };
+    let conversation = ConversationId::try_from(conversation.as_str())?;
+    let agent = PartyId::try_from(agent)?;
+    let builder = host_builder(&args)?;
+    let event_loop = lineup_webview_shell::event_loop()?;
+    let outbound = link::Outbound::new(link::OutboundLimits {
+        max_waiting_events: args.outbound_queue,
+        answers_high_water: args.max_waiting_answers as usize,
+        answers_low_water: (args.max_waiting_answers as usize / 2).max(1),
+    });
+    let sink = outbound.clone();
+    let host = builder
+        .on_outbound(move |message| sink.send(message))
+        .delegate(log::StderrDelegate)
+        .build(&event_loop)?;
+    let config = link::LinkConfig {
+        url,
+        token: token.map(|(t, _)| t),
+        conversation,
+        agent: Some(agent),
+        grace: Duration::from_secs(args.grace_secs),
+        trusted_roots: args.trusted_roots.clone(),
+        max_message_bytes: host.limits().max_envelope_bytes,
+        max_inbound_waiting: args.max_waiting_answers as usize,
+    };
+    link::spawn(config, host.handle(), outbound)?;
+    host.run(event_loop)?;
+    Ok(())
 }
 
 /// Back-pressure on stdin (R-ENV-4): the reader thread waits here before it hands a line to

@@ -24,6 +24,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use lineup_tests::x11::X11;
+use std::os::unix::fs::PermissionsExt as _;
+
+#[path = "support/agent.rs"]
+mod agent;
+use agent::AgentServer;
 use serde_json::{json, Value};
 
 /// How long any one step may take: a debug WebKitGTK on a busy machine starts slowly.
@@ -161,6 +166,13 @@ impl Drop for Display {
         let _ = self.server.kill();
         let _ = self.server.wait();
     }
+}
+
+/// One kiosk and its X server at a time: two cores, and a display number picked per test.
+static SCREEN: Mutex<()> = Mutex::new(());
+
+fn one_screen() -> std::sync::MutexGuard<'static, ()> {
+    SCREEN.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn lineup() -> PathBuf {
@@ -340,6 +352,7 @@ fn send(stdin: &mut ChildStdin, line: &str) {
 
 #[test]
 fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
+    let _screen = one_screen();
     let display = Display::start();
     let dir = tempfile::tempdir().unwrap();
     let config = kiosk_toml(dir.path(), "ws://127.0.0.1:9/", "");
@@ -412,6 +425,109 @@ fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
     let samples = sampler.finish();
     assert!(status.success(), "{status}");
     assert_never_empty(&samples);
+}
+
+/// A kiosk.toml for the loopback agent at `url` with a private token file.
+fn connected_toml(dir: &Path, url: &str, token: &str, grace: u64) -> PathBuf {
+    let token_file = dir.join("agent-token");
+    std::fs::write(&token_file, token).unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    kiosk_toml(
+        dir,
+        url,
+        &format!(
+            "token_file = \"{}\"\ngrace_secs = {grace}\n",
+            token_file.display()
+        ),
+    )
+}
+
+fn is_shown(n: i64) -> impl Fn(&Value) -> bool {
+    move |v| {
+        v["type"] == "lineup.v1.ui.event"
+            && v["payload"]["event"] == "shown"
+            && v["payload"]["data"]["n"] == n
+    }
+}
+
+/// The kiosk against a loopback WebSocket agent (#11): connect, inventory first, open; the
+/// agent killed and restarted on the same port; the kiosk reconnects with backoff, sends the
+/// inventory first again, and the Surface, still on screen, takes a patch. The screen shows the
+/// standby screen or the Surface at every sample throughout.
+#[test]
+fn the_kiosk_survives_its_agent_restarting_and_its_screen_is_never_empty() {
+    let _screen = one_screen();
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let token = "kiosk-token-7d2e";
+    let agent = AgentServer::start(0, token, 0);
+    let config = connected_toml(dir.path(), &agent.url(), token, 60);
+    let sampler = Sampler::start(&display.name);
+    let mut kiosk = Command::new(lineup())
+        .args(["kiosk", "--config"])
+        .arg(&config)
+        .env("DISPLAY", &display.name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(&mut kiosk);
+
+    assert_eq!(
+        agent.accepted().as_deref(),
+        Some(format!("Bearer {token}").as_str())
+    );
+    let first = agent.text("the first frame");
+    assert_eq!(first["type"], "lineup.v1.client.inventory", "{first}");
+    assert_eq!(first["conversation_id"], "lobby");
+    sampler.wait_for(STANDBY, "the standby screen");
+    agent.send(green_open("green"));
+    agent.until("the Surface's first state", is_shown(1));
+    sampler.wait_for(SURFACE, "the Surface");
+
+    // The agent dies: no closing handshake, the port closed.
+    let port = agent.kill();
+    let killed = Instant::now();
+    thread::sleep(Duration::from_millis(1500));
+    let x = X11::connect_to(Some(&display.name)).unwrap();
+    assert_eq!(
+        x.pixel(960, 240).unwrap(),
+        SURFACE,
+        "the Surface stays through the grace"
+    );
+    // And comes back on the same port: the kiosk's backoff finds it.
+    let agent = AgentServer::start(port, token, 0);
+    agent.accepted();
+    let reconnected = killed.elapsed();
+    let first = agent.text("the first frame after the restart");
+    assert_eq!(first["type"], "lineup.v1.client.inventory", "{first}");
+    agent.send(
+        envelope("patch-2", "ui.patch", json!({"instance_id": "green", "state": {"n": 2}}))
+            .to_string(),
+    );
+    agent.until("the patched state", is_shown(2));
+    eprintln!("reconnected {reconnected:?} after the agent was killed");
+
+    // Closed by the agent: the standby screen is back before the view goes.
+    agent.send(envelope("close-1", "ui.close", json!({"instance_id": "green"})));
+    let start = Instant::now();
+    while x.pixel(960, 240).unwrap() != STANDBY {
+        assert!(start.elapsed() < STEP, "the standby screen did not come back");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let samples = sampler.finish();
+    assert_never_empty(&samples);
+}
+
+/// Kills the kiosk (which never ends on its own) when the test ends, passed or not.
+struct KillOnDrop<'a>(&'a mut Child);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]

@@ -103,6 +103,10 @@ pub enum GoneReason {
     AppRemoved,
     /// Its installed app was upgraded or rolled back to another version (R-UI-9).
     AppUpgraded,
+    /// The agent's connection stayed away longer than the embedder's grace (`lineup host
+    /// --connect`'s `--grace-secs`): the Surface stayed on screen and patchable until then
+    /// (R-UI-12). Never reopened: only the agent could bring it back.
+    AgentGone,
 }
 
 impl GoneReason {
@@ -116,6 +120,7 @@ impl GoneReason {
             GoneReason::AppDisabled => "app_disabled",
             GoneReason::AppRemoved => "app_removed",
             GoneReason::AppUpgraded => "app_upgraded",
+            GoneReason::AgentGone => "agent_gone",
         }
     }
 }

@@ -81,6 +81,9 @@ pub enum ErrorCode {
     /// The envelope names a new conversation while the host serves as many sessions as
     /// `Limits::max_sessions` allows; no session was established (R-SES-1).
     TooManySessions,
+    /// A WebSocket transport received a binary frame: each envelope is one text frame (UTF-8
+    /// JSON), so the frame was not read (R-ENV-5).
+    BinaryFrame,
 }
 
 impl ErrorCode {
@@ -117,6 +120,7 @@ impl ErrorCode {
             ErrorCode::OutcomeUnknown => "outcome_unknown",
             ErrorCode::NotRecorded => "not_recorded",
             ErrorCode::TooManySessions => "too_many_sessions",
+            ErrorCode::BinaryFrame => "binary_frame",
         }
     }
 }

@@ -64,8 +64,14 @@ impl ReopenBudget {
 fn reopens(reason: GoneReason) -> bool {
     match reason {
         GoneReason::Crashed | GoneReason::Unresponsive => true,
-        // Memory, reload loops, and an app center change: reopening would only repeat them.
-        _ => false,
+        // Memory, reload loops, and an app center change: reopening would only repeat them; an
+        // agent gone for good is nobody's to reopen for.
+        GoneReason::Memory
+        | GoneReason::ReloadLoop
+        | GoneReason::AppDisabled
+        | GoneReason::AppRemoved
+        | GoneReason::AppUpgraded
+        | GoneReason::AgentGone => false,
     }
 }
 
@@ -159,6 +165,40 @@ mod tests {
                 budget.decide(GoneReason::Crashed, at(t), &l),
                 Decision::Reopen
             );
+        }
+    }
+
+    #[test]
+    fn r_ui_12_agent_gone_is_never_reopened_and_spends_no_budget() {
+        let mut budget = ReopenBudget::default();
+        let l = limits();
+        assert_eq!(
+            budget.decide(GoneReason::AgentGone, at(0), &l),
+            Decision::GiveUp
+        );
+        for t in 1..=3 {
+            assert_eq!(
+                budget.decide(GoneReason::Crashed, at(t), &l),
+                Decision::Reopen
+            );
+        }
+    }
+
+    #[test]
+    fn r_ui_12_gone_reasons_are_the_specs_snake_case_words() {
+        let all = [
+            (GoneReason::Crashed, "crashed"),
+            (GoneReason::Unresponsive, "unresponsive"),
+            (GoneReason::Memory, "memory"),
+            (GoneReason::ReloadLoop, "reload_loop"),
+            (GoneReason::AppDisabled, "app_disabled"),
+            (GoneReason::AppRemoved, "app_removed"),
+            (GoneReason::AppUpgraded, "app_upgraded"),
+            (GoneReason::AgentGone, "agent_gone"),
+        ];
+        for (reason, word) in all {
+            assert_eq!(reason.as_str(), word);
+            assert_eq!(reason.to_string(), word);
         }
     }
 

@@ -391,6 +391,21 @@ impl Session {
         fx
     }
 
+    /// Refuses a binary frame of `len` bytes that a WebSocket transport received (R-ENV-5): each
+    /// envelope is one text frame, so its bytes were not read and the reply cannot name its `id`.
+    pub fn handle_binary_frame(&mut self, len: u64) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let err = ProtocolError::new(
+            ErrorCode::BinaryFrame,
+            "R-ENV-5",
+            format!(
+                "a binary frame of {len} bytes is not an envelope: send each envelope as one text frame"
+            ),
+        );
+        self.refuse(err, None, &mut fx);
+        fx
+    }
+
     /// Handles one inbound message that was already decoded.
     pub fn handle_message(&mut self, message: Message) -> Vec<Effect> {
         let mut fx = Vec::new();
@@ -763,6 +778,34 @@ impl Session {
             data: JsonObject::from(data),
         };
         fx.push(Effect::Send(self.outbound(payload, Some(entry.opener))));
+    }
+
+    /// Announces the session's current `client.inventory` and `app.list` again (R-INV-1), for an
+    /// agent whose transport connected again: the same two envelopes a new session sends, under
+    /// a new revision (R-INV-2). Empty when capabilities are off (the host then sends no
+    /// inventory at all) or the session is not established yet.
+    pub fn announce_inventory(&mut self) -> Vec<Effect> {
+        let Some(caps) = self.capabilities.as_mut() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        caps.announce_again(&mut out);
+        self.capability_effects(out)
+    }
+
+    /// Every open Surface goes away for `reason` (R-UI-12), in instance order: each is closed
+    /// ([`CloseReason::Gone`]) and the agent gets one `ui.event` `close` with `data.reason` per
+    /// Surface, as [`Session::surface_gone`] does for one. For [`GoneReason::AgentGone`], the
+    /// embedder's grace for an agent that went away ran out.
+    pub fn all_gone(&mut self, reason: GoneReason) -> Vec<Effect> {
+        let keys: Vec<SurfaceKey> = self.surfaces().collect();
+        let mut fx = Vec::new();
+        for key in keys {
+            if let Some(entry) = self.take_current(&key) {
+                self.gone(&key, entry, reason, &mut fx);
+            }
+        }
+        fx
     }
 
     /// `count` page events of Surface `instance` were dropped on the way out because the agent's

@@ -18,7 +18,7 @@ use crate::error::{ErrorCode, ProtocolError, UsageError};
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
 use crate::message::Message;
-use crate::session::{Clock, Effect, Session, SessionConfig, Stats};
+use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats};
 
 /// Names one session of a host's table. Handed out in order and never reused while the table
 /// lives, so a webview or a capability answer of an ended session never reaches a later one.
@@ -279,6 +279,45 @@ impl Sessions {
         })
     }
 
+    /// Announces the inventory of `conversation`'s session again ([`Session::announce_inventory`]),
+    /// for an agent that connected again (R-INV-1). `None` when it has no session; empty effects
+    /// when capabilities are off.
+    pub fn announce_inventory(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
+        let id = *self.by_conversation.get(conversation)?;
+        let slot = self.sessions.get_mut(&id)?;
+        Some(SessionEffects {
+            session: id,
+            effects: slot.session.announce_inventory(),
+        })
+    }
+
+    /// Every open Surface of `conversation`'s session, or of every session with `None`, goes away
+    /// for `reason` ([`Session::all_gone`], R-UI-12); sessions without a Surface yield nothing.
+    pub fn surfaces_gone(
+        &mut self,
+        conversation: Option<&ConversationId>,
+        reason: GoneReason,
+    ) -> Vec<SessionEffects> {
+        let only = match conversation {
+            Some(c) => match self.by_conversation.get(c) {
+                Some(id) => Some(*id),
+                None => return Vec::new(),
+            },
+            None => None,
+        };
+        let mut all = Vec::new();
+        for (id, slot) in self.sessions.iter_mut() {
+            if only.is_some_and(|o| o != *id) || slot.session.surface_count() == 0 {
+                continue;
+            }
+            all.push(SessionEffects {
+                session: *id,
+                effects: slot.session.all_gone(reason),
+            });
+        }
+        all
+    }
+
     /// Ends the session of `conversation`: its Surfaces close without a word upstream and its
     /// calls waiting for a decision are cancelled (prompts withdrawn, records finished). Calls
     /// already running finish on their own and are recorded; nothing more is sent to the agent.
@@ -351,6 +390,16 @@ impl Sessions {
         SessionEffects {
             session: answerer,
             effects: self.session_or_table(answerer).handle_oversized(len),
+        }
+    }
+
+    /// Refuses a binary frame of a WebSocket transport ([`Session::handle_binary_frame`]),
+    /// answered like an oversized line: by the only session, else the table.
+    pub fn handle_binary_frame(&mut self, len: u64) -> SessionEffects {
+        let answerer = self.answerer(true);
+        SessionEffects {
+            session: answerer,
+            effects: self.session_or_table(answerer).handle_binary_frame(len),
         }
     }
 

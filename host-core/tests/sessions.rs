@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use lineup_host_core::{
     AgentIdentity, Answer, Capability, CapabilityEffect, CapabilityName, CapabilitySetup,
-    CapabilityStore, Clock, CloseReason, ConversationId, Effect, JsonObject, Limits, MemoryStore,
-    OpaqueVersion, PartyId, Risk, SessionConfig, SessionEffects, SessionFactory, SessionId,
-    Sessions, SurfaceKey, Timestamp, UsageError, WallClock,
+    CapabilityStore, Clock, CloseReason, ConversationId, Effect, GoneReason, JsonObject, Limits,
+    MemoryStore, OpaqueVersion, PartyId, Risk, SessionConfig, SessionEffects, SessionFactory,
+    SessionId, Sessions, SurfaceKey, Timestamp, UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -637,4 +637,110 @@ fn a_conversation_grant_is_not_seen_by_another_session() {
     assert_eq!(h.prompts.len(), 2, "c2 does not see c1's grant");
     assert_ne!(h.prompts[1].0, session);
     assert_eq!(h.runs.len(), 2, "nothing ran in c2");
+}
+
+#[test]
+fn r_inv_1_a_reconnected_agent_gets_the_inventory_again_under_a_new_revision() {
+    let mut h = table_with(Limits::default(), true);
+    let first = h.t.open_session(conversation("c1"), None).unwrap();
+    let first = sent(&first);
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert_eq!(first[0]["type"], "lineup.v1.client.inventory");
+    assert_eq!(first[1]["type"], "lineup.v1.app.list");
+    let again = sent(&h.t.announce_inventory(&conversation("c1")).unwrap());
+    assert_eq!(
+        again.iter().map(|m| m["type"].clone()).collect::<Vec<_>>(),
+        vec![
+            json!("lineup.v1.client.inventory"),
+            json!("lineup.v1.app.list")
+        ]
+    );
+    assert_eq!(again[0]["conversation_id"], "c1");
+    // R-INV-2: the same content under a newer revision, never a reused one.
+    assert_ne!(
+        again[0]["payload"]["revision"],
+        first[0]["payload"]["revision"]
+    );
+    assert_eq!(
+        again[0]["payload"]["capabilities"],
+        first[0]["payload"]["capabilities"]
+    );
+    // No session for the conversation: nothing to announce.
+    assert!(h.t.announce_inventory(&conversation("c2")).is_none());
+}
+
+#[test]
+fn r_inv_1_without_capabilities_there_is_no_inventory_to_announce_again() {
+    let mut h = table();
+    assert!(sent(&h.t.open_session(conversation("c1"), None).unwrap()).is_empty());
+    let fx = h.t.announce_inventory(&conversation("c1")).unwrap();
+    assert!(fx.effects.is_empty(), "{fx:?}");
+}
+
+#[test]
+fn r_ui_12_agent_gone_closes_every_surface_with_its_reason_upstream() {
+    let mut h = table();
+    let w1 = opened(&h.inbound(&open("c1", "w1")));
+    let w2 = opened(&h.inbound(&open("c1", "w2")));
+    let other = opened(&h.inbound(&open("c2", "w1")));
+    let all =
+        h.t.surfaces_gone(Some(&conversation("c1")), GoneReason::AgentGone);
+    assert_eq!(all.len(), 1);
+    let closes: Vec<&Effect> = all[0]
+        .effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Close { .. }))
+        .collect();
+    assert_eq!(
+        closes,
+        vec![
+            &Effect::Close {
+                key: w1.clone(),
+                reason: CloseReason::Gone(GoneReason::AgentGone)
+            },
+            &Effect::Close {
+                key: w2.clone(),
+                reason: CloseReason::Gone(GoneReason::AgentGone)
+            }
+        ]
+    );
+    let up = sent(&all[0]);
+    assert_eq!(up.len(), 2);
+    for (message, instance) in up.iter().zip(["w1", "w2"]) {
+        assert_eq!(message["type"], "lineup.v1.ui.event");
+        assert_eq!(message["conversation_id"], "c1");
+        assert_eq!(
+            message["payload"],
+            json!({"instance_id": instance, "event": "close", "data": {"reason": "agent_gone"}})
+        );
+    }
+    assert_eq!(h.t.get(w1.session).unwrap().surface_count(), 0);
+    // The other conversation keeps its Surface until asked for all of them.
+    assert!(h.t.get(other.session).unwrap().is_current(&other));
+    assert!(h
+        .t
+        .surfaces_gone(Some(&conversation("c1")), GoneReason::AgentGone)
+        .is_empty());
+    let rest = h.t.surfaces_gone(None, GoneReason::AgentGone);
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].session, other.session);
+    assert_eq!(sent(&rest[0])[0]["payload"]["data"]["reason"], "agent_gone");
+    // A stale key reaches nobody: a patch to a gone Surface is unknown_instance.
+    let answer = refusal(&h.inbound(&patch("c1", "w1")));
+    assert_eq!(answer["payload"]["code"], "unknown_instance");
+}
+
+#[test]
+fn r_env_5_a_binary_frame_is_answered_binary_frame_in_the_only_sessions_conversation() {
+    let mut h = table();
+    opened(&h.inbound(&open("c1", "w1")));
+    let answer = refusal(&h.t.handle_binary_frame(12));
+    assert_eq!(answer["type"], "lineup.v1.client.error");
+    assert_eq!(answer["conversation_id"], "c1");
+    assert_eq!(answer["payload"]["code"], "binary_frame");
+    assert_eq!(answer["payload"]["in_reply_to"], Value::Null);
+    assert!(answer["payload"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("12 bytes"));
 }

@@ -40,9 +40,11 @@ use crate::shell::{ProbeStatus, Shell};
 use crate::view::SurfaceView;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 
+mod link;
 mod recovery;
 mod standby;
 
+use link::AnnounceDone;
 use recovery::Kept;
 use standby::HostStandby;
 
@@ -93,6 +95,21 @@ enum Inner {
         done: SnapshotDone,
     },
     Shutdown,
+    /// [`HostHandle::announce_inventory`].
+    AnnounceInventory {
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+        done: AnnounceDone,
+    },
+    /// [`HostHandle::surfaces_gone`].
+    SurfacesGone {
+        conversation: Option<ConversationId>,
+        reason: GoneReason,
+    },
+    /// [`HostHandle::send_binary_frame`].
+    BinaryFrame {
+        len: u64,
+    },
 }
 
 /// Where a snapshot's PNG bytes (or why there are none) go, from the event-loop thread.
@@ -132,7 +149,10 @@ pub struct HostHandle {
 
 impl HostHandle {
     fn send(&self, inner: Inner) -> Result<(), HostClosed> {
-        let inbound = matches!(inner, Inner::Inbound { .. } | Inner::Oversized { .. });
+        let inbound = matches!(
+            inner,
+            Inner::Inbound { .. } | Inner::Oversized { .. } | Inner::BinaryFrame { .. }
+        );
         if inbound {
             self.inbound.fetch_add(1, Ordering::Relaxed);
         }
@@ -1188,6 +1208,20 @@ impl Host {
             Inner::Shutdown => {
                 self.close_all();
                 self.exit = true;
+            }
+            Inner::AnnounceInventory {
+                conversation,
+                agent,
+                done,
+            } => self.announce_inventory(conversation, agent, done, target),
+            Inner::SurfacesGone {
+                conversation,
+                reason,
+            } => self.surfaces_gone(conversation.as_ref(), reason, target),
+            Inner::BinaryFrame { len } => {
+                self.inbound_handled();
+                let effects = self.sessions.handle_binary_frame(len);
+                self.apply(effects, None, target);
             }
         }
     }

@@ -225,12 +225,9 @@ impl KioskConfig {
         let agent_span = file.agent.span();
         let agent = file.agent.into_inner();
         let url = agent.url.get_ref().clone();
-        if !(url.starts_with("wss://") || url.starts_with("ws://")) {
-            return Err(at(
-                agent.url.span(),
-                "agent.url",
-                &format!("{url:?} is not a ws:// or wss:// URL"),
-            ));
+        if let Err(e) = crate::link::check_url(&url) {
+            let e = e.strip_prefix("--connect ").unwrap_or(&e);
+            return Err(at(agent.url.span(), "agent.url", e));
         }
         if *agent.grace_secs.get_ref() == 0 || *agent.grace_secs.get_ref() > 86_400 {
             let span = if agent.grace_secs.span().is_empty() {
@@ -433,14 +430,15 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_line_column_and_key() {
-        let cases: [(&str, &str); 8] = [
+        let cases: [(&str, &str); 9] = [
+            ("[agent]\nurl = \"ws://192.0.2.1/\"\nconversation = \"c\"\nagent_id = \"a\"\n", "kiosk.toml:2:7: agent.url: ws://192.0.2.1/: plain ws:// is allowed only to a loopback host"),
             (
                 "[agent]\nurl = \"wss://a\"\nconversation = \"c\"\nagent_id = \"a\"\ncolour = 1\n",
                 "kiosk.toml:5:1: unknown field `colour`",
             ),
             (
                 "[agent]\nurl = \"https://a\"\nconversation = \"c\"\nagent_id = \"a\"\n",
-                "kiosk.toml:2:7: agent.url: \"https://a\" is not a ws:// or wss:// URL",
+                "kiosk.toml:2:7: agent.url: https://a: the scheme must be wss://",
             ),
             (
                 "[agent]\nurl = \"wss://a\"\nconversation = \"c\"\n",

@@ -14,6 +14,7 @@ use lineup_webview_shell::{
 };
 
 use crate::capabilities::CapabilityArgs;
+use crate::link;
 
 mod config;
 mod layout;
@@ -41,8 +42,8 @@ pub(crate) struct KioskArgs {
     stdio: bool,
 }
 
-/// Runs `lineup kiosk`.
-pub(crate) fn run(args: KioskArgs) -> ExitCode {
+/// Runs `lineup kiosk`; `env_token` is what `main` took out of the environment at start.
+pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>>) -> ExitCode {
     let config = match args.config.as_deref().map(KioskConfig::read).transpose() {
         Ok(config) => config,
         Err(e) => {
@@ -56,7 +57,7 @@ pub(crate) fn run(args: KioskArgs) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    match kiosk(config, &args) {
+    match kiosk(config, &args, env_token) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -65,11 +66,20 @@ pub(crate) fn run(args: KioskArgs) -> ExitCode {
     }
 }
 
-fn kiosk(config: Option<KioskConfig>, args: &KioskArgs) -> Result<(), Box<dyn std::error::Error>> {
+fn kiosk(
+    config: Option<KioskConfig>,
+    args: &KioskArgs,
+    env_token: Option<Result<link::Token, String>>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let stdio = if args.stdio {
         Some(crate::StdioLink::take()?)
     } else {
         None
+    };
+    // Everything that can be refused is checked before a window or web process exists.
+    let connect = match (&config, &stdio) {
+        (Some(config), None) => Some(prepare_link(config, env_token)?),
+        _ => None,
     };
     let event_loop = lineup_webview_shell::event_loop()?;
     if args.list_monitors {
@@ -109,24 +119,70 @@ fn kiosk(config: Option<KioskConfig>, args: &KioskArgs) -> Result<(), Box<dyn st
         .apply(builder)?;
     let delegate = RegionLayout::new(config.regions.clone(), crate::log::StderrDelegate);
     builder = builder.delegate(delegate);
-    match stdio {
-        Some(link) => link.run(builder, event_loop),
-        None => run_connected(builder, event_loop, &config),
+    match (stdio, connect) {
+        (Some(stdio), _) => stdio.run(builder, event_loop),
+        (None, Some(link)) => link.run(builder, event_loop),
+        (None, None) => Err("--config is needed".into()),
     }
 }
 
-/// The kiosk connected out to `[agent] url` over the WebSocket agent link.
-fn run_connected(
-    builder: HostBuilder,
-    event_loop: lineup_webview_shell::HostEventLoop,
-    config: &KioskConfig,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let _ = (builder, event_loop, config);
-    Err("the WebSocket agent link is not built into this kiosk".into())
+/// The agent link of `[agent]`, checked and ready to start once the host is built.
+struct Connect {
+    config: link::LinkConfig,
 }
 
-/// Keeps the standby screen's status line in step with the agent link.
-#[allow(dead_code)]
-fn standby_status(handle: &HostHandle, status: &str) {
-    let _ = handle.set_standby_status(status);
+/// Checks `[agent]`'s URL and reads its token (`token_file`, else
+/// `$CREDENTIALS_DIRECTORY/lineup-agent-token`, else `LINEUP_AGENT_TOKEN`).
+fn prepare_link(
+    config: &KioskConfig,
+    env_token: Option<Result<link::Token, String>>,
+) -> Result<Connect, Box<dyn std::error::Error>> {
+    let agent = &config.agent;
+    let url = link::check_url(&agent.url).map_err(|e| format!("[agent] url: {e}"))?;
+    let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    let token = link::token::resolve(
+        agent.token_file.as_deref(),
+        credentials.as_deref(),
+        env_token,
+    )?;
+    if let Some((_, source)) = &token {
+        tracing::info!("agent token from {source}");
+    }
+    Ok(Connect {
+        config: link::LinkConfig {
+            url,
+            token: token.map(|(t, _)| t),
+            conversation: ConversationId::try_from(agent.conversation.clone())?,
+            agent: Some(PartyId::try_from(agent.agent_id.clone())?),
+            grace: agent.grace,
+            trusted_roots: agent.trusted_roots.clone(),
+            max_message_bytes: lineup_host_core::Limits::default().max_envelope_bytes,
+            max_inbound_waiting: 1024,
+        },
+    })
+}
+
+impl Connect {
+    /// Builds the host, starts the link, runs until the process ends.
+    fn run(
+        self,
+        builder: HostBuilder,
+        event_loop: lineup_webview_shell::HostEventLoop,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let Self { mut config } = self;
+        let outbound = link::Outbound::new(link::OutboundLimits {
+            max_waiting_events: 4096,
+            answers_high_water: 1024,
+            answers_low_water: 512,
+        });
+        let sink = outbound.clone();
+        let host = builder
+            .on_outbound(move |message| sink.send(message))
+            .build(&event_loop)?;
+        config.max_message_bytes = host.limits().max_envelope_bytes;
+        let handle: HostHandle = host.handle();
+        link::spawn(config, handle, outbound)?;
+        host.run(event_loop)?;
+        Ok(())
+    }
 }

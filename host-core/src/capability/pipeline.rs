@@ -205,6 +205,15 @@ impl Capabilities {
         self.announce(decls, out);
     }
 
+    /// Announces the current inventory again, under a new revision, when the session is
+    /// established: for an agent that connects again (R-INV-1). Nothing before establishment.
+    pub(crate) fn announce_again(&mut self, out: &mut Vec<Out>) {
+        if self.conversation.is_some() {
+            let decls = self.visible_decls();
+            self.announce(decls, out);
+        }
+    }
+
     /// The envelope that established the session was refused after all (R-SES-1).
     pub(crate) fn unestablish(&mut self) {
         self.conversation = None;

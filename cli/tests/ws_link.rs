@@ -1,0 +1,820 @@
+//! `lineup host --connect ws://…` against a loopback WebSocket agent written here with
+//! tokio-tungstenite: the real host binary, real webviews. The agent is killed and started again
+//! on the same port; the host reconnects with backoff, each connection starts with
+//! `client.inventory` (R-INV-1), the open Surface stays patchable within the grace, and after it
+//! closes with `agent_gone` (R-UI-12). The security checks each have a positive control: the
+//! bearer token from a 0600 file is accepted and from a 0644 file refused, a token in the
+//! environment never reaches a web process while another variable does, `ws://` to a
+//! non-loopback address is refused while loopback connects.
+//!
+//! Run with `xvfb-run -a cargo test -p lineup-cli --test ws_link`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::Message as Frame;
+
+/// How long any one step may take: a debug WebKitGTK on a busy machine starts slowly.
+const STEP: Duration = Duration::from_secs(30);
+
+const CONVERSATION: &str = "conv_ws";
+const AGENT: &str = "agent_ws";
+const INSTANCE: &str = "counter.01";
+
+/// One host with webviews at a time: two cores, and WebKit starts slowly when shared.
+static HOSTS: Mutex<()> = Mutex::new(());
+
+fn one_host() -> MutexGuard<'static, ()> {
+    HOSTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn require_display() {
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        panic!(
+            "DISPLAY is not set: these tests start real WebKitGTK webviews; run them under \
+             `xvfb-run -a cargo test -p lineup-cli --test ws_link`"
+        );
+    }
+}
+
+fn envelope(id: &str, kind: &str, payload: Value) -> String {
+    json!({
+        "v": 1, "id": id, "type": format!("lineup.v1.{kind}"),
+        "conversation_id": CONVERSATION,
+        "sender": {"kind": "agent", "id": AGENT}, "payload": payload,
+    })
+    .to_string()
+}
+
+/// A Surface that reports every state it gets as `rendered` with the state's `n`.
+fn counter_open() -> String {
+    envelope(
+        "open-1",
+        "ui.open",
+        json!({
+            "instance_id": INSTANCE,
+            "app": {"id": "com.lineup.test.counter", "name": "Counter", "version": "1.0.0",
+                    "html": "<main id='n'></main>", "css": "",
+                    "js": "LineUpSurface.onState(function (s) { document.getElementById('n').textContent = s.n; LineUpSurface.event('rendered', {n: s.n}); });"},
+            "state": {"n": 1},
+        }),
+    )
+}
+
+fn counter_patch(id: &str, n: i64) -> String {
+    envelope(
+        id,
+        "ui.patch",
+        json!({"instance_id": INSTANCE, "state": {"n": n}}),
+    )
+}
+
+// ---- the test agent: a loopback WebSocket server ----
+
+/// What the agent saw.
+#[derive(Debug)]
+enum Seen {
+    /// A handshake, with its `Authorization` header and whether it was accepted.
+    Handshake {
+        authorization: Option<String>,
+        accepted: bool,
+    },
+    /// A text frame, as JSON.
+    Text(Value),
+    /// The connection ended; the close code when the host sent one.
+    Closed(Option<u16>),
+}
+
+enum Command_ {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+/// A WebSocket agent on 127.0.0.1, serving one connection at a time on a runtime of its own.
+/// Dropping it drops the listener and the connection, as a killed agent would.
+struct AgentServer {
+    port: u16,
+    secure: bool,
+    seen: Receiver<Seen>,
+    commands: tokio::sync::mpsc::UnboundedSender<Command_>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl AgentServer {
+    /// Listens on `port` (0: any). Handshakes whose `Authorization` is not `Bearer <token>` are
+    /// answered 401, as are the first `refuse_first` handshakes whatever they carry.
+    fn start(port: u16, token: &str, refuse_first: usize) -> Self {
+        Self::start_with(port, token, vec![401; refuse_first], None)
+    }
+
+    /// [`AgentServer::start`], answering the first handshakes with the statuses of `refusals`
+    /// in turn (a 3xx with a `Location` elsewhere), and speaking TLS with `tls` when given
+    /// (`wss://`).
+    fn start_with(
+        port: u16,
+        token: &str,
+        refusals: Vec<u16>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> Self {
+        let (seen_tx, seen) = mpsc::channel();
+        let (commands, mut command_rx) = tokio::sync::mpsc::unbounded_channel::<Command_>();
+        let (stop, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (port_tx, port_rx) = mpsc::channel();
+        let expected = format!("Bearer {token}");
+        let secure = tls.is_some();
+        let thread = thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                    .await
+                    .unwrap();
+                port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+                let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+                // Taken by handshakes only: a connection that fails its TLS takes none.
+                let refusals = Arc::new(Mutex::new(std::collections::VecDeque::from(refusals)));
+                loop {
+                    let tcp = tokio::select! {
+                        _ = &mut stop_rx => return,
+                        accepted = listener.accept() => match accepted {
+                            Ok((tcp, _)) => tcp,
+                            Err(_) => continue,
+                        },
+                    };
+                    let refusals = Arc::clone(&refusals);
+                    let seen = seen_tx.clone();
+                    let expected = expected.clone();
+                    let check = move |request: &Request, response: Response| {
+                        let refuse = refusals.lock().unwrap().pop_front();
+                        let authorization = request
+                            .headers()
+                            .get("authorization")
+                            .map(|v| v.to_str().unwrap_or("?").to_owned());
+                        let accepted =
+                            refuse.is_none() && authorization.as_deref() == Some(&expected);
+                        let _ = seen.send(Seen::Handshake {
+                            authorization,
+                            accepted,
+                        });
+                        if accepted {
+                            Ok(response)
+                        } else {
+                            let mut refusal = ErrorResponse::new(Some("no".into()));
+                            *refusal.status_mut() =
+                                StatusCode::from_u16(refuse.unwrap_or(401)).unwrap();
+                            refusal
+                                .headers_mut()
+                                .insert("location", "ws://127.0.0.1:9/elsewhere".parse().unwrap());
+                            Err(refusal)
+                        }
+                    };
+                    let go_on = match &acceptor {
+                        Some(acceptor) => {
+                            let Ok(stream) = acceptor.accept(tcp).await else {
+                                let _ = seen_tx.send(Seen::Closed(None));
+                                continue;
+                            };
+                            let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, check).await
+                            else {
+                                continue;
+                            };
+                            serve_connection(ws, &seen_tx, &mut command_rx, &mut stop_rx).await
+                        }
+                        None => {
+                            let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, check).await
+                            else {
+                                continue;
+                            };
+                            serve_connection(ws, &seen_tx, &mut command_rx, &mut stop_rx).await
+                        }
+                    };
+                    if !go_on {
+                        return;
+                    }
+                }
+            });
+        });
+        let port = port_rx.recv_timeout(STEP).unwrap();
+        Self {
+            port,
+            secure,
+            seen,
+            commands,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        let scheme = if self.secure { "wss" } else { "ws" };
+        format!("{scheme}://127.0.0.1:{}/lineup", self.port)
+    }
+
+    fn send(&self, text: String) {
+        self.commands.send(Command_::Text(text)).unwrap();
+    }
+
+    fn send_binary(&self, bytes: Vec<u8>) {
+        self.commands.send(Command_::Binary(bytes)).unwrap();
+    }
+
+    /// The next thing seen, within `STEP`.
+    fn next(&self, what: &str) -> Seen {
+        match self.seen.recv_timeout(STEP) {
+            Ok(seen) => seen,
+            Err(RecvTimeoutError::Timeout) => panic!("waiting for {what}: nothing within {STEP:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("waiting for {what}: the agent stopped"),
+        }
+    }
+
+    /// Waits for an accepted handshake and returns its `Authorization`.
+    fn accepted(&self) -> Option<String> {
+        loop {
+            if let Seen::Handshake {
+                authorization,
+                accepted: true,
+            } = self.next("an accepted handshake")
+            {
+                return authorization;
+            }
+        }
+    }
+
+    /// The next text frame.
+    fn text(&self, what: &str) -> Value {
+        loop {
+            match self.next(what) {
+                Seen::Text(v) => return v,
+                Seen::Closed(code) => {
+                    panic!("waiting for {what}: the connection closed ({code:?})")
+                }
+                Seen::Handshake { .. } => {}
+            }
+        }
+    }
+
+    /// Text frames until one matches `want`; returns it.
+    fn until(&self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + STEP;
+        while Instant::now() < deadline {
+            let v = self.text(what);
+            if want(&v) {
+                return v;
+            }
+        }
+        panic!("waiting for {what}: not within {STEP:?}")
+    }
+
+    /// Stops the agent: the listener and the connection are dropped without a closing handshake.
+    fn kill(mut self) -> u16 {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        self.port
+    }
+}
+
+impl Drop for AgentServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Serves one connection until it ends (`true`: accept the next) or the agent is stopped
+/// (`false`).
+async fn serve_connection<S>(
+    mut ws: tokio_tungstenite::WebSocketStream<S>,
+    seen: &mpsc::Sender<Seen>,
+    commands: &mut tokio::sync::mpsc::UnboundedReceiver<Command_>,
+    stop: &mut tokio::sync::oneshot::Receiver<()>,
+) -> bool
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    loop {
+        tokio::select! {
+            _ = &mut *stop => return false,
+            command = commands.recv() => {
+                let frame = match command {
+                    Some(Command_::Text(t)) => Frame::text(t),
+                    Some(Command_::Binary(b)) => Frame::binary(b),
+                    None => return false,
+                };
+                if ws.send(frame).await.is_err() {
+                    let _ = seen.send(Seen::Closed(None));
+                    return true;
+                }
+            }
+            frame = ws.next() => match frame {
+                Some(Ok(Frame::Text(t))) => {
+                    let _ = seen.send(Seen::Text(serde_json::from_str(t.as_str()).unwrap()));
+                }
+                Some(Ok(Frame::Close(c))) => {
+                    let _ = seen.send(Seen::Closed(c.map(|c| u16::from(c.code))));
+                    let _ = ws.close(None).await;
+                    return true;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => {
+                    let _ = seen.send(Seen::Closed(None));
+                    return true;
+                }
+            },
+        }
+    }
+}
+
+fn kind(v: &Value) -> &str {
+    v["type"].as_str().unwrap_or("?")
+}
+
+fn is_rendered(n: i64) -> impl Fn(&Value) -> bool {
+    move |v| {
+        kind(v) == "lineup.v1.ui.event"
+            && v["payload"]["event"] == "rendered"
+            && v["payload"]["data"]["n"] == n
+    }
+}
+
+// ---- the host ----
+
+struct Host {
+    child: Child,
+    stderr: Arc<Mutex<Vec<String>>>,
+    dir: PathBuf,
+}
+
+impl Host {
+    /// Starts `lineup host --connect URL` with capabilities on (so each connection starts with
+    /// an inventory), the vouched conversation and agent, and `extra` arguments.
+    fn start(name: &str, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let dir = scratch(name);
+        let data = dir.join("data");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_lineup"));
+        command
+            .args(["host", "--connect", url, "--conversation", CONVERSATION])
+            .args(["--agent-id", AGENT, "--data-dir"])
+            .arg(&data)
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .env("HOME", dir.join("home"))
+            .env("XDG_DATA_HOME", dir.join("xdg-data"))
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env_remove("LINEUP_AGENT_TOKEN")
+            .env_remove("CREDENTIALS_DIRECTORY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("cannot start the lineup binary");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&stderr);
+        let pipe = child.stderr.take().unwrap();
+        thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                log.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+            }
+        });
+        Self { child, stderr, dir }
+    }
+
+    fn stderr(&self) -> Vec<String> {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Waits for a stderr line containing `needle`, seen after the first `after` lines.
+    fn wait_log(&self, needle: &str, after: usize, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        loop {
+            let lines = self.stderr();
+            if let Some(i) = lines.iter().skip(after).position(|l| l.contains(needle)) {
+                return after + i + 1;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "no stderr line with {needle:?} within {within:?}:\n{}",
+                    lines.join("\n")
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A fresh directory for `name`; each test and host uses its own name.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lineup-ws-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["home", "data", "xdg-data", "cache", "config"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    dir
+}
+
+/// The first frames of a connection: `client.inventory`, then `app.list` (R-INV-1).
+fn expect_greeting(agent: &AgentServer) -> Value {
+    let first = agent.text("the first frame");
+    assert_eq!(kind(&first), "lineup.v1.client.inventory", "{first}");
+    assert_eq!(first["conversation_id"], CONVERSATION);
+    let second = agent.text("the second frame");
+    assert_eq!(kind(&second), "lineup.v1.app.list", "{second}");
+    first
+}
+
+// ---- tests ----
+
+#[test]
+fn r_inv_1_r_ui_12_connect_open_agent_killed_and_restarted_reconnect_patch_then_agent_gone() {
+    require_display();
+    let _one = one_host();
+    let started = Instant::now();
+    let token = "file-token-5b1f0c";
+    let agent = AgentServer::start(0, token, 0);
+    // Positive control of the token file rule: mode 0600 is read and sent.
+    let dir = scratch("token-file");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let token_arg = token_file.to_string_lossy().into_owned();
+    // Positive control of the ws:// rule: a loopback address connects.
+    let host = Host::start(
+        "main",
+        &agent.url(),
+        &["--token-file", &token_arg, "--grace-secs", "5"],
+        &[],
+    );
+
+    assert_eq!(
+        agent.accepted().as_deref(),
+        Some(&*format!("Bearer {token}"))
+    );
+    let inventory = expect_greeting(&agent);
+    agent.send(counter_open());
+    agent.until("the Surface's first state", is_rendered(1));
+    let connected = started.elapsed();
+
+    // R-ENV-5: a binary frame is answered, and the connection goes on.
+    agent.send_binary(vec![1, 2, 3]);
+    let error = agent.until("the binary_frame error", |v| {
+        kind(v) == "lineup.v1.client.error"
+    });
+    assert_eq!(error["payload"]["code"], "binary_frame", "{error}");
+    assert!(error["payload"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("3 bytes"));
+
+    // The agent is killed; the host notices and tries again (logged), then it comes back on the
+    // same port.
+    let port = agent.kill();
+    let killed = Instant::now();
+    let mark = host.wait_log("the connection to the agent ended", 0, STEP);
+    host.wait_log("cannot connect to the agent (attempt 1)", mark, STEP);
+    let agent = AgentServer::start(port, token, 0);
+    agent.accepted();
+    let reconnect = killed.elapsed();
+    let again = expect_greeting(&agent);
+    assert_ne!(
+        again["payload"]["revision"],
+        inventory["payload"]["revision"]
+    );
+    // The Surface stayed open and is patchable.
+    agent.send(counter_patch("patch-2", 2));
+    agent.until("the patched state", is_rendered(2));
+
+    // Away longer than the grace: the Surface closes with agent_gone, told after the inventory.
+    let port = agent.kill();
+    let mark = host.wait_log("the connection to the agent ended", mark, STEP);
+    host.wait_log("close with agent_gone", mark, Duration::from_secs(15));
+    let agent = AgentServer::start(port, token, 0);
+    agent.accepted();
+    expect_greeting(&agent);
+    let close = agent.text("the agent_gone close");
+    assert_eq!(kind(&close), "lineup.v1.ui.event", "{close}");
+    assert_eq!(
+        close["payload"],
+        json!({"instance_id": INSTANCE, "event": "close", "data": {"reason": "agent_gone"}})
+    );
+    // It is gone: a patch now is unknown_instance.
+    agent.send(counter_patch("patch-3", 3));
+    let refused = agent.until("the refusal", |v| kind(v) == "lineup.v1.client.error");
+    assert_eq!(refused["payload"]["code"], "unknown_instance", "{refused}");
+    let log = host.stderr().join("\n");
+    assert!(!log.contains(token), "the token was logged:\n{log}");
+    eprintln!(
+        "ws_link main: first event {connected:?} after start, reconnect {reconnect:?} after the kill, total {:?}",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The WebKit web processes descended from `root`, with their environment.
+fn web_process_environments(root: u32) -> Vec<(u32, HashSet<String>)> {
+    let mut parents = HashMap::new();
+    let mut names = HashMap::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let Some(ppid) = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        parents.insert(pid, ppid);
+        names.insert(
+            pid,
+            head.split_once('(')
+                .map(|(_, c)| c.to_owned())
+                .unwrap_or_default(),
+        );
+    }
+    let descends = |mut pid: u32| {
+        for _ in 0..64 {
+            match parents.get(&pid) {
+                Some(&p) if p == root => return true,
+                Some(&p) if p > 1 => pid = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    names
+        .iter()
+        .filter(|(pid, name)| name.starts_with("WebKitWebProces") && descends(**pid))
+        .filter_map(|(pid, _)| {
+            let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let vars = raw
+                .split(|b| *b == 0)
+                .filter(|v| !v.is_empty())
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .collect();
+            Some((*pid, vars))
+        })
+        .collect()
+}
+
+#[test]
+fn r_env_4_env_token_401_logged_never_leaked_nor_inherited_and_an_oversized_message_reconnects() {
+    require_display();
+    let _one = one_host();
+    let token = "env-token-9d2e77";
+    // The first handshake is refused 401, the next accepted.
+    let agent = AgentServer::start(0, token, 1);
+    let host = Host::start(
+        "env",
+        &agent.url(),
+        &["--grace-secs", "60"],
+        &[
+            ("LINEUP_AGENT_TOKEN", token),
+            ("LINEUP_TEST_MARKER", "passed-on"),
+            // tungstenite logs the client's handshake request at trace level: asked for here,
+            // the token must still never appear.
+            ("RUST_LOG", "info,tungstenite=trace"),
+        ],
+    );
+    host.wait_log("the agent refused the token (401)", 0, STEP);
+    // The token from the environment is sent (positive control of that source)...
+    assert_eq!(
+        agent.accepted().as_deref(),
+        Some(&*format!("Bearer {token}"))
+    );
+    expect_greeting(&agent);
+    agent.send(counter_open());
+    agent.until("the Surface's first state", is_rendered(1));
+    // ...and gone from the environment the web processes inherit, while another variable set
+    // the same way reaches them (positive control).
+    let processes = web_process_environments(host.child.id());
+    assert!(!processes.is_empty(), "no WebKit web process found");
+    for (pid, vars) in &processes {
+        assert!(
+            vars.contains("LINEUP_TEST_MARKER=passed-on"),
+            "web process {pid} lacks the control variable: {vars:?}"
+        );
+        assert!(
+            !vars
+                .iter()
+                .any(|v| v.starts_with("LINEUP_AGENT_TOKEN") || v.contains(token)),
+            "web process {pid} inherited the token"
+        );
+    }
+
+    // R-ENV-4: a message over the envelope limit (1 MiB) cannot be skipped: the host closes
+    // with 1009, reconnects, and tells the agent after the inventory.
+    agent.send(format!("{{\"pad\":\"{}\"}}", "x".repeat(1024 * 1024 + 10)));
+    loop {
+        match agent.next("the host closing the connection") {
+            Seen::Closed(code) => {
+                assert_eq!(code, Some(1009));
+                break;
+            }
+            Seen::Text(_) | Seen::Handshake { .. } => {}
+        }
+    }
+    agent.accepted();
+    expect_greeting(&agent);
+    let too_large = agent.text("the too_large error");
+    assert_eq!(kind(&too_large), "lineup.v1.client.error", "{too_large}");
+    assert_eq!(too_large["payload"]["code"], "too_large");
+    assert_eq!(too_large["payload"]["limit"], 1024 * 1024);
+    // The Surface is still there.
+    agent.send(counter_patch("patch-2", 2));
+    agent.until("the patched state", is_rendered(2));
+    let log = host.stderr().join("\n");
+    // Positive control: tungstenite's trace records do reach the log.
+    assert!(
+        log.contains("Doing handshake round"),
+        "no tungstenite trace"
+    );
+    assert!(!log.contains(token), "the token was logged");
+}
+
+/// Runs `lineup host` with `args` that it must refuse at start; returns its stderr.
+fn refused(args: &[&str]) -> String {
+    let dir = scratch("refused");
+    let out = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["host", "--conversation", CONVERSATION, "--agent-id", AGENT])
+        .args(args)
+        .env("HOME", dir.join("home"))
+        .env("XDG_DATA_HOME", dir.join("xdg-data"))
+        .env_remove("LINEUP_AGENT_TOKEN")
+        .env_remove("CREDENTIALS_DIRECTORY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    assert!(!out.status.success(), "not refused: {args:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn plain_ws_to_a_non_loopback_address_and_a_token_file_readable_by_others_are_refused_at_start() {
+    // Loopback (the positive control) connects in the two tests above.
+    let e = refused(&["--connect", "ws://192.0.2.1/"]);
+    assert!(
+        e.contains("ws://192.0.2.1/") && e.contains("loopback"),
+        "{e}"
+    );
+    let e = refused(&["--connect", "http://127.0.0.1/"]);
+    assert!(e.contains("wss://"), "{e}");
+    // A token file of mode 0644 is refused, naming the path and the mode; 0600 is read in the
+    // first test.
+    let dir = scratch("mode");
+    let file = dir.join("token");
+    std::fs::write(&file, "not-to-be-read\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = file.to_string_lossy().into_owned();
+    let e = refused(&["--connect", "ws://127.0.0.1:9/", "--token-file", &path]);
+    assert!(e.contains("0644") && e.contains(&path), "{e}");
+    assert!(!e.contains("not-to-be-read"), "{e}");
+    // --connect needs the vouched identity; exactly one transport.
+    let out = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["host", "--connect", "ws://127.0.0.1:9/"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["host", "--stdio", "--connect", "ws://127.0.0.1:9/"])
+        .args(["--conversation", CONVERSATION, "--agent-id", AGENT])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A test CA (PEM) and a server config for 127.0.0.1 signed by it, as in `download.rs`.
+fn tls() -> (String, Arc<rustls::ServerConfig>) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "lineup ws test CA");
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+        .unwrap();
+    let leaf_cert = leaf.signed_by(&leaf_key, &ca_cert, &ca_key).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf_cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca_cert.pem(), Arc::new(config))
+}
+
+#[test]
+fn wss_with_trusted_roots_connects_and_a_server_outside_them_is_refused() {
+    require_display();
+    let _one = one_host();
+    let (ca, config) = tls();
+    let (other_ca, _) = tls();
+    let dir = scratch("wss-files");
+    let roots = dir.join("ca.pem");
+    let other_roots = dir.join("other.pem");
+    std::fs::write(&roots, ca).unwrap();
+    std::fs::write(&other_roots, other_ca).unwrap();
+    let token = "wss-token-31c4";
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, token).unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let token_arg = token_file.to_string_lossy().into_owned();
+    // The first handshake is answered with a redirect, which is not followed.
+    let agent = AgentServer::start_with(0, token, vec![302], Some(config));
+    assert!(agent.url().starts_with("wss://"));
+    // Roots of another CA: the TLS handshake fails, no WebSocket handshake is seen.
+    let other_arg = other_roots.to_string_lossy().into_owned();
+    let refused = Host::start(
+        "wss-other",
+        &agent.url(),
+        &["--token-file", &token_arg, "--trusted-roots", &other_arg],
+        &[],
+    );
+    let at = refused.wait_log("cannot connect to the agent", 0, STEP);
+    let line = refused.stderr()[at - 1].clone();
+    assert!(line.contains("certificate"), "{line}");
+    drop(refused);
+    let roots_arg = roots.to_string_lossy().into_owned();
+    let host = Host::start(
+        "wss",
+        &agent.url(),
+        &["--token-file", &token_arg, "--trusted-roots", &roots_arg],
+        &[],
+    );
+    assert_eq!(
+        agent.accepted().as_deref(),
+        Some(&*format!("Bearer {token}"))
+    );
+    expect_greeting(&agent);
+    agent.send(counter_open());
+    agent.until("the Surface's first state", is_rendered(1));
+    let log = host.stderr().join("\n");
+    assert!(
+        log.contains(
+            "answered a redirect (302) to ws://127.0.0.1:9/elsewhere; redirects are not followed"
+        ),
+        "{log}"
+    );
+    assert!(!log.contains(token), "the token was logged");
+    let _ = std::fs::remove_dir_all(dir);
+}
