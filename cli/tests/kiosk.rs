@@ -502,17 +502,28 @@ fn the_kiosk_survives_its_agent_restarting_and_its_screen_is_never_empty() {
     let first = agent.text("the first frame after the restart");
     assert_eq!(first["type"], "lineup.v1.client.inventory", "{first}");
     agent.send(
-        envelope("patch-2", "ui.patch", json!({"instance_id": "green", "state": {"n": 2}}))
-            .to_string(),
+        envelope(
+            "patch-2",
+            "ui.patch",
+            json!({"instance_id": "green", "state": {"n": 2}}),
+        )
+        .to_string(),
     );
     agent.until("the patched state", is_shown(2));
     eprintln!("reconnected {reconnected:?} after the agent was killed");
 
     // Closed by the agent: the standby screen is back before the view goes.
-    agent.send(envelope("close-1", "ui.close", json!({"instance_id": "green"})));
+    agent.send(envelope(
+        "close-1",
+        "ui.close",
+        json!({"instance_id": "green"}),
+    ));
     let start = Instant::now();
     while x.pixel(960, 240).unwrap() != STANDBY {
-        assert!(start.elapsed() < STEP, "the standby screen did not come back");
+        assert!(
+            start.elapsed() < STEP,
+            "the standby screen did not come back"
+        );
         thread::sleep(Duration::from_millis(50));
     }
     thread::sleep(Duration::from_millis(300));
