@@ -611,7 +611,8 @@ fn web_process_environments(root: u32) -> Vec<(u32, HashSet<String>)> {
 }
 
 #[test]
-fn r_env_4_env_token_401_logged_never_leaked_nor_inherited_and_an_oversized_message_reconnects() {
+fn r_env_4_r_env_5_env_token_401_logged_never_leaked_nor_inherited_oversized_message_and_dropped_events(
+) {
     require_display();
     let _one = one_host();
     let token = "env-token-9d2e77";
@@ -676,6 +677,41 @@ fn r_env_4_env_token_401_logged_never_leaked_nor_inherited_and_an_oversized_mess
     // The Surface is still there.
     agent.send(counter_patch("patch-2", 2));
     agent.until("the patched state", is_rendered(2));
+
+    // Page events made while the agent is away are dropped, counted, and reported once it is
+    // back, after its inventory: one `client.error` `events_dropped` naming the Surface.
+    agent.send(envelope(
+        "open-ticker",
+        "ui.open",
+        json!({
+            "instance_id": "ticker.01",
+            "app": {"id": "com.lineup.test.ticker", "name": "Ticker", "version": "1.0.0",
+                    "html": "<main>tick</main>", "css": "",
+                    "js": "setInterval(function () { LineUpSurface.event('tick', {}); }, 50);"},
+        }),
+    ));
+    agent.until("a tick", |v| v["payload"]["event"] == "tick");
+    let before = host.stderr().len();
+    let port = agent.kill();
+    host.wait_log("the connection to the agent ended", before, STEP);
+    thread::sleep(Duration::from_secs(1));
+    let agent = AgentServer::start(port, token, 0);
+    agent.accepted();
+    expect_greeting(&agent);
+    let report = agent.until("the events_dropped report", |v| {
+        kind(v) == "lineup.v1.client.error" && v["payload"]["code"] == "events_dropped"
+    });
+    assert_eq!(report["payload"]["instance_id"], "ticker.01", "{report}");
+    assert!(
+        report["payload"]["count"].as_u64().unwrap() >= 5,
+        "{report}"
+    );
+    host.wait_log(
+        "page events were dropped while the agent was away",
+        before,
+        STEP,
+    );
+
     let log = host.stderr().join("\n");
     // Positive control: tungstenite's trace records do reach the log.
     assert!(
