@@ -661,11 +661,16 @@ fn r_env_4_r_env_5_env_token_401_logged_never_leaked_nor_inherited_oversized_mes
 
     // R-ENV-4: a message over the envelope limit (1 MiB) cannot be skipped: the host closes
     // with 1009, reconnects, and tells the agent after the inventory.
-    agent.send(format!("{{\"pad\":\"{}\"}}", "x".repeat(1024 * 1024 + 10)));
+    let oversized = format!("{{\"pad\":\"{}\"}}", "x".repeat(1024 * 1024 + 10));
+    let size = oversized.len();
+    agent.send(oversized);
     loop {
         match agent.next("the host closing the connection") {
+            // 1009 (message too big) when the agent's side reads the host's close frame; the
+            // agent may still be writing the message when the host closes, and then only sees
+            // the connection end.
             Seen::Closed(code) => {
-                assert_eq!(code, Some(1009));
+                assert!(matches!(code, None | Some(1009)), "{code:?}");
                 break;
             }
             Seen::Text(_) | Seen::Handshake { .. } => {}
@@ -677,6 +682,14 @@ fn r_env_4_r_env_5_env_token_401_logged_never_leaked_nor_inherited_oversized_mes
     assert_eq!(kind(&too_large), "lineup.v1.client.error", "{too_large}");
     assert_eq!(too_large["payload"]["code"], "too_large");
     assert_eq!(too_large["payload"]["limit"], 1024 * 1024);
+    assert!(
+        too_large["payload"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("envelope is {size} bytes")),
+        "{too_large}"
+    );
+    host.wait_log("the limit is 1048576 (R-ENV-4)", 0, STEP);
     // The Surface is still there.
     agent.send(counter_patch("patch-2", 2));
     agent.until("the patched state", is_rendered(2));
