@@ -32,8 +32,9 @@ use serde_json::{json, Value};
 mod agent;
 use agent::{kind, AgentServer, Seen};
 
-/// How long any one step may take: a debug WebKitGTK on a busy machine starts slowly.
-const STEP: Duration = Duration::from_secs(30);
+/// How long any one step may take: a debug WebKitGTK on a busy machine starts slowly (its first
+/// Surface has been seen to take 28 s here while other builds ran).
+const STEP: Duration = Duration::from_secs(60);
 
 const CONVERSATION: &str = "conv_ws";
 const AGENT: &str = "agent_ws";
@@ -209,11 +210,13 @@ fn r_inv_1_r_ui_12_connect_open_agent_killed_and_restarted_reconnect_patch_then_
     std::fs::write(&token_file, format!("{token}\n")).unwrap();
     std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let token_arg = token_file.to_string_lossy().into_owned();
-    // Positive control of the ws:// rule: a loopback address connects.
+    // Positive control of the ws:// rule: a loopback address connects. The grace (8 s) outlasts
+    // the first absence even when a retry loses the race with the restart (delays drawn under
+    // 1, 2 and 4 s), and the second absence waits it out.
     let host = Host::start(
         "main",
         &agent.url(),
-        &["--token-file", &token_arg, "--grace-secs", "5"],
+        &["--token-file", &token_arg, "--grace-secs", "8"],
         &[],
     );
 
@@ -258,7 +261,7 @@ fn r_inv_1_r_ui_12_connect_open_agent_killed_and_restarted_reconnect_patch_then_
     // Away longer than the grace: the Surface closes with agent_gone, told after the inventory.
     let port = agent.kill();
     let mark = host.wait_log("the connection to the agent ended", mark, STEP);
-    host.wait_log("close with agent_gone", mark, Duration::from_secs(15));
+    host.wait_log("close with agent_gone", mark, STEP);
     let agent = AgentServer::start(port, token, 0);
     agent.accepted();
     expect_greeting(&agent);
@@ -340,7 +343,8 @@ fn web_process_environments(root: u32) -> Vec<(u32, HashSet<String>)> {
 }
 
 #[test]
-fn r_env_4_env_token_401_logged_never_leaked_nor_inherited_and_an_oversized_message_reconnects() {
+fn r_env_4_r_env_5_env_token_401_logged_never_leaked_nor_inherited_oversized_message_and_dropped_events(
+) {
     require_display();
     let _one = one_host();
     let token = "env-token-9d2e77";
@@ -386,11 +390,16 @@ fn r_env_4_env_token_401_logged_never_leaked_nor_inherited_and_an_oversized_mess
 
     // R-ENV-4: a message over the envelope limit (1 MiB) cannot be skipped: the host closes
     // with 1009, reconnects, and tells the agent after the inventory.
-    agent.send(format!("{{\"pad\":\"{}\"}}", "x".repeat(1024 * 1024 + 10)));
+    let oversized = format!("{{\"pad\":\"{}\"}}", "x".repeat(1024 * 1024 + 10));
+    let size = oversized.len();
+    agent.send(oversized);
     loop {
         match agent.next("the host closing the connection") {
+            // 1009 (message too big) when the agent's side reads the host's close frame; the
+            // agent may still be writing the message when the host closes, and then only sees
+            // the connection end.
             Seen::Closed(code) => {
-                assert_eq!(code, Some(1009));
+                assert!(matches!(code, None | Some(1009)), "{code:?}");
                 break;
             }
             Seen::Text(_) | Seen::Handshake { .. } => {}
@@ -402,9 +411,52 @@ fn r_env_4_env_token_401_logged_never_leaked_nor_inherited_and_an_oversized_mess
     assert_eq!(kind(&too_large), "lineup.v1.client.error", "{too_large}");
     assert_eq!(too_large["payload"]["code"], "too_large");
     assert_eq!(too_large["payload"]["limit"], 1024 * 1024);
+    assert!(
+        too_large["payload"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("envelope is {size} bytes")),
+        "{too_large}"
+    );
+    host.wait_log("the limit is 1048576 (R-ENV-4)", 0, STEP);
     // The Surface is still there.
     agent.send(counter_patch("patch-2", 2));
     agent.until("the patched state", is_rendered(2));
+
+    // Page events made while the agent is away are dropped, counted, and reported once it is
+    // back, after its inventory: one `client.error` `events_dropped` naming the Surface.
+    agent.send(envelope(
+        "open-ticker",
+        "ui.open",
+        json!({
+            "instance_id": "ticker.01",
+            "app": {"id": "com.lineup.test.ticker", "name": "Ticker", "version": "1.0.0",
+                    "html": "<main>tick</main>", "css": "",
+                    "js": "setInterval(function () { LineUpSurface.event('tick', {}); }, 50);"},
+        }),
+    ));
+    agent.until("a tick", |v| v["payload"]["event"] == "tick");
+    let before = host.stderr().len();
+    let port = agent.kill();
+    host.wait_log("the connection to the agent ended", before, STEP);
+    thread::sleep(Duration::from_secs(1));
+    let agent = AgentServer::start(port, token, 0);
+    agent.accepted();
+    expect_greeting(&agent);
+    let report = agent.until("the events_dropped report", |v| {
+        kind(v) == "lineup.v1.client.error" && v["payload"]["code"] == "events_dropped"
+    });
+    assert_eq!(report["payload"]["instance_id"], "ticker.01", "{report}");
+    assert!(
+        report["payload"]["count"].as_u64().unwrap() >= 5,
+        "{report}"
+    );
+    host.wait_log(
+        "page events were dropped while the agent was away",
+        before,
+        STEP,
+    );
+
     let log = host.stderr().join("\n");
     // Positive control: tungstenite's trace records do reach the log.
     assert!(
