@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::Message as Frame;
 
 /// How long the agent waits for any one thing.
-const STEP: Duration = Duration::from_secs(30);
+const STEP: Duration = Duration::from_secs(60);
 
 /// What the agent saw.
 #[derive(Debug)]
