@@ -615,8 +615,10 @@ impl HostBuilder {
         DangerousHostBuilder(self)
     }
 
-    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). Surfaces
-    /// opened before the probe passes wait for it; if it fails, they are refused.
+    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
+    /// opened before the probe passes gets its view at once, side by side with the probe's, but
+    /// its document is held until the probe passed; if the probe fails, that Surface is closed
+    /// unserved and its open fails (`surface_failed` upstream), and later opens are refused.
     pub fn build(self, event_loop: &EventLoop<HostEvent>) -> Result<Host, ShellError> {
         let mut prefix = [0u8; 6];
         getrandom::fill(&mut prefix)
@@ -693,7 +695,7 @@ impl HostBuilder {
             outbound: self.outbound,
             delegate: self.delegate,
             views: BTreeMap::new(),
-            waiting: VecDeque::new(),
+            held: Vec::new(),
             probe_reported: false,
             exit: false,
             reopen: self.reopen,
@@ -845,8 +847,8 @@ pub struct Host {
     delegate: Box<dyn HostDelegate>,
     /// Every open webview, by session and instance (instance ids are scoped to their session).
     views: BTreeMap<(SessionId, InstanceId), Live>,
-    /// Opens that arrived before the isolation probe passed.
-    waiting: VecDeque<SurfaceOpen>,
+    /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
+    held: Vec<SurfaceKey>,
     probe_reported: bool,
     exit: bool,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
@@ -1013,7 +1015,7 @@ impl Host {
         }
         if self.exit {
             ControlFlow::Exit
-        } else if self.waiting.is_empty() && self.probe_reported {
+        } else if self.probe_reported {
             wakeup.map_or(ControlFlow::Wait, ControlFlow::WaitUntil)
         } else {
             let soon = Instant::now() + Duration::from_millis(50);
@@ -1342,17 +1344,18 @@ impl Host {
             ProbeStatus::Pending => {}
             ProbeStatus::Passed => {
                 self.probe_reported = true;
-                while let Some(open) = self.waiting.pop_front() {
-                    self.create(open, Kept::default(), target);
-                }
+                self.held.clear();
             }
             ProbeStatus::Failed(reason) => {
                 self.probe_reported = true;
                 self.delegate.notify_probe_failed(&reason);
-                while let Some(open) = self.waiting.pop_front() {
-                    let why = format!("the isolation probe failed (R-SEC-8): {reason}");
-                    let effects = self.in_session(&open.key, |s| s.open_failed(&open.key, &why));
+                let why = format!("the isolation probe failed (R-SEC-8): {reason}");
+                // Views created while the probe ran: their documents were never served (the
+                // gate refused them); they close, and the agent hears the open failed.
+                for key in std::mem::take(&mut self.held) {
+                    let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
                     self.apply(effects, None, target);
+                    self.destroy(&key);
                 }
             }
         }
@@ -1432,12 +1435,14 @@ impl Host {
         }
     }
 
+    /// R-SEC-8: the view is created at once, even while the isolation probe runs; its document
+    /// is then held until the probe passed ([`Shell::open_gated`]), and the view closed with
+    /// `open_failed` if it failed ([`Host::poll_probe`]).
     fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
-        if self.probe_reported {
-            self.create(open, Kept::default(), target);
-        } else {
-            self.waiting.push_back(open);
+        if !self.probe_reported {
+            self.held.push(open.key.clone());
         }
+        self.create(open, Kept::default(), target);
     }
 
     /// The one place where a Surface's webview is created; a reopened one keeps what its
@@ -1522,29 +1527,31 @@ impl Host {
         let limit = self.sessions.limits().max_pending_bridge_messages;
         let diagnostics_limit = self.sessions.limits().max_pending_diagnostics;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
-        let view = self.shell.open(target, server, placement, move |event| {
-            if let ViewEvent::Ipc(raw) = &event {
-                // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
-                let (waiting, dropped, limit) = if is_diagnostic(raw) {
-                    (
-                        &counted.diagnostics_in_flight,
-                        &counted.diagnostics_dropped,
-                        diagnostics_limit,
-                    )
-                } else {
-                    (&counted.in_flight, &counted.dropped, limit)
-                };
-                if waiting.get() >= limit {
-                    dropped.set(dropped.get() + 1);
-                    return;
+        let view = self
+            .shell
+            .open_gated(target, server, placement, move |event| {
+                if let ViewEvent::Ipc(raw) = &event {
+                    // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
+                    let (waiting, dropped, limit) = if is_diagnostic(raw) {
+                        (
+                            &counted.diagnostics_in_flight,
+                            &counted.diagnostics_dropped,
+                            diagnostics_limit,
+                        )
+                    } else {
+                        (&counted.in_flight, &counted.dropped, limit)
+                    };
+                    if waiting.get() >= limit {
+                        dropped.set(dropped.get() + 1);
+                        return;
+                    }
+                    waiting.set(waiting.get() + 1);
                 }
-                waiting.set(waiting.get() + 1);
-            }
-            let _ = proxy.send_event(HostEvent(Inner::View {
-                key: key.clone(),
-                event,
-            }));
-        })?;
+                let _ = proxy.send_event(HostEvent(Inner::View {
+                    key: key.clone(),
+                    event,
+                }));
+            })?;
         Ok((view, backlog, layout))
     }
 
@@ -1556,7 +1563,7 @@ impl Host {
             self.relayout();
         }
         self.watchdog.forget(key);
-        self.waiting.retain(|w| w.key != *key);
+        self.held.retain(|k| k != key);
     }
 
     /// Ends every session: Surfaces close silently; waiting calls are cancelled and their

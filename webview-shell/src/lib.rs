@@ -67,6 +67,7 @@ mod delegate;
 mod delivery;
 mod error;
 mod event;
+mod gate;
 mod host;
 mod platform;
 mod probe;

@@ -4,7 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, TcpListener};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
 use lineup_surface_runtime::SurfaceServer;
@@ -13,6 +13,7 @@ use tao::event_loop::EventLoopWindowTarget;
 use crate::config::{Placement, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
+use crate::gate::Gate;
 use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
 use crate::probe::{network_verdict, probe_server, verdict, ProbeReport};
 use crate::view::{Slot, SurfaceView};
@@ -28,10 +29,17 @@ use crate::view::{Slot, SurfaceView};
 /// [`Shell::open`] refuses with [`ShellError::ProbePending`]; if any check fails or the probe
 /// takes longer than [`ViewConfig::probe_timeout`], it refuses for good with
 /// [`ShellError::ProbeFailed`]. The event loop must run for the probe to progress.
+///
+/// [`Shell::open_gated`] does not wait for the probe: the view (its context, window and
+/// sandboxed web process) is created at once, but every request for its document is held until
+/// the verdict, then served if the probe passed or refused if it failed, so no guest byte is
+/// served before the probe passed (R-SEC-8).
 pub struct Shell {
     config: ViewConfig,
     live: Rc<Cell<usize>>,
     probe: RefCell<ProbeState>,
+    /// The gates of views opened while the probe runs, settled by its verdict.
+    gates: RefCell<Vec<Weak<Gate>>>,
 }
 
 /// Where the isolation probe stands.
@@ -99,6 +107,7 @@ impl Shell {
             placement,
             false,
             Box::new(move |event| record(&recorder, event)),
+            Gate::open(),
         )
         .map_err(|e| ShellError::ProbeFailed {
             reason: format!("the probe view could not be created: {e}"),
@@ -114,6 +123,7 @@ impl Shell {
                 processes_before,
                 canary,
             }))),
+            gates: RefCell::new(Vec::new()),
         })
     }
 
@@ -141,6 +151,16 @@ impl Shell {
         drop(state);
         if let ProbeState::Running(probe) = previous {
             probe.view.close();
+        }
+        // R-SEC-8: the documents of views opened meanwhile are served only now, and only if
+        // the probe passed.
+        let gates = std::mem::take(&mut *self.gates.borrow_mut());
+        for gate in gates.iter().filter_map(Weak::upgrade) {
+            if outcome.is_ok() {
+                gate.pass();
+            } else {
+                gate.refuse();
+            }
         }
         match outcome {
             Ok(()) => {
@@ -171,15 +191,52 @@ impl Shell {
             ProbeStatus::Pending => return Err(ShellError::ProbePending),
             ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
         }
-        let slot = Slot::take(&self.live, self.config.max_views())?;
-        let inner = PlatformView::new(
+        self.create(target, server, placement, Box::new(events), Gate::open())
+    }
+
+    /// Like [`Shell::open`], but while the probe is pending the view is created at once and its
+    /// document held: no request of it is answered until the probe's verdict, then every one is
+    /// served if the probe passed and refused if it failed (the page never runs; the owner
+    /// closes the view when it hears of the failure). Refused after the probe failed, and when
+    /// [`ViewConfig::max_views`] views are open.
+    ///
+    /// This takes the probe out of the first Surface's way: the probe's web process and the
+    /// Surface's start side by side instead of one after the other.
+    pub fn open_gated<T: 'static>(
+        &self,
+        target: &EventLoopWindowTarget<T>,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        events: impl Fn(ViewEvent) + 'static,
+    ) -> Result<SurfaceView, ShellError> {
+        let gate = match self.probe_status() {
+            ProbeStatus::Passed => Gate::open(),
+            ProbeStatus::Pending => Gate::held(),
+            ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
+        };
+        let view = self.create(
             target,
             server,
-            &self.config,
             placement,
-            true,
             Box::new(events),
+            Rc::clone(&gate),
         )?;
+        if gate.is_held() {
+            self.gates.borrow_mut().push(Rc::downgrade(&gate));
+        }
+        Ok(view)
+    }
+
+    fn create<T: 'static>(
+        &self,
+        target: &EventLoopWindowTarget<T>,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        events: Box<dyn Fn(ViewEvent)>,
+        gate: Rc<Gate>,
+    ) -> Result<SurfaceView, ShellError> {
+        let slot = Slot::take(&self.live, self.config.max_views())?;
+        let inner = PlatformView::new(target, server, &self.config, placement, true, events, gate)?;
         Ok(SurfaceView::new(inner, slot))
     }
 

@@ -55,6 +55,7 @@ pub(crate) use network::refuse_all_network;
 use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
+use crate::gate::Gate;
 use crate::view::Hardening;
 
 /// Where the view sits: a window it owns, or a `gtk::Fixed` inside the embedder's window.
@@ -93,6 +94,7 @@ impl PlatformView {
         placement: Placement<'_>,
         visible: bool,
         sink: Box<dyn Fn(ViewEvent)>,
+        gate: Rc<Gate>,
     ) -> Result<Self, ShellError> {
         let queue = EventQueue::new(sink);
         let url = server.url();
@@ -102,7 +104,7 @@ impl PlatformView {
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let delivery = DeliveryKey::from_random_bytes(key);
 
-        let context = surface_context(config, Rc::clone(&server), &queue)?;
+        let context = surface_context(config, Rc::clone(&server), &queue, gate)?;
         // A blank view of the new context; the wry view is created as its related view, which
         // puts it in this context and nowhere else.
         let seed = webkit2gtk::WebView::with_context(&context);
@@ -347,6 +349,7 @@ fn surface_context(
     config: &ViewConfig,
     server: Rc<RefCell<SurfaceServer>>,
     queue: &Rc<EventQueue>,
+    gate: Rc<Gate>,
 ) -> Result<webkit2gtk::WebContext, ShellError> {
     let manager = webkit2gtk::WebsiteDataManager::builder()
         .is_ephemeral(true)
@@ -381,7 +384,22 @@ fn surface_context(
 
     // R-SEC-2: the document comes from the Surface's own server and nowhere else. Every host of
     // the scheme reaches this handler; the server answers only its own token.
-    context.register_uri_scheme(SCHEME, move |request| serve(&server.borrow(), request));
+    // R-SEC-8: a view opened while the isolation probe runs has its requests held at the gate
+    // until the verdict: served once it passed, refused if it failed.
+    context.register_uri_scheme(SCHEME, move |request| {
+        let server = Rc::clone(&server);
+        let request = request.clone();
+        gate.admit(Box::new(move |open| {
+            if open {
+                serve(&server.borrow(), &request);
+            } else {
+                request.finish_error(&mut glib::Error::new(
+                    glib::UriError::Failed,
+                    "the isolation probe failed (R-SEC-8)",
+                ));
+            }
+        }));
+    });
     // As wry does for its custom protocols: the document is a secure context (its origin is
     // still opaque under the CSP sandbox).
     let security = context.security_manager().ok_or_else(|| {
@@ -657,6 +675,12 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         }
         LoadEvent::Finished => push(&q, ViewEvent::LoadFinished),
         _ => {}
+    });
+    // No engine error page: a document request the host refused (a gated view whose probe
+    // failed, R-SEC-8) must leave the view empty, not commit a page the bridge would run in.
+    view.connect_load_failed(|_, _, uri, error| {
+        tracing::debug!(%uri, %error, "surface document load failed; no error page");
+        true
     });
     let q = Rc::downgrade(queue);
     view.connect_web_process_terminated(move |_, reason| {
