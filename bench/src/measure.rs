@@ -276,6 +276,8 @@ fn run(plan: Plan) -> Result<Measured, String> {
         Some(&hardened),
     ));
 
+    let cold_baselines = (plain.clone(), hardened.clone());
+
     // Patch → onState → event back, in process, by state size.
     let max_state = max_state_pad(&mut lab);
     for (label, pad) in [
@@ -379,6 +381,20 @@ fn run(plan: Plan) -> Result<Measured, String> {
             details.insert("stdio".to_owned(), json!(format!("failed: {e}")));
         }
     }
+    // Open → ready from the warm pool: a host with one pool view, refilled between opens.
+    progress("open → ready, warm (pool)");
+    let warm = warm_samples(&mut lab, plan.opens, &app)?;
+    figures.insert(
+        1,
+        Figure::samples(
+            "open → ready, warm pool",
+            &["p50", "p95"],
+            &warm,
+            Some(&cold_baselines.0),
+            Some(&cold_baselines.1),
+        )
+        .with_note("baselines: raw cold opens (raw wry has no pool)"),
+    );
     drop(lab);
 
     // Fresh processes: first Surface after start, and memory.
@@ -440,6 +456,22 @@ fn run(plan: Plan) -> Result<Measured, String> {
             );
         }
     }
+    // What one idle pool view costs: the same single Surface with and without warm_pool(1).
+    let pooled = memory_child("ours-pool", 1)?;
+    let pooled_mib = pooled["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
+    if let Some((_, row)) = per.first() {
+        figures.push(
+            Figure::values(
+                "warm pool: idle cost of one pool view",
+                "MiB",
+                pooled_mib - row[0],
+                None,
+                None,
+            )
+            .with_note("PSS with warm_pool(1) − PSS without, one Surface open in both"),
+        );
+    }
+    memory.insert("ours-pool_1".to_owned(), pooled);
     details.insert("memory".to_owned(), Value::Object(memory));
     details.insert(
         "total_seconds".to_owned(),
@@ -472,6 +504,30 @@ fn open_samples(
         }
     }
     Ok((ours, plain, hardened))
+}
+
+/// Opens from the warm pool of a host of its own (`warm_pool(1)`), each once the pool view has
+/// been started and has settled, each closed before the next.
+fn warm_samples(lab: &mut Lab, n: usize, app: &Value) -> Result<Vec<f64>, String> {
+    // The pool-less host goes; its Surfaces are all closed by now.
+    lab.host = None;
+    lab.settle(Duration::from_millis(300));
+    lab.start_host(HostBuilder::new().warm_pool(1))?;
+    lab.wait_probe()?;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let refilled = lab.pump(Duration::from_secs(30), |h, _, _| {
+            h.is_some_and(|h| h.pooled_views() >= 1)
+        });
+        if !refilled {
+            return Err("the warm pool was not refilled".to_owned());
+        }
+        lab.settle(Duration::from_millis(400));
+        let instance = format!("warm{i}");
+        out.push(ms(lab.open_ours(&instance, app, None)?));
+        lab.close_ours(&instance)?;
+    }
+    Ok(out)
 }
 
 /// The largest `pad` for which a patch `{seq, pad}` fits the default envelope limit.
@@ -938,7 +994,7 @@ fn child(args: &[String]) -> Result<(), String> {
     let kind = match variant {
         "plain" => Some(Kind::Plain),
         "hardened" => Some(Kind::Hardened),
-        "ours" => None,
+        "ours" | "ours-pool" => None,
         other => return Err(format!("unknown variant {other}")),
     };
     match mode {
@@ -971,11 +1027,15 @@ fn child(args: &[String]) -> Result<(), String> {
                     }
                 }
                 None => {
-                    lab.start_host(HostBuilder::new())?;
+                    let pool = usize::from(variant == "ours-pool");
+                    lab.start_host(HostBuilder::new().warm_pool(pool))?;
                     lab.wait_probe()?;
                     for i in 0..count {
                         lab.open_ours(&format!("m{i}"), &app, None)?;
                     }
+                    lab.pump(Duration::from_secs(10), |h, _, _| {
+                        h.is_some_and(|h| h.pooled_views() >= pool)
+                    });
                 }
             }
             lab.settle(Duration::from_secs(2));

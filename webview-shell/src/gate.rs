@@ -94,11 +94,6 @@ impl Gate {
         }
     }
 
-    /// Whether the verdict is still to come.
-    pub(crate) fn is_held(&self) -> bool {
-        matches!(*self.state.borrow(), State::Held)
-    }
-
     /// How many requests wait at the gate.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {

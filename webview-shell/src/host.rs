@@ -17,7 +17,7 @@ use lineup_host_core::{
     SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
-    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken, SCHEME,
+    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
 };
 use tao::dpi::LogicalSize;
 use tao::event::{Event, WindowEvent};
@@ -40,6 +40,7 @@ use crate::shell::{ProbeStatus, Shell};
 use crate::view::SurfaceView;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 
+mod pool;
 mod recovery;
 
 use recovery::Kept;
@@ -539,6 +540,15 @@ impl HostBuilder {
         self
     }
 
+    /// Keeps `views` blank, isolated webviews started for the next Surfaces (#12), so that an
+    /// open skips starting a web context and a sandboxed web process; see
+    /// [`ViewConfig::with_warm_pool`]. Default 0 (off): each waiting view costs a web process
+    /// (about 70–80 MiB PSS). Only Surfaces in windows of their own use the pool.
+    pub fn warm_pool(mut self, views: usize) -> Self {
+        self.view_config = self.view_config.with_warm_pool(views);
+        self
+    }
+
     /// Turns the hang watchdog off: a page that stops answering stays as it is (a crash is
     /// still detected and recovered). A page paused in the web inspector's debugger does not
     /// answer either, so turn it off where devtools are on.
@@ -989,6 +999,7 @@ impl Host {
         event: Event<'_, HostEvent>,
         target: &EventLoopWindowTarget<HostEvent>,
     ) -> ControlFlow {
+        let idle_turn = matches!(event, Event::MainEventsCleared);
         match event {
             Event::UserEvent(HostEvent(inner)) => self.handle_user_event(inner, target),
             Event::WindowEvent {
@@ -1002,6 +1013,9 @@ impl Host {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
         }
         if let Some(at) = self.poll_watchdog(target) {
+            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+        }
+        if let Some(at) = self.refill_pool(idle_turn, target) {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
         }
         if let Some(idle) = self.session_idle {
@@ -1492,10 +1506,7 @@ impl Host {
         open: &SurfaceOpen,
         target: &EventLoopWindowTarget<HostEvent>,
     ) -> Result<(SurfaceView, Rc<Backlog>, DocumentLayout), ShellError> {
-        let mut token = [0u8; 16];
-        getrandom::fill(&mut token)
-            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
-        let token = SurfaceToken::from_random_bytes(token);
+        let token = self.surface_token()?;
         let mut options = self.document_options();
         if !open.assets.is_empty() {
             // R-SEC-3a: this Surface's own assets, and no other's.

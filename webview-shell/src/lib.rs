@@ -70,6 +70,7 @@ mod event;
 mod gate;
 mod host;
 mod platform;
+mod pool;
 mod probe;
 mod prompt;
 mod shell;

@@ -2,18 +2,19 @@
 //! front of them (R-SEC-8) and the cap on how many are open at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::net::{Ipv4Addr, TcpListener};
 use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
-use lineup_surface_runtime::SurfaceServer;
+use lineup_surface_runtime::{SurfaceServer, SurfaceToken};
 use tao::event_loop::EventLoopWindowTarget;
 
 use crate::config::{Placement, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
+use crate::pool::Pooled;
 use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
 use crate::probe::{network_verdict, probe_server, verdict, ProbeReport};
 use crate::view::{Slot, SurfaceView};
@@ -40,6 +41,8 @@ pub struct Shell {
     probe: RefCell<ProbeState>,
     /// The gates of views opened while the probe runs, settled by its verdict.
     gates: RefCell<Vec<Weak<Gate>>>,
+    /// Started, untaken views ([`ViewConfig::with_warm_pool`]), oldest first.
+    pool: RefCell<VecDeque<Pooled>>,
 }
 
 /// Where the isolation probe stands.
@@ -124,6 +127,7 @@ impl Shell {
                 canary,
             }))),
             gates: RefCell::new(Vec::new()),
+            pool: RefCell::new(VecDeque::new()),
         })
     }
 
@@ -151,6 +155,10 @@ impl Shell {
         drop(state);
         if let ProbeState::Running(probe) = previous {
             probe.view.close();
+        }
+        if outcome.is_err() {
+            // Nothing will be served: the started views go.
+            self.pool.borrow_mut().clear();
         }
         // R-SEC-8: the documents of views opened meanwhile are served only now, and only if
         // the probe passed.
@@ -209,22 +217,79 @@ impl Shell {
         placement: Placement<'_>,
         events: impl Fn(ViewEvent) + 'static,
     ) -> Result<SurfaceView, ShellError> {
-        let gate = match self.probe_status() {
-            ProbeStatus::Passed => Gate::open(),
-            ProbeStatus::Pending => Gate::held(),
+        let passed = match self.probe_status() {
+            ProbeStatus::Passed => true,
+            ProbeStatus::Pending => false,
             ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
         };
-        let view = self.create(
-            target,
-            server,
-            placement,
-            Box::new(events),
-            Rc::clone(&gate),
-        )?;
-        if gate.is_held() {
+        let pooled = matches!(placement, Placement::Window { .. })
+            && self
+                .pool
+                .borrow()
+                .front()
+                .is_some_and(|p| &p.token == server.token());
+        let (view, gate) = if pooled {
+            let slot = Slot::take(&self.live, self.config.max_views())?;
+            let pooled = self
+                .pool
+                .borrow_mut()
+                .pop_front()
+                .ok_or(ShellError::NoContainer)?;
+            let (inner, gate) = pooled.bind(server, &placement, Box::new(events))?;
+            (SurfaceView::new(inner, slot), gate)
+        } else {
+            let gate = if passed { Gate::open() } else { Gate::held() };
+            let view = self.create(
+                target,
+                server,
+                placement,
+                Box::new(events),
+                Rc::clone(&gate),
+            )?;
+            (view, gate)
+        };
+        if passed {
+            gate.pass();
+        } else {
             self.gates.borrow_mut().push(Rc::downgrade(&gate));
         }
         Ok(view)
+    }
+
+    /// The token of the pool view the next [`Shell::open_gated`] in a window takes, if one is
+    /// ready: the Surface's server must be made for it. Views whose web process ended while
+    /// they waited are dropped here.
+    pub fn pooled_token(&self) -> Option<SurfaceToken> {
+        let mut pool = self.pool.borrow_mut();
+        pool.retain(Pooled::usable);
+        pool.front().map(|p| p.token.clone())
+    }
+
+    /// How many started views wait in the pool.
+    pub fn pooled(&self) -> usize {
+        self.pool.borrow().len()
+    }
+
+    /// Starts one pool view if the pool is below [`ViewConfig::warm_pool`], the open and
+    /// pooled views together stay within [`ViewConfig::max_views`] (the process cap), and the
+    /// probe has not failed; returns whether the pool still wants more.
+    pub fn fill_pool<T: 'static>(&self, target: &EventLoopWindowTarget<T>) -> bool {
+        let want = self.config.warm_pool();
+        let have = self.pooled();
+        if have >= want || matches!(self.probe_status(), ProbeStatus::Failed(_)) {
+            return false;
+        }
+        if self.live.get() + have >= self.config.max_views() {
+            return false;
+        }
+        match Pooled::start(target, &self.config) {
+            Ok(view) => self.pool.borrow_mut().push_back(view),
+            Err(e) => {
+                tracing::warn!("cannot start a pool view: {e}");
+                return false;
+            }
+        }
+        self.pooled() < want
     }
 
     fn create<T: 'static>(

@@ -163,6 +163,32 @@ impl PlatformView {
         })
     }
 
+    /// Gives a pool view (started hidden, its document request held at its gate) to a Surface:
+    /// `server` (under the token the view was started with) answers its scheme from now on, and
+    /// the window gets the Surface's title and size and is shown. The caller opens the gate.
+    pub(crate) fn bind(
+        &self,
+        server: SurfaceServer,
+        title: &str,
+        width: u32,
+        height: u32,
+    ) -> Result<(), ShellError> {
+        if server.url() != self.url {
+            return Err(ShellError::Platform(
+                "a pool view can only serve the token it was started with".to_owned(),
+            ));
+        }
+        *self.server.borrow_mut() = server;
+        if let Container::Window(window) = &self.container {
+            window.set_title(title);
+            window.set_inner_size(LogicalSize::new(width, height));
+            window.set_visible(true);
+        }
+        self.webview.set_visible(true).map_err(wry_error)?;
+        self.webview.focus().map_err(wry_error)?;
+        Ok(())
+    }
+
     /// The document's URL.
     pub(crate) fn url(&self) -> &str {
         &self.url
