@@ -14,8 +14,8 @@ use crate::config::{Placement, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
-use crate::pool::Pooled;
 use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
+use crate::pool::Pooled;
 use crate::probe::{network_verdict, probe_server, verdict, ProbeReport};
 use crate::view::{Slot, SurfaceView};
 
@@ -43,6 +43,8 @@ pub struct Shell {
     gates: RefCell<Vec<Weak<Gate>>>,
     /// Started, untaken views ([`ViewConfig::with_warm_pool`]), oldest first.
     pool: RefCell<VecDeque<Pooled>>,
+    /// How many views were taken from the pool.
+    taken: Cell<u64>,
 }
 
 /// Where the isolation probe stands.
@@ -128,6 +130,7 @@ impl Shell {
             }))),
             gates: RefCell::new(Vec::new()),
             pool: RefCell::new(VecDeque::new()),
+            taken: Cell::new(0),
         })
     }
 
@@ -236,6 +239,7 @@ impl Shell {
                 .pop_front()
                 .ok_or(ShellError::NoContainer)?;
             let (inner, gate) = pooled.bind(server, &placement, Box::new(events))?;
+            self.taken.set(self.taken.get() + 1);
             (SurfaceView::new(inner, slot), gate)
         } else {
             let gate = if passed { Gate::open() } else { Gate::held() };
@@ -268,6 +272,11 @@ impl Shell {
     /// How many started views wait in the pool.
     pub fn pooled(&self) -> usize {
         self.pool.borrow().len()
+    }
+
+    /// How many views Surfaces took from the pool so far (each once).
+    pub fn pool_taken(&self) -> u64 {
+        self.taken.get()
     }
 
     /// Starts one pool view if the pool is below [`ViewConfig::warm_pool`], the open and

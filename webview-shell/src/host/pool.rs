@@ -20,6 +20,11 @@ impl Host {
         self.shell.pooled()
     }
 
+    /// How many Surfaces got their view from the warm pool so far.
+    pub fn pool_taken(&self) -> u64 {
+        self.shell.pool_taken()
+    }
+
     /// The token of the Surface about to be created: the next pool view's, when Surfaces get
     /// windows of their own and one waits (the document is then made for that view), else a
     /// fresh random one for a cold view.
