@@ -1002,12 +1002,35 @@ fn child(args: &[String]) -> Result<(), String> {
             let mut phases = serde_json::Map::new();
             let mut views = Vec::new();
             if let Some(kind) = kind {
+                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
                 views.push(lab.open_raw(kind, &bytes)?.0);
             } else {
+                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
                 lab.start_host(HostBuilder::new())?;
                 phases.insert("host_built_ms".to_owned(), json!(ms(start.elapsed())));
-                let took = lab.open_ours("first", &app, None)?;
-                phases.insert("open_to_ready_ms".to_owned(), json!(ms(took)));
+                let bytes = lab.envelope(
+                    "lineup.v1.ui.open",
+                    json!({ "instance_id": "first", "app": app }),
+                );
+                lab.send(bytes)?;
+                let mut passed = None;
+                let ready = lab.pump(Duration::from_secs(30), |h, rec, _| {
+                    if passed.is_none()
+                        && h.is_some_and(|h| {
+                            h.probe_status() == lineup_webview_shell::ProbeStatus::Passed
+                        })
+                    {
+                        passed = Some(start.elapsed());
+                    }
+                    rec.ready.borrow().contains_key("first")
+                });
+                if !ready {
+                    return Err("the first Surface did not become ready".to_owned());
+                }
+                phases.insert(
+                    "probe_passed_ms".to_owned(),
+                    json!(passed.map(ms).unwrap_or_default()),
+                );
             }
             phases.insert("main_to_ready_ms".to_owned(), json!(ms(start.elapsed())));
             println!("RESULT {}", Value::Object(phases));

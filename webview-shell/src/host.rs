@@ -1032,7 +1032,8 @@ impl Host {
         } else if self.probe_reported {
             wakeup.map_or(ControlFlow::Wait, ControlFlow::WaitUntil)
         } else {
-            let soon = Instant::now() + Duration::from_millis(50);
+            // The probe's verdict gates the first Surfaces' documents (R-SEC-8): look often.
+            let soon = Instant::now() + Duration::from_millis(10);
             ControlFlow::WaitUntil(wakeup.map_or(soon, |w| w.min(soon)))
         }
     }
