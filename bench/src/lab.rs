@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use tao::event_loop::{ControlFlow, EventLoop};
 use tao::platform::run_return::EventLoopExtRunReturn;
 
+use crate::phases::Phases;
 use crate::raw::{epoch_ms, Inbox, Kind, RawView};
 
 /// One outbound `ui.event` the agent received.
@@ -106,6 +107,11 @@ pub(crate) struct Lab {
     pub(crate) handle: Option<HostHandle>,
     pub(crate) rec: Rc<Recorder>,
     pub(crate) inbox: Rc<Inbox>,
+    /// The shell's open phases, timestamped.
+    pub(crate) phases: Phases,
+    /// Phase offsets of each cold and warm open of ours (ms after the open was sent).
+    pub(crate) profile: Vec<Vec<(String, f64)>>,
+    pub(crate) warm_profile: Vec<Vec<(String, f64)>>,
     next_id: u64,
     next_view: u64,
 }
@@ -132,6 +138,9 @@ impl Lab {
             handle: None,
             rec: Rc::new(Recorder::default()),
             inbox: Rc::new(Inbox::default()),
+            phases: Phases::install(),
+            profile: Vec::new(),
+            warm_profile: Vec::new(),
             next_id: 0,
             next_view: 0,
         })

@@ -15,6 +15,8 @@
 mod lab;
 #[cfg(target_os = "linux")]
 mod measure;
+#[cfg(target_os = "linux")]
+mod phases;
 mod procs;
 #[cfg(target_os = "linux")]
 mod raw;

@@ -277,6 +277,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
     ));
 
     let cold_baselines = (plain.clone(), hardened.clone());
+    let cold_profile = std::mem::take(&mut lab.profile);
 
     // Patch → onState → event back, in process, by state size.
     let max_state = max_state_pad(&mut lab);
@@ -395,6 +396,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
         )
         .with_note("baselines: raw cold opens (raw wry has no pool)"),
     );
+    let warm_profile = std::mem::take(&mut lab.warm_profile);
     drop(lab);
 
     // Fresh processes: first Surface after start, and memory.
@@ -474,10 +476,81 @@ fn run(plan: Plan) -> Result<Measured, String> {
     memory.insert("ours-pool_1".to_owned(), pooled);
     details.insert("memory".to_owned(), Value::Object(memory));
     details.insert(
+        "open_profile_cold".to_owned(),
+        profile_summary(&cold_profile),
+    );
+    details.insert(
+        "open_profile_warm".to_owned(),
+        profile_summary(&warm_profile),
+    );
+    details.insert(
         "total_seconds".to_owned(),
         json!(round(started.elapsed().as_secs_f64())),
     );
     Ok((figures, Value::Object(details)))
+}
+
+/// Each phase's first time after `start` (ms), and the bridge's `ready`.
+///
+/// Only the phases of this Surface's own document URL count, and with `unlabelled` those that
+/// name no URL (the web-process spawn); a warm pool refilling meanwhile reports phases of
+/// another URL.
+fn phase_offsets(
+    lab: &Lab,
+    start: Instant,
+    instance: &str,
+    unlabelled: bool,
+) -> Vec<(String, f64)> {
+    let url = lab
+        .rec
+        .keys
+        .borrow()
+        .get(instance)
+        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
+        .map(|v| v.url().to_owned());
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (at, name, of) in lab.phases.take() {
+        let ours = match &of {
+            Some(of) => url.as_deref() == Some(of.as_str()),
+            None => unlabelled,
+        };
+        if ours && at >= start && !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, ms(at.duration_since(start))));
+        }
+    }
+    if let Some(at) = lab.rec.ready.borrow().get(instance) {
+        out.push(("bridge_ready".to_owned(), ms(at.duration_since(start))));
+    }
+    out
+}
+
+/// The median of each phase over `samples`, in the order phases happen.
+pub(crate) fn profile_summary(samples: &[Vec<(String, f64)>]) -> Value {
+    let mut names: Vec<String> = Vec::new();
+    for sample in samples {
+        for (name, _) in sample {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    let mut rows: Vec<(String, f64, usize)> = names
+        .into_iter()
+        .map(|name| {
+            let values: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| s.iter().find(|(n, _)| *n == name).map(|(_, v)| *v))
+                .collect();
+            let p50 = report::percentile(&values, 50.0);
+            (name, p50, values.len())
+        })
+        .collect();
+    rows.sort_by(|a, b| a.1.total_cmp(&b.1));
+    Value::Array(
+        rows.into_iter()
+            .map(|(phase, p50, n)| json!({ "phase": phase, "p50_ms_after_open": round(p50), "n": n }))
+            .collect(),
+    )
 }
 
 /// Samples of ours, raw plain and raw hardened.
@@ -493,7 +566,10 @@ fn open_samples(
     let (mut ours, mut plain, mut hardened) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..n {
         let instance = format!("open{i}");
+        lab.phases.take();
+        let start = Instant::now();
         ours.push(ms(lab.open_ours(&instance, app, None)?));
+        lab.profile.push(phase_offsets(lab, start, &instance, true));
         lab.close_ours(&instance)?;
         lab.settle(Duration::from_millis(150));
         for (kind, out) in [(Kind::Plain, &mut plain), (Kind::Hardened, &mut hardened)] {
@@ -524,7 +600,11 @@ fn warm_samples(lab: &mut Lab, n: usize, app: &Value) -> Result<Vec<f64>, String
         }
         lab.settle(Duration::from_millis(400));
         let instance = format!("warm{i}");
+        lab.phases.take();
+        let start = Instant::now();
         out.push(ms(lab.open_ours(&instance, app, None)?));
+        lab.warm_profile
+            .push(phase_offsets(lab, start, &instance, false));
         lab.close_ours(&instance)?;
     }
     Ok(out)
@@ -1106,7 +1186,7 @@ fn render_markdown(document: &Value, table: &str) -> String {
          {} ({} cores), {} memory, Linux {}, WebKitGTK {}, {} build; mode `{}`.\n\n\
          ## Results\n\n{table}\n\
          Details (coalescing counters, per-phase timings, process counts) are in \
-         `BENCHMARKS.json`.\n",
+         `BENCHMARKS.json`.\n\n{}",
         machine["cpu"].as_str().unwrap_or("?"),
         machine["cores"],
         machine["memory"].as_str().unwrap_or("?"),
@@ -1114,5 +1194,61 @@ fn render_markdown(document: &Value, table: &str) -> String {
         machine["webkitgtk"].as_str().unwrap_or("?"),
         machine["build"].as_str().unwrap_or("?"),
         document["mode"].as_str().unwrap_or("?"),
+        profile_markdown(document),
     )
+}
+
+/// Where an open's time goes: the shell's phases (median ms after the `ui.open` was handed to
+/// the host), cold and from the pool, and the first Surface's phases after process start.
+fn profile_markdown(document: &Value) -> String {
+    let details = &document["details"];
+    let mut out = String::from(
+        "## Where the time of an open goes\n\n\
+         Phases the shell reports under the `lineup_phase` tracing target, median milliseconds \
+         after the `ui.open` was handed to the host (`web_process_spawn` is WebKit's \
+         `initialize-web-extensions`, emitted as it starts a web process; `request_served` is \
+         the Surface scheme answering the document request; `bridge_ready` is the bridge's \
+         `ready` reaching the host).\n\n",
+    );
+    for (title, key) in [
+        ("Cold open", "open_profile_cold"),
+        ("Open from the warm pool", "open_profile_warm"),
+    ] {
+        out.push_str(&format!(
+            "{title}:\n\n| phase | p50 (ms) | n |\n| --- | --- | --- |\n"
+        ));
+        for row in details[key].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                row["phase"].as_str().unwrap_or("?"),
+                row["p50_ms_after_open"],
+                row["n"]
+            ));
+        }
+        out.push('\n');
+    }
+    let firsts = details["first_surface_phases"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let median = |key: &str| {
+        let values: Vec<f64> = firsts.iter().filter_map(|p| p[key].as_f64()).collect();
+        round(report::percentile(&values, 50.0))
+    };
+    out.push_str(&format!(
+        "First Surface after process start (median ms after `main`, {} samples): event loop \
+         created {}, host built and probe started {}, probe passed {}, first Surface ready {}. \
+         The Surface's view and web process start beside the probe's and its document waits at \
+         the gate, so it is ready a few milliseconds after the verdict: what remains in front of \
+         it is the probe itself (its own web process, its page's report, then the \
+         {} ms it waits for a connection its page's preconnect must not make, R-SEC-3), which \
+         no configuration shortens without weakening the check.\n",
+        firsts.len(),
+        median("event_loop_ms"),
+        median("host_built_ms"),
+        median("probe_passed_ms"),
+        median("main_to_ready_ms"),
+        300,
+    ));
+    out
 }

@@ -98,6 +98,9 @@ impl PlatformView {
     ) -> Result<Self, ShellError> {
         let queue = EventQueue::new(sink);
         let url = server.url();
+        // The phases of an open, for `lineup-bench`'s profile (#12); off unless a subscriber
+        // asks for the `lineup_phase` target.
+        tracing::debug!(target: "lineup_phase", phase = "view_start", %url);
         let server = Rc::new(RefCell::new(server));
         let mut key = [0u8; 16];
         getrandom::fill(&mut key)
@@ -105,6 +108,7 @@ impl PlatformView {
         let delivery = DeliveryKey::from_random_bytes(key);
 
         let context = surface_context(config, Rc::clone(&server), &queue, gate)?;
+        tracing::debug!(target: "lineup_phase", phase = "context_created", %url);
         // A blank view of the new context; the wry view is created as its related view, which
         // puts it in this context and nowhere else.
         let seed = webkit2gtk::WebView::with_context(&context);
@@ -148,6 +152,7 @@ impl PlatformView {
 
         // Loaded only now that every policy handler is connected.
         webview.load_url(&url).map_err(wry_error)?;
+        tracing::debug!(target: "lineup_phase", phase = "load_started", %url);
 
         Ok(Self {
             webview,
@@ -404,6 +409,9 @@ fn surface_context(
     // R-UI-11: navigator.language(s) and Intl's default locale, before the first load.
     let language = config.effective_language();
     context.set_preferred_languages(&[language.as_str()]);
+    context.connect_initialize_web_extensions(|_| {
+        tracing::debug!(target: "lineup_phase", phase = "web_process_spawn");
+    });
     context.set_cache_model(CacheModel::DocumentViewer);
     context.set_automation_allowed(false);
     context.set_spell_checking_enabled(false);
@@ -475,6 +483,7 @@ fn serve(server: &SurfaceServer, request: &URISchemeRequest) {
         .http_method()
         .map(|m| m.to_string())
         .unwrap_or_else(|| "GET".to_owned());
+    tracing::debug!(target: "lineup_phase", phase = "request_served", %uri);
     let response = server.respond(&method, &uri);
     if response.status != 200 {
         tracing::debug!(%uri, status = response.status, "surface scheme request refused");
@@ -694,6 +703,7 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         LoadEvent::Committed => {
             let uri = view.uri().map(|u| u.to_string()).unwrap_or_default();
             if same_document(&document, &uri) {
+                tracing::debug!(target: "lineup_phase", phase = "committed", %uri);
                 push(&q, ViewEvent::DocumentCommitted);
             } else {
                 tracing::warn!(%uri, "the main frame committed a document that is not the surface's");
