@@ -115,6 +115,7 @@ impl Figure {
         json!({
             "name": self.name,
             "unit": self.unit,
+            "stats": self.stats,
             "ours": self.ours,
             "plain": self.plain,
             "hardened": self.hardened,
@@ -184,6 +185,49 @@ pub(crate) fn table(figures: &[Figure]) -> String {
     out
 }
 
+/// A figure back from its JSON (`Figure::to_json`).
+pub(crate) fn from_json(value: &Value) -> Figure {
+    let unit = match value["unit"].as_str() {
+        Some("MiB") => "MiB",
+        Some("1/s") => "1/s",
+        _ => "ms",
+    };
+    let known = ["p50", "p95", "p99", "value"];
+    let mut stats: Vec<&'static str> = value["stats"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| known.iter().copied().find(|k| Some(*k) == s.as_str()))
+        .collect();
+    if stats.is_empty() {
+        stats = known
+            .iter()
+            .copied()
+            .filter(|k| {
+                value["ratio_ours_over_plain"].get(*k).is_some()
+                    || value["ratio_ours_over_hardened"].get(*k).is_some()
+            })
+            .collect();
+    }
+    if stats.is_empty() {
+        stats = if value["ours"].get("value").is_some() {
+            vec!["value"]
+        } else {
+            vec!["p50", "p99"]
+        };
+    }
+    let some = |v: &Value| (!v.is_null()).then(|| v.clone());
+    Figure {
+        name: value["name"].as_str().unwrap_or_default().to_owned(),
+        unit,
+        stats,
+        ours: value["ours"].clone(),
+        plain: some(&value["plain"]),
+        hardened: some(&value["hardened"]),
+        note: value["note"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
 /// The figures as a Markdown table.
 pub(crate) fn markdown_table(figures: &[Figure]) -> String {
     let mut out = format!("| {} |\n|{}\n", HEADER.join(" | "), " --- |".repeat(7));
@@ -214,6 +258,8 @@ mod tests {
         let j = f.to_json();
         assert_eq!(j["ratio_ours_over_plain"]["p50"], 2.0);
         assert_eq!(j["ratio_ours_over_hardened"]["p50"], 0.5);
-        assert!(table(&[f]).contains("2.00×"));
+        assert!(table(std::slice::from_ref(&f)).contains("2.00×"));
+        let back = from_json(&f.to_json());
+        assert_eq!(back.to_json(), f.to_json());
     }
 }
