@@ -1250,8 +1250,9 @@ fn targets_markdown(figures: &[Figure]) -> String {
             0.1,
             "the pooled view has its context and sandboxed web process already and its document \
              is served within a millisecond of the open, but the page commits ~50 ms after that \
-             (a cold view: ~10 ms; see the profile below). Not yet isolated; the likely cause is \
-             that the view is hidden until taken, so WebKit runs its page as a background page",
+             (a cold view: ~10 ms; see the profile below), and `ready` ~20 ms after the commit. \
+             Not caused by the pool view being hidden until taken (a visible pool view, tried \
+             once, committed as late); not isolated further",
         ),
         (
             "first Surface after start ≤ 1.2× raw plain first",
