@@ -1539,31 +1539,31 @@ impl Host {
         let limit = self.sessions.limits().max_pending_bridge_messages;
         let diagnostics_limit = self.sessions.limits().max_pending_diagnostics;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
-        let view = self
-            .shell
-            .open_gated(target, server, placement, move |event| {
-                if let ViewEvent::Ipc(raw) = &event {
-                    // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
-                    let (waiting, dropped, limit) = if is_diagnostic(raw) {
-                        (
-                            &counted.diagnostics_in_flight,
-                            &counted.diagnostics_dropped,
-                            diagnostics_limit,
-                        )
-                    } else {
-                        (&counted.in_flight, &counted.dropped, limit)
-                    };
-                    if waiting.get() >= limit {
-                        dropped.set(dropped.get() + 1);
-                        return;
-                    }
-                    waiting.set(waiting.get() + 1);
+        // R-SEC-8: created at once; its document waits for the probe's verdict.
+        let shell = &self.shell;
+        let view = shell.open_gated(target, server, placement, move |event| {
+            if let ViewEvent::Ipc(raw) = &event {
+                // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
+                let (waiting, dropped, limit) = if is_diagnostic(raw) {
+                    (
+                        &counted.diagnostics_in_flight,
+                        &counted.diagnostics_dropped,
+                        diagnostics_limit,
+                    )
+                } else {
+                    (&counted.in_flight, &counted.dropped, limit)
+                };
+                if waiting.get() >= limit {
+                    dropped.set(dropped.get() + 1);
+                    return;
                 }
-                let _ = proxy.send_event(HostEvent(Inner::View {
-                    key: key.clone(),
-                    event,
-                }));
-            })?;
+                waiting.set(waiting.get() + 1);
+            }
+            let _ = proxy.send_event(HostEvent(Inner::View {
+                key: key.clone(),
+                event,
+            }));
+        })?;
         Ok((view, backlog, layout))
     }
 
