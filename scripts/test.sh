@@ -26,4 +26,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
 
+step "bench: lineup-bench --quick (completes and writes valid JSON; no timing asserts)"
+cargo build -p lineup-cli -p lineup-bench
+bench_json="$(mktemp -t lineup-bench.XXXXXX.json)"
+# lineup-bench reads the JSON back and exits non-zero unless it parses with its figures in it.
+xvfb-run -a -s "-screen 0 1280x1024x24" target/debug/lineup-bench --quick --out "$bench_json"
+rm -f "$bench_json"
+
 printf '\nlineup-host tests: all passed\n'

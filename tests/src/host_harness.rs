@@ -548,6 +548,25 @@ impl HostHarness {
         Ok(t)
     }
 
+    /// Builds a host like [`HostHarness::host`] but returns at once, its isolation probe still
+    /// running: for what happens to Surfaces opened before the verdict (R-SEC-8).
+    pub fn host_unprobed(&mut self, builder: HostBuilder) -> Result<TestHost, String> {
+        let rec = Recorder::default();
+        let host = builder
+            .delegate(rec.clone())
+            .on_outbound(rec.on_outbound())
+            .build(&self.event_loop)
+            .map_err(|e| format!("host did not build: {e}"))?;
+        let handle = host.handle();
+        Ok(TestHost {
+            host,
+            rec,
+            agent: Agent::default(),
+            handle,
+            exited: false,
+        })
+    }
+
     /// Runs the loop, every event going through [`Host::handle_event`], until `cond` holds,
     /// `deadline` passes or the host asks the loop to exit. Returns whether `cond` held.
     pub fn wait_until(

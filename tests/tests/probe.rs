@@ -12,7 +12,7 @@ use lineup_tests::home::private_home;
 use lineup_tests::procs::{mount_namespace, web_processes};
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
-use lineup_webview_shell::{Placement, ProbeStatus, Shell, ShellError, ViewConfig};
+use lineup_webview_shell::{Placement, ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use tao::event_loop::EventLoop;
 
 fn main() {
@@ -29,6 +29,14 @@ fn main() {
     harness.run(
         "r_sec_8_probe_that_cannot_finish_fails_closed",
         fails_closed,
+    );
+    harness.run(
+        "r_sec_8_gated_view_is_served_only_after_the_probe_passed",
+        gated_served_after_pass,
+    );
+    harness.run(
+        "r_sec_8_gated_view_is_never_served_when_the_probe_fails",
+        gated_fails_closed,
     );
     harness.run(
         "max_views_refuses_the_next_surface_until_one_closes",
@@ -158,6 +166,82 @@ fn fails_closed(h: &mut Harness) -> Outcome {
         matches!(refused, Err(ShellError::ProbeFailed { .. })),
         "open after a failed probe must be refused, got {refused:?}"
     );
+    Ok(())
+}
+
+/// The first Surface no longer waits for the probe (#12): `open_gated` creates its view while the
+/// probe runs, but the page's document (and so its script) is served only once the probe passed.
+fn gated_served_after_pass(h: &mut Harness) -> Outcome {
+    let shell = Shell::start(&h.event_loop, ViewConfig::default()).map_err(|e| e.to_string())?;
+    let page = Page::new("<p>early</p>", "");
+    let log = Log::default();
+    let view = shell
+        .open_gated(&h.event_loop, h.server(&page), window(), log.sink())
+        .map_err(|e| format!("a gated open while the probe runs must succeed: {e}"))?;
+    ensure!(
+        shell.probe_status() == ProbeStatus::Pending,
+        "the view must have been created while the probe was pending"
+    );
+    // The gate opens inside `probe_status`; a `ready` seen before any call that returned
+    // `Passed` would be a document served before the verdict.
+    let (mut passed, mut early) = (false, false);
+    let ready = pump(&mut h.event_loop, &[], Duration::from_secs(30), || {
+        if log.ready() && !passed {
+            early = true;
+        }
+        passed = passed || shell.probe_status() == ProbeStatus::Passed;
+        log.ready()
+    });
+    ensure!(!early, "the page ran before the probe passed");
+    ensure!(passed, "probe did not pass: {:?}", shell.probe_status());
+    ensure!(
+        ready,
+        "the held document was not served after the probe passed: {:?}",
+        log.events()
+    );
+    view.close();
+    Ok(())
+}
+
+/// Fail-closed with the new order: a view opened while the probe runs never gets its document
+/// when the probe then fails (here: it cannot report within 50 ms), and nothing of the page runs.
+fn gated_fails_closed(h: &mut Harness) -> Outcome {
+    let config = ViewConfig::default().with_probe_timeout(Duration::from_millis(50));
+    let shell = Shell::start(&h.event_loop, config).map_err(|e| e.to_string())?;
+    let page = Page::new("<p>never</p>", "post('ran', {});");
+    let log = Log::default();
+    let view = shell.open_gated(&h.event_loop, h.server(&page), window(), log.sink());
+    ensure!(
+        view.is_ok(),
+        "a gated open while the probe runs must create the view, got {view:?}"
+    );
+    pump(&mut h.event_loop, &[], Duration::from_secs(30), || {
+        shell.probe_status() != ProbeStatus::Pending
+    });
+    let status = shell.probe_status();
+    ensure!(
+        matches!(&status, ProbeStatus::Failed(reason) if reason.contains("did not report")),
+        "a probe past its deadline must fail, got {status:?}"
+    );
+    // Long enough for a served document to load, run its script and post.
+    h.settle(Duration::from_secs(3));
+    let ipc = log.count(|e| matches!(e, ViewEvent::Ipc(_)));
+    ensure!(
+        ipc == 0 && !log.ready() && log.posts("ran").is_empty(),
+        "the page of a gated view ran although the probe failed: {:?}",
+        log.events()
+    );
+    ensure!(
+        !log.has(|e| matches!(e, ViewEvent::DocumentCommitted)),
+        "a document was committed although the probe failed: {:?}",
+        log.events()
+    );
+    let later = shell.open_gated(&h.event_loop, h.server(&page), window(), |_| {});
+    ensure!(
+        matches!(later, Err(ShellError::ProbeFailed { .. })),
+        "a gated open after a failed probe must be refused, got {later:?}"
+    );
+    drop(view);
     Ok(())
 }
 

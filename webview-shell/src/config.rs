@@ -41,6 +41,7 @@ pub struct ViewConfig {
     probe_timeout: Duration,
     language: Option<LanguageTag>,
     text_zoom: f64,
+    warm_pool: usize,
 }
 
 // `text_zoom` is always finite (see `with_text_zoom`), so equality is total.
@@ -58,6 +59,7 @@ impl Default for ViewConfig {
             probe_timeout: Duration::from_secs(20),
             language: None,
             text_zoom: 1.0,
+            warm_pool: 0,
         }
     }
 }
@@ -93,7 +95,26 @@ impl ViewConfig {
         self
     }
 
-    /// How long the isolation probe may take before it counts as failed.
+    /// Keeps `views` blank, isolated webviews started ahead of the Surfaces that will use them
+    /// (#12): each with its own ephemeral context and sandboxed web process, already loading its
+    /// own future document URL, whose request is held until a Surface takes the view and binds
+    /// its server. A pool view is used once and never reused; it counts toward
+    /// [`ViewConfig::max_views`] (the process cap) with the open views, and is refilled one per
+    /// idle turn of the event loop. 0 (the default) disables the pool; each pool view costs a
+    /// web process (about 70–80 MiB PSS) while it waits. Only views in a window of their own
+    /// come from the pool.
+    pub fn with_warm_pool(mut self, views: usize) -> Self {
+        self.warm_pool = views;
+        self
+    }
+
+    /// How many blank, isolated views are kept started for the next Surfaces (0: none); see
+    /// [`ViewConfig::with_warm_pool`].
+    pub fn warm_pool(&self) -> usize {
+        self.warm_pool
+    }
+
+    /// How long the isolation probe may take before it counts as failed (R-SEC-8).
     pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
         self

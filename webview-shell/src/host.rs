@@ -17,7 +17,7 @@ use lineup_host_core::{
     SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
-    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken, SCHEME,
+    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
 };
 use tao::dpi::LogicalSize;
 use tao::event::{Event, WindowEvent};
@@ -41,6 +41,7 @@ use crate::view::SurfaceView;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 
 mod link;
+mod pool;
 mod recovery;
 mod standby;
 
@@ -577,6 +578,15 @@ impl HostBuilder {
         self
     }
 
+    /// Keeps `views` blank, isolated webviews started for the next Surfaces (#12), so that an
+    /// open skips starting a web context and a sandboxed web process; see
+    /// [`ViewConfig::with_warm_pool`]. Default 0 (off): each waiting view costs a web process
+    /// (about 70–80 MiB PSS). Only Surfaces in windows of their own use the pool.
+    pub fn warm_pool(mut self, views: usize) -> Self {
+        self.view_config = self.view_config.with_warm_pool(views);
+        self
+    }
+
     /// Turns the hang watchdog off: a page that stops answering stays as it is (a crash is
     /// still detected and recovered). A page paused in the web inspector's debugger does not
     /// answer either, so turn it off where devtools are on.
@@ -672,8 +682,10 @@ impl HostBuilder {
         DangerousHostBuilder(self)
     }
 
-    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). Surfaces
-    /// opened before the probe passes wait for it; if it fails, they are refused.
+    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
+    /// opened before the probe passes gets its view at once, side by side with the probe's, but
+    /// its document is held until the probe passed; if the probe fails, that Surface is closed
+    /// unserved and its open fails (`surface_failed` upstream), and later opens are refused.
     pub fn build(self, event_loop: &EventLoop<HostEvent>) -> Result<Host, ShellError> {
         let mut prefix = [0u8; 6];
         getrandom::fill(&mut prefix)
@@ -757,7 +769,7 @@ impl HostBuilder {
             outbound: self.outbound,
             delegate: self.delegate,
             views: BTreeMap::new(),
-            waiting: VecDeque::new(),
+            held: Vec::new(),
             probe_reported: false,
             exit: false,
             reopen: self.reopen,
@@ -911,8 +923,8 @@ pub struct Host {
     delegate: Box<dyn HostDelegate>,
     /// Every open webview, by session and instance (instance ids are scoped to their session).
     views: BTreeMap<(SessionId, InstanceId), Live>,
-    /// Opens that arrived before the isolation probe passed.
-    waiting: VecDeque<SurfaceOpen>,
+    /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
+    held: Vec<SurfaceKey>,
     probe_reported: bool,
     exit: bool,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
@@ -1063,6 +1075,7 @@ impl Host {
         event: Event<'_, HostEvent>,
         target: &EventLoopWindowTarget<HostEvent>,
     ) -> ControlFlow {
+        let idle_turn = matches!(event, Event::MainEventsCleared);
         match event {
             Event::UserEvent(HostEvent(inner)) => self.handle_user_event(inner, target),
             Event::WindowEvent {
@@ -1078,6 +1091,9 @@ impl Host {
         if let Some(at) = self.poll_watchdog(target) {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
         }
+        if let Some(at) = self.refill_pool(idle_turn, target) {
+            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+        }
         if let Some(idle) = self.session_idle {
             for ended in self.sessions.end_idle(idle) {
                 self.apply(ended, None, target);
@@ -1089,10 +1105,11 @@ impl Host {
         }
         if self.exit {
             ControlFlow::Exit
-        } else if self.waiting.is_empty() && self.probe_reported {
+        } else if self.probe_reported {
             wakeup.map_or(ControlFlow::Wait, ControlFlow::WaitUntil)
         } else {
-            let soon = Instant::now() + Duration::from_millis(50);
+            // The probe's verdict gates the first Surfaces' documents (R-SEC-8): look often.
+            let soon = Instant::now() + Duration::from_millis(10);
             ControlFlow::WaitUntil(wakeup.map_or(soon, |w| w.min(soon)))
         }
     }
@@ -1440,17 +1457,18 @@ impl Host {
             ProbeStatus::Pending => {}
             ProbeStatus::Passed => {
                 self.probe_reported = true;
-                while let Some(open) = self.waiting.pop_front() {
-                    self.create(open, Kept::default(), target);
-                }
+                self.held.clear();
             }
             ProbeStatus::Failed(reason) => {
                 self.probe_reported = true;
                 self.delegate.notify_probe_failed(&reason);
-                while let Some(open) = self.waiting.pop_front() {
-                    let why = format!("the isolation probe failed (R-SEC-8): {reason}");
-                    let effects = self.in_session(&open.key, |s| s.open_failed(&open.key, &why));
+                let why = format!("the isolation probe failed (R-SEC-8): {reason}");
+                // Views created while the probe ran: their documents were never served (the
+                // gate refused them); they close, and the agent hears the open failed.
+                for key in std::mem::take(&mut self.held) {
+                    let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
                     self.apply(effects, None, target);
+                    self.destroy(&key);
                 }
             }
         }
@@ -1533,12 +1551,14 @@ impl Host {
         }
     }
 
+    /// R-SEC-8: the view is created at once, even while the isolation probe runs; its document
+    /// is then held until the probe passed ([`Shell::open_gated`]), and the view closed with
+    /// `open_failed` if it failed ([`Host::poll_probe`]).
     fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
-        if self.probe_reported {
-            self.create(open, Kept::default(), target);
-        } else {
-            self.waiting.push_back(open);
+        if !self.probe_reported {
+            self.held.push(open.key.clone());
         }
+        self.create(open, Kept::default(), target);
     }
 
     /// The one place where a Surface's webview is created; a reopened one keeps what its
@@ -1588,10 +1608,7 @@ impl Host {
         open: &SurfaceOpen,
         target: &EventLoopWindowTarget<HostEvent>,
     ) -> Result<(SurfaceView, Rc<Backlog>, DocumentLayout), ShellError> {
-        let mut token = [0u8; 16];
-        getrandom::fill(&mut token)
-            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
-        let token = SurfaceToken::from_random_bytes(token);
+        let token = self.surface_token()?;
         let mut options = self.document_options();
         if !open.assets.is_empty() {
             // R-SEC-3a: this Surface's own assets, and no other's.
@@ -1623,7 +1640,9 @@ impl Host {
         let limit = self.sessions.limits().max_pending_bridge_messages;
         let diagnostics_limit = self.sessions.limits().max_pending_diagnostics;
         // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
-        let view = self.shell.open(target, server, placement, move |event| {
+        // R-SEC-8: created at once; its document waits for the probe's verdict.
+        let shell = &self.shell;
+        let view = shell.open_gated(target, server, placement, move |event| {
             if let ViewEvent::Ipc(raw) = &event {
                 // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
                 let (waiting, dropped, limit) = if is_diagnostic(raw) {
@@ -1661,7 +1680,7 @@ impl Host {
             self.relayout();
         }
         self.watchdog.forget(key);
-        self.waiting.retain(|w| w.key != *key);
+        self.held.retain(|k| k != key);
     }
 
     /// Ends every session: Surfaces close silently; waiting calls are cancelled and their

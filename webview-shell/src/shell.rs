@@ -2,18 +2,20 @@
 //! front of them (R-SEC-8) and the cap on how many are open at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::net::{Ipv4Addr, TcpListener};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
-use lineup_surface_runtime::SurfaceServer;
+use lineup_surface_runtime::{SurfaceServer, SurfaceToken};
 use tao::event_loop::EventLoopWindowTarget;
 
 use crate::config::{Placement, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
+use crate::gate::Gate;
 use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
+use crate::pool::Pooled;
 use crate::probe::{network_verdict, probe_server, verdict, ProbeReport};
 use crate::view::{Slot, SurfaceView};
 
@@ -28,10 +30,21 @@ use crate::view::{Slot, SurfaceView};
 /// [`Shell::open`] refuses with [`ShellError::ProbePending`]; if any check fails or the probe
 /// takes longer than [`ViewConfig::probe_timeout`], it refuses for good with
 /// [`ShellError::ProbeFailed`]. The event loop must run for the probe to progress.
+///
+/// [`Shell::open_gated`] does not wait for the probe: the view (its context, window and
+/// sandboxed web process) is created at once, but every request for its document is held until
+/// the verdict, then served if the probe passed or refused if it failed, so no guest byte is
+/// served before the probe passed (R-SEC-8).
 pub struct Shell {
     config: ViewConfig,
     live: Rc<Cell<usize>>,
     probe: RefCell<ProbeState>,
+    /// The gates of views opened while the probe runs, settled by its verdict.
+    gates: RefCell<Vec<Weak<Gate>>>,
+    /// Started, untaken views ([`ViewConfig::with_warm_pool`]), oldest first.
+    pool: RefCell<VecDeque<Pooled>>,
+    /// How many views were taken from the pool.
+    taken: Cell<u64>,
 }
 
 /// Where the isolation probe stands.
@@ -99,6 +112,7 @@ impl Shell {
             placement,
             false,
             Box::new(move |event| record(&recorder, event)),
+            Gate::open(),
         )
         .map_err(|e| ShellError::ProbeFailed {
             reason: format!("the probe view could not be created: {e}"),
@@ -114,6 +128,9 @@ impl Shell {
                 processes_before,
                 canary,
             }))),
+            gates: RefCell::new(Vec::new()),
+            pool: RefCell::new(VecDeque::new()),
+            taken: Cell::new(0),
         })
     }
 
@@ -141,6 +158,20 @@ impl Shell {
         drop(state);
         if let ProbeState::Running(probe) = previous {
             probe.view.close();
+        }
+        if outcome.is_err() {
+            // Nothing will be served: the started views go.
+            self.pool.borrow_mut().clear();
+        }
+        // R-SEC-8: the documents of views opened meanwhile are served only now, and only if
+        // the probe passed.
+        let gates = std::mem::take(&mut *self.gates.borrow_mut());
+        for gate in gates.iter().filter_map(Weak::upgrade) {
+            if outcome.is_ok() {
+                gate.pass();
+            } else {
+                gate.refuse();
+            }
         }
         match outcome {
             Ok(()) => {
@@ -171,15 +202,115 @@ impl Shell {
             ProbeStatus::Pending => return Err(ShellError::ProbePending),
             ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
         }
+        self.create(target, server, placement, Box::new(events), Gate::open())
+    }
+
+    /// Like [`Shell::open`], but while the probe is pending the view is created at once and its
+    /// document held: no request of it is answered until the probe's verdict, then every one is
+    /// served if the probe passed and refused if it failed (the page never runs; the owner
+    /// closes the view when it hears of the failure). Refused after the probe failed, and when
+    /// [`ViewConfig::max_views`] views are open.
+    ///
+    /// This takes the probe out of the first Surface's way: the probe's web process and the
+    /// Surface's start side by side instead of one after the other.
+    pub fn open_gated<T: 'static>(
+        &self,
+        target: &EventLoopWindowTarget<T>,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        events: impl Fn(ViewEvent) + 'static,
+    ) -> Result<SurfaceView, ShellError> {
+        let passed = match self.probe_status() {
+            ProbeStatus::Passed => true,
+            ProbeStatus::Pending => false,
+            ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
+        };
+        let pooled = matches!(placement, Placement::Window { .. })
+            && self
+                .pool
+                .borrow()
+                .front()
+                .is_some_and(|p| &p.token == server.token());
+        let (view, gate) = if pooled {
+            let slot = Slot::take(&self.live, self.config.max_views())?;
+            let pooled = self
+                .pool
+                .borrow_mut()
+                .pop_front()
+                .ok_or(ShellError::NoContainer)?;
+            let (inner, gate) = pooled.bind(server, &placement, Box::new(events))?;
+            self.taken.set(self.taken.get() + 1);
+            (SurfaceView::new(inner, slot), gate)
+        } else {
+            let gate = if passed { Gate::open() } else { Gate::held() };
+            let view = self.create(
+                target,
+                server,
+                placement,
+                Box::new(events),
+                Rc::clone(&gate),
+            )?;
+            (view, gate)
+        };
+        if passed {
+            gate.pass();
+        } else {
+            self.gates.borrow_mut().push(Rc::downgrade(&gate));
+        }
+        Ok(view)
+    }
+
+    /// The token of the pool view the next [`Shell::open_gated`] in a window takes, if one is
+    /// ready: the Surface's server must be made for it. Views whose web process ended while
+    /// they waited are dropped here.
+    pub fn pooled_token(&self) -> Option<SurfaceToken> {
+        let mut pool = self.pool.borrow_mut();
+        pool.retain(Pooled::usable);
+        pool.front().map(|p| p.token.clone())
+    }
+
+    /// How many started views wait in the pool.
+    pub fn pooled(&self) -> usize {
+        self.pool.borrow().len()
+    }
+
+    /// How many views Surfaces took from the pool so far (each once).
+    pub fn pool_taken(&self) -> u64 {
+        self.taken.get()
+    }
+
+    /// Starts one pool view if the pool is below [`ViewConfig::warm_pool`], the open and
+    /// pooled views together stay within [`ViewConfig::max_views`] (the process cap), and the
+    /// probe has not failed; returns whether the pool still wants more.
+    pub fn fill_pool<T: 'static>(&self, target: &EventLoopWindowTarget<T>) -> bool {
+        let want = self.config.warm_pool();
+        let have = self.pooled();
+        if have >= want || matches!(self.probe_status(), ProbeStatus::Failed(_)) {
+            return false;
+        }
+        if self.live.get() + have >= self.config.max_views() {
+            return false;
+        }
+        match Pooled::start(target, &self.config) {
+            Ok(view) => self.pool.borrow_mut().push_back(view),
+            Err(e) => {
+                tracing::warn!("cannot start a pool view: {e}");
+                return false;
+            }
+        }
+        self.pooled() < want
+    }
+
+    fn create<T: 'static>(
+        &self,
+        target: &EventLoopWindowTarget<T>,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        events: Box<dyn Fn(ViewEvent)>,
+        gate: Rc<Gate>,
+    ) -> Result<SurfaceView, ShellError> {
         let slot = Slot::take(&self.live, self.config.max_views())?;
-        let inner = PlatformView::new(
-            target,
-            server,
-            &self.config,
-            placement,
-            true,
-            Box::new(events),
-        )?;
+        let inner = PlatformView::new(target, server, &self.config, placement, true, events, gate)?;
         Ok(SurfaceView::new(inner, slot))
     }
 

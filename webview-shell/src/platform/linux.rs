@@ -57,6 +57,7 @@ pub(crate) use network::refuse_all_network;
 use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
+use crate::gate::Gate;
 use crate::view::Hardening;
 
 /// Where the view sits: a window it owns, or a `gtk::Fixed` inside the embedder's window.
@@ -95,16 +96,21 @@ impl PlatformView {
         placement: Placement<'_>,
         visible: bool,
         sink: Box<dyn Fn(ViewEvent)>,
+        gate: Rc<Gate>,
     ) -> Result<Self, ShellError> {
         let queue = EventQueue::new(sink);
         let url = server.url();
+        // The phases of an open, for `lineup-bench`'s profile (#12); off unless a subscriber
+        // asks for the `lineup_phase` target.
+        tracing::debug!(target: "lineup_phase", phase = "view_start", %url);
         let server = Rc::new(RefCell::new(server));
         let mut key = [0u8; 16];
         getrandom::fill(&mut key)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let delivery = DeliveryKey::from_random_bytes(key);
 
-        let context = surface_context(config, Rc::clone(&server), &queue)?;
+        let context = surface_context(config, Rc::clone(&server), &queue, gate)?;
+        tracing::debug!(target: "lineup_phase", phase = "context_created", %url);
         // A blank view of the new context; the wry view is created as its related view, which
         // puts it in this context and nowhere else.
         let seed = webkit2gtk::WebView::with_context(&context);
@@ -148,6 +154,7 @@ impl PlatformView {
 
         // Loaded only now that every policy handler is connected.
         webview.load_url(&url).map_err(wry_error)?;
+        tracing::debug!(target: "lineup_phase", phase = "load_started", %url);
 
         Ok(Self {
             webview,
@@ -161,6 +168,32 @@ impl PlatformView {
             delivery,
             server,
         })
+    }
+
+    /// Gives a pool view (started hidden, its document request held at its gate) to a Surface:
+    /// `server` (under the token the view was started with) answers its scheme from now on, and
+    /// the window gets the Surface's title and size and is shown. The caller opens the gate.
+    pub(crate) fn bind(
+        &self,
+        server: SurfaceServer,
+        title: &str,
+        width: u32,
+        height: u32,
+    ) -> Result<(), ShellError> {
+        if server.url() != self.url {
+            return Err(ShellError::Platform(
+                "a pool view can only serve the token it was started with".to_owned(),
+            ));
+        }
+        *self.server.borrow_mut() = server;
+        if let Container::Window(window) = &self.container {
+            window.set_title(title);
+            window.set_inner_size(LogicalSize::new(width, height));
+            window.set_visible(true);
+        }
+        self.webview.set_visible(true).map_err(wry_error)?;
+        self.webview.focus().map_err(wry_error)?;
+        Ok(())
     }
 
     /// The document's URL.
@@ -349,6 +382,7 @@ fn surface_context(
     config: &ViewConfig,
     server: Rc<RefCell<SurfaceServer>>,
     queue: &Rc<EventQueue>,
+    gate: Rc<Gate>,
 ) -> Result<webkit2gtk::WebContext, ShellError> {
     let manager = webkit2gtk::WebsiteDataManager::builder()
         .is_ephemeral(true)
@@ -377,13 +411,31 @@ fn surface_context(
     // R-UI-11: navigator.language(s) and Intl's default locale, before the first load.
     let language = config.effective_language();
     context.set_preferred_languages(&[language.as_str()]);
+    context.connect_initialize_web_extensions(|_| {
+        tracing::debug!(target: "lineup_phase", phase = "web_process_spawn");
+    });
     context.set_cache_model(CacheModel::DocumentViewer);
     context.set_automation_allowed(false);
     context.set_spell_checking_enabled(false);
 
     // R-SEC-2: the document comes from the Surface's own server and nowhere else. Every host of
     // the scheme reaches this handler; the server answers only its own token.
-    context.register_uri_scheme(SCHEME, move |request| serve(&server.borrow(), request));
+    // R-SEC-8: a view opened while the isolation probe runs has its requests held at the gate
+    // until the verdict: served once it passed, refused if it failed.
+    context.register_uri_scheme(SCHEME, move |request| {
+        let server = Rc::clone(&server);
+        let request = request.clone();
+        gate.admit(Box::new(move |open| {
+            if open {
+                serve(&server.borrow(), &request);
+            } else {
+                request.finish_error(&mut glib::Error::new(
+                    glib::UriError::Failed,
+                    "the isolation probe failed (R-SEC-8)",
+                ));
+            }
+        }));
+    });
     // As wry does for its custom protocols: the document is a secure context (its origin is
     // still opaque under the CSP sandbox).
     let security = context.security_manager().ok_or_else(|| {
@@ -433,6 +485,7 @@ fn serve(server: &SurfaceServer, request: &URISchemeRequest) {
         .http_method()
         .map(|m| m.to_string())
         .unwrap_or_else(|| "GET".to_owned());
+    tracing::debug!(target: "lineup_phase", phase = "request_served", %uri);
     let response = server.respond(&method, &uri);
     if response.status != 200 {
         tracing::debug!(%uri, status = response.status, "surface scheme request refused");
@@ -652,6 +705,7 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         LoadEvent::Committed => {
             let uri = view.uri().map(|u| u.to_string()).unwrap_or_default();
             if same_document(&document, &uri) {
+                tracing::debug!(target: "lineup_phase", phase = "committed", %uri);
                 push(&q, ViewEvent::DocumentCommitted);
             } else {
                 tracing::warn!(%uri, "the main frame committed a document that is not the surface's");
@@ -659,6 +713,12 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         }
         LoadEvent::Finished => push(&q, ViewEvent::LoadFinished),
         _ => {}
+    });
+    // No engine error page: a document request the host refused (a gated view whose probe
+    // failed, R-SEC-8) must leave the view empty, not commit a page the bridge would run in.
+    view.connect_load_failed(|_, _, uri, error| {
+        tracing::debug!(%uri, %error, "surface document load failed; no error page");
+        true
     });
     let q = Rc::downgrade(queue);
     view.connect_web_process_terminated(move |_, reason| {

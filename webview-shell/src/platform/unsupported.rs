@@ -29,6 +29,7 @@ impl PlatformView {
         _placement: Placement<'_>,
         _visible: bool,
         _sink: Box<dyn Fn(ViewEvent)>,
+        _gate: std::rc::Rc<crate::gate::Gate>,
     ) -> Result<Self, ShellError> {
         Err(ShellError::Unsupported(UNSUPPORTED))
     }

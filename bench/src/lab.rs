@@ -1,0 +1,302 @@
+//! The bench's one event loop, the host under test (library API: [`HostBuilder`] with
+//! `on_outbound`, [`HostHandle::send_inbound`]) and the raw views beside it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{CloseReason, InlineApp, Limits, Message, SurfaceKey};
+use lineup_webview_shell::{
+    event_loop, Host, HostBuilder, HostDelegate, HostEvent, HostHandle, ProbeStatus,
+};
+use serde_json::{json, Value};
+use tao::event_loop::{ControlFlow, EventLoop};
+use tao::platform::run_return::EventLoopExtRunReturn;
+
+use crate::phases::Phases;
+use crate::raw::{epoch_ms, Inbox, Kind, RawView};
+
+/// One outbound `ui.event` the agent received.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) instance: String,
+    pub(crate) event: String,
+    pub(crate) data: Value,
+    pub(crate) at: Instant,
+    pub(crate) epoch_ms: f64,
+}
+
+/// What the host reported: its delegate's notifications and its outbound `ui.event`s (flood
+/// events only counted, so that a flood costs the recorder nothing).
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    pub(crate) ready: RefCell<HashMap<String, Instant>>,
+    pub(crate) keys: RefCell<HashMap<String, SurfaceKey>>,
+    pub(crate) closed: RefCell<Vec<String>>,
+    pub(crate) events: RefCell<Vec<Seen>>,
+    pub(crate) floods: Cell<u64>,
+    pub(crate) rejected: Cell<u64>,
+}
+
+struct Delegate(Rc<Recorder>);
+
+impl HostDelegate for Delegate {
+    fn notify_opened(&mut self, key: &SurfaceKey, _app: &InlineApp) {
+        self.0
+            .keys
+            .borrow_mut()
+            .insert(key.instance.as_str().to_owned(), key.clone());
+    }
+
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        self.0
+            .ready
+            .borrow_mut()
+            .entry(key.instance.as_str().to_owned())
+            .or_insert_with(Instant::now);
+    }
+
+    fn notify_closed(&mut self, key: &SurfaceKey, _reason: &CloseReason) {
+        self.0
+            .closed
+            .borrow_mut()
+            .push(key.instance.as_str().to_owned());
+    }
+
+    fn notify_rejected(&mut self, error: &lineup_host_core::ProtocolError, _line: Option<u64>) {
+        tracing_less_warn(&format!("envelope rejected: {error:?}"));
+        self.0.rejected.set(self.0.rejected.get() + 1);
+    }
+}
+
+#[allow(clippy::print_stderr)] // reason: the bench's own diagnostics go to stderr
+fn tracing_less_warn(text: &str) {
+    eprintln!("lineup-bench: {text}");
+}
+
+fn record(rec: &Recorder, message: &Message) {
+    let json = message.to_json();
+    if json.contains(r#""event":"f""#) {
+        rec.floods.set(rec.floods.get() + 1);
+        return;
+    }
+    let Ok(value) = serde_json::from_str::<Value>(&json) else {
+        return;
+    };
+    if value["type"] != "lineup.v1.ui.event" {
+        return;
+    }
+    let payload = &value["payload"];
+    rec.events.borrow_mut().push(Seen {
+        instance: payload["instance_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        event: payload["event"].as_str().unwrap_or_default().to_owned(),
+        data: payload["data"].clone(),
+        at: Instant::now(),
+        epoch_ms: epoch_ms(),
+    });
+}
+
+/// The event loop, the host under test and the raw views' inbox.
+pub(crate) struct Lab {
+    pub(crate) event_loop: EventLoop<HostEvent>,
+    pub(crate) host: Option<Host>,
+    pub(crate) handle: Option<HostHandle>,
+    pub(crate) rec: Rc<Recorder>,
+    pub(crate) inbox: Rc<Inbox>,
+    /// The shell's open phases, timestamped.
+    pub(crate) phases: Phases,
+    /// Phase offsets of each cold and warm open of ours (ms after the open was sent).
+    pub(crate) profile: Vec<Vec<(String, f64)>>,
+    pub(crate) warm_profile: Vec<Vec<(String, f64)>>,
+    next_id: u64,
+    next_view: u64,
+}
+
+/// The limits of the host under test: the defaults, with the open rate limit out of the way
+/// (the bench opens dozens of Surfaces in a row; the rate limit is not what it measures).
+pub(crate) fn bench_limits() -> Limits {
+    let mut limits = Limits::default();
+    limits.max_opens_per_window = 100_000;
+    limits
+}
+
+impl Lab {
+    pub(crate) fn new() -> Result<Self, String> {
+        let event_loop = event_loop().map_err(|e| e.to_string())?;
+        // tao's `WaitUntil` does not always wake a `run_return` loop that has no events; a
+        // periodic GLib timeout makes every wait check its condition and deadline.
+        gtk::glib::timeout_add_local(Duration::from_millis(10), || {
+            gtk::glib::ControlFlow::Continue
+        });
+        Ok(Self {
+            event_loop,
+            host: None,
+            handle: None,
+            rec: Rc::new(Recorder::default()),
+            inbox: Rc::new(Inbox::default()),
+            phases: Phases::install(),
+            profile: Vec::new(),
+            warm_profile: Vec::new(),
+            next_id: 0,
+            next_view: 0,
+        })
+    }
+
+    /// Builds the host under test from `builder` (its delegate and outbound are the bench's).
+    pub(crate) fn start_host(&mut self, builder: HostBuilder) -> Result<(), String> {
+        let rec = Rc::clone(&self.rec);
+        let out = Rc::clone(&self.rec);
+        let host = builder
+            .limits(bench_limits())
+            .delegate(Delegate(rec))
+            .on_outbound(move |m| record(&out, m))
+            .build(&self.event_loop)
+            .map_err(|e| format!("host did not build: {e}"))?;
+        self.handle = Some(host.handle());
+        self.host = Some(host);
+        Ok(())
+    }
+
+    /// Pumps until the probe has decided.
+    pub(crate) fn wait_probe(&mut self) -> Result<(), String> {
+        self.pump(Duration::from_secs(30), |h, _, _| {
+            h.is_some_and(|h| h.probe_status() != ProbeStatus::Pending)
+        });
+        match self.host.as_ref().map(Host::probe_status) {
+            Some(ProbeStatus::Passed) => Ok(()),
+            other => Err(format!("isolation probe: {other:?}")),
+        }
+    }
+
+    /// Runs the loop until `cond` holds or `timeout` passes; returns whether it held.
+    pub(crate) fn pump(
+        &mut self,
+        timeout: Duration,
+        mut cond: impl FnMut(Option<&Host>, &Recorder, &Inbox) -> bool,
+    ) -> bool {
+        let deadline = Instant::now() + timeout;
+        let (rec, inbox) = (Rc::clone(&self.rec), Rc::clone(&self.inbox));
+        if cond(self.host.as_ref(), &rec, &inbox) {
+            return true;
+        }
+        let mut met = false;
+        let host = &mut self.host;
+        self.event_loop.run_return(|event, target, flow| {
+            if let Some(h) = host.as_mut() {
+                let _ = h.handle_event(event, target);
+            }
+            let now = Instant::now();
+            if cond(host.as_ref(), &rec, &inbox) {
+                met = true;
+                *flow = ControlFlow::Exit;
+            } else if now >= deadline {
+                *flow = ControlFlow::Exit;
+            } else {
+                *flow = ControlFlow::WaitUntil(now + Duration::from_millis(5));
+            }
+        });
+        met
+    }
+
+    /// Lets the loop run for `duration`.
+    pub(crate) fn settle(&mut self, duration: Duration) {
+        self.pump(duration, |_, _, _| false);
+    }
+
+    /// A full agent envelope of `kind` around `payload`.
+    pub(crate) fn envelope(&mut self, kind: &str, payload: Value) -> Vec<u8> {
+        self.next_id += 1;
+        envelope(self.next_id, kind, payload)
+    }
+
+    /// Sends an envelope through the host's handle, as an agent thread would.
+    pub(crate) fn send(&self, bytes: Vec<u8>) -> Result<(), String> {
+        self.handle
+            .as_ref()
+            .ok_or("no host")?
+            .send_inbound(bytes)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Sends `ui.open` of `app` as `instance` and waits for its `ready`; returns open → ready.
+    pub(crate) fn open_ours(
+        &mut self,
+        instance: &str,
+        app: &Value,
+        state: Option<Value>,
+    ) -> Result<Duration, String> {
+        let mut payload = json!({ "instance_id": instance, "app": app });
+        if let Some(state) = state {
+            payload["state"] = state;
+        }
+        let bytes = self.envelope("lineup.v1.ui.open", payload);
+        self.rec.ready.borrow_mut().remove(instance);
+        let start = Instant::now();
+        self.send(bytes)?;
+        let name = instance.to_owned();
+        let ready = self.pump(Duration::from_secs(30), |_, rec, _| {
+            rec.ready.borrow().contains_key(&name)
+        });
+        let at = self.rec.ready.borrow().get(instance).copied();
+        match (ready, at) {
+            (true, Some(at)) => Ok(at.duration_since(start)),
+            _ => Err(format!("surface {instance} did not become ready")),
+        }
+    }
+
+    /// Closes `instance` and waits until its view is gone.
+    pub(crate) fn close_ours(&mut self, instance: &str) -> Result<(), String> {
+        let bytes = self.envelope(
+            "lineup.v1.ui.close",
+            json!({ "instance_id": instance, "reason": "completed" }),
+        );
+        self.send(bytes)?;
+        let name = instance.to_owned();
+        let gone = self.pump(Duration::from_secs(10), |h, _, _| {
+            h.is_some_and(|h| h.surfaces().iter().all(|k| k.instance.as_str() != name))
+        });
+        if gone {
+            Ok(())
+        } else {
+            Err(format!("surface {instance} did not close"))
+        }
+    }
+
+    /// Opens a raw view of `kind` serving `html` and waits for its `ready`; returns it with
+    /// open → ready.
+    pub(crate) fn open_raw(
+        &mut self,
+        kind: Kind,
+        html: &Rc<Vec<u8>>,
+    ) -> Result<(RawView, Duration), String> {
+        self.next_view += 1;
+        let id = self.next_view;
+        let start = Instant::now();
+        let view = RawView::open(&self.event_loop, kind, id, Rc::clone(html), &self.inbox)?;
+        let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
+            inbox.ready_at(id).is_some()
+        });
+        match (ready, self.inbox.ready_at(id)) {
+            (true, Some(at)) => Ok((view, at.duration_since(start))),
+            _ => Err(format!("raw {} view did not become ready", kind.name())),
+        }
+    }
+}
+
+/// A full agent envelope numbered `n`.
+pub(crate) fn envelope(n: u64, kind: &str, payload: Value) -> Vec<u8> {
+    json!({
+        "v": 1,
+        "id": format!("m{n}"),
+        "type": kind,
+        "conversation_id": "bench",
+        "sender": { "kind": "agent", "id": "bench-agent" },
+        "payload": payload,
+    })
+    .to_string()
+    .into_bytes()
+}

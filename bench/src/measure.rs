@@ -1,0 +1,1376 @@
+//! What the bench measures, in which order, and the child modes that measure a fresh process.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, ExitCode, Stdio};
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::InlineBundle;
+use lineup_surface_runtime::{DocumentOptions, SurfaceDocument};
+use lineup_webview_shell::HostBuilder;
+use serde_json::{json, Value};
+
+use crate::lab::{envelope, Lab};
+use crate::procs;
+use crate::raw::{Kind, RawView};
+use crate::report::{self, round, Figure};
+
+/// The bench page: acknowledges every state with its `seq`; `busy` ms of work per state (a page
+/// slower than the agent), `ping` timestamped events 10 ms apart, `flood` ms of events posted as
+/// fast as the page can.
+const APP_JS: &str = r#"LineUpSurface.onState(function (s) {
+  if (s.busy) { var end = performance.now() + s.busy; while (performance.now() < end) {} }
+  if (s.ping) {
+    var i = 0, n = s.ping;
+    (function next() {
+      if (i >= n) { return; }
+      LineUpSurface.event('t', { i: i, t: performance.timeOrigin + performance.now() });
+      i += 1;
+      setTimeout(next, 10);
+    })();
+  }
+  if (s.flood) {
+    var until = performance.now() + s.flood, k = 0;
+    (function burst() {
+      for (var j = 0; j < 100; j += 1) { LineUpSurface.event('f', { k: k }); k += 1; }
+      if (performance.now() < until) { setTimeout(burst, 0); } else { LineUpSurface.event('fdone', { k: k }); }
+    })();
+  }
+  LineUpSurface.event('ack', { seq: s.seq });
+});
+"#;
+const APP_HTML: &str = "<main><h1>lineup bench</h1><p id=\"v\">waiting</p></main>";
+const APP_CSS: &str = "main { font: 14px sans-serif; padding: 8px; }";
+
+/// How many samples of each kind.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    quick: bool,
+    opens: usize,
+    sized_opens: usize,
+    patches: usize,
+    pings: usize,
+    firsts: usize,
+    patch_flood: usize,
+    event_flood_ms: u64,
+    memory_counts: &'static [usize],
+}
+
+const FULL: Plan = Plan {
+    quick: false,
+    opens: 30,
+    sized_opens: 10,
+    patches: 200,
+    pings: 100,
+    firsts: 5,
+    patch_flood: 1000,
+    event_flood_ms: 2000,
+    memory_counts: &[1, 10, 16],
+};
+
+const QUICK: Plan = Plan {
+    quick: true,
+    opens: 3,
+    sized_opens: 1,
+    patches: 10,
+    pings: 10,
+    firsts: 1,
+    patch_flood: 50,
+    event_flood_ms: 300,
+    memory_counts: &[1, 2],
+};
+
+/// The bench app's bundle, padded (in a script comment) to `total` bytes of html + css + js.
+fn bundle_parts(total: usize) -> (String, String, String) {
+    let base = APP_HTML.len() + APP_CSS.len() + APP_JS.len();
+    let pad = total.saturating_sub(base + 6);
+    let js = if pad > 0 {
+        format!("/*{}*/\n{APP_JS}", "x".repeat(pad))
+    } else {
+        APP_JS.to_owned()
+    };
+    (APP_HTML.to_owned(), APP_CSS.to_owned(), js)
+}
+
+/// The app as a `ui.open` payload's `app`.
+fn app_json(total: usize) -> Value {
+    let (html, css, js) = bundle_parts(total);
+    json!({ "id": "com.lineup.bench", "name": "bench", "version": "1.0.0",
+            "html": html, "css": css, "js": js })
+}
+
+/// The document bytes the host serves for this app (default options): what the raw views load.
+fn document_bytes(total: usize) -> Result<Rc<Vec<u8>>, String> {
+    let (html, css, js) = bundle_parts(total);
+    let bundle = InlineBundle::new(html, css, js).map_err(|e| e.to_string())?;
+    let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
+    Ok(Rc::new(document.html().as_bytes().to_vec()))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn progress(text: &str) {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let start = START.get_or_init(Instant::now);
+    eprintln!(
+        "[lineup-bench {:6.1}s] {text}",
+        start.elapsed().as_secs_f64()
+    );
+}
+
+/// The default bench bundle size.
+const SMALL: usize = 1024;
+
+pub(crate) fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        return match child(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("lineup-bench child: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let mut out = None;
+    let mut md = None;
+    let mut from: Option<String> = None;
+    let mut plan = FULL;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => plan = QUICK,
+            "--out" => out = it.next().cloned(),
+            "--md" => md = it.next().cloned(),
+            "--from-json" => from = it.next().cloned(),
+            "--help" | "-h" => {
+                println!(
+                    "lineup-bench [--quick] [--out BENCHMARKS.json] [--md BENCHMARKS.md]\n\
+                     Run under a display (xvfb-run -a); see scripts/bench.sh."
+                );
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("lineup-bench: unknown argument {other}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    // Re-renders BENCHMARKS.md from a run's JSON, measuring nothing.
+    if let Some(from) = from {
+        let rendered = std::fs::read_to_string(&from)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
+            .map(|document| render_markdown(&document));
+        return match (rendered, md) {
+            (Ok(text), Some(path)) => match std::fs::write(&path, text) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("lineup-bench: cannot write {path}: {e}");
+                    ExitCode::FAILURE
+                }
+            },
+            (Ok(text), None) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            (Err(e), _) => {
+                eprintln!("lineup-bench: {from}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match run(plan) {
+        Ok((figures, extra)) => {
+            let text = report::table(&figures);
+            println!("{text}");
+            let document = json!({
+                "bench": "lineup-bench",
+                "mode": if plan.quick { "quick" } else { "full" },
+                "machine": machine(),
+                "figures": figures.iter().map(Figure::to_json).collect::<Vec<_>>(),
+                "details": extra,
+            });
+            if let Some(path) = out {
+                let pretty = serde_json::to_string_pretty(&document).unwrap_or_default();
+                if let Err(e) = std::fs::write(&path, pretty + "\n") {
+                    eprintln!("lineup-bench: cannot write {path}: {e}");
+                    return ExitCode::FAILURE;
+                }
+                if let Err(e) = check_written(&path, figures.len()) {
+                    eprintln!("lineup-bench: {path}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            if let Some(path) = md {
+                if let Err(e) = std::fs::write(&path, render_markdown(&document)) {
+                    eprintln!("lineup-bench: cannot write {path}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lineup-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads the written JSON back: it must parse and hold `count` figures, each with ours.
+fn check_written(path: &str, count: usize) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let figures = value["figures"].as_array().ok_or("no figures")?;
+    if figures.len() != count || count == 0 || figures.iter().any(|f| f["ours"].is_null()) {
+        return Err(format!(
+            "{} figures written, {count} measured",
+            figures.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The machine the numbers were taken on.
+fn machine() -> Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let memory = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    json!({
+        "cpu": model,
+        "cores": cores,
+        "memory": memory,
+        "kernel": kernel.trim(),
+        "webkitgtk": webkitgtk_version(),
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
+    })
+}
+
+/// The WebKitGTK version, as pkg-config knows it.
+fn webkitgtk_version() -> String {
+    Command::new("pkg-config")
+        .args(["--modversion", "webkit2gtk-4.1"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+type Measured = (Vec<Figure>, Value);
+
+fn run(plan: Plan) -> Result<Measured, String> {
+    let started = Instant::now();
+    let mut figures = Vec::new();
+    let mut details = serde_json::Map::new();
+    let mut lab = Lab::new()?;
+    progress("starting the host and its isolation probe");
+    lab.start_host(HostBuilder::new())?;
+    let probe_start = Instant::now();
+    lab.wait_probe()?;
+    details.insert(
+        "probe_ms_in_running_host".to_owned(),
+        json!(round(ms(probe_start.elapsed()))),
+    );
+
+    // Open → ready, cold, one Surface at a time.
+    progress("open → ready, cold");
+    let small = document_bytes(SMALL)?;
+    let app = app_json(SMALL);
+    let (ours, plain, hardened) = open_samples(&mut lab, plan.opens, &app, &small)?;
+    figures.push(Figure::samples(
+        "open → ready, cold",
+        &["p50", "p95"],
+        &ours,
+        Some(&plain),
+        Some(&hardened),
+    ));
+
+    let cold_baselines = (plain.clone(), hardened.clone());
+    let cold_profile = std::mem::take(&mut lab.profile);
+
+    // Patch → onState → event back, in process, by state size.
+    let max_state = max_state_pad(&mut lab);
+    for (label, pad) in [
+        ("1 KiB", 1024),
+        ("16 KiB", 16 * 1024),
+        ("256 KiB", 256 * 1024),
+        ("max", max_state),
+    ] {
+        progress(&format!("patch → onState → event, {label}"));
+        let n = if pad > 100_000 {
+            plan.patches / 4
+        } else {
+            plan.patches
+        }
+        .max(3);
+        let (ours, plain, hardened) = patch_samples(&mut lab, n, pad, &small, &app)?;
+        let name = format!("patch → onState → event back, {label} state");
+        let figure = Figure::samples(&name, &["p50", "p99"], &ours, Some(&plain), Some(&hardened));
+        figures.push(if label == "max" {
+            figure.with_note(format!(
+                "state padded to {pad} bytes: the largest that fits the default 1 MiB envelope"
+            ))
+        } else {
+            figure
+        });
+    }
+
+    // Page event → outbound envelope.
+    progress("page event → outbound");
+    let (ours, plain, hardened) = event_samples(&mut lab, plan.pings, &small, &app)?;
+    figures.push(
+        Figure::samples(
+            "page event → agent",
+            &["p50", "p99"],
+            &ours,
+            Some(&plain),
+            Some(&hardened),
+        )
+        .with_note(
+            "the page's performance.timeOrigin + now() against the host's wall clock at the \
+             outbound callback (raw: at the IPC handler); WebKit coarsens the page's clock",
+        ),
+    );
+
+    // Open latency by bundle size.
+    for (label, size) in [
+        ("1 KiB", 1024),
+        ("40 KiB", 40 * 1024),
+        ("160 KiB", 160 * 1024 - 64),
+    ] {
+        progress(&format!("open → ready, {label} bundle"));
+        let bytes = document_bytes(size)?;
+        let app = app_json(size);
+        let (ours, plain, hardened) = open_samples(&mut lab, plan.sized_opens, &app, &bytes)?;
+        figures.push(Figure::samples(
+            &format!("open → ready, {label} bundle"),
+            &["p50"],
+            &ours,
+            Some(&plain),
+            Some(&hardened),
+        ));
+    }
+
+    // Floods.
+    progress("flood: agent patches faster than the page renders");
+    let (flood, flood_details) = patch_flood(&mut lab, plan.patch_flood, &small, &app)?;
+    figures.push(flood);
+    details.insert("patch_flood".to_owned(), flood_details);
+    progress("flood: page posts events as fast as it can");
+    let (flood, flood_details) = event_flood(&mut lab, plan.event_flood_ms, &small, &app)?;
+    figures.extend(flood);
+    details.insert("event_flood".to_owned(), flood_details);
+
+    // Through `lineup host --stdio`.
+    progress("patch → onState → event back through lineup host --stdio");
+    match stdio_samples(plan.patches) {
+        Ok(Some(samples)) => {
+            let in_process = figures
+                .iter()
+                .find(|f| f.name.starts_with("patch → onState → event back, 1 KiB"))
+                .map(|f| f.hardened.clone());
+            let mut figure = Figure::samples(
+                "patch → onState → event back, lineup host --stdio, 1 KiB",
+                &["p50", "p99"],
+                &samples,
+                None,
+                None,
+            );
+            figure.hardened = in_process.flatten();
+            figures.push(figure.with_note(
+                "through pipes and a separate process; baseline: raw hardened in process",
+            ));
+        }
+        Ok(None) => {
+            details.insert(
+                "stdio".to_owned(),
+                json!("not measured: no `lineup` binary next to lineup-bench"),
+            );
+        }
+        Err(e) => {
+            details.insert("stdio".to_owned(), json!(format!("failed: {e}")));
+        }
+    }
+    // Open → ready from the warm pool: a host with one pool view, refilled between opens.
+    progress("open → ready, warm (pool)");
+    let warm = warm_samples(&mut lab, plan.opens, &app)?;
+    figures.insert(
+        1,
+        Figure::samples(
+            "open → ready, warm pool",
+            &["p50", "p95"],
+            &warm,
+            Some(&cold_baselines.0),
+            Some(&cold_baselines.1),
+        )
+        .with_note("baselines: raw cold opens (raw wry has no pool)"),
+    );
+    let warm_profile = std::mem::take(&mut lab.warm_profile);
+    drop(lab);
+
+    // Fresh processes: first Surface after start, and memory.
+    progress("first Surface after process start");
+    let mut firsts: [Vec<f64>; 3] = Default::default();
+    let mut phases = Vec::new();
+    for _ in 0..plan.firsts {
+        for (i, variant) in ["ours", "plain", "hardened"].iter().enumerate() {
+            let (elapsed, child) = first_after_start(variant)?;
+            firsts[i].push(elapsed);
+            if *variant == "ours" {
+                phases.push(child);
+            }
+        }
+    }
+    figures.push(
+        Figure::samples(
+            "first Surface after process start",
+            &["p50", "p95"],
+            &firsts[0],
+            Some(&firsts[1]),
+            Some(&firsts[2]),
+        )
+        .with_note("spawn of a fresh bench process → its first Surface's ready"),
+    );
+    details.insert("first_surface_phases".to_owned(), json!(phases));
+
+    progress("memory (PSS of the process tree)");
+    let mut memory = serde_json::Map::new();
+    let mut per: Vec<(usize, [f64; 3])> = Vec::new();
+    for &count in plan.memory_counts {
+        let mut row = [0.0; 3];
+        for (i, variant) in ["ours", "plain", "hardened"].iter().enumerate() {
+            let result = memory_child(variant, count)?;
+            row[i] = result["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
+            memory.insert(format!("{variant}_{count}"), result);
+        }
+        figures.push(Figure::values(
+            &format!("PSS, host + descendants, {count} Surfaces"),
+            "MiB",
+            row[0],
+            Some(row[1]),
+            Some(row[2]),
+        ));
+        per.push((count, row));
+    }
+    if let (Some((lo, a)), Some((hi, b))) = (per.first(), per.last()) {
+        if hi > lo {
+            let each = |i: usize| (b[i] - a[i]) / (*hi - *lo) as f64;
+            figures.push(
+                Figure::values(
+                    "memory per Surface (PSS slope)",
+                    "MiB",
+                    each(0),
+                    Some(each(1)),
+                    Some(each(2)),
+                )
+                .with_note(format!("(PSS at {hi} − PSS at {lo}) / {}", hi - lo)),
+            );
+        }
+    }
+    // What one idle pool view costs: the same single Surface with and without warm_pool(1).
+    let pooled = memory_child("ours-pool", 1)?;
+    let pooled_mib = pooled["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
+    if let Some((_, row)) = per.first() {
+        figures.push(
+            Figure::values(
+                "warm pool: idle cost of one pool view",
+                "MiB",
+                pooled_mib - row[0],
+                None,
+                None,
+            )
+            .with_note("PSS with warm_pool(1) − PSS without, one Surface open in both"),
+        );
+    }
+    memory.insert("ours-pool_1".to_owned(), pooled);
+    details.insert("memory".to_owned(), Value::Object(memory));
+    details.insert(
+        "open_profile_cold".to_owned(),
+        profile_summary(&cold_profile),
+    );
+    details.insert(
+        "open_profile_warm".to_owned(),
+        profile_summary(&warm_profile),
+    );
+    details.insert(
+        "total_seconds".to_owned(),
+        json!(round(started.elapsed().as_secs_f64())),
+    );
+    Ok((figures, Value::Object(details)))
+}
+
+/// Each phase's first time after `start` (ms), and the bridge's `ready`.
+///
+/// Only the phases of this Surface's own document URL count, and with `unlabelled` those that
+/// name no URL (the web-process spawn); a warm pool refilling meanwhile reports phases of
+/// another URL.
+fn phase_offsets(
+    lab: &Lab,
+    start: Instant,
+    instance: &str,
+    unlabelled: bool,
+) -> Vec<(String, f64)> {
+    let url = lab
+        .rec
+        .keys
+        .borrow()
+        .get(instance)
+        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
+        .map(|v| v.url().to_owned());
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (at, name, of) in lab.phases.take() {
+        let ours = match &of {
+            Some(of) => url.as_deref() == Some(of.as_str()),
+            None => unlabelled,
+        };
+        if ours && at >= start && !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, ms(at.duration_since(start))));
+        }
+    }
+    if let Some(at) = lab.rec.ready.borrow().get(instance) {
+        out.push(("bridge_ready".to_owned(), ms(at.duration_since(start))));
+    }
+    out
+}
+
+/// The median of each phase over `samples`, in the order phases happen.
+pub(crate) fn profile_summary(samples: &[Vec<(String, f64)>]) -> Value {
+    let mut names: Vec<String> = Vec::new();
+    for sample in samples {
+        for (name, _) in sample {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    let mut rows: Vec<(String, f64, usize)> = names
+        .into_iter()
+        .map(|name| {
+            let values: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| s.iter().find(|(n, _)| *n == name).map(|(_, v)| *v))
+                .collect();
+            let p50 = report::percentile(&values, 50.0);
+            (name, p50, values.len())
+        })
+        .collect();
+    rows.sort_by(|a, b| a.1.total_cmp(&b.1));
+    Value::Array(
+        rows.into_iter()
+            .map(|(phase, p50, n)| json!({ "phase": phase, "p50_ms_after_open": round(p50), "n": n }))
+            .collect(),
+    )
+}
+
+/// Samples of ours, raw plain and raw hardened.
+type Triple = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// Cold opens of ours, plain and hardened, one at a time, each closed before the next.
+fn open_samples(
+    lab: &mut Lab,
+    n: usize,
+    app: &Value,
+    bytes: &Rc<Vec<u8>>,
+) -> Result<Triple, String> {
+    let (mut ours, mut plain, mut hardened) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let instance = format!("open{i}");
+        lab.phases.take();
+        let start = Instant::now();
+        ours.push(ms(lab.open_ours(&instance, app, None)?));
+        lab.profile.push(phase_offsets(lab, start, &instance, true));
+        lab.close_ours(&instance)?;
+        lab.settle(Duration::from_millis(150));
+        for (kind, out) in [(Kind::Plain, &mut plain), (Kind::Hardened, &mut hardened)] {
+            let (view, took) = lab.open_raw(kind, bytes)?;
+            out.push(ms(took));
+            drop(view);
+            lab.settle(Duration::from_millis(150));
+        }
+    }
+    Ok((ours, plain, hardened))
+}
+
+/// Opens from the warm pool of a host of its own (`warm_pool(1)`), each once the pool view has
+/// been started and has settled, each closed before the next.
+fn warm_samples(lab: &mut Lab, n: usize, app: &Value) -> Result<Vec<f64>, String> {
+    // The pool-less host goes; its Surfaces are all closed by now.
+    lab.host = None;
+    lab.settle(Duration::from_millis(300));
+    lab.start_host(HostBuilder::new().warm_pool(1))?;
+    lab.wait_probe()?;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let refilled = lab.pump(Duration::from_secs(30), |h, _, _| {
+            h.is_some_and(|h| h.pooled_views() >= 1)
+        });
+        if !refilled {
+            return Err("the warm pool was not refilled".to_owned());
+        }
+        lab.settle(Duration::from_millis(400));
+        let instance = format!("warm{i}");
+        lab.phases.take();
+        let start = Instant::now();
+        out.push(ms(lab.open_ours(&instance, app, None)?));
+        lab.warm_profile
+            .push(phase_offsets(lab, start, &instance, false));
+        lab.close_ours(&instance)?;
+    }
+    Ok(out)
+}
+
+/// The largest `pad` for which a patch `{seq, pad}` fits the default envelope limit.
+fn max_state_pad(lab: &mut Lab) -> usize {
+    let limit = crate::lab::bench_limits().max_envelope_bytes;
+    let probe = lab.envelope(
+        "lineup.v1.ui.patch",
+        json!({ "instance_id": "patch", "state": { "seq": 999_999, "pad": "" } }),
+    );
+    limit.saturating_sub(probe.len() + 16)
+}
+
+fn acked(seen: &[crate::lab::Seen], instance: &str, seq: u64) -> bool {
+    seen.iter()
+        .any(|s| s.instance == instance && s.event == "ack" && s.data["seq"] == seq)
+}
+
+fn raw_acked(inbox: &crate::raw::Inbox, view: u64, seq: u64) -> bool {
+    let needle = format!("\"event\":\"ack\",\"data\":{{\"seq\":{seq}}}");
+    inbox
+        .messages
+        .borrow()
+        .iter()
+        .any(|m| m.view == view && m.body.contains(&needle))
+}
+
+/// Patch → onState → event back, `n` times with a state of `pad` bytes: ours, plain, hardened.
+fn patch_samples(
+    lab: &mut Lab,
+    n: usize,
+    pad: usize,
+    bytes: &Rc<Vec<u8>>,
+    app: &Value,
+) -> Result<Triple, String> {
+    let padding = "p".repeat(pad);
+    let warmup = 3;
+    lab.open_ours("patch", app, None)?;
+    let mut ours = Vec::new();
+    for seq in 0..(n + warmup) as u64 {
+        let bytes = lab.envelope(
+            "lineup.v1.ui.patch",
+            json!({ "instance_id": "patch", "state": { "seq": seq, "pad": padding } }),
+        );
+        lab.rec.events.borrow_mut().clear();
+        let start = Instant::now();
+        lab.send(bytes)?;
+        if !lab.pump(Duration::from_secs(10), |_, rec, _| {
+            acked(&rec.events.borrow(), "patch", seq)
+        }) {
+            return Err(format!("patch {seq} was not acknowledged"));
+        }
+        let at = lab
+            .rec
+            .events
+            .borrow()
+            .iter()
+            .find(|s| s.event == "ack")
+            .map(|s| s.at);
+        if seq >= warmup as u64 {
+            ours.push(ms(at.unwrap_or_else(Instant::now).duration_since(start)));
+        }
+    }
+    lab.close_ours("patch")?;
+    let mut raws = Vec::new();
+    for kind in [Kind::Plain, Kind::Hardened] {
+        let (view, _) = lab.open_raw(kind, bytes)?;
+        raws.push(raw_patches(lab, &view, n, warmup, &padding)?);
+        drop(view);
+        lab.settle(Duration::from_millis(100));
+    }
+    let hardened = raws.pop().unwrap_or_default();
+    let plain = raws.pop().unwrap_or_default();
+    Ok((ours, plain, hardened))
+}
+
+fn raw_patches(
+    lab: &mut Lab,
+    view: &RawView,
+    n: usize,
+    warmup: usize,
+    padding: &str,
+) -> Result<Vec<f64>, String> {
+    let mut out = Vec::new();
+    let id = view.id;
+    for seq in 0..(n + warmup) as u64 {
+        let state = json!({ "seq": seq, "pad": padding }).to_string();
+        lab.inbox.messages.borrow_mut().clear();
+        let start = Instant::now();
+        view.deliver(&state)?;
+        if !lab.pump(Duration::from_secs(10), |_, _, inbox| {
+            raw_acked(inbox, id, seq)
+        }) {
+            return Err(format!("raw patch {seq} was not acknowledged"));
+        }
+        let at = lab.inbox.messages.borrow().last().map(|m| m.at);
+        if seq >= warmup as u64 {
+            out.push(ms(at.unwrap_or_else(Instant::now).duration_since(start)));
+        }
+    }
+    Ok(out)
+}
+
+/// Page event → outbound: the page stamps each event; the host's wall clock at arrival.
+fn event_samples(
+    lab: &mut Lab,
+    n: usize,
+    bytes: &Rc<Vec<u8>>,
+    app: &Value,
+) -> Result<Triple, String> {
+    lab.open_ours("ping", app, None)?;
+    lab.rec.events.borrow_mut().clear();
+    let ping = lab.envelope(
+        "lineup.v1.ui.patch",
+        json!({ "instance_id": "ping", "state": { "seq": 1, "ping": n } }),
+    );
+    lab.send(ping)?;
+    let count = |seen: &[crate::lab::Seen]| seen.iter().filter(|s| s.event == "t").count();
+    lab.pump(Duration::from_secs(30), |_, rec, _| {
+        count(&rec.events.borrow()) >= n
+    });
+    let ours: Vec<f64> = lab
+        .rec
+        .events
+        .borrow()
+        .iter()
+        .filter(|s| s.event == "t")
+        .filter_map(|s| s.data["t"].as_f64().map(|t| s.epoch_ms - t))
+        .collect();
+    lab.close_ours("ping")?;
+    let mut raws = Vec::new();
+    for kind in [Kind::Plain, Kind::Hardened] {
+        let (view, _) = lab.open_raw(kind, bytes)?;
+        lab.inbox.messages.borrow_mut().clear();
+        view.deliver(&json!({ "seq": 1, "ping": n }).to_string())?;
+        let id = view.id;
+        let is_t = |b: &str| b.starts_with(r#"{"type":"event","event":"t""#);
+        lab.pump(Duration::from_secs(30), |_, _, inbox| {
+            inbox
+                .messages
+                .borrow()
+                .iter()
+                .filter(|m| m.view == id && is_t(&m.body))
+                .count()
+                >= n
+        });
+        let samples: Vec<f64> = lab
+            .inbox
+            .messages
+            .borrow()
+            .iter()
+            .filter(|m| m.view == id && is_t(&m.body))
+            .filter_map(|m| {
+                let v: Value = serde_json::from_str(&m.body).ok()?;
+                Some(m.epoch_ms - v["data"]["t"].as_f64()?)
+            })
+            .collect();
+        raws.push(samples);
+        drop(view);
+        lab.settle(Duration::from_millis(100));
+    }
+    let hardened = raws.pop().unwrap_or_default();
+    let plain = raws.pop().unwrap_or_default();
+    Ok((ours, plain, hardened))
+}
+
+/// The agent patches `n` times back to back a page that works 2 ms per state: time until the
+/// last state is acknowledged, and the host's delivery coalescing.
+fn patch_flood(
+    lab: &mut Lab,
+    n: usize,
+    bytes: &Rc<Vec<u8>>,
+    app: &Value,
+) -> Result<(Figure, Value), String> {
+    lab.open_ours("flood", app, None)?;
+    lab.rec.events.borrow_mut().clear();
+    let last = n as u64 - 1;
+    let envelopes: Vec<Vec<u8>> = (0..n as u64)
+        .map(|seq| {
+            lab.envelope(
+                "lineup.v1.ui.patch",
+                json!({ "instance_id": "flood", "state": { "seq": seq, "busy": 2 } }),
+            )
+        })
+        .collect();
+    let start = Instant::now();
+    for bytes in envelopes {
+        lab.send(bytes)?;
+    }
+    lab.pump(Duration::from_secs(60), |_, rec, _| {
+        acked(&rec.events.borrow(), "flood", last)
+    });
+    let ours = start.elapsed();
+    let acks = lab
+        .rec
+        .events
+        .borrow()
+        .iter()
+        .filter(|s| s.event == "ack")
+        .count();
+    let stats = lab
+        .rec
+        .keys
+        .borrow()
+        .get("flood")
+        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
+        .map(|v| v.delivery_stats());
+    lab.close_ours("flood")?;
+    let mut raws = Vec::new();
+    for kind in [Kind::Plain, Kind::Hardened] {
+        let (view, _) = lab.open_raw(kind, bytes)?;
+        lab.inbox.messages.borrow_mut().clear();
+        let start = Instant::now();
+        for seq in 0..n as u64 {
+            view.deliver(&json!({ "seq": seq, "busy": 2 }).to_string())?;
+        }
+        let id = view.id;
+        lab.pump(Duration::from_secs(60), |_, _, inbox| {
+            raw_acked(inbox, id, last)
+        });
+        raws.push(ms(start.elapsed()));
+        drop(view);
+        lab.settle(Duration::from_millis(100));
+    }
+    let details = json!({
+        "patches": n,
+        "page_work_ms_per_state": 2,
+        "ours_states_acknowledged": acks,
+        "delivered": stats.map(|s| s.delivered),
+        "coalesced": stats.map(|s| s.coalesced),
+        "high_water": stats.map(|s| s.high_water),
+    });
+    let figure = Figure::values(
+        &format!("patch flood: {n} patches → last state acknowledged"),
+        "ms",
+        ms(ours),
+        raws.first().copied(),
+        raws.get(1).copied(),
+    )
+    .with_note(format!(
+        "ours coalesces: {acks} states reached onState, delivery stats {stats:?}; raw delivers all {n}"
+    ));
+    Ok((figure, details))
+}
+
+/// A page posts events as fast as it can for `flood_ms`: events per second reaching the agent,
+/// and the host's RSS at the end.
+fn event_flood(
+    lab: &mut Lab,
+    flood_ms: u64,
+    bytes: &Rc<Vec<u8>>,
+    app: &Value,
+) -> Result<(Vec<Figure>, Value), String> {
+    lab.open_ours("events", app, None)?;
+    lab.rec.floods.set(0);
+    lab.rec.events.borrow_mut().clear();
+    let go = lab.envelope(
+        "lineup.v1.ui.patch",
+        json!({ "instance_id": "events", "state": { "seq": 1, "flood": flood_ms } }),
+    );
+    let start = Instant::now();
+    lab.send(go)?;
+    let timeout = Duration::from_millis(flood_ms + 5000);
+    lab.pump(timeout, |_, rec, _| {
+        rec.events.borrow().iter().any(|s| s.event == "fdone")
+    });
+    lab.settle(Duration::from_millis(300));
+    let elapsed = start.elapsed().as_secs_f64();
+    let ours_count = lab.rec.floods.get();
+    let ours_rss = procs::own_rss_kib();
+    let posted = lab
+        .rec
+        .events
+        .borrow()
+        .iter()
+        .find(|s| s.event == "fdone")
+        .and_then(|s| s.data["k"].as_u64());
+    lab.close_ours("events")?;
+    let mut raw_rates = Vec::new();
+    let mut raw_rss = Vec::new();
+    for kind in [Kind::Plain, Kind::Hardened] {
+        let (view, _) = lab.open_raw(kind, bytes)?;
+        lab.inbox.floods.set(0);
+        lab.inbox.messages.borrow_mut().clear();
+        let start = Instant::now();
+        view.deliver(&json!({ "seq": 1, "flood": flood_ms }).to_string())?;
+        lab.pump(timeout, |_, _, inbox| {
+            inbox
+                .messages
+                .borrow()
+                .iter()
+                .any(|m| m.body.contains("\"fdone\""))
+        });
+        lab.settle(Duration::from_millis(300));
+        raw_rates.push(lab.inbox.floods.get() as f64 / start.elapsed().as_secs_f64());
+        raw_rss.push(procs::own_rss_kib() as f64 / 1024.0);
+        drop(view);
+        lab.settle(Duration::from_millis(100));
+    }
+    let rate = ours_count as f64 / elapsed;
+    let figures = vec![
+        Figure::values(
+            "event flood: events/s reaching the agent",
+            "1/s",
+            rate,
+            raw_rates.first().copied(),
+            raw_rates.get(1).copied(),
+        )
+        .with_note(format!(
+            "ours: {ours_count} of {} posted reached the agent (the rest cut at the bridge backlog)",
+            posted.map_or("?".to_owned(), |p| p.to_string())
+        )),
+        Figure::values(
+            "event flood: host RSS at the end",
+            "MiB",
+            ours_rss as f64 / 1024.0,
+            raw_rss.first().copied(),
+            raw_rss.get(1).copied(),
+        )
+        .with_note("the bench process's own RSS (the host and the raw views share it)"),
+    ];
+    let details = json!({
+        "flood_ms": flood_ms,
+        "ours_reached_agent": ours_count,
+        "ours_posted_by_page": posted,
+        "ours_rss_kib": ours_rss,
+    });
+    Ok((figures, details))
+}
+
+/// Patch latency through `lineup host --stdio`, if the `lineup` binary is beside this one.
+fn stdio_samples(n: usize) -> Result<Option<Vec<f64>>, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let Some(lineup) = exe
+        .parent()
+        .map(|d| d.join("lineup"))
+        .filter(|p| p.exists())
+    else {
+        return Ok(None);
+    };
+    let mut child = Command::new(lineup)
+        .args(["host", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start lineup: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let (tx, rx) = mpsc::channel::<(Instant, String)>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_ack = |seq: u64, timeout: Duration| -> Option<Instant> {
+        let needle = format!("\"seq\":{seq}}}");
+        let deadline = Instant::now() + timeout;
+        while let Ok((at, line)) =
+            rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if line.contains("\"event\":\"ack\"") && line.contains(&needle) {
+                return Some(at);
+            }
+        }
+        None
+    };
+    let mut write = |bytes: Vec<u8>| -> Result<(), String> {
+        stdin.write_all(&bytes).map_err(|e| e.to_string())?;
+        stdin.write_all(b"\n").map_err(|e| e.to_string())?;
+        stdin.flush().map_err(|e| e.to_string())
+    };
+    let mut next = 0;
+    let mut env = |kind: &str, payload: Value| {
+        next += 1;
+        envelope(next, kind, payload)
+    };
+    let result = (|| {
+        write(env(
+            "lineup.v1.ui.open",
+            json!({ "instance_id": "s", "app": app_json(SMALL), "state": { "seq": 0 } }),
+        ))?;
+        wait_ack(0, Duration::from_secs(30)).ok_or("the stdio host's Surface never acked")?;
+        let pad = "p".repeat(1024);
+        let mut samples = Vec::new();
+        for seq in 1..=(n as u64 + 3) {
+            let bytes = env(
+                "lineup.v1.ui.patch",
+                json!({ "instance_id": "s", "state": { "seq": seq, "pad": pad } }),
+            );
+            let start = Instant::now();
+            write(bytes)?;
+            let at = wait_ack(seq, Duration::from_secs(10))
+                .ok_or_else(|| format!("stdio patch {seq} not acknowledged"))?;
+            if seq > 3 {
+                samples.push(ms(at.duration_since(start)));
+            }
+        }
+        Ok::<_, String>(samples)
+    })();
+    // End of input: the host closes its Surfaces and exits.
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    result.map(Some)
+}
+
+/// Spawns this binary in a child mode; returns what it printed after `RESULT `, and how long
+/// after the spawn it printed it.
+fn spawn_child(args: &[&str]) -> Result<(f64, Value), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let mut child = Command::new(exe)
+        .arg("--child")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut found = None;
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        if let Some(rest) = line.strip_prefix("RESULT ") {
+            found = Some((
+                ms(start.elapsed()),
+                serde_json::from_str(rest).unwrap_or(Value::Null),
+            ));
+            break;
+        }
+    }
+    let _ = child.wait();
+    found.ok_or_else(|| format!("child {args:?} gave no result"))
+}
+
+fn first_after_start(variant: &str) -> Result<(f64, Value), String> {
+    spawn_child(&["first", variant])
+}
+
+fn memory_child(variant: &str, count: usize) -> Result<Value, String> {
+    let (_, value) = spawn_child(&["memory", variant, &count.to_string()])?;
+    Ok(value)
+}
+
+/// The child modes: `first VARIANT` (open one Surface as soon as the process starts, report
+/// `RESULT` at its ready) and `memory VARIANT N` (open N Surfaces, settle, report the PSS of the
+/// process tree).
+fn child(args: &[String]) -> Result<(), String> {
+    let start = Instant::now();
+    let mode = args.first().map(String::as_str).unwrap_or_default();
+    let variant = args.get(1).map(String::as_str).unwrap_or_default();
+    let mut lab = Lab::new()?;
+    let bytes = document_bytes(SMALL)?;
+    let app = app_json(SMALL);
+    let kind = match variant {
+        "plain" => Some(Kind::Plain),
+        "hardened" => Some(Kind::Hardened),
+        "ours" | "ours-pool" => None,
+        other => return Err(format!("unknown variant {other}")),
+    };
+    match mode {
+        "first" => {
+            let mut phases = serde_json::Map::new();
+            let mut views = Vec::new();
+            if let Some(kind) = kind {
+                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
+                views.push(lab.open_raw(kind, &bytes)?.0);
+            } else {
+                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
+                lab.start_host(HostBuilder::new())?;
+                phases.insert("host_built_ms".to_owned(), json!(ms(start.elapsed())));
+                let bytes = lab.envelope(
+                    "lineup.v1.ui.open",
+                    json!({ "instance_id": "first", "app": app }),
+                );
+                lab.send(bytes)?;
+                let mut passed = None;
+                let ready = lab.pump(Duration::from_secs(30), |h, rec, _| {
+                    if passed.is_none()
+                        && h.is_some_and(|h| {
+                            h.probe_status() == lineup_webview_shell::ProbeStatus::Passed
+                        })
+                    {
+                        passed = Some(start.elapsed());
+                    }
+                    rec.ready.borrow().contains_key("first")
+                });
+                if !ready {
+                    return Err("the first Surface did not become ready".to_owned());
+                }
+                phases.insert(
+                    "probe_passed_ms".to_owned(),
+                    json!(passed.map(ms).unwrap_or_default()),
+                );
+            }
+            phases.insert("main_to_ready_ms".to_owned(), json!(ms(start.elapsed())));
+            println!("RESULT {}", Value::Object(phases));
+            drop(views);
+            Ok(())
+        }
+        "memory" => {
+            let count: usize = args
+                .get(2)
+                .and_then(|s| s.parse().ok())
+                .ok_or("memory needs a count")?;
+            let mut views = Vec::new();
+            match kind {
+                Some(kind) => {
+                    for _ in 0..count {
+                        views.push(lab.open_raw(kind, &bytes)?.0);
+                    }
+                }
+                None => {
+                    let pool = usize::from(variant == "ours-pool");
+                    lab.start_host(HostBuilder::new().warm_pool(pool))?;
+                    lab.wait_probe()?;
+                    for i in 0..count {
+                        lab.open_ours(&format!("m{i}"), &app, None)?;
+                    }
+                    lab.pump(Duration::from_secs(10), |h, _, _| {
+                        h.is_some_and(|h| h.pooled_views() >= pool)
+                    });
+                }
+            }
+            lab.settle(Duration::from_secs(2));
+            let (pss, counts, _) = procs::tree_pss(std::process::id());
+            println!(
+                "RESULT {}",
+                json!({ "surfaces": count, "pss_kib": pss, "processes": counts })
+            );
+            drop(views);
+            Ok(())
+        }
+        other => Err(format!("unknown child mode {other}")),
+    }
+}
+
+/// BENCHMARKS.md: method and machine, then the table, from one run's JSON.
+fn render_markdown(document: &Value) -> String {
+    let machine = &document["machine"];
+    let figures: Vec<Figure> = document["figures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(report::from_json)
+        .collect();
+    let table = report::markdown_table(&figures);
+    format!(
+        "# Benchmarks\n\n\
+         Generated by `bash scripts/bench.sh` (`lineup-bench --out BENCHMARKS.json --md \
+         BENCHMARKS.md`, release build, under Xvfb); do not edit the generated part by hand.\n\n\
+         ## Method\n\n\
+         One `lineup-bench` run measures, side by side and in the same event loop:\n\n\
+         * **ours**: the host through its library API (`HostBuilder` with `on_outbound` and a \
+         delegate, `HostHandle::send_inbound`), with every default (isolation probe, ephemeral \
+         context and bubblewrap sandbox per Surface, CSP, refusing network proxy, hang watchdog); \
+         only the open rate limit is lifted, since the bench opens dozens of Surfaces in a row;\n\
+         * **raw plain**: a wry 0.57 webview with wry's defaults loading the same document bytes \
+         through a bare custom protocol, with a 15-line shim for `LineUpSurface` over bare IPC \
+         (`window.ipc.postMessage` up, `evaluate_script` down);\n\
+         * **raw hardened**: the same, with an ephemeral WebKit context of its own per view and \
+         WebKit's bubblewrap web-process sandbox on (the view built as a related view of a seed \
+         view of that context, as `webview-shell` does), so that the protocol layer's cost shows \
+         apart from isolation's.\n\n\
+         Open → ready is from sending `ui.open` (raw: creating the view) to the bridge's `ready` \
+         (raw: the shim's `ready` at `DOMContentLoaded`); each Surface is closed before the next. \
+         The first Surface after start spawns a fresh bench process per sample and measures \
+         from the spawn to that process's first `ready`. Patch latency is from handing the \
+         `ui.patch` envelope to the host to the page's `ack` event reaching the outbound \
+         callback. Memory is the PSS (`/proc/PID/smaps_rollup`) of a fresh bench process and \
+         all its descendants (web, network, bwrap, D-Bus proxy processes) with N Surfaces open. \
+         Ratios are ours / baseline in the same run.\n\n\
+         ## Machine\n\n\
+         {} ({} cores), {} memory, Linux {}, WebKitGTK {}, {} build; mode `{}`.\n\n\
+         ## Results\n\n{table}\n\
+         Details (coalescing counters, per-phase timings, process counts) are in \
+         `BENCHMARKS.json`.\n\n{}",
+        machine["cpu"].as_str().unwrap_or("?"),
+        machine["cores"],
+        machine["memory"].as_str().unwrap_or("?"),
+        machine["kernel"].as_str().unwrap_or("?"),
+        machine["webkitgtk"].as_str().unwrap_or("?"),
+        machine["build"].as_str().unwrap_or("?"),
+        document["mode"].as_str().unwrap_or("?"),
+        targets_markdown(&figures) + &profile_markdown(document),
+    )
+}
+
+/// The #12 targets against this run's ratios, each with what stands in its way when missed.
+fn targets_markdown(figures: &[Figure]) -> String {
+    let ratio = |name: &str, base: &str, stat: &str| {
+        let figure = figures.iter().find(|f| f.name == name)?;
+        let j = figure.to_json();
+        j[format!("ratio_ours_over_{base}")][stat].as_f64()
+    };
+    let value = |name: &str| {
+        figures
+            .iter()
+            .find(|f| f.name == name)
+            .and_then(|f| f.ours["value"].as_f64())
+    };
+    let rows: [(&str, Option<f64>, f64, &str); 6] = [
+        (
+            "warm-pool open → ready p50 ≤ 0.1× raw plain cold open",
+            ratio("open → ready, warm pool", "plain", "p50"),
+            0.1,
+            "the pooled view has its context and sandboxed web process already and its document \
+             is served within a millisecond of the open, but the page commits ~50 ms after that \
+             (a cold view: ~10 ms; see the profile below), and `ready` ~20 ms after the commit. \
+             Not caused by the pool view being hidden until taken (a visible pool view, tried \
+             once, committed as late); not isolated further",
+        ),
+        (
+            "first Surface after start ≤ 1.2× raw plain first",
+            ratio("first Surface after process start", "plain", "p50"),
+            1.2,
+            "the first Surface is ready a few ms after the isolation probe's verdict; the \
+             probe (its own sandboxed web process, its report, then the 300 ms network grace of \
+             R-SEC-3) is what remains, and is not weakened",
+        ),
+        (
+            "cold open p50 ≤ 1.05× raw hardened cold open",
+            ratio("open → ready, cold", "hardened", "p50"),
+            1.05,
+            "both wait ~235 ms for the sandboxed web process's first request; ours adds the \
+             envelope, the document assembly, the hardening handlers, the bridge user script \
+             and the `ready` round trip (~20–30 ms; see the profile), and the run is noisy on \
+             this shared 2-core machine",
+        ),
+        (
+            "patch → onState → event p50 ≤ 1.2× raw hardened (1 KiB)",
+            ratio(
+                "patch → onState → event back, 1 KiB state",
+                "hardened",
+                "p50",
+            ),
+            1.2,
+            "larger states cost more than raw: each state is validated, re-serialised into the \
+             keyed delivery script and checked on the way back",
+        ),
+        (
+            "page event → agent p50 ≤ 1.2× raw hardened",
+            ratio("page event → agent", "hardened", "p50"),
+            1.2,
+            "the page's clock is coarsened by WebKit, so single-digit-ms figures carry ±1 ms; \
+             the host adds one event-loop hop and the bridge message's validation",
+        ),
+        (
+            "memory per Surface ≤ 1.0× raw hardened",
+            ratio("memory per Surface (PSS slope)", "hardened", "value"),
+            1.0,
+            "within noise of the baseline (1–2 MiB per Surface); what ours adds per view is a \
+             window, the memory-pressure monitor, the refusing proxy's settings and the \
+             bridge's scripts; not broken down further",
+        ),
+    ];
+    let mut out = String::from(
+        "## Targets (#12)\n\n| target | ratio in this run | met | when not, why |\n\
+         | --- | --- | --- | --- |\n",
+    );
+    for (target, got, limit, why) in rows {
+        let (shown, met) = match got {
+            Some(r) => (format!("{r:.2}×"), if r <= limit { "yes" } else { "no" }),
+            None => ("–".to_owned(), "–"),
+        };
+        let why = if met == "no" { why } else { "" };
+        out.push_str(&format!("| {target} | {shown} | {met} | {why} |\n"));
+    }
+    if let Some(idle) = value("warm pool: idle cost of one pool view") {
+        out.push_str(&format!(
+            "\nThe warm pool's idle cost: {idle:.0} MiB PSS per waiting view (its web, network \
+             and bwrap processes), paid for as long as the host runs with `warm_pool(n)`.\n"
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// Where an open's time goes: the shell's phases (median ms after the `ui.open` was handed to
+/// the host), cold and from the pool, and the first Surface's phases after process start.
+fn profile_markdown(document: &Value) -> String {
+    let details = &document["details"];
+    let mut out = String::from(
+        "## Where the time of an open goes\n\n\
+         Phases the shell reports under the `lineup_phase` tracing target, median milliseconds \
+         after the `ui.open` was handed to the host (`web_process_spawn` is WebKit's \
+         `initialize-web-extensions`, emitted as it starts a web process; `request_served` is \
+         the Surface scheme answering the document request; `bridge_ready` is the bridge's \
+         `ready` reaching the host).\n\n",
+    );
+    for (title, key) in [
+        ("Cold open", "open_profile_cold"),
+        ("Open from the warm pool", "open_profile_warm"),
+    ] {
+        out.push_str(&format!(
+            "{title}:\n\n| phase | p50 (ms) | n |\n| --- | --- | --- |\n"
+        ));
+        for row in details[key].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                row["phase"].as_str().unwrap_or("?"),
+                row["p50_ms_after_open"],
+                row["n"]
+            ));
+        }
+        out.push('\n');
+    }
+    let firsts = details["first_surface_phases"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let median = |key: &str| {
+        let values: Vec<f64> = firsts.iter().filter_map(|p| p[key].as_f64()).collect();
+        round(report::percentile(&values, 50.0))
+    };
+    out.push_str(&format!(
+        "First Surface after process start (median ms after `main`, {} samples): event loop \
+         created {}, host built and probe started {}, probe passed {}, first Surface ready {}. \
+         The Surface's view and web process start beside the probe's and its document waits at \
+         the gate, so it is ready a few milliseconds after the verdict: what remains in front of \
+         it is the probe itself (its own web process, its page's report, then the \
+         {} ms it waits for a connection its page's preconnect must not make, R-SEC-3), which \
+         no configuration shortens without weakening the check.\n",
+        firsts.len(),
+        median("event_loop_ms"),
+        median("host_built_ms"),
+        median("probe_passed_ms"),
+        median("main_to_ready_ms"),
+        300,
+    ));
+    out
+}

@@ -1,0 +1,211 @@
+//! The raw wry baselines: the same document bytes loaded through a bare custom protocol, talked to
+//! over bare IPC (`window.ipc.postMessage` up, `evaluate_script` down), with none of the host's
+//! protocol layer.
+//!
+//! * *plain*: wry's defaults (a default, non-ephemeral WebKit context per view, no web-process
+//!   sandbox): what the stack costs at its least.
+//! * *hardened*: what the host's isolation costs without its protocol layer: an ephemeral context
+//!   of its own per view with WebKit's bubblewrap sandbox on, the wry view built as a related
+//!   view of a blank seed view of that context, the scheme registered on the context, exactly as
+//!   `webview-shell/src/platform/linux.rs` does.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use gtk::glib;
+use tao::dpi::LogicalSize;
+use tao::event_loop::EventLoopWindowTarget;
+use tao::platform::unix::WindowExtUnix;
+use tao::window::{Window, WindowBuilder};
+use webkit2gtk::{SecurityManagerExt, URISchemeRequestExt, WebContextExt, WebsiteDataManagerExt};
+use wry::{WebViewBuilder, WebViewBuilderExtUnix};
+
+/// Which raw baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// wry's defaults.
+    Plain,
+    /// Ephemeral context of its own and the bubblewrap sandbox, per view.
+    Hardened,
+}
+
+impl Kind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Plain => "plain",
+            Kind::Hardened => "hardened",
+        }
+    }
+}
+
+/// The scheme the raw views load their document from.
+const RAW_SCHEME: &str = "benchraw";
+
+/// The raw views' stand-in for the bridge: `LineUpSurface.event` and `onState` over bare IPC, and
+/// `ready` at `DOMContentLoaded`, as the bridge sends it (after the guest script ran).
+const SHIM_JS: &str = r#"(function () {
+  var handler = null;
+  window.LineUpSurface = {
+    event: function (name, data) {
+      window.ipc.postMessage(JSON.stringify({ type: 'event', event: name, data: data }));
+    },
+    onState: function (f) { handler = f; },
+    resize: function () {}
+  };
+  window.__benchDeliver = function (s) { if (handler) handler(s); };
+  document.addEventListener('DOMContentLoaded', function () {
+    window.ipc.postMessage('{"type":"ready"}');
+  });
+})();"#;
+
+/// One message a raw view posted.
+#[derive(Debug, Clone)]
+pub(crate) struct RawMessage {
+    pub(crate) view: u64,
+    pub(crate) at: Instant,
+    /// Wall-clock milliseconds at arrival, to compare with a page's own timestamp.
+    pub(crate) epoch_ms: f64,
+    pub(crate) body: String,
+}
+
+/// Everything the raw views posted, in arrival order; flood events (`"f"`) are only counted.
+#[derive(Debug, Default)]
+pub(crate) struct Inbox {
+    pub(crate) messages: RefCell<Vec<RawMessage>>,
+    pub(crate) floods: std::cell::Cell<u64>,
+}
+
+impl Inbox {
+    pub(crate) fn ready_at(&self, view: u64) -> Option<Instant> {
+        self.messages
+            .borrow()
+            .iter()
+            .find(|m| m.view == view && m.body == r#"{"type":"ready"}"#)
+            .map(|m| m.at)
+    }
+}
+
+/// One raw webview.
+pub(crate) struct RawView {
+    // Field order is drop order: the wry view first, the context last.
+    webview: wry::WebView,
+    _seed: Option<webkit2gtk::WebView>,
+    _window: Window,
+    _context: Option<webkit2gtk::WebContext>,
+    pub(crate) id: u64,
+}
+
+impl RawView {
+    /// Opens a raw view of `kind` serving `html` (the host's assembled document bytes).
+    pub(crate) fn open<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        kind: Kind,
+        id: u64,
+        html: Rc<Vec<u8>>,
+        inbox: &Rc<Inbox>,
+    ) -> Result<Self, String> {
+        let window = WindowBuilder::new()
+            .with_title("lineup-bench raw")
+            .with_inner_size(LogicalSize::new(480, 360))
+            .build(target)
+            .map_err(|e| e.to_string())?;
+        let vbox = window.default_vbox().ok_or("no vbox")?;
+        let sink = Rc::downgrade(inbox);
+        let builder = WebViewBuilder::new()
+            .with_initialization_script_for_main_only(SHIM_JS, true)
+            .with_ipc_handler(move |request| {
+                let Some(inbox) = sink.upgrade() else {
+                    return;
+                };
+                let body = request.into_body();
+                if body.starts_with(r#"{"type":"event","event":"f","#) {
+                    inbox.floods.set(inbox.floods.get() + 1);
+                    return;
+                }
+                inbox.messages.borrow_mut().push(RawMessage {
+                    view: id,
+                    at: Instant::now(),
+                    epoch_ms: epoch_ms(),
+                    body,
+                });
+            });
+        let url = format!("{RAW_SCHEME}://localhost/");
+        let (webview, seed, context) = match kind {
+            Kind::Plain => {
+                let html = std::sync::Arc::new(html.as_ref().clone());
+                let webview = builder
+                    .with_custom_protocol(RAW_SCHEME.to_owned(), move |_, _| {
+                        wry::http::Response::builder()
+                            .header("Content-Type", "text/html; charset=utf-8")
+                            .body(Cow::Owned(html.as_ref().clone()))
+                            .unwrap_or_default()
+                    })
+                    .with_url(url)
+                    .build_gtk(vbox)
+                    .map_err(|e| e.to_string())?;
+                (webview, None, None)
+            }
+            Kind::Hardened => {
+                let context = hardened_context(html)?;
+                let seed = webkit2gtk::WebView::with_context(&context);
+                let webview = builder
+                    .with_related_view(seed.clone())
+                    .with_url(url)
+                    .build_gtk(vbox)
+                    .map_err(|e| e.to_string())?;
+                (webview, Some(seed), Some(context))
+            }
+        };
+        Ok(Self {
+            webview,
+            _seed: seed,
+            _window: window,
+            _context: context,
+            id,
+        })
+    }
+
+    /// Hands `state_json` to the page's `onState`, as the host's delivery does.
+    pub(crate) fn deliver(&self, state_json: &str) -> Result<(), String> {
+        self.webview
+            .evaluate_script(&format!("window.__benchDeliver({state_json})"))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// An ephemeral context of its own with the web-process sandbox on before its first process,
+/// serving `html` under the raw scheme.
+fn hardened_context(html: Rc<Vec<u8>>) -> Result<webkit2gtk::WebContext, String> {
+    let manager = webkit2gtk::WebsiteDataManager::builder()
+        .is_ephemeral(true)
+        .build();
+    if !manager.is_ephemeral() {
+        return Err("the website data manager is not ephemeral".to_owned());
+    }
+    let context = webkit2gtk::WebContext::builder()
+        .website_data_manager(&manager)
+        .build();
+    context.set_sandbox_enabled(true);
+    if !context.is_sandbox_enabled() {
+        return Err("the web-process sandbox did not turn on".to_owned());
+    }
+    context.register_uri_scheme(RAW_SCHEME, move |request| {
+        let bytes = glib::Bytes::from(html.as_slice());
+        let length = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+        let stream = gtk::gio::MemoryInputStream::from_bytes(&bytes);
+        request.finish(&stream, length, Some("text/html"));
+    });
+    if let Some(security) = context.security_manager() {
+        security.register_uri_scheme_as_secure(RAW_SCHEME);
+    }
+    Ok(context)
+}
+
+/// Milliseconds since the Unix epoch, as a page's `performance.timeOrigin + performance.now()`.
+pub(crate) fn epoch_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}

@@ -1,0 +1,163 @@
+//! The warm pool (#12) in a real WebKitGTK webview: a Surface opened from the pool reaches
+//! `ready` and is isolated exactly like a cold-opened one (the same CSP header enforced, opaque
+//! origin, `eval` and storage blocked, own ephemeral context, sandboxed web process in its own
+//! mount namespace), a pool view is never reused once its Surface closed, the pool refills after a
+//! take, and size 0 disables it.
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use lineup_surface_runtime::DocumentOptions;
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::host_harness::{test_app, HostHarness, TestHost};
+use lineup_tests::procs::{mount_namespace, web_processes};
+use lineup_tests::runner::Outcome;
+use lineup_webview_shell::HostBuilder;
+use serde_json::json;
+
+fn main() {
+    private_home("pool");
+    let mut h = HostHarness::start();
+    h.run(
+        "r_sec_2_r_sec_3_r_sec_8_pooled_open_is_isolated_like_a_cold_open",
+        pooled_isolated,
+    );
+    h.run(
+        "pooled_view_is_never_reused_and_the_pool_refills",
+        never_reused,
+    );
+    h.run("warm_pool_0_disables_the_pool", disabled);
+    h.finish();
+}
+
+/// The page of host_e2e's `csp_applied`: what its script may do, and the policy the engine
+/// enforced on the load.
+const POLICY_JS: &str = "
+document.addEventListener('securitypolicyviolation', function (e) {
+  post('violation', { directive: e.effectiveDirective, policy: e.originalPolicy, disposition: e.disposition });
+});
+var r = { origin: String(self.origin) };
+try { eval('1'); r.eval = 'allowed'; } catch (e) { r.eval = 'blocked'; }
+try { void localStorage.length; r.storage = 'allowed'; } catch (e) { r.storage = 'blocked'; }
+post('policy', r);
+";
+
+/// A host with a pool of one, once its view has been started.
+fn pooled_host(h: &mut HostHarness) -> Result<TestHost, String> {
+    let mut t = h.host(HostBuilder::new().warm_pool(1))?;
+    ensure!(
+        h.wait(&mut t, |host, _| host.pooled_views() == 1),
+        "the pool was not filled"
+    );
+    Ok(t)
+}
+
+fn pooled_isolated(h: &mut HostHarness) -> Outcome {
+    let header = DocumentOptions::default()
+        .csp()
+        .map(|c| c.header_value())
+        .ok_or("the default document has no CSP")?;
+    let mut t = pooled_host(h)?;
+    // Let the pool view's web process start and its document request reach the gate.
+    h.settle(&mut t, Duration::from_millis(500));
+    let before = web_processes();
+    let key = h.open(
+        &mut t,
+        "csp",
+        test_app("csp", "<p>csp</p>", POLICY_JS),
+        None,
+    )?;
+    ensure!(
+        t.host.pool_taken() == 1,
+        "the Surface did not come from the pool"
+    );
+    ensure!(
+        h.wait(&mut t, |_, rec| !rec.data("csp", "policy").is_empty()
+            && !rec.data("csp", "violation").is_empty()),
+        "no policy or violation report: {:?}",
+        t.rec.ui_events()
+    );
+    let policy = t.rec.data("csp", "policy")[0].clone();
+    ensure!(
+        policy == json!({ "origin": "null", "eval": "blocked", "storage": "blocked" }),
+        "the sandbox and script policy are not in force in a pooled view: {policy}"
+    );
+    let violation = t.rec.data("csp", "violation")[0].clone();
+    ensure!(
+        violation
+            == json!({ "directive": "script-src", "policy": header, "disposition": "enforce" }),
+        "the enforced policy is not the header that was served: {violation}"
+    );
+    let view = t.host.view(&key).ok_or("no view")?;
+    let hardening = view.hardening();
+    ensure!(
+        hardening.own_context
+            && hardening.ephemeral
+            && hardening.web_sandbox
+            && !hardening.devtools
+            && !hardening.popups_without_gesture
+            && !hardening.clipboard_access
+            && !hardening.console_to_stdout,
+        "a pooled view is not hardened like a cold one: {hardening:?}"
+    );
+    // The pool view's web process started before the open: it is among those that existed
+    // then, and (as the probe requires of every web process) not in the host's mount namespace.
+    let own = mount_namespace("self")?;
+    let sandboxed: HashSet<u32> = before
+        .iter()
+        .copied()
+        .filter(|pid| mount_namespace(&pid.to_string()).is_ok_and(|ns| ns != own))
+        .collect();
+    ensure!(
+        !sandboxed.is_empty() && sandboxed.len() == before.len(),
+        "every web process (the pool view's among them) must be sandboxed: {before:?}"
+    );
+    h.shut_down(t)
+}
+
+fn never_reused(h: &mut HostHarness) -> Outcome {
+    let mut t = pooled_host(h)?;
+    let app = test_app("reuse", "<p>reuse</p>", "");
+    let first = h.open(&mut t, "s1", app.clone(), None)?;
+    let first_url = t.host.view(&first).ok_or("no view")?.url().to_owned();
+    ensure!(
+        h.wait(&mut t, |host, _| host.pooled_views() == 1),
+        "the pool did not refill after a take"
+    );
+    t.send(t.agent.close("s1", "completed"))?;
+    ensure!(
+        h.wait(&mut t, |host, _| host.surfaces().is_empty()),
+        "s1 did not close"
+    );
+    let second = h.open(&mut t, "s2", app.clone(), None)?;
+    let second_url = t.host.view(&second).ok_or("no view")?.url().to_owned();
+    ensure!(
+        t.host.pool_taken() == 2,
+        "both Surfaces should have come from the pool, {} did",
+        t.host.pool_taken()
+    );
+    ensure!(
+        first_url != second_url,
+        "a pool view (token {first_url}) was used twice"
+    );
+    ensure!(
+        h.wait(&mut t, |host, _| host.pooled_views() == 1),
+        "the pool did not refill after the second take"
+    );
+    h.shut_down(t)
+}
+
+fn disabled(h: &mut HostHarness) -> Outcome {
+    let mut t = h.host(HostBuilder::new().warm_pool(0))?;
+    h.settle(&mut t, Duration::from_millis(500));
+    ensure!(t.host.pooled_views() == 0, "a pool of 0 started views");
+    h.open(&mut t, "s1", test_app("cold", "<p>cold</p>", ""), None)?;
+    h.settle(&mut t, Duration::from_millis(300));
+    ensure!(
+        t.host.pool_taken() == 0 && t.host.pooled_views() == 0,
+        "a pool of 0 was used or filled"
+    );
+    h.shut_down(t)
+}

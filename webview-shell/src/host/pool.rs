@@ -1,0 +1,64 @@
+//! The host's side of the warm pool (#12): which token a Surface's document is made for, and
+//! refilling the pool one view per idle turn of the event loop, never in the middle of an open.
+
+use std::time::{Duration, Instant};
+
+use lineup_surface_runtime::SurfaceToken;
+use tao::event_loop::EventLoopWindowTarget;
+
+use super::{Host, HostEvent, Layout};
+use crate::error::ShellError;
+
+/// How soon the loop comes back for the next pool view while the pool is short.
+const REFILL_TURN: Duration = Duration::from_millis(20);
+
+impl Host {
+    /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
+    ///
+    /// [`HostBuilder::warm_pool`]: super::HostBuilder::warm_pool
+    pub fn pooled_views(&self) -> usize {
+        self.shell.pooled()
+    }
+
+    /// How many Surfaces got their view from the warm pool so far.
+    pub fn pool_taken(&self) -> u64 {
+        self.shell.pool_taken()
+    }
+
+    /// The token of the Surface about to be created: the next pool view's, when Surfaces get
+    /// windows of their own and one waits (the document is then made for that view), else a
+    /// fresh random one for a cold view.
+    pub(super) fn surface_token(&self) -> Result<SurfaceToken, ShellError> {
+        if matches!(self.layout, Layout::Windows) {
+            if let Some(token) = self.shell.pooled_token() {
+                return Ok(token);
+            }
+        }
+        let mut token = [0u8; 16];
+        getrandom::fill(&mut token)
+            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+        Ok(SurfaceToken::from_random_bytes(token))
+    }
+
+    /// At an idle turn (every event of the turn handled, opens included), starts one pool view
+    /// if the pool is short; returns when to come back while it still is.
+    pub(super) fn refill_pool(
+        &mut self,
+        idle_turn: bool,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> Option<Instant> {
+        if self.shell.config().warm_pool() == 0 || !matches!(self.layout, Layout::Windows) {
+            return None;
+        }
+        let short = if idle_turn && self.inbound_waiting() == 0 {
+            self.shell.fill_pool(target)
+        } else {
+            self.shell.pooled() < self.shell.config().warm_pool()
+        };
+        short.then(|| Instant::now() + REFILL_TURN)
+    }
+
+    fn inbound_waiting(&self) -> usize {
+        self.inbound.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}

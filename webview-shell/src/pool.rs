@@ -1,0 +1,118 @@
+//! The warm pool (#12): blank, isolated webviews started ahead of the Surfaces that will use
+//! them, so that an open does not wait for a web context and a sandboxed web process to start.
+//!
+//! A pool view is a Surface view like any other ([`PlatformView`], same context hardening, same
+//! sandbox, same bridge, same policy handlers), created hidden under a fresh random token and
+//! already loading its own future document URL. Its scheme handler serves nothing yet: the
+//! request waits at a [`Gate`] that is held until a Surface takes the view, binds its server (a
+//! document assembled for that very token) and, once the isolation probe passed, opens the gate
+//! (R-SEC-8). Until then no Surface's bytes can reach it. A view is taken once and never goes
+//! back: when its Surface closes, it is destroyed like a cold-opened one.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use lineup_host_core::InlineBundle;
+use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+use tao::event_loop::EventLoopWindowTarget;
+
+use crate::config::{Placement, ViewConfig};
+use crate::error::ShellError;
+use crate::event::ViewEvent;
+use crate::gate::Gate;
+use crate::platform::PlatformView;
+
+/// Where a pool view's events go once a Surface took it; before that they are dropped.
+type SinkSlot = Rc<RefCell<Option<Box<dyn Fn(ViewEvent)>>>>;
+
+/// One started, untaken view.
+pub(crate) struct Pooled {
+    pub(crate) view: PlatformView,
+    pub(crate) token: SurfaceToken,
+    pub(crate) gate: Rc<Gate>,
+    sink: SinkSlot,
+    /// Its web process ended before it was taken: it is never handed out.
+    lost: Rc<Cell<bool>>,
+}
+
+impl Pooled {
+    /// Starts a hidden view under a fresh token, its document request held.
+    pub(crate) fn start<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        config: &ViewConfig,
+    ) -> Result<Self, ShellError> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+        let token = SurfaceToken::from_random_bytes(bytes);
+        // Never served: the gate stays held until a Surface's own server replaces it.
+        let blank = InlineBundle::new("", "", "")
+            .map_err(|e| ShellError::Platform(format!("blank bundle: {e}")))?;
+        let placeholder = SurfaceServer::new(
+            token.clone(),
+            SurfaceDocument::assemble(&blank, &DocumentOptions::default()),
+        );
+        let sink: SinkSlot = Rc::new(RefCell::new(None));
+        let lost = Rc::new(Cell::new(false));
+        let (forward, lost_flag) = (Rc::clone(&sink), Rc::clone(&lost));
+        let gate = Gate::held();
+        let view = PlatformView::new(
+            target,
+            placeholder,
+            config,
+            Placement::Window {
+                title: String::new(),
+                width: 480,
+                height: 360,
+            },
+            false,
+            Box::new(move |event| match forward.borrow().as_ref() {
+                Some(sink) => sink(event),
+                None => {
+                    if matches!(
+                        event,
+                        ViewEvent::Crashed | ViewEvent::MemoryExceeded | ViewEvent::Unresponsive
+                    ) {
+                        lost_flag.set(true);
+                    }
+                }
+            }),
+            Rc::clone(&gate),
+        )?;
+        Ok(Self {
+            view,
+            token,
+            gate,
+            sink,
+            lost,
+        })
+    }
+
+    /// Whether the view can still be handed out.
+    pub(crate) fn usable(&self) -> bool {
+        !self.lost.get()
+    }
+
+    /// Gives the view to a Surface: its events go to `events`, `server` answers its scheme, its
+    /// window is titled, sized and shown. The caller settles the gate.
+    pub(crate) fn bind(
+        self,
+        server: SurfaceServer,
+        placement: &Placement<'_>,
+        events: Box<dyn Fn(ViewEvent)>,
+    ) -> Result<(PlatformView, Rc<Gate>), ShellError> {
+        let Placement::Window {
+            title,
+            width,
+            height,
+        } = placement
+        else {
+            return Err(ShellError::Platform(
+                "only window placements come from the pool".to_owned(),
+            ));
+        };
+        *self.sink.borrow_mut() = Some(events);
+        self.view.bind(server, title, *width, *height)?;
+        Ok((self.view, self.gate))
+    }
+}
