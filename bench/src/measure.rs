@@ -166,7 +166,7 @@ pub(crate) fn main() -> ExitCode {
             .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
             .map(|document| render_markdown(&document));
         return match (rendered, md) {
-            (Ok(text), Some(path)) => match std::fs::write(&path, text) {
+            (Ok(text), Some(path)) => match std::fs::write(&path, keep_tail(&path, text)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("lineup-bench: cannot write {path}: {e}");
@@ -206,7 +206,8 @@ pub(crate) fn main() -> ExitCode {
                 }
             }
             if let Some(path) = md {
-                if let Err(e) = std::fs::write(&path, render_markdown(&document)) {
+                let text = keep_tail(&path, render_markdown(&document));
+                if let Err(e) = std::fs::write(&path, text) {
                     eprintln!("lineup-bench: cannot write {path}: {e}");
                     return ExitCode::FAILURE;
                 }
@@ -1176,6 +1177,19 @@ fn child(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         other => Err(format!("unknown child mode {other}")),
+    }
+}
+
+/// The line after which BENCHMARKS.md is written by hand (measurements made by other commands,
+/// such as the host-core criterion benches and their profile); a new run keeps it.
+const HAND_WRITTEN: &str = "<!-- Written by hand below this line; lineup-bench keeps it. -->";
+
+/// `generated`, followed by the hand-written part of the file at `path`, if it has one.
+fn keep_tail(path: &str, generated: String) -> String {
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    match old.find(HAND_WRITTEN) {
+        Some(at) => format!("{}\n{}", generated.trim_end(), &old[at..]),
+        None => generated,
     }
 }
 
