@@ -17,7 +17,7 @@
     missing_docs
 )]
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
@@ -286,58 +286,16 @@ fn r_inv_1_r_ui_12_connect_open_agent_killed_and_restarted_reconnect_patch_then_
 
 /// The WebKit web processes descended from `root`, with their environment.
 fn web_process_environments(root: u32) -> Vec<(u32, HashSet<String>)> {
-    let mut parents = HashMap::new();
-    let mut names = HashMap::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let Some(ppid) = rest
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        parents.insert(pid, ppid);
-        names.insert(
-            pid,
-            head.split_once('(')
-                .map(|(_, c)| c.to_owned())
-                .unwrap_or_default(),
-        );
-    }
-    let descends = |mut pid: u32| {
-        for _ in 0..64 {
-            match parents.get(&pid) {
-                Some(&p) if p == root => return true,
-                Some(&p) if p > 1 => pid = p,
-                _ => return false,
-            }
-        }
-        false
-    };
-    names
-        .iter()
-        .filter(|(pid, name)| name.starts_with("WebKitWebProces") && descends(**pid))
-        .filter_map(|(pid, _)| {
+    lineup_tests::procs::web_processes_of(root)
+        .into_iter()
+        .filter_map(|pid| {
             let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
             let vars = raw
                 .split(|b| *b == 0)
                 .filter(|v| !v.is_empty())
                 .map(|v| String::from_utf8_lossy(v).into_owned())
                 .collect();
-            Some((*pid, vars))
+            Some((pid, vars))
         })
         .collect()
 }

@@ -6,6 +6,11 @@ use std::path::PathBuf;
 
 /// The WebKit web processes (`WebKitWebProcess`) descended from this process.
 pub fn web_processes() -> HashSet<u32> {
+    web_processes_of(std::process::id())
+}
+
+/// The WebKit web processes (`WebKitWebProcess`) descended from process `root`.
+pub fn web_processes_of(root: u32) -> HashSet<u32> {
     let mut parent: HashMap<u32, u32> = HashMap::new();
     let mut web = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -32,7 +37,7 @@ pub fn web_processes() -> HashSet<u32> {
             web.push(pid);
         }
     }
-    let me = std::process::id();
+    let me = root;
     web.into_iter()
         .filter(|pid| {
             let mut p = *pid;
