@@ -387,7 +387,8 @@ impl KioskConfig {
 
 /// The 1-based line and column of byte `offset` in `text`.
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    // A span always starts on a character boundary; should one not, the whole text is counted.
+    let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before
         .rsplit('\n')
