@@ -30,7 +30,10 @@ use serde_json::{json, Value};
 
 #[path = "support/agent.rs"]
 mod agent;
+#[path = "support/tls.rs"]
+mod tls;
 use agent::{kind, AgentServer, Seen};
+use tls::tls;
 
 /// How long any one step may take: a debug WebKitGTK on a busy machine starts slowly (its first
 /// Surface has been seen to take 28 s here while other builds ran).
@@ -475,31 +478,6 @@ fn plain_ws_to_a_non_loopback_address_and_a_token_file_readable_by_others_are_re
         .unwrap();
     assert!(!out.status.success());
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// A test CA (PEM) and a server config for 127.0.0.1 signed by it, as in `download.rs`.
-fn tls() -> (String, Arc<rustls::ServerConfig>) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "lineup ws test CA");
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-        .unwrap();
-    let leaf_cert = leaf.signed_by(&leaf_key, &ca_cert, &ca_key).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf_cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-        )
-        .unwrap();
-    (ca_cert.pem(), Arc::new(config))
 }
 
 #[test]
