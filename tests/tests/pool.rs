@@ -2,7 +2,7 @@
 //! `ready` and is isolated exactly like a cold-opened one (the same CSP header enforced, opaque
 //! origin, `eval` and storage blocked, own ephemeral context, sandboxed web process in its own
 //! mount namespace), a pool view is never reused once its Surface closed, the pool refills after a
-//! take, and size 0 disables it.
+//! take but not before the taken view's page said `ready`, and size 0 disables it.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::collections::HashSet;
@@ -27,6 +27,10 @@ fn main() {
     h.run(
         "pooled_view_is_never_reused_and_the_pool_refills",
         never_reused,
+    );
+    h.run(
+        "the_pool_is_not_refilled_while_a_taken_view_opens",
+        no_refill_while_opening,
     );
     h.run("warm_pool_0_disables_the_pool", disabled);
     h.finish();
@@ -145,6 +149,49 @@ fn never_reused(h: &mut HostHarness) -> Outcome {
     ensure!(
         h.wait(&mut t, |host, _| host.pooled_views() == 1),
         "the pool did not refill after the second take"
+    );
+    h.shut_down(t)
+}
+
+/// A page whose top-level script runs for 1.5 s before the bridge can say `ready`.
+const SLOW_READY_JS: &str = "var until = Date.now() + 1500; while (Date.now() < until) {}";
+
+/// Starting a pool view takes the GTK thread and a core for tens of milliseconds; started while
+/// the view just taken commits its document, it delays that open. So the pool is refilled only
+/// after the taken view's page said `ready`. Positive control: the refill does happen, right
+/// after that `ready`.
+fn no_refill_while_opening(h: &mut HostHarness) -> Outcome {
+    let mut t = pooled_host(h)?;
+    let mark = t.rec.mark();
+    t.send(
+        t.agent
+            .open("slow", test_app("slow", "<p>slow</p>", SLOW_READY_JS), None),
+    )?;
+    ensure!(
+        h.wait(&mut t, |host, _| host.pool_taken() == 1),
+        "the Surface did not come from the pool"
+    );
+    let ready = |rec: &lineup_tests::host_harness::Recorder| {
+        rec.notes_since(mark).iter().any(
+            |n| matches!(n, lineup_tests::host_harness::Note::Ready(k) if k.instance.as_str() == "slow"),
+        )
+    };
+    let mut refilled_early = false;
+    let opened_ready = h.wait(&mut t, |host, rec| {
+        if ready(rec) {
+            return true;
+        }
+        refilled_early |= host.pooled_views() > 0;
+        false
+    });
+    ensure!(opened_ready, "the slow Surface never said ready");
+    ensure!(
+        !refilled_early,
+        "a pool view was started while the taken view was still opening"
+    );
+    ensure!(
+        h.wait(&mut t, |host, _| host.pooled_views() == 1),
+        "the pool was not refilled after the taken view said ready"
     );
     h.shut_down(t)
 }

@@ -838,6 +838,9 @@ struct Live {
     embedder_reloads: u32,
     /// The bundle the embedder last reloaded the Surface with, if any: what a reopen shows.
     reloaded: Option<InlineBundle>,
+    /// When the view was created, until its page first said `ready`: the warm pool is not
+    /// refilled meanwhile (#12).
+    opening_since: Option<Instant>,
 }
 
 /// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
@@ -1493,6 +1496,9 @@ impl Host {
                 }
                 Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
                 Effect::Ready(key) => {
+                    if let Some(live) = self.views.get_mut(&slot(&key)) {
+                        live.opening_since = None;
+                    }
                     self.watchdog.ready(&key);
                     if let Some(standby) = self.standby.as_mut() {
                         standby.ready(&key);
@@ -1582,6 +1588,7 @@ impl Host {
                         requested_height: kept.requested_height,
                         embedder_reloads: 0,
                         reloaded: kept.reloaded,
+                        opening_since: Some(Instant::now()),
                     },
                 );
                 self.watchdog.watch(&key);

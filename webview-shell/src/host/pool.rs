@@ -12,6 +12,13 @@ use crate::error::ShellError;
 /// How soon the loop comes back for the next pool view while the pool is short.
 const REFILL_TURN: Duration = Duration::from_millis(20);
 
+/// How long a Surface waiting for its first `ready` holds the refill back. Starting a view
+/// (a web context, a window, a sandboxed web process) takes the GTK thread and a core for
+/// tens of milliseconds; started while a taken view commits its document, it made that open
+/// wait behind it (measured: the commit ~40 ms after the document was served instead of
+/// ~10 ms). A page that never says `ready` holds it back no longer than this.
+const OPENING_HOLD: Duration = Duration::from_secs(2);
+
 impl Host {
     /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
     ///
@@ -50,12 +57,23 @@ impl Host {
         if self.shell.config().warm_pool() == 0 || !matches!(self.layout, Layout::Windows) {
             return None;
         }
+        if self.opening() {
+            return Some(Instant::now() + REFILL_TURN);
+        }
         let short = if idle_turn && self.inbound_waiting() == 0 {
             self.shell.fill_pool(target)
         } else {
             self.shell.pooled() < self.shell.config().warm_pool()
         };
         short.then(|| Instant::now() + REFILL_TURN)
+    }
+
+    /// Whether a Surface opened within [`OPENING_HOLD`] still waits for its first `ready`.
+    fn opening(&self) -> bool {
+        self.views.values().any(|live| {
+            live.opening_since
+                .is_some_and(|since| since.elapsed() < OPENING_HOLD)
+        })
     }
 
     fn inbound_waiting(&self) -> usize {
