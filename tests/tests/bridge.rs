@@ -35,12 +35,12 @@ fn main() {
         reload_loop,
     );
     h.run(
-        "r_sec_2a_main_frame_navigations_away_are_refused_and_the_page_stays_patchable",
+        "r_sec_2a_main_frame_navigations_away_and_to_about_blank_are_refused_and_the_page_stays_patchable",
         main_frame_navigation,
     );
     h.run(
-        "r_ui_12_a_surface_whose_main_frame_goes_to_about_blank_is_reported_crashed_upstream",
-        about_blank,
+        "r_ui_12_a_surface_whose_main_frame_goes_to_about_srcdoc_is_reported_crashed_upstream",
+        about_srcdoc,
     );
     h.run(
         "r_ui_3_a_flood_of_patches_coalesces_and_the_page_ends_on_the_latest_state",
@@ -449,9 +449,12 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
         t.rec.refusals(&key)
     );
     // Navigations away: each refused and reported, and the same document answers the next patch.
+    // `about:blank` is refused in every frame: a main frame sent there would take its web process
+    // down, and a subframe keeps its initial empty document (the srcdoc one above still posts).
     for (i, target) in [
         "https://example.invalid/",
         "lineup-surface://00112233445566778899aabbccddeeff/",
+        "about:blank",
     ]
     .iter()
     .enumerate()
@@ -487,7 +490,7 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
     let before = states[0]["doc"].clone();
     t.send(t.agent.patch(
         "n",
-        json!({ "n": 40, "go": "javascript:'<p id=replaced>replaced</p>'" }),
+        json!({ "n": 60, "go": "javascript:'<p id=replaced>replaced</p>'" }),
     ))?;
     // As soon as the page took it (a state sent while another is in flight may be coalesced
     // away), so that the document loaded again finds a state that does not send it away.
@@ -495,11 +498,11 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
         h.wait(&mut t, |_, rec| rec
             .data("n", "state")
             .iter()
-            .any(|s| s["n"] == 40)),
+            .any(|s| s["n"] == 60)),
         "the javascript: state never reached the page: {:?}",
         t.rec.data("n", "state")
     );
-    t.send(t.agent.patch("n", json!({ "n": 41 })))?;
+    t.send(t.agent.patch("n", json!({ "n": 61 })))?;
     ensure!(
         h.wait(&mut t, |_, rec| rec
             .refusals(&key)
@@ -511,7 +514,7 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
         h.wait(&mut t, |_, rec| rec
             .data("n", "state")
             .iter()
-            .any(|s| s["n"] == 41 && s["doc"] != before)),
+            .any(|s| s["n"] == 61 && s["doc"] != before)),
         "the Surface's own document was not loaded again after the replacement: {:?}",
         t.rec.data("n", "state")
     );
@@ -523,12 +526,12 @@ fn main_frame_navigation(h: &mut HostHarness) -> Outcome {
     h.shut_down(t)
 }
 
-/// R-UI-12: WebKitGTK 2.50 does not say which frame a navigation decision is for, so `about:blank`
-/// and `about:srcdoc` stay allowed for subframes (R-SEC-2a), and a main frame sent there takes its
-/// web process down. Such a Surface is never lost silently: it is reopened with its last state,
+/// R-UI-12: WebKitGTK 2.50 does not say which frame a navigation decision is for, so
+/// `about:srcdoc` stays allowed for srcdoc subframes (R-SEC-2a), and a main frame sent there takes
+/// its web process down. Such a Surface is never lost silently: it is reopened with its last state,
 /// which sends it there again, three times; the fourth loss closes it and the agent gets one
 /// `close` with reason `crashed`. A Surface beside it keeps answering.
-fn about_blank(h: &mut HostHarness) -> Outcome {
+fn about_srcdoc(h: &mut HostHarness) -> Outcome {
     let mut t = new_host(h)?;
     open_steady(h, &mut t)?;
     h.open(
@@ -539,7 +542,7 @@ fn about_blank(h: &mut HostHarness) -> Outcome {
     )?;
     t.send(
         t.agent
-            .patch("blank", json!({ "n": 2, "go": "about:blank" })),
+            .patch("blank", json!({ "n": 2, "go": "about:srcdoc" })),
     )?;
     let gone = CloseReason::Gone(GoneReason::Crashed);
     ensure!(

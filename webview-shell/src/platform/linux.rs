@@ -627,8 +627,8 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
         push(&q, ViewEvent::PageCloseAttempt);
     });
 
-    // R-SEC-2, R-SEC-2a: navigation only to the document itself and to about:srcdoc or
-    // about:blank subframes; new windows and non-displayable responses (downloads) refused.
+    // R-SEC-2, R-SEC-2a: navigation only to the document itself and to about:srcdoc
+    // subframes; new windows and non-displayable responses (downloads) refused.
     let document = url.to_owned();
     let q = Rc::downgrade(queue);
     view.connect_decide_policy(move |_, decision, kind| {
@@ -792,10 +792,14 @@ fn navigation_uri(decision: &PolicyDecision) -> Option<String> {
         .map(|u| u.to_string())
 }
 
-/// R-SEC-2a: the document itself (a `#fragment` changes nothing), and `about:srcdoc` or
-/// `about:blank`, which WebKit asks about for subframes without saying which frame asks.
+/// R-SEC-2a: the document itself (a `#fragment` changes nothing), and `about:srcdoc`, which
+/// WebKit asks about for srcdoc subframes without saying which frame asks.
+///
+/// `about:blank` is refused in every frame: a main frame sent there by its own sandboxed page
+/// takes its web process down (WebKitGTK 2.50), and a subframe loses nothing by the refusal,
+/// since an iframe's initial document is that empty document already and stays.
 fn navigation_allowed(document: &str, uri: &str) -> bool {
-    same_document(document, uri) || uri == "about:srcdoc" || uri == "about:blank"
+    same_document(document, uri) || uri == "about:srcdoc"
 }
 
 /// Whether `uri` is the Surface's document, whatever its fragment.
@@ -947,12 +951,12 @@ mod tests {
     const DOC: &str = "lineup-surface://00112233445566778899aabbccddeeff/";
 
     #[test]
-    fn r_sec_2a_navigation_allows_only_the_document_and_blank_subframes() {
+    fn r_sec_2a_navigation_allows_only_the_document_and_srcdoc_subframes() {
         assert!(navigation_allowed(DOC, DOC));
         assert!(navigation_allowed(DOC, &format!("{DOC}#section")));
         assert!(navigation_allowed(DOC, "about:srcdoc"));
-        assert!(navigation_allowed(DOC, "about:blank"));
         for refused in [
+            "about:blank",
             "https://example.com/",
             "lineup-surface://ffeeddccbbaa99887766554433221100/",
             "lineup-surface://00112233445566778899aabbccddeeff/index.html",
