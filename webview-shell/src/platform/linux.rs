@@ -561,6 +561,8 @@ fn wry_builder<'a>(
                 );
                 push(&ipc, ViewEvent::IpcTooLarge { len: body.len() });
             } else {
+                // When a bridge message reached the host, for `lineup-bench`'s event profile.
+                tracing::debug!(target: "lineup_phase", phase = "bridge_message");
                 push(&ipc, ViewEvent::Ipc(body));
             }
         })
