@@ -1221,10 +1221,12 @@ fn revision_epoch(inventory: &Value) -> u64 {
 }
 
 /// R-CAP-5, R-CAP-6, R-INV-2: `lineup host --stdio` is killed with SIGKILL in the middle of a
-/// stream of calls and started again on the same data dir; every `call_id` is sent again. Each
-/// call ran at most once (counted by the test capability outside the data dir), a call that had
-/// finished gets its stored result, one that was running is answered `failed` (outcome unknown),
-/// the inventory revision moved forward, and the database and its audit chain are intact.
+/// stream of calls and started again on the same data dir; every `call_id` is sent again. The
+/// kill lands while one call (`call_05`, sleeping 10 s in its handler) is certainly running: its
+/// handler's line is in the count file and its result has not come. Each call ran at most once
+/// (counted by the test capability outside the data dir), a call that had finished gets its
+/// stored result, the one running is answered `failed` with `outcome_unknown` and not run
+/// again, the inventory revision moved forward, and the database and its audit chain are intact.
 #[test]
 fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
     require_display();
@@ -1247,18 +1249,34 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
         count_arg.as_str(),
     ];
     const CALLS: usize = 12;
+    /// The call whose handler is running when the host is killed: it sleeps 10 s.
+    const UNFINISHED: &str = "call_05";
     let ids: Vec<String> = (0..CALLS).map(|i| format!("call_{i:02}")).collect();
+    let sleep_of = |id: &str| if id == UNFINISHED { 10_000 } else { 150 };
 
     let mut first = Agent::spawn_with("restart-1", &args);
     // Half the stream reaches the first host; the rest only the second.
     for id in &ids[..CALLS / 2] {
-        first.send(&count_call_slow(id, id, 150));
+        first.send(&count_call_slow(id, id, sleep_of(id)));
     }
-    // Kill it once some calls finished and others cannot have.
+    // Kill it once some calls finished and UNFINISHED's handler has started: it writes its
+    // line (synced) before its 10 s sleep, so the kill lands while it runs.
     first.expect("a few results", |m| m["type"] == "lineup.v1.app.result");
     first.expect("a third result", |m| {
         m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == "call_02"
     });
+    let deadline = Instant::now() + STEP;
+    while !std::fs::read_to_string(&count)
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l == UNFINISHED)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{UNFINISHED}'s handler never started"
+        );
+        first.wait_until(Instant::now() + Duration::from_millis(20), |_| false);
+    }
     first.kill();
     let before: Vec<Value> = first
         .received
@@ -1266,12 +1284,16 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
         .filter(|m| m["type"] == "lineup.v1.app.result")
         .cloned()
         .collect();
+    assert!(
+        !before.iter().any(|m| m["payload"]["call_id"] == UNFINISHED),
+        "{UNFINISHED} finished before the kill: {before:?}"
+    );
     let epoch_before = revision_epoch(&first.received[0]);
     drop(first);
 
     let mut second = Agent::spawn_with("restart-2", &args);
     for id in &ids {
-        second.send(&count_call_slow(id, id, 150));
+        second.send(&count_call_slow(id, id, sleep_of(id)));
     }
     for id in &ids {
         let id = id.clone();
@@ -1326,6 +1348,21 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
             other => panic!("unexpected status {other}: {m}"),
         }
     }
+    // The call running at the kill: outcome unknown, run once (before the kill), never again.
+    let unfinished = after
+        .iter()
+        .find(|m| m["payload"]["call_id"] == UNFINISHED)
+        .expect("the unfinished call answered after the restart");
+    assert_eq!(unfinished["payload"]["status"], "failed", "{unfinished}");
+    assert_eq!(
+        unfinished["payload"]["error"]["code"], "outcome_unknown",
+        "{unfinished}"
+    );
+    assert_eq!(
+        runs.lines().filter(|l| *l == UNFINISHED).count(),
+        1,
+        "{runs:?}"
+    );
     second.close_stdin();
     assert!(second.wait_exit().success());
 
