@@ -1,6 +1,6 @@
 //! The `lineup host` flags that turn App Capabilities on: the vouched agent, where records are
 //! kept, which built-in capabilities are enabled, and, for scripted tests only, automatic
-//! consent and a counting test capability.
+//! consent and counting test capabilities.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -20,6 +20,10 @@ pub(crate) enum AutoConsent {
     Allow,
     /// Every prompt is answered "deny".
     Deny,
+    /// Every prompt is answered "allow always" where it offers that (`user_confirmation`):
+    /// the grant is remembered for the vouched agent, or without `--agent-id` for the
+    /// conversation only. A prompt that does not offer it is answered "allow" (once).
+    AllowAlways,
 }
 
 /// App Capability flags of `lineup host`.
@@ -49,12 +53,14 @@ pub(crate) struct CapabilityArgs {
     #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = parse_builtin)]
     enable: Vec<Builtin>,
     /// FOR SCRIPTED TESTS ONLY: answer every consent prompt automatically instead of asking
-    /// the user. Never use it with a real agent.
+    /// the user: `allow` (once), `deny`, or `allow-always` ("always" where the prompt offers
+    /// it, else once). Never use it with a real agent.
     #[arg(long, value_enum, value_name = "ANSWER")]
     dangerous_auto_consent: Option<AutoConsent>,
-    /// FOR SCRIPTED TESTS ONLY: register `test.count` (`display_only`), whose handler appends
-    /// its `tag` argument as one line to FILE, then sleeps `sleep_ms` (at most 10 000): a
-    /// capability whose runs can be counted outside the host.
+    /// FOR SCRIPTED TESTS ONLY: register `test.count` (`display_only`) and `test.confirm`
+    /// (`user_confirmation`, so it runs only after consent), whose handler appends its `tag`
+    /// argument as one line to FILE, then sleeps `sleep_ms` (at most 10 000): capabilities
+    /// whose runs can be counted outside the host.
     #[arg(long, value_name = "FILE")]
     dangerous_test_capability: Option<PathBuf>,
 }
@@ -131,11 +137,24 @@ impl CapabilityArgs {
             builder = builder.consent_prompt(move |pending: PendingConsent| match answer {
                 AutoConsent::Allow => pending.allow(),
                 AutoConsent::Deny => pending.deny(),
+                AutoConsent::AllowAlways => {
+                    if let Err(refused) = pending.allow_always() {
+                        refused.into_pending().allow();
+                    }
+                }
             });
         }
         if let Some(file) = &self.dangerous_test_capability {
-            tracing::warn!("--dangerous-test-capability: test.count registered");
-            builder = builder.capability(test_capability()?, counting(file.clone()));
+            tracing::warn!("--dangerous-test-capability: test.count and test.confirm registered");
+            builder = builder
+                .capability(
+                    test_capability("test.count", Risk::DisplayOnly)?,
+                    counting(file.clone()),
+                )
+                .capability(
+                    test_capability("test.confirm", Risk::UserConfirmation)?,
+                    counting(file.clone()),
+                );
         }
         Ok(builder)
     }
@@ -146,16 +165,17 @@ fn parse_builtin(name: &str) -> Result<Builtin, String> {
     name.trim().parse::<Builtin>().map_err(|e| e.to_string())
 }
 
-fn test_capability() -> Result<Capability, String> {
+/// A test capability `name` at `risk`, taking `{tag, sleep_ms}`.
+fn test_capability(name: &str, risk: Risk) -> Result<Capability, String> {
     let schema: JsonObject = serde_json::from_str(
         r#"{"type":"object","required":["tag"],"properties":{
             "tag":{"type":"string","maxLength":128},
             "sleep_ms":{"type":"integer","minimum":0,"maximum":10000}}}"#,
     )
     .map_err(|e| e.to_string())?;
-    let name = CapabilityName::try_from("test.count").map_err(|e| e.to_string())?;
+    let name = CapabilityName::try_from(name).map_err(|e| e.to_string())?;
     let version = OpaqueVersion::try_from("1").map_err(|e| e.to_string())?;
-    Capability::new(name, version, Risk::DisplayOnly, schema).map_err(|e| e.to_string())
+    Capability::new(name, version, risk, schema).map_err(|e| e.to_string())
 }
 
 /// Appends the `tag` to `file` (flushed to disk before it returns), then sleeps.

@@ -1041,17 +1041,22 @@ fn count_call(call_id: &str, tag: &str) -> String {
 /// into a file of a fresh directory, and `extra` arguments; returns the agent, the directory and
 /// the count file.
 fn spawn_counting(name: &str, extra: &[&str]) -> (Agent, PathBuf, PathBuf) {
+    spawn_counting_as(name, Some("agent_hermes_main"), extra)
+}
+
+/// [`spawn_counting`] vouching for `agent`, or for no agent when `None` (then "always" lasts
+/// one conversation, R-SES-1).
+fn spawn_counting_as(name: &str, agent: Option<&str>, extra: &[&str]) -> (Agent, PathBuf, PathBuf) {
     let dir = std::env::temp_dir().join(format!("lineup-count-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let count = dir.join("runs.txt");
-    let _ = std::fs::remove_file(&count);
     let count_arg = count.to_string_lossy().into_owned();
-    let mut args = vec![
-        "--agent-id",
-        "agent_hermes_main",
-        "--dangerous-test-capability",
-        count_arg.as_str(),
-    ];
+    let mut args = Vec::new();
+    if let Some(agent) = agent {
+        args.extend(["--agent-id", agent]);
+    }
+    args.extend(["--dangerous-test-capability", count_arg.as_str()]);
     args.extend_from_slice(extra);
     (Agent::spawn_with(name, &args), dir, count)
 }
@@ -1216,10 +1221,12 @@ fn revision_epoch(inventory: &Value) -> u64 {
 }
 
 /// R-CAP-5, R-CAP-6, R-INV-2: `lineup host --stdio` is killed with SIGKILL in the middle of a
-/// stream of calls and started again on the same data dir; every `call_id` is sent again. Each
-/// call ran at most once (counted by the test capability outside the data dir), a call that had
-/// finished gets its stored result, one that was running is answered `failed` (outcome unknown),
-/// the inventory revision moved forward, and the database and its audit chain are intact.
+/// stream of calls and started again on the same data dir; every `call_id` is sent again. The
+/// kill lands while one call (`call_05`, sleeping 10 s in its handler) is certainly running: its
+/// handler's line is in the count file and its result has not come. Each call ran at most once
+/// (counted by the test capability outside the data dir), a call that had finished gets its
+/// stored result, the one running is answered `failed` with `outcome_unknown` and not run
+/// again, the inventory revision moved forward, and the database and its audit chain are intact.
 #[test]
 fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
     require_display();
@@ -1242,18 +1249,34 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
         count_arg.as_str(),
     ];
     const CALLS: usize = 12;
+    /// The call whose handler is running when the host is killed: it sleeps 10 s.
+    const UNFINISHED: &str = "call_05";
     let ids: Vec<String> = (0..CALLS).map(|i| format!("call_{i:02}")).collect();
+    let sleep_of = |id: &str| if id == UNFINISHED { 10_000 } else { 150 };
 
     let mut first = Agent::spawn_with("restart-1", &args);
     // Half the stream reaches the first host; the rest only the second.
     for id in &ids[..CALLS / 2] {
-        first.send(&count_call_slow(id, id, 150));
+        first.send(&count_call_slow(id, id, sleep_of(id)));
     }
-    // Kill it once some calls finished and others cannot have.
+    // Kill it once some calls finished and UNFINISHED's handler has started: it writes its
+    // line (synced) before its 10 s sleep, so the kill lands while it runs.
     first.expect("a few results", |m| m["type"] == "lineup.v1.app.result");
     first.expect("a third result", |m| {
         m["type"] == "lineup.v1.app.result" && m["payload"]["call_id"] == "call_02"
     });
+    let deadline = Instant::now() + STEP;
+    while !std::fs::read_to_string(&count)
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l == UNFINISHED)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{UNFINISHED}'s handler never started"
+        );
+        first.wait_until(Instant::now() + Duration::from_millis(20), |_| false);
+    }
     first.kill();
     let before: Vec<Value> = first
         .received
@@ -1261,12 +1284,16 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
         .filter(|m| m["type"] == "lineup.v1.app.result")
         .cloned()
         .collect();
+    assert!(
+        !before.iter().any(|m| m["payload"]["call_id"] == UNFINISHED),
+        "{UNFINISHED} finished before the kill: {before:?}"
+    );
     let epoch_before = revision_epoch(&first.received[0]);
     drop(first);
 
     let mut second = Agent::spawn_with("restart-2", &args);
     for id in &ids {
-        second.send(&count_call_slow(id, id, 150));
+        second.send(&count_call_slow(id, id, sleep_of(id)));
     }
     for id in &ids {
         let id = id.clone();
@@ -1321,6 +1348,21 @@ fn a_killed_host_restarted_on_its_data_dir_runs_each_call_at_most_once() {
             other => panic!("unexpected status {other}: {m}"),
         }
     }
+    // The call running at the kill: outcome unknown, run once (before the kill), never again.
+    let unfinished = after
+        .iter()
+        .find(|m| m["payload"]["call_id"] == UNFINISHED)
+        .expect("the unfinished call answered after the restart");
+    assert_eq!(unfinished["payload"]["status"], "failed", "{unfinished}");
+    assert_eq!(
+        unfinished["payload"]["error"]["code"], "outcome_unknown",
+        "{unfinished}"
+    );
+    assert_eq!(
+        runs.lines().filter(|l| *l == UNFINISHED).count(),
+        1,
+        "{runs:?}"
+    );
     second.close_stdin();
     assert!(second.wait_exit().success());
 
@@ -1363,13 +1405,19 @@ fn hello_open(conversation: &str, instance: &str) -> String {
 }
 
 fn count_call_in(conversation: &str, call_id: &str, tag: &str) -> String {
+    test_call_in(conversation, "test.count", call_id, tag)
+}
+
+/// An `app.call` of the test capability `capability` (`test.count` or `test.confirm`) in
+/// `conversation`.
+fn test_call_in(conversation: &str, capability: &str, call_id: &str, tag: &str) -> String {
     envelope_in(
         conversation,
         &format!("msg_{conversation}_{call_id}"),
         "app.call",
         json!({
             "call_id": call_id,
-            "capability": "test.count",
+            "capability": capability,
             "reason": "counting runs",
             "expires_at": soon(),
             "arguments": {"tag": tag},
@@ -1377,21 +1425,59 @@ fn count_call_in(conversation: &str, call_id: &str, tag: &str) -> String {
     )
 }
 
+/// The records of `lineup audit export --data-dir data`, one JSON object each.
+fn audit_export(data: &str) -> Vec<Value> {
+    let export = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["audit", "export", "--data-dir", data])
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "lineup audit export: {}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    String::from_utf8(export.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn is_in(conversation: &'static str, kind: &'static str) -> impl Fn(&Value) -> bool {
     move |m| m["conversation_id"] == conversation && m["type"] == format!("lineup.v1.{kind}")
 }
 
-/// R-SES-1, R-INV-1 over `lineup host --stdio`: two conversations on one host. Each gets its own
-/// `client.inventory` first (`--conversation` at start, the other before the answer to the
-/// envelope that established it); both open `w1` and each sees only its own Surface's events;
-/// a patch naming the other conversation's instance is `unknown_instance`; the same `call_id`
-/// in both runs once per conversation and each gets only its own `app.result`.
+/// R-SES-1, R-INV-1, R-CAP-2, R-CAP-6 over `lineup host --stdio`: two conversations on one host,
+/// with no vouched agent. Each gets its own `client.inventory` first (`--conversation` at start,
+/// the other before the answer to the envelope that established it); both open `w1` and each
+/// sees only its own Surface's events; a patch naming the other conversation's instance is
+/// `unknown_instance`; the same `call_id` in both runs once per conversation and each gets only
+/// its own `app.result`. Grants: prompts are answered "allow always" (`--dangerous-auto-consent
+/// allow-always`); conv_a's first `test.confirm` is decided by the prompt, its second by the
+/// remembered grant (the positive control), and conv_b's is decided by a prompt of its own,
+/// never by conv_a's grant, as the audit export says; no grant is stored for an identity.
 #[test]
-fn two_conversations_over_stdio_never_see_each_others_surfaces_or_results() {
+fn two_conversations_over_stdio_never_see_each_others_surfaces_grants_or_results() {
     require_display();
     let _screen = screen();
-    let (mut agent, dir, count) =
-        spawn_counting("two-conversations", &["--conversation", "conv_a"]);
+    let data_dir = std::env::temp_dir().join(format!(
+        "lineup-two-conversations-data-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let data = data_dir.to_string_lossy().into_owned();
+    let (mut agent, dir, count) = spawn_counting_as(
+        "two-conversations",
+        None,
+        &[
+            "--conversation",
+            "conv_a",
+            "--data-dir",
+            data.as_str(),
+            "--dangerous-auto-consent",
+            "allow-always",
+        ],
+    );
     // --conversation: its inventory is written at start, before any input.
     agent.expect("conv_a's app.list at start", is_in("conv_a", "app.list"));
     assert_eq!(agent.received[0]["type"], "lineup.v1.client.inventory");
@@ -1464,6 +1550,21 @@ fn two_conversations_over_stdio_never_see_each_others_surfaces_or_results() {
     lines.sort_unstable();
     assert_eq!(lines, ["from_a", "from_b"], "test.count ran {runs:?}");
 
+    // Grants: conv_a's "always" (there is no vouched identity) lasts conv_a only. One call at a
+    // time, so that the second starts after the first's grant was remembered.
+    for (conversation, call_id, tag) in [
+        ("conv_a", "confirm_1", "from_a"),
+        ("conv_a", "confirm_2", "from_a"),
+        ("conv_b", "confirm_1", "from_b"),
+    ] {
+        agent.send(&test_call_in(conversation, "test.confirm", call_id, tag));
+        let result = agent.expect(&format!("{conversation}'s {call_id}"), move |m| {
+            is_in(conversation, "app.result")(m) && m["payload"]["call_id"] == call_id
+        });
+        assert_eq!(result["payload"]["status"], "completed", "{result}");
+        assert_eq!(result["payload"]["result"], json!({"tag": tag}), "{result}");
+    }
+
     // Nothing of one conversation reached the other.
     for m in &agent.received {
         let conversation = m["conversation_id"].as_str().unwrap_or_default();
@@ -1486,10 +1587,71 @@ fn two_conversations_over_stdio_never_see_each_others_surfaces_or_results() {
         .iter()
         .filter(|m| is_in("conv_b", "app.result")(m))
         .count();
-    assert_eq!((results_a, results_b), (2, 1));
+    assert_eq!((results_a, results_b), (4, 2));
 
     agent.close_stdin();
     let status = agent.wait_exit();
     assert!(status.success(), "the host exited with {status}");
+    let runs = std::fs::read_to_string(&count).unwrap_or_default();
+    let mut lines: Vec<&str> = runs.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        ["from_a", "from_a", "from_a", "from_b", "from_b"],
+        "the test capabilities ran {runs:?}"
+    );
+
+    // Where each test.confirm decision came from, as the audit log records it.
+    let audit = audit_export(&data);
+    let sources = |conversation: &str, call_id: &str| -> Vec<(String, String)> {
+        audit
+            .iter()
+            .filter(|r| {
+                r["conversation_id"] == conversation
+                    && r["call_id"] == call_id
+                    && r["capability"] == "test.confirm"
+                    && r["decision"] != "none"
+            })
+            .map(|r| {
+                (
+                    r["decision"].as_str().unwrap_or_default().to_owned(),
+                    r["decision_source"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let decided_by = |conversation: &str, call_id: &str, source: &str| {
+        sources(conversation, call_id)
+            .iter()
+            .any(|(_, s)| s == source)
+    };
+    let a1 = sources("conv_a", "confirm_1");
+    assert!(
+        a1.contains(&("allowed_always".to_owned(), "prompt".to_owned())),
+        "conv_a's first call was not allowed always at a prompt: {a1:?}\n{audit:#?}"
+    );
+    // The positive control: conv_a's second call runs on conv_a's remembered grant.
+    assert!(
+        decided_by("conv_a", "confirm_2", "remembered_grant")
+            && !decided_by("conv_a", "confirm_2", "prompt"),
+        "conv_a's second call did not run on the remembered grant: {:?}\n{audit:#?}",
+        sources("conv_a", "confirm_2")
+    );
+    // conv_b's call never used conv_a's grant: it was asked for at a prompt of its own.
+    assert!(
+        decided_by("conv_b", "confirm_1", "prompt")
+            && !decided_by("conv_b", "confirm_1", "remembered_grant"),
+        "conv_b's call used another conversation's grant: {:?}\n{audit:#?}",
+        sources("conv_b", "confirm_1")
+    );
+    // Without a vouched identity nothing is stored for one.
+    let grants = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["grants", "list", "--json", "--data-dir", data.as_str()])
+        .output()
+        .unwrap();
+    assert!(grants.status.success());
+    let grants: Value = serde_json::from_slice(&grants.stdout).unwrap();
+    assert_eq!(grants, json!([]), "stored grants: {grants}");
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&data_dir);
 }

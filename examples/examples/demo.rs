@@ -20,9 +20,11 @@
 //! 4. The host offers one App Capability, `weather.share` (`user_confirmation`): the session's
 //!    first messages are `client.inventory` and `app.list` naming it. Before closing, the agent
 //!    asks for it with `app.call`; the host's trusted prompt window asks the person (Allow,
-//!    Always, Deny). Its handler runs only after Allow, once, on a thread of its own. Nobody at
-//!    the screen (as under `xvfb-run`)? The call's `expires_at` passes, the prompt goes away and
-//!    the agent gets `app.result` `expired`.
+//!    Always, Deny). The demo gives the host the built-in [`PromptQueue`] itself, to print what
+//!    the prompt shows once it is on screen ([`PromptQueue::on_shown`]). Its handler runs only
+//!    after Allow, once, on a thread of its own. Nobody at the screen (as under `xvfb-run`)? The
+//!    call's `expires_at` passes, the prompt goes away and the agent gets `app.result`
+//!    `expired`.
 //! 5. The demo installs the example app package `examples/apps/dashboard` (an image and a font
 //!    among its assets) into a temporary app center; `client.inventory` lists it, and the agent
 //!    opens it by id (`app: {id, surface}`) instead of sending code. Its page reports that its
@@ -43,7 +45,8 @@ use lineup_host_core::{
     Message, OpaqueVersion, ProtocolError, Risk, SurfaceKey, Timestamp, UiEvent,
 };
 use lineup_webview_shell::{
-    event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, Refusal,
+    event_loop, ConsentRequest, Host, HostBuilder, HostClosed, HostDelegate, HostHandle,
+    PromptOptions, PromptQueue, Refusal,
 };
 use serde_json::{json, Value};
 
@@ -82,9 +85,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let (to_agent, from_host) = mpsc::channel::<Message>();
     let probe_failed = Rc::new(Cell::new(false));
     let apps = AppCenter::install()?;
+    // The built-in trusted prompt, the one the host would make by itself; the demo keeps a
+    // clone to hear when a prompt is on screen. Nothing here answers it: only a person does.
+    let prompts = PromptQueue::new(&event_loop, PromptOptions::default())?;
+    prompts.on_shown(print_prompt);
     let host: Host = HostBuilder::new()
         .window_size(420, 240)
         .capability(share_capability()?, share)
+        .consent_prompt(prompts.clone())
         .app_center(apps.store())
         .on_outbound(move |message| {
             println!("host → agent: {}", message.to_json());
@@ -217,6 +225,36 @@ impl HostDelegate for Lifecycle {
         println!("host: the isolation probe failed, no Surface will be shown: {reason}");
         self.probe_failed.set(true);
     }
+}
+
+/// Prints what the trusted consent prompt shows, once it is on screen: what is asked, at which
+/// risk, why, and how long it waits for an answer.
+fn print_prompt(request: &ConsentRequest) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
+    let waits = match (request.expires_at(), Timestamp::from_unix_seconds(now)) {
+        (Some(at), Some(now)) => format!("waits {} s, until {at}", now.until(&at).as_secs()),
+        _ => "waits for an answer".to_owned(),
+    };
+    let always = if request.remember_allowed() {
+        "Deny, Always allow, Allow"
+    } else {
+        "Deny, Allow"
+    };
+    // The agent's strings were cleaned and capped when the request was built (R-SEC-6).
+    println!(
+        "host: the consent prompt is on screen: {} {} (version {}); risk {} ({}); reason {:?}; it {waits}; buttons: {always}",
+        request.agent(),
+        request.headline(),
+        request.version(),
+        serde_json::to_value(request.risk())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        request.risk_words(),
+        request.reason(),
+    );
 }
 
 /// `weather.share`: a declared, risk-rated action. Declaring is not granting: it runs only after

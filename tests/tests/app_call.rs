@@ -17,7 +17,9 @@ use lineup_tests::host_harness::{HostHarness, TestHost};
 use lineup_tests::prompt::button;
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::X11;
-use lineup_webview_shell::{HostBuilder, PromptOptions, PromptQueue, PromptSnapshot};
+use lineup_webview_shell::{
+    ConsentRequest, HostBuilder, PromptOptions, PromptQueue, PromptSnapshot,
+};
 use serde_json::{json, Value};
 
 const TITLE: &str = "Permission request";
@@ -272,11 +274,15 @@ fn answer_prompt(
 
 /// R-CAP-2, R-CAP-4: a `user_confirmation` call waits for the user in the built-in trusted
 /// prompt; a real click on Allow runs it once (`completed`), a real click on Deny answers
-/// `rejected` and never runs it.
+/// `rejected` and never runs it. `PromptQueue::on_shown` reports each prompt once, with the
+/// capability, risk, reason and the call's `expires_at`.
 fn confirmation(h: &mut HostHarness, x: &X11) -> Outcome {
     let runs = Arc::new(AtomicUsize::new(0));
     let queue =
         PromptQueue::new(&h.event_loop, PromptOptions::default()).map_err(|e| e.to_string())?;
+    let shown: Rc<RefCell<Vec<ConsentRequest>>> = Rc::default();
+    let sink = Rc::clone(&shown);
+    queue.on_shown(move |request| sink.borrow_mut().push(request.clone()));
     let builder = HostBuilder::new()
         .capability(
             capability(
@@ -294,11 +300,30 @@ fn confirmation(h: &mut HostHarness, x: &X11) -> Outcome {
         "test.confirm",
         json!({ "text": "allow me" }),
     ))?;
+    let asked_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     answer_prompt(h, &mut t, x, &queue, "allow")?;
     ensure!(
         h.wait(&mut t, |_, rec| !results_of(&rec.sent(), "k1").is_empty()),
         "no result after Allow"
     );
+    {
+        let shown = shown.borrow();
+        ensure!(shown.len() == 1, "reported shown {} times", shown.len());
+        let r = &shown[0];
+        let left = r
+            .expires_at()
+            .map(|at| at.unix_seconds() - i64::try_from(asked_at).unwrap());
+        ensure!(
+            r.capability().as_str() == "test.confirm"
+                && r.risk() == Risk::UserConfirmation
+                && r.reason() == "the user asked for it"
+                && left.is_some_and(|s| (118..=121).contains(&s)),
+            "reported {r:?}, expiring {left:?} s after the call"
+        );
+    }
     let allowed = results_of(&t.rec.sent(), "k1");
     ensure!(
         allowed[0]["status"] == "completed"
@@ -317,6 +342,11 @@ fn confirmation(h: &mut HostHarness, x: &X11) -> Outcome {
     ensure!(
         denied[0]["status"] == "rejected",
         "Deny should reject the call: {denied:?}"
+    );
+    ensure!(
+        shown.borrow().len() == 2,
+        "reported shown {} times",
+        shown.borrow().len()
     );
     ensure!(runs.load(Ordering::SeqCst) == 1, "a denied call ran");
     h.shut_down(t)

@@ -1,7 +1,8 @@
 //! The built-in consent prompt under Xvfb with real XTEST input (R-CAP-4, R-SEC-6): input inside
 //! the guard delay is ignored, a click after it answers, focus starts on Deny, Enter does nothing,
 //! Escape and the window manager's close cancel, dropping the queue cancels, requests are shown
-//! first in first out and withdrawn ones close, the prompt stays above a Surface window, and the
+//! first in first out (each reported once by `on_shown` when on screen) and withdrawn ones close,
+//! the prompt stays above a Surface window, and the
 //! agent's strings are shown as text, cleaned and capped (with a positive control).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
@@ -333,12 +334,29 @@ fn dropped(h: &mut Harness, x: &X11) -> Outcome {
     Ok(())
 }
 
+/// The reasons of the requests [`PromptQueue::on_shown`] reported, in order.
+fn reported(q: &PromptQueue) -> Rc<RefCell<Vec<String>>> {
+    let log: Rc<RefCell<Vec<String>>> = Rc::default();
+    let sink = Rc::clone(&log);
+    q.on_shown(move |request| sink.borrow_mut().push(request.reason().to_owned()));
+    log
+}
+
+/// R-CAP-4: one prompt at a time, first in first out; `on_shown` reports each request once,
+/// when its window is on screen, and not the one still waiting.
 fn fifo(h: &mut Harness, x: &X11) -> Outcome {
     let answers = Answers::default();
     let mut q = queue(h)?;
+    let log = reported(&q);
     q.request(pending(&answers, "first", false).0);
     q.request(pending(&answers, "second", false).0);
     let (window, _) = shown(h, x)?;
+    ensure!(
+        h.wait_for(WAIT, || !log.borrow().is_empty()),
+        "the first prompt was never reported shown"
+    );
+    h.settle(Duration::from_millis(200));
+    ensure!(*log.borrow() == ["first"], "reported {:?}", log.borrow());
     ensure!(q.waiting() == 1, "waiting {}", q.waiting());
     let s = snapshot(h, &q)?;
     ensure!(
@@ -358,6 +376,16 @@ fn fifo(h: &mut Harness, x: &X11) -> Outcome {
         "first window stayed"
     );
     let (second, _) = shown(h, x)?;
+    ensure!(
+        h.wait_for(WAIT, || log.borrow().len() == 2),
+        "the second prompt was never reported shown: {:?}",
+        log.borrow()
+    );
+    ensure!(
+        *log.borrow() == ["first", "second"],
+        "reported {:?}",
+        log.borrow()
+    );
     let s = snapshot(h, &q)?;
     ensure!(
         s.text.get("reason").map(String::as_str) == Some("second"),
@@ -385,9 +413,12 @@ fn fifo(h: &mut Harness, x: &X11) -> Outcome {
     Ok(())
 }
 
+/// R-CAP-4: withdrawn requests close and get no answer; one withdrawn while waiting is never
+/// shown, nor reported by `on_shown`.
 fn withdrawn(h: &mut Harness, x: &X11) -> Outcome {
     let answers = Answers::default();
     let mut q = queue(h)?;
+    let log = reported(&q);
     let (first, first_handle) = pending(&answers, "first", false);
     let (second, second_handle) = pending(&answers, "second", false);
     q.request(first);
@@ -411,6 +442,7 @@ fn withdrawn(h: &mut Harness, x: &X11) -> Outcome {
         "withdrawn requests answered: {:?}",
         answers.all()
     );
+    ensure!(*log.borrow() == ["first"], "reported {:?}", log.borrow());
     Ok(())
 }
 

@@ -312,7 +312,9 @@ impl CapabilityDriver {
             request.call.arguments.as_map(),
         );
         let shown = match shown {
-            Ok(shown) => shown.with_remember(request.may_remember),
+            Ok(shown) => shown
+                .with_remember(request.may_remember)
+                .with_expires_at(request.expires_at),
             Err(e) => {
                 tracing::warn!("call {} refused before any prompt: {e}", request.call.key);
                 return Some((ticket, Answer::Consent(KernelConsent::Deny)));

@@ -6,7 +6,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use lineup_host_core::{display_line, display_text, CapabilityName, OpaqueVersion, Risk};
+use lineup_host_core::{
+    display_line, display_text, CapabilityName, OpaqueVersion, Risk, Timestamp,
+};
 use serde_json::{Map, Value};
 
 use crate::error::ShellError;
@@ -65,6 +67,7 @@ pub struct ConsentRequest {
     more_arguments: usize,
     link_host: Option<String>,
     remember_allowed: bool,
+    expires_at: Option<Timestamp>,
 }
 
 /// One argument of a call as a prompt lists it: key and value as cleaned, capped plain text.
@@ -133,6 +136,7 @@ impl ConsentRequest {
             more_arguments: arguments.len().saturating_sub(MAX_ARGUMENTS_SHOWN),
             link_host,
             remember_allowed: false,
+            expires_at: None,
         })
     }
 
@@ -141,6 +145,19 @@ impl ConsentRequest {
     pub fn with_remember(mut self, allowed: bool) -> Self {
         self.remember_allowed = allowed && self.risk.may_be_remembered();
         self
+    }
+
+    /// When the call lapses (its `expires_at`): the request is withdrawn then, and its prompt
+    /// closed. The host sets it on every request it makes; `None` until
+    /// [`ConsentRequest::with_expires_at`].
+    pub fn with_expires_at(mut self, at: Timestamp) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// When the call lapses and the prompt stops waiting, if known.
+    pub fn expires_at(&self) -> Option<Timestamp> {
+        self.expires_at
     }
 
     /// The requesting agent, cleaned and capped.
@@ -221,6 +238,7 @@ impl fmt::Debug for ConsentRequest {
             .field("reason", &lineup_host_core::Fingerprint::of(&self.reason))
             .field("arguments", &self.arguments.len())
             .field("remember_allowed", &self.remember_allowed)
+            .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
 }
@@ -673,6 +691,16 @@ mod tests {
                 .with_remember(asked);
             assert_eq!(r.remember_allowed(), offered, "{risk:?} {asked}");
         }
+    }
+
+    #[test]
+    fn r_cap_4_the_deadline_travels_with_the_request() {
+        let r = request("x.y", Risk::UserConfirmation, json!({})).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.expires_at(), None);
+        let at = Timestamp::from_unix_seconds(1_900_000_000).unwrap_or_else(|| panic!("time"));
+        let r = r.with_expires_at(at).with_remember(true);
+        assert_eq!(r.expires_at(), Some(at));
+        assert!(format!("{r:?}").contains("expires_at"));
     }
 
     #[test]

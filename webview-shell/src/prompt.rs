@@ -89,16 +89,20 @@ pub(crate) enum PromptOutcome {
 /// `textContent`. Elsewhere [`PromptQueue::new`] fails with [`ShellError::Unsupported`].
 ///
 /// Clones share one queue: give one to [`HostBuilder::consent_prompt`](crate::HostBuilder::consent_prompt)
-/// and keep another to watch it.
+/// and keep another to watch it, e.g. with [`PromptQueue::on_shown`].
 #[derive(Clone)]
 pub struct PromptQueue {
     inner: Rc<RefCell<Queue>>,
 }
 
+/// Who hears that a request's prompt is on screen.
+type ShownObserver = Rc<RefCell<Box<dyn FnMut(&ConsentRequest)>>>;
+
 struct Queue {
     options: PromptOptions,
     waiting: VecDeque<PendingConsent>,
     showing: Option<Showing>,
+    on_shown: Option<ShownObserver>,
 }
 
 struct Showing {
@@ -121,8 +125,20 @@ impl PromptQueue {
                 options,
                 waiting: VecDeque::new(),
                 showing: None,
+                on_shown: None,
             })),
         })
+    }
+
+    /// `observer` hears each request whose prompt window is on screen: shown and presented with
+    /// its document rendered, so the person can read it (the guard delay starts then). It is
+    /// called once per request, in the order shown, on the event-loop thread, from the main
+    /// loop (never from inside another of this queue's methods); a request withdrawn, dropped
+    /// or failing before its window was shown is never reported. An embedder can log or
+    /// announce the prompt with it; the request's [`ConsentRequest::expires_at`] says how long
+    /// the prompt waits. Replaces an earlier observer.
+    pub fn on_shown(&self, observer: impl FnMut(&ConsentRequest) + 'static) {
+        self.inner.borrow_mut().on_shown = Some(Rc::new(RefCell::new(Box::new(observer))));
     }
 
     /// How many requests wait behind the one showing (withdrawn ones not counted).
@@ -186,6 +202,7 @@ impl std::fmt::Debug for PromptQueue {
             .field("options", &queue.options)
             .field("showing", &queue.showing.is_some())
             .field("waiting", &queue.waiting.len())
+            .field("on_shown", &queue.on_shown.is_some())
             .finish()
     }
 }
@@ -207,6 +224,8 @@ fn advance(inner: &Rc<RefCell<Queue>>) {
             continue;
         }
         let weak: Weak<RefCell<Queue>> = Rc::downgrade(inner);
+        let weak_shown = Weak::clone(&weak);
+        let request = next.request().clone();
         let document = prompt_document(next.request());
         let shown = document.and_then(|document| {
             PlatformPrompt::new(
@@ -217,6 +236,11 @@ fn advance(inner: &Rc<RefCell<Queue>>) {
                 Box::new(move |outcome| {
                     if let Some(inner) = weak.upgrade() {
                         finish(&inner, outcome);
+                    }
+                }),
+                Box::new(move || {
+                    if let Some(inner) = weak_shown.upgrade() {
+                        announce(&inner, &request);
                     }
                 }),
             )
@@ -233,6 +257,20 @@ fn advance(inner: &Rc<RefCell<Queue>>) {
                 drop(queue);
                 tracing::error!(%error, "the consent prompt could not be shown; cancelled");
                 next.cancel();
+            }
+        }
+    }
+}
+
+/// Tells the [`PromptQueue::on_shown`] observer that `request` is on screen; the queue is not
+/// borrowed meanwhile, so the observer may use it.
+fn announce(inner: &Rc<RefCell<Queue>>, request: &ConsentRequest) {
+    let observer = inner.borrow().on_shown.clone();
+    if let Some(observer) = observer {
+        match observer.try_borrow_mut() {
+            Ok(mut observer) => observer(request),
+            Err(_) => {
+                tracing::warn!("a consent prompt was shown while its observer ran; not reported")
             }
         }
     }

@@ -125,6 +125,7 @@ impl PlatformPrompt {
         _remember_allowed: bool,
         _withdrawal: crate::consent::ConsentHandle,
         _on_outcome: Box<dyn Fn(crate::prompt::PromptOutcome)>,
+        _on_shown: Box<dyn FnOnce()>,
     ) -> Result<Self, ShellError> {
         Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
     }

@@ -38,6 +38,7 @@ struct PromptState {
     guard: Guard,
     remember_allowed: bool,
     on_outcome: RefCell<Option<OutcomeSink>>,
+    on_shown: RefCell<Option<Box<dyn FnOnce()>>>,
     shown: Cell<bool>,
     /// Keys and buttons whose press fell inside the guard delay: their release is dropped too.
     swallowed_keys: RefCell<HashSet<u16>>,
@@ -68,13 +69,16 @@ impl PlatformPrompt {
     }
 
     /// Builds the window and its view and starts rendering `document`; the window is mapped once
-    /// the document has rendered. `on_outcome` hears, once and from the main loop, how it ended.
+    /// the document has rendered. `on_outcome` hears, once and from the main loop, how it ended;
+    /// `on_shown`, from the main loop, that the window was shown with its document rendered
+    /// (never, when it ended before).
     pub(crate) fn new(
         document: TrustedDocument,
         options: &PromptOptions,
         remember_allowed: bool,
         withdrawal: ConsentHandle,
         on_outcome: OutcomeSink,
+        on_shown: Box<dyn FnOnce()>,
     ) -> Result<Self, ShellError> {
         let slot: Rc<OnceCell<Weak<PromptState>>> = Rc::new(OnceCell::new());
         let events = Rc::clone(&slot);
@@ -109,6 +113,7 @@ impl PlatformPrompt {
             },
             remember_allowed,
             on_outcome: RefCell::new(Some(on_outcome)),
+            on_shown: RefCell::new(Some(on_shown)),
             shown: Cell::new(false),
             swallowed_keys: RefCell::new(HashSet::new()),
             swallowed_buttons: RefCell::new(HashSet::new()),
@@ -174,6 +179,9 @@ impl PromptState {
         self.window.present();
         self.view.widget().grab_focus();
         self.guard.restart("shown");
+        if let Some(on_shown) = self.on_shown.borrow_mut().take() {
+            glib::idle_add_local_once(on_shown);
+        }
     }
 
     /// Ends the prompt with `outcome`, once: hides the window now, tells the owner from the main
