@@ -84,7 +84,7 @@ enum AppsCommand {
     /// Install a package (folder, tar archive, or https:// URL of a tar archive) that is not
     /// installed yet, enabled; it needs --digest or a trusted --signature, and is verified
     /// before anything is kept. A download follows at most 5 redirects, https only, and stops
-    /// at 32 MiB.
+    /// at 33 MiB (the 32 MiB of files a package may hold, and room for the archive's headers).
     #[command(after_help = EXIT_CODES)]
     Install(PackageChange),
     /// Make a newer version of an installed app current; the one it replaces is kept for

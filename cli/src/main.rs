@@ -121,7 +121,8 @@ struct HostArgs {
     /// reader of stdout (with --connect: for the agent's connection; while it is away, page
     /// events are dropped and counted, answers kept); the newest beyond it is dropped, counted per Surface and reported with
     /// one `client.error` `events_dropped` per Surface once the reader has caught up. Answers
-    /// (`client.error`, `app.result`, `client.inventory`, the user's `close`) are never dropped.
+    /// (`client.error`, `app.result`, `client.inventory`, `app.list`, the user's `close`) are
+    /// never dropped.
     #[arg(long, default_value_t = 4096)]
     outbound_queue: usize,
     /// How many answers may wait for a slow reader of stdout before the host stops reading stdin

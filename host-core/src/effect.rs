@@ -11,6 +11,7 @@ use crate::error::ProtocolError;
 use crate::ids::InstanceId;
 use crate::json::JsonObject;
 use crate::message::{InlineApp, Message};
+use crate::redact::Fingerprint;
 use crate::sessions::SessionId;
 
 /// Counts one instance of a webview: a replaced instance gets a new generation, so messages from
@@ -59,8 +60,9 @@ pub struct SurfaceOpen {
     pub assets: Assets,
 }
 
-/// Why a Surface closes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a Surface closes. `Debug` shows the agent's reason as a [`Fingerprint`] (logs reach
+/// journald).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CloseReason {
     /// The agent sent `ui.close` (with its reason).
@@ -80,6 +82,23 @@ pub enum CloseReason {
     /// new generation with its last state ([`Effect::Reopen`]); reported by the platform layer to
     /// the embedder, never sent upstream (R-UI-12).
     Reopened(GoneReason),
+}
+
+impl fmt::Debug for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Agent(reason) => f
+                .debug_tuple("Agent")
+                .field(&reason.as_ref().map(Fingerprint::of))
+                .finish(),
+            Self::User => f.write_str("User"),
+            Self::Gone(why) => f.debug_tuple("Gone").field(why).finish(),
+            Self::Failed => f.write_str("Failed"),
+            Self::SessionEnded => f.write_str("SessionEnded"),
+            Self::Replaced => f.write_str("Replaced"),
+            Self::Reopened(why) => f.debug_tuple("Reopened").field(why).finish(),
+        }
+    }
 }
 
 /// Why a Surface went away without the agent's `ui.close`, a replacing `ui.open` or the user

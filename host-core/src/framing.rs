@@ -1,8 +1,13 @@
 //! Newline-delimited framing of an inbound byte stream with a bounded buffer (R-ENV-4): a line
 //! reader never buffers more than the envelope limit, whatever the peer sends.
 
-/// One item cut from the stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use std::fmt;
+
+use crate::redact::Fingerprint;
+
+/// One item cut from the stream. `Debug` shows a line's bytes as a [`Fingerprint`]: they are
+/// the agent's message, state and all, and logs reach journald.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Frame {
     /// A complete line, without its `\n` (and without a trailing `\r`); numbered from 1.
     Line {
@@ -22,6 +27,24 @@ pub enum Frame {
     },
 }
 
+impl fmt::Debug for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Frame::Line { number, bytes } => f
+                .debug_struct("Line")
+                .field("number", number)
+                .field("bytes", &Fingerprint::of(bytes))
+                .finish(),
+            Frame::TooLong { number, len, limit } => f
+                .debug_struct("TooLong")
+                .field("number", number)
+                .field("len", len)
+                .field("limit", limit)
+                .finish(),
+        }
+    }
+}
+
 /// Cuts a byte stream into lines of at most `limit` bytes, holding at most `limit` bytes.
 ///
 /// ```
@@ -32,13 +55,26 @@ pub enum Frame {
 /// assert_eq!(frames[1], Frame::TooLong { number: 2, len: 6, limit: 4 });
 /// assert_eq!(framer.finish(), Some(Frame::Line { number: 3, bytes: b"cd".to_vec() }));
 /// ```
-#[derive(Debug, Clone)]
+///
+/// `Debug` shows the bytes of the line in progress as a [`Fingerprint`].
+#[derive(Clone)]
 pub struct LineFramer {
     limit: usize,
     buffer: Vec<u8>,
     /// Length of the current line when it is being discarded for being too long.
     overflow: Option<u64>,
     number: u64,
+}
+
+impl fmt::Debug for LineFramer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineFramer")
+            .field("limit", &self.limit)
+            .field("buffer", &Fingerprint::of(&self.buffer))
+            .field("overflow", &self.overflow)
+            .field("number", &self.number)
+            .finish()
+    }
 }
 
 impl LineFramer {

@@ -14,6 +14,7 @@ use crate::ids::{
     MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
 };
 use crate::json::JsonObject;
+use crate::redact::Fingerprint;
 
 /// The protocol version every envelope carries in `v` (R-ENV-1).
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -258,8 +259,9 @@ pub struct UiPatch {
 }
 payload_type!(UiPatch, "lineup.v1.ui.patch");
 
-/// `lineup.v1.ui.close`: the agent closes an instance (R-UI-5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `lineup.v1.ui.close`: the agent closes an instance (R-UI-5). `Debug` shows the agent's
+/// reason as a [`Fingerprint`] (logs reach journald).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct UiClose {
     /// The instance to close.
     pub instance_id: InstanceId,
@@ -268,6 +270,15 @@ pub struct UiClose {
     pub reason: Option<String>,
 }
 payload_type!(UiClose, "lineup.v1.ui.close");
+
+impl fmt::Debug for UiClose {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UiClose")
+            .field("instance_id", &self.instance_id)
+            .field("reason", &self.reason.as_ref().map(Fingerprint::of))
+            .finish()
+    }
+}
 
 /// `lineup.v1.ui.event`: a user action in a Surface, or the user's close (R-UI-5, R-UI-6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -396,8 +407,9 @@ impl fmt::Debug for Timestamp {
     }
 }
 
-/// `lineup.v1.app.call`: the agent asks to run a declared capability (R-CAP-4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `lineup.v1.app.call`: the agent asks to run a declared capability (R-CAP-4). `Debug` shows
+/// the reason and the arguments as [`Fingerprint`]s (logs reach journald).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct AppCall {
     /// The idempotency key (R-CAP-5).
     pub call_id: CallId,
@@ -412,8 +424,22 @@ pub struct AppCall {
 }
 payload_type!(AppCall, "lineup.v1.app.call");
 
-/// `lineup.v1.app.result`: the outcome of an `app.call` (R-CAP-4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl fmt::Debug for AppCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppCall")
+            .field("call_id", &self.call_id)
+            .field("capability", &self.capability)
+            .field("reason", &Fingerprint::of(&self.reason))
+            .field("expires_at", &self.expires_at)
+            .field("arguments", &self.arguments)
+            .finish()
+    }
+}
+
+/// `lineup.v1.app.result`: the outcome of an `app.call` (R-CAP-4). `Debug` shows the result and
+/// the message as [`Fingerprint`]s: the result is the capability's data, and a message about
+/// invalid arguments quotes them (logs reach journald).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct AppResult {
     /// The call this answers.
     pub call_id: CallId,
@@ -431,6 +457,18 @@ pub struct AppResult {
     pub error: Option<AppError>,
 }
 payload_type!(AppResult, "lineup.v1.app.result");
+
+impl fmt::Debug for AppResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppResult")
+            .field("call_id", &self.call_id)
+            .field("status", &self.status)
+            .field("result", &self.result)
+            .field("message", &self.message.as_ref().map(Fingerprint::of))
+            .field("error", &self.error)
+            .finish()
+    }
+}
 
 /// The machine-readable part of a `failed` `app.result` answering a malformed `app.call`: the
 /// same code, field and limit a `client.error` would carry (R-ENV-5).

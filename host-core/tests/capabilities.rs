@@ -195,11 +195,29 @@ impl Harness {
 
     /// Sends an `app.call` that expires `expires_in` seconds from now.
     fn call(&mut self, call_id: &str, capability: &str, arguments: Value, expires_in: i64) {
+        self.call_because(
+            call_id,
+            capability,
+            arguments,
+            expires_in,
+            "打开部署文档供你核对",
+        );
+    }
+
+    /// Sends an `app.call` with this `reason`.
+    fn call_because(
+        &mut self,
+        call_id: &str,
+        capability: &str,
+        arguments: Value,
+        expires_in: i64,
+        reason: &str,
+    ) {
         let expires = Timestamp::from_unix_seconds(self.wall.0.get() + expires_in).unwrap();
         let bytes = serde_json::to_vec(&json!({
             "v": 1, "id": format!("m-{call_id}-{}", self.sent.len()), "type": "lineup.v1.app.call",
             "conversation_id": CONV, "sender": {"kind": "agent", "id": "agent_hermes_main"},
-            "payload": {"call_id": call_id, "capability": capability, "reason": "打开部署文档供你核对",
+            "payload": {"call_id": call_id, "capability": capability, "reason": reason,
                         "expires_at": expires, "arguments": arguments}
         }))
         .unwrap();
@@ -1160,4 +1178,55 @@ fn capabilities_must_be_enabled_once() {
         Box::new(ManualWall::default()),
     ));
     assert!(matches!(again, Err(UsageError::Capabilities { .. })));
+}
+
+// ---- logs (#7 item 7) ----
+
+/// Logs reach journald (#7 item 7): `Debug` of every effect, prompt, run and record of a call
+/// prints the agent's reason, its arguments, the capability's result and a message quoting
+/// invalid arguments as a length and a digest, never in any form (raw, escaped, as a byte list,
+/// hex, base64).
+#[test]
+fn debug_never_prints_a_calls_reason_arguments_result_or_message() {
+    const SECRET: &str = "zQ7\"secret-call-Ω";
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    let url = format!("https://example.com/?s={SECRET}");
+    h.call_because("c1", "app.open_url", json!({ "url": url }), 60, SECRET);
+    h.consent(ConsentAnswer::Allow);
+    h.ran(Ok(json!({ "s": SECRET })));
+    // Invalid arguments: the validator's sentence quotes the value.
+    let bad = format!("ftp://{SECRET}");
+    h.call_because("c2", "app.open_url", json!({ "url": bad }), 60, SECRET);
+    // Positive control: the secret reached the prompt, the run, the result and the message.
+    assert_eq!(h.prompts[0].reason, SECRET);
+    assert!(h.runs[0].arguments.to_json().contains("secret-call"));
+    let results = h.results();
+    assert!(results[0]["result"]["s"] == SECRET, "{}", results[0]);
+    let message = results[1]["message"].as_str().unwrap();
+    assert!(message.contains("secret-call"), "{message}");
+    let mut shown: Vec<String> = Vec::new();
+    for effect in &h.trace {
+        shown.push(format!("{effect:?}"));
+        shown.push(format!("{effect:#?}"));
+    }
+    shown.extend(h.prompts.iter().map(|p| format!("{p:?}")));
+    shown.extend(h.runs.iter().map(|r| format!("{r:?}")));
+    shown.extend(h.store.calls().map(|r| format!("{r:?}")));
+    for text in &shown {
+        assert_eq!(
+            lineup_host_core::leaked_form(text, SECRET),
+            None,
+            "Debug printed the call's data: {text}"
+        );
+    }
+    // What is shown instead: the length and a digest.
+    let prompt = format!("{:?}", h.prompts[0]);
+    let reason = format!("reason: Fingerprint {{ bytes: {}, sha256: ", SECRET.len());
+    assert!(prompt.contains(&reason), "{prompt}");
+    let refused = format!("{:?}", record(&h, "c2"));
+    assert!(
+        refused.contains("message: Some(Fingerprint { bytes: "),
+        "{refused}"
+    );
 }

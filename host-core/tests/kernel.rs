@@ -1197,8 +1197,10 @@ fn events_dropped_is_a_client_error_naming_the_instance_and_count_never_a_ui_eve
     assert!(s.is_current(&key), "reporting drops changes nothing");
 }
 
-/// Logs reach journald: `Debug` of whatever holds guest code, agent state or event data prints a
-/// length and a digest, never the bytes in any form (raw, escaped, as a byte list, hex, base64).
+/// Logs reach journald (#7 item 7): `Debug` of whatever holds guest code, agent state, the
+/// agent's words (a call's or a close's `reason`) or event data prints a length and a digest,
+/// never the bytes in any form (raw, escaped, as a byte list, hex, base64); so does `Debug` of
+/// the framer that cuts the agent's lines and of the lines it cut.
 #[test]
 fn debug_never_prints_guest_code_agent_state_or_event_data() {
     const SECRET: &str = "zQ7\"secret-state-Ω";
@@ -1214,11 +1216,16 @@ fn debug_never_prints_guest_code_agent_state_or_event_data() {
     let call_bytes = envelope(
         "m2",
         "app.call",
-        json!({"call_id": "c1", "capability": "x.y", "reason": "r",
+        json!({"call_id": "c1", "capability": "x.y", "reason": SECRET,
             "expires_at": "2026-08-02T12:10:00Z", "arguments": {"s": SECRET}}),
     );
+    let close_bytes = envelope(
+        "m3",
+        "ui.close",
+        json!({"instance_id": "w", "reason": SECRET}),
+    );
     let mut shown = Vec::new();
-    for bytes in [&open_bytes, &call_bytes] {
+    for bytes in [&open_bytes, &call_bytes, &close_bytes] {
         let message = decode(bytes, &Limits::default()).unwrap();
         // Positive control: the secret is in the message, and would show in its JSON.
         assert!(message.to_json().contains("secret-state"));
@@ -1239,6 +1246,25 @@ fn debug_never_prints_guest_code_agent_state_or_event_data() {
         lineup_host_core::BridgeMessage::decode(&event, &Limits::default()).unwrap()
     ));
     shown.push(format!("{:?}", s.handle_bridge(&key, &event)));
+    let closed = s.handle_inbound(&close_bytes);
+    assert!(
+        closed.iter().any(|e| matches!(
+            e,
+            Effect::Close { reason: CloseReason::Agent(Some(r)), .. } if r == SECRET
+        )),
+        "the agent's reason reaches the close: {closed:?}"
+    );
+    shown.push(format!("{closed:?}"));
+    shown.push(format!("{closed:#?}"));
+    // The agent's stream, cut into lines: a whole line and the start of the next.
+    let mut framer = lineup_host_core::LineFramer::new(1 << 20);
+    let mut stream = open_bytes.clone();
+    stream.push(b'\n');
+    stream.extend_from_slice(&call_bytes[..call_bytes.len() / 2]);
+    let frames = framer.push(&stream);
+    assert_eq!(frames.len(), 1);
+    shown.push(format!("{frames:?}"));
+    shown.push(format!("{framer:?}"));
     for text in &shown {
         assert!(text.contains("bytes"), "a length is shown: {text}");
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use lineup_host_core::Fingerprint;
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
@@ -99,8 +100,10 @@ pub struct NewCall {
     pub args_digest: Sha256Hex,
 }
 
-/// The final result of a call, as the `app.result` that answered it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The final result of a call, as the `app.result` that answered it. `Debug` shows the result
+/// and the message as [`Fingerprint`]s: the result is the capability's data (a picked file's
+/// content, say), a message may quote invalid arguments, and logs reach journald.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallOutcome {
     /// The `app.result` status (`completed`, `rejected`, `cancelled`, `expired`, `failed`,
     /// `unsupported`); the store does not interpret it.
@@ -111,6 +114,17 @@ pub struct CallOutcome {
     pub message: Option<String>,
     /// The `error` object as JSON text, when there is one.
     pub error: Option<String>,
+}
+
+impl fmt::Debug for CallOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOutcome")
+            .field("status", &self.status)
+            .field("result", &self.result.as_ref().map(Fingerprint::of))
+            .field("message", &self.message.as_ref().map(Fingerprint::of))
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 /// A stored call record.
@@ -391,9 +405,10 @@ fn check_outcome(outcome: &CallOutcome) -> Result<(), StoreError> {
     ] {
         if let Some(text) = text {
             if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+                // The text is the capability's result: named by its fingerprint, never quoted.
                 return Err(StoreError::InvalidValue {
                     what,
-                    value: excerpt(text),
+                    value: Fingerprint::of(text).to_string(),
                     hint: "it must be JSON text",
                 });
             }

@@ -234,7 +234,12 @@ fn a_result_that_is_not_json_is_refused() {
     let mut bad = completed();
     bad.result = Some("{not json".into());
     let err = store.finish_call(&key, &bad).unwrap_err();
-    assert!(err.to_string().contains("result JSON '{not json'"), "{err}");
+    // Named by its length and digest, never quoted: it is the capability's result (#7 item 7).
+    assert!(
+        err.to_string().contains("result JSON '9 bytes, sha256 "),
+        "{err}"
+    );
+    assert!(!format!("{err} {err:?}").contains("not json"), "{err:?}");
     bad.result = None;
     bad.error = Some("nope".into());
     assert!(store.finish_call(&key, &bad).is_err());
@@ -561,4 +566,47 @@ fn a_store_can_move_to_another_thread() {
     fn send<T: Send>() {}
     send::<Store>();
     send::<StoreError>();
+}
+
+/// Logs reach journald (#7 item 7): `Debug` of a call's outcome, and of the record that holds
+/// it, shows the result (a picked file's content, say) and the message as a length and a
+/// digest, never in any form (raw, escaped, as a byte list, hex, base64).
+#[test]
+fn debug_of_a_call_outcome_never_prints_its_result_or_message() {
+    const SECRET: &str = "zQ7\"secret-result-Ω";
+    let result = serde_json::json!({ "name": "notes.txt", "content": SECRET }).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let key = new_call("k").key;
+    store.insert_call(&new_call("k")).unwrap();
+    store.advance_call(&key, CallState::Running).unwrap();
+    let outcome = CallOutcome {
+        status: "completed".into(),
+        result: Some(result.clone()),
+        message: Some(format!("the value {SECRET:?} is too long")),
+        error: None,
+    };
+    let record = store.finish_call(&key, &outcome).unwrap();
+    // Positive control: the record holds them.
+    assert_eq!(record.outcome.as_ref(), Some(&outcome));
+    let shown = [
+        format!("{outcome:?}"),
+        format!("{outcome:#?}"),
+        format!("{record:?}"),
+        format!("{record:#?}"),
+    ];
+    for text in &shown {
+        assert!(text.contains("bytes: "), "a length is shown: {text}");
+        for secret in [SECRET, result.as_str()] {
+            assert_eq!(
+                lineup_host_core::leaked_form(text, secret),
+                None,
+                "Debug printed the call's result: {text}"
+            );
+        }
+        assert!(
+            text.contains("completed"),
+            "the status stays readable: {text}"
+        );
+    }
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use lineup_host_core::{
-    display_line, Answer, CallKey, Capability, CapabilityName, HandlerError, HookRequest,
-    JsonObject, OpaqueVersion, Risk, RunRequest, SessionId, Ticket,
+    display_line, Answer, CallKey, Capability, CapabilityName, Fingerprint, HandlerError,
+    HookRequest, JsonObject, OpaqueVersion, Risk, RunRequest, SessionId, Ticket,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -264,7 +264,9 @@ pub struct ChooseFile {
     pub until: Deadline,
 }
 
-/// What `artifact.save` asks of the desktop: a save dialog suggesting a sanitized name.
+/// What `artifact.save` asks of the desktop: a save dialog suggesting a sanitized name. `Debug`
+/// shows the name and the content, the agent's arguments, as [`Fingerprint`]s (logs reach
+/// journald).
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct SaveFile {
@@ -277,16 +279,16 @@ pub struct SaveFile {
 }
 
 impl fmt::Debug for SaveFile {
-    /// The agent's content reaches logs only as its length.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SaveFile")
-            .field("suggested_name", &self.suggested_name)
-            .field("bytes", &self.bytes.len())
+            .field("suggested_name", &Fingerprint::of(&self.suggested_name))
+            .field("bytes", &Fingerprint::of(&self.bytes))
             .finish_non_exhaustive()
     }
 }
 
-/// A file the user picked: its name (never a path), size, MIME type and content.
+/// A file the user picked: its name (never a path), size, MIME type and content. `Debug` shows
+/// the name and the content, the capability's result, as [`Fingerprint`]s (logs reach journald).
 #[derive(Clone, PartialEq, Eq)]
 pub struct PickedFile {
     name: String,
@@ -337,21 +339,30 @@ impl PickedFile {
 }
 
 impl fmt::Debug for PickedFile {
-    /// The user's content reaches logs only as its length.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PickedFile")
-            .field("name", &self.name)
+            .field("name", &Fingerprint::of(&self.name))
             .field("mime_type", &self.mime_type)
-            .field("size", &self.bytes.len())
+            .field("bytes", &Fingerprint::of(&self.bytes))
             .finish()
     }
 }
 
-/// A file `artifact.save` wrote: the name the user gave it (never a path) and its size.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A file `artifact.save` wrote: the name the user gave it (never a path) and its size. `Debug`
+/// shows the name as a [`Fingerprint`] (logs reach journald).
+#[derive(Clone, PartialEq, Eq)]
 pub struct SavedFile {
     name: String,
     size: u64,
+}
+
+impl fmt::Debug for SavedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SavedFile")
+            .field("name", &Fingerprint::of(&self.name))
+            .field("size", &self.size)
+            .finish()
+    }
 }
 
 impl SavedFile {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use lineup_host_core::{
-    display_line, display_text, CapabilityName, OpaqueVersion, Risk, Timestamp,
+    display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk, Timestamp,
 };
 use serde_json::{Map, Value};
 
@@ -71,13 +71,23 @@ pub struct ConsentRequest {
 }
 
 /// One argument of a call as a prompt lists it: key and value as cleaned, capped plain text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `Debug` shows both, the agent's arguments, as [`Fingerprint`]s (logs reach journald).
+#[derive(Clone, PartialEq, Eq)]
 pub struct ArgumentLine {
     /// The argument's name (`(empty)` when the agent sent an empty one).
     pub key: String,
     /// The value: a string as itself, a number or boolean as written, `null`, or for a list or an
     /// object how many items or fields it has.
     pub value: String,
+}
+
+impl fmt::Debug for ArgumentLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArgumentLine")
+            .field("key", &Fingerprint::of(&self.key))
+            .field("value", &Fingerprint::of(&self.value))
+            .finish()
+    }
 }
 
 impl ConsentRequest {
@@ -228,14 +238,11 @@ impl fmt::Debug for ConsentRequest {
     /// Agent text reaches logs only as a fingerprint.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ConsentRequest")
-            .field("agent", &lineup_host_core::Fingerprint::of(&self.agent))
+            .field("agent", &Fingerprint::of(&self.agent))
             .field("capability", &self.capability.as_str())
-            .field(
-                "version",
-                &lineup_host_core::Fingerprint::of(self.version.as_str()),
-            )
+            .field("version", &Fingerprint::of(self.version.as_str()))
             .field("risk", &self.risk)
-            .field("reason", &lineup_host_core::Fingerprint::of(&self.reason))
+            .field("reason", &Fingerprint::of(&self.reason))
             .field("arguments", &self.arguments.len())
             .field("remember_allowed", &self.remember_allowed)
             .field("expires_at", &self.expires_at)

@@ -5,9 +5,15 @@ use std::fmt;
 use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
 
 use crate::config::Rect;
+use crate::event::page_text;
 
 /// Something a Surface's page tried that its webview refused (R-SEC-2, R-UI-5).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` shows a refused URL as a length and a digest, as [`ViewEvent`](crate::ViewEvent)
+/// does: the page chose it, it may carry agent state or event data, and logs reach journald.
+/// `Display` writes the URL out, for the Surface's author (`lineup preview`); a log that may
+/// reach journald takes the `Debug` form.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Refusal {
     /// A navigation of some frame, to this URL.
@@ -29,6 +35,22 @@ pub enum Refusal {
     /// The page replaced its document (a `javascript:` URL); the Surface's own document was
     /// loaded again (R-SEC-2a).
     DocumentReplaced,
+}
+
+impl fmt::Debug for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Navigation(url) => page_text("Navigation", url, f),
+            Refusal::NewWindow(url) => page_text("NewWindow", url, f),
+            Refusal::Download(url) => page_text("Download", url, f),
+            Refusal::Permission => f.write_str("Permission"),
+            Refusal::PageClose => f.write_str("PageClose"),
+            Refusal::Dialog => f.write_str("Dialog"),
+            Refusal::Drop => f.write_str("Drop"),
+            Refusal::FileChooser => f.write_str("FileChooser"),
+            Refusal::DocumentReplaced => f.write_str("DocumentReplaced"),
+        }
+    }
 }
 
 impl fmt::Display for Refusal {

@@ -2,12 +2,27 @@
 //! replacing any older one that waited, so an agent patching faster than the page renders costs
 //! one pending script per Surface and `onState` always ends on the latest state (R-UI-3).
 
-/// One Surface's deliveries: what is in flight and what waits.
-#[derive(Debug, Default)]
+use std::fmt;
+
+use lineup_host_core::Fingerprint;
+
+/// One Surface's deliveries: what is in flight and what waits. `Debug` shows the waiting script,
+/// which carries the agent's state, as a [`Fingerprint`] (logs reach journald).
+#[derive(Default)]
 pub(crate) struct DeliveryQueue {
     in_flight: bool,
     pending: Option<String>,
     stats: DeliveryStats,
+}
+
+impl fmt::Debug for DeliveryQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeliveryQueue")
+            .field("in_flight", &self.in_flight)
+            .field("pending", &self.pending.as_ref().map(Fingerprint::of))
+            .field("stats", &self.stats)
+            .finish()
+    }
 }
 
 /// How a Surface's state deliveries went.

@@ -62,11 +62,14 @@ pub enum ViewEvent {
     FileChooserRefused,
 }
 
+/// Writes `name(Fingerprint { .. })`: the `Debug` of a variant holding text the page wrote (an
+/// IPC message, a URL it navigated to), shown as a length and a digest, never as itself.
+pub(crate) fn page_text(name: &str, text: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.debug_tuple(name).field(&Fingerprint::of(text)).finish()
+}
+
 impl fmt::Debug for ViewEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let page_text = |name: &str, text: &String, f: &mut fmt::Formatter<'_>| {
-            f.debug_tuple(name).field(&Fingerprint::of(text)).finish()
-        };
         match self {
             ViewEvent::Ipc(message) => page_text("Ipc", message, f),
             ViewEvent::NavigationRefused(url) => page_text("NavigationRefused", url, f),

@@ -50,14 +50,36 @@ use recovery::Kept;
 use standby::HostStandby;
 
 /// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews.
+/// `Debug` shows an inbound envelope as a length and a digest (logs reach journald).
 #[derive(Debug)]
 pub struct HostEvent(Inner);
+
+#[cfg(test)]
+impl HostEvent {
+    /// The event [`HostHandle::send_inbound_line`] sends, for tests of its `Debug`.
+    pub(crate) fn inbound_line(line: u64, bytes: Vec<u8>) -> Self {
+        Self(Inner::Inbound {
+            line: Some(line),
+            bytes: InboundBytes(bytes),
+        })
+    }
+}
+
+/// An inbound envelope's bytes: the agent's message, its state and arguments included. `Debug`
+/// shows a [`Fingerprint`](lineup_host_core::Fingerprint).
+struct InboundBytes(Vec<u8>);
+
+impl std::fmt::Debug for InboundBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        lineup_host_core::Fingerprint::of(&self.0).fmt(f)
+    }
+}
 
 #[derive(Debug)]
 enum Inner {
     Inbound {
         line: Option<u64>,
-        bytes: Vec<u8>,
+        bytes: InboundBytes,
     },
     Oversized {
         line: Option<u64>,
@@ -173,7 +195,10 @@ impl HostHandle {
 
     /// Hands one inbound envelope (agent → client) to the host.
     pub fn send_inbound(&self, bytes: Vec<u8>) -> Result<(), HostClosed> {
-        self.send(Inner::Inbound { line: None, bytes })
+        self.send(Inner::Inbound {
+            line: None,
+            bytes: InboundBytes(bytes),
+        })
     }
 
     /// Hands one inbound envelope to the host, numbered for diagnostics
@@ -181,7 +206,7 @@ impl HostHandle {
     pub fn send_inbound_line(&self, line: u64, bytes: Vec<u8>) -> Result<(), HostClosed> {
         self.send(Inner::Inbound {
             line: Some(line),
-            bytes,
+            bytes: InboundBytes(bytes),
         })
     }
 
@@ -1185,7 +1210,7 @@ impl Host {
             }
             Inner::Inbound { line, bytes } => {
                 self.inbound_handled();
-                let effects = self.sessions.handle_inbound(&bytes);
+                let effects = self.sessions.handle_inbound(&bytes.0);
                 self.apply(effects, line, target);
             }
             Inner::Oversized { line, len } => {

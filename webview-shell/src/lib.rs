@@ -63,6 +63,8 @@ mod builtins;
 mod capabilities;
 mod config;
 mod consent;
+#[cfg(test)]
+mod debug_tests;
 mod delegate;
 mod delivery;
 mod error;

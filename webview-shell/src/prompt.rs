@@ -3,9 +3,11 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
+use lineup_host_core::Fingerprint;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tao::event_loop::EventLoopWindowTarget;
@@ -323,8 +325,10 @@ const PROMPT_HTML: &str = include_str!("prompt/prompt.html");
 const PROMPT_CSS: &str = include_str!("prompt/prompt.css");
 const PROMPT_JS: &str = include_str!("prompt/prompt.js");
 
-/// What a showing prompt displays, read back from its page ([`PromptQueue::snapshot`]).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+/// What a showing prompt displays, read back from its page ([`PromptQueue::snapshot`]). `Debug`
+/// shows each element's text and each argument, the agent's reason and arguments among them, as
+/// [`Fingerprint`]s (logs reach journald).
+#[derive(Clone, Default, PartialEq, Deserialize)]
 #[non_exhaustive]
 pub struct PromptSnapshot {
     /// The text content of each element with an id, by id (`agent`, `headline`, `capability`,
@@ -340,6 +344,29 @@ pub struct PromptSnapshot {
     pub buttons: Vec<(String, [f64; 4])>,
     /// How many requests other than for the document itself the page made (all refused).
     pub other_requests: usize,
+}
+
+impl fmt::Debug for PromptSnapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text: BTreeMap<&str, Fingerprint> = self
+            .text
+            .iter()
+            .map(|(id, text)| (id.as_str(), Fingerprint::of(text)))
+            .collect();
+        let arguments: Vec<(Fingerprint, Fingerprint)> = self
+            .arguments
+            .iter()
+            .map(|(key, value)| (Fingerprint::of(key), Fingerprint::of(value)))
+            .collect();
+        f.debug_struct("PromptSnapshot")
+            .field("text", &text)
+            .field("arguments", &arguments)
+            .field("elements", &self.elements)
+            .field("focused", &self.focused)
+            .field("buttons", &self.buttons)
+            .field("other_requests", &self.other_requests)
+            .finish()
+    }
 }
 
 /// The host's read-back script: the page's state as JSON text.

@@ -98,13 +98,25 @@ pub enum LineKind {
 
 impl LineKind {
     /// The kind of `message`. A page cannot send an event named `close` (the host drops it,
-    /// R-UI-5), so a `ui.event` `close` is always the user's and is an answer.
+    /// R-UI-5), so a `ui.event` `close` is always the user's and is an answer. Every type is
+    /// named, with no fallback: a new one gets its kind by decision, not by default.
     pub fn of(message: &Message) -> Self {
         match message {
             Message::UiEvent(env) if env.payload.event.as_str() != "close" => {
                 Self::PageEvent(env.payload.instance_id.clone())
             }
-            _ => Self::Answer,
+            // The user's close (R-UI-5).
+            Message::UiEvent(_) => Self::Answer,
+            // What the agent may use: one it lost would leave it on a stale revision (R-INV-1,
+            // R-INV-2, R-CAP-1).
+            Message::ClientInventory(_) | Message::AppList(_) => Self::Answer,
+            // Answers to the agent's envelopes (R-ENV-5, R-CAP-4).
+            Message::AppResult(_) | Message::ClientError(_) => Self::Answer,
+            // Agent → client types: the host never sends them, and would not drop one if it did.
+            Message::UiOpen(_)
+            | Message::UiPatch(_)
+            | Message::UiClose(_)
+            | Message::AppCall(_) => Self::Answer,
         }
     }
 }
@@ -464,8 +476,8 @@ mod tests {
     use std::sync::mpsc;
 
     use lineup_host_core::{
-        ClientError, ConversationId, Envelope, ErrorCode, EventName, JsonObject, MessageId, Party,
-        PartyId, UiEvent,
+        AppList, ClientError, ClientInventory, ConversationId, Envelope, ErrorCode, EventName,
+        JsonObject, MessageId, Party, PartyId, Revision, UiEvent,
     };
 
     /// Long enough for any step of a passing test; only there so that a failing one cannot hang.
@@ -623,6 +635,60 @@ mod tests {
             count: Some(3),
         }));
         assert_eq!(LineKind::of(&error), LineKind::Answer);
+    }
+
+    fn inventory() -> Message {
+        Message::ClientInventory(envelope(ClientInventory {
+            revision: Revision::try_from("catalog-42").unwrap(),
+            standard_components: Vec::new(),
+            applications: Vec::new(),
+            capabilities: Vec::new(),
+        }))
+    }
+
+    fn app_list() -> Message {
+        Message::AppList(envelope(AppList {
+            capabilities: Vec::new(),
+        }))
+    }
+
+    #[test]
+    fn r_inv_1_r_cap_1_inventory_and_app_list_are_answers_never_page_events() {
+        assert_eq!(LineKind::of(&inventory()), LineKind::Answer);
+        assert_eq!(LineKind::of(&app_list()), LineKind::Answer);
+    }
+
+    /// `client.inventory` and `app.list`, classified by [`LineKind::of`], are kept however full
+    /// the queue is: past the page-event capacity and past the answers' high-water mark.
+    #[test]
+    fn r_inv_1_r_cap_1_a_full_queue_never_drops_an_inventory_or_an_app_list() {
+        let gate = Gate::default();
+        let w = LineWriter::spawn(gate.clone(), limits(1, 4, 2)).unwrap();
+        // The reader reads nothing: one page event waits, the next is dropped.
+        assert_eq!(w.send_line("e1".into(), event("a")), Ok(()));
+        assert!(
+            w.send_line("e2".into(), event("a")).is_err(),
+            "the queue is full"
+        );
+        for _ in 0..100 {
+            for message in [inventory(), app_list()] {
+                assert_eq!(
+                    w.send_line(message.to_json(), LineKind::of(&message)),
+                    Ok(()),
+                    "{}",
+                    message.to_json()
+                );
+            }
+        }
+        assert!(w.backpressure(), "past the high-water mark");
+        assert_eq!(w.answers_waiting(), 200);
+        assert_eq!(w.dropped(), 1);
+        gate.open();
+        let lines = gate.wait_for_lines(201);
+        for kind in ["lineup.v1.client.inventory", "lineup.v1.app.list"] {
+            let written = lines.iter().filter(|l| l.contains(kind)).count();
+            assert_eq!(written, 100, "{kind}");
+        }
     }
 
     #[test]

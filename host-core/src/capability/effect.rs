@@ -12,6 +12,7 @@ use crate::capability::store::{
 use crate::ids::{AgentIdentity, CapabilityName, OpaqueVersion, Risk};
 use crate::json::JsonObject;
 use crate::message::Timestamp;
+use crate::redact::Fingerprint;
 
 /// A wall-clock time source, provided by the embedder, beside the monotonic [`crate::Clock`]:
 /// `expires_at` (R-CAP-4) and audit times are wall-clock times.
@@ -69,7 +70,10 @@ pub struct CallSummary {
 /// A consent prompt to show (R-CAP-4, R-SEC-6). The agent's `reason` and arguments are
 /// untrusted: show them as plain text, escaped and capped ([`crate::display_title`]). Answer with
 /// [`Answer::Consent`]; it may be withdrawn with [`CapabilityEffect::Withdraw`].
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Debug` shows the reason (like the arguments) as a [`Fingerprint`], a length and a digest:
+/// it is the agent's text, and logs reach journald.
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ConsentRequest {
     /// Answer with this ticket.
@@ -82,6 +86,18 @@ pub struct ConsentRequest {
     pub expires_at: Timestamp,
     /// Whether "always" may be offered (only `user_confirmation`, R-CAP-3).
     pub may_remember: bool,
+}
+
+impl fmt::Debug for ConsentRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsentRequest")
+            .field("ticket", &self.ticket)
+            .field("call", &self.call)
+            .field("reason", &Fingerprint::of(&self.reason))
+            .field("expires_at", &self.expires_at)
+            .field("may_remember", &self.may_remember)
+            .finish()
+    }
 }
 
 /// The embedder's extra check for `system_permission` and `restricted` calls (the OS permission

@@ -12,6 +12,7 @@ use crate::error::UsageError;
 use crate::ids::{shorten, AgentIdentity, CapabilityName, OpaqueVersion, Risk};
 use crate::json::JsonObject;
 use crate::message::CapabilityDecl;
+use crate::redact::Fingerprint;
 
 /// A capability as the embedder registers it: its declaration and its `input_schema`, compiled
 /// once. Cloning is cheap (the compiled schema is shared), so a host with several sessions
@@ -128,8 +129,9 @@ impl Capability {
     }
 }
 
-/// The first way a call's arguments fail their schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The first way a call's arguments fail their schema. `Debug` shows the validator's sentence,
+/// which quotes the failing value, as a [`Fingerprint`].
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct ArgumentError {
     /// The JSON pointer of the failing value within `arguments` (`""` for the object itself).
     pub(crate) pointer: String,
@@ -137,6 +139,16 @@ pub(crate) struct ArgumentError {
     pub(crate) rule: String,
     /// The validator's sentence.
     pub(crate) detail: String,
+}
+
+impl fmt::Debug for ArgumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArgumentError")
+            .field("pointer", &self.pointer)
+            .field("rule", &self.rule)
+            .field("detail", &Fingerprint::of(&self.detail))
+            .finish()
+    }
 }
 
 /// The registered capabilities and the visibility policy. Registering a name twice is an error;

@@ -1,12 +1,16 @@
 //! A [`Desktop`] that records what the built-ins asked of it and answers as told, so tests see
 //! their effects without a desktop.
 
+use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use lineup_host_core::Fingerprint;
 
 use super::{ChooseFile, Desktop, DesktopError, PickedFile, SaveFile, SavedFile};
 
-/// One effect a built-in asked of the desktop.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One effect a built-in asked of the desktop. `Debug` shows the URI, the text, the name and the
+/// content, the agent's arguments, as [`Fingerprint`]s (logs reach journald).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DesktopCall {
     /// [`Desktop::open_uri`] with this URI.
@@ -25,6 +29,33 @@ pub enum DesktopCall {
         /// The content to write.
         bytes: Vec<u8>,
     },
+}
+
+impl fmt::Debug for DesktopCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DesktopCall::OpenUri(uri) => f
+                .debug_tuple("OpenUri")
+                .field(&Fingerprint::of(uri))
+                .finish(),
+            DesktopCall::SetClipboardText(text) => f
+                .debug_tuple("SetClipboardText")
+                .field(&Fingerprint::of(text))
+                .finish(),
+            DesktopCall::ChooseFile { max_bytes } => f
+                .debug_struct("ChooseFile")
+                .field("max_bytes", max_bytes)
+                .finish(),
+            DesktopCall::SaveFile {
+                suggested_name,
+                bytes,
+            } => f
+                .debug_struct("SaveFile")
+                .field("suggested_name", &Fingerprint::of(suggested_name))
+                .field("bytes", &Fingerprint::of(bytes))
+                .finish(),
+        }
+    }
 }
 
 /// A recording [`Desktop`] for tests: every call is kept in order ([`RecordingDesktop::calls`]);
