@@ -1339,10 +1339,11 @@ fn targets_markdown(figures: &[Figure]) -> String {
             1.2,
             "the page's clock is coarsened by WebKit, so single-digit-ms figures carry ±1 ms. \
              The host's own part, from the IPC handler to the outbound envelope on its monotonic \
-             clock, is the figure `page event → agent, in the host`: one hop through the event \
-             loop's proxy (the view's closure cannot reach the session) and the bridge \
-             message's validation; the rest is WebKit's path from the page to the UI process, \
-             which raw takes too",
+             clock, is the figure `page event → agent, in the host` (one hop through the event \
+             loop's proxy and the bridge message's validation), a fraction of a millisecond at \
+             p50; the rest of the gap lies before the IPC handler, in the page: the bridge's \
+             checks and serialisation of the event and WebKit's path to the UI process from a \
+             sandboxed, opaque-origin document; not broken down further",
         ),
         (
             "memory per Surface ≤ 1.0× raw hardened",
