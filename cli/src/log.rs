@@ -53,7 +53,7 @@ impl HostDelegate for StderrDelegate {
     }
 
     fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
-        tracing::warn!("surface {key}: refused {refusal}");
+        tracing::warn!("{}", refusal_line(key, refusal));
     }
 
     fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
@@ -94,5 +94,31 @@ impl HostDelegate for StderrDelegate {
 
     fn notify_unresponsive(&mut self, key: &SurfaceKey) {
         tracing::error!("surface {key}: its page stopped answering; its web process is ended");
+    }
+}
+
+/// The log line of a refusal: a URL the page chose appears only as its length and digest (the
+/// `Debug` form), since this log reaches journald under systemd and the URL may carry agent
+/// state or event data.
+fn refusal_line(key: &dyn std::fmt::Display, refusal: &Refusal) -> String {
+    format!("surface {key}: refused {refusal:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_url_is_logged_as_a_fingerprint_never_as_text() {
+        let secret = "https://leak.example/?state=s3cr3t-agent-state";
+        let line = refusal_line(&"w1", &Refusal::Navigation(secret.to_owned()));
+        assert!(line.contains("w1") && line.contains("Navigation"), "{line}");
+        for part in ["s3cr3t", "leak.example", "state="] {
+            assert!(!line.contains(part), "{part} logged: {line}");
+        }
+        // Positive control: the Display form, for authors, does write it out.
+        assert!(Refusal::Navigation(secret.to_owned())
+            .to_string()
+            .contains("s3cr3t"));
     }
 }
