@@ -1161,6 +1161,19 @@ fn slopes_by_process(memory: &serde_json::Map<String, Value>, lo: usize, hi: usi
     let slope = |variant: &str, name: &str| {
         round((kib(variant, hi, name) - kib(variant, lo, name)) / 1024.0 / (hi - lo) as f64)
     };
+    let part = |variant: &str, count: usize, name: &str, i: usize| {
+        memory
+            .get(&format!("{variant}_{count}"))
+            .and_then(|r| r["pss_anon_file_shmem_kib_by_process"][name][i].as_f64())
+            .unwrap_or(0.0)
+    };
+    // Ours minus hardened, per Surface, of the anonymous, file-backed and shared parts.
+    let part_difference = |name: &str| {
+        [0, 1, 2].map(|i| {
+            let each = |variant: &str| part(variant, hi, name, i) - part(variant, lo, name, i);
+            round((each("ours") - each("hardened")) / 1024.0 / (hi - lo) as f64)
+        })
+    };
     Value::Array(
         names
             .iter()
@@ -1169,6 +1182,7 @@ fn slopes_by_process(memory: &serde_json::Map<String, Value>, lo: usize, hi: usi
                     "process": name,
                     "ours_mib": slope("ours", name),
                     "hardened_mib": slope("hardened", name),
+                    "difference_anon_file_shmem_mib": part_difference(name),
                 })
             })
             .collect(),
@@ -1262,6 +1276,7 @@ fn child(args: &[String]) -> Result<(), String> {
             for (name, kib) in each {
                 *by_name.entry(name).or_insert(0) += kib;
             }
+            let parts = procs::tree_pss_parts(std::process::id());
             println!(
                 "RESULT {}",
                 json!({
@@ -1269,6 +1284,7 @@ fn child(args: &[String]) -> Result<(), String> {
                     "pss_kib": pss,
                     "processes": counts,
                     "pss_kib_by_process": by_name,
+                    "pss_anon_file_shmem_kib_by_process": parts,
                 })
             );
             drop(views);
@@ -1501,15 +1517,24 @@ fn profile_markdown(document: &Value) -> String {
              count measured), ours against raw hardened, MiB. The bench process is the host \
              (ours) or the raw views' owner; the kernel truncates process names to 15 \
              characters.\n\n\
-             | process | ours | raw hardened | difference |\n| --- | --- | --- | --- |\n",
+             | process | ours | raw hardened | difference | of it anonymous | file-backed | \
+             shared |\n| --- | --- | --- | --- | --- | --- | --- |\n",
         );
         for row in rows {
             let ours = row["ours_mib"].as_f64().unwrap_or(0.0);
             let hardened = row["hardened_mib"].as_f64().unwrap_or(0.0);
+            let part = |i: usize| {
+                row["difference_anon_file_shmem_mib"][i]
+                    .as_f64()
+                    .map_or_else(|| "–".to_owned(), |v| format!("{v:+.2}"))
+            };
             out.push_str(&format!(
-                "| {} | {ours:.2} | {hardened:.2} | {:+.2} |\n",
+                "| {} | {ours:.2} | {hardened:.2} | {:+.2} | {} | {} | {} |\n",
                 row["process"].as_str().unwrap_or("?"),
-                ours - hardened
+                ours - hardened,
+                part(0),
+                part(1),
+                part(2),
             ));
         }
     }

@@ -1,7 +1,7 @@
 //! Memory of a process tree from `/proc`: the PSS of a process and every descendant (web,
 //! network, bwrap, D-Bus proxy processes), from `/proc/PID/smaps_rollup`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The parent of every process, from `/proc/*/stat`.
 fn parents() -> HashMap<u32, (u32, String)> {
@@ -90,6 +90,22 @@ pub(crate) fn tree_pss(root: u32) -> (u64, HashMap<String, u64>, Vec<(String, u6
     (total, counts, each)
 }
 
+/// The PSS of `root`'s tree by command name, split into anonymous, file-backed and shared
+/// memory (`Pss_Anon`, `Pss_File`, `Pss_Shmem`), KiB.
+pub(crate) fn tree_pss_parts(root: u32) -> BTreeMap<String, [u64; 3]> {
+    let mut out: BTreeMap<String, [u64; 3]> = BTreeMap::new();
+    for (pid, comm) in tree(root) {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+        let parts = ["Pss_Anon:", "Pss_File:", "Pss_Shmem:"]
+            .map(|name| field_kib(&text, name).unwrap_or(0));
+        let sum = out.entry(comm).or_insert([0; 3]);
+        for (total, part) in sum.iter_mut().zip(parts) {
+            *total += part;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,5 +116,10 @@ mod tests {
         assert!(total > 0);
         assert!(!counts.is_empty());
         assert!(own_rss_kib() > 0);
+        let parts = tree_pss_parts(std::process::id());
+        assert!(
+            parts.values().any(|p| p[1] > 0),
+            "no file-backed PSS: {parts:?}"
+        );
     }
 }
