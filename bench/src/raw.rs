@@ -15,6 +15,7 @@ use std::rc::Rc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use gtk::glib;
+use lineup_surface_runtime::DeliveryKey;
 use tao::dpi::LogicalSize;
 use tao::event_loop::EventLoopWindowTarget;
 use tao::platform::unix::WindowExtUnix;
@@ -29,6 +30,9 @@ pub(crate) enum Kind {
     Plain,
     /// Ephemeral context of its own and the bubblewrap sandbox, per view.
     Hardened,
+    /// Hardened, with the host's bridge added as a user script beside the shim: measured for
+    /// memory only, to show what the bridge's script costs a web process.
+    HardenedWithBridge,
 }
 
 impl Kind {
@@ -36,6 +40,7 @@ impl Kind {
         match self {
             Kind::Plain => "plain",
             Kind::Hardened => "hardened",
+            Kind::HardenedWithBridge => "hardened-bridge",
         }
     }
 }
@@ -113,7 +118,14 @@ impl RawView {
             .map_err(|e| e.to_string())?;
         let vbox = window.default_vbox().ok_or("no vbox")?;
         let sink = Rc::downgrade(inbox);
-        let builder = WebViewBuilder::new()
+        let mut builder = WebViewBuilder::new();
+        if kind == Kind::HardenedWithBridge {
+            builder = builder.with_initialization_script_for_main_only(
+                DeliveryKey::from_random_bytes([0x5a; 16]).bridge_script(),
+                true,
+            );
+        }
+        let builder = builder
             .with_initialization_script_for_main_only(SHIM_JS, true)
             .with_ipc_handler(move |request| {
                 let Some(inbox) = sink.upgrade() else {
@@ -147,7 +159,7 @@ impl RawView {
                     .map_err(|e| e.to_string())?;
                 (webview, None, None)
             }
-            Kind::Hardened => {
+            Kind::Hardened | Kind::HardenedWithBridge => {
                 let context = hardened_context(html)?;
                 let seed = webkit2gtk::WebView::with_context(&context);
                 let webview = builder
