@@ -1,5 +1,6 @@
 //! What the bench measures, in which order, and the child modes that measure a fresh process.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, ExitCode, Stdio};
 use std::rc::Rc;
@@ -1282,21 +1283,25 @@ fn child(args: &[String]) -> Result<(), String> {
                 }
             }
             lab.settle(Duration::from_secs(2));
-            let (pss, counts, each) = procs::tree_pss(std::process::id());
-            let mut by_name: std::collections::BTreeMap<String, u64> =
-                std::collections::BTreeMap::new();
-            for (name, kib) in each {
-                *by_name.entry(name).or_insert(0) += kib;
-            }
-            let parts = procs::tree_pss_parts(std::process::id());
+            let memory = procs::tree_memory(std::process::id());
+            let pss_by_name: BTreeMap<&String, u64> = memory
+                .by_name
+                .iter()
+                .map(|(name, p)| (name, p[0]))
+                .collect();
+            let parts_by_name: BTreeMap<&String, [u64; 3]> = memory
+                .by_name
+                .iter()
+                .map(|(name, p)| (name, [p[1], p[2], p[3]]))
+                .collect();
             println!(
                 "RESULT {}",
                 json!({
                     "surfaces": count,
-                    "pss_kib": pss,
-                    "processes": counts,
-                    "pss_kib_by_process": by_name,
-                    "pss_anon_file_shmem_kib_by_process": parts,
+                    "pss_kib": memory.pss_kib,
+                    "processes": memory.counts,
+                    "pss_kib_by_process": pss_by_name,
+                    "pss_anon_file_shmem_kib_by_process": parts_by_name,
                 })
             );
             drop(views);

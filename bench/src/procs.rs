@@ -60,12 +60,11 @@ fn field_kib(text: &str, name: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// The PSS of one process, KiB.
-pub(crate) fn pss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        .ok()
-        .and_then(|t| field_kib(&t, "Pss:"))
-        .unwrap_or(0)
+/// The PSS of one process and its anonymous, file-backed and shared parts (`Pss`, `Pss_Anon`,
+/// `Pss_File`, `Pss_Shmem` of `/proc/PID/smaps_rollup`), KiB.
+fn pss_parts_kib(pid: u32) -> [u64; 4] {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    ["Pss:", "Pss_Anon:", "Pss_File:", "Pss_Shmem:"].map(|name| field_kib(&text, name).unwrap_or(0))
 }
 
 /// The RSS of this process, KiB.
@@ -76,34 +75,31 @@ pub(crate) fn own_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// PSS of `root`'s whole tree in KiB, and how many processes of each name it has.
-pub(crate) fn tree_pss(root: u32) -> (u64, HashMap<String, u64>, Vec<(String, u64)>) {
-    let mut total = 0;
-    let mut counts = HashMap::new();
-    let mut each = Vec::new();
-    for (pid, comm) in tree(root) {
-        let pss = pss_kib(pid);
-        total += pss;
-        *counts.entry(comm.clone()).or_insert(0) += 1;
-        each.push((comm, pss));
-    }
-    (total, counts, each)
+/// The memory of `root`'s whole tree: its total PSS, how many processes of each name it has,
+/// and by name the summed PSS and its anonymous, file-backed and shared parts, KiB.
+pub(crate) struct TreeMemory {
+    pub(crate) pss_kib: u64,
+    pub(crate) counts: HashMap<String, u64>,
+    pub(crate) by_name: BTreeMap<String, [u64; 4]>,
 }
 
-/// The PSS of `root`'s tree by command name, split into anonymous, file-backed and shared
-/// memory (`Pss_Anon`, `Pss_File`, `Pss_Shmem`), KiB.
-pub(crate) fn tree_pss_parts(root: u32) -> BTreeMap<String, [u64; 3]> {
-    let mut out: BTreeMap<String, [u64; 3]> = BTreeMap::new();
+/// Reads [`TreeMemory`] of `root` and its descendants, once each.
+pub(crate) fn tree_memory(root: u32) -> TreeMemory {
+    let mut memory = TreeMemory {
+        pss_kib: 0,
+        counts: HashMap::new(),
+        by_name: BTreeMap::new(),
+    };
     for (pid, comm) in tree(root) {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-        let parts = ["Pss_Anon:", "Pss_File:", "Pss_Shmem:"]
-            .map(|name| field_kib(&text, name).unwrap_or(0));
-        let sum = out.entry(comm).or_insert([0; 3]);
+        let parts = pss_parts_kib(pid);
+        memory.pss_kib += parts[0];
+        *memory.counts.entry(comm.clone()).or_insert(0) += 1;
+        let sum = memory.by_name.entry(comm).or_insert([0; 4]);
         for (total, part) in sum.iter_mut().zip(parts) {
             *total += part;
         }
     }
-    out
+    memory
 }
 
 #[cfg(test)]
@@ -112,14 +108,14 @@ mod tests {
 
     #[test]
     fn own_tree_has_a_pss() {
-        let (total, counts, _) = tree_pss(std::process::id());
-        assert!(total > 0);
-        assert!(!counts.is_empty());
+        let memory = tree_memory(std::process::id());
+        assert!(memory.pss_kib > 0);
+        assert!(!memory.counts.is_empty());
         assert!(own_rss_kib() > 0);
-        let parts = tree_pss_parts(std::process::id());
         assert!(
-            parts.values().any(|p| p[1] > 0),
-            "no file-backed PSS: {parts:?}"
+            memory.by_name.values().any(|p| p[0] > 0 && p[2] > 0),
+            "no file-backed PSS: {:?}",
+            memory.by_name
         );
     }
 }
