@@ -14,6 +14,8 @@
 #[cfg(target_os = "linux")]
 mod lab;
 #[cfg(target_os = "linux")]
+mod markdown;
+#[cfg(target_os = "linux")]
 mod measure;
 #[cfg(target_os = "linux")]
 mod phases;
