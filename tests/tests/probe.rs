@@ -31,6 +31,10 @@ fn main() {
         fails_closed,
     );
     harness.run(
+        "r_sec_3_probe_fails_closed_when_the_engine_ignores_the_network_proxy",
+        proxy_ignored_fails_closed,
+    );
+    harness.run(
         "r_sec_8_gated_view_is_served_only_after_the_probe_passed",
         gated_served_after_pass,
     );
@@ -161,6 +165,50 @@ fn fails_closed(h: &mut Harness) -> Outcome {
         "a failed probe must stay failed"
     );
     let page = Page::new("<p>x</p>", "");
+    let refused = shell.open(&h.event_loop, h.server(&page), window(), |_| {});
+    ensure!(
+        matches!(refused, Err(ShellError::ProbeFailed { .. })),
+        "open after a failed probe must be refused, got {refused:?}"
+    );
+    Ok(())
+}
+
+/// R-SEC-3, R-SEC-8: the probe's page preconnects to a loopback listener it owns, and its view's
+/// proxy is a second listener. With the proxy settings honoured the connection arrives at the
+/// proxy and the probe passes; an engine that ignored them (simulated by giving no context the
+/// settings) connects to the listener itself, and the probe fails: no Surface is served, and a
+/// view opened meanwhile is never served. The pass of the default configuration in the same run
+/// is the positive control.
+fn proxy_ignored_fails_closed(h: &mut Harness) -> Outcome {
+    let passing = Shell::start(&h.event_loop, ViewConfig::default()).map_err(|e| e.to_string())?;
+    let config = ViewConfig::default().dangerous().ignoring_network_proxy();
+    let shell = Shell::start(&h.event_loop, config).map_err(|e| e.to_string())?;
+    let page = Page::new("<p>held</p>", "");
+    let log = Log::default();
+    let held = shell
+        .open_gated(&h.event_loop, h.server(&page), window(), log.sink())
+        .map_err(|e| format!("a gated open while the probe runs must succeed: {e}"))?;
+    pump(&mut h.event_loop, &[], Duration::from_secs(30), || {
+        passing.probe_status() != ProbeStatus::Pending
+            && shell.probe_status() != ProbeStatus::Pending
+    });
+    ensure!(
+        passing.probe_status() == ProbeStatus::Passed,
+        "control: the default probe must pass: {:?}",
+        passing.probe_status()
+    );
+    let status = shell.probe_status();
+    ensure!(
+        matches!(&status, ProbeStatus::Failed(reason) if reason.contains("reached a loopback listener")),
+        "a probe whose page connected to its listener must fail, got {status:?}"
+    );
+    h.settle(Duration::from_millis(500));
+    ensure!(
+        !log.ready(),
+        "a view held while the probe ran was served after it failed: {:?}",
+        log.events()
+    );
+    held.close();
     let refused = shell.open(&h.event_loop, h.server(&page), window(), |_| {});
     ensure!(
         matches!(refused, Err(ShellError::ProbeFailed { .. })),

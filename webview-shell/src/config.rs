@@ -42,6 +42,12 @@ pub struct ViewConfig {
     language: Option<LanguageTag>,
     text_zoom: f64,
     warm_pool: usize,
+    /// The isolation probe's own proxy: a loopback listener that witnesses its page's traffic
+    /// arriving at the proxy (R-SEC-3, R-SEC-8). `None` for every Surface view.
+    probe_proxy: Option<u16>,
+    /// No context gets the proxy settings although `network_proxy` is on: an engine that
+    /// ignored them, for the probe's fail-closed test.
+    proxy_ignored: bool,
 }
 
 // `text_zoom` is always finite (see `with_text_zoom`), so equality is total.
@@ -60,6 +66,8 @@ impl Default for ViewConfig {
             language: None,
             text_zoom: 1.0,
             warm_pool: 0,
+            probe_proxy: None,
+            proxy_ignored: false,
         }
     }
 }
@@ -184,6 +192,23 @@ impl ViewConfig {
         self.network_proxy
     }
 
+    /// This configuration with the network proxy at loopback `port` instead of the refusing
+    /// endpoint: for the isolation probe's view alone, whose proxy is a listener it owns.
+    pub(crate) fn with_probe_proxy(mut self, port: u16) -> Self {
+        self.probe_proxy = Some(port);
+        self
+    }
+
+    /// The probe's proxy port, if this is the probe's configuration.
+    pub(crate) fn probe_proxy(&self) -> Option<u16> {
+        self.probe_proxy
+    }
+
+    /// Whether the contexts get the proxy settings: `network_proxy` on and not ignored.
+    pub(crate) fn proxy_applied(&self) -> bool {
+        self.network_proxy && !self.proxy_ignored
+    }
+
     /// The memory ceiling of each Surface's web process, in MiB.
     pub fn memory_limit_mib(&self) -> u32 {
         self.memory_limit_mib
@@ -215,6 +240,17 @@ impl DangerousViewConfig {
     pub fn with_devtools(self) -> ViewConfig {
         ViewConfig {
             devtools: true,
+            ..self.0
+        }
+    }
+
+    /// Keeps the refusing network proxy on in name, so the isolation probe runs its network
+    /// check, but gives no context the proxy settings: what an engine that ignored them would do
+    /// (R-SEC-3). The probe then fails and no Surface is served (R-SEC-8); only for the test that
+    /// shows it does.
+    pub fn ignoring_network_proxy(self) -> ViewConfig {
+        ViewConfig {
+            proxy_ignored: true,
             ..self.0
         }
     }

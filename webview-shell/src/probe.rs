@@ -2,7 +2,7 @@
 //! through the very path a Surface takes (document assembly, CSP header, custom scheme, hardened
 //! view, bridge, IPC) and reports what its script could do. With the refusing network proxy on
 //! (R-SEC-3), the probe page also preconnects to a loopback listener the probe owns, which must
-//! see no connection.
+//! see no connection; the probe view's proxy is a second listener, where it must arrive.
 
 use std::net::SocketAddr;
 

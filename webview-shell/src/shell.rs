@@ -3,7 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashSet, VecDeque};
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ use crate::view::{Slot, SurfaceView};
 /// storage, and the engine has confirmed the hardening (own ephemeral context, devtools as
 /// configured, and with the web-process sandbox on, web processes in a namespace of their own;
 /// with the refusing network proxy on, the page's preconnect to a loopback listener the probe
-/// owns never arrives),
+/// owns never arrives there, but at the probe view's own proxy, a second listener),
 /// [`Shell::open`] refuses with [`ShellError::ProbePending`]; if any check fails or the probe
 /// takes longer than [`ViewConfig::probe_timeout`], it refuses for good with
 /// [`ShellError::ProbeFailed`]. The event loop must run for the probe to progress.
@@ -70,12 +70,25 @@ struct RunningProbe {
     seen: Rc<RefCell<ProbeSeen>>,
     deadline: Instant,
     processes_before: HashSet<u32>,
-    /// The loopback listener the probe page preconnects to, with the refusing proxy on.
-    canary: Option<TcpListener>,
+    /// With the refusing proxy on, the network check's two listeners.
+    network: Option<NetworkCheck>,
 }
 
-/// How long after the report the probe still waits for a connection to its listener: the page
-/// preconnects before its script runs, but the network process connects on its own schedule.
+/// The probe's network check (R-SEC-3): its page preconnects to `canary`, and its view's proxy
+/// is `witness` instead of the refusing endpoint. The proxy honoured shows as a connection at the
+/// witness and none at the canary; the check settles as soon as the witness has seen one, so the
+/// first Surface does not wait out a fixed delay.
+struct NetworkCheck {
+    canary: TcpListener,
+    witness: TcpListener,
+    /// Connections that reached each, so far.
+    at_canary: Cell<usize>,
+    at_witness: Cell<usize>,
+}
+
+/// How long after the report the probe waits for its page's preconnect to show at either
+/// listener before it judges on what it has: the page preconnects before its script runs, but
+/// the network process connects on its own schedule.
 const NETWORK_GRACE: Duration = Duration::from_millis(300);
 
 #[derive(Default)]
@@ -90,13 +103,17 @@ impl Shell {
         target: &EventLoopWindowTarget<T>,
         config: ViewConfig,
     ) -> Result<Self, ShellError> {
-        let canary = if config.network_proxy() {
-            Some(probe_canary()?)
+        let network = if config.network_proxy() {
+            Some(NetworkCheck::new()?)
         } else {
             None
         };
-        let canary_addr = canary.as_ref().and_then(|c| c.local_addr().ok());
-        let server = probe_server(canary_addr)?;
+        let server = probe_server(network.as_ref().map(NetworkCheck::canary_addr))?;
+        // The probe's view is configured as every Surface's, but for its proxy, the witness.
+        let probe_config = match &network {
+            Some(network) => config.clone().with_probe_proxy(network.witness_port()),
+            None => config.clone(),
+        };
         let seen = Rc::new(RefCell::new(ProbeSeen::default()));
         let recorder = Rc::clone(&seen);
         let processes_before = web_processes();
@@ -108,7 +125,7 @@ impl Shell {
         let view = PlatformView::new(
             target,
             server,
-            &config,
+            &probe_config,
             placement,
             false,
             Box::new(move |event| record(&recorder, event)),
@@ -126,7 +143,7 @@ impl Shell {
                 seen,
                 deadline,
                 processes_before,
-                canary,
+                network,
             }))),
             gates: RefCell::new(Vec::new()),
             pool: RefCell::new(VecDeque::new()),
@@ -154,6 +171,10 @@ impl Shell {
             Ok(()) => ProbeState::Passed,
             Err(reason) => ProbeState::Failed(reason.clone()),
         };
+        let network_seen = match &*state {
+            ProbeState::Running(probe) => probe.network_seen(),
+            _ => String::new(),
+        };
         let previous = std::mem::replace(&mut *state, finished);
         drop(state);
         if let ProbeState::Running(probe) = previous {
@@ -175,7 +196,7 @@ impl Shell {
         }
         match outcome {
             Ok(()) => {
-                tracing::info!("isolation probe passed (R-SEC-8)");
+                tracing::info!(network = %network_seen, "isolation probe passed (R-SEC-8)");
                 ProbeStatus::Passed
             }
             Err(reason) => {
@@ -333,8 +354,19 @@ impl RunningProbe {
     /// `None` while undecided.
     fn outcome(&self, now: Instant, config: &ViewConfig) -> Option<Result<(), String>> {
         let seen = self.seen.borrow();
+        if let Some(network) = &self.network {
+            network.poll();
+            // A connection at the canary fails the probe at once, report or not.
+            if let Err(reason) = network_verdict(network.at_canary.get()) {
+                return Some(Err(reason));
+            }
+        }
         if let Some((report, at)) = &seen.report {
-            if self.canary.is_some() && now < *at + NETWORK_GRACE {
+            let settled = self
+                .network
+                .as_ref()
+                .is_none_or(|n| n.at_witness.get() > 0 || now >= *at + NETWORK_GRACE);
+            if !settled {
                 return None;
             }
             return Some(self.check(report, config));
@@ -355,6 +387,20 @@ impl RunningProbe {
         None
     }
 
+    /// What the network check saw, for the log.
+    fn network_seen(&self) -> String {
+        self.network.as_ref().map_or_else(
+            || "not checked (proxy off)".to_owned(),
+            |n| {
+                format!(
+                    "{} connection(s) at the proxy, {} at the listener",
+                    n.at_witness.get(),
+                    n.at_canary.get()
+                )
+            },
+        )
+    }
+
     fn check(&self, report: &ProbeReport, config: &ViewConfig) -> Result<(), String> {
         verdict(report, &self.view.hardening(), config)?;
         if config.web_sandbox() {
@@ -364,15 +410,52 @@ impl RunningProbe {
                 .collect();
             check_web_processes_sandboxed(&started)?;
         }
-        if let Some(canary) = &self.canary {
-            network_verdict(accepted(canary))?;
+        if let Some(network) = &self.network {
+            network.poll();
+            network_verdict(network.at_canary.get())?;
+            if network.at_witness.get() == 0 {
+                tracing::debug!(
+                    "the probe page's preconnect reached neither its proxy nor its listener \
+                     within {NETWORK_GRACE:?}"
+                );
+            }
         }
         Ok(())
     }
 }
 
-/// A non-blocking loopback listener for the probe page to preconnect to.
-fn probe_canary() -> Result<TcpListener, ShellError> {
+impl NetworkCheck {
+    fn new() -> Result<Self, ShellError> {
+        Ok(Self {
+            canary: loopback_listener()?,
+            witness: loopback_listener()?,
+            at_canary: Cell::new(0),
+            at_witness: Cell::new(0),
+        })
+    }
+
+    fn canary_addr(&self) -> SocketAddr {
+        self.canary
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+    }
+
+    fn witness_port(&self) -> u16 {
+        self.witness.local_addr().map_or(0, |a| a.port())
+    }
+
+    /// Takes the connections waiting on both listeners (the kernel completes them without an
+    /// accept) and closes them: the witness refuses, as the refusing endpoint would.
+    fn poll(&self) {
+        self.at_canary
+            .set(self.at_canary.get() + accept_all(&self.canary));
+        self.at_witness
+            .set(self.at_witness.get() + accept_all(&self.witness));
+    }
+}
+
+/// A non-blocking loopback listener for the network check.
+fn loopback_listener() -> Result<TcpListener, ShellError> {
     let failed = |e: std::io::Error| ShellError::ProbeFailed {
         reason: format!("cannot listen on loopback for the network check: {e}"),
     };
@@ -381,8 +464,8 @@ fn probe_canary() -> Result<TcpListener, ShellError> {
     Ok(listener)
 }
 
-/// How many connections are waiting on `listener` (the kernel completes them without an accept).
-fn accepted(listener: &TcpListener) -> usize {
+/// Accepts and closes every connection waiting on `listener`; returns how many there were.
+fn accept_all(listener: &TcpListener) -> usize {
     let mut count = 0;
     while count < 1024 && listener.accept().is_ok() {
         count += 1;

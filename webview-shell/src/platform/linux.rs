@@ -393,8 +393,8 @@ fn surface_context(
         ));
     }
     // R-SEC-3: set before the context exists, so the network session starts with it.
-    if config.network_proxy() {
-        refuse_all_network(&manager)?;
+    if config.proxy_applied() {
+        refuse_all_network(&manager, config.probe_proxy())?;
     }
     // The memory ceiling is construct-only: it goes to the builder or nowhere.
     let context = webkit2gtk::WebContext::builder()

@@ -10,13 +10,18 @@ use webkit2gtk::{NetworkProxyMode, WebsiteDataManagerExt};
 use crate::error::ShellError;
 
 /// R-SEC-3: sends every request of `manager`'s network session, speculative connections
-/// included, to [`refusing_endpoint`], with no host exempt. The engine then opens no connection
+/// included, to [`refusing_endpoint`] (or, for the isolation probe's view alone, to the loopback
+/// listener at `probe_proxy` that witnesses the traffic arriving there), with no host exempt. The engine then opens no connection
 /// to a page-chosen host and looks up no page-chosen name: an HTTP proxy is handed the name, and
 /// this one refuses the connection before a byte is sent.
 pub(crate) fn refuse_all_network(
     manager: &webkit2gtk::WebsiteDataManager,
+    probe_proxy: Option<u16>,
 ) -> Result<(), ShellError> {
-    let port = refusing_endpoint()?;
+    let port = match probe_proxy {
+        Some(port) => port,
+        None => refusing_endpoint()?,
+    };
     let proxy = format!("http://127.0.0.1:{port}/");
     let mut settings = webkit2gtk::NetworkProxySettings::new(Some(&proxy), &[]);
     // Every scheme WebKit might proxy names the same endpoint, so no default slips through.

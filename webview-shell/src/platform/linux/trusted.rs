@@ -57,7 +57,7 @@ impl TrustedView {
                 "the trusted view's data manager is not ephemeral".to_owned(),
             ));
         }
-        refuse_all_network(&data)?;
+        refuse_all_network(&data, None)?;
         let context = webkit2gtk::WebContext::builder()
             .website_data_manager(&data)
             .memory_pressure_settings(&memory_pressure(MEMORY_LIMIT_MIB))
