@@ -287,6 +287,30 @@ impl Lab {
     }
 }
 
+impl Lab {
+    /// Creates two raw views of `kind` one after the other without waiting in between, as the
+    /// host starts its probe's view and the first Surface's; returns them once both are ready.
+    pub(crate) fn open_raw_pair(
+        &mut self,
+        kind: Kind,
+        html: &Rc<Vec<u8>>,
+    ) -> Result<[RawView; 2], String> {
+        let ids = [self.next_view + 1, self.next_view + 2];
+        self.next_view += 2;
+        let views = [
+            RawView::open(&self.event_loop, kind, ids[0], Rc::clone(html), &self.inbox)?,
+            RawView::open(&self.event_loop, kind, ids[1], Rc::clone(html), &self.inbox)?,
+        ];
+        let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
+            ids.iter().all(|id| inbox.ready_at(*id).is_some())
+        });
+        if !ready {
+            return Err(format!("raw {} pair did not become ready", kind.name()));
+        }
+        Ok(views)
+    }
+}
+
 /// A full agent envelope numbered `n`.
 pub(crate) fn envelope(n: u64, kind: &str, payload: Value) -> Vec<u8> {
     json!({

@@ -443,10 +443,13 @@ fn run(plan: Plan) -> Result<Measured, String> {
 
     // Fresh processes: first Surface after start, and memory.
     progress("first Surface after process start");
-    let mut firsts: [Vec<f64>; 3] = Default::default();
+    let mut firsts: [Vec<f64>; 4] = Default::default();
     let mut phases = Vec::new();
     for _ in 0..plan.firsts {
-        for (i, variant) in ["ours", "plain", "hardened"].iter().enumerate() {
+        for (i, variant) in ["ours", "plain", "hardened", "hardened-pair"]
+            .iter()
+            .enumerate()
+        {
             let (elapsed, child) = first_after_start(variant)?;
             firsts[i].push(elapsed);
             if *variant == "ours" {
@@ -454,6 +457,16 @@ fn run(plan: Plan) -> Result<Measured, String> {
             }
         }
     }
+    // The probe runs in a sandboxed web process of its own beside the first Surface's: two
+    // raw hardened views started together are what that costs without any host code.
+    details.insert(
+        "first_two_hardened_views_ready_ms".to_owned(),
+        json!({
+            "p50": report::percentile(&firsts[3], 50.0),
+            "p95": report::percentile(&firsts[3], 95.0),
+            "samples": firsts[3].len(),
+        }),
+    );
     figures.push(
         Figure::samples(
             "first Surface after process start",
@@ -1217,10 +1230,20 @@ fn child(args: &[String]) -> Result<(), String> {
         "plain" => Some(Kind::Plain),
         "hardened" => Some(Kind::Hardened),
         "hardened-bridge" => Some(Kind::HardenedWithBridge),
-        "ours" | "ours-pool" => None,
+        "ours" | "ours-pool" | "hardened-pair" => None,
         other => return Err(format!("unknown variant {other}")),
     };
     match mode {
+        "first" if variant == "hardened-pair" => {
+            let elapsed = ms(start.elapsed());
+            let views = lab.open_raw_pair(Kind::Hardened, &bytes)?;
+            println!(
+                "RESULT {}",
+                json!({ "event_loop_ms": elapsed, "main_to_ready_ms": ms(start.elapsed()) })
+            );
+            drop(views);
+            Ok(())
+        }
         "first" => {
             let mut phases = serde_json::Map::new();
             let mut views = Vec::new();
@@ -1254,6 +1277,16 @@ fn child(args: &[String]) -> Result<(), String> {
                     "probe_passed_ms".to_owned(),
                     json!(passed.map(ms).unwrap_or_default()),
                 );
+                // Every shell phase after `main`, in order, the probe's and the Surface's.
+                let timeline: Vec<Value> = lab
+                    .phases
+                    .take()
+                    .into_iter()
+                    .map(|(at, name, url)| {
+                        json!([ms(at.saturating_duration_since(start)), name, url])
+                    })
+                    .collect();
+                phases.insert("timeline".to_owned(), json!(timeline));
             }
             phases.insert("main_to_ready_ms".to_owned(), json!(ms(start.elapsed())));
             println!("RESULT {}", Value::Object(phases));

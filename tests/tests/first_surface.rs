@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, Note};
+use lineup_tests::procs::web_processes;
 use lineup_tests::runner::Outcome;
 use lineup_webview_shell::{HostBuilder, ProbeStatus, ViewConfig};
 
@@ -55,6 +56,18 @@ fn open_at_start(h: &mut HostHarness) -> Outcome {
     println!(
         "    first Surface ready {:.0} ms after the open",
         start.elapsed().as_secs_f64() * 1000.0
+    );
+    // The probe's view is kept while the first Surface commits its document, then closed: its
+    // web process ends, and the Surface's is the only one left.
+    let mut probe_gone = false;
+    let alone = h.wait_until(&mut t, Instant::now() + Duration::from_secs(10), |_, _| {
+        probe_gone = web_processes().len() == 1;
+        probe_gone
+    });
+    ensure!(
+        alone && probe_gone,
+        "the probe's web process outlived the first Surface's ready: {} web processes",
+        web_processes().len()
     );
     h.shut_down(t)
 }

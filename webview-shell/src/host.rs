@@ -1112,6 +1112,10 @@ impl Host {
             _ => {}
         }
         self.poll_probe(target);
+        if self.probe_reported && !self.opening() {
+            // The probe's view, kept while the first Surfaces committed their documents.
+            self.shell.close_finished_probe();
+        }
         let mut wakeup = self.poll_capabilities(target);
         if let Some(at) = self.poll_apps(target) {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));

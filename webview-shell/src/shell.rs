@@ -45,6 +45,8 @@ pub struct Shell {
     pool: RefCell<VecDeque<Pooled>>,
     /// How many views were taken from the pool.
     taken: Cell<u64>,
+    /// A passed probe whose view is not closed yet: see [`Shell::close_finished_probe`].
+    finished: RefCell<Option<Box<RunningProbe>>>,
 }
 
 /// Where the isolation probe stands.
@@ -148,6 +150,7 @@ impl Shell {
             gates: RefCell::new(Vec::new()),
             pool: RefCell::new(VecDeque::new()),
             taken: Cell::new(0),
+            finished: RefCell::new(None),
         })
     }
 
@@ -177,9 +180,6 @@ impl Shell {
         };
         let previous = std::mem::replace(&mut *state, finished);
         drop(state);
-        if let ProbeState::Running(probe) = previous {
-            probe.view.close();
-        }
         if outcome.is_err() {
             // Nothing will be served: the started views go.
             self.pool.borrow_mut().clear();
@@ -194,6 +194,15 @@ impl Shell {
                 gate.refuse();
             }
         }
+        if let ProbeState::Running(probe) = previous {
+            if outcome.is_ok() {
+                // Closing a view takes the GTK thread and a core while the Surfaces just
+                // served commit their documents: it waits for a quiet moment.
+                *self.finished.borrow_mut() = Some(probe);
+            } else {
+                probe.view.close();
+            }
+        }
         match outcome {
             Ok(()) => {
                 tracing::info!(network = %network_seen, "isolation probe passed (R-SEC-8)");
@@ -203,6 +212,16 @@ impl Shell {
                 tracing::error!(%reason, "isolation probe failed; no surface will be served (R-SEC-8)");
                 ProbeStatus::Failed(reason)
             }
+        }
+    }
+
+    /// Closes the view of a probe that passed, if it is still open. A passed probe's view
+    /// stays open (its page idle) until this is called, so that its close does not compete
+    /// with the first Surfaces' documents, served in the same moment; call it once those
+    /// Surfaces are ready. [`Shell::fill_pool`] calls it too; dropping the shell closes it.
+    pub fn close_finished_probe(&self) {
+        if let Some(probe) = self.finished.borrow_mut().take() {
+            probe.view.close();
         }
     }
 
@@ -304,6 +323,7 @@ impl Shell {
     /// pooled views together stay within [`ViewConfig::max_views`] (the process cap), and the
     /// probe has not failed; returns whether the pool still wants more.
     pub fn fill_pool<T: 'static>(&self, target: &EventLoopWindowTarget<T>) -> bool {
+        self.close_finished_probe();
         let want = self.config.warm_pool();
         let have = self.pooled();
         if have >= want || matches!(self.probe_status(), ProbeStatus::Failed(_)) {

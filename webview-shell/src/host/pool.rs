@@ -69,7 +69,7 @@ impl Host {
     }
 
     /// Whether a Surface opened within [`OPENING_HOLD`] still waits for its first `ready`.
-    fn opening(&self) -> bool {
+    pub(super) fn opening(&self) -> bool {
         self.views.values().any(|live| {
             live.opening_since
                 .is_some_and(|since| since.elapsed() < OPENING_HOLD)
