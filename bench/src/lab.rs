@@ -15,7 +15,7 @@ use tao::event_loop::{ControlFlow, EventLoop};
 use tao::platform::run_return::EventLoopExtRunReturn;
 
 use crate::phases::Phases;
-use crate::raw::{epoch_ms, Inbox, Kind, RawView};
+use crate::raw::{epoch_ms, Hold, Inbox, Kind, RawView};
 
 /// One outbound `ui.event` the agent received.
 #[derive(Debug, Clone)]
@@ -276,7 +276,14 @@ impl Lab {
         self.next_view += 1;
         let id = self.next_view;
         let start = Instant::now();
-        let view = RawView::open(&self.event_loop, kind, id, Rc::clone(html), &self.inbox)?;
+        let view = RawView::open(
+            &self.event_loop,
+            kind,
+            id,
+            Rc::clone(html),
+            &self.inbox,
+            None,
+        )?;
         let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
             inbox.ready_at(id).is_some()
         });
@@ -298,8 +305,22 @@ impl Lab {
         let ids = [self.next_view + 1, self.next_view + 2];
         self.next_view += 2;
         let views = [
-            RawView::open(&self.event_loop, kind, ids[0], Rc::clone(html), &self.inbox)?,
-            RawView::open(&self.event_loop, kind, ids[1], Rc::clone(html), &self.inbox)?,
+            RawView::open(
+                &self.event_loop,
+                kind,
+                ids[0],
+                Rc::clone(html),
+                &self.inbox,
+                None,
+            )?,
+            RawView::open(
+                &self.event_loop,
+                kind,
+                ids[1],
+                Rc::clone(html),
+                &self.inbox,
+                None,
+            )?,
         ];
         let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
             ids.iter().all(|id| inbox.ready_at(*id).is_some())
@@ -308,6 +329,49 @@ impl Lab {
             return Err(format!("raw {} pair did not become ready", kind.name()));
         }
         Ok(views)
+    }
+
+    /// One open of a pre-started raw view of a hardened `kind`: the view is created with its
+    /// document request held, left to settle as a pool view is, then released; returns the
+    /// time from the release to the page's `ready`.
+    pub(crate) fn open_raw_held(
+        &mut self,
+        kind: Kind,
+        html: &Rc<Vec<u8>>,
+    ) -> Result<Duration, String> {
+        self.next_view += 1;
+        let id = self.next_view;
+        let hold = Hold::new(Rc::clone(html));
+        let view = RawView::open(
+            &self.event_loop,
+            kind,
+            id,
+            Rc::clone(html),
+            &self.inbox,
+            Some(Rc::clone(&hold)),
+        )?;
+        if !self.pump(Duration::from_secs(30), |_, _, _| hold.asked()) {
+            return Err(format!(
+                "raw {} view never asked for its document",
+                kind.name()
+            ));
+        }
+        self.settle(Duration::from_millis(400));
+        if self.inbox.ready_at(id).is_some() {
+            return Err(format!(
+                "raw {} view was ready before its release",
+                kind.name()
+            ));
+        }
+        let start = Instant::now();
+        hold.release();
+        let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
+            inbox.ready_at(id).is_some()
+        });
+        let at = self.inbox.ready_at(id).filter(|_| ready);
+        drop(view);
+        at.map(|at| at.duration_since(start))
+            .ok_or_else(|| format!("raw {} view did not become ready", kind.name()))
     }
 }
 

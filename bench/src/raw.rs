@@ -92,6 +92,45 @@ impl Inbox {
     }
 }
 
+/// A hardened raw view's document request held until [`Hold::release`]: the raw form of a warm
+/// pool view, whose context and sandboxed web process are up and whose document request waits.
+pub(crate) struct Hold {
+    html: Rc<Vec<u8>>,
+    released: std::cell::Cell<bool>,
+    waiting: RefCell<Vec<webkit2gtk::URISchemeRequest>>,
+}
+
+impl Hold {
+    pub(crate) fn new(html: Rc<Vec<u8>>) -> Rc<Self> {
+        Rc::new(Self {
+            html,
+            released: std::cell::Cell::new(false),
+            waiting: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Whether the view has asked for its document.
+    pub(crate) fn asked(&self) -> bool {
+        !self.waiting.borrow().is_empty()
+    }
+
+    /// Serves the held requests, and every later one at once.
+    pub(crate) fn release(&self) {
+        self.released.set(true);
+        for request in self.waiting.borrow_mut().drain(..) {
+            finish(&request, &self.html);
+        }
+    }
+
+    fn admit(&self, request: &webkit2gtk::URISchemeRequest) {
+        if self.released.get() {
+            finish(request, &self.html);
+        } else {
+            self.waiting.borrow_mut().push(request.clone());
+        }
+    }
+}
+
 /// One raw webview.
 pub(crate) struct RawView {
     // Field order is drop order: the wry view first, the context last.
@@ -103,13 +142,15 @@ pub(crate) struct RawView {
 }
 
 impl RawView {
-    /// Opens a raw view of `kind` serving `html` (the host's assembled document bytes).
+    /// Opens a raw view of `kind` serving `html` (the host's assembled document bytes); with
+    /// `hold` (hardened kinds only), its document request waits for the hold's release.
     pub(crate) fn open<T: 'static>(
         target: &EventLoopWindowTarget<T>,
         kind: Kind,
         id: u64,
         html: Rc<Vec<u8>>,
         inbox: &Rc<Inbox>,
+        hold: Option<Rc<Hold>>,
     ) -> Result<Self, String> {
         let window = WindowBuilder::new()
             .with_title("lineup-bench raw")
@@ -160,7 +201,12 @@ impl RawView {
                 (webview, None, None)
             }
             Kind::Hardened | Kind::HardenedWithBridge => {
-                let context = hardened_context(html)?;
+                let hold = hold.unwrap_or_else(|| {
+                    let hold = Hold::new(html);
+                    hold.release();
+                    hold
+                });
+                let context = hardened_context(hold)?;
                 let seed = webkit2gtk::WebView::with_context(&context);
                 let webview = builder
                     .with_related_view(seed.clone())
@@ -188,8 +234,8 @@ impl RawView {
 }
 
 /// An ephemeral context of its own with the web-process sandbox on before its first process,
-/// serving `html` under the raw scheme.
-fn hardened_context(html: Rc<Vec<u8>>) -> Result<webkit2gtk::WebContext, String> {
+/// serving the hold's document under the raw scheme once it is released.
+fn hardened_context(hold: Rc<Hold>) -> Result<webkit2gtk::WebContext, String> {
     let manager = webkit2gtk::WebsiteDataManager::builder()
         .is_ephemeral(true)
         .build();
@@ -203,16 +249,19 @@ fn hardened_context(html: Rc<Vec<u8>>) -> Result<webkit2gtk::WebContext, String>
     if !context.is_sandbox_enabled() {
         return Err("the web-process sandbox did not turn on".to_owned());
     }
-    context.register_uri_scheme(RAW_SCHEME, move |request| {
-        let bytes = glib::Bytes::from(html.as_slice());
-        let length = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
-        let stream = gtk::gio::MemoryInputStream::from_bytes(&bytes);
-        request.finish(&stream, length, Some("text/html"));
-    });
+    context.register_uri_scheme(RAW_SCHEME, move |request| hold.admit(request));
     if let Some(security) = context.security_manager() {
         security.register_uri_scheme_as_secure(RAW_SCHEME);
     }
     Ok(context)
+}
+
+/// Answers `request` with `html`.
+fn finish(request: &webkit2gtk::URISchemeRequest, html: &[u8]) {
+    let bytes = glib::Bytes::from(html);
+    let length = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+    let stream = gtk::gio::MemoryInputStream::from_bytes(&bytes);
+    request.finish(&stream, length, Some("text/html"));
 }
 
 /// Milliseconds since the Unix epoch, as a page's `performance.timeOrigin + performance.now()`.
