@@ -334,11 +334,12 @@ impl Lab {
     /// One open of a pre-started raw view of a hardened `kind`: the view is created with its
     /// document request held, left to settle as a pool view is, then released; returns the
     /// time from the release to the page's `ready`.
+    /// With the bridge's script in the view, also how long it ran (see [`Inbox::bridge_ms`]).
     pub(crate) fn open_raw_held(
         &mut self,
         kind: Kind,
         html: &Rc<Vec<u8>>,
-    ) -> Result<Duration, String> {
+    ) -> Result<(Duration, Option<f64>), String> {
         self.next_view += 1;
         let id = self.next_view;
         let hold = Hold::new(Rc::clone(html));
@@ -369,8 +370,15 @@ impl Lab {
             inbox.ready_at(id).is_some()
         });
         let at = self.inbox.ready_at(id).filter(|_| ready);
+        if kind == Kind::HardenedWithBridge {
+            // Its report follows `ready` in the same DOMContentLoaded.
+            self.pump(Duration::from_secs(2), |_, _, inbox| {
+                inbox.bridge_ms(id).is_some()
+            });
+        }
+        let bridge = self.inbox.bridge_ms(id);
         drop(view);
-        at.map(|at| at.duration_since(start))
+        at.map(|at| (at.duration_since(start), bridge))
             .ok_or_else(|| format!("raw {} view did not become ready", kind.name()))
     }
 }

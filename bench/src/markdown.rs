@@ -94,7 +94,9 @@ fn targets_markdown(figures: &[Figure]) -> String {
              its document request held until the open, is the baseline of the row `open → \
              ready, warm pool against a pre-started raw view`; with the bridge's script added it \
              is ready about as late as ours (the profile below), so what stands between the two \
-             is the bridge's script running in each new document. The pool is refilled only \
+             is the bridge's script running in each new document: most of it wraps the `on…` \
+             handler properties so that an error in a handler is reported with its line \
+             (R-DIAG-1; measured in `Run-to-run spread` below). The pool is refilled only \
              once the taken view said `ready`: a refill started beside it delayed its commit \
              from ~10 ms to ~40 ms after the document was served",
         ),
@@ -147,7 +149,9 @@ fn targets_markdown(figures: &[Figure]) -> String {
             "within 1–2 MiB per Surface of the baseline, all in the web process and mostly \
              anonymous memory (the breakdown below); raw hardened with only the bridge's user \
              script added measures the same as ours, so the difference is what the bridge's \
-             script (its code and objects in each document) costs a web process",
+             script (its code and objects in each document) costs a web process, most of it \
+             its wrapping of the `on…` handler properties (measured in `Run-to-run spread` \
+             below)",
         ),
     ];
     let mut out = String::from(
@@ -206,11 +210,15 @@ fn profile_markdown(document: &Value) -> String {
         out.push_str(&format!(
             "A raw hardened view started with its document request held and released at the \
              open (the raw form of a pool view), with the host's bridge script added beside its \
-             shim: ready {} ms p50 after the release ({} samples); without the bridge script, \
-             the baseline of the row `open → ready, warm pool against a pre-started raw \
+             shim: ready {} ms p50 after the release ({} samples), of which the bridge's script \
+             itself runs {} ms p50 (the page's clock, 1 ms resolution); without the bridge \
+             script, the baseline of the row `open → ready, warm pool against a pre-started raw \
              view`.\n\n",
             round(p50),
             held["samples"],
+            held["bridge_script_p50"]
+                .as_f64()
+                .map_or("–".to_owned(), |v| round(v).to_string()),
         ));
     }
     let firsts = details["first_surface_phases"]

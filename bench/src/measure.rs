@@ -454,11 +454,14 @@ fn run(plan: Plan) -> Result<Measured, String> {
     let bytes = document_bytes(SMALL)?;
     let mut held = Vec::new();
     for _ in 0..plan.opens {
-        held.push(ms(lab.open_raw_held(Kind::Hardened, &bytes)?));
+        held.push(ms(lab.open_raw_held(Kind::Hardened, &bytes)?.0));
     }
     let mut held_bridge = Vec::new();
+    let mut bridge_script = Vec::new();
     for _ in 0..plan.sized_opens {
-        held_bridge.push(ms(lab.open_raw_held(Kind::HardenedWithBridge, &bytes)?));
+        let (elapsed, script) = lab.open_raw_held(Kind::HardenedWithBridge, &bytes)?;
+        held_bridge.push(ms(elapsed));
+        bridge_script.extend(script);
     }
     figures.insert(
         2,
@@ -480,6 +483,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
             "p50": report::percentile(&held_bridge, 50.0),
             "p95": report::percentile(&held_bridge, 95.0),
             "samples": held_bridge.len(),
+            "bridge_script_p50": report::percentile(&bridge_script, 50.0),
         }),
     );
     let warm_profile = std::mem::take(&mut lab.warm_profile);

@@ -65,6 +65,17 @@ const SHIM_JS: &str = r#"(function () {
   });
 })();"#;
 
+/// Around the bridge's script in the *hardened with bridge* views: the page's clock before and
+/// after it, posted at `DOMContentLoaded` as `{"type":"bridge","ms":…}` (WebKit's page clock has a
+/// resolution of 1 ms).
+const BRIDGE_START_JS: &str = "window.__benchBridgeStart = performance.now();";
+const BRIDGE_END_JS: &str = r#"(function () {
+  var ms = performance.now() - window.__benchBridgeStart;
+  document.addEventListener('DOMContentLoaded', function () {
+    window.webkit.messageHandlers.ipc.postMessage(JSON.stringify({ type: 'bridge', ms: ms }));
+  });
+})();"#;
+
 /// One message a raw view posted.
 #[derive(Debug, Clone)]
 pub(crate) struct RawMessage {
@@ -83,6 +94,18 @@ pub(crate) struct Inbox {
 }
 
 impl Inbox {
+    /// How long the bridge's script ran in `view` (hardened with bridge only), by the page.
+    pub(crate) fn bridge_ms(&self, view: u64) -> Option<f64> {
+        self.messages
+            .borrow()
+            .iter()
+            .filter(|m| m.view == view)
+            .find_map(|m| {
+                let v: serde_json::Value = serde_json::from_str(&m.body).ok()?;
+                (v["type"] == "bridge").then(|| v["ms"].as_f64()).flatten()
+            })
+    }
+
     pub(crate) fn ready_at(&self, view: u64) -> Option<Instant> {
         self.messages
             .borrow()
@@ -161,10 +184,13 @@ impl RawView {
         let sink = Rc::downgrade(inbox);
         let mut builder = WebViewBuilder::new();
         if kind == Kind::HardenedWithBridge {
-            builder = builder.with_initialization_script_for_main_only(
-                DeliveryKey::from_random_bytes([0x5a; 16]).bridge_script(),
-                true,
-            );
+            builder = builder
+                .with_initialization_script_for_main_only(BRIDGE_START_JS, true)
+                .with_initialization_script_for_main_only(
+                    DeliveryKey::from_random_bytes([0x5a; 16]).bridge_script(),
+                    true,
+                )
+                .with_initialization_script_for_main_only(BRIDGE_END_JS, true);
         }
         let builder = builder
             .with_initialization_script_for_main_only(SHIM_JS, true)

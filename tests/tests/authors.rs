@@ -79,6 +79,9 @@ fn position(d: &Diagnostic) -> String {
 const DIAG_JS: &str = "
 console.warn('diag-marker', {n: 1});
 setTimeout(function () { var o = null; o.boom = 1; }, 0);
+var handled = document.createElement('button');
+handled.onclick = function () { var h = null; h.handlerBoom = 1; };
+setTimeout(function () { handled.click(); }, 0);
 fetch('https://example.com/blocked').catch(function () {});
 Promise.reject(new Error('rejected-marker'));
 post('visible', {m: 'visible-marker'});
@@ -91,13 +94,13 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
     let all_kinds = |t: &TestHost, key: &SurfaceKey| {
         let d = t.rec.diagnostics(key);
         of_kind(&d, DiagnosticKind::Console).len() == 1
-            && of_kind(&d, DiagnosticKind::Error).len() == 2
+            && of_kind(&d, DiagnosticKind::Error).len() == 3
             && of_kind(&d, DiagnosticKind::Rejection).len() == 1
             && of_kind(&d, DiagnosticKind::Csp).len() == 1
     };
     let done = h.wait(&mut t, |_, rec| {
         let d = rec.diagnostics(&key);
-        d.len() >= 5 && rec.count("d", "visible") == 1
+        d.len() >= 6 && rec.count("d", "visible") == 1
     });
     ensure!(
         done && all_kinds(&t, &key),
@@ -122,11 +125,22 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
     let thrown_line = js_line(DIAG_JS, "o.boom");
     let thrown = errors
         .iter()
-        .find(|e| e.message.as_str().contains("TypeError"))
+        .find(|e| e.message.as_str().contains("TypeError") && e.message.as_str().contains("o.boom"))
         .ok_or_else(|| format!("no TypeError among {errors:?}"))?;
     ensure!(
         position(thrown).starts_with(&format!("js:{thrown_line}:")),
         "the thrown error is at {thrown}, expected js:{thrown_line}"
+    );
+    // An `on…` property handler is wrapped too: its error keeps its message and line, where
+    // WebKit would report a muted "Script error." for a sandboxed document.
+    let handler_line = js_line(DIAG_JS, "h.handlerBoom");
+    let in_handler = errors
+        .iter()
+        .find(|e| e.message.as_str().contains("handlerBoom"))
+        .ok_or_else(|| format!("no error of the onclick handler among {errors:?}"))?;
+    ensure!(
+        position(in_handler).starts_with(&format!("js:{handler_line}:")),
+        "the handler's error is at {in_handler}, expected js:{handler_line}"
     );
     // WebKit hides a top-level error of a sandboxed document; the diagnostic says so.
     let muted = errors
