@@ -273,17 +273,8 @@ impl Lab {
         kind: Kind,
         html: &Rc<Vec<u8>>,
     ) -> Result<(RawView, Duration), String> {
-        self.next_view += 1;
-        let id = self.next_view;
         let start = Instant::now();
-        let view = RawView::open(
-            &self.event_loop,
-            kind,
-            id,
-            Rc::clone(html),
-            &self.inbox,
-            None,
-        )?;
+        let (id, view) = self.start_raw(kind, html, None)?;
         let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
             inbox.ready_at(id).is_some()
         });
@@ -292,9 +283,27 @@ impl Lab {
             _ => Err(format!("raw {} view did not become ready", kind.name())),
         }
     }
-}
 
-impl Lab {
+    /// Creates a raw view of `kind` under the next id (its document held by `hold`, if any).
+    fn start_raw(
+        &mut self,
+        kind: Kind,
+        html: &Rc<Vec<u8>>,
+        hold: Option<Rc<Hold>>,
+    ) -> Result<(u64, RawView), String> {
+        self.next_view += 1;
+        let id = self.next_view;
+        let view = RawView::open(
+            &self.event_loop,
+            kind,
+            id,
+            Rc::clone(html),
+            &self.inbox,
+            hold,
+        )?;
+        Ok((id, view))
+    }
+
     /// Creates two raw views of `kind` one after the other without waiting in between, as the
     /// host starts its probe's view and the first Surface's; returns them once both are ready.
     pub(crate) fn open_raw_pair(
@@ -302,26 +311,10 @@ impl Lab {
         kind: Kind,
         html: &Rc<Vec<u8>>,
     ) -> Result<[RawView; 2], String> {
-        let ids = [self.next_view + 1, self.next_view + 2];
-        self.next_view += 2;
-        let views = [
-            RawView::open(
-                &self.event_loop,
-                kind,
-                ids[0],
-                Rc::clone(html),
-                &self.inbox,
-                None,
-            )?,
-            RawView::open(
-                &self.event_loop,
-                kind,
-                ids[1],
-                Rc::clone(html),
-                &self.inbox,
-                None,
-            )?,
-        ];
+        let (first, a) = self.start_raw(kind, html, None)?;
+        let (second, b) = self.start_raw(kind, html, None)?;
+        let ids = [first, second];
+        let views = [a, b];
         let ready = self.pump(Duration::from_secs(30), |_, _, inbox| {
             ids.iter().all(|id| inbox.ready_at(*id).is_some())
         });
@@ -333,24 +326,15 @@ impl Lab {
 
     /// One open of a pre-started raw view of a hardened `kind`: the view is created with its
     /// document request held, left to settle as a pool view is, then released; returns the
-    /// time from the release to the page's `ready`.
-    /// With the bridge's script in the view, also how long it ran (see [`Inbox::bridge_ms`]).
+    /// time from the release to the page's `ready` and, with the bridge's script in the view,
+    /// how long that script ran (see [`Inbox::bridge_ms`]).
     pub(crate) fn open_raw_held(
         &mut self,
         kind: Kind,
         html: &Rc<Vec<u8>>,
     ) -> Result<(Duration, Option<f64>), String> {
-        self.next_view += 1;
-        let id = self.next_view;
         let hold = Hold::new(Rc::clone(html));
-        let view = RawView::open(
-            &self.event_loop,
-            kind,
-            id,
-            Rc::clone(html),
-            &self.inbox,
-            Some(Rc::clone(&hold)),
-        )?;
+        let (id, view) = self.start_raw(kind, html, Some(Rc::clone(&hold)))?;
         if !self.pump(Duration::from_secs(30), |_, _, _| hold.asked()) {
             return Err(format!(
                 "raw {} view never asked for its document",
