@@ -343,7 +343,10 @@ fn the_guides_inline_chart_library_draws_the_state_in_the_sandbox() {
         assert!(run.status.success(), "{args:?}: {stdout}");
         stdout
     };
-    let stdout = run(&example, &["--check"]);
+    // The check listens from the page's `drawn` event on (two animation frames after its
+    // state), not from the state alone: on a loaded machine those frames can take longer than
+    // the settle time.
+    let stdout = run(&example, &["--check", "--wait-event", "drawn"]);
     assert!(stdout.contains(r#"event drawn {"points":12}"#), "{stdout}");
     // The light theme's accent, `--lineup-color-accent`.
     const ACCENT: [u8; 3] = [0x0a, 0x66, 0xd8];
