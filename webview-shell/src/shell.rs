@@ -82,7 +82,9 @@ struct RunningProbe {
 /// first Surface does not wait out a fixed delay.
 struct NetworkCheck {
     canary: TcpListener,
+    canary_addr: SocketAddr,
     witness: TcpListener,
+    witness_port: u16,
     /// Connections that reached each, so far.
     at_canary: Cell<usize>,
     at_witness: Cell<usize>,
@@ -110,10 +112,10 @@ impl Shell {
         } else {
             None
         };
-        let server = probe_server(network.as_ref().map(NetworkCheck::canary_addr))?;
+        let server = probe_server(network.as_ref().map(|n| n.canary_addr))?;
         // The probe's view is configured as every Surface's, but for its proxy, the witness.
         let probe_config = match &network {
-            Some(network) => config.clone().with_probe_proxy(network.witness_port()),
+            Some(network) => config.clone().with_probe_proxy(network.witness_port),
             None => config.clone(),
         };
         let seen = Rc::new(RefCell::new(ProbeSeen::default()));
@@ -446,22 +448,16 @@ impl RunningProbe {
 
 impl NetworkCheck {
     fn new() -> Result<Self, ShellError> {
+        let (canary, canary_addr) = loopback_listener()?;
+        let (witness, witness_addr) = loopback_listener()?;
         Ok(Self {
-            canary: loopback_listener()?,
-            witness: loopback_listener()?,
+            canary,
+            canary_addr,
+            witness,
+            witness_port: witness_addr.port(),
             at_canary: Cell::new(0),
             at_witness: Cell::new(0),
         })
-    }
-
-    fn canary_addr(&self) -> SocketAddr {
-        self.canary
-            .local_addr()
-            .unwrap_or_else(|_| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-    }
-
-    fn witness_port(&self) -> u16 {
-        self.witness.local_addr().map_or(0, |a| a.port())
     }
 
     /// Takes the connections waiting on both listeners (the kernel completes them without an
@@ -474,14 +470,15 @@ impl NetworkCheck {
     }
 }
 
-/// A non-blocking loopback listener for the network check.
-fn loopback_listener() -> Result<TcpListener, ShellError> {
+/// A non-blocking loopback listener for the network check, and its address.
+fn loopback_listener() -> Result<(TcpListener, SocketAddr), ShellError> {
     let failed = |e: std::io::Error| ShellError::ProbeFailed {
         reason: format!("cannot listen on loopback for the network check: {e}"),
     };
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(failed)?;
     listener.set_nonblocking(true).map_err(failed)?;
-    Ok(listener)
+    let addr = listener.local_addr().map_err(failed)?;
+    Ok((listener, addr))
 }
 
 /// Accepts and closes every connection waiting on `listener`; returns how many there were.

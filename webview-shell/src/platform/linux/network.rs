@@ -11,9 +11,9 @@ use crate::error::ShellError;
 
 /// R-SEC-3: sends every request of `manager`'s network session, speculative connections
 /// included, to [`refusing_endpoint`] (or, for the isolation probe's view alone, to the loopback
-/// listener at `probe_proxy` that witnesses the traffic arriving there), with no host exempt. The engine then opens no connection
-/// to a page-chosen host and looks up no page-chosen name: an HTTP proxy is handed the name, and
-/// this one refuses the connection before a byte is sent.
+/// listener at `probe_proxy` that witnesses the traffic arriving there), with no host exempt.
+/// The engine then opens no connection to a page-chosen host and looks up no page-chosen name:
+/// an HTTP proxy is handed the name, and this one refuses the connection before a byte is sent.
 pub(crate) fn refuse_all_network(
     manager: &webkit2gtk::WebsiteDataManager,
     probe_proxy: Option<u16>,
