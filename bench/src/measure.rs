@@ -1,6 +1,5 @@
 //! What the bench measures, in which order, and the child modes that measure a fresh process.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, ExitCode, Stdio};
 use std::rc::Rc;
@@ -12,6 +11,7 @@ use lineup_surface_runtime::{DocumentOptions, SurfaceDocument};
 use lineup_webview_shell::HostBuilder;
 use serde_json::{json, Value};
 
+use crate::child;
 use crate::lab::{envelope, Lab};
 use crate::markdown;
 use crate::procs;
@@ -96,21 +96,21 @@ fn bundle_parts(total: usize) -> (String, String, String) {
 }
 
 /// The app as a `ui.open` payload's `app`.
-fn app_json(total: usize) -> Value {
+pub(crate) fn app_json(total: usize) -> Value {
     let (html, css, js) = bundle_parts(total);
     json!({ "id": "com.lineup.bench", "name": "bench", "version": "1.0.0",
             "html": html, "css": css, "js": js })
 }
 
 /// The document bytes the host serves for this app (default options): what the raw views load.
-fn document_bytes(total: usize) -> Result<Rc<Vec<u8>>, String> {
+pub(crate) fn document_bytes(total: usize) -> Result<Rc<Vec<u8>>, String> {
     let (html, css, js) = bundle_parts(total);
     let bundle = InlineBundle::new(html, css, js).map_err(|e| e.to_string())?;
     let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
     Ok(Rc::new(document.html().as_bytes().to_vec()))
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
@@ -124,12 +124,12 @@ fn progress(text: &str) {
 }
 
 /// The default bench bundle size.
-const SMALL: usize = 1024;
+pub(crate) const SMALL: usize = 1024;
 
 pub(crate) fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
-        return match child(&args[1..]) {
+        return match child::run(&args[1..]) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("lineup-bench child: {e}");
@@ -498,7 +498,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
             .iter()
             .enumerate()
         {
-            let (elapsed, child) = first_after_start(variant)?;
+            let (elapsed, child) = child::first_after_start(variant)?;
             firsts[i].push(elapsed);
             if *variant == "ours" {
                 phases.push(child);
@@ -533,7 +533,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
     for &count in plan.memory_counts {
         let mut row = [0.0; 3];
         for (i, variant) in ["ours", "plain", "hardened"].iter().enumerate() {
-            let result = memory_child(variant, count)?;
+            let result = child::memory_child(variant, count)?;
             row[i] = result["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
             memory.insert(format!("{variant}_{count}"), result);
         }
@@ -570,7 +570,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
             // What the bridge's user script alone costs: raw hardened with it added.
             let mut total = [0.0; 2];
             for (slot, count) in [(0, *lo), (1, *hi)] {
-                let result = memory_child("hardened-bridge", count)?;
+                let result = child::memory_child("hardened-bridge", count)?;
                 total[slot] = result["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
                 memory.insert(format!("hardened-bridge_{count}"), result);
             }
@@ -581,7 +581,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
         }
     }
     // What one idle pool view costs: the same single Surface with and without warm_pool(1).
-    let pooled = memory_child("ours-pool", 1)?;
+    let pooled = child::memory_child("ours-pool", 1)?;
     let pooled_mib = pooled["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
     if let Some((_, row)) = per.first() {
         figures.push(
@@ -1170,43 +1170,6 @@ fn stdio_samples(n: usize) -> Result<Option<Vec<f64>>, String> {
     result.map(Some)
 }
 
-/// Spawns this binary in a child mode; returns what it printed after `RESULT `, and how long
-/// after the spawn it printed it.
-fn spawn_child(args: &[&str]) -> Result<(f64, Value), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    let mut child = Command::new(exe)
-        .arg("--child")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut found = None;
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        if let Some(rest) = line.strip_prefix("RESULT ") {
-            found = Some((
-                ms(start.elapsed()),
-                serde_json::from_str(rest).unwrap_or(Value::Null),
-            ));
-            break;
-        }
-    }
-    let _ = child.wait();
-    found.ok_or_else(|| format!("child {args:?} gave no result"))
-}
-
-fn first_after_start(variant: &str) -> Result<(f64, Value), String> {
-    spawn_child(&["first", variant])
-}
-
-fn memory_child(variant: &str, count: usize) -> Result<Value, String> {
-    let (_, value) = spawn_child(&["memory", variant, &count.to_string()])?;
-    Ok(value)
-}
-
 /// Per Surface, the PSS slope of each kind of process (the bench process itself, web, network,
 /// bwrap, D-Bus proxy) for ours and raw hardened, MiB: where a Surface's memory goes and where
 /// ours differs.
@@ -1262,134 +1225,4 @@ fn slopes_by_process(memory: &serde_json::Map<String, Value>, lo: usize, hi: usi
             })
             .collect(),
     )
-}
-
-/// The child modes: `first VARIANT` (open one Surface as soon as the process starts, report
-/// `RESULT` at its ready) and `memory VARIANT N` (open N Surfaces, settle, report the PSS of the
-/// process tree).
-fn child(args: &[String]) -> Result<(), String> {
-    let start = Instant::now();
-    let mode = args.first().map(String::as_str).unwrap_or_default();
-    let variant = args.get(1).map(String::as_str).unwrap_or_default();
-    let mut lab = Lab::new()?;
-    let bytes = document_bytes(SMALL)?;
-    let app = app_json(SMALL);
-    let kind = match variant {
-        "plain" => Some(Kind::Plain),
-        "hardened" => Some(Kind::Hardened),
-        "hardened-bridge" => Some(Kind::HardenedWithBridge),
-        "ours" | "ours-pool" | "hardened-pair" => None,
-        other => return Err(format!("unknown variant {other}")),
-    };
-    match mode {
-        "first" if variant == "hardened-pair" => {
-            let elapsed = ms(start.elapsed());
-            let views = lab.open_raw_pair(Kind::Hardened, &bytes)?;
-            println!(
-                "RESULT {}",
-                json!({ "event_loop_ms": elapsed, "main_to_ready_ms": ms(start.elapsed()) })
-            );
-            drop(views);
-            Ok(())
-        }
-        "first" => {
-            let mut phases = serde_json::Map::new();
-            let mut views = Vec::new();
-            if let Some(kind) = kind {
-                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
-                views.push(lab.open_raw(kind, &bytes)?.0);
-            } else {
-                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
-                lab.start_host(HostBuilder::new())?;
-                phases.insert("host_built_ms".to_owned(), json!(ms(start.elapsed())));
-                let bytes = lab.envelope(
-                    "lineup.v1.ui.open",
-                    json!({ "instance_id": "first", "app": app }),
-                );
-                lab.send(bytes)?;
-                let mut passed = None;
-                let ready = lab.pump(Duration::from_secs(30), |h, rec, _| {
-                    if passed.is_none()
-                        && h.is_some_and(|h| {
-                            h.probe_status() == lineup_webview_shell::ProbeStatus::Passed
-                        })
-                    {
-                        passed = Some(start.elapsed());
-                    }
-                    rec.ready.borrow().contains_key("first")
-                });
-                if !ready {
-                    return Err("the first Surface did not become ready".to_owned());
-                }
-                phases.insert(
-                    "probe_passed_ms".to_owned(),
-                    json!(passed.map(ms).unwrap_or_default()),
-                );
-                // Every shell phase after `main`, in order, the probe's and the Surface's.
-                let timeline: Vec<Value> = lab
-                    .phases
-                    .take()
-                    .into_iter()
-                    .map(|(at, name, url)| {
-                        json!([ms(at.saturating_duration_since(start)), name, url])
-                    })
-                    .collect();
-                phases.insert("timeline".to_owned(), json!(timeline));
-            }
-            phases.insert("main_to_ready_ms".to_owned(), json!(ms(start.elapsed())));
-            println!("RESULT {}", Value::Object(phases));
-            drop(views);
-            Ok(())
-        }
-        "memory" => {
-            let count: usize = args
-                .get(2)
-                .and_then(|s| s.parse().ok())
-                .ok_or("memory needs a count")?;
-            let mut views = Vec::new();
-            match kind {
-                Some(kind) => {
-                    for _ in 0..count {
-                        views.push(lab.open_raw(kind, &bytes)?.0);
-                    }
-                }
-                None => {
-                    let pool = usize::from(variant == "ours-pool");
-                    lab.start_host(HostBuilder::new().warm_pool(pool))?;
-                    lab.wait_probe()?;
-                    for i in 0..count {
-                        lab.open_ours(&format!("m{i}"), &app, None)?;
-                    }
-                    lab.pump(Duration::from_secs(10), |h, _, _| {
-                        h.is_some_and(|h| h.pooled_views() >= pool)
-                    });
-                }
-            }
-            lab.settle(Duration::from_secs(2));
-            let memory = procs::tree_memory(std::process::id());
-            let pss_by_name: BTreeMap<&String, u64> = memory
-                .by_name
-                .iter()
-                .map(|(name, p)| (name, p[0]))
-                .collect();
-            let parts_by_name: BTreeMap<&String, [u64; 3]> = memory
-                .by_name
-                .iter()
-                .map(|(name, p)| (name, [p[1], p[2], p[3]]))
-                .collect();
-            println!(
-                "RESULT {}",
-                json!({
-                    "surfaces": count,
-                    "pss_kib": memory.pss_kib,
-                    "processes": memory.counts,
-                    "pss_kib_by_process": pss_by_name,
-                    "pss_anon_file_shmem_kib_by_process": parts_by_name,
-                })
-            );
-            drop(views);
-            Ok(())
-        }
-        other => Err(format!("unknown child mode {other}")),
-    }
 }
