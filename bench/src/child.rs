@@ -15,9 +15,9 @@ use crate::measure::{app_json, document_bytes, ms, SMALL};
 use crate::procs;
 use crate::raw::Kind;
 
-/// Spawns this binary in a child mode; returns what it printed after `RESULT `, and how long
-/// after the spawn it printed it.
-fn spawn_child(args: &[&str]) -> Result<(f64, Value), String> {
+/// Spawns this binary in a child mode; returns each line it printed after `RESULT `, with how
+/// long after the spawn it printed it, once it has printed `expected` of them (or ended).
+fn spawn_child(args: &[&str], expected: usize) -> Result<Vec<(f64, Value)>, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let start = Instant::now();
     let mut child = Command::new(exe)
@@ -28,34 +28,48 @@ fn spawn_child(args: &[&str]) -> Result<(f64, Value), String> {
         .spawn()
         .map_err(|e| e.to_string())?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut found = None;
+    let mut found = Vec::new();
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
         if let Some(rest) = line.strip_prefix("RESULT ") {
-            found = Some((
+            found.push((
                 ms(start.elapsed()),
                 serde_json::from_str(rest).unwrap_or(Value::Null),
             ));
-            break;
+            if found.len() == expected {
+                break;
+            }
         }
     }
     let _ = child.wait();
-    found.ok_or_else(|| format!("child {args:?} gave no result"))
+    if found.len() < expected {
+        return Err(format!(
+            "child {args:?} gave {} of {expected} results",
+            found.len()
+        ));
+    }
+    Ok(found)
 }
 
+/// The time from spawn to the first Surface's `ready` in a fresh process, and what that process
+/// reported of its phases.
 pub(crate) fn first_after_start(variant: &str) -> Result<(f64, Value), String> {
-    spawn_child(&["first", variant])
+    let mut results = spawn_child(&["first", variant], 1)?;
+    Ok(results.remove(0))
 }
 
-pub(crate) fn memory_child(variant: &str, count: usize) -> Result<Value, String> {
-    let (_, value) = spawn_child(&["memory", variant, &count.to_string()])?;
-    Ok(value)
+/// The memory of one fresh process tree at each of `counts` (ascending) views of `variant`
+/// open: the views are opened in turn, and measured each time their number reaches a count.
+pub(crate) fn memory_child(variant: &str, counts: &[usize]) -> Result<Vec<Value>, String> {
+    let list: Vec<String> = counts.iter().map(ToString::to_string).collect();
+    let results = spawn_child(&["memory", variant, &list.join(",")], counts.len())?;
+    Ok(results.into_iter().map(|(_, value)| value).collect())
 }
 
 /// The child modes: `first VARIANT` (open one Surface as soon as the process starts, report
 /// `RESULT` at its ready; `first hardened-pair` creates two raw hardened views together and
-/// reports once both are ready) and `memory VARIANT N` (open N Surfaces, settle, report the PSS
-/// of the process tree).
+/// reports once both are ready) and `memory VARIANT N1,N2,…` (open Surfaces one after another;
+/// at each count, settle and report the PSS of the process tree).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let start = Instant::now();
     let mode = args.first().map(String::as_str).unwrap_or_default();
@@ -131,54 +145,63 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         "memory" => {
-            let count: usize = args
+            let counts: Vec<usize> = args
                 .get(2)
-                .and_then(|s| s.parse().ok())
-                .ok_or("memory needs a count")?;
+                .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
+                .unwrap_or_default();
+            if counts.is_empty() || counts.windows(2).any(|w| w[0] > w[1]) {
+                return Err("memory needs ascending counts, as 1,10,16".to_owned());
+            }
+            let pool = usize::from(variant == "ours-pool");
+            if kind.is_none() {
+                lab.start_host(HostBuilder::new().warm_pool(pool))?;
+                lab.wait_probe()?;
+            }
             let mut views = Vec::new();
-            match kind {
-                Some(kind) => {
-                    for _ in 0..count {
-                        views.push(lab.open_raw(kind, &bytes)?.0);
+            let mut opened = 0;
+            for count in counts {
+                while opened < count {
+                    match kind {
+                        Some(kind) => views.push(lab.open_raw(kind, &bytes)?.0),
+                        None => {
+                            lab.open_ours(&format!("m{opened}"), &app, None)?;
+                        }
                     }
+                    opened += 1;
                 }
-                None => {
-                    let pool = usize::from(variant == "ours-pool");
-                    lab.start_host(HostBuilder::new().warm_pool(pool))?;
-                    lab.wait_probe()?;
-                    for i in 0..count {
-                        lab.open_ours(&format!("m{i}"), &app, None)?;
-                    }
+                if kind.is_none() {
                     lab.pump(Duration::from_secs(10), |h, _, _| {
                         h.is_some_and(|h| h.pooled_views() >= pool)
                     });
                 }
+                lab.settle(Duration::from_secs(2));
+                println!("RESULT {}", memory_result(count));
             }
-            lab.settle(Duration::from_secs(2));
-            let memory = procs::tree_memory(std::process::id());
-            let pss_by_name: BTreeMap<&String, u64> = memory
-                .by_name
-                .iter()
-                .map(|(name, p)| (name, p[0]))
-                .collect();
-            let parts_by_name: BTreeMap<&String, [u64; 3]> = memory
-                .by_name
-                .iter()
-                .map(|(name, p)| (name, [p[1], p[2], p[3]]))
-                .collect();
-            println!(
-                "RESULT {}",
-                json!({
-                    "surfaces": count,
-                    "pss_kib": memory.pss_kib,
-                    "processes": memory.counts,
-                    "pss_kib_by_process": pss_by_name,
-                    "pss_anon_file_shmem_kib_by_process": parts_by_name,
-                })
-            );
             drop(views);
             Ok(())
         }
         other => Err(format!("unknown child mode {other}")),
     }
+}
+
+/// The PSS of this process's tree with `count` views open, in total and by process name.
+fn memory_result(count: usize) -> Value {
+    let memory = procs::tree_memory(std::process::id());
+    let pss_by_name: BTreeMap<&String, u64> = memory
+        .by_name
+        .iter()
+        .map(|(name, p)| (name, p[0]))
+        .collect();
+    let parts_by_name: BTreeMap<&String, [u64; 3]> = memory
+        .by_name
+        .iter()
+        .map(|(name, p)| (name, [p[1], p[2], p[3]]))
+        .collect();
+    json!({
+        "surfaces": count,
+        "pss_kib": memory.pss_kib,
+        "processes": memory.counts,
+        "pss_kib_by_process": pss_by_name,
+        "pss_anon_file_shmem_kib_by_process": parts_by_name,
+    })
 }

@@ -529,14 +529,16 @@ fn run(plan: Plan) -> Result<Measured, String> {
 
     progress("memory (PSS of the process tree)");
     let mut memory = serde_json::Map::new();
-    let mut per: Vec<(usize, [f64; 3])> = Vec::new();
-    for &count in plan.memory_counts {
-        let mut row = [0.0; 3];
-        for (i, variant) in ["ours", "plain", "hardened"].iter().enumerate() {
-            let result = child::memory_child(variant, count)?;
+    let mut per: Vec<(usize, [f64; 3])> =
+        plan.memory_counts.iter().map(|&n| (n, [0.0; 3])).collect();
+    for (i, variant) in ["ours", "plain", "hardened"].iter().enumerate() {
+        let results = child::memory_child(variant, plan.memory_counts)?;
+        for ((count, row), result) in per.iter_mut().zip(results) {
             row[i] = result["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
             memory.insert(format!("{variant}_{count}"), result);
         }
+    }
+    for (count, row) in &per {
         figures.push(Figure::values(
             &format!("PSS, host + descendants, {count} Surfaces"),
             "MiB",
@@ -544,7 +546,6 @@ fn run(plan: Plan) -> Result<Measured, String> {
             Some(row[1]),
             Some(row[2]),
         ));
-        per.push((count, row));
     }
     if let (Some((lo, a)), Some((hi, b))) = (per.first(), per.last()) {
         if hi > lo {
@@ -569,8 +570,8 @@ fn run(plan: Plan) -> Result<Measured, String> {
             );
             // What the bridge's user script alone costs: raw hardened with it added.
             let mut total = [0.0; 2];
-            for (slot, count) in [(0, *lo), (1, *hi)] {
-                let result = child::memory_child("hardened-bridge", count)?;
+            let results = child::memory_child("hardened-bridge", &[*lo, *hi])?;
+            for ((slot, count), result) in [(0, *lo), (1, *hi)].into_iter().zip(results) {
                 total[slot] = result["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
                 memory.insert(format!("hardened-bridge_{count}"), result);
             }
@@ -581,7 +582,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
         }
     }
     // What one idle pool view costs: the same single Surface with and without warm_pool(1).
-    let pooled = child::memory_child("ours-pool", 1)?;
+    let pooled = child::memory_child("ours-pool", &[1])?.remove(0);
     let pooled_mib = pooled["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
     if let Some((_, row)) = per.first() {
         figures.push(
