@@ -52,7 +52,9 @@ pub(crate) fn render_markdown(document: &Value) -> String {
          from the spawn to that process's first `ready`. Patch latency is from handing the \
          `ui.patch` envelope to the host to the page's `ack` event reaching the outbound \
          callback. Memory is the PSS (`/proc/PID/smaps_rollup`) of a fresh bench process and \
-         all its descendants (web, network, bwrap, D-Bus proxy processes) with N Surfaces open. \
+         all its descendants (web, network, bwrap, D-Bus proxy processes) with N Surfaces open: \
+         one fresh process per variant opens its Surfaces one after another and is measured, \
+         after 2 s of settling, each time their number reaches 1, 10 and 16. \
          Ratios are ours / baseline in the same run.\n\n\
          ## Machine\n\n\
          {} ({} cores), {} memory, Linux {}, WebKitGTK {}, {} build; mode `{}`.\n\n\
@@ -127,8 +129,12 @@ fn targets_markdown(figures: &[Figure]) -> String {
                 "p50",
             ),
             1.2,
-            "larger states cost more than raw: each state is validated, re-serialised into the \
-             keyed delivery script and checked on the way back",
+            "the host's own legs of a 1 KiB patch add about a tenth of a millisecond (the \
+             profile `Where the time of a patch goes` below: the envelope's and the `ack`'s hops \
+             into the event loop, validation, session and delivery script); the rest is the \
+             page's leg, WebKit's `evaluate_script` to the IPC handler, which is the raw \
+             baseline's whole path and swings by more than that between samples and runs \
+             (`Run-to-run spread` below)",
         ),
         (
             "page event → agent p50 ≤ 1.2× raw hardened",
@@ -136,8 +142,9 @@ fn targets_markdown(figures: &[Figure]) -> String {
             1.2,
             "the page's clock is coarsened by WebKit, so single-digit-ms figures carry ±1 ms. \
              The host's own part, from the IPC handler to the outbound envelope on its monotonic \
-             clock, is the figure `page event → agent, in the host` (one hop through the event \
-             loop's proxy and the bridge message's validation), a fraction of a millisecond at \
+             clock, is the figure `page event → agent, in the host` (a hop through the view's event \
+             queue, one through the event loop's proxy and the bridge message's validation, \
+             leg by leg in `Where the time of a patch goes`), a fraction of a millisecond at \
              p50; the rest of the gap lies before the IPC handler, in the page: the bridge's \
              checks and serialisation of the event and WebKit's path to the UI process from a \
              sandboxed, opaque-origin document; not broken down further",
@@ -258,6 +265,7 @@ fn profile_markdown(document: &Value) -> String {
             .map_or("–".to_owned(), |v| round(v).to_string()),
         pair["samples"],
     ));
+    out.push_str(&patch_profile_markdown(&details["patch_profile_1kib"]));
     let rows = details["memory_per_surface_by_process"]
         .as_array()
         .cloned()
@@ -297,6 +305,30 @@ fn profile_markdown(document: &Value) -> String {
                  `memory per Surface (PSS slope)` above.\n"
             ));
         }
+    }
+    out
+}
+
+/// Where a 1 KiB patch's round trip goes, leg by leg (empty when the run has no such profile).
+fn patch_profile_markdown(profile: &Value) -> String {
+    let Some(legs) = profile["legs"].as_array().filter(|l| !l.is_empty()) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n## Where the time of a patch goes\n\n\
+         A 1 KiB `ui.patch` to the page's `ack` at the outbound callback, by the marks the shell \
+         reports under `lineup_phase`: median of each leg over {} patches (the legs' medians \
+         need not add up to the round trip's). Round trip p50: ours {} ms, raw hardened {} ms; \
+         the raw baseline has only the third leg (`evaluate_script` to its IPC handler).\n\n\
+         | leg | p50 (ms) |\n| --- | --- |\n",
+        profile["samples"], profile["ours_p50_ms"], profile["raw_hardened_p50_ms"],
+    );
+    for leg in legs {
+        out.push_str(&format!(
+            "| {} | {} |\n",
+            leg["leg"].as_str().unwrap_or("?"),
+            leg["p50_ms"]
+        ));
     }
     out
 }

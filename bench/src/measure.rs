@@ -324,7 +324,10 @@ fn run(plan: Plan) -> Result<Measured, String> {
             plan.patches
         }
         .max(3);
-        let (ours, plain, hardened) = patch_samples(&mut lab, n, pad, &small, &app)?;
+        let ((ours, plain, hardened), profile) = patch_samples(&mut lab, n, pad, &small, &app)?;
+        if label == "1 KiB" {
+            details.insert("patch_profile_1kib".to_owned(), profile);
+        }
         let name = format!("patch → onState → event back, {label} state");
         let figure = Figure::samples(&name, &["p50", "p99"], &ours, Some(&plain), Some(&hardened));
         figures.push(if label == "max" {
@@ -757,24 +760,27 @@ fn raw_acked(inbox: &crate::raw::Inbox, view: u64, seq: u64) -> bool {
         .any(|m| m.view == view && m.body.contains(&needle))
 }
 
-/// Patch → onState → event back, `n` times with a state of `pad` bytes: ours, plain, hardened.
+/// Patch → onState → event back, `n` times with a state of `pad` bytes: ours, plain, hardened,
+/// and where the time of ours goes, leg by leg.
 fn patch_samples(
     lab: &mut Lab,
     n: usize,
     pad: usize,
     bytes: &Rc<Vec<u8>>,
     app: &Value,
-) -> Result<Triple, String> {
+) -> Result<(Triple, Value), String> {
     let padding = "p".repeat(pad);
     let warmup = 3;
     lab.open_ours("patch", app, None)?;
     let mut ours = Vec::new();
+    let mut legs: Vec<Vec<f64>> = Vec::new();
     for seq in 0..(n + warmup) as u64 {
         let bytes = lab.envelope(
             "lineup.v1.ui.patch",
             json!({ "instance_id": "patch", "state": { "seq": seq, "pad": padding } }),
         );
         lab.rec.events.borrow_mut().clear();
+        lab.phases.take();
         let start = Instant::now();
         lab.send(bytes)?;
         if !lab.pump(Duration::from_secs(10), |_, rec, _| {
@@ -789,8 +795,10 @@ fn patch_samples(
             .iter()
             .find(|s| s.event == "ack")
             .map(|s| s.at);
+        let at = at.unwrap_or_else(Instant::now);
         if seq >= warmup as u64 {
-            ours.push(ms(at.unwrap_or_else(Instant::now).duration_since(start)));
+            ours.push(ms(at.duration_since(start)));
+            legs.extend(patch_legs(&lab.phases.take(), start, at));
         }
     }
     lab.close_ours("patch")?;
@@ -803,7 +811,68 @@ fn patch_samples(
     }
     let hardened = raws.pop().unwrap_or_default();
     let plain = raws.pop().unwrap_or_default();
-    Ok((ours, plain, hardened))
+    let profile = PATCH_LEGS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, leg))| {
+            let values: Vec<f64> = legs.iter().map(|l| l[i]).collect();
+            json!({ "leg": leg, "p50_ms": round(report::percentile(&values, 50.0)) })
+        })
+        .collect();
+    let profile = json!({
+        "samples": legs.len(),
+        "legs": Value::Array(profile),
+        "ours_p50_ms": round(report::percentile(&ours, 50.0)),
+        "raw_hardened_p50_ms": round(report::percentile(&hardened, 50.0)),
+    });
+    Ok(((ours, plain, hardened), profile))
+}
+
+/// The marks a patch passes, in order, as the shell reports them under `lineup_phase` (the
+/// last is the bench's outbound callback), with what the leg ending at each one is.
+const PATCH_LEGS: [(&str, &str); 6] = [
+    ("inbound_taken", "handed to the host → its event loop takes the envelope"),
+    (
+        "state_evaluated",
+        "→ the state goes to the page (decode, validation, session, delivery script)",
+    ),
+    (
+        "bridge_message",
+        "→ the page's `ack` reaches the IPC handler (WebKit and the page: the raw baseline's whole path)",
+    ),
+    (
+        "bridge_message_delivered",
+        "→ the view's event queue hands it on, after the engine's callback returned",
+    ),
+    ("bridge_message_handled", "→ the host's event loop takes it"),
+    (
+        "outbound",
+        "→ the outbound callback (validation, session, envelope)",
+    ),
+];
+
+/// One patch's legs (ms): each mark is the first of its name after the one before, from
+/// `start` (the envelope handed over) to `outbound` (the `ack` at the outbound callback).
+fn patch_legs(
+    phases: &[crate::phases::Phase],
+    start: Instant,
+    outbound: Instant,
+) -> Option<Vec<f64>> {
+    let mut at = start;
+    let mut legs = Vec::new();
+    for (mark, _) in PATCH_LEGS {
+        let next = if mark == "outbound" {
+            outbound
+        } else {
+            phases
+                .iter()
+                .find(|(when, name, _)| name == mark && *when >= at)
+                .map(|(when, _, _)| *when)?
+        };
+        legs.push(ms(next.saturating_duration_since(at)));
+        at = next;
+    }
+    Some(legs)
 }
 
 fn raw_patches(

@@ -1213,6 +1213,8 @@ impl Host {
                 self.capability_answered(session, ticket, answer, target);
             }
             Inner::Inbound { line, bytes } => {
+                // For `lineup-bench`'s patch profile: the event loop took the envelope.
+                tracing::debug!(target: "lineup_phase", phase = "inbound_taken");
                 self.inbound_handled();
                 let effects = self.sessions.handle_inbound(&bytes.0);
                 self.apply(effects, line, target);
@@ -1357,6 +1359,8 @@ impl Host {
     ) {
         let refusal = match event {
             ViewEvent::Ipc(raw) => {
+                // For `lineup-bench`'s patch profile: the event loop took the bridge message.
+                tracing::debug!(target: "lineup_phase", phase = "bridge_message_handled");
                 let mut effects = Vec::new();
                 let Some(session) = self.sessions.get_mut(key.session) else {
                     return; // its session ended; the view is gone or going

@@ -913,6 +913,8 @@ fn evaluate_deliveries(
     script: String,
 ) {
     let next_view = view.clone();
+    // For `lineup-bench`'s patch profile: the state goes to the page.
+    tracing::debug!(target: "lineup_phase", phase = "state_evaluated");
     #[allow(deprecated)]
     view.run_javascript(&script, None::<&gtk::gio::Cancellable>, move |_| {
         let next = queue.borrow_mut().finished();

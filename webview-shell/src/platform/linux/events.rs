@@ -53,7 +53,13 @@ impl EventQueue {
             // The borrow ends before the sink runs, so the sink may push or close.
             let next = self.pending.borrow_mut().pop_front();
             match next {
-                Some(event) => (self.sink)(event),
+                Some(event) => {
+                    if matches!(event, ViewEvent::Ipc(_)) {
+                        // For `lineup-bench`'s patch profile: the queue's hop is done.
+                        tracing::debug!(target: "lineup_phase", phase = "bridge_message_delivered");
+                    }
+                    (self.sink)(event)
+                }
                 None => return,
             }
         }
