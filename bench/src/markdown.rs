@@ -190,10 +190,12 @@ fn profile_markdown(document: &Value) -> String {
     let mut out = String::from(
         "## Where the time of an open goes\n\n\
          Phases the shell reports under the `lineup_phase` tracing target, median milliseconds \
-         after the `ui.open` was handed to the host (`web_process_spawn` is WebKit's \
-         `initialize-web-extensions`, emitted as it starts a web process; `request_served` is \
-         the Surface scheme answering the document request; `bridge_ready` is the bridge's \
-         `ready` reaching the host).\n\n",
+         after the `ui.open` was handed to the host (`inbound_taken` is the event loop taking \
+         the envelope; `web_process_spawn` is WebKit's `initialize-web-extensions`, emitted as \
+         it starts a web process; `request_served` is the Surface scheme answering the document \
+         request; `bridge_message` is the bridge's `ready` at the IPC handler, \
+         `bridge_message_delivered` and `bridge_message_handled` its hops through the view's \
+         event queue and into the event loop; `bridge_ready` is the host hearing it).\n\n",
     );
     for (title, key) in [
         ("Cold open", "open_profile_cold"),

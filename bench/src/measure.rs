@@ -616,7 +616,7 @@ fn run(plan: Plan) -> Result<Measured, String> {
     Ok((figures, Value::Object(details)))
 }
 
-/// Each phase's first time after `start` (ms), and the bridge's `ready`.
+/// Each phase's first time after `start` and up to the bridge's `ready` (ms), and the `ready`.
 ///
 /// Only the phases of this Surface's own document URL count, and with `unlabelled` those that
 /// name no URL (the web-process spawn); a warm pool refilling meanwhile reports phases of
@@ -634,17 +634,20 @@ fn phase_offsets(
         .get(instance)
         .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
         .map(|v| v.url().to_owned());
+    let ready = lab.rec.ready.borrow().get(instance).copied();
     let mut out: Vec<(String, f64)> = Vec::new();
     for (at, name, of) in lab.phases.take() {
         let ours = match &of {
             Some(of) => url.as_deref() == Some(of.as_str()),
             None => unlabelled,
         };
-        if ours && at >= start && !out.iter().any(|(n, _)| *n == name) {
+        // Up to the `ready`: the first state's delivery after it is not the open's.
+        let during = at >= start && ready.is_none_or(|ready| at <= ready);
+        if ours && during && !out.iter().any(|(n, _)| *n == name) {
             out.push((name, ms(at.duration_since(start))));
         }
     }
-    if let Some(at) = lab.rec.ready.borrow().get(instance) {
+    if let Some(at) = ready {
         out.push(("bridge_ready".to_owned(), ms(at.duration_since(start))));
     }
     out
