@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use crate::child;
 use crate::lab::{envelope, Lab};
 use crate::markdown;
+use crate::phases;
 use crate::procs;
 use crate::raw::{Kind, RawView};
 use crate::report::{self, round, Figure};
@@ -603,83 +604,17 @@ fn run(plan: Plan) -> Result<Measured, String> {
     details.insert("memory".to_owned(), Value::Object(memory));
     details.insert(
         "open_profile_cold".to_owned(),
-        profile_summary(&cold_profile),
+        phases::profile_summary(&cold_profile),
     );
     details.insert(
         "open_profile_warm".to_owned(),
-        profile_summary(&warm_profile),
+        phases::profile_summary(&warm_profile),
     );
     details.insert(
         "total_seconds".to_owned(),
         json!(round(started.elapsed().as_secs_f64())),
     );
     Ok((figures, Value::Object(details)))
-}
-
-/// Each phase's first time after `start` and up to the bridge's `ready` (ms), and the `ready`.
-///
-/// Only the phases of this Surface's own document URL count, and with `unlabelled` those that
-/// name no URL (the web-process spawn); a warm pool refilling meanwhile reports phases of
-/// another URL.
-fn phase_offsets(
-    lab: &Lab,
-    start: Instant,
-    instance: &str,
-    unlabelled: bool,
-) -> Vec<(String, f64)> {
-    let url = lab
-        .rec
-        .keys
-        .borrow()
-        .get(instance)
-        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
-        .map(|v| v.url().to_owned());
-    let ready = lab.rec.ready.borrow().get(instance).copied();
-    let mut out: Vec<(String, f64)> = Vec::new();
-    for (at, name, of) in lab.phases.take() {
-        let ours = match &of {
-            Some(of) => url.as_deref() == Some(of.as_str()),
-            None => unlabelled,
-        };
-        // Up to the `ready`: the first state's delivery after it is not the open's.
-        let during = at >= start && ready.is_none_or(|ready| at <= ready);
-        if ours && during && !out.iter().any(|(n, _)| *n == name) {
-            out.push((name, ms(at.duration_since(start))));
-        }
-    }
-    if let Some(at) = ready {
-        out.push(("bridge_ready".to_owned(), ms(at.duration_since(start))));
-    }
-    out
-}
-
-/// The median of each phase over `samples`, in the order phases happen.
-pub(crate) fn profile_summary(samples: &[Vec<(String, f64)>]) -> Value {
-    let mut names: Vec<String> = Vec::new();
-    for sample in samples {
-        for (name, _) in sample {
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
-    }
-    let mut rows: Vec<(String, f64, usize)> = names
-        .into_iter()
-        .map(|name| {
-            let values: Vec<f64> = samples
-                .iter()
-                .filter_map(|s| s.iter().find(|(n, _)| *n == name).map(|(_, v)| *v))
-                .collect();
-            let p50 = report::percentile(&values, 50.0);
-            (name, p50, values.len())
-        })
-        .collect();
-    rows.sort_by(|a, b| a.1.total_cmp(&b.1));
-    Value::Array(
-        rows.into_iter()
-            .map(|(phase, p50, n)| json!({ "phase": phase, "p50_ms_after_open": round(p50), "n": n }))
-            .collect(),
-    )
 }
 
 /// Samples of ours, raw plain and raw hardened.
@@ -698,7 +633,8 @@ fn open_samples(
         lab.phases.take();
         let start = Instant::now();
         ours.push(ms(lab.open_ours(&instance, app, None)?));
-        lab.profile.push(phase_offsets(lab, start, &instance, true));
+        lab.profile
+            .push(phases::phase_offsets(lab, start, &instance, true));
         lab.close_ours(&instance)?;
         lab.settle(Duration::from_millis(150));
         for (kind, out) in [(Kind::Plain, &mut plain), (Kind::Hardened, &mut hardened)] {
@@ -733,7 +669,7 @@ fn warm_samples(lab: &mut Lab, n: usize, app: &Value) -> Result<Vec<f64>, String
         let start = Instant::now();
         out.push(ms(lab.open_ours(&instance, app, None)?));
         lab.warm_profile
-            .push(phase_offsets(lab, start, &instance, false));
+            .push(phases::phase_offsets(lab, start, &instance, false));
         lab.close_ours(&instance)?;
     }
     Ok(out)
@@ -801,7 +737,7 @@ fn patch_samples(
         let at = at.unwrap_or_else(Instant::now);
         if seq >= warmup as u64 {
             ours.push(ms(at.duration_since(start)));
-            legs.extend(patch_legs(&lab.phases.take(), start, at));
+            legs.extend(phases::patch_legs(&lab.phases.take(), start, at));
         }
     }
     lab.close_ours("patch")?;
@@ -814,68 +750,8 @@ fn patch_samples(
     }
     let hardened = raws.pop().unwrap_or_default();
     let plain = raws.pop().unwrap_or_default();
-    let profile = PATCH_LEGS
-        .iter()
-        .enumerate()
-        .map(|(i, (_, leg))| {
-            let values: Vec<f64> = legs.iter().map(|l| l[i]).collect();
-            json!({ "leg": leg, "p50_ms": round(report::percentile(&values, 50.0)) })
-        })
-        .collect();
-    let profile = json!({
-        "samples": legs.len(),
-        "legs": Value::Array(profile),
-        "ours_p50_ms": round(report::percentile(&ours, 50.0)),
-        "raw_hardened_p50_ms": round(report::percentile(&hardened, 50.0)),
-    });
+    let profile = phases::patch_profile(&legs, &ours, &hardened);
     Ok(((ours, plain, hardened), profile))
-}
-
-/// The marks a patch passes, in order, as the shell reports them under `lineup_phase` (the
-/// last is the bench's outbound callback), with what the leg ending at each one is.
-const PATCH_LEGS: [(&str, &str); 6] = [
-    ("inbound_taken", "handed to the host → its event loop takes the envelope"),
-    (
-        "state_evaluated",
-        "→ the state goes to the page (decode, validation, session, delivery script)",
-    ),
-    (
-        "bridge_message",
-        "→ the page's `ack` reaches the IPC handler (WebKit and the page: the raw baseline's whole path)",
-    ),
-    (
-        "bridge_message_delivered",
-        "→ the view's event queue hands it on, after the engine's callback returned",
-    ),
-    ("bridge_message_handled", "→ the host's event loop takes it"),
-    (
-        "outbound",
-        "→ the outbound callback (validation, session, envelope)",
-    ),
-];
-
-/// One patch's legs (ms): each mark is the first of its name after the one before, from
-/// `start` (the envelope handed over) to `outbound` (the `ack` at the outbound callback).
-fn patch_legs(
-    phases: &[crate::phases::Phase],
-    start: Instant,
-    outbound: Instant,
-) -> Option<Vec<f64>> {
-    let mut at = start;
-    let mut legs = Vec::new();
-    for (mark, _) in PATCH_LEGS {
-        let next = if mark == "outbound" {
-            outbound
-        } else {
-            phases
-                .iter()
-                .find(|(when, name, _)| name == mark && *when >= at)
-                .map(|(when, _, _)| *when)?
-        };
-        legs.push(ms(next.saturating_duration_since(at)));
-        at = next;
-    }
-    Some(legs)
 }
 
 fn raw_patches(

@@ -1,14 +1,22 @@
-//! The phases of an open, as the webview shell reports them under the `lineup_phase` tracing
-//! target (view creation started, context created, web process spawn, load started, document
-//! request served, document committed), timestamped here.
+//! The phases of an open and the marks of a patch, as the webview shell reports them under the
+//! `lineup_phase` tracing target (view creation started, context created, web process spawn,
+//! load started, document request served, document committed; an envelope taken, a state
+//! evaluated, a bridge message received, delivered and handled), timestamped here, and what the
+//! bench makes of them: an open's profile and a patch's legs.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
+
+use serde_json::{json, Value};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
+
+use crate::lab::Lab;
+use crate::measure::ms;
+use crate::report::{self, round};
 
 /// Every phase seen so far, in order.
 #[derive(Clone, Default)]
@@ -79,4 +87,132 @@ impl<S: Subscriber> Layer<S> for Recorder {
                 .push((Instant::now(), name, seen.url));
         }
     }
+}
+
+/// Each phase's first time after `start` and up to the bridge's `ready` (ms), and the `ready`.
+///
+/// Only the phases of this Surface's own document URL count, and with `unlabelled` those that
+/// name no URL (the web-process spawn); a warm pool refilling meanwhile reports phases of
+/// another URL.
+pub(crate) fn phase_offsets(
+    lab: &Lab,
+    start: Instant,
+    instance: &str,
+    unlabelled: bool,
+) -> Vec<(String, f64)> {
+    let url = lab
+        .rec
+        .keys
+        .borrow()
+        .get(instance)
+        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
+        .map(|v| v.url().to_owned());
+    let ready = lab.rec.ready.borrow().get(instance).copied();
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (at, name, of) in lab.phases.take() {
+        let ours = match &of {
+            Some(of) => url.as_deref() == Some(of.as_str()),
+            None => unlabelled,
+        };
+        // Up to the `ready`: the first state's delivery after it is not the open's.
+        let during = at >= start && ready.is_none_or(|ready| at <= ready);
+        if ours && during && !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, ms(at.duration_since(start))));
+        }
+    }
+    if let Some(at) = ready {
+        out.push(("bridge_ready".to_owned(), ms(at.duration_since(start))));
+    }
+    out
+}
+
+/// The median of each phase over `samples`, in the order phases happen.
+pub(crate) fn profile_summary(samples: &[Vec<(String, f64)>]) -> Value {
+    let mut names: Vec<String> = Vec::new();
+    for sample in samples {
+        for (name, _) in sample {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    let mut rows: Vec<(String, f64, usize)> = names
+        .into_iter()
+        .map(|name| {
+            let values: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| s.iter().find(|(n, _)| *n == name).map(|(_, v)| *v))
+                .collect();
+            let p50 = report::percentile(&values, 50.0);
+            (name, p50, values.len())
+        })
+        .collect();
+    rows.sort_by(|a, b| a.1.total_cmp(&b.1));
+    Value::Array(
+        rows.into_iter()
+            .map(|(phase, p50, n)| json!({ "phase": phase, "p50_ms_after_open": round(p50), "n": n }))
+            .collect(),
+    )
+}
+
+/// The marks a patch passes, in order, as the shell reports them under `lineup_phase` (the
+/// last is the bench's outbound callback), with what the leg ending at each one is.
+const PATCH_LEGS: [(&str, &str); 6] = [
+    ("inbound_taken", "handed to the host → its event loop takes the envelope"),
+    (
+        "state_evaluated",
+        "→ the state goes to the page (decode, validation, session, delivery script)",
+    ),
+    (
+        "bridge_message",
+        "→ the page's `ack` reaches the IPC handler (WebKit and the page: the raw baseline's whole path)",
+    ),
+    (
+        "bridge_message_delivered",
+        "→ the view's event queue hands it on, after the engine's callback returned",
+    ),
+    ("bridge_message_handled", "→ the host's event loop takes it"),
+    (
+        "outbound",
+        "→ the outbound callback (validation, session, envelope)",
+    ),
+];
+
+/// One patch's legs (ms): each mark is the first of its name after the one before, from
+/// `start` (the envelope handed over) to `outbound` (the `ack` at the outbound callback).
+pub(crate) fn patch_legs(phases: &[Phase], start: Instant, outbound: Instant) -> Option<Vec<f64>> {
+    let mut at = start;
+    let mut legs = Vec::new();
+    for (mark, _) in PATCH_LEGS {
+        let next = if mark == "outbound" {
+            outbound
+        } else {
+            phases
+                .iter()
+                .find(|(when, name, _)| name == mark && *when >= at)
+                .map(|(when, _, _)| *when)?
+        };
+        legs.push(ms(next.saturating_duration_since(at)));
+        at = next;
+    }
+    Some(legs)
+}
+
+/// The median of each leg over `legs` (one row per patch, as [`patch_legs`] gives), with the
+/// round trips' medians, ours and raw hardened.
+pub(crate) fn patch_profile(legs: &[Vec<f64>], ours: &[f64], hardened: &[f64]) -> Value {
+    let rows: Vec<Value> = PATCH_LEGS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, leg))| {
+            let values: Vec<f64> = legs.iter().map(|l| l[i]).collect();
+            json!({ "leg": leg, "p50_ms": round(report::percentile(&values, 50.0)) })
+        })
+        .collect();
+    json!({
+        "samples": legs.len(),
+        "legs": rows,
+        "ours_p50_ms": round(report::percentile(ours, 50.0)),
+        "raw_hardened_p50_ms": round(report::percentile(hardened, 50.0)),
+    })
 }
