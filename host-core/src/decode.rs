@@ -70,7 +70,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Message, ProtocolError> {
         ));
     };
     let readable = readable(&object);
-    decode_object(object, limits).map_err(|e| e.about(readable))
+    decode_object(object, bytes, limits).map_err(|e| e.about(readable))
 }
 
 /// Reads, leniently, what addresses the answer to `object` should it be refused: each member
@@ -103,7 +103,13 @@ fn answered_by_app_result(message_type: &str) -> bool {
                 .any(|(known, _)| *known == message_type))
 }
 
-fn decode_object(object: Map<String, Value>, limits: &Limits) -> Result<Message, ProtocolError> {
+/// Decodes `object`, parsed from `bytes`, into its typed message; `bytes` are read again only to
+/// show a refused field's value.
+fn decode_object(
+    object: Map<String, Value>,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Message, ProtocolError> {
     check_version(object.get("v"))?;
     let message_type = match object.get("type") {
         None => return Err(missing("type", "R-ENV-1")),
@@ -119,21 +125,21 @@ fn decode_object(object: Map<String, Value>, limits: &Limits) -> Result<Message,
     let object = Value::Object(object);
     let message = match message_type.as_str() {
         UiOpen::TYPE => {
-            let env: Envelope<UiOpen> = typed(&object)?;
+            let env: Envelope<UiOpen> = typed(object, bytes)?;
             check_bundle_size(&env.payload, limits)?;
             Message::UiOpen(env)
         }
         UiPatch::TYPE => {
             check_patch_has_no_code(&object)?;
-            Message::UiPatch(typed(&object)?)
+            Message::UiPatch(typed(object, bytes)?)
         }
-        UiClose::TYPE => Message::UiClose(typed(&object)?),
-        AppCall::TYPE => Message::AppCall(typed(&object)?),
-        UiEvent::TYPE => Message::UiEvent(typed(&object)?),
-        ClientInventory::TYPE => Message::ClientInventory(typed(&object)?),
-        AppList::TYPE => Message::AppList(typed(&object)?),
-        AppResult::TYPE => Message::AppResult(typed(&object)?),
-        ClientError::TYPE => Message::ClientError(typed(&object)?),
+        UiClose::TYPE => Message::UiClose(typed(object, bytes)?),
+        AppCall::TYPE => Message::AppCall(typed(object, bytes)?),
+        UiEvent::TYPE => Message::UiEvent(typed(object, bytes)?),
+        ClientInventory::TYPE => Message::ClientInventory(typed(object, bytes)?),
+        AppList::TYPE => Message::AppList(typed(object, bytes)?),
+        AppResult::TYPE => Message::AppResult(typed(object, bytes)?),
+        ClientError::TYPE => Message::ClientError(typed(object, bytes)?),
         other => return Err(unknown_type(other)),
     };
     Ok(message)
@@ -187,11 +193,18 @@ struct WireEnvelope<P> {
     payload: P,
 }
 
-fn typed<P: Payload + DeserializeOwned>(object: &Value) -> Result<Envelope<P>, ProtocolError> {
+/// The typed envelope, read from `object` by value, so that its strings move into the typed
+/// fields instead of being copied; on a refusal, `bytes` are parsed again (a cold path) to show
+/// the refused field's value.
+fn typed<P: Payload + DeserializeOwned>(
+    object: Value,
+    bytes: &[u8],
+) -> Result<Envelope<P>, ProtocolError> {
     let wire: WireEnvelope<P> = serde_path_to_error::deserialize(object).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        field_error(&path, &inner, P::TYPE, object)
+        let object = parse_strict(bytes).unwrap_or(Value::Null);
+        field_error(&path, &inner, P::TYPE, &object)
     })?;
     Ok(Envelope {
         id: wire.id,

@@ -2,9 +2,11 @@
 //! keys refused, and [`JsonObject`], a JSON value that is known to be an object.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use crate::redact::Fingerprint;
@@ -14,9 +16,11 @@ use crate::redact::Fingerprint;
 ///
 /// Its `Debug` output is the length and a digest of its compact JSON, never its members: it holds
 /// agent state or page data, and `Debug` output reaches logs.
-#[derive(Clone, Default, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct JsonObject(Map<String, Value>);
+///
+/// It is immutable and its members are shared: a clone (the state a session keeps and the copy
+/// it hands to the shell to deliver) costs a reference count, not a copy of the state.
+#[derive(Clone, Default, PartialEq)]
+pub struct JsonObject(Arc<Map<String, Value>>);
 
 impl JsonObject {
     /// An empty object.
@@ -29,15 +33,15 @@ impl JsonObject {
         &self.0
     }
 
-    /// The object's members, by value.
+    /// The object's members, by value (copied only if a clone of this object is still alive).
     pub fn into_map(self) -> Map<String, Value> {
-        self.0
+        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
     }
 
     /// The object's compact JSON text.
     pub fn to_json(&self) -> String {
         // Serialising a `Map` of `Value`s cannot fail: every key is a string.
-        serde_json::to_string(&self.0).unwrap_or_else(|_| "{}".to_owned())
+        serde_json::to_string(self.as_map()).unwrap_or_else(|_| "{}".to_owned())
     }
 }
 
@@ -47,9 +51,15 @@ impl fmt::Debug for JsonObject {
     }
 }
 
+impl Serialize for JsonObject {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.as_map().serialize(serializer)
+    }
+}
+
 impl From<Map<String, Value>> for JsonObject {
     fn from(map: Map<String, Value>) -> Self {
-        Self(map)
+        Self(Arc::new(map))
     }
 }
 
@@ -58,7 +68,7 @@ impl TryFrom<Value> for JsonObject {
     /// Keeps the value when it is an object and hands it back otherwise.
     fn try_from(value: Value) -> Result<Self, Value> {
         match value {
-            Value::Object(map) => Ok(Self(map)),
+            Value::Object(map) => Ok(Self::from(map)),
             other => Err(other),
         }
     }
@@ -67,7 +77,7 @@ impl TryFrom<Value> for JsonObject {
 impl<'de> Deserialize<'de> for JsonObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match StrictValue::deserialize(deserializer)?.0 {
-            Value::Object(map) => Ok(Self(map)),
+            Value::Object(map) => Ok(Self::from(map)),
             other => Err(de::Error::invalid_type(
                 unexpected(&other),
                 &"a JSON object",
@@ -142,13 +152,20 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "duplicate key {key:?}; each key may appear once"
-                )));
+            // One lookup per key: the slot is found (or the duplicate refused) before the value
+            // is read into it.
+            match out.entry(key) {
+                Entry::Occupied(taken) => {
+                    return Err(de::Error::custom(format_args!(
+                        "duplicate key {:?}; each key may appear once",
+                        taken.key()
+                    )));
+                }
+                Entry::Vacant(slot) => {
+                    let StrictValue(value) = map.next_value_seed(StrictSeed)?;
+                    slot.insert(value);
+                }
             }
-            let StrictValue(value) = map.next_value_seed(StrictSeed)?;
-            out.insert(key, value);
         }
         Ok(Value::Object(out))
     }
