@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::phases;
 use crate::report::{self, round, Figure};
 
 /// The line after which BENCHMARKS.md is written by hand (measurements made by other commands,
@@ -92,7 +93,8 @@ fn targets_markdown(figures: &[Figure], details: &Value) -> String {
         .flatten()
         .filter_map(|leg| leg["p50_ms"].as_f64())
         .collect();
-    let patch_why = if legs.len() == 6 {
+    let split = phases::host_and_page(&legs);
+    let patch_why = if let Some((host, page)) = split {
         format!(
             "the host's own legs of a 1 KiB patch add {:.2} ms p50 in all (the profile `Where \
              the time of a patch goes` below): the envelope's hop into the event loop, \
@@ -103,9 +105,7 @@ fn targets_markdown(figures: &[Figure], details: &Value) -> String {
              (`Run-to-run spread` below). The hops are how the host stays single-owner: a view's \
              events reach the host only after the engine's callback returned, and all host state \
              is touched from the event loop alone",
-            legs[0] + legs[1] + legs[3] + legs[4] + legs[5],
-            legs[2],
-            details["patch_profile_1kib"]["raw_hardened_p50_ms"],
+            host, page, details["patch_profile_1kib"]["raw_hardened_p50_ms"],
         )
     } else {
         "each state is validated, re-serialised into the keyed delivery script and checked on \
@@ -116,7 +116,7 @@ fn targets_markdown(figures: &[Figure], details: &Value) -> String {
         .iter()
         .find(|f| f.name.starts_with("page event → agent, in the host"))
         .and_then(|f| f.ours["p50"].as_f64());
-    let event_why = match (in_host, legs.get(2)) {
+    let event_why = match (in_host, split.map(|(_, page)| page)) {
         (Some(in_host), Some(page)) => format!(
             "the figure is taken on the page's clock, which WebKit coarsens, and each view's \
              samples share that view's `timeOrigin`, so an error in it moves all of one view's \

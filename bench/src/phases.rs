@@ -178,6 +178,24 @@ const PATCH_LEGS: [(&str, &str); 6] = [
     ),
 ];
 
+/// Which of [`PATCH_LEGS`] is the page's (WebKit's `evaluate_script` to the IPC handler); the
+/// others are the host's.
+const PAGE_LEG: usize = 2;
+
+/// A patch profile's legs' medians split into the host's part (their sum) and the page's leg;
+/// `None` unless there is one median per leg.
+pub(crate) fn host_and_page(legs: &[f64]) -> Option<(f64, f64)> {
+    (legs.len() == PATCH_LEGS.len()).then(|| {
+        let host = legs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != PAGE_LEG)
+            .map(|(_, ms)| ms)
+            .sum();
+        (host, legs[PAGE_LEG])
+    })
+}
+
 /// One patch's legs (ms): each mark is the first of its name after the one before, from
 /// `start` (the envelope handed over) to `outbound` (the `ack` at the outbound callback).
 pub(crate) fn patch_legs(phases: &[Phase], start: Instant, outbound: Instant) -> Option<Vec<f64>> {
