@@ -97,12 +97,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
         "first" => {
             let mut phases = serde_json::Map::new();
+            phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
             let mut views = Vec::new();
             if let Some(kind) = kind {
-                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
                 views.push(lab.open_raw(kind, &bytes)?.0);
             } else {
-                phases.insert("event_loop_ms".to_owned(), json!(ms(start.elapsed())));
                 lab.start_host(HostBuilder::new())?;
                 phases.insert("host_built_ms".to_owned(), json!(ms(start.elapsed())));
                 let bytes = lab.envelope(
@@ -145,6 +144,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         "memory" => {
+            if variant == "hardened-pair" {
+                return Err("hardened-pair is a variant of the first-Surface mode only".to_owned());
+            }
             let counts: Vec<usize> = args
                 .get(2)
                 .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
