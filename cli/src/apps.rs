@@ -100,9 +100,15 @@ enum AppsCommand {
     /// Stop agents from opening an app; running hosts close its open Surfaces.
     #[command(after_help = EXIT_CODES)]
     Disable(AppChangeArgs),
-    /// Remove an app with all its versions and cached files.
+    /// Remove an app with all its versions and cached files. Its id stays reserved (R-UI-9):
+    /// an inline bundle under it, in any case, is refused `revoked`, and it cannot be
+    /// installed again until `lineup apps forget ID`.
     #[command(after_help = EXIT_CODES)]
     Remove(AppChangeArgs),
+    /// Forget a removed app's id (its tombstone), recorded on the audit log: the id may be
+    /// installed again, and inline bundles under it are no longer refused.
+    #[command(after_help = EXIT_CODES)]
+    Forget(AppChangeArgs),
     /// List installed apps: id, current version, enabled, versions kept, digest.
     #[command(after_help = EXIT_CODES)]
     List {
@@ -318,15 +324,17 @@ fn list(out: &mut impl Write, store: &Store, json: bool) -> Result<(), Failure> 
         let value = serde_json::to_string(&apps).map_err(|e| Failure::io(stdout, e.into()))?;
         return writeln!(out, "{value}").map_err(|e| Failure::io(stdout, e));
     }
-    if apps.is_empty() {
-        return writeln!(out, "no apps installed").map_err(|e| Failure::io(stdout, e));
-    }
+    let removed = store.removed_apps().map_err(Failure::store)?;
     let write = |out: &mut dyn Write| -> io::Result<()> {
-        writeln!(
-            out,
-            "{:<32} {:<12} {:<8} {:<10} DIGEST",
-            "ID", "VERSION", "ENABLED", "VERSIONS"
-        )?;
+        if apps.is_empty() {
+            writeln!(out, "no apps installed")?;
+        } else {
+            writeln!(
+                out,
+                "{:<32} {:<12} {:<8} {:<10} DIGEST",
+                "ID", "VERSION", "ENABLED", "VERSIONS"
+            )?;
+        }
         for app in &apps {
             writeln!(
                 out,
@@ -337,6 +345,12 @@ fn list(out: &mut impl Write, store: &Store, json: bool) -> Result<(), Failure> 
                 app.versions.len(),
                 app.digest
             )?;
+        }
+        if !removed.is_empty() {
+            writeln!(out, "removed, ids reserved until `lineup apps forget ID`:")?;
+            for (id, at) in &removed {
+                writeln!(out, "  {:<32} removed {at}", Shown(id).to_string())?;
+            }
         }
         Ok(())
     };
@@ -382,6 +396,25 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
         AppsCommand::Remove(app) => {
             let done = open()?.remove_app(&app.id).map_err(Failure::store)?;
             changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
+        }
+        AppsCommand::Forget(app) => {
+            let revision = open()?.forget_app(&app.id).map_err(Failure::store)?;
+            let done = AppChange {
+                id: app.id.clone(),
+                from: None,
+                to: None,
+                enabled: false,
+                revision,
+            };
+            if app.json {
+                return changed(&mut out, &done, true).map_err(|e| Failure::io(stdout, e));
+            }
+            writeln!(
+                out,
+                "forgot removed app {} (audited); its id may be installed again (inventory revision {revision})",
+                Shown(&app.id)
+            )
+            .map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::List { json } => list(&mut out, &open()?, json),
         AppsCommand::Verify { package: None, .. } => {

@@ -96,19 +96,35 @@ impl CapabilityArgs {
             || !self.enable.is_empty()
             || self.dangerous_auto_consent.is_some()
             || self.dangerous_test_capability.is_some();
-        if !on {
-            return Ok(builder);
-        }
-        let dir = match &self.data_dir {
-            Some(dir) => dir.clone(),
-            None => lineup_store::default_data_dir().map_err(|e| format!("data dir: {e}"))?,
+        let (dir, store) = if on {
+            let dir = match &self.data_dir {
+                Some(dir) => dir.clone(),
+                None => lineup_store::default_data_dir().map_err(|e| format!("data dir: {e}"))?,
+            };
+            let store = lineup_store::Store::open(&dir)
+                .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+            (dir, store)
+        } else {
+            // R-INV-1, R-UI-9: the app center is there whenever a data directory is; a plain
+            // host opens the default one if it exists and never creates it.
+            let Some(dir) = lineup_store::default_data_dir()
+                .ok()
+                .filter(|dir| dir.join(lineup_store::DB_FILE).is_file())
+            else {
+                tracing::info!("no data directory: no app center; App Capabilities off");
+                return Ok(builder);
+            };
+            let store = lineup_store::Store::open_existing(&dir)
+                .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+            (dir, store)
         };
-        let store = lineup_store::Store::open(&dir)
-            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
-        tracing::info!("capability records in {}", dir.display());
-        builder = builder.enable_capabilities().capability_store(store);
+        tracing::info!("capability records and apps in {}", dir.display());
+        builder = builder.capability_store(store);
+        if on {
+            builder = builder.enable_capabilities();
+        }
         // R-UI-9: the data dir's app center, on its own connection; checked once at start.
-        let apps = lineup_store::Store::open(&dir)
+        let apps = lineup_store::Store::open_existing(&dir)
             .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
         match apps.verify_apps() {
             Ok(failed) => {

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::{AppId, AppVersion, EventName, SurfaceId};
 use crate::message::{InlineApp, InstalledSurface, InventoryApp};
-use crate::Integrity;
 
 /// One static asset of an installed app: its MIME type and bytes, verified with its package.
 #[derive(Clone, PartialEq, Eq)]
@@ -104,13 +103,48 @@ impl fmt::Display for CatalogRefusal {
     }
 }
 
+/// An enabled, verified app as the catalog lists it for the inventory: what the agent sees,
+/// and the key it was signed with, so the kernel lists only what its bundle policy opens
+/// (R-INV-1, R-INV-3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedApp {
+    /// The inventory entry (R-INV-3: ids, versions, Surfaces and their events; never a path,
+    /// source or origin).
+    pub app: InventoryApp,
+    /// The trusted key its current version was installed with (`ed25519:<base64>`), if any.
+    pub signed_by: Option<String>,
+}
+
+/// Why an app id is reserved in the app center (R-UI-9 as amended): an id the app center
+/// holds or has held, compared ignoring ASCII case, never opens from inline bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reservation {
+    /// An app of this id (in this spelling) is installed and enabled.
+    Enabled(AppId),
+    /// An app of this id is installed and disabled.
+    Disabled(AppId),
+    /// An app of this id was installed and removed; its tombstone stays until an operator
+    /// forgets it explicitly.
+    Removed(AppId),
+}
+
+impl Reservation {
+    /// The id as the app center holds it (its spelling may differ in case from the one asked).
+    pub fn held_id(&self) -> &AppId {
+        match self {
+            Self::Enabled(id) | Self::Disabled(id) | Self::Removed(id) => id,
+        }
+    }
+}
+
 /// The installed, verified apps a host offers (R-UI-9). The kernel asks it at `ui.open` by
 /// app id and when it announces the inventory; an implementation reads its registry and
 /// verifies bytes against their recorded digest before returning them.
 pub trait AppCatalog {
-    /// The enabled, verified apps, for `client.inventory` `applications` (R-INV-3: ids,
-    /// versions, Surfaces and their events; never a path, source or origin).
-    fn applications(&self) -> Vec<InventoryApp>;
+    /// The enabled apps whose bytes verify, for `client.inventory` `applications` (R-INV-3).
+    /// The kernel leaves out those its bundle policy would refuse (R-INV-1).
+    fn applications(&self) -> Vec<ListedApp>;
 
     /// Surface `surface` of app `id`, at `version` when the agent named one.
     ///
@@ -123,10 +157,10 @@ pub trait AppCatalog {
         surface: &SurfaceId,
     ) -> Result<ResolvedSurface, CatalogRefusal>;
 
-    /// The bundle digests of every Surface of installed app `id` (enabled or not), or `None`
-    /// when no app of that id is installed: an inline bundle claiming an installed app's id is
-    /// accepted only when it is one of them (R-SEC-7).
-    fn installed_digests(&self, id: &AppId) -> Option<Vec<Integrity>>;
+    /// Whether `id`, compared ignoring ASCII case, is held or was held by the app center
+    /// (R-UI-9): an inline bundle under a reserved id is refused and never loaded, whatever
+    /// its bytes. `None` when the id is free.
+    fn reservation(&self, id: &AppId) -> Option<Reservation>;
 
     /// A value that changes whenever the catalog may have changed, also through another
     /// process (for example a store's revision counter); the host looks about once a second
@@ -135,6 +169,42 @@ pub trait AppCatalog {
     fn change_marker(&self) -> Option<u64> {
         None
     }
+}
+
+/// The refusal of an inline bundle under a reserved app id (R-UI-9, R-INV-4): `revoked` for
+/// a disabled or removed app, `policy_violation` for an enabled one; `payload.app.id` named.
+pub(crate) fn reserved_error(asked: &AppId, reservation: &Reservation) -> ProtocolError {
+    let held = reservation.held_id();
+    let spelled = if held.as_str() == asked.as_str() {
+        String::new()
+    } else {
+        format!(" (held as {held}; ids are compared ignoring ASCII case)")
+    };
+    let (code, state, fix) = match reservation {
+        Reservation::Enabled(_) => (
+            ErrorCode::PolicyViolation,
+            "is installed and enabled in the app center",
+            "open it by id: {\"app\": {\"id\", \"surface\"}}",
+        ),
+        Reservation::Disabled(_) => (
+            ErrorCode::Revoked,
+            "is installed and disabled in the app center",
+            "it opens only by id, once enabled again",
+        ),
+        Reservation::Removed(_) => (
+            ErrorCode::Revoked,
+            "was removed from the app center",
+            "its id stays reserved until an operator forgets it",
+        ),
+    };
+    ProtocolError::new(
+        code,
+        "R-UI-9",
+        format!(
+            "app id {asked}{spelled} {state}; an inline bundle under it is refused and was not loaded; {fix}"
+        ),
+    )
+    .field("payload.app.id")
 }
 
 /// The refusal of `ui.open` for `installed` (R-INV-4): `revoked` where the app (or its

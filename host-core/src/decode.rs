@@ -69,8 +69,17 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Message, ProtocolError> {
             "envelope must be a JSON object",
         ));
     };
-    let readable = readable(&object);
-    decode_object(object, bytes, limits).map_err(|e| e.about(readable))
+    let mut readable = readable(&object);
+    decode_object(object, bytes, limits).map_err(|e| {
+        // R-SES-1: only a refusal of the payload leaves the envelope well-formed.
+        let payload_only = e.field.as_deref().is_some_and(|f| {
+            f == "payload" || f.starts_with("payload.") || f.starts_with("payload/")
+        });
+        if !payload_only {
+            readable.sender = None;
+        }
+        e.about(readable)
+    })
 }
 
 /// Reads, leniently, what addresses the answer to `object` should it be refused: each member
@@ -84,13 +93,29 @@ fn readable(object: &Map<String, Value>) -> Readable {
     } else {
         None
     };
+    let id = text(object.get("id")).and_then(|s| MessageId::try_from(s).ok());
+    let conversation_id =
+        text(object.get("conversation_id")).and_then(|s| ConversationId::try_from(s).ok());
+    // The envelope fields of an agent-to-client message, all valid (R-ENV-1): such an
+    // envelope establishes its session even when its payload is refused (R-SES-1).
+    let well_formed = object.get("v") == Some(&Value::from(1))
+        && id.is_some()
+        && conversation_id.is_some()
+        && AGENT_TO_CLIENT.contains(&message_type.as_str());
+    let sender = object
+        .get("sender")
+        .filter(|_| well_formed)
+        .and_then(|s| serde_json::from_value::<Party>(s.clone()).ok());
     Readable {
-        id: text(object.get("id")).and_then(|s| MessageId::try_from(s).ok()),
-        conversation_id: text(object.get("conversation_id"))
-            .and_then(|s| ConversationId::try_from(s).ok()),
+        id,
+        conversation_id,
         call_id,
+        sender,
     }
 }
+
+/// The message types an agent sends to the client.
+const AGENT_TO_CLIENT: [&str; 4] = [UiOpen::TYPE, UiPatch::TYPE, UiClose::TYPE, AppCall::TYPE];
 
 /// Whether a refused message of this type is answered with `app.result` when its `call_id` can be
 /// read: an `app.call`, or a `lineup.v1.app.*` type this host does not know (R-ENV-3, R-ENV-5).

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{CallId, ConversationId, MessageId};
+use crate::message::Party;
 
 /// A stable, machine-readable reason for refusing a message; written in snake_case on the wire
 /// (`lineup.v1.client.error`, R-ENV-5).
@@ -154,6 +155,10 @@ pub struct ProtocolError {
     /// The `call_id` of a refused `app.*` message, when it could be read: such a message is
     /// answered with `app.result` rather than `client.error` (R-ENV-3, R-ENV-5).
     pub call_id: Option<CallId>,
+    /// The `sender` of a refused envelope whose envelope fields (`v`, `id`, an agent-to-client
+    /// `type`, `conversation_id`, `sender`) were all valid, so that only its payload was
+    /// refused: such an envelope establishes its conversation's session (R-SES-1).
+    pub sender: Option<Party>,
 }
 
 impl ProtocolError {
@@ -167,6 +172,7 @@ impl ProtocolError {
             in_reply_to: None,
             conversation_id: None,
             call_id: None,
+            sender: None,
         }
     }
 
@@ -191,6 +197,7 @@ impl ProtocolError {
         self.in_reply_to = envelope.id;
         self.conversation_id = envelope.conversation_id;
         self.call_id = envelope.call_id;
+        self.sender = envelope.sender;
         self
     }
 }
@@ -204,6 +211,8 @@ pub(crate) struct Readable {
     pub(crate) conversation_id: Option<ConversationId>,
     /// Its `payload.call_id`, read only for `app.call` and unknown `app.*` types.
     pub(crate) call_id: Option<CallId>,
+    /// Its `sender`, set only when every envelope field is valid (see [`ProtocolError::sender`]).
+    pub(crate) sender: Option<Party>,
 }
 
 /// A call the embedder made that the kernel cannot honour; never caused by agent or page input.

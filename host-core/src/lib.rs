@@ -64,7 +64,9 @@ mod session;
 mod session_config;
 mod sessions;
 
-pub use apps::{AppCatalog, Asset, Assets, CatalogRefusal, ResolvedSurface};
+pub use apps::{
+    AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface,
+};
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{

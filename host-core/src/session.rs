@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
-use crate::apps::{refusal_error, Assets, CatalogRefusal};
+use crate::apps::{refusal_error, reserved_error, Assets, CatalogRefusal};
 use crate::bridge::BridgeMessage;
 use crate::capability::{Answer, Capabilities, Capability, CapabilitySetup, Out, Ticket};
 use crate::decode::decode;
@@ -19,8 +19,8 @@ use crate::json::JsonObject;
 use crate::limits::Limits;
 use crate::message::{
     AppCall, AppError, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope,
-    InlineApp, InstalledSurface, Message, Party, Payload, SurfaceSource, UiClose, UiEvent, UiOpen,
-    UiPatch,
+    InlineApp, InstalledSurface, InventoryApp, Message, Party, Payload, SurfaceSource, UiClose,
+    UiEvent, UiOpen, UiPatch,
 };
 use crate::recovery::{Decision, ReopenBudget};
 
@@ -177,8 +177,8 @@ impl Session {
         for (agent, name) in hidden {
             caps.set_visible(agent, name, false, &mut out);
         }
-        if let Some(catalog) = &self.config.app_catalog {
-            caps.set_applications(catalog.0.applications(), &mut out);
+        if self.config.app_catalog.is_some() {
+            caps.set_applications(self.listed_applications(), &mut out);
         }
         if let Some(conversation) = self.conversation.clone() {
             caps.establish(conversation, &mut out);
@@ -224,13 +224,30 @@ impl Session {
                 self.gone(&key, entry, reason, &mut fx);
             }
         }
-        let applications = catalog.0.applications();
+        let applications = self.listed_applications();
         if let Some(caps) = self.capabilities.as_mut() {
             let mut out = Vec::new();
             caps.set_applications(applications, &mut out);
             fx.extend(self.capability_effects(out));
         }
         fx
+    }
+
+    /// The catalog's apps this session would open, for the inventory: every enabled, verified
+    /// app, less those the bundle policy refuses (R-INV-1, R-INV-3: `signed-only` lists only
+    /// apps installed with a trusted signature).
+    fn listed_applications(&self) -> Vec<InventoryApp> {
+        let Some(catalog) = &self.config.app_catalog else {
+            return Vec::new();
+        };
+        let signed_only = self.config.bundle_policy == BundlePolicy::SignedOnly;
+        catalog
+            .0
+            .applications()
+            .into_iter()
+            .filter(|listed| !signed_only || listed.signed_by.is_some())
+            .map(|listed| listed.app)
+            .collect()
     }
 
     /// The capability kernel, once enabled: its registry and its pending calls.
@@ -447,9 +464,45 @@ impl Session {
                 Message::AppCall(env) => Some(env.payload.call_id.clone()),
                 _ => None,
             },
+            sender: None,
         };
         let mut fx = Vec::new();
         self.refuse(err.about(about), Some(message.sender().clone()), &mut fx);
+        fx
+    }
+
+    /// [`Session::check_admission`] for a well-formed envelope whose payload was refused
+    /// ([`ProtocolError::sender`]).
+    pub(crate) fn check_refused_admission(
+        &self,
+        refused: &ProtocolError,
+    ) -> Result<(), ProtocolError> {
+        match (&refused.conversation_id, &refused.sender) {
+            (Some(conversation), Some(sender)) => self.admit_envelope(
+                conversation,
+                Direction::AgentToClient,
+                "lineup.v1 message",
+                sender,
+            ),
+            _ => Err(refused.clone()),
+        }
+    }
+
+    /// Refuses the well-formed envelope `refused` with the table's own `err` (R-ENV-5);
+    /// nothing else changes.
+    pub(crate) fn refuse_about(
+        &mut self,
+        refused: &ProtocolError,
+        err: ProtocolError,
+    ) -> Vec<Effect> {
+        let about = Readable {
+            id: refused.in_reply_to.clone(),
+            conversation_id: refused.conversation_id.clone(),
+            call_id: refused.call_id.clone(),
+            sender: None,
+        };
+        let mut fx = Vec::new();
+        self.refuse(err.about(about), refused.sender.clone(), &mut fx);
         fx
     }
 
@@ -896,20 +949,22 @@ impl Session {
                 Message::AppCall(env) => Some(env.payload.call_id.clone()),
                 _ => None,
             },
+            sender: None,
         };
         if let Err(err) = self.admit(&message) {
             return self.refuse(err.about(about), Some(sender), fx);
         }
-        // R-SES-1: only an accepted envelope establishes the conversation. It is adopted for the
-        // answers this envelope produces, and given back if the envelope is refused after all.
-        let adopted = self.conversation.is_none();
-        let start = fx.len();
-        let mut announce = Vec::new();
-        if adopted {
+        // R-SES-1: a well-formed envelope of an admitted agent establishes the conversation,
+        // even when its payload is refused below; the inventory comes before its answer
+        // (R-INV-1).
+        if self.conversation.is_none() {
             self.conversation = Some(conversation.clone());
+            let mut announce = Vec::new();
             if let Some(caps) = self.capabilities.as_mut() {
                 caps.establish(conversation, &mut announce);
             }
+            let announce = self.capability_effects(announce);
+            fx.extend(announce);
         }
         let outcome = match message {
             Message::UiOpen(env) => self.open(env, fx),
@@ -922,28 +977,68 @@ impl Session {
             _ => Ok(()),
         };
         match outcome {
-            Ok(()) => {
-                self.stats.envelopes_accepted += 1;
-                // R-INV-1: the inventory comes before the answer to the establishing envelope.
-                let announce = self.capability_effects(announce);
-                fx.splice(start..start, announce);
-            }
-            Err(err) => {
-                if adopted {
-                    self.conversation = None;
-                    if let Some(caps) = self.capabilities.as_mut() {
-                        caps.unestablish();
-                    }
-                }
-                self.refuse(err.about(about), Some(sender), fx);
-            }
+            Ok(()) => self.stats.envelopes_accepted += 1,
+            Err(err) => self.refuse(err.about(about), Some(sender), fx),
         }
+    }
+
+    /// Establishes the session for a well-formed envelope whose payload could not be decoded
+    /// (R-SES-1, [`ProtocolError::sender`]): admitted like any envelope, then the inventory
+    /// first (R-INV-1) and the refusal's answer. Without a readable sender and conversation it
+    /// is refused like any undecodable envelope.
+    pub(crate) fn establish_refusing(&mut self, err: ProtocolError) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let (Some(sender), Some(conversation)) = (err.sender.clone(), err.conversation_id.clone())
+        else {
+            self.refuse(err, None, &mut fx);
+            return fx;
+        };
+        if let Err(admission) = self.admit_envelope(
+            &conversation,
+            Direction::AgentToClient,
+            "lineup.v1 message",
+            &sender,
+        ) {
+            return self.refuse_about(&err, admission);
+        }
+        if self.conversation.is_none() {
+            self.conversation = Some(conversation.clone());
+            let mut announce = Vec::new();
+            if let Some(caps) = self.capabilities.as_mut() {
+                caps.establish(conversation, &mut announce);
+            }
+            let announce = self.capability_effects(announce);
+            fx.extend(announce);
+        }
+        self.refuse(err, Some(sender), &mut fx);
+        fx
+    }
+
+    /// Whether this session has a conversation: it was opened for one, or an envelope
+    /// established it (R-SES-1).
+    pub(crate) fn is_established(&self) -> bool {
+        self.conversation.is_some()
     }
 
     /// The checks every decoded inbound envelope passes before it may change anything: its
     /// conversation (R-ENV-1, R-SES-1), its direction (R-ENV-2) and its sender (R-ENV-1).
     fn admit(&self, message: &Message) -> Result<(), ProtocolError> {
-        let conversation = message.conversation_id();
+        self.admit_envelope(
+            message.conversation_id(),
+            message.direction(),
+            message.message_type(),
+            message.sender(),
+        )
+    }
+
+    /// [`Session::admit`] on an envelope's parts.
+    fn admit_envelope(
+        &self,
+        conversation: &ConversationId,
+        direction: Direction,
+        message_type: &str,
+        sender: &Party,
+    ) -> Result<(), ProtocolError> {
         if let Some(ours) = self
             .conversation
             .as_ref()
@@ -956,31 +1051,27 @@ impl Session {
             )
             .field("conversation_id"));
         }
-        if message.direction() == Direction::ClientToAgent {
+        if direction == Direction::ClientToAgent {
             return Err(ProtocolError::new(
                 ErrorCode::WrongDirection,
                 "R-ENV-2",
-                format!(
-                    "{} is sent by the client, not to it",
-                    message.message_type()
-                ),
+                format!("{message_type} is sent by the client, not to it"),
             )
             .field("type"));
         }
-        let kind = &message.sender().kind;
+        let kind = &sender.kind;
         if kind.as_str() != AGENT_KIND {
             return Err(ProtocolError::new(
                 ErrorCode::WrongSender,
                 "R-ENV-1",
                 format!(
-                    "sender.kind is {:?}; only a sender of kind {AGENT_KIND:?} sends {} to the client",
+                    "sender.kind is {:?}; only a sender of kind {AGENT_KIND:?} sends {message_type} to the client",
                     shorten(kind.as_str(), 40),
-                    message.message_type()
                 ),
             )
             .field("sender.kind"));
         }
-        let id = &message.sender().id;
+        let id = &sender.id;
         if let Some(vouched) = self.config.agent_id.as_ref().filter(|v| *v != id) {
             return Err(ProtocolError::new(
                 ErrorCode::WrongSender,
@@ -1005,21 +1096,10 @@ impl Session {
         let catalog = self.config.app_catalog.clone();
         let (app, installed) = match app {
             SurfaceSource::Inline(app) => {
-                // R-SEC-7: an inline bundle may not pose as an installed app.
-                let digest = app.bundle.digest();
-                let claimed = catalog
-                    .as_ref()
-                    .and_then(|c| c.0.installed_digests(&app.id));
-                if claimed.is_some_and(|digests| !digests.contains(&digest)) {
-                    return Err(ProtocolError::new(
-                        ErrorCode::PolicyViolation,
-                        "R-SEC-7",
-                        format!(
-                            "app {} is installed in the app center and this inline bundle (digest {digest}) is not its verified bytes; open it by id instead",
-                            app.id
-                        ),
-                    )
-                    .field("payload.app.id"));
+                // R-UI-9: an id the app center holds or has held is reserved, whatever the
+                // bytes: its app opens only by id, and only while enabled.
+                if let Some(reservation) = catalog.as_ref().and_then(|c| c.0.reservation(&app.id)) {
+                    return Err(reserved_error(&app.id, &reservation));
                 }
                 (app, None)
             }

@@ -373,14 +373,27 @@ impl Sessions {
     pub fn handle_inbound(&mut self, bytes: &[u8]) -> SessionEffects {
         match decode(bytes, &self.template.limits) {
             Ok(message) => self.handle_message(message),
-            Err(err) => {
-                let unreadable = err.conversation_id.is_none();
-                let answerer = self.answerer(unreadable);
-                SessionEffects {
-                    session: answerer,
-                    effects: self.session_or_table(answerer).refuse_undecodable(err),
+            Err(err) => match err.conversation_id.clone() {
+                // R-SES-1: a well-formed envelope whose payload is refused establishes its
+                // conversation's session.
+                Some(conversation)
+                    if err.sender.is_some() && self.id_of_refused(&err).is_none() =>
+                {
+                    let total = self.surface_count();
+                    self.establish(Establishing::Refused { err, conversation }, total)
                 }
-            }
+                _ => self.refuse_undecodable(err),
+            },
+        }
+    }
+
+    /// Refuses an envelope that cannot be decoded and establishes nothing (R-ENV-5).
+    fn refuse_undecodable(&mut self, err: ProtocolError) -> SessionEffects {
+        let unreadable = err.conversation_id.is_none();
+        let answerer = self.answerer(unreadable);
+        SessionEffects {
+            session: answerer,
+            effects: self.session_or_table(answerer).refuse_undecodable(err),
         }
     }
 
@@ -407,6 +420,12 @@ impl Sessions {
     /// conversation when it can be read (R-ENV-5); when it cannot and exactly one session is
     /// open, that session, in its conversation (the only one the line can be from); otherwise
     /// the table, in `"unknown"`. The answer changes nothing in either.
+    fn id_of_refused(&self, err: &ProtocolError) -> Option<SessionId> {
+        err.conversation_id
+            .as_ref()
+            .and_then(|c| self.by_conversation.get(c).copied())
+    }
+
     fn answerer(&self, unreadable: bool) -> SessionId {
         match (unreadable, self.sessions.keys().next()) {
             (true, Some(only)) if self.sessions.len() == 1 => *only,
@@ -439,19 +458,21 @@ impl Sessions {
                 };
             }
         }
-        self.establish(message, total)
+        self.establish(Establishing::Message(message), total)
     }
 
-    /// A message of a conversation without a session: it gets one if it is accepted.
-    fn establish(&mut self, message: Message, total: usize) -> SessionEffects {
+    /// An envelope of a conversation without a session: a well-formed one from an admitted
+    /// agent gets one, also when its payload is then refused (R-SES-1); the inventory comes
+    /// before its answer (R-INV-1).
+    fn establish(&mut self, input: Establishing, total: usize) -> SessionEffects {
         let refused = |effects| SessionEffects {
             session: SessionId::STANDALONE,
             effects,
         };
         // Conversation, direction and sender first, before anything is set up for it; the
         // table answers, and nothing changes (R-SES-1).
-        if let Err(err) = self.table.check_admission(&message) {
-            return refused(self.table.refuse_message(&message, err));
+        if let Err(err) = input.admission(&self.table) {
+            return refused(input.refuse_on(&mut self.table, err));
         }
         if self.sessions.len() >= self.template.limits.max_sessions {
             let limit = self.template.limits.max_sessions;
@@ -461,30 +482,33 @@ impl Sessions {
                 format!(
                     "conversation {} would be session {} of this host; the limit is {limit}; \
                      end a conversation first",
-                    message.conversation_id(),
+                    input.conversation(),
                     self.sessions.len() + 1
                 ),
             )
             .field("conversation_id")
             .limit(limit);
-            return refused(self.table.refuse_message(&message, err));
+            return refused(input.refuse_on(&mut self.table, err));
         }
-        // Ids are never reused, also when the candidate is refused below: its answer's message
+        // Ids are never reused, also when the candidate is dropped below: its answer's message
         // id is made from it.
         let id = self.next_session_id();
         let config = self.config_for(id, None);
         let mut candidate = match Session::new(config, self.factory.clock()) {
             Ok(session) => session,
-            Err(e) => return refused(self.table.refuse_message(&message, cannot_start(&e))),
+            Err(e) => return refused(input.refuse_on(&mut self.table, cannot_start(&e))),
         };
         let mut effects = match self.start_capabilities(&mut candidate) {
             Ok(effects) => effects,
-            Err(e) => return refused(self.table.refuse_message(&message, cannot_start(&e))),
+            Err(e) => return refused(input.refuse_on(&mut self.table, cannot_start(&e))),
         };
-        let conversation = message.conversation_id().clone();
-        let answer = candidate.handle_message_within(message, total);
-        if candidate.stats().envelopes_accepted == 0 {
-            // R-SES-1: a refused envelope establishes nothing; its answer is all that remains.
+        let conversation = input.conversation().clone();
+        let answer = match input {
+            Establishing::Message(message) => candidate.handle_message_within(message, total),
+            Establishing::Refused { err, .. } => candidate.establish_refusing(err),
+        };
+        if !candidate.is_established() {
+            // Not admitted after all: its answer is all that remains.
             return refused(answer);
         }
         effects.extend(answer);
@@ -726,6 +750,41 @@ impl Sessions {
             }
         }
         Ok(all)
+    }
+}
+
+/// What may establish a session (R-SES-1): a decoded envelope, or a well-formed envelope whose
+/// payload was refused ([`ProtocolError::sender`]).
+enum Establishing {
+    Message(Message),
+    Refused {
+        err: ProtocolError,
+        conversation: ConversationId,
+    },
+}
+
+impl Establishing {
+    fn conversation(&self) -> &ConversationId {
+        match self {
+            Self::Message(message) => message.conversation_id(),
+            Self::Refused { conversation, .. } => conversation,
+        }
+    }
+
+    /// The table's own admission check, before anything is set up.
+    fn admission(&self, table: &Session) -> Result<(), ProtocolError> {
+        match self {
+            Self::Message(message) => table.check_admission(message),
+            Self::Refused { err, .. } => table.check_refused_admission(err),
+        }
+    }
+
+    /// The table answers instead of a session; nothing changes.
+    fn refuse_on(&self, table: &mut Session, err: ProtocolError) -> Vec<Effect> {
+        match self {
+            Self::Message(message) => table.refuse_message(message, err),
+            Self::Refused { err: refused, .. } => table.refuse_about(refused, err),
+        }
     }
 }
 

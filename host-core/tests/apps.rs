@@ -12,8 +12,8 @@ use std::time::Duration;
 use lineup_host_core::{
     AppCatalog, AppId, AppVersion, Assets, BundlePolicy, CapabilitySetup, CatalogRef,
     CatalogRefusal, Clock, CloseReason, DeclaredSurface, Effect, EventName, GoneReason, InlineApp,
-    InlineBundle, Integrity, InventoryApp, PartyId, ResolvedSurface, RevisionEpoch, Session,
-    SessionConfig, SurfaceId, SurfaceKey, Timestamp, WallClock,
+    InlineBundle, Integrity, InventoryApp, ListedApp, PartyId, Reservation, ResolvedSurface,
+    RevisionEpoch, Session, SessionConfig, SurfaceId, SurfaceKey, Timestamp, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -51,15 +51,18 @@ impl Catalog {
 }
 
 impl AppCatalog for Catalog {
-    fn applications(&self) -> Vec<InventoryApp> {
+    fn applications(&self) -> Vec<ListedApp> {
         match &*self.app.borrow() {
-            Some((version, true, _)) => vec![InventoryApp {
-                id: AppId::try_from("com.example.dash").unwrap(),
-                version: AppVersion::try_from(version.as_str()).unwrap(),
-                surfaces: vec![DeclaredSurface {
-                    id: SurfaceId::try_from("main").unwrap(),
-                    events: vec![EventName::try_from("refresh").unwrap()],
-                }],
+            Some((version, true, _)) => vec![ListedApp {
+                app: InventoryApp {
+                    id: AppId::try_from("com.example.dash").unwrap(),
+                    version: AppVersion::try_from(version.as_str()).unwrap(),
+                    surfaces: vec![DeclaredSurface {
+                        id: SurfaceId::try_from("main").unwrap(),
+                        events: vec![EventName::try_from("refresh").unwrap()],
+                    }],
+                },
+                signed_by: self.signed_by.borrow().clone(),
             }],
             _ => Vec::new(),
         }
@@ -111,14 +114,16 @@ impl AppCatalog for Catalog {
         })
     }
 
-    fn installed_digests(&self, id: &AppId) -> Option<Vec<Integrity>> {
-        let app = self.app.borrow();
-        match &*app {
-            Some((_, _, html)) if id.as_str() == "com.example.dash" => {
-                Some(vec![Self::bundle(html).digest()])
-            }
-            _ => None,
+    fn reservation(&self, id: &AppId) -> Option<Reservation> {
+        if !id.as_str().eq_ignore_ascii_case("com.example.dash") || !*self.ever.borrow() {
+            return None;
         }
+        let held = AppId::try_from("com.example.dash").unwrap();
+        Some(match &*self.app.borrow() {
+            Some((_, true, _)) => Reservation::Enabled(held),
+            Some((_, false, _)) => Reservation::Disabled(held),
+            None => Reservation::Removed(held),
+        })
     }
 }
 
@@ -268,25 +273,82 @@ fn r_inv_4_refusals_are_deterministic_and_load_nothing() {
     opened(&s.handle_inbound(&open_by_id("com.example.dash", Some("1.0.0"), "main")));
 }
 
+/// `ui.open` of inline bytes under app id `id`, at `instance`.
+fn inline_as(id: &str, html: &str, instance: &str) -> Vec<u8> {
+    envelope(
+        "m-inline",
+        "ui.open",
+        json!({"instance_id": instance, "app": {
+            "id": id, "name": "Dash", "version": "1.0.0", "html": html, "css": "", "js": ""}}),
+    )
+}
+
 #[test]
-fn r_sec_7_an_inline_bundle_cannot_pose_as_an_installed_app() {
+fn r_ui_9_an_id_held_or_once_held_is_reserved_in_any_case_whatever_the_bytes() {
     let catalog = Rc::new(Catalog::default());
     catalog.install("1.0.0", "<p>verified</p>");
-    let mut s = session(Some(catalog));
-    let inline = |html: &str| {
-        envelope(
-            "m-inline",
-            "ui.open",
-            json!({"instance_id": "x", "app": {
-            "id": "com.example.dash", "name": "Dash", "version": "1.0.0",
-            "html": html, "css": "", "js": ""}}),
-        )
+    let mut s = session(Some(catalog.clone()));
+    let refusal = |s: &mut Session, id: &str, html: &str| -> Value {
+        let fx = s.handle_inbound(&inline_as(id, html, "x"));
+        assert!(!fx.iter().any(|e| matches!(e, Effect::Open(_))), "{fx:?}");
+        let out = sent(&fx);
+        of_type(&out, "client.error")[0]["payload"].clone()
     };
-    let out = sent(&s.handle_inbound(&inline("<p>impostor</p>")));
-    let e = &of_type(&out, "client.error")[0]["payload"];
-    assert_eq!(e["code"], "policy_violation", "{e}");
-    // Positive control: the installed app's own verified bytes are accepted inline.
-    opened(&s.handle_inbound(&inline("<p>verified</p>")));
+    // Enabled: even its own verified bytes do not open inline; only by id (policy_violation).
+    for (id, html) in [
+        ("com.example.dash", "<p>verified</p>"),
+        ("com.example.dash", "<p>impostor</p>"),
+        ("com.example.DASH", "<p>verified</p>"),
+        ("COM.EXAMPLE.DASH", "<p>other</p>"),
+    ] {
+        let e = refusal(&mut s, id, html);
+        assert_eq!(e["code"], "policy_violation", "{id}: {e}");
+        assert_eq!(e["field"], "payload.app.id", "{e}");
+    }
+    // Disabled and removed: `revoked`, in any case.
+    catalog.app.borrow_mut().as_mut().unwrap().1 = false;
+    for id in ["com.example.dash", "Com.Example.Dash"] {
+        let e = refusal(&mut s, id, "<p>verified</p>");
+        assert_eq!(e["code"], "revoked", "{id}: {e}");
+        assert_eq!(e["field"], "payload.app.id", "{e}");
+    }
+    *catalog.app.borrow_mut() = None;
+    for id in ["com.example.dash", "com.example.dasH"] {
+        let e = refusal(&mut s, id, "<p>anything</p>");
+        assert_eq!(e["code"], "revoked", "{id}: {e}");
+    }
+    // Positive control: an id the app center never held opens inline.
+    opened(&s.handle_inbound(&inline_as("com.example.fresh", "<p>new</p>", "y")));
+}
+
+#[test]
+fn r_inv_1_the_inventory_lists_only_what_the_bundle_policy_opens() {
+    for (policy, signed, listed) in [
+        (BundlePolicy::default(), false, true),
+        (BundlePolicy::RequireIntegrity, false, true),
+        (BundlePolicy::AppCenterOnly, false, true),
+        (BundlePolicy::Allowlist(BTreeSet::new()), false, true),
+        (BundlePolicy::SignedOnly, false, false),
+        (BundlePolicy::SignedOnly, true, true),
+    ] {
+        let catalog = Rc::new(Catalog::default());
+        catalog.install("1.0.0", "<p>one</p>");
+        if signed {
+            *catalog.signed_by.borrow_mut() = Some("ed25519:key".into());
+        }
+        let mut s = session_with(Some(catalog), policy.clone());
+        let fx = s.handle_inbound(&open_by_id("com.example.dash", None, "main"));
+        let out = sent(&fx);
+        let apps = &of_type(&out, "client.inventory")[0]["payload"]["applications"];
+        let opens = fx.iter().any(|e| matches!(e, Effect::Open(_)));
+        assert_eq!(
+            apps.as_array().unwrap().len() == 1,
+            listed,
+            "{policy:?} signed={signed}: {apps}"
+        );
+        // What is listed is exactly what opens (R-INV-1).
+        assert_eq!(opens, listed, "{policy:?} signed={signed}");
+    }
 }
 
 #[test]

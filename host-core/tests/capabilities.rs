@@ -766,22 +766,46 @@ fn r_inv_1_inventory_comes_before_the_answer_to_the_establishing_envelope() {
         ))
         .unwrap();
     assert!(fx.is_empty(), "no conversation yet: nothing to send");
-    // A refused first envelope establishes nothing and gets no inventory.
+    // R-SES-1 (amended): a malformed envelope establishes nothing and gets no inventory:
+    // no sender, a sender of another kind, an unreadable conversation.
+    for malformed in [
+        &br#"{"v":1,"id":"m0","type":"lineup.v1.ui.close","conversation_id":"conv_01","payload":{"instance_id":"nope"}}"#[..],
+        br#"{"v":1,"id":"m0","type":"lineup.v1.ui.close","conversation_id":"conv_01","sender":{"kind":"client","id":"a"},"payload":{"instance_id":"nope"}}"#,
+        br#"{"v":1,"id":"m0","type":"lineup.v1.ui.close","conversation_id":"","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"nope"}}"#,
+        br#"{"v":2,"id":"m0","type":"lineup.v1.ui.close","conversation_id":"conv_01","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"nope"}}"#,
+    ] {
+        let fx = s.handle_inbound(malformed);
+        assert!(
+            fx.iter()
+                .all(|e| !matches!(e, Effect::Send(Message::ClientInventory(_)))),
+            "{fx:?}"
+        );
+        assert!(s.conversation_id().is_none(), "{fx:?}");
+    }
+    // A well-formed envelope whose payload is refused establishes the session: the inventory
+    // and app.list come first, then the refusal.
     let bad = br#"{"v":1,"id":"m0","type":"lineup.v1.ui.close","conversation_id":"conv_01","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"nope"}}"#;
     let fx = s.handle_inbound(bad);
+    let sent: Vec<&Message> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send(m) => Some(m),
+            _ => None,
+        })
+        .collect();
     assert!(
-        fx.iter()
-            .all(|e| !matches!(e, Effect::Send(Message::ClientInventory(_)))),
+        matches!(sent[0], Message::ClientInventory(i) if i.payload.revision.as_str() == "rev-3-1"),
         "{fx:?}"
     );
+    assert!(matches!(sent[1], Message::AppList(_)), "{fx:?}");
+    assert!(matches!(sent[2], Message::ClientError(_)), "{fx:?}");
+    assert_eq!(s.conversation_id().map(|c| c.as_str()), Some("conv_01"));
+    // Established once: the next envelope gets no inventory again.
     let call = br#"{"v":1,"id":"m1","type":"lineup.v1.app.call","conversation_id":"conv_01","sender":{"kind":"agent","id":"a"},"payload":{"call_id":"c1","capability":"x.y","reason":"r","expires_at":"2099-01-01T00:00:00Z","arguments":{}}}"#;
     let fx = s.handle_inbound(call);
     assert!(
-        matches!(&fx[0], Effect::Send(Message::ClientInventory(i)) if i.payload.revision.as_str() == "rev-3-2"),
-        "{fx:?}"
-    );
-    assert!(
-        matches!(&fx[1], Effect::Send(Message::AppList(_))),
+        fx.iter()
+            .all(|e| !matches!(e, Effect::Send(Message::ClientInventory(_)))),
         "{fx:?}"
     );
 }

@@ -567,19 +567,9 @@ fn r_env_5_every_answer_carries_the_refused_envelopes_conversation_when_readable
 }
 
 #[test]
-fn r_ses_1_a_refused_first_envelope_does_not_establish_the_conversation() {
+fn r_ses_1_a_well_formed_envelope_establishes_even_refused_and_a_malformed_one_does_not() {
     let mut s = session();
-    let mut bad: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
-    bad["conversation_id"] = json!("conv_A");
-    bad["payload"]["app"]["integrity"] = json!(lineup_host_core::InlineBundle::new("x", "", "")
-        .unwrap()
-        .digest()
-        .to_string());
-    let sent = reply(&s.handle_inbound(bad.to_string().as_bytes()));
-    assert_eq!(sent["payload"]["code"], "integrity_mismatch");
-    assert_eq!(sent["conversation_id"], "conv_A");
-    assert_eq!(s.conversation_id(), None, "a refusal changes nothing");
-    // A wrong sender does not establish it either.
+    // A wrong sender is not well-formed for the client: it establishes nothing.
     let mut client_sent: Value = serde_json::from_slice(&open("m2", "w", None)).unwrap();
     client_sent["conversation_id"] = json!("conv_A");
     client_sent["sender"]["kind"] = json!("client");
@@ -587,14 +577,38 @@ fn r_ses_1_a_refused_first_envelope_does_not_establish_the_conversation() {
         reply(&s.handle_inbound(client_sent.to_string().as_bytes()))["payload"]["code"],
         "wrong_sender"
     );
-    assert_eq!(s.conversation_id(), None);
-    // A valid open from conversation B works and establishes B.
-    let mut good: Value = serde_json::from_slice(&open("m3", "w", None)).unwrap();
-    good["conversation_id"] = json!("conv_B");
+    assert_eq!(
+        s.conversation_id(),
+        None,
+        "a malformed envelope changes nothing"
+    );
+    // A well-formed envelope whose payload is refused establishes conversation A (amended
+    // R-SES-1), and opens nothing.
+    let mut bad: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
+    bad["conversation_id"] = json!("conv_A");
+    bad["payload"]["app"]["integrity"] = json!(lineup_host_core::InlineBundle::new("x", "", "")
+        .unwrap()
+        .digest()
+        .to_string());
+    let fx = s.handle_inbound(bad.to_string().as_bytes());
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Open(_))), "{fx:?}");
+    let sent = reply(&fx);
+    assert_eq!(sent["payload"]["code"], "integrity_mismatch");
+    assert_eq!(sent["conversation_id"], "conv_A");
+    assert_eq!(s.conversation_id().unwrap().as_str(), "conv_A");
+    // So conversation B is another session's: refused here.
+    let mut other: Value = serde_json::from_slice(&open("m3", "w", None)).unwrap();
+    other["conversation_id"] = json!("conv_B");
+    assert_eq!(
+        reply(&s.handle_inbound(other.to_string().as_bytes()))["payload"]["code"],
+        "wrong_conversation"
+    );
+    // Positive control: conversation A opens.
+    let mut good: Value = serde_json::from_slice(&open("m4", "w", None)).unwrap();
+    good["conversation_id"] = json!("conv_A");
     opened_key(&s.handle_inbound(good.to_string().as_bytes()));
-    assert_eq!(s.conversation_id().unwrap().as_str(), "conv_B");
     assert_eq!(s.stats().envelopes_accepted, 1);
-    assert_eq!(s.stats().envelopes_refused, 2);
+    assert_eq!(s.stats().envelopes_refused, 3);
 }
 
 #[test]

@@ -287,29 +287,33 @@ fn envelopes_are_routed_by_conversation_and_instance_ids_are_scoped_to_their_ses
 }
 
 #[test]
-fn a_refused_envelope_establishes_no_session() {
+fn r_ses_1_a_malformed_envelope_establishes_no_session_and_a_well_formed_refused_one_does() {
     let mut h = table();
-    // Refused by the session it would have established: nothing remains.
-    let fx = h.inbound(&patch("c1", "w1"));
-    assert_eq!(refusal(&fx)["payload"]["code"], "unknown_instance");
-    assert_eq!(fx.session, SessionId::STANDALONE);
-    // Refused before: wrong sender kind.
+    // Refused before anything is set up: wrong sender kind. Nothing remains.
     let mut forged: Value = serde_json::from_slice(&open("c2", "w1")).unwrap();
     forged["sender"]["kind"] = json!("client");
     let fx = h.inbound(&serde_json::to_vec(&forged).unwrap());
     let answer = refusal(&fx);
     assert_eq!(answer["payload"]["code"], "wrong_sender");
     assert_eq!(answer["conversation_id"], "c2");
-    // Undecodable, conversation readable: the table answers in that conversation.
-    let fx = h.inbound(br#"{"v":1,"id":"x","type":"lineup.v1.ui.open","conversation_id":"c3","sender":{"kind":"agent","id":"a"},"payload":{}}"#);
-    let answer = refusal(&fx);
-    assert_eq!(answer["conversation_id"], "c3");
-    assert_eq!(answer["payload"]["in_reply_to"], "x");
+    assert_eq!(fx.session, SessionId::STANDALONE);
     // Not JSON at all: "unknown" while no session (or several) could be meant.
     let fx = h.inbound(b"not json");
     assert_eq!(refusal(&fx)["conversation_id"], "unknown");
     assert!(h.t.is_empty(), "{:?}", h.t);
-    assert_eq!(h.t.table_stats().envelopes_refused, 3);
+    assert_eq!(h.t.table_stats().envelopes_refused, 2);
+    // Well-formed, refused by the session it establishes (amended R-SES-1): the session stays.
+    let fx = h.inbound(&patch("c1", "w1"));
+    assert_eq!(refusal(&fx)["payload"]["code"], "unknown_instance");
+    assert_ne!(fx.session, SessionId::STANDALONE);
+    assert_eq!(h.t.len(), 1);
+    // Well-formed envelope, payload undecodable: established too, answered in its conversation.
+    let fx = h.inbound(br#"{"v":1,"id":"x","type":"lineup.v1.ui.open","conversation_id":"c3","sender":{"kind":"agent","id":"a"},"payload":{}}"#);
+    let answer = refusal(&fx);
+    assert_eq!(answer["conversation_id"], "c3");
+    assert_eq!(answer["payload"]["in_reply_to"], "x");
+    assert_eq!(h.t.len(), 2);
+    assert!(h.t.id_of(&conversation("c3")).is_some());
 
     // Every outbound id is unique, refusals of candidates included.
     let mut ids = Vec::new();
@@ -360,13 +364,14 @@ fn max_surfaces_bounds_each_session_and_the_host_in_total() {
     opened(&h.inbound(&open("c1", "a")));
     opened(&h.inbound(&open("c1", "b")));
     opened(&h.inbound(&open("c2", "a")));
-    // Total: a new one anywhere is refused, and a new conversation is not established by it.
+    // Total: a new one anywhere is refused.
     let answer = refusal(&h.inbound(&open("c1", "c")));
     assert_eq!(answer["payload"]["code"], "too_many_surfaces");
     assert_eq!(answer["payload"]["limit"], 3);
     let answer = refusal(&h.inbound(&open("c3", "a")));
     assert_eq!(answer["payload"]["code"], "too_many_surfaces");
-    assert_eq!(h.t.len(), 2);
+    // A well-formed envelope establishes its conversation even when refused (R-SES-1).
+    assert_eq!(h.t.len(), 3);
     // Replacing is not a new Surface.
     let fx = h.inbound(&open("c2", "a"));
     assert!(

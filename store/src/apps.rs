@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use lineup_host_core::{
     AppCatalog, AppId, AppVersion, Asset, Assets, CatalogRefusal, DeclaredSurface, InlineApp,
-    Integrity, InventoryApp, ResolvedSurface, SurfaceId,
+    InventoryApp, ListedApp, Reservation, ResolvedSurface, SurfaceId,
 };
 use lineup_packages::{
     ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits, PublicKey,
@@ -27,6 +27,7 @@ use rusqlite::OptionalExtension as _;
 use serde::Serialize;
 
 use crate::db::now_rfc3339;
+use crate::reserved::Held;
 use crate::{Store, StoreError};
 
 /// The cache folder inside the data directory.
@@ -159,11 +160,11 @@ impl Store {
                 format!("version {current} is installed: upgrade it instead"),
             ));
         }
+        // R-UI-9: no id equal ignoring case to one held, and no tombstoned id.
+        crate::reserved::check_installable(self, &tx, id)?;
         // Under the write lock, after the checks: a refusal leaves no file behind.
         self.put_in_cache(package)?;
         insert_version(&tx, package, signed_by).map_err(self.sqlite("insert into app_versions"))?;
-        tx.execute("DELETE FROM apps_removed WHERE id = ?1", [id])
-            .map_err(self.sqlite("delete from apps_removed"))?;
         tx.execute(
             "INSERT INTO apps (id, current, enabled) VALUES (?1, ?2, 1)",
             (id, package.version().to_string()),
@@ -540,7 +541,7 @@ fn current_of(
 }
 
 /// Bumps the inventory revision counter in `tx`; the new value.
-fn bump(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
+pub(crate) fn bump(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
     tx.query_row(
         "UPDATE revision SET counter = counter + 1 WHERE id = 1 RETURNING counter",
         [],
@@ -557,24 +558,28 @@ impl AppCatalog for Store {
         self.revision_counter().ok()
     }
 
-    fn applications(&self) -> Vec<InventoryApp> {
+    fn applications(&self) -> Vec<ListedApp> {
         let Ok(apps) = self.apps() else {
             return Vec::new();
         };
         apps.iter()
             .filter(|app| app.enabled)
-            .filter_map(|app| self.load_app(&app.id).ok())
-            .map(|package| InventoryApp {
-                id: package.id().clone(),
-                version: package.version().clone(),
-                surfaces: package
-                    .surfaces()
-                    .iter()
-                    .map(|(id, surface)| DeclaredSurface {
-                        id: id.clone(),
-                        events: surface.events().iter().cloned().collect(),
-                    })
-                    .collect(),
+            // Read and verified at every listing: bytes that fail are not listed (R-INV-3).
+            .filter_map(|app| Some((self.load_app(&app.id).ok()?, self.signed_by(app))))
+            .map(|(package, signed_by)| ListedApp {
+                app: InventoryApp {
+                    id: package.id().clone(),
+                    version: package.version().clone(),
+                    surfaces: package
+                        .surfaces()
+                        .iter()
+                        .map(|(id, surface)| DeclaredSurface {
+                            id: id.clone(),
+                            events: surface.events().iter().cloned().collect(),
+                        })
+                        .collect(),
+                },
+                signed_by,
             })
             .collect()
     }
@@ -588,20 +593,16 @@ impl AppCatalog for Store {
         let package = match self.load_app(id.as_str()) {
             Ok(package) => package,
             Err(StoreError::App { .. }) => {
-                // Not loadable: installed but disabled, removed once, or never installed.
-                let state: (bool, bool) = self
-                    .conn()
-                    .query_row(
-                        "SELECT EXISTS (SELECT 1 FROM apps WHERE id = ?1), \
-                                EXISTS (SELECT 1 FROM apps_removed WHERE id = ?1)",
-                        [id.as_str()],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .unwrap_or((false, false));
-                return Err(match state {
-                    (true, _) => CatalogRefusal::Disabled,
-                    (false, true) => CatalogRefusal::Removed,
-                    (false, false) => CatalogRefusal::Unknown,
+                // Not loadable: installed but disabled, removed once, or never installed; an id
+                // held in another case is refused as the held one is (R-UI-9).
+                return Err(match crate::reserved::reservation_in(self.conn(), id.as_str()) {
+                    Ok(Some((_, Held::Removed))) => CatalogRefusal::Removed,
+                    Ok(Some((_, Held::Disabled))) => CatalogRefusal::Disabled,
+                    Ok(Some((held, Held::Enabled))) => CatalogRefusal::Unavailable(format!(
+                        "the app center holds it as {held}; ids are compared ignoring ASCII case, open it by that id"
+                    )),
+                    Ok(None) => CatalogRefusal::Unknown,
+                    Err(e) => CatalogRefusal::Unavailable(e.to_string()),
                 });
             }
             Err(StoreError::Package(_)) => return Err(CatalogRefusal::Tampered),
@@ -655,29 +656,26 @@ impl AppCatalog for Store {
         })
     }
 
-    fn installed_digests(&self, id: &AppId) -> Option<Vec<Integrity>> {
-        // Enabled or not: an installed app's id is never free for an inline bundle.
-        let digest: String = self
-            .conn()
+    fn reservation(&self, id: &AppId) -> Option<Reservation> {
+        match Store::reservation(self, id.as_str()) {
+            Ok(found) => found,
+            // Unreadable: the id is treated as held and enabled, so no inline bundle passes
+            // (fail closed).
+            Err(_) => Some(Reservation::Enabled(id.clone())),
+        }
+    }
+}
+
+impl Store {
+    /// The key app `app`'s current version was installed with, if any.
+    fn signed_by(&self, app: &InstalledApp) -> Option<String> {
+        self.conn()
             .query_row(
-                "SELECT v.digest FROM apps a JOIN app_versions v \
-                 ON v.id = a.id AND v.version = a.current WHERE a.id = ?1",
-                [id.as_str()],
+                "SELECT signed_by FROM app_versions WHERE id = ?1 AND version = ?2",
+                (app.id.as_str(), app.version.as_str()),
                 |r| r.get(0),
             )
-            .ok()?;
-        let verified = PackageDigest::parse(&digest)
-            .ok()
-            .and_then(|d| self.read_cache(&d).ok());
-        // An installed app whose bytes fail verification still owns its id: no inline bundle
-        // matches it.
-        Some(verified.map_or_else(Vec::new, |package| {
-            package
-                .surfaces()
-                .values()
-                .map(|s| s.bundle().digest())
-                .collect()
-        }))
+            .unwrap_or(None)
     }
 }
 

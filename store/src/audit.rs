@@ -227,6 +227,18 @@ impl Store {
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`] when the last record's digest is not hex.
     pub fn append_audit(&self, entry: &AuditEntry) -> Result<AuditRecord, StoreError> {
         let tx = self.write("begin audit append")?;
+        let record = self.append_audit_in(&tx, entry)?;
+        tx.commit().map_err(self.sqlite("commit audit append"))?;
+        Ok(record)
+    }
+
+    /// [`Store::append_audit`] inside the caller's write transaction `tx`, so that a change and
+    /// its record commit together.
+    pub(crate) fn append_audit_in(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        entry: &AuditEntry,
+    ) -> Result<AuditRecord, StoreError> {
         let last: Option<(i64, String)> = tx
             .query_row(
                 "SELECT seq, digest FROM audit ORDER BY seq DESC LIMIT 1",
@@ -278,7 +290,6 @@ impl Store {
             ],
         )
         .map_err(self.sqlite("insert into audit"))?;
-        tx.commit().map_err(self.sqlite("commit audit append"))?;
         Ok(record)
     }
 

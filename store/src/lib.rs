@@ -78,6 +78,7 @@ mod error;
 mod grants;
 pub mod kernel;
 mod migrate;
+mod reserved;
 mod revision;
 
 pub use apps::{AppChange, InstalledApp, PACKAGE_CACHE};
@@ -89,6 +90,7 @@ pub use digest::Sha256Hex;
 pub use error::StoreError;
 pub use grants::{Grant, GrantKey, RevokeScope};
 pub use migrate::SCHEMA_VERSION;
+pub use reserved::OPERATOR;
 pub use revision::Revision;
 
 #[cfg(test)]

@@ -7,8 +7,12 @@ use lineup_packages::{ManifestLimits, Package, PackageFiles, PackageLimits};
 use lineup_store::{Store, StoreError};
 
 fn package(version: &str, text: &str) -> Package {
+    package_as("com.example.dash", version, text)
+}
+
+fn package_as(id: &str, version: &str, text: &str) -> Package {
     let manifest = format!(
-        r#"{{"id": "com.example.dash", "name": "Dash {version}", "version": "{version}",
+        r#"{{"id": "{id}", "name": "Dash {version}", "version": "{version}",
             "surfaces": {{"main": {{"html": "index.html", "events": ["refresh"]}}}},
             "assets": ["logo.png"]}}"#
     );
@@ -166,4 +170,78 @@ fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
         .upgrade_app(&package("1.0.1", "<p>fixed</p>"), None)
         .unwrap();
     store.rollback_app("com.example.dash").unwrap_err();
+}
+
+#[test]
+fn r_ui_9_ids_held_or_once_held_are_reserved_ignoring_case_until_an_audited_forget() {
+    use lineup_host_core::{AppCatalog, AppId, Reservation};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let id = |s: &str| AppId::try_from(s).unwrap();
+    let held = id("com.example.dash");
+    // Positive control: a free id is not reserved.
+    assert_eq!(AppCatalog::reservation(&store, &held), None);
+    store
+        .install_app(&package("1.0.0", "<p>one</p>"), None)
+        .unwrap();
+    for asked in ["com.example.dash", "COM.example.Dash"] {
+        assert_eq!(
+            AppCatalog::reservation(&store, &id(asked)),
+            Some(Reservation::Enabled(held.clone())),
+            "{asked}"
+        );
+    }
+    // Another spelling of a held id cannot be installed beside it.
+    let variant = store
+        .install_app(&package_as("com.example.DASH", "1.0.0", "<p>x</p>"), None)
+        .unwrap_err();
+    assert!(
+        variant.to_string().contains("differs only in case"),
+        "{variant}"
+    );
+    store.set_app_enabled("com.example.dash", false).unwrap();
+    assert_eq!(
+        AppCatalog::reservation(&store, &id("com.example.DASH")),
+        Some(Reservation::Disabled(held.clone()))
+    );
+    store.remove_app("com.example.dash").unwrap();
+    // The tombstone outlives the process (a restart between revoke and use).
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(
+        AppCatalog::reservation(&store, &id("Com.Example.Dash")),
+        Some(Reservation::Removed(held.clone()))
+    );
+    assert_eq!(store.removed_apps().unwrap().len(), 1);
+    for again in ["com.example.dash", "com.example.Dash"] {
+        let refused = store
+            .install_app(&package_as(again, "2.0.0", "<p>two</p>"), None)
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("lineup apps forget"),
+            "{refused}"
+        );
+    }
+    // Forgetting needs the exact spelling and a tombstone.
+    assert!(store.forget_app("com.example.DASH").is_err());
+    assert!(store.forget_app("com.example.never").is_err());
+    let before = store.verify_audit().unwrap().count;
+    let revision = store.revision_counter().unwrap();
+    assert_eq!(store.forget_app("com.example.dash").unwrap(), revision + 1);
+    // Audited, and the chain still verifies.
+    let head = store.verify_audit().unwrap();
+    assert_eq!(head.count, before + 1);
+    let mut export = Vec::new();
+    store.export_audit(&mut export).unwrap();
+    let last = String::from_utf8(export)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    assert!(last.contains(r#""conversation_id":"operator""#), "{last}");
+    assert!(last.contains("app:com.example.dash"), "{last}");
+    assert_eq!(AppCatalog::reservation(&store, &held), None);
+    store
+        .install_app(&package("2.0.0", "<p>two</p>"), None)
+        .unwrap();
 }

@@ -392,6 +392,21 @@ pub(crate) enum PromptChoice {
     Custom(Box<dyn ConsentPrompt>),
 }
 
+/// A [`MemoryStore`](lineup_host_core::MemoryStore) whose revision epochs start after a random
+/// base, so a host without a durable store does not repeat the revisions of its last run
+/// (R-INV-2), except by a 2⁻³² chance.
+fn fresh_memory_store() -> lineup_host_core::MemoryStore {
+    let mut random = [0u8; 4];
+    let base = match getrandom::fill(&mut random) {
+        Ok(()) => u64::from(u32::from_le_bytes(random)),
+        // No random source: the clock's nanoseconds are the next best thing here.
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| u64::from(d.subsec_nanos()) ^ d.as_secs()),
+    } & 0xffff_ffff;
+    lineup_host_core::MemoryStore::starting_after(lineup_host_core::RevisionEpoch(base << 32))
+}
+
 /// What a [`HostBuilder`](crate::HostBuilder) collected about capabilities.
 pub(crate) struct CapabilityConfig {
     pub(crate) registrations: Vec<(lineup_host_core::Capability, Arc<dyn CapabilityHandler>)>,
@@ -405,7 +420,7 @@ impl Default for CapabilityConfig {
     fn default() -> Self {
         Self {
             registrations: Vec::new(),
-            store: Box::new(lineup_host_core::MemoryStore::default()),
+            store: Box::new(fresh_memory_store()),
             prompt: PromptChoice::BuiltIn,
             hook: Box::new(|_| false),
             builtins: BuiltinConfig::default(),

@@ -744,13 +744,12 @@ impl HostBuilder {
         let proxy = event_loop.create_proxy();
         let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
         let start = Instant::now();
-        let (driver, store, started) = match self.capabilities {
-            Some(config) => {
-                let (driver, store, started) =
-                    start_capabilities(config, event_loop, proxy.clone())?;
-                (Some(driver), Some(store), Some(started))
-            }
-            None => (None, None, None),
+        // R-INV-1: every session gets its inventory, capabilities on or off; off is the
+        // kernel with nothing registered, so every `app.call` is answered `unsupported`.
+        let config = self.capabilities.unwrap_or_default();
+        let (driver, store, started) = {
+            let (driver, store, started) = start_capabilities(config, event_loop, proxy.clone())?;
+            (Some(driver), Some(store), Some(started))
         };
         let factory = HostSessions { start, store };
         let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;

@@ -30,6 +30,22 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    /// An empty store whose revision epochs start after `base`: an embedder that draws `base`
+    /// at random (say, a random 32 bits shifted left by 32) at each start gets revisions that
+    /// a restart does not repeat, except by chance (R-INV-2), without a durable store.
+    ///
+    /// ```
+    /// use lineup_host_core::{CapabilityStore, MemoryStore, RevisionEpoch};
+    /// let mut store = MemoryStore::starting_after(RevisionEpoch(7 << 32));
+    /// assert_eq!(store.next_revision_epoch().unwrap(), RevisionEpoch((7 << 32) + 1));
+    /// ```
+    pub fn starting_after(base: RevisionEpoch) -> Self {
+        Self {
+            epoch: base.0,
+            ..Self::default()
+        }
+    }
+
     /// The audit records appended so far, oldest first.
     pub fn audit(&self) -> &[AuditRecord] {
         &self.audit

@@ -214,12 +214,6 @@ impl Capabilities {
         }
     }
 
-    /// The envelope that established the session was refused after all (R-SES-1).
-    pub(crate) fn unestablish(&mut self) {
-        self.conversation = None;
-        self.announced = None;
-    }
-
     pub(crate) fn register(
         &mut self,
         capability: Capability,

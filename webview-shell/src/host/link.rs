@@ -34,7 +34,8 @@ impl HostHandle {
     /// (it ended, say after `HostBuilder::end_idle_sessions_after`), one is opened, vouching for
     /// `agent` (R-SES-1; `None`: the builder's vouched agent), and announces itself as a new
     /// session does. Then `done` runs on the event-loop thread with whether an inventory was
-    /// sent: never with App Capabilities off, since the host then has no inventory to send.
+    /// sent (every session has one, App Capabilities on or off; `false` only when the session
+    /// could not be opened).
     pub fn announce_inventory(
         &self,
         conversation: ConversationId,
