@@ -494,8 +494,10 @@ fn a_flipped_byte_in_the_cache_is_refused_at_start_and_at_open_and_nothing_is_se
         log.contains("app com.example.dash 1.0.0 is refused until reinstalled"),
         "{log}"
     );
-    // Positive control: reinstalling the verified package after removing it serves it again.
+    // Positive control: reinstalling the verified package after removing it (and forgetting
+    // the removed id, R-UI-9) serves it again.
     assert!(apps(&["remove", "com.example.dash"]).status.success());
+    assert!(apps(&["forget", "com.example.dash"]).status.success());
     assert!(
         apps(&["install", pkg.to_str().unwrap(), "--digest", &digest])
             .status

@@ -226,6 +226,14 @@ fn downloads_are_verified_bounded_and_https_only() {
         .output()
         .unwrap();
     assert!(run.status.success());
+    // R-UI-9: a removed id is reserved until it is forgotten.
+    let run = Command::new(LINEUP)
+        .args(["apps", "--data-dir"])
+        .arg(&data)
+        .args(["forget", "com.example.remote"])
+        .output()
+        .unwrap();
+    assert!(run.status.success());
     let run = install(&data, &url("/good.tar"), &digest, Some(&roots));
     assert_eq!(
         run.status.code(),

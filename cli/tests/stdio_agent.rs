@@ -681,11 +681,24 @@ fn agent_drives_lineup_host_stdio_end_to_end() {
             .all(|m| m["conversation_id"] == "conv_01"),
         "every envelope belongs to conv_01"
     );
+    // R-INV-1, R-SES-1: a plain host (no capability flag, no data directory) still sends the
+    // inventory first, before the answer to the envelope that established the session.
+    let types: Vec<&Value> = agent.received.iter().map(|m| &m["type"]).collect();
+    assert_eq!(
+        types[..2],
+        [
+            &json!("lineup.v1.client.inventory"),
+            &json!("lineup.v1.app.list")
+        ],
+        "the first two lines"
+    );
+    assert_eq!(agent.received[0]["payload"]["capabilities"], json!([]));
+    assert_eq!(agent.received[0]["payload"]["applications"], json!([]));
     // Everything on stdout was checked to be an envelope as it arrived; nothing else came.
     assert_eq!(
         agent.received.len(),
-        ui_events.len() + errors,
-        "stdout carried only ui.event and client.error envelopes"
+        ui_events.len() + errors + 2,
+        "stdout carried only the inventory, ui.event and client.error envelopes"
     );
 }
 
@@ -729,7 +742,19 @@ fn an_oversized_line_is_answered_and_the_host_keeps_working() {
     agent.close_stdin();
     let status = agent.wait_exit();
     assert!(status.success(), "the host exited with {status}");
-    assert_eq!(agent.received.len(), 2, "{:?}", agent.received);
+    // The oversized line established nothing; the open did, so its inventory came before it.
+    let types: Vec<&Value> = agent.received.iter().map(|m| &m["type"]).collect();
+    assert_eq!(
+        types,
+        [
+            "lineup.v1.client.error",
+            "lineup.v1.client.inventory",
+            "lineup.v1.app.list",
+            "lineup.v1.ui.event"
+        ],
+        "{:?}",
+        agent.received
+    );
 }
 
 /// A Surface that, once it has its state, posts `tick` events as fast as its page can, numbered

@@ -1866,8 +1866,9 @@ fn start_capabilities(
 
 /// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
 /// a revision epoch of the store for each (R-INV-2).
-/// How often the host looks at the app center's change marker.
-const APPS_POLL: Duration = Duration::from_secs(1);
+/// How often the host looks at the app center's change marker: a revoked app's Surfaces must
+/// close within 2 s of the change (R-INV-4, R-UI-12), and a look is one read of one row.
+const APPS_POLL: Duration = Duration::from_millis(250);
 
 /// The app center and the change marker last seen.
 struct AppsWatch {

@@ -1,0 +1,340 @@
+//! Revocation and the inventory through `lineup host --stdio` and `lineup apps` (R-UI-9 as
+//! amended, R-INV-1, R-INV-3, R-INV-4, R-SES-1): an app id the app center holds or has held is
+//! reserved ignoring ASCII case, so its bytes never open inline, whether it is enabled,
+//! disabled, upgraded, rolled back or removed, also after a restart; its Surfaces close when it
+//! is revoked, busy page or not; every session gets the inventory first, in every mode.
+//!
+//! Run with `xvfb-run -a cargo test -p lineup-cli --test revocation`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+#[path = "support/stdio_host.rs"]
+mod stdio_host;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use stdio_host::{envelope, error_for, is, lineup, lineup_status, StdioHost};
+
+const ID: &str = "com.example.rev";
+
+fn require_display() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+}
+
+/// A package of app `ID` at `version` whose page reports `shown` with its version once it has
+/// its state, then (with `busy`) spins forever.
+fn package(dir: &Path, version: &str, busy: bool) -> (String, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        format!(
+            r#"{{"id": "{ID}", "name": "Rev", "version": "{version}",
+                "surfaces": {{"main": {{"html": "index.html", "js": "app.js", "events": ["shown"]}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let html = format!("<p>rev {version}</p>");
+    let spin = if busy {
+        "setTimeout(function () { for (;;) {} }, 20);"
+    } else {
+        ""
+    };
+    let js = format!(
+        "LineUpSurface.onState(function () {{ LineUpSurface.event('shown', {{version: '{version}'}}); {spin} }});\n"
+    );
+    std::fs::write(dir.join("index.html"), &html).unwrap();
+    std::fs::write(dir.join("app.js"), &js).unwrap();
+    (html, js)
+}
+
+/// `lineup apps install|upgrade DIR --digest …` in `home`'s default data directory.
+fn install(home: &Path, verb: &str, dir: &Path) {
+    let report: Value = serde_json::from_str(&lineup(
+        home,
+        &["apps", "verify", dir.to_str().unwrap(), "--json"],
+    ))
+    .unwrap();
+    lineup(
+        home,
+        &[
+            "apps",
+            verb,
+            dir.to_str().unwrap(),
+            "--digest",
+            report["digest"].as_str().unwrap(),
+        ],
+    );
+}
+
+/// `ui.open` of the given bytes inline under `id`.
+fn inline(msg: &str, id: &str, instance: &str, bytes: &(String, String)) -> String {
+    envelope(
+        msg,
+        "ui.open",
+        json!({"instance_id": instance, "app": {"id": id, "name": "Rev", "version": "1.0.0",
+               "html": bytes.0, "css": "", "js": bytes.1}, "state": {}}),
+    )
+}
+
+/// `ui.open` of Surface `main` of app `ID` by id.
+fn by_id(msg: &str, instance: &str) -> String {
+    envelope(
+        msg,
+        "ui.open",
+        json!({"instance_id": instance, "app": {"id": ID, "surface": "main"}, "state": {}}),
+    )
+}
+
+/// Sends `line` and returns the `client.error` code it is refused with; panics if a Surface of
+/// it reported anything.
+fn refused(host: &mut StdioHost, msg: &str, line: &str) -> (String, String) {
+    host.send(line);
+    let error = host.expect(&format!("the refusal of {msg}"), error_for(msg));
+    (
+        error["payload"]["code"].as_str().unwrap().to_owned(),
+        error["payload"]["field"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+fn shown(instance: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| {
+        is("ui.event")(v)
+            && v["payload"]["instance_id"] == instance
+            && v["payload"]["event"] == "shown"
+    }
+}
+
+fn closed(instance: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| {
+        is("ui.event")(v)
+            && v["payload"]["instance_id"] == instance
+            && v["payload"]["event"] == "close"
+    }
+}
+
+#[test]
+fn r_ui_9_a_revoked_app_never_opens_inline_by_id_or_in_another_case_also_after_a_restart() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let v1 = package(&home.join("v1"), "1.0.0", false);
+    let v2 = package(&home.join("v2"), "1.1.0", false);
+    install(home, "install", &home.join("v1"));
+    let mut host = StdioHost::start(home, &["--conversation", "c1"]);
+    host.expect("the inventory", is("client.inventory"));
+
+    // Enabled: its own exact bytes, and any bytes in another case, are refused inline.
+    let policy = ("policy_violation".to_owned(), "payload.app.id".to_owned());
+    assert_eq!(
+        refused(&mut host, "i1", &inline("i1", ID, "x", &v1)),
+        policy
+    );
+    let upper = "com.example.REV";
+    assert_eq!(
+        refused(&mut host, "i2", &inline("i2", upper, "x", &v1)),
+        policy
+    );
+    // Positive control: by id it opens, and runs.
+    host.send(&by_id("o1", "s1"));
+    host.expect("the app's page by id", shown("s1"));
+
+    // Disabled: its open Surface closes; inline and by id are `revoked`.
+    lineup(home, &["apps", "disable", ID]);
+    host.expect("the Surface closed as app_disabled", |v| {
+        closed("s1")(v) && v["payload"]["data"]["reason"] == "app_disabled"
+    });
+    let revoked = ("revoked".to_owned(), "payload.app.id".to_owned());
+    assert_eq!(
+        refused(&mut host, "i3", &inline("i3", ID, "x", &v1)),
+        revoked
+    );
+    assert_eq!(
+        refused(&mut host, "i4", &inline("i4", "COM.EXAMPLE.REV", "x", &v1)),
+        revoked
+    );
+    assert_eq!(refused(&mut host, "o2", &by_id("o2", "s2")), revoked);
+
+    // Enabled again, upgraded, rolled back: the current bytes (and the old ones) never inline.
+    lineup(home, &["apps", "enable", ID]);
+    assert_eq!(
+        refused(&mut host, "i5", &inline("i5", ID, "x", &v1)),
+        policy
+    );
+    install(home, "upgrade", &home.join("v2"));
+    assert_eq!(
+        refused(&mut host, "i6", &inline("i6", ID, "x", &v2)),
+        policy
+    );
+    assert_eq!(
+        refused(&mut host, "i7", &inline("i7", ID, "x", &v1)),
+        policy
+    );
+    lineup(home, &["apps", "rollback", ID]);
+    assert_eq!(
+        refused(&mut host, "i8", &inline("i8", ID, "x", &v1)),
+        policy
+    );
+
+    // Removed: anything under the id, in any case, is `revoked`.
+    lineup(home, &["apps", "remove", ID]);
+    let other = ("<p>other</p>".to_owned(), String::new());
+    assert_eq!(
+        refused(&mut host, "i9", &inline("i9", ID, "x", &other)),
+        revoked
+    );
+    assert_eq!(
+        refused(
+            &mut host,
+            "i10",
+            &inline("i10", "Com.Example.Rev", "x", &v1)
+        ),
+        revoked
+    );
+    assert_eq!(refused(&mut host, "o3", &by_id("o3", "s3")), revoked);
+    assert!(
+        !host.seen.iter().any(|(_, v)| shown("x")(v)),
+        "an inline bundle under a reserved id ran"
+    );
+    host.stop();
+
+    // A restart between the revocation and the use changes nothing.
+    let mut host = StdioHost::start(home, &["--conversation", "c1"]);
+    host.expect("the inventory", is("client.inventory"));
+    assert_eq!(
+        refused(&mut host, "r1", &inline("r1", ID, "x", &v1)),
+        revoked
+    );
+    assert_eq!(
+        refused(&mut host, "r2", &inline("r2", "COM.example.rev", "x", &v1)),
+        revoked
+    );
+    // Positive control: an id never held opens inline.
+    host.send(&inline("r3", "com.example.fresh", "fresh", &v1));
+    host.expect("a fresh id's page", shown("fresh"));
+    host.stop();
+
+    // The id cannot be installed again, in any case, until it is forgotten; forgetting is
+    // audited, and the audit chain still verifies.
+    let (ok, _, err) = lineup_status(
+        home,
+        &[
+            "apps",
+            "install",
+            home.join("v1").to_str().unwrap(),
+            "--digest",
+            "sha256-x",
+        ],
+    );
+    assert!(!ok, "{err}");
+    let (ok, _, err) = lineup_status(home, &["apps", "forget", "COM.EXAMPLE.REV"]);
+    assert!(!ok && err.contains("spelled com.example.rev"), "{err}");
+    lineup(home, &["apps", "forget", ID]);
+    let export = lineup(home, &["audit", "export"]);
+    assert!(
+        export
+            .lines()
+            .any(|l| l.contains("operator") && l.contains(ID)),
+        "{export}"
+    );
+    lineup(home, &["audit", "verify"]);
+    install(home, "install", &home.join("v1"));
+}
+
+#[test]
+fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    package(&home.join("busy"), "1.0.0", true);
+    install(home, "install", &home.join("busy"));
+    let mut host = StdioHost::start(home, &["--conversation", "c1"]);
+    host.expect("the inventory", is("client.inventory"));
+    let mut took = Vec::new();
+    for run in 0..20 {
+        let instance = format!("busy{run}");
+        host.send(&by_id(&format!("o{run}"), &instance));
+        host.expect("the busy page's first event", shown(&instance));
+        // Let the page start spinning.
+        std::thread::sleep(Duration::from_millis(100));
+        let start = Instant::now();
+        lineup(home, &["apps", "disable", ID]);
+        let Some((at, event)) = host.wait_for(Duration::from_secs(30), closed(&instance)) else {
+            panic!(
+                "run {run}: no close; stderr:\n{}",
+                host.stderr.lock().unwrap()
+            );
+        };
+        assert_eq!(
+            event["payload"]["data"]["reason"], "app_disabled",
+            "{event}"
+        );
+        took.push(at.duration_since(start));
+        lineup(home, &["apps", "enable", ID]);
+    }
+    eprintln!(
+        "revoked Surface closed after (ms): {:?}",
+        took.iter().map(Duration::as_millis).collect::<Vec<_>>()
+    );
+    let late: Vec<_> = took
+        .iter()
+        .filter(|d| **d > Duration::from_secs(2))
+        .collect();
+    assert!(
+        late.is_empty(),
+        "{} of 20 closed later than 2 s: {took:?}",
+        late.len()
+    );
+}
+
+#[test]
+fn r_inv_1_a_plain_host_sends_the_inventory_first_and_uses_an_existing_default_data_dir() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    // No data directory: the inventory still comes first, lists nothing, and none is created.
+    let mut host = StdioHost::start(home, &["--conversation", "c1"]);
+    host.expect("the inventory", is("client.inventory"));
+    host.expect("app.list", is("app.list"));
+    let types: Vec<Value> = host.seen.iter().map(|(_, v)| v["type"].clone()).collect();
+    assert_eq!(types, ["lineup.v1.client.inventory", "lineup.v1.app.list"]);
+    assert_eq!(host.seen[0].1["payload"]["applications"], json!([]));
+    assert_eq!(host.seen[0].1["payload"]["capabilities"], json!([]));
+    // An app.call is answered `unsupported` with capabilities off.
+    host.send(&envelope(
+        "c1",
+        "app.call",
+        json!({"call_id": "k1", "capability": "clipboard.write", "reason": "r",
+               "expires_at": "2099-01-01T00:00:00Z", "arguments": {}}),
+    ));
+    let result = host.expect("the call's result", is("app.result"));
+    assert_eq!(result["payload"]["status"], "unsupported", "{result}");
+    host.stop();
+    assert!(
+        !home.join("data/lineup").exists(),
+        "a plain host created a data directory"
+    );
+
+    // The default data directory exists (an app installed there): a plain host lists the app
+    // and opens it by id.
+    package(&home.join("v1"), "1.0.0", false);
+    install(home, "install", &home.join("v1"));
+    let mut host = StdioHost::start(home, &[]);
+    host.send(&by_id("o1", "s1"));
+    let first = host.expect("the inventory", |_| true);
+    assert_eq!(first["type"], "lineup.v1.client.inventory", "{first}");
+    assert_eq!(first["payload"]["applications"][0]["id"], ID, "{first}");
+    host.expect("the app's page", shown("s1"));
+}
