@@ -111,13 +111,24 @@ impl Host {
     /// Starts `lineup host --connect URL` with capabilities on (so each connection starts with
     /// an inventory), the vouched conversation and agent, and `extra` arguments.
     fn start(name: &str, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn(name, url, true, extra, env)
+    }
+
+    /// [`Host::start`] without `--data-dir`: App Capabilities off, no data directory.
+    fn start_plain(name: &str, url: &str, token: &str) -> Self {
+        Self::spawn(name, url, false, &[], &[("LINEUP_AGENT_TOKEN", token)])
+    }
+
+    fn spawn(name: &str, url: &str, data: bool, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let dir = scratch(name);
-        let data = dir.join("data");
         let mut command = Command::new(env!("CARGO_BIN_EXE_lineup"));
         command
             .args(["host", "--connect", url, "--conversation", CONVERSATION])
-            .args(["--agent-id", AGENT, "--data-dir"])
-            .arg(&data)
+            .args(["--agent-id", AGENT]);
+        if data {
+            command.arg("--data-dir").arg(dir.join("data"));
+        }
+        command
             .args(extra)
             .env("RUST_LOG", "info")
             .env("HOME", dir.join("home"))
@@ -443,6 +454,21 @@ fn refused(args: &[&str]) -> String {
     let _ = std::fs::remove_dir_all(dir);
     assert!(!out.status.success(), "not refused: {args:?}");
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn r_inv_1_each_connection_of_a_host_without_capabilities_begins_with_the_inventory() {
+    require_display();
+    let _one = one_host();
+    let token = "plain-token-2c9e";
+    let agent = AgentServer::start(0, token, 0);
+    let _host = Host::start_plain("plain", &agent.url(), token);
+    // No --data-dir, no capability flag: the inventory and app.list still come first.
+    let inventory = expect_greeting(&agent);
+    assert_eq!(inventory["payload"]["capabilities"], json!([]));
+    assert_eq!(inventory["payload"]["applications"], json!([]));
+    agent.send(counter_open());
+    agent.until("the Surface's first state", is_rendered(1));
 }
 
 #[test]
