@@ -13,6 +13,8 @@ use lineup_host_core::{
 };
 use lineup_webview_shell::{Builtin, HostBuilder, PendingConsent};
 
+use crate::lease::HostLease;
+
 /// How prompts are answered under `--dangerous-auto-consent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum AutoConsent {
@@ -84,8 +86,13 @@ impl CapabilityArgs {
         self.agent_id.as_deref()
     }
 
-    /// Applies the flags to `builder`.
-    pub(crate) fn apply(&self, mut builder: HostBuilder) -> Result<HostBuilder, String> {
+    /// Applies the flags to `builder`. With a data directory, the returned lease names this
+    /// process; keep it until the host has ended (dropping it deletes the grants of the
+    /// unvouched sessions, R-SES-1).
+    pub(crate) fn apply(
+        &self,
+        mut builder: HostBuilder,
+    ) -> Result<(HostBuilder, Option<HostLease>), String> {
         if let Some(agent) = &self.agent_id {
             let agent =
                 PartyId::try_from(agent.as_str()).map_err(|e| format!("--agent-id: {e}"))?;
@@ -112,14 +119,19 @@ impl CapabilityArgs {
                 .filter(|dir| dir.join(lineup_store::DB_FILE).is_file())
             else {
                 tracing::info!("no data directory: no app center; App Capabilities off");
-                return Ok(builder);
+                return Ok((builder, None));
             };
             let store = lineup_store::Store::open_existing(&dir)
                 .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
             (dir, store)
         };
         tracing::info!("capability records and apps in {}", dir.display());
-        builder = builder.capability_store(store);
+        // R-SES-1: the "always" of unvouched sessions is kept in the store under this
+        // process's lease, listed and revocable by `lineup grants`, deleted when it ends.
+        let lease = HostLease::take(&dir, &store)?;
+        builder = builder
+            .unvouched_grants_scope(lease.scope())
+            .capability_store(store);
         if on {
             builder = builder.enable_capabilities();
         }
@@ -172,7 +184,7 @@ impl CapabilityArgs {
                     counting(file.clone()),
                 );
         }
-        Ok(builder)
+        Ok((builder, Some(lease)))
     }
 }
 

@@ -28,6 +28,7 @@ mod data;
 mod fetch;
 mod grants;
 mod kiosk;
+mod lease;
 mod link;
 mod log;
 mod preview;
@@ -202,8 +203,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// What `--stdio` and `--connect` set up alike: the builder from the flags.
-fn host_builder(args: &HostArgs) -> Result<HostBuilder, Box<dyn std::error::Error>> {
+/// What `--stdio` and `--connect` set up alike: the builder from the flags, and the process's
+/// lease in the data directory, to keep until the host has ended.
+fn host_builder(
+    args: &HostArgs,
+) -> Result<(HostBuilder, Option<lease::HostLease>), Box<dyn std::error::Error>> {
     let client_id = PartyId::try_from(args.client_id.as_str())?;
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = args.max_surfaces;
@@ -230,7 +234,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     writer_limits.answers_high_water = args.max_waiting_answers as usize;
     writer_limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
     let link = StdioLink::take_with(writer_limits)?;
-    let builder = host_builder(&args)?;
+    let (builder, _lease) = host_builder(&args)?;
     let event_loop = lineup_webview_shell::event_loop()?;
     link.run(builder.delegate(log::StderrDelegate), event_loop)
 }
@@ -325,7 +329,7 @@ fn host_connect(
     };
     let conversation = ConversationId::try_from(conversation.as_str())?;
     let agent = PartyId::try_from(agent)?;
-    let builder = host_builder(&args)?;
+    let (builder, _lease) = host_builder(&args)?;
     let event_loop = lineup_webview_shell::event_loop()?;
     let outbound = link::Outbound::new(link::OutboundLimits {
         max_waiting_events: args.outbound_queue,

@@ -338,3 +338,173 @@ fn r_inv_1_a_plain_host_sends_the_inventory_first_and_uses_an_existing_default_d
     assert_eq!(first["payload"]["applications"][0]["id"], ID, "{first}");
     host.expect("the app's page", shown("s1"));
 }
+
+/// `app.call` of `capability` with `tag`, as call `call_id`.
+fn call(msg: &str, call_id: &str, capability: &str) -> String {
+    envelope(
+        msg,
+        "app.call",
+        json!({"call_id": call_id, "capability": capability, "reason": "test",
+               "expires_at": "2099-01-01T00:00:00Z", "arguments": {"tag": call_id}}),
+    )
+}
+
+fn result_of(call_id: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| is("app.result")(v) && v["payload"]["call_id"] == call_id
+}
+
+/// The audit records of `call_id` with a decision, as (decision, decision_source).
+fn decisions(home: &Path, data: &str, call_id: &str) -> Vec<(String, String)> {
+    lineup(home, &["audit", "export", "--data-dir", data])
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["call_id"] == call_id && r["decision"] != "none")
+        .map(|r| {
+            (
+                r["decision"].as_str().unwrap_or_default().to_owned(),
+                r["decision_source"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn r_ses_1_an_unvouched_always_is_listed_revocable_by_another_process_and_gone_at_exit() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let data = home.join("store");
+    let data = data.to_str().unwrap();
+    let count = home.join("count");
+    let start = |home: &Path| {
+        StdioHost::start(
+            home,
+            &[
+                "--conversation",
+                "c1",
+                "--data-dir",
+                data,
+                "--dangerous-auto-consent",
+                "allow-always",
+                "--dangerous-test-capability",
+                count.to_str().unwrap(),
+            ],
+        )
+    };
+    let mut host = start(home);
+    host.send(&call("m1", "k1", "test.confirm"));
+    assert_eq!(
+        host.expect("k1", result_of("k1"))["payload"]["status"],
+        "completed"
+    );
+    // The "always" given without --agent-id is listed, under this process's unvouched identity.
+    let grants: Value = serde_json::from_str(&lineup(
+        home,
+        &["grants", "list", "--json", "--data-dir", data],
+    ))
+    .unwrap();
+    let agent = grants[0]["agent"].as_str().unwrap().to_owned();
+    assert!(
+        agent.starts_with("~unvouched/") && agent.ends_with("/c1"),
+        "{grants}"
+    );
+    assert_eq!(grants[0]["capability"], "test.confirm");
+    // It decides the next call (no prompt)…
+    host.send(&call("m2", "k2", "test.confirm"));
+    host.expect("k2", result_of("k2"));
+    assert_eq!(
+        decisions(home, data, "k2"),
+        [("allowed".to_owned(), "remembered_grant".to_owned())]
+    );
+    // …until another process revokes it: the next call asks again.
+    lineup(
+        home,
+        &["grants", "revoke", "--agent", &agent, "--data-dir", data],
+    );
+    host.send(&call("m3", "k3", "test.confirm"));
+    host.expect("k3", result_of("k3"));
+    let k3 = decisions(home, data, "k3");
+    assert!(k3.iter().any(|(_, source)| source == "prompt"), "{k3:?}");
+    // At exit its grants go.
+    host.stop();
+    let left = lineup(home, &["grants", "list", "--json", "--data-dir", data]);
+    assert_eq!(left.trim(), "[]", "{left}");
+
+    // A host that is killed leaves them; the next host deletes them (their lease is free).
+    let mut host = start(home);
+    host.send(&call("m4", "k4", "test.confirm"));
+    host.expect("k4", result_of("k4"));
+    let before = lineup(home, &["grants", "list", "--json", "--data-dir", data]);
+    assert_ne!(before.trim(), "[]");
+    drop(host);
+    let next = start(home);
+    std::thread::sleep(Duration::from_secs(1));
+    let after = lineup(home, &["grants", "list", "--json", "--data-dir", data]);
+    // Only the new host's (none yet) remain.
+    assert_eq!(after.trim(), "[]", "{after}");
+    drop(next);
+}
+
+#[test]
+fn r_inv_4_a_capability_offered_before_a_restart_and_gone_after_is_revoked_for_that_agent_only() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let data = home.join("store");
+    let data = data.to_str().unwrap();
+    let count = home.join("count");
+    let as_agent = |agent: &str, offer: bool| {
+        let mut args = vec![
+            "--conversation",
+            "c1",
+            "--data-dir",
+            data,
+            "--agent-id",
+            agent,
+        ];
+        if offer {
+            args.extend(["--dangerous-test-capability", count.to_str().unwrap()]);
+        }
+        StdioHost::start(home, &args)
+    };
+    // Offered to alice in a first process.
+    let mut host = as_agent("a1", true);
+    let inventory = host.expect("the inventory", is("client.inventory"));
+    assert!(inventory.to_string().contains("test.count"), "{inventory}");
+    host.stop();
+    // Restarted without it: alice's call is `revoked`…
+    let mut host = as_agent("a1", false);
+    host.send(&call("m1", "k1", "test.count"));
+    let result = host.expect("k1", result_of("k1"));
+    assert_eq!(result["payload"]["status"], "unsupported", "{result}");
+    assert_eq!(result["payload"]["error"]["code"], "revoked", "{result}");
+    // …and a capability never offered is plain `unsupported`.
+    host.send(&call("m2", "k2", "test.never"));
+    let never = host.expect("k2", result_of("k2"));
+    assert_eq!(never["payload"]["status"], "unsupported", "{never}");
+    assert!(never["payload"]["error"].is_null(), "{never}");
+    host.stop();
+    // To another agent, withdrawn stays identical to unknown (R-ENV-5).
+    let mut host = StdioHost::start(
+        home,
+        &[
+            "--conversation",
+            "c1",
+            "--data-dir",
+            data,
+            "--agent-id",
+            "b2",
+        ],
+    );
+    let line = envelope(
+        "m3",
+        "app.call",
+        json!({"call_id": "k3", "capability": "test.count", "reason": "test",
+               "expires_at": "2099-01-01T00:00:00Z", "arguments": {"tag": "k3"}}),
+    )
+    .replace(r#""id":"a1""#, r#""id":"b2""#);
+    host.send(&line);
+    let other = host.expect("k3", result_of("k3"));
+    assert_eq!(other["payload"]["status"], "unsupported", "{other}");
+    assert!(other["payload"]["error"].is_null(), "{other}");
+}

@@ -70,10 +70,11 @@ pub use apps::{
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
-    Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
-    Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore,
-    ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError,
-    HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
+    unvouched_identity, Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState,
+    CallSummary, Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup,
+    CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey,
+    GrantRecord, HandlerError, HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest,
+    Ticket, WallClock, UNVOUCHED_PREFIX,
 };
 pub use decode::decode;
 pub use diagnostic::{

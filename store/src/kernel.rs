@@ -69,7 +69,7 @@
 //! and neither are its `kind` and `note`, which the store's chained entry has no field for.
 
 use lineup_host_core as kernel;
-use lineup_host_core::{CapabilityStore, RevisionEpoch};
+use lineup_host_core::{AgentIdentity, CapabilityName, CapabilityStore, RevisionEpoch};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -275,6 +275,24 @@ impl CapabilityStore for Store {
 
     /// Appends the record as an [`AuditEntry`], chained (R-CAP-6; the mapping and its
     /// placeholders are in the module docs).
+    fn remember_offered(
+        &mut self,
+        agent: &AgentIdentity,
+        capabilities: &[CapabilityName],
+    ) -> Result<(), StoreError> {
+        let names: Vec<&str> = capabilities.iter().map(CapabilityName::as_str).collect();
+        Store::remember_offered(self, agent.as_str(), &names)
+    }
+
+    fn offered(&mut self, agent: &AgentIdentity) -> Result<Vec<CapabilityName>, StoreError> {
+        // A name this build cannot read is left out, never a panic.
+        Ok(self
+            .offered_to(agent.as_str())?
+            .into_iter()
+            .filter_map(|name| CapabilityName::try_from(name).ok())
+            .collect())
+    }
+
     fn append_audit(&mut self, record: &kernel::AuditRecord) -> Result<(), StoreError> {
         let entry = AuditEntry {
             conversation_id: record.call.conversation_id.as_str().to_owned(),

@@ -78,6 +78,7 @@ mod error;
 mod grants;
 pub mod kernel;
 mod migrate;
+mod offered;
 mod reserved;
 mod revision;
 

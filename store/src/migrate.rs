@@ -106,6 +106,16 @@ const MIGRATIONS: &[&str] = &[
         removed_at TEXT NOT NULL
     ) STRICT, WITHOUT ROWID;
     ",
+    // 5: what each vouched identity was ever offered, so a capability withdrawn across a
+    // restart is `revoked` for it (R-INV-4).
+    "
+    CREATE TABLE offered (
+        agent            TEXT NOT NULL,
+        capability       TEXT NOT NULL,
+        first_offered_at TEXT NOT NULL,
+        PRIMARY KEY (agent, capability)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.
@@ -170,7 +180,7 @@ mod tests {
         std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 4);
+        assert_eq!(SCHEMA_VERSION, 5);
         store.verify_audit().unwrap();
     }
 
@@ -247,7 +257,7 @@ mod tests {
         };
 
         let mut store = Store::open(dir).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 4);
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
         // The store's own API reads every old row as before.
         assert!(store.is_granted(&grant).unwrap());
         assert_eq!(store.unfinished_calls().unwrap().len(), 1);
@@ -308,7 +318,7 @@ mod tests {
                 err,
                 StoreError::SchemaTooNew {
                     found: 99,
-                    supported: 4,
+                    supported: 5,
                     ..
                 }
             ),

@@ -138,6 +138,10 @@ pub(crate) trait ErasedStore {
     fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, String>;
     fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, String>;
     fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, String>;
+    fn offered(
+        &mut self,
+        agent: &lineup_host_core::AgentIdentity,
+    ) -> Result<Vec<CapabilityName>, String>;
 }
 
 impl<S: CapabilityStore> ErasedStore for S {
@@ -168,6 +172,13 @@ impl<S: CapabilityStore> ErasedStore for S {
                 self.append_audit(record).map_err(text)?;
                 Ok(None)
             }
+            CapabilityEffect::RememberOffered {
+                agent,
+                capabilities,
+            } => {
+                self.remember_offered(agent, capabilities).map_err(text)?;
+                Ok(None)
+            }
             _ => Ok(None),
         }
     }
@@ -178,6 +189,13 @@ impl<S: CapabilityStore> ErasedStore for S {
 
     fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, String> {
         self.unfinished_calls().map_err(|e| e.to_string())
+    }
+
+    fn offered(
+        &mut self,
+        agent: &lineup_host_core::AgentIdentity,
+    ) -> Result<Vec<CapabilityName>, String> {
+        CapabilityStore::offered(self, agent).map_err(|e| e.to_string())
     }
 }
 

@@ -346,6 +346,7 @@ pub struct HostBuilder {
     contrast: Contrast,
     session_idle: Option<Duration>,
     app_center: Option<Rc<dyn AppCatalog>>,
+    unvouched_scope: Option<String>,
     reopen: bool,
     watchdog: WatchdogConfig,
     standby: Option<crate::StandbyScreen>,
@@ -390,6 +391,7 @@ impl HostBuilder {
             theme: Theme::System,
             contrast: Contrast::System,
             app_center: None,
+            unvouched_scope: None,
             session_idle: None,
             reopen: true,
             watchdog: WatchdogConfig::default(),
@@ -515,12 +517,23 @@ impl HostBuilder {
     /// Serves the installed apps of `catalog` (R-UI-9): `ui.open` by app id opens a Surface of
     /// an enabled, verified app from the catalog's bytes, `client.inventory` lists the enabled
     /// apps, and about once a second the host checks
-    /// [`AppCatalog::change_marker`]: when the catalog changed (also through another process,
+    /// [`AppCatalog::change_marker`] four times a second: when the catalog changed (also through another process,
     /// like `lineup apps`), every session gets its new inventory and the Surfaces of apps
     /// disabled, removed, upgraded or rolled back are closed (`app_disabled`, `app_removed`,
     /// `app_upgraded`). `lineup-store`'s `Store` is such a catalog.
     pub fn app_center(mut self, catalog: Rc<dyn AppCatalog>) -> Self {
         self.app_center = Some(catalog);
+        self
+    }
+
+    /// Keeps the "always" answers of sessions without a vouched agent in the capability store,
+    /// under [`unvouched_identity`](lineup_host_core::unvouched_identity)`(scope, conversation)`,
+    /// instead of in memory (R-SES-1): asked at every decision, they can be listed and revoked
+    /// from another process (`lineup grants`). `scope` must name this host process and no other
+    /// (draw it at random); the embedder deletes its grants when the process ends. Off by
+    /// default.
+    pub fn unvouched_grants_scope(mut self, scope: impl Into<String>) -> Self {
+        self.unvouched_scope = Some(scope.into());
         self
     }
 
@@ -751,7 +764,11 @@ impl HostBuilder {
             let (driver, store, started) = start_capabilities(config, event_loop, proxy.clone())?;
             (Some(driver), Some(store), Some(started))
         };
-        let factory = HostSessions { start, store };
+        let factory = HostSessions {
+            start,
+            store,
+            unvouched_scope: self.unvouched_scope.clone(),
+        };
         let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;
         let mut pending = VecDeque::new();
         if let Some((capabilities, unfinished)) = started {
@@ -1880,6 +1897,8 @@ struct AppsWatch {
 struct HostSessions {
     start: Instant,
     store: Option<SharedStore>,
+    /// [`HostBuilder::unvouched_grants_scope`].
+    unvouched_scope: Option<String>,
 }
 
 impl SessionFactory for HostSessions {
@@ -1899,7 +1918,16 @@ impl SessionFactory for HostSessions {
             .next_epoch()
             .map_err(|e| format!("capability store: {e}"))?;
         let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
+        if let Some(agent) = agent {
+            // R-INV-4: what this identity was offered before, also by an earlier process.
+            let offered = store.borrow_mut().offered(agent);
+            match offered {
+                Ok(names) => setup.offered_before = names.into_iter().collect(),
+                Err(e) => tracing::error!("capability store: offered capabilities: {e}"),
+            }
+        }
         setup.agent = agent.cloned();
+        setup.unvouched_scope = self.unvouched_scope.clone();
         Ok(Some(setup))
     }
 }

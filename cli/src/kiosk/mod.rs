@@ -115,8 +115,10 @@ fn kiosk(
     if !config.allow_close {
         builder = builder.ignore_parent_close();
     }
-    builder = CapabilityArgs::for_kiosk(&config.agent.agent_id, config.host.data_dir.clone())
-        .apply(builder)?;
+    let (with_capabilities, _lease) =
+        CapabilityArgs::for_kiosk(&config.agent.agent_id, config.host.data_dir.clone())
+            .apply(builder)?;
+    builder = with_capabilities;
     let delegate = RegionLayout::new(config.regions.clone(), crate::log::StderrDelegate);
     builder = builder.delegate(delegate);
     match (stdio, connect) {

@@ -1,6 +1,7 @@
 //! What the capability kernel asks the platform to do ([`CapabilityEffect`]) and what the
 //! platform answers ([`Answer`], by [`Ticket`]); the setup it starts from.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::capability::store::{
     AuditRecord, CallKey, CallRecord, GrantKey, GrantRecord, RevisionEpoch,
 };
-use crate::ids::{AgentIdentity, CapabilityName, OpaqueVersion, Risk};
+use crate::ids::{AgentIdentity, CapabilityName, ConversationId, OpaqueVersion, Risk};
 use crate::json::JsonObject;
 use crate::message::Timestamp;
 use crate::redact::Fingerprint;
@@ -173,6 +174,15 @@ pub enum CapabilityEffect {
     Run(RunRequest),
     /// Append this audit record (R-CAP-6).
     Audit(AuditRecord),
+    /// The vouched `agent` was offered these capabilities (R-INV-4): remember them
+    /// ([`crate::CapabilityStore::remember_offered`]) so that after a restart a call to one no
+    /// longer offered is answered `revoked`.
+    RememberOffered {
+        /// The vouched identity.
+        agent: AgentIdentity,
+        /// The capabilities in the announced inventory.
+        capabilities: Vec<CapabilityName>,
+    },
 }
 
 /// What the platform answers to a [`Ticket`].
@@ -276,7 +286,27 @@ pub struct CapabilitySetup {
     pub unfinished: Vec<CallRecord>,
     /// The bounds.
     pub limits: CapabilityLimits,
+    /// Without a vouched identity, where "always" is kept: `Some(scope)` keeps it in the store
+    /// under the identity [`unvouched_identity`]`(scope, conversation)`, asked at every decision
+    /// like a vouched grant, so it can be listed and revoked from another process (R-SES-1);
+    /// `None` keeps it in memory. `scope` names this host process (random, so that no vouched
+    /// identity and no other process can hold it).
+    pub unvouched_scope: Option<String>,
+    /// The capabilities the vouched identity was offered before, in an earlier session or
+    /// process ([`crate::CapabilityStore::offered`]): one of them that is not offered now is
+    /// answered `revoked`, not plain `unsupported` (R-INV-4).
+    pub offered_before: BTreeSet<CapabilityName>,
 }
+
+/// The identity under which an unvouched session's "always" is kept in the store: a reserved
+/// prefix, the host process's `scope` and the conversation (R-SES-1). A vouched identity never
+/// starts with [`UNVOUCHED_PREFIX`] in practice: its scope is random per process.
+pub fn unvouched_identity(scope: &str, conversation: &ConversationId) -> Option<AgentIdentity> {
+    AgentIdentity::try_from(format!("{UNVOUCHED_PREFIX}{scope}/{conversation}")).ok()
+}
+
+/// The prefix of [`unvouched_identity`].
+pub const UNVOUCHED_PREFIX: &str = "~unvouched/";
 
 impl CapabilitySetup {
     /// A setup with the default limits, no vouched identity and nothing to recover.
@@ -287,6 +317,8 @@ impl CapabilitySetup {
             wall_clock,
             unfinished: Vec::new(),
             limits: CapabilityLimits::default(),
+            unvouched_scope: None,
+            offered_before: BTreeSet::new(),
         }
     }
 }

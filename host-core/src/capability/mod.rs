@@ -90,8 +90,9 @@ pub(crate) use pipeline::Out;
 pub use registry::{Capability, Registry};
 
 pub use effect::{
-    Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup, ConsentAnswer,
-    ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
+    unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
+    ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
+    UNVOUCHED_PREFIX,
 };
 pub use store::{
     ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CapabilityStore, Decision,

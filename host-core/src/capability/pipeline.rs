@@ -7,8 +7,8 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::capability::effect::{
-    Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup, ConsentAnswer,
-    ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
+    unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
+    ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
 };
 use crate::capability::registry::{Capability, Registry};
 use crate::capability::store::{
@@ -123,6 +123,9 @@ pub struct Capabilities {
     late: BTreeMap<Ticket, Subject>,
     /// "Always" answers without a vouched identity: they last this conversation (R-SES-1).
     conversation_grants: BTreeSet<(CapabilityName, OpaqueVersion)>,
+    /// With it, those answers are kept in the store instead, under
+    /// [`unvouched_identity`]`(scope, conversation)`.
+    unvouched_scope: Option<String>,
 }
 
 impl fmt::Debug for Capabilities {
@@ -145,6 +148,8 @@ impl Capabilities {
             wall_clock,
             unfinished,
             limits,
+            unvouched_scope,
+            offered_before,
         } = setup;
         if limits.max_waiting_consent == 0
             || limits.max_calls_in_flight == 0
@@ -165,7 +170,7 @@ impl Capabilities {
             next_ticket: 1,
             conversation: None,
             announced: None,
-            offered: BTreeSet::new(),
+            offered: offered_before,
             applications: Vec::new(),
             calls: BTreeMap::new(),
             tickets: BTreeMap::new(),
@@ -173,6 +178,7 @@ impl Capabilities {
             answered_order: VecDeque::new(),
             late: BTreeMap::new(),
             conversation_grants: BTreeSet::new(),
+            unvouched_scope,
         };
         for record in unfinished {
             me.recover(record, out);
@@ -253,6 +259,17 @@ impl Capabilities {
         before != self.conversation_grants.len()
     }
 
+    /// Whose "always" decides this session's `user_confirmation` calls in the store: the
+    /// vouched identity, else this process's unvouched identity for the conversation; `None`
+    /// keeps them in memory (R-SES-1).
+    fn grant_identity(&self) -> Option<AgentIdentity> {
+        if let Some(agent) = &self.agent {
+            return Some(agent.clone());
+        }
+        let scope = self.unvouched_scope.as_deref()?;
+        unvouched_identity(scope, self.conversation.as_ref()?)
+    }
+
     fn visible_decls(&self) -> Vec<CapabilityDecl> {
         self.registry
             .visible_to(self.agent.as_ref())
@@ -290,7 +307,20 @@ impl Capabilities {
         // reused, also across restarts.
         let revision = Revision::known(format!("rev-{}-{}", self.epoch.0, self.next_revision));
         self.next_revision += 1;
-        self.offered.extend(decls.iter().map(|d| d.name.clone()));
+        let new: Vec<CapabilityName> = decls
+            .iter()
+            .map(|d| d.name.clone())
+            .filter(|name| !self.offered.contains(name))
+            .collect();
+        self.offered.extend(new.iter().cloned());
+        // R-INV-4: what a vouched identity was offered outlives the process, so that a call to
+        // one withdrawn across a restart is `revoked` for it (to anyone else it stays unknown).
+        if let (Some(agent), false) = (&self.agent, new.is_empty()) {
+            out.push(Out::Effect(CapabilityEffect::RememberOffered {
+                agent: agent.clone(),
+                capabilities: new,
+            }));
+        }
         self.announced = Some(decls.clone());
         out.push(Out::Announce {
             inventory: ClientInventory {
@@ -687,7 +717,7 @@ impl Capabilities {
                 self.decided(&call, Decision::Allowed, DecisionSource::Policy, out);
                 self.persist_running(call, out);
             }
-            Risk::UserConfirmation => match self.agent.clone() {
+            Risk::UserConfirmation => match self.grant_identity() {
                 // R-CAP-2: asked at every decision, so a revocation elsewhere holds at once.
                 Some(agent) => {
                     let ticket = self.ticket();
@@ -807,8 +837,13 @@ impl Capabilities {
         let Some(version) = call.subject.version.clone() else {
             return;
         };
-        match self.agent.clone() {
+        match self.grant_identity() {
             Some(agent) => {
+                let note = if self.agent.is_some() {
+                    "remembered for this agent identity"
+                } else {
+                    "remembered for this conversation of this host process only: no vouched agent identity"
+                };
                 out.push(Out::Effect(CapabilityEffect::RememberGrant(GrantRecord {
                     key: GrantKey {
                         agent,
@@ -824,7 +859,7 @@ impl Capabilities {
                     AuditKind::GrantRemembered,
                     Some(Decision::AllowedAlways),
                     Some(DecisionSource::Prompt),
-                    "remembered for this agent identity",
+                    note,
                     out,
                 );
             }

@@ -348,4 +348,22 @@ pub trait CapabilityStore {
 
     /// Appends one audit record (the store adds the chain digest).
     fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Self::Error>;
+
+    /// Remembers that vouched `agent` was offered `capabilities` (R-INV-4); a store that keeps
+    /// nothing across restarts may ignore it (the default).
+    fn remember_offered(
+        &mut self,
+        agent: &AgentIdentity,
+        capabilities: &[CapabilityName],
+    ) -> Result<(), Self::Error> {
+        let _ = (agent, capabilities);
+        Ok(())
+    }
+
+    /// Every capability vouched `agent` was ever offered ([`CapabilityStore::remember_offered`]);
+    /// none by default.
+    fn offered(&mut self, agent: &AgentIdentity) -> Result<Vec<CapabilityName>, Self::Error> {
+        let _ = agent;
+        Ok(Vec::new())
+    }
 }
