@@ -171,6 +171,10 @@ impl Harness {
                     CapabilityEffect::Hook(h) => self.hooks.push(h.clone()),
                     CapabilityEffect::Run(r) => self.runs.push(r.clone()),
                     CapabilityEffect::Withdraw(t) => self.withdrawn.push(*t),
+                    CapabilityEffect::RememberOffered {
+                        agent,
+                        capabilities,
+                    } => self.store.remember_offered(agent, capabilities).unwrap(),
                     other => panic!("unexpected {other:?}"),
                 },
                 other => panic!("unexpected {other:?}"),
