@@ -149,6 +149,10 @@ impl CapabilityArgs {
             Err(e) => tracing::error!("the app center cannot be read: {e}"),
         }
         builder = builder.app_center(std::rc::Rc::new(apps));
+        // The operator's policy (`lineup capabilities`), on a connection of its own.
+        let policy = lineup_store::Store::open_existing(&dir)
+            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+        builder = builder.capability_policy(std::rc::Rc::new(policy));
         if !self.enable.is_empty() {
             tracing::info!(
                 "built-in capabilities: {}",

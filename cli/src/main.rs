@@ -31,6 +31,7 @@ mod kiosk;
 mod lease;
 mod link;
 mod log;
+mod policy;
 mod preview;
 
 /// Show LineUp UI Surfaces in isolated webviews.
@@ -47,6 +48,8 @@ enum Command {
     Host(HostArgs),
     /// List or revoke remembered consent ("always") in a host's data directory.
     Grants(grants::GrantsArgs),
+    /// Withdraw capabilities from every agent or hide them from one; running hosts follow.
+    Capabilities(policy::PolicyArgs),
     /// Verify or export the audit log of a host's data directory.
     Audit(audit::AuditArgs),
     /// Print a bundle folder as a ready ui.open envelope (or app object), integrity computed.
@@ -188,6 +191,9 @@ fn main() -> ExitCode {
         }
         Command::Audit(args) => {
             return audit::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
+        }
+        Command::Capabilities(args) => {
+            return policy::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
         }
         Command::Bundle(args) => bundle::run(args),
         Command::Preview(args) => return preview::run(args),

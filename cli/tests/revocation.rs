@@ -508,3 +508,132 @@ fn r_inv_4_a_capability_offered_before_a_restart_and_gone_after_is_revoked_for_t
     assert_eq!(other["payload"]["status"], "unsupported", "{other}");
     assert!(other["payload"]["error"].is_null(), "{other}");
 }
+
+/// The capability names of an inventory.
+fn listed(inventory: &Value) -> Vec<String> {
+    inventory["payload"]["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn r_inv_4_lineup_capabilities_hide_and_withdraw_reach_a_running_host_with_a_new_inventory() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let data = home.join("store");
+    let data = data.to_str().unwrap();
+    let count = home.join("count");
+    let start = || {
+        StdioHost::start(
+            home,
+            &[
+                "--conversation",
+                "c1",
+                "--data-dir",
+                data,
+                "--agent-id",
+                "a1",
+                "--dangerous-test-capability",
+                count.to_str().unwrap(),
+            ],
+        )
+    };
+    let mut host = start();
+    let first = host.expect("the inventory", is("client.inventory"));
+    assert_eq!(listed(&first), ["test.confirm", "test.count"]);
+    let revision = |v: &Value| v["payload"]["revision"].as_str().unwrap().to_owned();
+    let mut seen = vec![revision(&first)];
+    let mut next_inventory = |host: &mut StdioHost, what: &str| {
+        let inventory = host.expect(what, is("client.inventory"));
+        let r = revision(&inventory);
+        assert!(!seen.contains(&r), "revision {r} reused");
+        seen.push(r);
+        inventory
+    };
+
+    // Hidden from a1: a new inventory without it, and a call is `revoked`.
+    lineup(
+        home,
+        &[
+            "capabilities",
+            "hide",
+            "--agent",
+            "a1",
+            "test.count",
+            "--data-dir",
+            data,
+        ],
+    );
+    let hidden = next_inventory(&mut host, "the inventory after hide");
+    assert_eq!(listed(&hidden), ["test.confirm"]);
+    host.send(&call("m1", "k1", "test.count"));
+    let result = host.expect("k1", result_of("k1"));
+    assert_eq!(result["payload"]["error"]["code"], "revoked", "{result}");
+    // Shown again: listed, and it runs.
+    lineup(
+        home,
+        &[
+            "capabilities",
+            "show",
+            "--agent",
+            "a1",
+            "test.count",
+            "--data-dir",
+            data,
+        ],
+    );
+    let shown_again = next_inventory(&mut host, "the inventory after show");
+    assert_eq!(listed(&shown_again), ["test.confirm", "test.count"]);
+    host.send(&call("m2", "k2", "test.count"));
+    let ran = host.expect("k2", result_of("k2"));
+    assert_eq!(ran["payload"]["status"], "completed", "{ran}");
+
+    // Withdrawn from everyone: gone from the inventory, `revoked`, and never offered by a host
+    // started later.
+    lineup(
+        home,
+        &[
+            "capabilities",
+            "withdraw",
+            "test.confirm",
+            "--data-dir",
+            data,
+        ],
+    );
+    let withdrawn = next_inventory(&mut host, "the inventory after withdraw");
+    assert_eq!(listed(&withdrawn), ["test.count"]);
+    host.send(&call("m3", "k3", "test.confirm"));
+    let result = host.expect("k3", result_of("k3"));
+    assert_eq!(result["payload"]["error"]["code"], "revoked", "{result}");
+    host.stop();
+    let mut host = start();
+    let restarted = host.expect("the inventory after a restart", is("client.inventory"));
+    assert_eq!(listed(&restarted), ["test.count"]);
+    host.stop();
+    let policy = lineup(
+        home,
+        &["capabilities", "list", "--json", "--data-dir", data],
+    );
+    assert!(
+        policy.contains(r#""agent":null,"capability":"test.confirm""#),
+        "{policy}"
+    );
+    // Restored: a host started from then on offers it again.
+    lineup(
+        home,
+        &[
+            "capabilities",
+            "restore",
+            "test.confirm",
+            "--data-dir",
+            data,
+        ],
+    );
+    let mut host = start();
+    let restored = host.expect("the inventory after restore", is("client.inventory"));
+    assert_eq!(listed(&restored), ["test.confirm", "test.count"]);
+}

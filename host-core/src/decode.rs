@@ -105,7 +105,8 @@ fn readable(object: &Map<String, Value>) -> Readable {
     let sender = object
         .get("sender")
         .filter(|_| well_formed)
-        .and_then(|s| serde_json::from_value::<Party>(s.clone()).ok());
+        .and_then(|s| serde_json::from_value::<Party>(s.clone()).ok())
+        .map(Box::new);
     Readable {
         id,
         conversation_id,

@@ -158,7 +158,7 @@ pub struct ProtocolError {
     /// The `sender` of a refused envelope whose envelope fields (`v`, `id`, an agent-to-client
     /// `type`, `conversation_id`, `sender`) were all valid, so that only its payload was
     /// refused: such an envelope establishes its conversation's session (R-SES-1).
-    pub sender: Option<Party>,
+    pub sender: Option<Box<Party>>,
 }
 
 impl ProtocolError {
@@ -212,7 +212,7 @@ pub(crate) struct Readable {
     /// Its `payload.call_id`, read only for `app.call` and unknown `app.*` types.
     pub(crate) call_id: Option<CallId>,
     /// Its `sender`, set only when every envelope field is valid (see [`ProtocolError::sender`]).
-    pub(crate) sender: Option<Party>,
+    pub(crate) sender: Option<Box<Party>>,
 }
 
 /// A call the embedder made that the kernel cannot honour; never caused by agent or page input.

@@ -71,10 +71,10 @@ pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
     unvouched_identity, Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState,
-    CallSummary, Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup,
-    CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey,
-    GrantRecord, HandlerError, HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest,
-    Ticket, WallClock, UNVOUCHED_PREFIX,
+    CallSummary, Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilityPolicy,
+    CapabilitySetup, CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource,
+    GrantKey, GrantRecord, HandlerError, HookRequest, MemoryStore, PolicyRule, Registry,
+    RevisionEpoch, RunRequest, Ticket, WallClock, UNVOUCHED_PREFIX,
 };
 pub use decode::decode;
 pub use diagnostic::{

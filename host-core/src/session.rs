@@ -502,7 +502,11 @@ impl Session {
             sender: None,
         };
         let mut fx = Vec::new();
-        self.refuse(err.about(about), refused.sender.clone(), &mut fx);
+        self.refuse(
+            err.about(about),
+            refused.sender.as_deref().cloned(),
+            &mut fx,
+        );
         fx
     }
 
@@ -988,7 +992,8 @@ impl Session {
     /// is refused like any undecodable envelope.
     pub(crate) fn establish_refusing(&mut self, err: ProtocolError) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let (Some(sender), Some(conversation)) = (err.sender.clone(), err.conversation_id.clone())
+        let (Some(sender), Some(conversation)) =
+            (err.sender.as_deref().cloned(), err.conversation_id.clone())
         else {
             self.refuse(err, None, &mut fx);
             return fx;

@@ -570,6 +570,11 @@ impl Sessions {
         self.fan_out(|session| session.unregister_capability(name))
     }
 
+    /// Whether capability `name` is registered for every session (and not unregistered since).
+    pub fn is_registered(&self, name: &CapabilityName) -> bool {
+        self.registered.iter().any(|c| c.name() == name)
+    }
+
     /// Hides capability `name` from `agent` (or shows it again) in every session, open and
     /// future; sessions of that agent get a new inventory.
     pub fn set_capability_visible(

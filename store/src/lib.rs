@@ -79,6 +79,7 @@ mod grants;
 pub mod kernel;
 mod migrate;
 mod offered;
+mod policy;
 mod reserved;
 mod revision;
 
@@ -91,6 +92,7 @@ pub use digest::Sha256Hex;
 pub use error::StoreError;
 pub use grants::{Grant, GrantKey, RevokeScope};
 pub use migrate::SCHEMA_VERSION;
+pub use policy::PolicyEntry;
 pub use reserved::OPERATOR;
 pub use revision::Revision;
 

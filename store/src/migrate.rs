@@ -115,6 +115,14 @@ const MIGRATIONS: &[&str] = &[
         first_offered_at TEXT NOT NULL,
         PRIMARY KEY (agent, capability)
     ) STRICT, WITHOUT ROWID;
+    -- The operator's capability policy (`lineup capabilities`): agent '' withdraws the
+    -- capability from every agent, another agent hides it from that one (R-INV-4).
+    CREATE TABLE capability_policy (
+        agent      TEXT NOT NULL,
+        capability TEXT NOT NULL,
+        since      TEXT NOT NULL,
+        PRIMARY KEY (agent, capability)
+    ) STRICT, WITHOUT ROWID;
     ",
 ];
 

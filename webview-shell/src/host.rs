@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilitySetup,
-    CapabilityStore, CatalogRef, Clock, CloseReason, ConversationId, Diagnostic, Effect,
-    GoneReason, HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message, PartyId,
-    Session, SessionConfig, SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey,
-    SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    display_title, AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilityName,
+    CapabilityPolicy, CapabilitySetup, CapabilityStore, CatalogRef, Clock, CloseReason,
+    ConversationId, Diagnostic, Effect, GoneReason, HookRequest, InlineBundle, InstanceId,
+    LanguageTag, Limits, Message, PartyId, Session, SessionConfig, SessionEffects, SessionFactory,
+    SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -41,6 +41,7 @@ use crate::view::SurfaceView;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 
 mod link;
+mod policy;
 mod pool;
 mod recovery;
 mod standby;
@@ -132,6 +133,16 @@ enum Inner {
     /// [`HostHandle::send_binary_frame`].
     BinaryFrame {
         len: u64,
+    },
+    /// [`HostHandle::withdraw_capability`].
+    Withdraw {
+        name: CapabilityName,
+    },
+    /// [`HostHandle::set_capability_visible`].
+    SetVisible {
+        agent: AgentIdentity,
+        name: CapabilityName,
+        visible: bool,
     },
 }
 
@@ -347,6 +358,7 @@ pub struct HostBuilder {
     session_idle: Option<Duration>,
     app_center: Option<Rc<dyn AppCatalog>>,
     unvouched_scope: Option<String>,
+    capability_policy: Option<Rc<dyn CapabilityPolicy>>,
     reopen: bool,
     watchdog: WatchdogConfig,
     standby: Option<crate::StandbyScreen>,
@@ -392,6 +404,7 @@ impl HostBuilder {
             contrast: Contrast::System,
             app_center: None,
             unvouched_scope: None,
+            capability_policy: None,
             session_idle: None,
             reopen: true,
             watchdog: WatchdogConfig::default(),
@@ -534,6 +547,16 @@ impl HostBuilder {
     /// default.
     pub fn unvouched_grants_scope(mut self, scope: impl Into<String>) -> Self {
         self.unvouched_scope = Some(scope.into());
+        self
+    }
+
+    /// Watches the operator's capability `policy` (R-INV-1, R-INV-4): applied before the first
+    /// session is established, and again, by difference, whenever its change marker moves
+    /// (looked at four times a second): withdrawn capabilities are unregistered, hidden ones
+    /// hidden from their agent, and every affected session gets a new inventory.
+    /// `lineup-store`'s `Store` is such a policy (`lineup capabilities`).
+    pub fn capability_policy(mut self, policy: Rc<dyn CapabilityPolicy>) -> Self {
+        self.capability_policy = Some(policy);
         self
     }
 
@@ -786,6 +809,15 @@ impl HostBuilder {
                 pending.extend(sessions.register_capability(capability).map_err(usage)?);
             }
         }
+        // The operator's policy holds before the first session is established (R-INV-1).
+        let policy = match self.capability_policy {
+            Some(policy) => {
+                let (watch, effects) = policy::PolicyWatch::start(policy, &mut sessions);
+                pending.extend(effects);
+                Some(watch)
+            }
+            None => None,
+        };
         if let Some(conversation) = self.conversation_id {
             pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
         }
@@ -799,6 +831,7 @@ impl HostBuilder {
             inbound: Arc::new(AtomicUsize::new(0)),
             document: self.document.with_language(language),
             contrast: self.contrast,
+            policy,
             apps: self.app_center.map(|catalog| AppsWatch {
                 seen: catalog.change_marker(),
                 catalog,
@@ -960,6 +993,8 @@ pub struct Host {
     contrast: Contrast,
     /// The app center, watched for changes ([`HostBuilder::app_center`]).
     apps: Option<AppsWatch>,
+    /// [`HostBuilder::capability_policy`].
+    policy: Option<policy::PolicyWatch>,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
     layout: Layout,
@@ -1136,6 +1171,9 @@ impl Host {
         if let Some(at) = self.poll_apps(target) {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
         }
+        if let Some(at) = self.poll_policy(target) {
+            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+        }
         if let Some(at) = self.poll_watchdog(target) {
             wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
         }
@@ -1290,6 +1328,14 @@ impl Host {
                 let effects = self.sessions.handle_binary_frame(len);
                 self.apply(effects, None, target);
             }
+            Inner::Withdraw { name } => {
+                self.withdraw_capability(&name, target);
+            }
+            Inner::SetVisible {
+                agent,
+                name,
+                visible,
+            } => self.set_capability_visible(&agent, &name, visible, target),
         }
     }
 

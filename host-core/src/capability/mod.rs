@@ -81,12 +81,14 @@ mod digest;
 mod effect;
 mod memory;
 mod pipeline;
+mod policy;
 mod registry;
 mod store;
 
 pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;
+pub use policy::{CapabilityPolicy, PolicyRule};
 pub use registry::{Capability, Registry};
 
 pub use effect::{
