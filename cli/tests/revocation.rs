@@ -258,19 +258,35 @@ fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy()
     require_display();
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    package(&home.join("busy"), "1.0.0", true);
-    install(home, "install", &home.join("busy"));
+    package(&home.join("busy-0"), "1.0.0", true);
+    install(home, "install", &home.join("busy-0"));
     let mut host = StdioHost::start(home, &["--conversation", "c1"]);
     host.expect("the inventory", is("client.inventory"));
     let mut took = Vec::new();
-    for run in 0..20 {
+    // 20 runs, each revoking the app one way: disabled, upgraded, removed.
+    for run in 1..=20 {
         let instance = format!("busy{run}");
         host.send(&by_id(&format!("o{run}"), &instance));
         host.expect("the busy page's first event", shown(&instance));
         // Let the page start spinning.
         std::thread::sleep(Duration::from_millis(100));
+        let next = home.join(format!("busy-{run}"));
+        package(&next, &format!("1.0.{run}"), true);
         let start = Instant::now();
-        lineup(home, &["apps", "disable", ID]);
+        let reason = match run % 3 {
+            0 => {
+                lineup(home, &["apps", "disable", ID]);
+                "app_disabled"
+            }
+            1 => {
+                install(home, "upgrade", &next);
+                "app_upgraded"
+            }
+            _ => {
+                lineup(home, &["apps", "remove", ID]);
+                "app_removed"
+            }
+        };
         let Some((at, event)) = host.wait_for(Duration::from_secs(30), closed(&instance)) else {
             panic!(
                 "run {run}: no close; stderr:\n{}",
@@ -278,25 +294,25 @@ fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy()
             );
         };
         assert_eq!(
-            event["payload"]["data"]["reason"], "app_disabled",
-            "{event}"
+            event["payload"]["data"]["reason"], reason,
+            "run {run}: {event}"
         );
         took.push(at.duration_since(start));
-        lineup(home, &["apps", "enable", ID]);
+        match run % 3 {
+            0 => {
+                lineup(home, &["apps", "enable", ID]);
+            }
+            1 => {}
+            _ => {
+                lineup(home, &["apps", "forget", ID]);
+                install(home, "install", &next);
+            }
+        }
     }
-    eprintln!(
-        "revoked Surface closed after (ms): {:?}",
-        took.iter().map(Duration::as_millis).collect::<Vec<_>>()
-    );
-    let late: Vec<_> = took
-        .iter()
-        .filter(|d| **d > Duration::from_secs(2))
-        .collect();
-    assert!(
-        late.is_empty(),
-        "{} of 20 closed later than 2 s: {took:?}",
-        late.len()
-    );
+    let ms: Vec<u128> = took.iter().map(Duration::as_millis).collect();
+    eprintln!("revoked Surface closed after (ms): {ms:?}");
+    let late = took.iter().filter(|d| **d > Duration::from_secs(2)).count();
+    assert_eq!(late, 0, "{late} of 20 closed later than 2 s: {ms:?}");
 }
 
 #[test]
