@@ -653,3 +653,33 @@ fn r_inv_4_lineup_capabilities_hide_and_withdraw_reach_a_running_host_with_a_new
     let restored = host.expect("the inventory after restore", is("client.inventory"));
     assert_eq!(listed(&restored), ["test.confirm", "test.count"]);
 }
+
+#[test]
+fn r_inv_3_the_inventory_lists_only_apps_the_bundle_policy_opens() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    package(&home.join("v1"), "1.0.0", false);
+    install(home, "install", &home.join("v1"));
+    for (policy, listed) in [
+        ("allow", true),
+        ("require-integrity", true),
+        ("app-center-only", true),
+        ("signed-only", false),
+    ] {
+        let mut host = StdioHost::start(home, &["--conversation", "c1", "--bundle-policy", policy]);
+        let inventory = host.expect("the inventory", is("client.inventory"));
+        let apps = inventory["payload"]["applications"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(apps == 1, listed, "{policy}: {inventory}");
+        // What is listed opens; what is not listed is refused.
+        host.send(&by_id("o1", "s1"));
+        let answer = host.expect("the open's outcome", |v| {
+            shown("s1")(v) || error_for("o1")(v)
+        });
+        assert_eq!(shown("s1")(&answer), listed, "{policy}: {answer}");
+        host.stop();
+    }
+}
