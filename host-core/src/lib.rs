@@ -56,6 +56,7 @@ mod ids;
 mod json;
 mod language;
 mod limits;
+mod link;
 mod markdown;
 mod message;
 mod recovery;
@@ -91,6 +92,7 @@ pub use ids::{
 pub use json::JsonObject;
 pub use language::LanguageTag;
 pub use limits::Limits;
+pub use link::{check_link, Link, LinkRefusal, MAX_LINK_BYTES};
 pub use markdown::sanitize_markdown;
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,

@@ -1258,3 +1258,77 @@ fn debug_never_prints_a_calls_reason_arguments_result_or_message() {
         "{refused}"
     );
 }
+
+#[test]
+fn r_cap_4_a_link_that_breaks_the_link_rule_is_a_policy_refusal_in_every_grant_state() {
+    let link_cap = || {
+        cap(
+            "app.open_url",
+            "1.0",
+            Risk::UserConfirmation,
+            json!({"type":"object","required":["url"],"properties":{"url":{"type":"string"}}}),
+        )
+        .with_link_argument("url")
+    };
+    let refused = [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,x",
+        "https://bank.example@evil.example/",
+        "not a url",
+    ];
+    let mut h = Harness::new(Some("agent_hermes_main"));
+    h.register(link_cap());
+    let check = |h: &Harness, call_id: &str, prompts: usize| {
+        let r = h.last_result();
+        assert_eq!(r["call_id"], call_id);
+        assert_eq!(r["status"], "failed", "{r}");
+        assert_eq!(r["error"]["code"], "invalid_arguments", "{r}");
+        assert_eq!(r["error"]["field"], "payload.arguments/url", "{r}");
+        assert!(r["message"].as_str().unwrap().contains("link rule"), "{r}");
+        assert_eq!(
+            h.prompts.len(),
+            prompts,
+            "no prompt was shown for {call_id}"
+        );
+        assert!(h.runs.is_empty(), "nothing ran");
+        // Audited as the host's policy, not as the user's answer (R-CAP-6).
+        let decided: Vec<_> = h
+            .audit_of(call_id)
+            .iter()
+            .filter_map(|a| a.decision.map(|d| (d, a.source)))
+            .collect();
+        assert_eq!(
+            decided,
+            [(Decision::Denied, Some(DecisionSource::Policy))],
+            "{call_id}"
+        );
+    };
+    for (i, url) in refused.iter().enumerate() {
+        let id = format!("before{i}");
+        h.call(&id, "app.open_url", json!({ "url": url }), 60);
+        check(&h, &id, 0);
+    }
+    // Positive control: a good link is asked about; "always" remembers it.
+    h.call("good", "app.open_url", url_args(), 60);
+    assert_eq!(h.prompts.len(), 1, "the good link is asked about");
+    h.consent(ConsentAnswer::AllowAlways);
+    h.ran(Ok(json!({"opened": true})));
+    assert_eq!(h.last_result()["status"], "completed");
+    // With the grant remembered, refused links are still the same policy refusal.
+    for (i, url) in refused.iter().enumerate() {
+        let id = format!("after{i}");
+        h.call(&id, "app.open_url", json!({ "url": url }), 60);
+        let runs = h.runs.len();
+        check_after(&h, &id, runs);
+    }
+
+    fn check_after(h: &Harness, call_id: &str, runs: usize) {
+        let r = h.last_result();
+        assert_eq!(r["call_id"], call_id);
+        assert_eq!(r["status"], "failed", "{r}");
+        assert_eq!(r["error"]["code"], "invalid_arguments", "{r}");
+        assert_eq!(h.prompts.len(), 1, "no new prompt for {call_id}");
+        assert_eq!(h.runs.len(), runs);
+    }
+}

@@ -168,7 +168,13 @@ impl Builtin {
         let version = OpaqueVersion::try_from("1.0").map_err(|e| platform(e.to_string()))?;
         let schema =
             JsonObject::try_from(self.input_schema()).map_err(|e| platform(e.to_string()))?;
-        Capability::new(name, version, self.risk(), schema).map_err(|e| platform(e.to_string()))
+        let capability = Capability::new(name, version, self.risk(), schema)
+            .map_err(|e| platform(e.to_string()))?;
+        Ok(match self {
+            // R-CAP-4: the link rule before consent, so a refused link is never asked about.
+            Builtin::OpenUrl => capability.with_link_argument("url"),
+            _ => capability,
+        })
     }
 
     /// The built-in called `name`, if there is one.

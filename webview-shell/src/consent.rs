@@ -23,8 +23,8 @@ pub const MAX_ARGUMENTS_SHOWN: usize = 8;
 pub const MAX_ARGUMENT_KEY_GRAPHEMES: usize = 40;
 /// The longest argument value shown, in extended grapheme clusters, before its `…`.
 pub const MAX_ARGUMENT_VALUE_GRAPHEMES: usize = 160;
-/// The longest URL [`open_url_host`] accepts, in bytes.
-pub const MAX_URL_BYTES: usize = 8 * 1024;
+/// The longest URL [`open_url_host`] accepts, in bytes: the link rule's.
+pub const MAX_URL_BYTES: usize = lineup_host_core::MAX_LINK_BYTES;
 
 /// The capability whose `url` argument is shown as its parsed host (and refused with userinfo).
 const OPEN_URL: &str = "app.open_url";
@@ -115,7 +115,8 @@ impl ConsentRequest {
                 _ => {
                     return Err(ShellError::UrlRefused {
                         url: String::new(),
-                        reason: "is missing: app.open_url needs a `url` argument that is a string",
+                        reason: "is missing: app.open_url needs a `url` argument that is a string"
+                            .into(),
                     })
                 }
             }
@@ -298,40 +299,13 @@ fn summarize(value: &Value) -> String {
 /// assert!(open_url_host("javascript:alert(1)").is_err());
 /// ```
 pub fn open_url_host(url: &str) -> Result<String, ShellError> {
-    let refused = |reason: &'static str| ShellError::UrlRefused {
-        url: display_line(url, MAX_ARGUMENT_VALUE_GRAPHEMES),
-        reason,
-    };
-    if url.len() > MAX_URL_BYTES {
-        return Err(refused("is longer than 8 KiB"));
-    }
-    let parsed = url::Url::parse(url).map_err(|_| refused("is not a valid URL"))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(refused("must be http or https"));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() || raw_userinfo(url) {
-        return Err(refused(
-            "carries userinfo (name@host), which makes a link look like another host's",
-        ));
-    }
-    match parsed.host_str() {
-        Some(host) if !host.is_empty() => Ok(host.to_owned()),
-        _ => Err(refused("has no host")),
-    }
-}
-
-/// Whether the authority of `url` as written holds an `@`: the parser drops an empty userinfo
-/// (`http://@host`), so the text is checked as well. Conservative: any `@` before the path,
-/// query or fragment counts.
-fn raw_userinfo(url: &str) -> bool {
-    let Some((_, rest)) = url.split_once(':') else {
-        return false;
-    };
-    let rest = rest.trim_start_matches(['/', '\\', ' ', '\t', '\n', '\r']);
-    rest.split(['/', '\\', '?', '#'])
-        .next()
-        .unwrap_or_default()
-        .contains('@')
+    // The one link rule is host-core's (R-CAP-4); the kernel checks it before consent.
+    lineup_host_core::check_link(url)
+        .map(|link| link.host().to_owned())
+        .map_err(|refusal| ShellError::UrlRefused {
+            url: display_line(url, MAX_ARGUMENT_VALUE_GRAPHEMES),
+            reason: refusal.to_string(),
+        })
 }
 
 /// How the user answered a consent prompt.

@@ -50,8 +50,8 @@ pub enum ShellError {
     UrlRefused {
         /// The URL as given, cleaned and capped for logs.
         url: String,
-        /// Why.
-        reason: &'static str,
+        /// Why: the host-core link rule it breaks ([`lineup_host_core::LinkRefusal`]).
+        reason: String,
     },
 
     /// The window system or the web engine failed.

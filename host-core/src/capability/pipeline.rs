@@ -10,7 +10,7 @@ use crate::capability::effect::{
     unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
     ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
 };
-use crate::capability::registry::{Capability, Registry};
+use crate::capability::registry::{Capability, Registry, LINK_RULE};
 use crate::capability::store::{
     ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, Decision, DecisionSource,
     GrantKey, GrantRecord, RevisionEpoch,
@@ -667,13 +667,22 @@ impl Capabilities {
             } else {
                 &e.pointer
             };
+            // Never a prompt, and never the user's "no": a policy decision (R-CAP-4, R-CAP-6).
+            let message = if e.rule == LINK_RULE {
+                format!(
+                    "argument {at} is refused by the host's link rule: {}; nothing was asked or run (R-CAP-4)",
+                    e.detail
+                )
+            } else {
+                format!(
+                    "arguments at {at} break the input_schema rule {:?}: {} (R-CAP-2)",
+                    e.rule, e.detail
+                )
+            };
             let mut result = answer_with(
                 &call.subject,
                 Status::Failed,
-                &format!(
-                    "arguments at {at} break the input_schema rule {:?}: {} (R-CAP-2)",
-                    e.rule, e.detail
-                ),
+                &message,
                 Some(ErrorCode::InvalidArguments),
             );
             if let Some(error) = result.error.as_mut() {

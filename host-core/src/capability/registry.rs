@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::error::UsageError;
 use crate::ids::{shorten, AgentIdentity, CapabilityName, OpaqueVersion, Risk};
 use crate::json::JsonObject;
+use crate::link::check_link;
 use crate::message::CapabilityDecl;
 use crate::redact::Fingerprint;
 
@@ -20,6 +21,9 @@ use crate::redact::Fingerprint;
 #[derive(Clone)]
 pub struct Capability {
     inner: Arc<Inner>,
+    /// Top-level arguments that must pass the host's link rule ([`check_link`]), checked after
+    /// the schema and before consent.
+    links: Vec<String>,
 }
 
 struct Inner {
@@ -83,7 +87,19 @@ impl Capability {
                 },
                 validator,
             }),
+            links: Vec::new(),
         })
+    }
+
+    /// Makes top-level argument `name`, when it is a string, pass the host's one link rule
+    /// ([`check_link`]: http or https, a host, no userinfo, at most 8 KiB) before consent, the
+    /// same in every grant state (R-CAP-4): a link that breaks it is answered `failed`
+    /// `invalid_arguments` naming the argument and the rule, a policy decision, never the
+    /// user's. Call it before the capability is registered (a clone registered earlier keeps
+    /// the rules it had).
+    pub fn with_link_argument(mut self, name: &str) -> Self {
+        self.links.push(name.to_owned());
+        self
     }
 
     /// The name.
@@ -110,24 +126,39 @@ impl Capability {
     /// by its JSON pointer and the rule it broke.
     pub(crate) fn check(&self, arguments: &JsonObject) -> Result<(), ArgumentError> {
         let value = Value::Object(arguments.as_map().clone());
-        let Some(error) = self.inner.validator.iter_errors(&value).next() else {
-            return Ok(());
-        };
-        let pointer = error.instance_path().as_str().to_owned();
-        let rule = error
-            .schema_path()
-            .as_str()
-            .rsplit('/')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        Err(ArgumentError {
-            pointer,
-            rule,
-            detail: shorten(&error.to_string(), 200),
-        })
+        if let Some(error) = self.inner.validator.iter_errors(&value).next() {
+            let pointer = error.instance_path().as_str().to_owned();
+            let rule = error
+                .schema_path()
+                .as_str()
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            return Err(ArgumentError {
+                pointer,
+                rule,
+                detail: shorten(&error.to_string(), 200),
+            });
+        }
+        // R-CAP-4: the host's own rules for its arguments, after the schema, before consent.
+        for name in &self.links {
+            if let Some(Value::String(url)) = arguments.as_map().get(name) {
+                if let Err(refusal) = check_link(url) {
+                    return Err(ArgumentError {
+                        pointer: format!("/{name}"),
+                        rule: LINK_RULE.to_owned(),
+                        detail: format!("the link {refusal}"),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
+
+/// The `rule` of an [`ArgumentError`] from the host's link rule rather than the schema.
+pub(crate) const LINK_RULE: &str = "link";
 
 /// The first way a call's arguments fail their schema. `Debug` shows the validator's sentence,
 /// which quotes the failing value, as a [`Fingerprint`].
