@@ -17,6 +17,7 @@ use crate::capabilities::CapabilityArgs;
 use crate::link;
 
 mod config;
+mod config_error;
 mod layout;
 
 use config::KioskConfig;
@@ -52,6 +53,15 @@ pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>
         }
     };
     if args.check {
+        // Everything that would end the kiosk at start is checked here too (the agent link's
+        // URL and token file), so a unit never restarts in a loop on a configuration that
+        // `--check` passed.
+        if let (Some(config), false) = (&config, args.stdio) {
+            if let Err(e) = prepare_link(config, env_token) {
+                tracing::error!("{e}");
+                return ExitCode::from(2);
+            }
+        }
         if let Some(path) = &args.config {
             tracing::info!("{}: valid", path.display());
         }
@@ -140,13 +150,31 @@ fn prepare_link(
     let agent = &config.agent;
     let url = link::check_url(&agent.url).map_err(|e| format!("[agent] url: {e}"))?;
     let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    if let Some(path) = &agent.token_file {
+        if !path.exists() {
+            return Err(format!(
+                "agent.token_file: the token file {} does not exist",
+                path.display()
+            )
+            .into());
+        }
+    }
     let token = link::token::resolve(
         agent.token_file.as_deref(),
         credentials.as_deref(),
         env_token,
-    )?;
-    if let Some((_, source)) = &token {
-        tracing::info!("agent token from {source}");
+    )
+    .map_err(|e| match &agent.token_file {
+        Some(_) => format!("agent.token_file: {e}"),
+        None => e,
+    })?;
+    match &token {
+        // The kiosk's token file is a configuration key, not `lineup host`'s `--token-file`.
+        Some((_, link::token::Source::File(path))) => {
+            tracing::info!("agent token from agent.token_file {}", path.display());
+        }
+        Some((_, source)) => tracing::info!("agent token from {source}"),
+        None => {}
     }
     Ok(Connect {
         config: link::LinkConfig {
