@@ -105,6 +105,8 @@ enum Inner {
     Wake,
     /// A new status line for the standby screen.
     StandbyStatus(String),
+    /// The standby screen's small indicator over the Surfaces, or none.
+    StandbyIndicator(Option<String>),
     View {
         key: SurfaceKey,
         event: ViewEvent,
@@ -285,6 +287,14 @@ impl HostHandle {
     /// text; nothing happens without a standby screen.
     pub fn set_standby_status(&self, status: impl Into<String>) -> Result<(), HostClosed> {
         self.send(Inner::StandbyStatus(status.into()))
+    }
+
+    /// Shows `text` in a small host-owned indicator over the Surfaces in the parent window of
+    /// [`HostBuilder::child_views_in`] (say, "Agent away: reconnecting in 4 s"), or hides it
+    /// with `None`; cut like [`HostHandle::set_standby_status`] and shown as text. Nothing
+    /// happens without a standby screen ([`HostBuilder::standby`]).
+    pub fn set_standby_indicator(&self, text: Option<String>) -> Result<(), HostClosed> {
+        self.send(Inner::StandbyIndicator(text))
     }
 
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
@@ -1246,6 +1256,11 @@ impl Host {
                 }
             }
             Inner::Wake => {}
+            Inner::StandbyIndicator(text) => {
+                if let Some(standby) = &self.standby {
+                    standby.set_indicator(text.as_deref());
+                }
+            }
             Inner::StandbyStatus(status) => {
                 if let Some(standby) = &self.standby {
                     standby.set_status(&status);

@@ -45,6 +45,13 @@ pub(crate) struct KioskArgs {
 
 /// Runs `lineup kiosk`; `env_token` is what `main` took out of the environment at start.
 pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>>) -> ExitCode {
+    // Before any thread exists (it changes the environment the web processes inherit).
+    if lineup_webview_shell::skip_absent_a11y_bus() {
+        tracing::info!(
+            "no accessibility bus (neither AT_SPI_BUS_ADDRESS nor a session bus): web processes \
+             do not look for one (WEBKIT_A11Y_BUS_ADDRESS is set empty)"
+        );
+    }
     let config = match args.config.as_deref().map(KioskConfig::read).transpose() {
         Ok(config) => config,
         Err(e) => {
@@ -136,6 +143,9 @@ fn kiosk(
     }
 }
 
+/// How long the kiosk waits on `SIGTERM` for the agent link to close its connection.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The agent link of `[agent]`, checked and ready to start once the host is built.
 struct Connect {
     config: link::LinkConfig,
@@ -209,7 +219,23 @@ impl Connect {
             .build(&event_loop)?;
         config.max_message_bytes = host.limits().max_envelope_bytes;
         let handle: HostHandle = host.handle();
-        link::spawn(config, handle, outbound)?;
+        // SIGTERM (systemd stopping the unit): say so, close the agent's connection with 1001
+        // (going away), then end; should the link not end the host within a few seconds, the
+        // host is ended anyway.
+        let (stop, stopping) = tokio::sync::watch::channel(false);
+        let ending = handle.clone();
+        lineup_webview_shell::on_terminate(move |signal| {
+            tracing::info!("{signal}: the kiosk is shutting down");
+            let _ = stop.send(true);
+            let ending = ending.clone();
+            let _ = std::thread::Builder::new()
+                .name("lineup-shutdown".into())
+                .spawn(move || {
+                    std::thread::sleep(SHUTDOWN_WAIT);
+                    let _ = ending.shutdown();
+                });
+        })?;
+        link::spawn_stoppable(config, handle, outbound, stopping)?;
         host.run(event_loop)?;
         Ok(())
     }
