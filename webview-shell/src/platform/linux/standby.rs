@@ -12,6 +12,7 @@ use gtk::glib;
 use gtk::prelude::*;
 use tao::platform::unix::WindowExtUnix;
 use tao::window::Window;
+use webkit2gtk::WebViewExt as _;
 
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::error::ShellError;
@@ -38,6 +39,15 @@ impl PlatformStandby {
                 }
             }),
         )?;
+        // Until its page first paints, the view shows the standby background, not WebKit's
+        // white: the screen goes from the window's background to the page without a flash.
+        let [r, g, b] = screen.background().components();
+        view.widget().set_background_color(&gtk::gdk::RGBA::new(
+            f64::from(r) / 255.0,
+            f64::from(g) / 255.0,
+            f64::from(b) / 255.0,
+            1.0,
+        ));
         let vbox = parent.default_vbox().ok_or(ShellError::NoContainer)?;
         let fixed = super::child_container(parent)?;
         vbox.remove(&fixed);
