@@ -189,6 +189,13 @@ fn the_kiosk_shows_when_its_agent_is_away_and_says_goodbye_on_sigterm() {
             .any(|l| l.contains("SIGTERM: the kiosk is shutting down")),
         "no shutdown line: {log:#?}"
     );
+    // The token's source is the configuration key the kiosk has, never `--token-file`.
+    assert!(
+        log.iter()
+            .any(|l| l.contains("agent token from agent.token_file ")),
+        "{log:#?}"
+    );
+    assert!(!log.iter().any(|l| l.contains("--token-file")), "{log:#?}");
     let a11y: Vec<&String> = log.iter().filter(|l| l.contains("a11y bus")).collect();
     assert!(a11y.is_empty(), "{a11y:#?}");
     for line in log.iter() {

@@ -158,7 +158,7 @@ fn prepare_link(
     env_token: Option<Result<link::Token, String>>,
 ) -> Result<Connect, Box<dyn std::error::Error>> {
     let agent = &config.agent;
-    let url = link::check_url(&agent.url).map_err(|e| format!("[agent] url: {e}"))?;
+    let url = link::check_url(&agent.url).map_err(|e| format!("agent.url: {e}"))?;
     let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
     if let Some(path) = &agent.token_file {
         if !path.exists() {
