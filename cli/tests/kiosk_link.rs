@@ -207,3 +207,81 @@ fn the_kiosk_shows_when_its_agent_is_away_and_says_goodbye_on_sigterm() {
         }
     }
 }
+
+/// How far left of monitor 1's right edge the indicator's text reaches, in pixels: the light
+/// pixels of its text (the Surface under it is pure green, the box the standby colour); 0 when
+/// none shows.
+fn text_extent(x: &X11) -> usize {
+    let light = |c: [u8; 3]| c.iter().all(|&v| v > 150);
+    (640..1280)
+        .find(|&px| (10..36).any(|py| light(x.pixel(px, py).unwrap())))
+        .map_or(0, |left| usize::try_from(1280 - left).unwrap())
+}
+
+/// Waits until the indicator's text shows and `accept` takes its extent; returns it.
+fn extent_when(x: &X11, what: &str, accept: impl Fn(usize) -> bool) -> usize {
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        let width = text_extent(x);
+        if width != 0 && accept(width) {
+            return width;
+        }
+        if seen.last() != Some(&width) {
+            seen.push(width);
+        }
+        assert!(
+            start.elapsed() < STEP,
+            "{what}: not within {STEP:?}; widths seen {seen:?}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Issue 30 item 3: a refused token and an unreachable agent read differently on the screen
+/// (the indicator says "Agent refused the token · retry in N s" or "Agent unreachable · retry
+/// in N s": the first reaches further left), and the Surface stays up under it.
+#[test]
+fn a_refused_token_and_an_unreachable_agent_read_differently() {
+    let _screen = one_screen();
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let token = "kiosk-token-9a1f";
+    let agent = AgentServer::start(0, token, 0);
+    let config = config(dir.path(), &agent.url(), token);
+    let mut kiosk = Command::new(lineup())
+        .args(["kiosk", "--config"])
+        .arg(&config)
+        .env("DISPLAY", &display.name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(&mut kiosk);
+    let x = X11::connect_to(Some(&display.name)).unwrap();
+    agent.accepted();
+    agent.send(green_open());
+    agent.until("the Surface's first state", is_shown);
+    wait_until("the Surface", || x.pixel(960, 240).unwrap() == SURFACE);
+    assert_eq!(text_extent(&x), 0, "an indicator with the agent there");
+
+    // An agent that refuses the kiosk's token takes the port.
+    let port = agent.kill();
+    let refusing = AgentServer::start(port, "another-token", 0);
+    loop {
+        if let Seen::Handshake {
+            accepted: false, ..
+        } = refusing.next("a refused handshake")
+        {
+            break;
+        }
+    }
+    thread::sleep(Duration::from_millis(300));
+    let refused = extent_when(&x, "the refused-token indicator", |_| true);
+    // Nothing listens: unreachable. Its text is shorter by "refused the token" against
+    // "unreachable": some 40 px; a digit of the countdown is some 8.
+    drop(refusing);
+    let unreachable = extent_when(&x, "the shorter unreachable text", |w| w + 20 < refused);
+    eprintln!("indicator texts: refused {refused} px, unreachable {unreachable} px");
+    assert_eq!(x.pixel(960, 240).unwrap(), SURFACE, "the Surface stays");
+}

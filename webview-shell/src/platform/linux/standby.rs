@@ -97,14 +97,23 @@ impl PlatformStandby {
         self.view.evaluate(&status_script(status), Box::new(|_| {}));
     }
 
-    /// Shows the indicator with `text` (as text, never markup), or hides it.
+    /// Shows the indicator with `text` (as text, never markup), or hides it. While it is
+    /// shown its box keeps the widest text's width (the text right-aligned in it): a box that
+    /// shrank would leave the longer one's edge on screen, as the Surfaces under it are not
+    /// drawn again there.
     pub(crate) fn set_indicator(&self, text: Option<&str>) {
         match text {
             Some(text) => {
                 self.indicator.set_text(text);
+                let (_, natural) = self.indicator.preferred_width();
+                let (kept, _) = self.indicator.size_request();
+                self.indicator.set_size_request(natural.max(kept), -1);
                 self.indicator.show();
             }
-            None => self.indicator.hide(),
+            None => {
+                self.indicator.hide();
+                self.indicator.set_size_request(-1, -1);
+            }
         }
     }
 }
@@ -113,6 +122,7 @@ impl PlatformStandby {
 fn indicator(screen: &StandbyScreen) -> gtk::Label {
     let label = gtk::Label::new(None);
     label.set_use_markup(false);
+    label.set_xalign(1.0);
     label.set_halign(gtk::Align::End);
     label.set_valign(gtk::Align::Start);
     label.set_margin_top(8);
