@@ -2,7 +2,8 @@
 //! the line it came from and the rule it broke.
 
 use lineup_host_core::{
-    display_title, CloseReason, Diagnostic, DiagnosticLevel, InlineApp, ProtocolError, SurfaceKey,
+    display_title, CloseReason, Diagnostic, DiagnosticLevel, Fingerprint, InlineApp, ProtocolError,
+    SurfaceKey,
 };
 use lineup_webview_shell::{HostDelegate, Refusal};
 
@@ -66,7 +67,7 @@ impl HostDelegate for StderrDelegate {
     }
 
     fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
-        tracing::info!("surface {key}: closed ({reason:?})");
+        tracing::info!("surface {key}: {}", closed_words(reason));
     }
 
     /// R-DIAG-1: on stderr, never stdout; "page says" marks it page-supplied (a page can forge
@@ -97,22 +98,90 @@ impl HostDelegate for StderrDelegate {
     }
 }
 
-/// The log line of a refusal: a URL the page chose appears only as its length and digest (the
-/// `Debug` form), since this log reaches journald under systemd and the URL may carry agent
-/// state or event data.
+/// The log line of a refusal: a URL the page chose appears only as its length and digest,
+/// since this log reaches journald under systemd and the URL may carry agent state or event
+/// data; the rest in words.
 fn refusal_line(key: &dyn std::fmt::Display, refusal: &Refusal) -> String {
-    format!("surface {key}: refused {refusal:?}")
+    let url = |what: &str, url: &str| {
+        let f = Fingerprint::of(url);
+        format!(
+            "{what} a URL of {} bytes (sha256 {}…)",
+            f.len(),
+            f.sha256_prefix()
+        )
+    };
+    let words = match refusal {
+        Refusal::Navigation(u) => url("a navigation to", u),
+        Refusal::NewWindow(u) => url("a new window for", u),
+        Refusal::Download(u) => url("a download of", u),
+        other => other.to_string(),
+    };
+    format!("surface {key}: refused {words}")
+}
+
+/// Why a Surface closed, in words. The agent's own reason is agent-supplied text: only its
+/// length and digest.
+fn closed_words(reason: &CloseReason) -> String {
+    match reason {
+        CloseReason::Agent(None) => "closed by the agent".to_owned(),
+        CloseReason::Agent(Some(why)) => {
+            let f = Fingerprint::of(why);
+            format!(
+                "closed by the agent (its reason: {} bytes, sha256 {}…)",
+                f.len(),
+                f.sha256_prefix()
+            )
+        }
+        CloseReason::User => "closed by the user".to_owned(),
+        CloseReason::Gone(why) => format!("closed: gone ({why})"),
+        CloseReason::Failed => "closed: its view could not be created".to_owned(),
+        CloseReason::SessionEnded => "closed: its session ended".to_owned(),
+        CloseReason::Replaced => "closed: replaced by a new open of its instance".to_owned(),
+        CloseReason::Reopened(why) => format!("closed: reopened in place after {why}"),
+        _ => "closed".to_owned(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Issue 30 item 5: log lines say why in words, never a type's `Debug` form, and the
+    /// agent's reason only as a fingerprint.
+    #[test]
+    fn close_reasons_are_logged_in_words() {
+        let agent = closed_words(&CloseReason::Agent(Some("s3cr3t".to_owned())));
+        assert!(
+            agent.starts_with("closed by the agent (its reason: 6 bytes"),
+            "{agent}"
+        );
+        assert!(!agent.contains("s3cr3t"), "{agent}");
+        let gone = closed_words(&CloseReason::Gone(lineup_host_core::GoneReason::AgentGone));
+        assert_eq!(gone, "closed: gone (agent_gone)");
+        for reason in [
+            CloseReason::Agent(None),
+            CloseReason::User,
+            CloseReason::SessionEnded,
+            CloseReason::Reopened(lineup_host_core::GoneReason::Crashed),
+        ] {
+            let words = closed_words(&reason);
+            assert!(
+                !words.contains("Agent(")
+                    && !words.contains("Session")
+                    && !words.contains("Crashed"),
+                "{words}"
+            );
+        }
+    }
+
     #[test]
     fn a_refused_url_is_logged_as_a_fingerprint_never_as_text() {
         let secret = "https://leak.example/?state=s3cr3t-agent-state";
         let line = refusal_line(&"w1", &Refusal::Navigation(secret.to_owned()));
-        assert!(line.contains("w1") && line.contains("Navigation"), "{line}");
+        assert!(
+            line.contains("w1") && line.contains("a navigation to"),
+            "{line}"
+        );
         for part in ["s3cr3t", "leak.example", "state="] {
             assert!(!line.contains(part), "{part} logged: {line}");
         }

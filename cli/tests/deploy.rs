@@ -74,6 +74,9 @@ fn the_unit_is_hardened_but_leaves_webkit_its_jit_and_sandbox() {
         "User=lineup-kiosk",
         "LoadCredential=lineup-agent-token:/etc/lineup/agent-token",
         "StateDirectory=lineup",
+        "ProtectProc=invisible",
+        "SystemCallFilter=@system-service @mount",
+        "SystemCallErrorNumber=EPERM",
     ] {
         assert!(set.contains(&wanted), "{wanted} is missing");
     }
@@ -91,4 +94,43 @@ fn the_unit_is_hardened_but_leaves_webkit_its_jit_and_sandbox() {
             "the unit says why {breaks_webkit} is left off"
         );
     }
+}
+
+/// Issue 30 item 6: kiosk.toml's `data_dir` is the unit's `StateDirectory=`, and
+/// `Documentation=` names the file docs/kiosk.md installs, not a placeholder.
+#[test]
+fn the_example_configuration_and_the_unit_agree() {
+    let text = unit();
+    let set = settings(&text);
+    let state = set
+        .iter()
+        .find_map(|l| l.strip_prefix("StateDirectory="))
+        .expect("StateDirectory=");
+    let toml =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kiosk.toml"))
+            .unwrap();
+    let data_dir = toml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("data_dir = "))
+        .expect("deploy/kiosk.toml sets [host] data_dir");
+    assert_eq!(data_dir, format!("\"/var/lib/{state}\""));
+
+    let documentation = set
+        .iter()
+        .find_map(|l| l.strip_prefix("Documentation="))
+        .expect("Documentation=");
+    assert!(
+        !documentation.contains("example.invalid"),
+        "{documentation}"
+    );
+    let installed = documentation
+        .strip_prefix("file:")
+        .expect("a file: URL of the installed guide");
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/kiosk.md"))
+            .unwrap();
+    assert!(
+        guide.contains(&format!("docs/kiosk.md {installed}")),
+        "docs/kiosk.md does not install itself to {installed}"
+    );
 }

@@ -106,6 +106,8 @@ enum Inner {
     Wake,
     /// A new status line for the standby screen.
     StandbyStatus(String),
+    /// The standby screen's small indicator over the Surfaces, or none.
+    StandbyIndicator(Option<String>),
     View {
         key: SurfaceKey,
         event: ViewEvent,
@@ -296,6 +298,14 @@ impl HostHandle {
     /// text; nothing happens without a standby screen.
     pub fn set_standby_status(&self, status: impl Into<String>) -> Result<(), HostClosed> {
         self.send(Inner::StandbyStatus(status.into()))
+    }
+
+    /// Shows `text` in a small host-owned indicator over the Surfaces in the parent window of
+    /// [`HostBuilder::child_views_in`] (say, "Agent away: reconnecting in 4 s"), or hides it
+    /// with `None`; cut like [`HostHandle::set_standby_status`] and shown as text. Nothing
+    /// happens without a standby screen ([`HostBuilder::standby`]).
+    pub fn set_standby_indicator(&self, text: Option<String>) -> Result<(), HostClosed> {
+        self.send(Inner::StandbyIndicator(text))
     }
 
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
@@ -699,7 +709,9 @@ impl HostBuilder {
     /// [`HostBuilder::child_views_in`] whenever no Surface there has drawn: from start until the
     /// first Surface's page is ready and painted, and again from just before the last Surface's
     /// view goes (closed, replaced, or lost and being reopened). A kiosk never shows an empty
-    /// window. [`HostHandle::set_standby_status`] changes its status line. Building fails with
+    /// window. While Surfaces are up, what none of them covers (an empty region) is painted
+    /// in the standby screen's background colour. [`HostHandle::set_standby_status`] changes
+    /// its status line. Building fails with
     /// [`ShellError::NoContainer`] without child-view placement.
     pub fn standby(mut self, screen: crate::StandbyScreen) -> Self {
         self.standby = Some(screen);
@@ -771,9 +783,15 @@ impl HostBuilder {
         crate::platform::apply_theme(self.theme);
         let standby = match (&self.standby, &self.layout) {
             (None, _) => None,
-            (Some(screen), Layout::Children(parent)) => Some(HostStandby::new(
-                crate::platform::PlatformStandby::new(parent, screen)?,
-            )),
+            (Some(screen), Layout::Children(parent)) => {
+                // What no Surface covers (an empty region of a kiosk) shows the standby
+                // screen's background, never the toolkit's light grey window.
+                let [r, g, b] = screen.background().components();
+                parent.set_background_color(Some((r, g, b, 255)));
+                Some(HostStandby::new(crate::platform::PlatformStandby::new(
+                    parent, screen,
+                )?))
+            }
             (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
         };
         let shell = Shell::start(event_loop, view_config)?;
@@ -1292,6 +1310,11 @@ impl Host {
                 }
             }
             Inner::Wake => {}
+            Inner::StandbyIndicator(text) => {
+                if let Some(standby) = &self.standby {
+                    standby.set_indicator(text.as_deref());
+                }
+            }
             Inner::StandbyStatus(status) => {
                 if let Some(standby) = &self.standby {
                     standby.set_status(&status);
@@ -1687,8 +1710,10 @@ impl Host {
                     },
                 );
                 self.watchdog.watch(&key);
-                self.relayout();
+                // The delegate hears of the Surface before it is asked where to put it, so a
+                // layout by key (a kiosk's regions) knows it on the first placement.
                 self.delegate.notify_opened(&key, &open.app);
+                self.relayout();
             }
             Err(e) => {
                 let why = e.to_string();

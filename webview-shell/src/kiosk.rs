@@ -1,5 +1,7 @@
 //! What a kiosk host needs of the platform beside the Surfaces: a fullscreen, undecorated window
-//! on a chosen monitor ([`kiosk_window`]), and a pointer that hides when idle ([`CursorHider`]).
+//! on a chosen monitor ([`kiosk_window`]), a pointer that hides when idle ([`CursorHider`]),
+//! an orderly end on `SIGTERM` ([`on_terminate`]), and web processes that do not look for an
+//! accessibility bus there is none of ([`skip_absent_a11y_bus`]).
 //! The standby screen is [`HostBuilder::standby`](crate::HostBuilder::standby); the region layout
 //! is the embedder's [`HostDelegate::request_child_placement`](crate::HostDelegate).
 
@@ -122,6 +124,77 @@ pub fn kiosk_window<T: 'static>(
         .build(target)
         .map_err(|e| ShellError::Platform(format!("the kiosk window: {e}")))?;
     Ok((Rc::new(window), monitor_info))
+}
+
+/// Runs `on_signal` on the event-loop thread, with the signal's name, when the process gets
+/// `SIGTERM` (systemd stopping the unit) or `SIGINT` (Ctrl-C), in place of ending at once: so a
+/// kiosk can log that it is shutting down, say goodbye to its agent and end its event loop
+/// ([`HostHandle::shutdown`](crate::HostHandle::shutdown)). Call it on the event-loop thread,
+/// once the event loop exists ([`event_loop`](crate::event_loop)).
+///
+/// ## Platform-specific
+/// Linux (GLib's Unix signal sources on the main context the event loop runs); elsewhere it
+/// fails with [`ShellError::Unsupported`].
+pub fn on_terminate(on_signal: impl Fn(&'static str) + 'static) -> Result<(), ShellError> {
+    signals::on_terminate(Rc::new(on_signal))
+}
+
+#[cfg(target_os = "linux")]
+mod signals {
+    use std::rc::Rc;
+
+    use gtk::glib;
+
+    use crate::error::ShellError;
+
+    /// `SIGTERM` and `SIGINT` on Linux.
+    const SIGNALS: [(i32, &str); 2] = [(15, "SIGTERM"), (2, "SIGINT")];
+
+    pub(super) fn on_terminate(on_signal: Rc<dyn Fn(&'static str)>) -> Result<(), ShellError> {
+        for (number, name) in SIGNALS {
+            let on_signal = Rc::clone(&on_signal);
+            glib::source::unix_signal_add_local(number, move || {
+                on_signal(name);
+                glib::ControlFlow::Continue
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod signals {
+    use std::rc::Rc;
+
+    use crate::error::ShellError;
+
+    pub(super) fn on_terminate(_on_signal: Rc<dyn Fn(&'static str)>) -> Result<(), ShellError> {
+        Err(ShellError::Unsupported(
+            "handling SIGTERM needs GLib on Linux",
+        ))
+    }
+}
+
+/// When no accessibility bus can exist for this process (neither `AT_SPI_BUS_ADDRESS` nor a
+/// session bus, `DBUS_SESSION_BUS_ADDRESS`, is set: a kiosk run by systemd), tells WebKit not
+/// to look for one (`WEBKIT_A11Y_BUS_ADDRESS` set empty), so that each web process does not
+/// log "Can't connect to a11y bus" into the journal; returns whether it did. With a bus, or
+/// with `WEBKIT_A11Y_BUS_ADDRESS` already set, nothing changes: accessibility works as before.
+/// (`NO_AT_BRIDGE=1` and `GTK_A11Y=none` do not reach WebKit's web processes.)
+///
+/// Call it first in `main`, before any thread exists: it changes the process's environment.
+pub fn skip_absent_a11y_bus() -> bool {
+    const WEBKIT_A11Y: &str = "WEBKIT_A11Y_BUS_ADDRESS";
+    if std::env::var_os(WEBKIT_A11Y).is_some() {
+        return false;
+    }
+    let absent = |name: &str| std::env::var_os(name).is_none_or(|v| v.is_empty());
+    if !absent("AT_SPI_BUS_ADDRESS") || !absent("DBUS_SESSION_BUS_ADDRESS") {
+        return false;
+    }
+    // Sound while no other thread reads the environment (see above).
+    std::env::set_var(WEBKIT_A11Y, "");
+    true
 }
 
 /// When the pointer is shown.

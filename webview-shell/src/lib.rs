@@ -108,7 +108,10 @@ pub use host::{
     event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
     HostHandle,
 };
-pub use kiosk::{kiosk_window, monitors, CursorHider, CursorPolicy, MonitorChoice, MonitorInfo};
+pub use kiosk::{
+    kiosk_window, monitors, on_terminate, skip_absent_a11y_bus, CursorHider, CursorPolicy,
+    MonitorChoice, MonitorInfo,
+};
 pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
 pub use standby::{StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS};

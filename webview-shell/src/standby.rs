@@ -106,6 +106,11 @@ impl StandbyScreen {
         self.background
     }
 
+    /// The text colour.
+    pub fn foreground(&self) -> StandbyColor {
+        self.foreground
+    }
+
     /// The host-written document; the texts travel as inert JSON data (R-SEC-6).
     pub(crate) fn document(&self) -> Result<TrustedDocument, ShellError> {
         let css = format!(

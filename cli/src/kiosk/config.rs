@@ -140,10 +140,10 @@ struct StandbyTable {
 #[serde(deny_unknown_fields)]
 struct RegionTable {
     name: String,
-    x: f64,
-    y: f64,
-    width: f64,
-    height: f64,
+    x: Spanned<f64>,
+    y: Spanned<f64>,
+    width: Spanned<f64>,
+    height: Spanned<f64>,
     #[serde(default)]
     instances: Vec<String>,
     #[serde(default)]
@@ -210,17 +210,8 @@ impl KioskConfig {
             let (line, column) = line_column(text, span.start);
             format!("{}:{line}:{column}: {key}: {message}", path.display())
         };
-        let file: File = toml::from_str(text).map_err(|e| match e.span() {
-            Some(span) => {
-                let (line, column) = line_column(text, span.start);
-                format!(
-                    "{}:{line}:{column}: {}",
-                    path.display(),
-                    e.message().trim_end()
-                )
-            }
-            None => format!("{}: {}", path.display(), e.message().trim_end()),
-        })?;
+        let file: File = serde_path_to_error::deserialize(toml::Deserializer::new(text))
+            .map_err(|e| super::config_error::describe(path, text, &e))?;
 
         let agent_span = file.agent.span();
         let agent = file.agent.into_inner();
@@ -293,42 +284,58 @@ impl KioskConfig {
             let r = spanned.into_inner();
             let key = format!("region[{index}] ({:?})", r.name);
             for (field, value) in [
-                ("x", r.x),
-                ("y", r.y),
-                ("width", r.width),
-                ("height", r.height),
+                ("x", &r.x),
+                ("y", &r.y),
+                ("width", &r.width),
+                ("height", &r.height),
             ] {
-                if !(0.0..=100.0).contains(&value) {
+                if !(0.0..=100.0).contains(value.get_ref()) {
                     return Err(at(
-                        span.clone(),
+                        value.span(),
                         &format!("{key}.{field}"),
-                        &format!("{value} is outside 0 ..= 100 (percent of the monitor)"),
+                        &format!(
+                            "{} is outside 0 ..= 100 (percent of the monitor)",
+                            value.get_ref()
+                        ),
                     ));
                 }
             }
-            if r.x + r.width > 100.0 || r.y + r.height > 100.0 {
+            let region = Region {
+                name: r.name,
+                x: r.x.into_inner(),
+                y: r.y.into_inner(),
+                width: r.width.into_inner(),
+                height: r.height.into_inner(),
+                instances: r.instances,
+                apps: r.apps,
+                default: r.default,
+            };
+            if region.x + region.width > 100.0 || region.y + region.height > 100.0 {
                 return Err(at(
                     span,
                     &key,
                     "reaches past the monitor's edge (x + width and y + height must be at most 100)",
                 ));
             }
-            if r.width == 0.0 || r.height == 0.0 {
+            if region.width == 0.0 || region.height == 0.0 {
                 return Err(at(span, &key, "has no area"));
             }
-            if regions.iter().any(|o: &Region| o.name == r.name) {
+            if regions.iter().any(|o: &Region| o.name == region.name) {
                 return Err(at(span, &key, "has the name of an earlier region"));
             }
-            regions.push(Region {
-                name: r.name,
-                x: r.x,
-                y: r.y,
-                width: r.width,
-                height: r.height,
-                instances: r.instances,
-                apps: r.apps,
-                default: r.default,
-            });
+            // A Surface drawn over another is hidden from the screen: regions tile, never stack.
+            if let Some((other, o)) = regions
+                .iter()
+                .enumerate()
+                .find(|(_, o)| overlaps(o, &region))
+            {
+                return Err(at(
+                    span,
+                    &key,
+                    &format!("overlaps region[{other}] ({:?})", o.name),
+                ));
+            }
+            regions.push(region);
         }
         if regions.iter().filter(|r| r.default).count() > 1 {
             return Err(format!(
@@ -385,8 +392,13 @@ impl KioskConfig {
     }
 }
 
+/// Whether two regions share any area (touching edges do not count).
+fn overlaps(a: &Region, b: &Region) -> bool {
+    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
+}
+
 /// The 1-based line and column of byte `offset` in `text`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     // A span always starts on a character boundary; should one not, the whole text is counted.
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
@@ -422,6 +434,18 @@ mod tests {
         assert_eq!(config.host.bundle_policy, "allow");
     }
 
+    /// Issue 30 item 4: regions that meet at an edge tile; a positive control for the overlap
+    /// refusal.
+    #[test]
+    fn regions_that_only_touch_are_accepted() {
+        let text = format!(
+            "{MINIMAL}[[region]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 100\nheight = 85\n\
+             [[region]]\nname = \"b\"\nx = 0\ny = 85\nwidth = 100\nheight = 15\n"
+        );
+        let config = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.regions.len(), 2);
+    }
+
     #[test]
     fn the_example_file_is_valid() {
         let text = include_str!("../../../deploy/kiosk.toml");
@@ -431,11 +455,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_line_column_and_key() {
-        let cases: [(&str, &str); 9] = [
+        let cases: [(&str, &str); 13] = [
             ("[agent]\nurl = \"ws://192.0.2.1/\"\nconversation = \"c\"\nagent_id = \"a\"\n", "kiosk.toml:2:7: agent.url: ws://192.0.2.1/: plain ws:// is allowed only to a loopback host"),
             (
                 "[agent]\nurl = \"wss://a\"\nconversation = \"c\"\nagent_id = \"a\"\ncolour = 1\n",
-                "kiosk.toml:5:1: unknown field `colour`",
+                "kiosk.toml:5:1: agent.colour: unknown key; the keys here are `url`,",
             ),
             (
                 "[agent]\nurl = \"https://a\"\nconversation = \"c\"\nagent_id = \"a\"\n",
@@ -443,7 +467,23 @@ mod tests {
             ),
             (
                 "[agent]\nurl = \"wss://a\"\nconversation = \"c\"\n",
-                "missing field `agent_id`",
+                "kiosk.toml:1:1: agent.agent_id: missing",
+            ),
+            ("[display]\nmonitor = 0\n", "kiosk.toml:1:1: agent: missing"),
+            (
+                &format!("{MINIMAL}[display]\ncursor_idle_secs = -5\n"),
+                "kiosk.toml:6:20: display.cursor_idle_secs: -5 is not a non-negative integer",
+            ),
+            (
+                &format!("{MINIMAL}[display]\nmonitor = true\n"),
+                "kiosk.toml:6:11: display.monitor: is neither a monitor index",
+            ),
+            (
+                &format!(
+                    "{MINIMAL}[[region]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 60\nheight = 60\n\
+                     [[region]]\nname = \"b\"\nx = 50\ny = 50\nwidth = 50\nheight = 50\n"
+                ),
+                "kiosk.toml:11:1: region[1] (\"b\"): overlaps region[0] (\"a\")",
             ),
             (
                 &format!("{MINIMAL}[display]\ncursor = \"blink\"\n"),
@@ -463,7 +503,7 @@ mod tests {
                 &format!(
                     "{MINIMAL}[[region]]\nname = \"a\"\nx = -1\ny = 0\nwidth = 60\nheight = 10\n"
                 ),
-                "region[0] (\"a\").x: -1 is outside 0 ..= 100",
+                "kiosk.toml:7:5: region[0] (\"a\").x: -1 is outside 0 ..= 100",
             ),
             (
                 &format!("{MINIMAL}[host]\nbundle_policy = \"allowlist\"\n"),

@@ -57,10 +57,9 @@ impl<D: HostDelegate> HostDelegate for RegionLayout<D> {
 
     fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
         let region = self.region_for(key.instance.as_str(), app.id.as_str());
-        tracing::info!(
-            "surface {key}: in region {:?}",
-            self.regions.get(region).map(|r| r.name.as_str())
-        );
+        if let Some(r) = self.regions.get(region) {
+            tracing::info!("surface {key}: in region {}", r.name);
+        }
         self.placed.insert(key.clone(), region);
         self.inner.notify_opened(key, app);
     }
@@ -109,7 +108,13 @@ impl<D: HostDelegate> HostDelegate for RegionLayout<D> {
 
     /// The Surface's region; a page's resize request is not honoured.
     fn request_child_placement(&mut self, slot: &ChildSlot<'_>) -> Rect {
-        let region = self.placed.get(slot.key).copied().unwrap_or(0);
+        // Recorded when the Surface opened, which the host tells before it asks (issue 30: a
+        // Surface placed before it was recorded went to the first region); should a view be
+        // asked for all the same, its instance id still finds its region.
+        let region = match self.placed.get(slot.key) {
+            Some(region) => *region,
+            None => self.region_for(slot.key.instance.as_str(), ""),
+        };
         match self.regions.get(region) {
             Some(r) => bounds(r, slot.width, slot.height),
             None => Rect {

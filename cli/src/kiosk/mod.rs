@@ -17,6 +17,7 @@ use crate::capabilities::CapabilityArgs;
 use crate::link;
 
 mod config;
+mod config_error;
 mod layout;
 
 use config::KioskConfig;
@@ -44,6 +45,13 @@ pub(crate) struct KioskArgs {
 
 /// Runs `lineup kiosk`; `env_token` is what `main` took out of the environment at start.
 pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>>) -> ExitCode {
+    // Before any thread exists (it changes the environment the web processes inherit).
+    if lineup_webview_shell::skip_absent_a11y_bus() {
+        tracing::info!(
+            "no accessibility bus (neither AT_SPI_BUS_ADDRESS nor a session bus): web processes \
+             do not look for one (WEBKIT_A11Y_BUS_ADDRESS is set empty)"
+        );
+    }
     let config = match args.config.as_deref().map(KioskConfig::read).transpose() {
         Ok(config) => config,
         Err(e) => {
@@ -52,6 +60,15 @@ pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>
         }
     };
     if args.check {
+        // Everything that would end the kiosk at start is checked here too (the agent link's
+        // URL and token file), so a unit never restarts in a loop on a configuration that
+        // `--check` passed.
+        if let (Some(config), false) = (&config, args.stdio) {
+            if let Err(e) = prepare_link(config, env_token) {
+                tracing::error!("{e}");
+                return ExitCode::from(2);
+            }
+        }
         if let Some(path) = &args.config {
             tracing::info!("{}: valid", path.display());
         }
@@ -128,6 +145,9 @@ fn kiosk(
     }
 }
 
+/// How long the kiosk waits on `SIGTERM` for the agent link to close its connection.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The agent link of `[agent]`, checked and ready to start once the host is built.
 struct Connect {
     config: link::LinkConfig,
@@ -140,15 +160,33 @@ fn prepare_link(
     env_token: Option<Result<link::Token, String>>,
 ) -> Result<Connect, Box<dyn std::error::Error>> {
     let agent = &config.agent;
-    let url = link::check_url(&agent.url).map_err(|e| format!("[agent] url: {e}"))?;
+    let url = link::check_url(&agent.url).map_err(|e| format!("agent.url: {e}"))?;
     let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    if let Some(path) = &agent.token_file {
+        if !path.exists() {
+            return Err(format!(
+                "agent.token_file: the token file {} does not exist",
+                path.display()
+            )
+            .into());
+        }
+    }
     let token = link::token::resolve(
         agent.token_file.as_deref(),
         credentials.as_deref(),
         env_token,
-    )?;
-    if let Some((_, source)) = &token {
-        tracing::info!("agent token from {source}");
+    )
+    .map_err(|e| match &agent.token_file {
+        Some(_) => format!("agent.token_file: {e}"),
+        None => e,
+    })?;
+    match &token {
+        // The kiosk's token file is a configuration key, not `lineup host`'s `--token-file`.
+        Some((_, link::token::Source::File(path))) => {
+            tracing::info!("agent token from agent.token_file {}", path.display());
+        }
+        Some((_, source)) => tracing::info!("agent token from {source}"),
+        None => {}
     }
     Ok(Connect {
         config: link::LinkConfig {
@@ -183,7 +221,23 @@ impl Connect {
             .build(&event_loop)?;
         config.max_message_bytes = host.limits().max_envelope_bytes;
         let handle: HostHandle = host.handle();
-        link::spawn(config, handle, outbound)?;
+        // SIGTERM (systemd stopping the unit): say so, close the agent's connection with 1001
+        // (going away), then end; should the link not end the host within a few seconds, the
+        // host is ended anyway.
+        let (stop, stopping) = tokio::sync::watch::channel(false);
+        let ending = handle.clone();
+        lineup_webview_shell::on_terminate(move |signal| {
+            tracing::info!("{signal}: the kiosk is shutting down");
+            let _ = stop.send(true);
+            let ending = ending.clone();
+            let _ = std::thread::Builder::new()
+                .name("lineup-shutdown".into())
+                .spawn(move || {
+                    std::thread::sleep(SHUTDOWN_WAIT);
+                    let _ = ending.shutdown();
+                });
+        })?;
+        link::spawn_stoppable(config, handle, outbound, stopping)?;
         host.run(event_loop)?;
         Ok(())
     }

@@ -67,6 +67,9 @@ struct State {
     throttled: bool,
     /// Page events dropped and not reported yet, per Surface.
     dropped: BTreeMap<InstanceId, u64>,
+    /// Of `dropped`, those dropped on a live connection because too many waited (the agent
+    /// was there but behind), so the log says which it was.
+    dropped_behind: BTreeMap<InstanceId, u64>,
     /// Page events dropped since the connection was lost (for the log).
     dropped_away: u64,
     reporter: Option<HostHandle>,
@@ -119,6 +122,7 @@ impl Outbound {
                     answers_waiting: 0,
                     throttled: false,
                     dropped: BTreeMap::new(),
+                    dropped_behind: BTreeMap::new(),
                     dropped_away: 0,
                     reporter: None,
                     greeting: 0,
@@ -151,7 +155,9 @@ impl Outbound {
         let line = message.to_json();
         let mut s = self.lock();
         match (s.phase, kind) {
-            (Phase::Away | Phase::Greeting, Kind::Page(instance)) => drop_event(&mut s, instance),
+            (Phase::Away | Phase::Greeting, Kind::Page(instance)) => {
+                drop_event(&mut s, instance, Dropped::Away);
+            }
             (Phase::Away | Phase::Greeting, Kind::Answer) => {
                 s.kept.push_back(line);
                 count_answer(&mut s, self.shared.limits);
@@ -217,7 +223,7 @@ impl Outbound {
                 Kind::Answer => kept.push_back(line),
                 Kind::Page(instance) => {
                     s.events_waiting = s.events_waiting.saturating_sub(1);
-                    drop_event(&mut s, instance);
+                    drop_event(&mut s, instance, Dropped::Away);
                 }
                 Kind::Inventory => {}
             }
@@ -238,7 +244,8 @@ impl Outbound {
                     }
                     if !s.dropped.is_empty() && s.reporter.is_some() {
                         let counts = std::mem::take(&mut s.dropped);
-                        s.reporter.clone().map(|r| (r, counts))
+                        let behind = std::mem::take(&mut s.dropped_behind);
+                        s.reporter.clone().map(|r| (r, counts, behind))
                     } else {
                         None
                     }
@@ -246,10 +253,12 @@ impl Outbound {
                     None
                 }
             };
-            if let Some((reporter, counts)) = report {
+            if let Some((reporter, counts, behind)) = report {
                 for (instance, count) in counts {
+                    let behind = behind.get(&instance).copied().unwrap_or(0).min(count);
                     tracing::warn!(
-                        "surface {instance}: {count} page events dropped while the agent was away or behind"
+                        "surface {instance}: {}; the agent gets an events_dropped report",
+                        dropped_words(count - behind, behind)
                     );
                     let _ = reporter.report_events_dropped(instance, count);
                 }
@@ -296,9 +305,36 @@ fn count_answer(s: &mut State, limits: OutboundLimits) {
     }
 }
 
-fn drop_event(s: &mut State, instance: InstanceId) {
+/// Why a page event was dropped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dropped {
+    /// No live connection.
+    Away,
+    /// A live connection with too many events waiting.
+    Behind,
+}
+
+fn drop_event(s: &mut State, instance: InstanceId, why: Dropped) {
+    if why == Dropped::Behind {
+        *s.dropped_behind.entry(instance.clone()).or_default() += 1;
+    } else {
+        s.dropped_away += 1;
+    }
     *s.dropped.entry(instance).or_default() += 1;
-    s.dropped_away += 1;
+}
+
+/// How many page events of one Surface were dropped, and why, in words.
+fn dropped_words(away: u64, behind: u64) -> String {
+    match (away, behind) {
+        (away, 0) => format!("{away} page events dropped while the agent was away"),
+        (0, behind) => format!(
+            "{behind} page events dropped because too many were waiting for the agent"
+        ),
+        (away, behind) => format!(
+            "{} page events dropped ({away} while the agent was away, {behind} because too many were waiting for it)",
+            away + behind
+        ),
+    }
 }
 
 fn queue_live(s: &mut State, limits: OutboundLimits, line: String, kind: Kind) {
@@ -306,7 +342,7 @@ fn queue_live(s: &mut State, limits: OutboundLimits, line: String, kind: Kind) {
         Kind::Page(instance) => {
             if s.events_waiting >= limits.max_waiting_events {
                 let instance = instance.clone();
-                drop_event(s, instance);
+                drop_event(s, instance, Dropped::Behind);
                 return;
             }
             s.events_waiting += 1;
@@ -335,6 +371,36 @@ fn go_live(s: &mut State) {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    /// Issue 30 item 5: the log says the agent was away only when it was.
+    #[test]
+    fn the_dropped_events_message_says_why_they_were_dropped() {
+        let s = Outbound::new(OutboundLimits {
+            max_waiting_events: 1,
+            answers_high_water: 10,
+            answers_low_water: 5,
+        });
+        let w1 = InstanceId::try_from("w1").unwrap();
+        {
+            let mut state = s.lock();
+            state.phase = Phase::Live;
+            drop_event(&mut state, w1.clone(), Dropped::Behind);
+            assert_eq!(state.dropped_away, 0, "dropped while live is not away");
+            assert_eq!(state.dropped_behind.get(&w1), Some(&1));
+            drop_event(&mut state, w1.clone(), Dropped::Away);
+            assert_eq!(state.dropped.get(&w1), Some(&2));
+        }
+        assert_eq!(
+            dropped_words(0, 3),
+            "3 page events dropped because too many were waiting for the agent"
+        );
+        assert_eq!(
+            dropped_words(2, 0),
+            "2 page events dropped while the agent was away"
+        );
+        assert!(dropped_words(2, 1)
+            .starts_with("3 page events dropped (2 while the agent was away, 1 because"));
+    }
     use super::*;
     use lineup_host_core::decode;
     use serde_json::{json, Value};

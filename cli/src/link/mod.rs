@@ -183,6 +183,19 @@ pub(crate) fn spawn(
     handle: HostHandle,
     outbound: Outbound,
 ) -> Result<std::thread::JoinHandle<()>, String> {
+    // Never told to stop: the link ends with the host.
+    let (_never, stop) = tokio::sync::watch::channel(false);
+    spawn_stoppable(config, handle, outbound, stop)
+}
+
+/// [`spawn`], and once `stop` turns `true` (the process is told to end), the link closes its
+/// connection with 1001 (going away), then ends the host ([`HostHandle::shutdown`]).
+pub(crate) fn spawn_stoppable(
+    config: LinkConfig,
+    handle: HostHandle,
+    outbound: Outbound,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<std::thread::JoinHandle<()>, String> {
     let connector = match config.url.scheme() {
         "wss" => Connector::Rustls(Arc::new(tls_config(config.trusted_roots.as_deref())?)),
         _ => Connector::Plain,
@@ -203,6 +216,7 @@ pub(crate) fn spawn(
                 connector,
                 handle,
                 outbound,
+                stop,
             };
             if runtime.block_on(link.run()).is_err() {
                 tracing::info!("the host ended; the agent link stops");
@@ -216,14 +230,50 @@ struct Link {
     connector: Connector,
     handle: HostHandle,
     outbound: Outbound,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Why the link tells the agent it goes (the close frame's reason).
+const SHUTTING_DOWN: &str = "the host is shutting down";
+
+/// Returns once `stop` turns `true`; never when its sender is gone without that.
+async fn stopped(mut stop: tokio::sync::watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Why one connection ended (or never began).
 enum Ended {
     /// It could not be made.
     Failed(String),
+    /// The agent answered the handshake with 401 or 403.
+    Refused(String),
     /// It was up and ended.
     Lost(String),
+}
+
+/// How a refused handshake is told ([`explain_handshake`]).
+const REFUSED_TOKEN: &str = "the agent refused the token";
+
+impl Ended {
+    /// The standby screen's status line, `secs` before the next attempt.
+    fn status(&self, secs: u64) -> String {
+        match self {
+            Ended::Refused(_) => format!("The agent refused the token: next attempt in {secs} s"),
+            Ended::Failed(_) => format!("Cannot reach the agent: next attempt in {secs} s"),
+            Ended::Lost(_) => format!("The agent is away: reconnecting in {secs} s"),
+        }
+    }
+
+    /// The small indicator over the Surfaces, `secs` before the next attempt.
+    fn indicator(&self, secs: u64) -> String {
+        match self {
+            Ended::Refused(_) => format!("Agent refused the token · retry in {secs} s"),
+            Ended::Failed(_) => format!("Agent unreachable · retry in {secs} s"),
+            Ended::Lost(_) => format!("Agent away · reconnecting in {secs} s"),
+        }
+    }
 }
 
 impl Link {
@@ -234,46 +284,65 @@ impl Link {
         let (away_tx, away_rx) = tokio::sync::watch::channel(None);
         let grace = tokio::spawn(grace_watch(away_rx, self.config.grace, self.handle.clone()));
         let mut attempt: u64 = 0;
-        let result = loop {
+        let result = 'link: loop {
             attempt += 1;
             let up = Instant::now();
-            let ended = match self.connect().await {
+            let connected = tokio::select! {
+                connected = self.connect() => connected,
+                () = stopped(self.stop.clone()) => break self.handle.shutdown(),
+            };
+            let ended = match connected {
                 Ok(ws) => {
                     attempt = 0;
                     tracing::info!("connected to the agent at {}", self.config.url);
                     // A kiosk's standby screen says where the link stands (a no-op without one).
                     self.handle.set_standby_status("Connected to the agent")?;
+                    self.handle.set_standby_indicator(None)?;
                     let _ = away_tx.send(None);
                     let ended = self.serve(ws).await;
                     self.outbound.set_away();
                     let _ = away_tx.send(Some(Instant::now()));
                     backoff.connection_ended(up.elapsed());
                     match ended {
+                        Ok(_) if *self.stop.borrow() => break self.handle.shutdown(),
                         Ok(why) => Ended::Lost(why),
                         Err(closed) => break Err(closed),
                     }
                 }
+                Err(why) if why.starts_with(REFUSED_TOKEN) => Ended::Refused(why),
                 Err(why) => Ended::Failed(why),
             };
             let bound = backoff.bound();
             let delay = backoff.next_delay();
-            match ended {
+            match &ended {
                 Ended::Lost(why) => tracing::warn!(
                     "the connection to the agent ended: {why}; reconnecting in {} ms (drawn from 0..{} s)",
                     delay.as_millis(),
                     bound.as_secs()
                 ),
-                Ended::Failed(why) => tracing::warn!(
+                Ended::Failed(why) | Ended::Refused(why) => tracing::warn!(
                     "cannot connect to the agent (attempt {attempt}): {why}; next attempt in {} ms (drawn from 0..{} s)",
                     delay.as_millis(),
                     bound.as_secs()
                 ),
             }
-            self.handle.set_standby_status(format!(
-                "Waiting for the agent: next attempt in {} s",
-                delay.as_secs().max(1)
-            ))?;
-            tokio::time::sleep(delay).await;
+            // The screen says which it is and counts down to the next attempt, each second.
+            let next = Instant::now() + delay;
+            loop {
+                let left = next.saturating_duration_since(Instant::now());
+                let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+                self.handle.set_standby_status(ended.status(secs.max(1)))?;
+                self.handle
+                    .set_standby_indicator(Some(ended.indicator(secs.max(1))))?;
+                if left.is_zero() {
+                    break;
+                }
+                let step = left.min(Duration::from_secs(1));
+                tokio::select! {
+                    () = tokio::time::sleep(step) => {}
+                    () = stopped(self.stop.clone()) => break 'link self.handle.shutdown(),
+                }
+            }
         };
         grace.abort();
         result
@@ -407,18 +476,24 @@ impl Link {
                 }
             }
         };
-        let (why, too_big) = tokio::select! {
+        let (why, close) = tokio::select! {
             why = writer => (why, None),
             read = reader => match read {
                 Ok(why) => (why, None),
-                Err(ReaderStop::TooBig(why)) => (why.clone(), Some(why)),
+                Err(ReaderStop::TooBig(why)) => (why.clone(), Some((CloseCode::Size, why))),
                 Err(ReaderStop::Host) => return Err(HostClosed),
             },
+            // The process is told to end: the agent hears 1001 (going away), not a dropped
+            // connection it would wait out.
+            () = stopped(self.stop.clone()) => (
+                SHUTTING_DOWN.to_owned(),
+                Some((CloseCode::Away, SHUTTING_DOWN.to_owned())),
+            ),
         };
         // The two halves were borrowed by the futures above, which are done now.
         if let Ok(mut ws) = sink.reunite(stream) {
-            let frame = too_big.map(|reason| CloseFrame {
-                code: CloseCode::Size,
+            let frame = close.map(|(code, reason)| CloseFrame {
+                code,
                 reason: reason.into(),
             });
             let _ = tokio::time::timeout(Duration::from_secs(1), ws.close(frame)).await;
@@ -465,7 +540,7 @@ fn explain_handshake(url: &url::Url, e: WsError) -> String {
         WsError::Http(response) => {
             let status = response.status();
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                format!("the agent refused the token ({})", status.as_u16())
+                format!("{REFUSED_TOKEN} ({})", status.as_u16())
             } else if status.is_redirection() {
                 let to = response
                     .headers()
@@ -531,6 +606,30 @@ async fn grace_watch(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Issue 30 item 3: a refused token, an unreachable agent and a lost connection read
+    /// differently on the screen, each with its countdown.
+    #[test]
+    fn the_screen_says_which_way_the_agent_is_away() {
+        let refused = Ended::Refused(format!("{REFUSED_TOKEN} (401)"));
+        let failed = Ended::Failed("connection refused".to_owned());
+        let lost = Ended::Lost("reset".to_owned());
+        assert_eq!(
+            refused.status(4),
+            "The agent refused the token: next attempt in 4 s"
+        );
+        assert_eq!(
+            failed.status(2),
+            "Cannot reach the agent: next attempt in 2 s"
+        );
+        assert_eq!(lost.status(1), "The agent is away: reconnecting in 1 s");
+        assert_eq!(
+            refused.indicator(3),
+            "Agent refused the token · retry in 3 s"
+        );
+        assert_eq!(failed.indicator(3), "Agent unreachable · retry in 3 s");
+        assert_eq!(lost.indicator(9), "Agent away · reconnecting in 9 s");
+    }
 
     #[test]
     fn plain_ws_only_to_loopback_and_wss_anywhere() {

@@ -37,6 +37,12 @@ impl HostStandby {
         self.view.set_status(status);
     }
 
+    /// The small indicator over the Surfaces: shown with `text`, or hidden.
+    pub(super) fn set_indicator(&self, text: Option<&str>) {
+        self.view
+            .set_indicator(text.map(crate::standby::cap_status).as_deref());
+    }
+
     pub(super) fn is_shown(&self) -> bool {
         self.view.is_shown()
     }

@@ -208,4 +208,8 @@ impl PlatformStandby {
     pub(crate) fn set_status(&self, _status: &str) {
         match self.never {}
     }
+
+    pub(crate) fn set_indicator(&self, _text: Option<&str>) {
+        match self.never {}
+    }
 }

@@ -1,6 +1,8 @@
 //! The standby screen on Linux: a trusted view laid over the embedder's child views in a
 //! `gtk::Overlay`, so that hiding it uncovers the Surfaces and showing it covers them at once,
-//! without moving any Surface's widget.
+//! without moving any Surface's widget. Above both, a small host-owned label (the indicator)
+//! in the top right corner, shown while the embedder has something to say over the Surfaces
+//! (the agent is away).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -10,6 +12,7 @@ use gtk::glib;
 use gtk::prelude::*;
 use tao::platform::unix::WindowExtUnix;
 use tao::window::Window;
+use webkit2gtk::WebViewExt as _;
 
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::error::ShellError;
@@ -18,6 +21,7 @@ use crate::standby::{status_script, StandbyScreen};
 /// The standby view over `parent`'s child views.
 pub(crate) struct PlatformStandby {
     view: TrustedView,
+    indicator: gtk::Label,
     /// Counts show and hide requests, so that a hide scheduled before a later show is void.
     turn: Rc<Cell<u64>>,
 }
@@ -35,16 +39,31 @@ impl PlatformStandby {
                 }
             }),
         )?;
+        // Until its page first paints, the view shows the standby background, not WebKit's
+        // white: the screen goes from the window's background to the page without a flash.
+        let [r, g, b] = screen.background().components();
+        view.widget().set_background_color(&gtk::gdk::RGBA::new(
+            f64::from(r) / 255.0,
+            f64::from(g) / 255.0,
+            f64::from(b) / 255.0,
+            1.0,
+        ));
         let vbox = parent.default_vbox().ok_or(ShellError::NoContainer)?;
         let fixed = super::child_container(parent)?;
         vbox.remove(&fixed);
         let overlay = gtk::Overlay::new();
         overlay.add(&fixed);
         overlay.add_overlay(view.widget());
+        let indicator = indicator(screen);
+        overlay.add_overlay(&indicator);
+        // The indicator takes no input: a touch there reaches the Surface under it.
+        overlay.set_overlay_pass_through(&indicator, true);
         vbox.pack_start(&overlay, true, true, 0);
         overlay.show_all();
+        indicator.hide();
         Ok(Self {
             view,
+            indicator,
             turn: Rc::new(Cell::new(0)),
         })
     }
@@ -77,4 +96,49 @@ impl PlatformStandby {
     pub(crate) fn set_status(&self, status: &str) {
         self.view.evaluate(&status_script(status), Box::new(|_| {}));
     }
+
+    /// Shows the indicator with `text` (as text, never markup), or hides it. While it is
+    /// shown its box keeps the widest text's width (the text right-aligned in it): a box that
+    /// shrank would leave the longer one's edge on screen, as the Surfaces under it are not
+    /// drawn again there.
+    pub(crate) fn set_indicator(&self, text: Option<&str>) {
+        match text {
+            Some(text) => {
+                self.indicator.set_text(text);
+                let (_, natural) = self.indicator.preferred_width();
+                let (kept, _) = self.indicator.size_request();
+                self.indicator.set_size_request(natural.max(kept), -1);
+                self.indicator.show();
+            }
+            None => {
+                self.indicator.hide();
+                self.indicator.set_size_request(-1, -1);
+            }
+        }
+    }
+}
+
+/// The indicator: the standby screen's colours, in the top right corner, its text plain.
+fn indicator(screen: &StandbyScreen) -> gtk::Label {
+    let label = gtk::Label::new(None);
+    label.set_use_markup(false);
+    label.set_xalign(1.0);
+    label.set_halign(gtk::Align::End);
+    label.set_valign(gtk::Align::Start);
+    label.set_margin_top(8);
+    label.set_margin_end(8);
+    let [br, bg, bb] = screen.background().components();
+    let [fr, fg, fb] = screen.foreground().components();
+    let css = format!(
+        "label {{ background-color: rgb({br},{bg},{bb}); color: rgb({fr},{fg},{fb}); \
+         padding: 6px 12px; border-radius: 6px; font-size: 14px; }}"
+    );
+    let provider = gtk::CssProvider::new();
+    match provider.load_from_data(css.as_bytes()) {
+        Ok(()) => label
+            .style_context()
+            .add_provider(&provider, gtk::STYLE_PROVIDER_PRIORITY_APPLICATION),
+        Err(e) => tracing::warn!("the standby indicator's style: {e}"),
+    }
+    label
 }

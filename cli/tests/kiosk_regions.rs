@@ -1,0 +1,230 @@
+//! A real `lineup kiosk` with two regions on monitor 1 of the test's own two-monitor X server
+//! (issue 30, items 1 and 2): each region's Surface paints its own colour inside its own
+//! rectangle only — after an open, after its web process is killed and it is reopened, and
+//! after the other Surface closes — and a region with no Surface shows the standby screen's
+//! background, never the toolkit's light grey.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use lineup_tests::x11::X11;
+use serde_json::{json, Value};
+
+#[path = "support/kiosk_screen.rs"]
+mod kiosk_screen;
+use kiosk_screen::{envelope, lines, lineup, one_screen, send, wait_for, Display, STEP};
+
+/// The standby screen's background.
+const STANDBY: [u8; 3] = [0x12, 0x34, 0x56];
+/// The `main` region's Surface.
+const MAIN: [u8; 3] = [0xff, 0x00, 0x00];
+/// The `status` region's Surface.
+const STATUS: [u8; 3] = [0x00, 0x00, 0xff];
+/// Monitor 1 is 640 × 480 at (640, 0): `main` is its top 85 % (rows 0 ..= 407), `status` the
+/// rest (rows 408 ..= 479). The points keep clear of the standby screen's centred text.
+const MAIN_POINTS: [(i16, i16); 3] = [(700, 150), (645, 5), (1275, 400)];
+const STATUS_POINTS: [(i16, i16); 3] = [(960, 444), (645, 412), (1275, 475)];
+
+/// Two regions as the issue has them: `main` 0–85 %, `status` 85–100 % for `status-strip`.
+fn two_region_toml(dir: &Path) -> PathBuf {
+    let text = format!(
+        "[agent]\nurl = \"ws://127.0.0.1:9/\"\nconversation = \"lobby\"\nagent_id = \"lobby-agent\"\n\n\
+         [display]\nmonitor = 1\ncursor = \"hidden\"\n\n\
+         [standby]\ntitle = \"Lobby\"\nbackground = \"#123456\"\n\n\
+         [[region]]\nname = \"main\"\nx = 0\ny = 0\nwidth = 100\nheight = 85\ndefault = true\n\n\
+         [[region]]\nname = \"status\"\nx = 0\ny = 85\nwidth = 100\nheight = 15\n\
+         instances = [\"status-strip\"]\n\n\
+         [host]\ndata_dir = \"{}\"\n",
+        dir.join("data").display()
+    );
+    let path = dir.join("kiosk.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A full-page Surface in `colour` that says `shown` after each state.
+fn open(id: &str, instance: &str, colour: [u8; 3]) -> String {
+    let [r, g, b] = colour;
+    envelope(
+        id,
+        "ui.open",
+        json!({
+            "instance_id": instance,
+            "app": {
+                "id": format!("com.example.{instance}"), "name": instance, "version": "1.0.0",
+                "html": "<main></main>",
+                "css": format!("html,body{{margin:0;height:100%;background:#{r:02x}{g:02x}{b:02x}}}"),
+                "js": "LineUpSurface.onState(s => LineUpSurface.event('shown', {n: s.n}))"
+            },
+            "state": {"n": 1}
+        }),
+    )
+}
+
+fn shown_by(instance: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| {
+        v["type"] == "lineup.v1.ui.event"
+            && v["payload"]["event"] == "shown"
+            && v["payload"]["instance_id"] == instance
+    }
+}
+
+/// Waits until every point of `points` shows `colour`.
+fn wait_for_colour(x: &X11, points: &[(i16, i16)], colour: [u8; 3], what: &str) {
+    let start = Instant::now();
+    loop {
+        let seen: Vec<[u8; 3]> = points.iter().map(|p| x.pixel(p.0, p.1).unwrap()).collect();
+        if seen.iter().all(|c| *c == colour) {
+            return;
+        }
+        assert!(
+            start.elapsed() < STEP,
+            "{what}: {points:?} show {seen:02x?}, not {colour:02x?}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every point of `points` shows `colour` now.
+fn assert_colour(x: &X11, points: &[(i16, i16)], colour: [u8; 3], what: &str) {
+    for p in points {
+        let seen = x.pixel(p.0, p.1).unwrap();
+        assert_eq!(seen, colour, "{what}: at {p:?}");
+    }
+}
+
+/// The WebKit web processes descended from `root`.
+fn web_processes(root: u32) -> HashSet<u32> {
+    let mut parents = HashMap::new();
+    let mut web = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let ppid: u32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
+        parents.insert(pid, ppid);
+        if head.contains("(WebKitWebProces") {
+            web.push(pid);
+        }
+    }
+    web.into_iter()
+        .filter(|&pid| {
+            let mut at = pid;
+            for _ in 0..64 {
+                match parents.get(&at) {
+                    Some(&p) if p == root => return true,
+                    Some(&p) if p > 1 => at = p,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// Issue 30 items 1 and 2 (R-UI-12 for the reopen): a Surface in the second region is drawn
+/// there, not over the first; an empty region is the standby's background.
+#[test]
+fn each_region_shows_its_own_surface_and_an_empty_region_the_standby_background() {
+    let _screen = one_screen();
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = two_region_toml(dir.path());
+    let mut kiosk = Command::new(lineup())
+        .args(["kiosk", "--stdio", "--config"])
+        .arg(&config)
+        .env("DISPLAY", &display.name)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = kiosk.stdin.take().unwrap();
+    let rx = lines(kiosk.stdout.take().unwrap());
+    let x = X11::connect_to(Some(&display.name)).unwrap();
+    wait_for(&rx, "inventory", |v| {
+        v["type"] == "lineup.v1.client.inventory"
+    });
+    wait_for_colour(&x, &MAIN_POINTS, STANDBY, "the standby screen");
+
+    // The status strip first, alone: in its own rectangle; `main` stays the standby colour
+    // once the standby screen has stepped aside.
+    let before = web_processes(kiosk.id());
+    send(&mut stdin, &open("open-1", "status-strip", STATUS));
+    wait_for(&rx, "the status strip's state", shown_by("status-strip"));
+    wait_for_colour(&x, &STATUS_POINTS, STATUS, "the status strip");
+    thread::sleep(Duration::from_millis(800));
+    assert_colour(&x, &STATUS_POINTS, STATUS, "the status strip, settled");
+    assert_colour(&x, &MAIN_POINTS, STANDBY, "the empty main region");
+    let strip_processes: HashSet<u32> = web_processes(kiosk.id())
+        .difference(&before)
+        .copied()
+        .collect();
+    assert!(
+        !strip_processes.is_empty(),
+        "no web process came with the status strip"
+    );
+
+    // The main Surface: both in place.
+    send(&mut stdin, &open("open-2", "main", MAIN));
+    wait_for(&rx, "the main Surface's state", shown_by("main"));
+    wait_for_colour(&x, &MAIN_POINTS, MAIN, "the main Surface");
+    assert_colour(&x, &STATUS_POINTS, STATUS, "the status strip beside main");
+
+    // The status strip's web process is killed: it is reopened in its own region, and the
+    // main Surface is never covered meanwhile.
+    for pid in &strip_processes {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let killed = Instant::now();
+    wait_for(&rx, "the reopened status strip", shown_by("status-strip"));
+    let settle = Instant::now();
+    while settle.elapsed() < Duration::from_millis(1500) {
+        assert_colour(&x, &MAIN_POINTS[..1], MAIN, "main while the strip reopens");
+        thread::sleep(Duration::from_millis(50));
+    }
+    wait_for_colour(&x, &STATUS_POINTS, STATUS, "the reopened status strip");
+    assert_colour(&x, &MAIN_POINTS, MAIN, "main after the reopen");
+    eprintln!("reopened in {:?}", killed.elapsed());
+
+    // The main Surface closes: its region is the standby colour, the strip stays.
+    send(
+        &mut stdin,
+        &envelope("close-2", "ui.close", json!({"instance_id": "main"})),
+    );
+    wait_for_colour(&x, &MAIN_POINTS, STANDBY, "the main region after the close");
+    thread::sleep(Duration::from_millis(500));
+    assert_colour(&x, &MAIN_POINTS, STANDBY, "the main region, settled");
+    assert_colour(
+        &x,
+        &STATUS_POINTS,
+        STATUS,
+        "the status strip after main closed",
+    );
+
+    drop(stdin);
+    let status = kiosk.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
