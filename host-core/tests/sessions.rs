@@ -188,9 +188,9 @@ impl Table {
                     Effect::Capability(c) => {
                         let mut store = self.store.borrow_mut();
                         match c {
-                            CapabilityEffect::LookupCall { ticket, key } => Some((
+                            CapabilityEffect::LookupCall { ticket, key, owner } => Some((
                                 ticket,
-                                Answer::Call(store.call(&key).unwrap().map(Box::new)),
+                                Answer::Call(store.call(&owner, &key).unwrap().map(Box::new)),
                             )),
                             CapabilityEffect::PersistCall { ack, record } => {
                                 store.put_call(&record).unwrap();
@@ -575,7 +575,9 @@ fn a_call_running_when_its_session_ends_is_recorded_and_nothing_is_sent() {
         conversation_id: conversation("c1"),
         call_id: lineup_host_core::CallId::try_from("call_1").unwrap(),
     };
-    let record = CapabilityStore::call(&mut *h.store.borrow_mut(), &key)
+    // Any identity finds the key's record (another's, when not its own).
+    let anyone = lineup_host_core::AgentIdentity::try_from("anyone").unwrap();
+    let record = CapabilityStore::call(&mut *h.store.borrow_mut(), &anyone, &key)
         .unwrap()
         .unwrap();
     assert!(record.state.is_finished(), "{record:?}");

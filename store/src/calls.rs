@@ -235,7 +235,7 @@ impl Store {
         }
         tx.execute(
             "UPDATE calls SET state = ?3, updated_at = ?4
-             WHERE conversation_id = ?1 AND call_id = ?2",
+             WHERE owner = '' AND conversation_id = ?1 AND call_id = ?2",
             params![key.conversation_id, key.call_id, to.as_str(), now_rfc3339()],
         )
         .map_err(self.sqlite("update calls"))?;
@@ -266,7 +266,7 @@ impl Store {
         tx.execute(
             "UPDATE calls SET state = 'finished', status = ?3, result = ?4, message = ?5,
                               error = ?6, updated_at = ?7
-             WHERE conversation_id = ?1 AND call_id = ?2",
+             WHERE owner = '' AND conversation_id = ?1 AND call_id = ?2",
             params![
                 key.conversation_id,
                 key.call_id,
@@ -309,7 +309,7 @@ impl Store {
         key: &CallKey,
     ) -> Result<Option<CallRecord>, StoreError> {
         let sql =
-            format!("SELECT {COLUMNS} FROM calls WHERE conversation_id = ?1 AND call_id = ?2");
+            format!("SELECT {COLUMNS} FROM calls WHERE conversation_id = ?1 AND call_id = ?2 ORDER BY owner <> '' LIMIT 1");
         conn.query_row(
             &sql,
             params![key.conversation_id, key.call_id],

@@ -113,7 +113,7 @@ impl CapabilityStore for Store {
     /// is left out (see the module docs).
     fn unfinished_calls(&mut self) -> Result<Vec<kernel::CallRecord>, StoreError> {
         let sql = format!(
-            "SELECT {COLUMNS}, record FROM calls WHERE state <> 'finished' ORDER BY created_at, rowid"
+            "SELECT {COLUMNS}, record, owner FROM calls WHERE state <> 'finished' ORDER BY created_at, rowid"
         );
         let mut records = Vec::new();
         for row in self.select_all("select from calls", &sql, [], KernelRow::from_row)? {
@@ -122,16 +122,25 @@ impl CapabilityStore for Store {
         Ok(records)
     }
 
-    /// The record of `key`; `None` also for a row that cannot be read as a kernel record (see
-    /// the module docs).
-    fn call(&mut self, key: &kernel::CallKey) -> Result<Option<kernel::CallRecord>, StoreError> {
+    /// The record `owner` made of `key`, else another identity's record of it; `None` also for
+    /// a row that cannot be read as a kernel record (see the module docs).
+    fn call(
+        &mut self,
+        owner: &AgentIdentity,
+        key: &kernel::CallKey,
+    ) -> Result<Option<kernel::CallRecord>, StoreError> {
         let sql = format!(
-            "SELECT {COLUMNS}, record FROM calls WHERE conversation_id = ?1 AND call_id = ?2"
+            "SELECT {COLUMNS}, record, owner FROM calls WHERE conversation_id = ?1 AND call_id = ?2
+             ORDER BY owner = ?3 DESC LIMIT 1"
         );
         self.conn()
             .query_row(
                 &sql,
-                params![key.conversation_id.as_str(), key.call_id.as_str()],
+                params![
+                    key.conversation_id.as_str(),
+                    key.call_id.as_str(),
+                    owner.as_str()
+                ],
                 KernelRow::from_row,
             )
             .optional()
@@ -147,11 +156,15 @@ impl CapabilityStore for Store {
             record.key.conversation_id.as_str(),
             record.key.call_id.as_str(),
         );
+        let owner = record
+            .owner
+            .as_ref()
+            .map_or_else(String::new, |o| o.as_str().to_owned());
         let tx = self.write("begin kernel call write")?;
         let existing: Option<String> = tx
             .query_row(
-                "SELECT state FROM calls WHERE conversation_id = ?1 AND call_id = ?2",
-                params![key.conversation_id, key.call_id],
+                "SELECT state FROM calls WHERE owner = ?3 AND conversation_id = ?1 AND call_id = ?2",
+                params![key.conversation_id, key.call_id, owner],
                 |r| r.get(0),
             )
             .optional()
@@ -168,9 +181,10 @@ impl CapabilityStore for Store {
         }
         tx.execute(
             "INSERT INTO calls (conversation_id, call_id, capability, version, args_digest, state,
-                                status, result, message, error, created_at, updated_at, record)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)
-             ON CONFLICT (conversation_id, call_id) DO UPDATE SET
+                                status, result, message, error, created_at, updated_at, record,
+                                owner)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)
+             ON CONFLICT (owner, conversation_id, call_id) DO UPDATE SET
                 capability = excluded.capability, version = excluded.version,
                 args_digest = excluded.args_digest, state = excluded.state,
                 status = excluded.status, result = excluded.result, message = excluded.message,
@@ -187,7 +201,8 @@ impl CapabilityStore for Store {
                 row.message,
                 row.error,
                 crate::db::now_rfc3339(),
-                row.json
+                row.json,
+                owner
             ],
         )
         .map_err(self.sqlite("write calls"))?;
@@ -376,14 +391,17 @@ impl ColumnsOf {
 struct KernelRow {
     raw: RawCall,
     record: Option<String>,
+    /// The `owner` column: `''` for rows from before owners were kept.
+    owner: String,
 }
 
 impl KernelRow {
-    /// Reads a row selected as `{COLUMNS}, record`.
+    /// Reads a row selected as `{COLUMNS}, record, owner`.
     fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             raw: RawCall::from_row(row)?,
             record: row.get("record")?,
+            owner: row.get("owner")?,
         })
     }
 
@@ -413,7 +431,8 @@ impl KernelRow {
                     return Err(corrupt(format!("record is of another key, {}", stored.key)));
                 }
                 if stored.state.as_str() == self.raw.state {
-                    return Ok(Some(stored));
+                    let owner = AgentIdentity::try_from(self.owner.as_str()).ok();
+                    return Ok(Some(stored.with_owner(owner)));
                 }
                 // Moved by the store's own call API: the columns win for the state.
                 serde_json::to_value(&stored).unwrap_or(Value::Null)
@@ -431,7 +450,10 @@ impl KernelRow {
             "updated_at".into(),
             Value::String(self.raw.updated_at.clone()),
         );
-        Ok(serde_json::from_value(value).ok())
+        // The column is the owner, whatever `record` says: a row from before answers no one.
+        let owner = AgentIdentity::try_from(self.owner.as_str()).ok();
+        let record: Option<kernel::CallRecord> = serde_json::from_value(value).ok();
+        Ok(record.map(|r| r.with_owner(owner)))
     }
 
     /// The kernel record's fields other than its state, from the columns of a row that has no

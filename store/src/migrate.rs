@@ -124,6 +124,37 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (agent, capability)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 6: call records belong to the identity that made them (R-CAP-5, R-SES-1): `owner` joins
+    // the key. Rows from before have owner '' and answer no one.
+    "
+    CREATE TABLE calls_owned (
+        owner           TEXT NOT NULL DEFAULT '',
+        conversation_id TEXT NOT NULL,
+        call_id         TEXT NOT NULL,
+        capability      TEXT NOT NULL,
+        version         TEXT NOT NULL,
+        args_digest     TEXT NOT NULL,
+        state           TEXT NOT NULL
+            CHECK (state IN ('received', 'awaiting_consent', 'running', 'finished')),
+        status          TEXT,
+        result          TEXT,
+        message         TEXT,
+        error           TEXT,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        record          TEXT,
+        PRIMARY KEY (owner, conversation_id, call_id)
+    ) STRICT;
+    INSERT INTO calls_owned (owner, conversation_id, call_id, capability, version, args_digest,
+                             state, status, result, message, error, created_at, updated_at, record)
+        SELECT '', conversation_id, call_id, capability, version, args_digest, state, status,
+               result, message, error, created_at, updated_at, record
+        FROM calls ORDER BY rowid;
+    DROP TABLE calls;
+    ALTER TABLE calls_owned RENAME TO calls;
+    CREATE INDEX calls_unfinished ON calls (state) WHERE state <> 'finished';
+    CREATE INDEX calls_by_key ON calls (conversation_id, call_id);
+    ",
 ];
 
 /// The schema version this build writes.
@@ -188,7 +219,7 @@ mod tests {
         std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 5);
+        assert_eq!(SCHEMA_VERSION, 6);
         store.verify_audit().unwrap();
     }
 
@@ -220,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_version_2_file_with_rows_gains_the_kernel_columns_and_keeps_its_rows() {
-        use crate::{CallKey, CallOutcome, CallState, NewCall, Sha256Hex};
+        use crate::{CallKey, NewCall, Sha256Hex};
         use lineup_host_core::{self as kernel, CapabilityStore};
 
         let tmp = tempfile::tempdir().unwrap();
@@ -237,22 +268,28 @@ mod tests {
             migrate_to(&mut store, 2).unwrap();
             assert_eq!(store.schema_version().unwrap(), 2);
             store.grant(&grant).unwrap();
-            store.insert_call(&call("done")).unwrap();
-            store
-                .finish_call(
-                    &CallKey::new("conv-1", "done"),
-                    &CallOutcome {
-                        status: "completed".into(),
-                        result: Some(r#"{"ok":true}"#.into()),
-                        message: None,
-                        error: None,
-                    },
-                )
-                .unwrap();
-            store.insert_call(&call("running")).unwrap();
-            store
-                .advance_call(&CallKey::new("conv-1", "running"), CallState::Running)
-                .unwrap();
+            // Rows as a version-2 store wrote them (the store's API now needs the owner column).
+            let digest = call("done").args_digest;
+            for (id, state, status, result) in [
+                (
+                    "done",
+                    "finished",
+                    Some("completed"),
+                    Some(r#"{"ok":true}"#),
+                ),
+                ("running", "running", None, None),
+            ] {
+                store
+                    .conn()
+                    .execute(
+                        "INSERT INTO calls (conversation_id, call_id, capability, version,
+                            args_digest, state, status, result, created_at, updated_at)
+                         VALUES ('conv-1', ?1, 'clipboard.write', '1', ?2, ?3, ?4, ?5,
+                                 '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                        rusqlite::params![id, digest.as_str(), state, status, result],
+                    )
+                    .unwrap();
+            }
             store
                 .append_audit(&crate::tests::entry("conv-1", "done"))
                 .unwrap();
@@ -277,9 +314,12 @@ mod tests {
             conversation_id: "conv-1".try_into().unwrap(),
             call_id: id.try_into().unwrap(),
         };
-        let done = CapabilityStore::call(&mut store, &key("done"))
+        let anyone = kernel::AgentIdentity::try_from("agent-1").unwrap();
+        let done = CapabilityStore::call(&mut store, &anyone, &key("done"))
             .unwrap()
             .unwrap();
+        // A record from before owners were kept answers no one (R-CAP-5).
+        assert_eq!(done.owner, None);
         let kernel::CallState::Finished { result } = &done.state else {
             panic!("{done:?}")
         };
@@ -326,7 +366,7 @@ mod tests {
                 err,
                 StoreError::SchemaTooNew {
                     found: 99,
-                    supported: 5,
+                    supported: 6,
                     ..
                 }
             ),

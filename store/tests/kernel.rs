@@ -33,6 +33,12 @@ fn key(call_id: &str) -> CallKey {
     }
 }
 
+/// The identity the kernel asks for (the test records carry no owner, so they answer it as
+/// another's record of the key, which is what the kernel then compares).
+fn owner() -> AgentIdentity {
+    AgentIdentity::try_from("agent-1").unwrap()
+}
+
 fn digest() -> ArgsDigest {
     ArgsDigest(Sha256Hex::of(br#"{"text":"hi"}"#).to_string())
 }
@@ -97,10 +103,13 @@ fn r_cap_5_every_call_state_round_trips_through_put_call_and_call() {
     let mut store = Store::open(tmp.path()).unwrap();
     for r in every_state() {
         store.put_call(&r).unwrap();
-        assert_eq!(CapabilityStore::call(&mut store, &r.key).unwrap(), Some(r));
+        assert_eq!(
+            CapabilityStore::call(&mut store, &owner(), &r.key).unwrap(),
+            Some(r)
+        );
     }
     assert_eq!(
-        CapabilityStore::call(&mut store, &key("absent")).unwrap(),
+        CapabilityStore::call(&mut store, &owner(), &key("absent")).unwrap(),
         None
     );
 
@@ -108,7 +117,10 @@ fn r_cap_5_every_call_state_round_trips_through_put_call_and_call() {
     drop(store);
     let mut store = Store::open(tmp.path()).unwrap();
     for r in every_state() {
-        assert_eq!(CapabilityStore::call(&mut store, &r.key).unwrap(), Some(r));
+        assert_eq!(
+            CapabilityStore::call(&mut store, &owner(), &r.key).unwrap(),
+            Some(r)
+        );
     }
 
     // The indexed columns are filled, for `lineup` and the store's own API.
@@ -149,7 +161,10 @@ fn r_cap_5_one_call_moves_forward_through_every_state() {
     ] {
         let r = record("k1", state);
         store.put_call(&r).unwrap();
-        assert_eq!(CapabilityStore::call(&mut store, &r.key).unwrap(), Some(r));
+        assert_eq!(
+            CapabilityStore::call(&mut store, &owner(), &r.key).unwrap(),
+            Some(r)
+        );
     }
 }
 
@@ -173,7 +188,7 @@ fn r_cap_5_put_call_never_writes_running_or_finished_twice() {
         "{err}"
     );
     assert_eq!(
-        CapabilityStore::call(&mut store, &key("k1")).unwrap(),
+        CapabilityStore::call(&mut store, &owner(), &key("k1")).unwrap(),
         Some(record("k1", failed("k1")))
     );
 }
@@ -217,7 +232,7 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
         args_digest: Sha256Hex::of(b"{}"),
     };
     store.insert_call(&new("plain", "app.show")).unwrap();
-    let rebuilt = CapabilityStore::call(&mut store, &key("plain"))
+    let rebuilt = CapabilityStore::call(&mut store, &owner(), &key("plain"))
         .unwrap()
         .unwrap();
     assert_eq!(rebuilt.state, CallState::Received);
@@ -236,7 +251,7 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
         .finish_call(&lineup_store::CallKey::new(CONV, "odd"), &outcome)
         .unwrap();
     assert_eq!(
-        CapabilityStore::call(&mut store, &key("odd")).unwrap(),
+        CapabilityStore::call(&mut store, &owner(), &key("odd")).unwrap(),
         None
     );
     // The kernel, taking the key for new, still cannot run it.
@@ -252,7 +267,7 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
             lineup_store::CallState::Running,
         )
         .unwrap();
-    let moved = CapabilityStore::call(&mut store, &key("moved"))
+    let moved = CapabilityStore::call(&mut store, &owner(), &key("moved"))
         .unwrap()
         .unwrap();
     assert_eq!(moved.state, CallState::Running);
@@ -493,6 +508,8 @@ impl Host {
         let mut session = Session::new(config, Box::new(Mono)).unwrap();
         let epoch = store.next_revision_epoch().unwrap();
         let mut setup = CapabilitySetup::new(epoch, Box::new(Wall));
+        // A vouched agent: its records answer it across restarts (R-CAP-5, R-SES-1).
+        setup.agent = Some(owner());
         setup.unfinished = CapabilityStore::unfinished_calls(&mut store).unwrap();
         let fx = session.enable_capabilities(setup).unwrap();
         let mut host = Self {
@@ -537,8 +554,10 @@ impl Host {
     fn execute(&mut self, effect: CapabilityEffect) -> Option<(lineup_host_core::Ticket, Answer)> {
         let store = &mut self.store;
         match effect {
-            CapabilityEffect::LookupCall { ticket, key } => {
-                let record = CapabilityStore::call(store, &key).unwrap().map(Box::new);
+            CapabilityEffect::LookupCall { ticket, key, owner } => {
+                let record = CapabilityStore::call(store, &owner, &key)
+                    .unwrap()
+                    .map(Box::new);
                 Some((ticket, Answer::Call(record)))
             }
             CapabilityEffect::PersistCall { ack, record } => {
@@ -571,6 +590,13 @@ impl Host {
             }
             CapabilityEffect::Run(r) => {
                 self.runs.push(r);
+                None
+            }
+            CapabilityEffect::RememberOffered {
+                agent,
+                capabilities,
+            } => {
+                CapabilityStore::remember_offered(store, &agent, &capabilities).unwrap();
                 None
             }
             other => panic!("a display_only capability prompts nothing: {other:?}"),

@@ -150,8 +150,8 @@ impl<S: CapabilityStore> ErasedStore for S {
     fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, String> {
         let text = |e: S::Error| e.to_string();
         match effect {
-            CapabilityEffect::LookupCall { key, .. } => {
-                let record = self.call(key).map_err(text)?;
+            CapabilityEffect::LookupCall { key, owner, .. } => {
+                let record = self.call(owner, key).map_err(text)?;
                 Ok(Some(Answer::Call(record.map(Box::new))))
             }
             CapabilityEffect::PersistCall { ack, record } => match (self.put_call(record), ack) {

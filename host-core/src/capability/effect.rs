@@ -144,6 +144,8 @@ pub enum CapabilityEffect {
         ticket: Ticket,
         /// The key.
         key: CallKey,
+        /// Whose call it is ([`crate::CapabilityStore::call`]).
+        owner: AgentIdentity,
     },
     /// Write this record (replacing the record of its key). With `ack`, the kernel waits: answer
     /// [`Answer::Persisted`] once the write is durable, or [`Answer::PersistFailed`].

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
+use crate::ids::AgentIdentity;
+
 use super::store::{
     AuditRecord, CallKey, CallRecord, CallState, CapabilityStore, GrantKey, GrantRecord,
     RevisionEpoch,
@@ -24,7 +26,7 @@ use super::store::{
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStore {
     epoch: u64,
-    calls: BTreeMap<CallKey, CallRecord>,
+    calls: BTreeMap<(Option<AgentIdentity>, CallKey), CallRecord>,
     grants: BTreeMap<GrantKey, GrantRecord>,
     audit: Vec<AuditRecord>,
 }
@@ -84,12 +86,20 @@ impl CapabilityStore for MemoryStore {
             .collect())
     }
 
-    fn call(&mut self, key: &CallKey) -> Result<Option<CallRecord>, Infallible> {
-        Ok(self.calls.get(key).cloned())
+    fn call(
+        &mut self,
+        owner: &AgentIdentity,
+        key: &CallKey,
+    ) -> Result<Option<CallRecord>, Infallible> {
+        let own = self.calls.get(&(Some(owner.clone()), key.clone()));
+        Ok(own
+            .or_else(|| self.calls.values().find(|r| r.key == *key))
+            .cloned())
     }
 
     fn put_call(&mut self, record: &CallRecord) -> Result<(), Infallible> {
-        self.calls.insert(record.key.clone(), record.clone());
+        self.calls
+            .insert((record.owner.clone(), record.key.clone()), record.clone());
         Ok(())
     }
 

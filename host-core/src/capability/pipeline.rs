@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::capability::effect::{
     unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
     ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
+    UNVOUCHED_PREFIX,
 };
 use crate::capability::registry::{Capability, Registry, LINK_RULE};
 use crate::capability::store::{
@@ -259,6 +260,25 @@ impl Capabilities {
         before != self.conversation_grants.len()
     }
 
+    /// Whose calls this session's are (R-CAP-5, R-SES-1): the vouched identity, else the
+    /// session's unvouched identity: this process's scope when the embedder gave one, else this
+    /// session's revision epoch, which no other session shares.
+    fn owner(&self) -> AgentIdentity {
+        if let Some(agent) = &self.agent {
+            return agent.clone();
+        }
+        let scope = match &self.unvouched_scope {
+            Some(scope) => scope.clone(),
+            None => format!("session-{}", self.epoch.0),
+        };
+        let conversation = self
+            .conversation
+            .clone()
+            .unwrap_or_else(|| ConversationId::known("unknown"));
+        unvouched_identity(&scope, &conversation)
+            .unwrap_or_else(|| AgentIdentity::known(format!("{UNVOUCHED_PREFIX}{scope}")))
+    }
+
     /// Whose "always" decides this session's `user_confirmation` calls in the store: the
     /// vouched identity, else this process's unvouched identity for the conversation; `None`
     /// keeps them in memory (R-SES-1).
@@ -402,6 +422,7 @@ impl Capabilities {
         out.push(Out::Effect(CapabilityEffect::LookupCall {
             ticket,
             key: subject.key.clone(),
+            owner: self.owner(),
         }));
         self.wait(
             Call {
@@ -611,6 +632,27 @@ impl Capabilities {
         let Some(record) = record else {
             return self.admit(call, out);
         };
+        // R-CAP-5, R-SES-1: a key's record answers only the identity that made it.
+        if record.owner.as_ref() != Some(&self.owner()) {
+            if self.agent.is_some() {
+                // Another vouched identity's call (or an ownerless old one): this identity's
+                // call is a new one, with its own consent and record.
+                return self.admit(call, out);
+            }
+            let result = answer_with(
+                &call.subject,
+                Status::Failed,
+                &format!(
+                    "call_id {} was used before by another session or host process on this data directory; it is not run again (R-CAP-5)",
+                    call.subject.key.call_id
+                ),
+                Some(ErrorCode::CallIdReused),
+            );
+            for to in call.to {
+                self.refuse(&call.subject, result.clone(), to, out);
+            }
+            return;
+        }
         if let Some(reused) = reused(&record.capability, &record.arguments_digest, &call.subject) {
             for to in call.to {
                 self.refuse(&call.subject, reused.clone(), to, out);
@@ -1157,6 +1199,7 @@ impl Capabilities {
             received_at: subject.received_at,
             updated_at: self.wall.now(),
             state,
+            owner: Some(self.owner()),
         }
     }
 

@@ -156,6 +156,11 @@ pub struct CallRecord {
     pub updated_at: Timestamp,
     /// Where the call stands.
     pub state: CallState,
+    /// Whose call it is (R-CAP-5, R-SES-1): the vouched identity, or the session's own
+    /// unvouched identity ([`crate::unvouched_identity`]). A key's record answers only its
+    /// owner; `None` in records written before owners were kept, which answer no one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<AgentIdentity>,
 }
 
 impl CallRecord {
@@ -184,7 +189,14 @@ impl CallRecord {
             received_at,
             updated_at,
             state,
+            owner: None,
         }
+    }
+
+    /// The same record, owned by `owner`.
+    pub fn with_owner(mut self, owner: Option<AgentIdentity>) -> Self {
+        self.owner = owner;
+        self
     }
 }
 
@@ -328,10 +340,16 @@ pub trait CapabilityStore {
     /// (`cancelled`, or `failed` with `outcome_unknown` for `running`) through `put_call`.
     fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Self::Error>;
 
-    /// The record of `key`, if there is one.
-    fn call(&mut self, key: &CallKey) -> Result<Option<CallRecord>, Self::Error>;
+    /// The record of `key` that `owner` made, if there is one; otherwise any other record of
+    /// `key` (another identity's, or one without an owner), so the kernel can tell a key used
+    /// elsewhere from a new one (R-CAP-5); `None` when the key was never used.
+    fn call(
+        &mut self,
+        owner: &AgentIdentity,
+        key: &CallKey,
+    ) -> Result<Option<CallRecord>, Self::Error>;
 
-    /// Inserts the record, or replaces the record of the same key.
+    /// Inserts the record, or replaces the record of the same owner and key.
     fn put_call(&mut self, record: &CallRecord) -> Result<(), Self::Error>;
 
     /// The remembered grant for `key`, if there is one.
