@@ -3,7 +3,7 @@
 //!
 //! - the **inventory revision**, a counter that never returns a value twice (R-INV-2):
 //!   [`Store::next_revision`];
-//! - **call records** keyed by `(conversation_id, call_id)`, written before a call runs, so each
+//! - **call records** keyed by `(conversation_id, call_id)` and their owner, written before a call runs, so each
 //!   runs at most once and a repeat gets the stored result (R-CAP-5): [`Store::insert_call`],
 //!   [`Store::advance_call`], [`Store::finish_call`], [`Store::unfinished_calls`];
 //! - **grants**, remembered consent per vouched agent, capability and version (R-CAP-3,
