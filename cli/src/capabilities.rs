@@ -13,7 +13,7 @@ use lineup_host_core::{
 };
 use lineup_webview_shell::{Builtin, HostBuilder, PendingConsent};
 
-use crate::lease::HostLease;
+use lineup_store::HostLease;
 
 /// How prompts are answered under `--dangerous-auto-consent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -128,10 +128,11 @@ impl CapabilityArgs {
         tracing::info!("capability records and apps in {}", dir.display());
         // R-SES-1: the "always" of unvouched sessions is kept in the store under this
         // process's lease, listed and revocable by `lineup grants`, deleted when it ends.
-        let lease = HostLease::take(&dir, &store)?;
+        let lease = HostLease::take(&dir, &store)
+            .map_err(|e| format!("the data dir {}: {e}", dir.display()))?;
         builder = builder
             .unvouched_grants_scope(lease.scope())
-            .capability_store(store);
+            .capability_store(store.with_host_lease(&lease));
         if on {
             builder = builder.enable_capabilities();
         }

@@ -28,7 +28,6 @@ mod data;
 mod fetch;
 mod grants;
 mod kiosk;
-mod lease;
 mod link;
 mod log;
 mod policy;
@@ -213,7 +212,7 @@ fn main() -> ExitCode {
 /// lease in the data directory, to keep until the host has ended.
 fn host_builder(
     args: &HostArgs,
-) -> Result<(HostBuilder, Option<lease::HostLease>), Box<dyn std::error::Error>> {
+) -> Result<(HostBuilder, Option<lineup_store::HostLease>), Box<dyn std::error::Error>> {
     let client_id = PartyId::try_from(args.client_id.as_str())?;
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = args.max_surfaces;

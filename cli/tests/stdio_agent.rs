@@ -910,7 +910,7 @@ fn a_slow_reader_loses_page_events_but_never_an_answer_or_a_close() {
     x.request_close(window_b)
         .unwrap_or_else(|e| panic!("WM_DELETE_WINDOW to {window_b:#x} failed: {e}"));
     agent.expect_stderr("flood.b closed by the user", |l| {
-        l.contains(FLOOD_B) && l.contains("closed (User)")
+        l.contains(FLOOD_B) && l.contains("closed by the user")
     });
     // Wait until the host either stopped reading stdin (R-ENV-4) or handled every line.
     let stopped = agent.expect_stderr("the host stop reading stdin or handle the last line", |l| {

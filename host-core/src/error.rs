@@ -65,7 +65,8 @@ pub enum ErrorCode {
     /// since; it is answered `unsupported` (R-INV-4).
     Revoked,
     /// An `app.call` reuses a `call_id` of this conversation for another capability or other
-    /// arguments (R-CAP-5).
+    /// arguments, or one that another session or host process without this session's vouched
+    /// identity used (R-CAP-5).
     CallIdReused,
     /// Too many calls of this session are waiting (for consent, or in all); the limit is in
     /// `limit`.

@@ -54,6 +54,9 @@ pub struct Store {
     path: PathBuf,
     /// How long a write waits for another process's lock.
     busy_timeout: Duration,
+    /// The lease scope of the host process this connection writes call records for
+    /// ([`Store::with_host_lease`]).
+    host: Option<String>,
 }
 
 impl Store {
@@ -117,6 +120,7 @@ impl Store {
             conn,
             path,
             busy_timeout: options.busy_timeout,
+            host: None,
         };
         migrate::migrate(&mut store)?;
         Ok(store)
@@ -129,6 +133,7 @@ impl Store {
             conn,
             path,
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            host: None,
         }
     }
 
@@ -140,6 +145,19 @@ impl Store {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Marks the call records this connection writes as the host process of `lease`'s
+    /// (R-CAP-5): another host that finds one unfinished while the lease is held waits for its
+    /// outcome instead of declaring it unknown, and leaves it out of its restart recovery.
+    pub fn with_host_lease(mut self, lease: &crate::HostLease) -> Self {
+        self.host = Some(lease.scope().to_owned());
+        self
+    }
+
+    /// [`Store::with_host_lease`]'s scope, if any.
+    pub(crate) fn host(&self) -> Option<&str> {
+        self.host.as_deref()
     }
 
     /// The schema version of the file (`PRAGMA user_version`).

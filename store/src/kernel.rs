@@ -113,13 +113,43 @@ impl CapabilityStore for Store {
     /// is left out (see the module docs).
     fn unfinished_calls(&mut self) -> Result<Vec<kernel::CallRecord>, StoreError> {
         let sql = format!(
-            "SELECT {COLUMNS}, record, owner FROM calls WHERE state <> 'finished' ORDER BY created_at, rowid"
+            "SELECT {COLUMNS}, record, owner, host FROM calls WHERE state <> 'finished' ORDER BY created_at, rowid"
         );
         let mut records = Vec::new();
         for row in self.select_all("select from calls", &sql, [], KernelRow::from_row)? {
+            // R-CAP-5: a call another live host process has is its to finish, not ours.
+            if row
+                .host
+                .as_deref()
+                .is_some_and(|h| Some(h) != self.host() && crate::lease::alive(self, h))
+            {
+                continue;
+            }
             records.extend(row.into_kernel()?);
         }
         Ok(records)
+    }
+
+    fn in_flight_elsewhere(&mut self, record: &kernel::CallRecord) -> Result<bool, StoreError> {
+        let owner = record
+            .owner
+            .as_ref()
+            .map_or_else(String::new, |o| o.as_str().to_owned());
+        let host: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT host FROM calls WHERE owner = ?1 AND conversation_id = ?2 AND call_id = ?3",
+                params![
+                    owner,
+                    record.key.conversation_id.as_str(),
+                    record.key.call_id.as_str()
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sqlite("select from calls"))?
+            .flatten();
+        Ok(host.is_some_and(|h| Some(h.as_str()) != self.host() && crate::lease::alive(self, &h)))
     }
 
     /// The record `owner` made of `key`, else another identity's record of it; `None` also for
@@ -130,7 +160,7 @@ impl CapabilityStore for Store {
         key: &kernel::CallKey,
     ) -> Result<Option<kernel::CallRecord>, StoreError> {
         let sql = format!(
-            "SELECT {COLUMNS}, record, owner FROM calls WHERE conversation_id = ?1 AND call_id = ?2
+            "SELECT {COLUMNS}, record, owner, host FROM calls WHERE conversation_id = ?1 AND call_id = ?2
              ORDER BY owner = ?3 DESC LIMIT 1"
         );
         self.conn()
@@ -182,9 +212,9 @@ impl CapabilityStore for Store {
         tx.execute(
             "INSERT INTO calls (conversation_id, call_id, capability, version, args_digest, state,
                                 status, result, message, error, created_at, updated_at, record,
-                                owner)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)
-             ON CONFLICT (owner, conversation_id, call_id) DO UPDATE SET
+                                owner, host)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14)
+             ON CONFLICT (owner, conversation_id, call_id) DO UPDATE SET host = excluded.host,
                 capability = excluded.capability, version = excluded.version,
                 args_digest = excluded.args_digest, state = excluded.state,
                 status = excluded.status, result = excluded.result, message = excluded.message,
@@ -202,7 +232,8 @@ impl CapabilityStore for Store {
                 row.error,
                 crate::db::now_rfc3339(),
                 row.json,
-                owner
+                owner,
+                self.host()
             ],
         )
         .map_err(self.sqlite("write calls"))?;
@@ -393,15 +424,18 @@ struct KernelRow {
     record: Option<String>,
     /// The `owner` column: `''` for rows from before owners were kept.
     owner: String,
+    /// The `host` column: the lease scope of the process that wrote the row.
+    host: Option<String>,
 }
 
 impl KernelRow {
-    /// Reads a row selected as `{COLUMNS}, record, owner`.
+    /// Reads a row selected as `{COLUMNS}, record, owner, host`.
     fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             raw: RawCall::from_row(row)?,
             record: row.get("record")?,
             owner: row.get("owner")?,
+            host: row.get("host")?,
         })
     }
 

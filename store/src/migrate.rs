@@ -143,6 +143,8 @@ const MIGRATIONS: &[&str] = &[
         created_at      TEXT NOT NULL,
         updated_at      TEXT NOT NULL,
         record          TEXT,
+        -- The lease scope of the host process that wrote the row (`lease.rs`), if any.
+        host            TEXT,
         PRIMARY KEY (owner, conversation_id, call_id)
     ) STRICT;
     INSERT INTO calls_owned (owner, conversation_id, call_id, capability, version, args_digest,

@@ -152,7 +152,16 @@ impl<S: CapabilityStore> ErasedStore for S {
         match effect {
             CapabilityEffect::LookupCall { key, owner, .. } => {
                 let record = self.call(owner, key).map_err(text)?;
-                Ok(Some(Answer::Call(record.map(Box::new))))
+                match record {
+                    // R-CAP-5: deciding or running in another live host process.
+                    Some(r)
+                        if !r.state.is_finished()
+                            && self.in_flight_elsewhere(&r).map_err(text)? =>
+                    {
+                        Ok(Some(Answer::CallElsewhere(Box::new(r))))
+                    }
+                    record => Ok(Some(Answer::Call(record.map(Box::new)))),
+                }
             }
             CapabilityEffect::PersistCall { ack, record } => match (self.put_call(record), ack) {
                 (Ok(()), Some(_)) => Ok(Some(Answer::Persisted)),

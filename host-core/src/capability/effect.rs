@@ -193,6 +193,10 @@ pub enum CapabilityEffect {
 pub enum Answer {
     /// The record of a looked-up key, if the store has one.
     Call(Option<Box<CallRecord>>),
+    /// The key's record is unfinished and the host process that wrote it is still alive: the
+    /// call is deciding or running there (R-CAP-5). The kernel looks again shortly, until it
+    /// is finished, its writer is gone, or the call's deadline passes.
+    CallElsewhere(Box<CallRecord>),
     /// The record was written durably.
     Persisted,
     /// The record could not be written; the call is answered `failed` (`not_recorded`) and not
@@ -211,7 +215,7 @@ pub enum Answer {
 impl Answer {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
-            Answer::Call(_) => "a call lookup",
+            Answer::Call(_) | Answer::CallElsewhere(_) => "a call lookup",
             Answer::Persisted | Answer::PersistFailed(_) => "a persist acknowledgement",
             Answer::Grant(_) => "a grant check",
             Answer::Consent(_) => "a consent answer",

@@ -27,6 +27,9 @@ use crate::message::{
     Party, Timestamp,
 };
 
+/// How long a call whose key another live host process has waits before it looks again.
+const ELSEWHERE_RETRY: Duration = Duration::from_millis(200);
+
 /// What the pipeline hands the session, which builds every outbound envelope itself.
 #[derive(Debug)]
 pub(crate) enum Out {
@@ -59,7 +62,14 @@ enum Stage {
     Prompting,
     Hook,
     Persisting,
-    Running { since: Duration },
+    Running {
+        since: Duration,
+    },
+    /// The key's call is deciding or running in another live host process: look again at
+    /// `retry` (monotonic), until it is finished or the call's deadline passes (R-CAP-5).
+    Elsewhere {
+        retry: Duration,
+    },
 }
 
 impl Stage {
@@ -71,6 +81,7 @@ impl Stage {
             Stage::Hook => "a hook answer",
             Stage::Persisting => "a persist acknowledgement",
             Stage::Running { .. } => "a handler result",
+            Stage::Elsewhere { .. } => "nothing: another host process has the call",
         }
     }
 
@@ -474,7 +485,7 @@ impl Capabilities {
         let stage = call.stage;
         let fits = matches!(
             (stage, &answer),
-            (Stage::LookingUp, Answer::Call(_))
+            (Stage::LookingUp, Answer::Call(_) | Answer::CallElsewhere(_))
                 | (Stage::CheckingGrant, Answer::Grant(_))
                 | (Stage::Prompting, Answer::Consent(_))
                 | (Stage::Hook, Answer::Hook(_))
@@ -497,6 +508,13 @@ impl Capabilities {
         }
         match answer {
             Answer::Call(record) => self.looked_up(call, record.map(|r| *r), out),
+            Answer::CallElsewhere(record) if record.owner.as_ref() == Some(&self.owner()) => {
+                // R-CAP-5: one call, one answer: wait for the other process's outcome.
+                let ticket = self.ticket();
+                let retry = monotonic + ELSEWHERE_RETRY;
+                self.wait(call, Stage::Elsewhere { retry }, ticket);
+            }
+            Answer::CallElsewhere(record) => self.looked_up(call, Some(*record), out),
             Answer::Grant(true) => {
                 self.decided(
                     &call,
@@ -554,6 +572,7 @@ impl Capabilities {
             .iter()
             .filter(|(_, c)| match c.stage {
                 Stage::Running { since } => monotonic.saturating_sub(since) >= timeout,
+                Stage::Elsewhere { retry } => now >= c.expires_at || monotonic >= retry,
                 stage => stage.deciding() && now >= c.expires_at,
             })
             .map(|(id, _)| id.clone())
@@ -563,6 +582,17 @@ impl Capabilities {
                 continue;
             };
             self.tickets.remove(&call.ticket);
+            if matches!(call.stage, Stage::Elsewhere { .. }) && now < call.expires_at {
+                // Look again: finished there, or its writer gone, or still running.
+                let ticket = self.ticket();
+                out.push(Out::Effect(CapabilityEffect::LookupCall {
+                    ticket,
+                    key: call.subject.key.clone(),
+                    owner: self.owner(),
+                }));
+                self.wait(call, Stage::LookingUp, ticket);
+                continue;
+            }
             if matches!(call.stage, Stage::Running { .. }) {
                 self.late.insert(call.ticket, call.subject.clone());
                 let result = answer_with(
@@ -591,6 +621,11 @@ impl Capabilities {
                     Some((since + self.limits.handler_timeout).saturating_sub(monotonic))
                 }
                 stage if stage.deciding() => Some(now.until(&c.expires_at)),
+                Stage::Elsewhere { retry } => Some(
+                    retry
+                        .saturating_sub(monotonic)
+                        .min(now.until(&c.expires_at)),
+                ),
                 _ => None,
             })
             .min()
@@ -605,6 +640,9 @@ impl Capabilities {
             .filter(|(_, c)| c.stage.deciding() || c.stage == Stage::LookingUp)
             .map(|(id, _)| id.clone())
             .collect();
+        // A call another process has is that process's to answer: dropped, nothing written.
+        self.calls
+            .retain(|_, c| !matches!(c.stage, Stage::Elsewhere { .. }));
         for id in waiting {
             let Some(call) = self.calls.remove(&id) else {
                 continue;
@@ -983,6 +1021,23 @@ impl Capabilities {
     }
 
     fn expire(&mut self, call: Call, out: &mut Vec<Out>) {
+        if matches!(call.stage, Stage::Elsewhere { .. }) {
+            // The record is the other process's, which answers with the real outcome: this
+            // request gets `expired`, and nothing is written over that record (R-CAP-5).
+            let result = answer_with(
+                &call.subject,
+                Status::Expired,
+                &format!(
+                    "the call expired at {} while another host process still had it; it is not run here (R-CAP-4, R-CAP-5)",
+                    call.expires_at
+                ),
+                None,
+            );
+            for to in call.to {
+                self.refuse(&call.subject, result.clone(), to, out);
+            }
+            return;
+        }
         self.withdraw(&call, out);
         let result = answer_with(
             &call.subject,

@@ -349,6 +349,14 @@ pub trait CapabilityStore {
         key: &CallKey,
     ) -> Result<Option<CallRecord>, Self::Error>;
 
+    /// Whether `record` (unfinished) was written by another host process that is still alive,
+    /// so its call is deciding or running there (R-CAP-5); `false` (the default) for a store
+    /// used by one process at a time.
+    fn in_flight_elsewhere(&mut self, record: &CallRecord) -> Result<bool, Self::Error> {
+        let _ = record;
+        Ok(false)
+    }
+
     /// Inserts the record, or replaces the record of the same owner and key.
     fn put_call(&mut self, record: &CallRecord) -> Result<(), Self::Error>;
 

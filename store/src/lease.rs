@@ -1,19 +1,22 @@
 //! A host process's lease in its data directory: `hosts/<scope>.lock`, held with an exclusive
-//! `flock` for the process's life. The scope keys the grants of its unvouched sessions
-//! (R-SES-1), which the process deletes when it ends; a process that ended without doing so
-//! (killed) left a lease nobody holds, and the next host deletes its grants.
+//! `flock` for the process's life (an OS lock, released by the kernel however the process
+//! ends; never a PID). The scope keys the grants of its unvouched sessions (R-SES-1), which
+//! the process deletes when it ends, and marks the call records it writes, so another host
+//! can tell a call in flight in a live process from one whose process is gone (R-CAP-5).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-use lineup_store::Store;
 use rustix::fs::{flock, FlockOperation};
+
+use crate::{Store, StoreError};
 
 /// The folder of leases inside the data directory.
 const HOSTS: &str = "hosts";
 
 /// This process's lease; dropping it deletes the grants of its unvouched sessions.
-pub(crate) struct HostLease {
+#[derive(Debug)]
+pub struct HostLease {
     data_dir: PathBuf,
     scope: String,
     path: PathBuf,
@@ -23,21 +26,31 @@ pub(crate) struct HostLease {
 impl HostLease {
     /// Takes a lease under a fresh random scope in `data_dir`, after deleting the unvouched
     /// grants of processes whose lease nobody holds.
-    pub(crate) fn take(data_dir: &Path, store: &Store) -> Result<Self, String> {
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when the lease file cannot be made or locked.
+    pub fn take(data_dir: &Path, store: &Store) -> Result<Self, StoreError> {
         let hosts = data_dir.join(HOSTS);
-        std::fs::create_dir_all(&hosts)
-            .map_err(|e| format!("cannot create {}: {e}", hosts.display()))?;
+        let io = |path: &Path, e: std::io::Error| StoreError::Io {
+            path: path.to_owned(),
+            source: e,
+        };
+        std::fs::create_dir_all(&hosts).map_err(|e| io(&hosts, e))?;
         let mut random = [0u8; 16];
-        getrandom::fill(&mut random).map_err(|e| format!("no random source: {e}"))?;
+        getrandom::fill(&mut random).map_err(|e| {
+            io(
+                &hosts,
+                std::io::Error::other(format!("no random source: {e}")),
+            )
+        })?;
         let scope: String = random.iter().map(|b| format!("{b:02x}")).collect();
         let path = hosts.join(format!("{scope}.lock"));
         let file = OpenOptions::new()
             .create_new(true)
             .write(true)
             .open(&path)
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        flock(&file, FlockOperation::NonBlockingLockExclusive)
-            .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+            .map_err(|e| io(&path, e))?;
+        flock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|e| io(&path, e.into()))?;
         prune(&hosts, store, &scope);
         Ok(Self {
             data_dir: data_dir.to_owned(),
@@ -47,10 +60,24 @@ impl HostLease {
         })
     }
 
-    /// The scope that names this process's unvouched grants.
-    pub(crate) fn scope(&self) -> &str {
+    /// The scope that names this process: its unvouched grants and the call records it
+    /// writes ([`Store::with_host_lease`]).
+    pub fn scope(&self) -> &str {
         &self.scope
     }
+}
+
+/// Whether the host process of lease `scope` in the data directory of `store` is alive: its
+/// lease file exists and someone holds its lock.
+pub(crate) fn alive(store: &Store, scope: &str) -> bool {
+    if scope.is_empty() || !scope.chars().all(|c| c.is_ascii_hexdigit()) {
+        return false;
+    }
+    let Some(dir) = store.path().parent() else {
+        return false;
+    };
+    let path = dir.join(HOSTS).join(format!("{scope}.lock"));
+    File::open(path).is_ok_and(|file| flock(&file, FlockOperation::NonBlockingLockShared).is_err())
 }
 
 impl Drop for HostLease {
@@ -74,15 +101,10 @@ fn prune(hosts: &Path, store: &Store, own: &str) {
     };
     for scope in scopes.iter().filter(|s| *s != own) {
         // A scope is hex digits; anything else is not a lease name of ours.
-        if !scope.chars().all(|c| c.is_ascii_hexdigit()) {
+        if !scope.chars().all(|c| c.is_ascii_hexdigit()) || alive(store, scope) {
             continue;
         }
         let path = hosts.join(format!("{scope}.lock"));
-        let alive = File::open(&path)
-            .is_ok_and(|file| flock(&file, FlockOperation::NonBlockingLockShared).is_err());
-        if alive {
-            continue;
-        }
         match store.forget_unvouched_grants(scope) {
             Ok(n) => tracing::info!("{n} grants of an ended host's unvouched sessions forgotten"),
             Err(e) => tracing::warn!("cannot forget an ended host's unvouched grants: {e}"),
