@@ -36,6 +36,7 @@ fn entry(i: usize) -> AuditEntry {
         decision: "allowed".into(),
         decision_source: "prompt".into(),
         status: "completed".into(),
+        detail: Default::default(),
     }
 }
 

@@ -33,7 +33,35 @@ pub struct AuditEntry {
     pub decision_source: String,
     /// The `app.result` status the call ended with.
     pub status: String,
+    /// Why (format 2): what the record is about, the refusal's code and field, a host note,
+    /// and how many identical records it stands for. Empty in format-1 records.
+    #[serde(flatten)]
+    pub detail: AuditDetail,
 }
+
+/// The reason of an audit record (format 2, R-CAP-6); every part optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditDetail {
+    /// What the record is about, like `received`, `decision`, `answered`, `refused`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The error code of a refusal or failure, like `invalid_arguments`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The field a refusal names, like `payload.arguments/url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// A short host-written note (never the refused payload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// How many identical records this one stands for, when more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
+/// The record format new records are written in; format-1 records (no `format` key, no
+/// reason) keep verifying with their own canonical form.
+pub const AUDIT_FORMAT: u8 = 2;
 
 /// A stored audit record: the entry, its place in the chain and its digest. Exported as one JSON
 /// line with the keys of the canonical form, then `digest`: that line without its `digest` key
@@ -51,7 +79,10 @@ pub struct AuditEntry {
 ///  "status":"…","prev":"…"}
 /// ```
 ///
-/// (one line; broken here for reading). Strings are quoted with `"`; `"` and `\` are written
+/// (one line; broken here for reading). That is format 1, the form of records written before
+/// the reason was kept. Format 2 ([`AUDIT_FORMAT`], every new record) adds `"format":2` right
+/// after `seq`, and `kind`, `code`, `field`, `note` (strings or `null`) and `count` (an integer
+/// or `null`) after `status`, before `prev`. Strings are quoted with `"`; `"` and `\` are written
 /// `\"` and `\\`; U+0008, U+0009, U+000A, U+000C, U+000D as `\b`, `\t`, `\n`, `\f`, `\r`; the
 /// other characters below U+0020 as `\u00XX` with lowercase hex; every other character as itself,
 /// unescaped (`/`, U+007F and non-ASCII included). This is what `serde_json::to_string`,
@@ -72,6 +103,9 @@ pub struct AuditEntry {
 pub struct AuditRecord {
     /// Its sequence number: 1, 2, 3, … without gaps.
     pub seq: u64,
+    /// Its format: 1 (no reason) or 2 ([`AUDIT_FORMAT`]: with [`AuditDetail`]).
+    #[serde(default = "format_1", skip_serializing_if = "is_format_1")]
+    pub format: u8,
     /// When it was appended (RFC 3339, UTC).
     pub time: String,
     /// What was recorded.
@@ -90,7 +124,11 @@ impl AuditRecord {
         let mut out = String::with_capacity(512);
         out.push_str("{\"seq\":");
         out.push_str(&self.seq.to_string());
-        let fields: [(&str, Option<&str>); 12] = [
+        if self.format >= 2 {
+            out.push_str(",\"format\":");
+            out.push_str(&self.format.to_string());
+        }
+        let fields: [(&str, Option<&str>); 11] = [
             ("time", Some(&self.time)),
             ("conversation_id", Some(&e.conversation_id)),
             ("call_id", Some(&e.call_id)),
@@ -102,25 +140,58 @@ impl AuditRecord {
             ("decision", Some(&e.decision)),
             ("decision_source", Some(&e.decision_source)),
             ("status", Some(&e.status)),
-            ("prev", Some(self.prev.as_str())),
         ];
-        for (key, value) in fields {
+        let push = |out: &mut String, key: &str, value: Option<&str>| {
             out.push_str(",\"");
             out.push_str(key);
             out.push_str("\":");
             match value {
-                Some(text) => push_json_string(&mut out, text),
+                Some(text) => push_json_string(out, text),
+                None => out.push_str("null"),
+            }
+        };
+        for (key, value) in fields {
+            push(&mut out, key, value);
+        }
+        if self.format >= 2 {
+            let d = &e.detail;
+            push(&mut out, "kind", d.kind.as_deref());
+            push(&mut out, "code", d.code.as_deref());
+            push(&mut out, "field", d.field.as_deref());
+            push(&mut out, "note", d.note.as_deref());
+            out.push_str(",\"count\":");
+            match d.count {
+                Some(n) => out.push_str(&n.to_string()),
                 None => out.push_str("null"),
             }
         }
+        push(&mut out, "prev", Some(self.prev.as_str()));
         out.push('}');
         out
+    }
+
+    /// The exported line: the canonical form with `digest` last.
+    pub fn line(&self) -> String {
+        let mut line = self.canonical();
+        line.pop();
+        line.push_str(",\"digest\":");
+        push_json_string(&mut line, self.digest.as_str());
+        line.push('}');
+        line
     }
 
     /// The digest this record should have: the SHA-256 of its canonical form.
     pub fn compute_digest(&self) -> Sha256Hex {
         Sha256Hex::of(self.canonical().as_bytes())
     }
+}
+
+fn format_1() -> u8 {
+    1
+}
+
+fn is_format_1(format: &u8) -> bool {
+    *format == 1
 }
 
 /// Writes `text` as a JSON string, escaped as the canonical form says.
@@ -216,7 +287,8 @@ impl ChainVerifier {
 }
 
 const COLUMNS: &str = "seq, time, conversation_id, call_id, agent, capability, version, risk, \
-                       args_digest, decision, decision_source, status, prev, digest";
+                       args_digest, decision, decision_source, status, prev, digest, \
+                       format, kind, code, field, note, count";
 
 impl Store {
     /// Appends a record, chained to the last one, in one `BEGIN IMMEDIATE` transaction (so
@@ -260,6 +332,7 @@ impl Store {
         };
         let mut record = AuditRecord {
             seq,
+            format: AUDIT_FORMAT,
             time: now_rfc3339(),
             entry: entry.clone(),
             prev,
@@ -270,7 +343,8 @@ impl Store {
         tx.execute(
             &format!(
                 "INSERT INTO audit ({COLUMNS})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                         ?15, ?16, ?17, ?18, ?19, ?20)"
             ),
             params![
                 i64::try_from(record.seq).unwrap_or(i64::MAX),
@@ -286,7 +360,13 @@ impl Store {
                 e.decision_source,
                 e.status,
                 record.prev.as_str(),
-                record.digest.as_str()
+                record.digest.as_str(),
+                record.format,
+                e.detail.kind,
+                e.detail.code,
+                e.detail.field,
+                e.detail.note,
+                e.detail.count.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
             ],
         )
         .map_err(self.sqlite("insert into audit"))?;
@@ -336,8 +416,9 @@ impl Store {
     pub fn export_audit(&self, mut out: impl Write) -> Result<u64, StoreError> {
         let mut count = 0;
         self.each_audit_record(|record| {
-            serde_json::to_writer(&mut out, &record).map_err(|e| StoreError::Export(e.into()))?;
-            out.write_all(b"\n").map_err(StoreError::Export)?;
+            out.write_all(record.line().as_bytes())
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(StoreError::Export)?;
             count += 1;
             Ok(())
         })?;
@@ -384,8 +465,10 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<AuditRecord, StoreE
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
+    let count: Option<i64> = row.get(19)?;
     Ok(Ok(AuditRecord {
         seq,
+        format: row.get(14)?,
         time: row.get(1)?,
         entry: AuditEntry {
             conversation_id: row.get(2)?,
@@ -398,6 +481,13 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<AuditRecord, StoreE
             decision: row.get(9)?,
             decision_source: row.get(10)?,
             status: row.get(11)?,
+            detail: AuditDetail {
+                kind: row.get(15)?,
+                code: row.get(16)?,
+                field: row.get(17)?,
+                note: row.get(18)?,
+                count: count.map(i64::unsigned_abs),
+            },
         },
         prev,
         digest: own,
@@ -411,6 +501,7 @@ mod tests {
     fn record() -> AuditRecord {
         AuditRecord {
             seq: 7,
+            format: 1,
             time: "2025-01-31T12:00:00Z".into(),
             entry: AuditEntry {
                 agent: None,
@@ -456,9 +547,39 @@ mod tests {
     #[test]
     fn canonical_form_is_what_the_exported_line_holds_minus_the_digest() {
         // A gateway rebuilds the canonical form by dropping `digest` from the exported object.
-        let r = record();
-        let line = serde_json::to_string(&r).unwrap();
-        let without_digest = line.replace(&format!(",\"digest\":\"{}\"", r.digest), "");
-        assert_eq!(without_digest, r.canonical());
+        for format in [1, AUDIT_FORMAT] {
+            let mut r = record();
+            r.format = format;
+            r.entry.detail.code = Some("invalid_arguments".into());
+            let line = r.line();
+            let without_digest = line.replace(&format!(",\"digest\":\"{}\"", r.digest), "");
+            assert_eq!(without_digest, r.canonical());
+            // What a gateway parses back is the same record (format 1 carries no reason).
+            let back: AuditRecord = serde_json::from_str(&line).unwrap();
+            assert_eq!(back.canonical(), r.canonical());
+        }
+    }
+
+    #[test]
+    fn format_2_canonical_form_carries_the_reason_with_nulls() {
+        let mut r = record();
+        r.format = AUDIT_FORMAT;
+        r.entry.detail.kind = Some("answered".into());
+        r.entry.detail.code = Some("invalid_arguments".into());
+        r.entry.detail.field = Some("payload.arguments/url".into());
+        let canonical = r.canonical();
+        assert!(
+            canonical.starts_with("{\"seq\":7,\"format\":2,\"time\""),
+            "{canonical}"
+        );
+        assert!(
+            canonical.contains(
+                "\"status\":\"completed\",\"kind\":\"answered\",\"code\":\"invalid_arguments\",\"field\":\"payload.arguments/url\",\"note\":null,\"count\":null,\"prev\""
+            ),
+            "{canonical}"
+        );
+        // Format 1 of the same entry leaves the reason out, as records written before did.
+        r.format = 1;
+        assert!(!r.canonical().contains("code"), "{}", r.canonical());
     }
 }

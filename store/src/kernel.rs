@@ -76,7 +76,7 @@ use serde_json::{json, Map, Value};
 
 use crate::calls::{invalid_transition, CallState, RawCall, COLUMNS};
 use crate::error::excerpt;
-use crate::{AuditEntry, GrantKey, RevokeScope, Sha256Hex, Store, StoreError};
+use crate::{AuditDetail, AuditEntry, GrantKey, RevokeScope, Sha256Hex, Store, StoreError};
 
 /// The placeholder for a grant's conversation and call when the grant was written through
 /// [`Store::grant`], which does not record them.
@@ -354,6 +354,14 @@ impl CapabilityStore for Store {
             decision: name_or_none(record.decision.as_ref(), "decision")?,
             decision_source: name_or_none(record.source.as_ref(), "decision source")?,
             status: name_or_none(record.status.as_ref(), "status")?,
+            // R-CAP-6: why, never the refused payload.
+            detail: AuditDetail {
+                kind: Some(serde_text(&record.kind, "audit kind")?),
+                code: record.error.as_ref().map(|e| e.code.to_string()),
+                field: record.error.as_ref().and_then(|e| e.field.clone()),
+                note: (!record.note.is_empty()).then(|| record.note.clone()),
+                count: None,
+            },
         };
         Store::append_audit(self, &entry).map(drop)
     }

@@ -61,6 +61,7 @@
 //!     version: "1".into(), risk: "user_confirmation".into(),
 //!     args_digest: call.args_digest.clone(), decision: "allowed".into(),
 //!     decision_source: "grant".into(), status: "completed".into(),
+//!     detail: Default::default(),
 //! })?;
 //! let head = store.verify_audit()?;
 //! assert_eq!(head.count, 1);
@@ -85,7 +86,7 @@ mod reserved;
 mod revision;
 
 pub use apps::{AppChange, InstalledApp, PACKAGE_CACHE};
-pub use audit::{AuditEntry, AuditHead, AuditRecord, ChainVerifier};
+pub use audit::{AuditDetail, AuditEntry, AuditHead, AuditRecord, ChainVerifier, AUDIT_FORMAT};
 pub use calls::{CallKey, CallOutcome, CallRecord, CallState, Inserted, NewCall};
 pub use data_dir::{default_data_dir, APP_DIR};
 pub use db::{DataVersion, Store, StoreOptions, DB_FILE, DEFAULT_BUSY_TIMEOUT};
@@ -115,6 +116,7 @@ pub(crate) mod tests {
             decision: "allowed".into(),
             decision_source: "prompt".into(),
             status: "completed".into(),
+            detail: crate::AuditDetail::default(),
         }
     }
 }

@@ -157,6 +157,16 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX calls_unfinished ON calls (state) WHERE state <> 'finished';
     CREATE INDEX calls_by_key ON calls (conversation_id, call_id);
     ",
+    // 7: the audit says why (R-CAP-6): record format 2 carries the kind, the refusal's code and
+    // field, a note and a count; format-1 records keep their own canonical form.
+    "
+    ALTER TABLE audit ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE audit ADD COLUMN kind TEXT;
+    ALTER TABLE audit ADD COLUMN code TEXT;
+    ALTER TABLE audit ADD COLUMN field TEXT;
+    ALTER TABLE audit ADD COLUMN note TEXT;
+    ALTER TABLE audit ADD COLUMN count INTEGER;
+    ",
 ];
 
 /// The schema version this build writes.
@@ -221,7 +231,7 @@ mod tests {
         std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 6);
+        assert_eq!(SCHEMA_VERSION, 7);
         store.verify_audit().unwrap();
     }
 
@@ -292,14 +302,48 @@ mod tests {
                     )
                     .unwrap();
             }
+            // A format-1 audit record, as a version-2 store wrote it: it must still verify.
+            let mut old = crate::AuditRecord {
+                seq: 1,
+                format: 1,
+                time: "2026-01-01T00:00:00Z".into(),
+                entry: crate::tests::entry("conv-1", "done"),
+                prev: Sha256Hex::zero(),
+                digest: Sha256Hex::zero(),
+            };
+            old.digest = old.compute_digest();
+            let e = &old.entry;
             store
-                .append_audit(&crate::tests::entry("conv-1", "done"))
+                .conn()
+                .execute(
+                    "INSERT INTO audit (seq, time, conversation_id, call_id, agent, capability,
+                        version, risk, args_digest, decision, decision_source, status, prev, digest)
+                     VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    rusqlite::params![
+                        old.time,
+                        e.conversation_id,
+                        e.call_id,
+                        e.agent,
+                        e.capability,
+                        e.version,
+                        e.risk,
+                        e.args_digest.as_str(),
+                        e.decision,
+                        e.decision_source,
+                        e.status,
+                        old.prev.as_str(),
+                        old.digest.as_str()
+                    ],
+                )
                 .unwrap();
             // No kernel columns yet.
             assert!(store.conn().prepare("SELECT record FROM calls").is_err());
             (
                 store.next_revision().unwrap(),
-                store.verify_audit().unwrap(),
+                crate::AuditHead {
+                    count: 1,
+                    head: old.digest.clone(),
+                },
             )
         };
 
@@ -309,6 +353,30 @@ mod tests {
         assert!(store.is_granted(&grant).unwrap());
         assert_eq!(store.unfinished_calls().unwrap().len(), 1);
         assert_eq!(store.verify_audit().unwrap(), head);
+        // A format-2 record appended after the format-1 one: the chain verifies across both.
+        let mut reasoned = crate::tests::entry("conv-1", "later");
+        reasoned.detail.code = Some("invalid_arguments".into());
+        reasoned.detail.field = Some("payload.arguments/url".into());
+        let appended = store.append_audit(&reasoned).unwrap();
+        assert_eq!(appended.format, crate::AUDIT_FORMAT);
+        assert_eq!(store.verify_audit().unwrap().count, 2);
+        let mut out = Vec::new();
+        store.export_audit(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(!lines[0].contains("\"format\""), "{}", lines[0]);
+        assert!(
+            lines[1].contains(r#""format":2"#)
+                && lines[1].contains(r#""code":"invalid_arguments""#),
+            "{}",
+            lines[1]
+        );
+        // A gateway verifies the export line by line.
+        let mut gateway = crate::ChainVerifier::new();
+        for line in &lines {
+            gateway.push(&serde_json::from_str(line).unwrap()).unwrap();
+        }
+        assert_eq!(gateway.finish().count, 2);
         assert_eq!(store.next_revision().unwrap().epoch(), revision.epoch());
 
         // The kernel reads them too, rebuilt from the columns.
@@ -368,7 +436,7 @@ mod tests {
                 err,
                 StoreError::SchemaTooNew {
                     found: 99,
-                    supported: 6,
+                    supported: 7,
                     ..
                 }
             ),

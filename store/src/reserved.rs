@@ -153,6 +153,13 @@ impl Store {
                 decision: "allowed".into(),
                 decision_source: "operator".into(),
                 status: "completed".into(),
+                detail: crate::AuditDetail {
+                    kind: Some("operator".into()),
+                    note: Some(
+                        "lineup apps forget: a removed app's id may be installed again".into(),
+                    ),
+                    ..crate::AuditDetail::default()
+                },
             },
         )?;
         let revision = crate::apps::bump(&tx).map_err(self.sqlite("update revision"))?;

@@ -86,6 +86,7 @@ fn entry(id: &str) -> AuditEntry {
         decision: "allowed".into(),
         decision_source: "policy".into(),
         status: "completed".into(),
+        detail: Default::default(),
     }
 }
 

@@ -1097,6 +1097,7 @@ impl Capabilities {
     fn finish_quietly(&mut self, call: Call, result: AppResult, out: &mut Vec<Out>) {
         let mut audit = self.audit_record(&call.subject, AuditKind::Answered, None, None, "");
         audit.status = Some(result.status);
+        audit.error = result.error.clone();
         audit.note = result
             .error
             .as_ref()
@@ -1130,6 +1131,7 @@ impl Capabilities {
     fn refuse(&mut self, subject: &Subject, result: AppResult, to: Party, out: &mut Vec<Out>) {
         let mut audit = self.audit_record(subject, AuditKind::Answered, None, None, "");
         audit.status = Some(result.status);
+        audit.error = result.error.clone();
         audit.note = result.error.as_ref().map_or_else(
             || "repeated call_id answered from its record".to_owned(),
             |e| e.code.to_string(),
@@ -1279,6 +1281,7 @@ impl Capabilities {
             source,
             status: None,
             note: note.to_owned(),
+            error: None,
         }
     }
 

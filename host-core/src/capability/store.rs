@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{
     AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Risk, Status,
 };
-use crate::message::{AppResult, Timestamp};
+use crate::message::{AppError, AppResult, Timestamp};
 
 /// A number the store hands out once per host start, durably and never twice (R-INV-2): every
 /// inventory revision a session sends is `rev-<epoch>-<n>`, so revisions are never reused, also
@@ -318,6 +318,10 @@ pub struct AuditRecord {
     pub status: Option<Status>,
     /// A short lowercase explanation (host text; never the agent's `reason` or arguments).
     pub note: String,
+    /// The error of a refusal or failure answered (its code, field and limit; never the
+    /// refused value), so the audit says why (R-CAP-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<AppError>,
 }
 
 /// The contract of a durable store for capability state (issue item 8), implemented by a crate
