@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ProtocolError, Readable};
-use crate::ids::{shorten, CallId, ConversationId, MessageId};
+use crate::ids::{shorten, CallId, CapabilityName, ConversationId, MessageId};
 use crate::json::{nesting_depth, parse_strict};
 use crate::limits::Limits;
 use crate::message::{
@@ -107,11 +107,19 @@ fn readable(object: &Map<String, Value>) -> Readable {
         .filter(|_| well_formed)
         .and_then(|s| serde_json::from_value::<Party>(s.clone()).ok())
         .map(Box::new);
+    let capability = if message_type == AppCall::TYPE {
+        text(object.get("payload").and_then(|p| p.get("capability")))
+            .and_then(|s| CapabilityName::try_from(s).ok())
+            .map(Box::new)
+    } else {
+        None
+    };
     Readable {
         id,
         conversation_id,
         call_id,
         sender,
+        capability,
     }
 }
 

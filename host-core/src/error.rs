@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CallId, ConversationId, MessageId};
+use crate::ids::{CallId, CapabilityName, ConversationId, MessageId};
 use crate::message::Party;
 
 /// A stable, machine-readable reason for refusing a message; written in snake_case on the wire
@@ -160,6 +160,9 @@ pub struct ProtocolError {
     /// `type`, `conversation_id`, `sender`) were all valid, so that only its payload was
     /// refused: such an envelope establishes its conversation's session (R-SES-1).
     pub sender: Option<Box<Party>>,
+    /// The `payload.capability` of a refused `app.call`, when it could be read, for the audit
+    /// (R-CAP-6).
+    pub capability: Option<Box<CapabilityName>>,
 }
 
 impl ProtocolError {
@@ -174,6 +177,7 @@ impl ProtocolError {
             conversation_id: None,
             call_id: None,
             sender: None,
+            capability: None,
         }
     }
 
@@ -199,6 +203,7 @@ impl ProtocolError {
         self.conversation_id = envelope.conversation_id;
         self.call_id = envelope.call_id;
         self.sender = envelope.sender;
+        self.capability = envelope.capability;
         self
     }
 }
@@ -214,6 +219,8 @@ pub(crate) struct Readable {
     pub(crate) call_id: Option<CallId>,
     /// Its `sender`, set only when every envelope field is valid (see [`ProtocolError::sender`]).
     pub(crate) sender: Option<Box<Party>>,
+    /// Its `payload.capability`, read only for `app.call`.
+    pub(crate) capability: Option<Box<CapabilityName>>,
 }
 
 /// A call the embedder made that the kernel cannot honour; never caused by agent or page input.

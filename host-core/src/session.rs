@@ -465,6 +465,10 @@ impl Session {
                 _ => None,
             },
             sender: None,
+            capability: match message {
+                Message::AppCall(env) => Some(Box::new(env.payload.capability.clone())),
+                _ => None,
+            },
         };
         let mut fx = Vec::new();
         self.refuse(err.about(about), Some(message.sender().clone()), &mut fx);
@@ -500,6 +504,7 @@ impl Session {
             conversation_id: refused.conversation_id.clone(),
             call_id: refused.call_id.clone(),
             sender: None,
+            capability: refused.capability.clone(),
         };
         let mut fx = Vec::new();
         self.refuse(
@@ -954,6 +959,10 @@ impl Session {
                 _ => None,
             },
             sender: None,
+            capability: match &message {
+                Message::AppCall(env) => Some(Box::new(env.payload.capability.clone())),
+                _ => None,
+            },
         };
         if let Err(err) = self.admit(&message) {
             return self.refuse(err.about(about), Some(sender), fx);
@@ -984,6 +993,16 @@ impl Session {
             Ok(()) => self.stats.envelopes_accepted += 1,
             Err(err) => self.refuse(err.about(about), Some(sender), fx),
         }
+    }
+
+    /// The audit records of refusals merged so far (R-CAP-6), written out now.
+    pub(crate) fn flush_refusal_audit(&mut self) -> Vec<Effect> {
+        let Some(caps) = self.capabilities.as_mut() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        caps.flush_refusals(&mut out);
+        self.capability_effects(out)
     }
 
     /// Establishes the session for a well-formed envelope whose payload could not be decoded
@@ -1429,6 +1448,22 @@ impl Session {
     fn refuse(&mut self, err: ProtocolError, target: Option<Party>, fx: &mut Vec<Effect>) {
         self.stats.envelopes_refused += 1;
         let conversation = err.conversation_id.clone();
+        if err.call_id.is_some() {
+            // R-CAP-6: a refused call is audited with its reason, never its payload.
+            let status = if err.code == ErrorCode::Unsupported {
+                Status::Unsupported
+            } else {
+                Status::Failed
+            };
+            if let Some(caps) = self.capabilities.as_mut() {
+                let mut out = Vec::new();
+                caps.audit_refusal(&err, status, &mut out);
+                fx.extend(out.into_iter().filter_map(|o| match o {
+                    Out::Effect(effect) => Some(Effect::Capability(effect)),
+                    _ => None,
+                }));
+            }
+        }
         let answer = match &err.call_id {
             Some(call_id) => {
                 let failed = err.code != ErrorCode::Unsupported;

@@ -148,7 +148,12 @@ impl Sessions {
         config.conversation_id = None;
         config.session_id = SessionId::STANDALONE;
         config.message_id_prefix = format!("{}-{}", template.message_id_prefix, SessionId(0));
-        let table = Session::new(config, factory.clock())?;
+        let mut table = Session::new(config, factory.clock())?;
+        // The table's own refusals of calls (wrong sender, too_many_sessions) are audited too
+        // (R-CAP-6): it runs a capability kernel that is never established.
+        if let Ok(Some(setup)) = factory.capabilities(None) {
+            table.enable_capabilities(setup)?;
+        }
         Ok(Self {
             clock: factory.clock(),
             template,
@@ -331,10 +336,19 @@ impl Sessions {
     /// Ends every session (the agent's stream ended).
     pub fn end_all(&mut self) -> Vec<SessionEffects> {
         let conversations: Vec<ConversationId> = self.by_conversation.keys().cloned().collect();
-        conversations
+        let mut ended: Vec<SessionEffects> = conversations
             .iter()
             .filter_map(|c| self.end_session(c))
-            .collect()
+            .collect();
+        // The table's merged refusals are written out too (R-CAP-6).
+        let flushed = self.table.flush_refusal_audit();
+        if !flushed.is_empty() {
+            ended.push(SessionEffects {
+                session: SessionId::STANDALONE,
+                effects: flushed,
+            });
+        }
+        ended
     }
 
     /// Ends every session that accepted no envelope and had no Surface open and no call pending
@@ -390,7 +404,11 @@ impl Sessions {
     /// Refuses an envelope that cannot be decoded and establishes nothing (R-ENV-5).
     fn refuse_undecodable(&mut self, err: ProtocolError) -> SessionEffects {
         let unreadable = err.conversation_id.is_none();
-        let answerer = self.answerer(unreadable);
+        // The session of the refused envelope's conversation answers it when there is one, so
+        // its refusals are its own (R-CAP-6: audited, floods merged, per session).
+        let answerer = self
+            .id_of_refused(&err)
+            .unwrap_or_else(|| self.answerer(unreadable));
         SessionEffects {
             session: answerer,
             effects: self.session_or_table(answerer).refuse_undecodable(err),

@@ -360,7 +360,7 @@ impl CapabilityStore for Store {
                 code: record.error.as_ref().map(|e| e.code.to_string()),
                 field: record.error.as_ref().and_then(|e| e.field.clone()),
                 note: (!record.note.is_empty()).then(|| record.note.clone()),
-                count: None,
+                count: record.count,
             },
         };
         Store::append_audit(self, &entry).map(drop)

@@ -82,6 +82,7 @@ mod effect;
 mod memory;
 mod pipeline;
 mod policy;
+mod refusals;
 mod registry;
 mod store;
 

@@ -11,12 +11,13 @@ use crate::capability::effect::{
     ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
     UNVOUCHED_PREFIX,
 };
+use crate::capability::refusals::Refusals;
 use crate::capability::registry::{Capability, Registry, LINK_RULE};
 use crate::capability::store::{
     ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, Decision, DecisionSource,
     GrantKey, GrantRecord, RevisionEpoch,
 };
-use crate::error::{ErrorCode, UsageError};
+use crate::error::{ErrorCode, ProtocolError, UsageError};
 use crate::ids::{
     shorten, AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Revision, Risk,
     Status,
@@ -138,6 +139,8 @@ pub struct Capabilities {
     /// With it, those answers are kept in the store instead, under
     /// [`unvouched_identity`]`(scope, conversation)`.
     unvouched_scope: Option<String>,
+    /// Calls refused before the pipeline, merged per kind for the audit (R-CAP-6).
+    refusals: Refusals,
 }
 
 impl fmt::Debug for Capabilities {
@@ -191,6 +194,7 @@ impl Capabilities {
             late: BTreeMap::new(),
             conversation_grants: BTreeSet::new(),
             unvouched_scope,
+            refusals: Refusals::default(),
         };
         for record in unfinished {
             me.recover(record, out);
@@ -631,9 +635,32 @@ impl Capabilities {
             .min()
     }
 
+    /// An `app.call` refused before the pipeline (malformed, wrong sender, a table limit),
+    /// answered with `status`: audited with its code and field, floods merged (R-CAP-6).
+    pub(crate) fn audit_refusal(
+        &mut self,
+        err: &ProtocolError,
+        status: Status,
+        out: &mut Vec<Out>,
+    ) {
+        let now = self.wall.now();
+        for record in self.refusals.record(err, status, self.agent.as_ref(), now) {
+            out.push(Out::Effect(CapabilityEffect::Audit(record)));
+        }
+    }
+
+    /// Writes out the merged refusals' counted records.
+    pub(crate) fn flush_refusals(&mut self, out: &mut Vec<Out>) {
+        let now = self.wall.now();
+        for record in self.refusals.flush(self.agent.as_ref(), now) {
+            out.push(Out::Effect(CapabilityEffect::Audit(record)));
+        }
+    }
+
     /// The session ends: every call still waiting for a lookup or a decision is cancelled and
     /// its prompt withdrawn. Running calls finish on their own.
     pub(crate) fn end(&mut self, out: &mut Vec<Out>) {
+        self.flush_refusals(out);
         let waiting: Vec<CallId> = self
             .calls
             .iter()
@@ -1282,6 +1309,7 @@ impl Capabilities {
             status: None,
             note: note.to_owned(),
             error: None,
+            count: None,
         }
     }
 

@@ -248,6 +248,9 @@ pub enum AuditKind {
     GrantRemembered,
     /// An unfinished record from before a restart was finished (R-CAP-5).
     Recovered,
+    /// The envelope was refused before the pipeline (malformed, wrong sender, a table limit):
+    /// `error` says why; a flood of identical ones is one record with a count (R-CAP-6).
+    Refused,
 }
 
 /// A decision about a call.
@@ -322,6 +325,9 @@ pub struct AuditRecord {
     /// refused value), so the audit says why (R-CAP-6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<AppError>,
+    /// How many identical refusals this record stands for, when more than one (R-CAP-6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
 }
 
 /// The contract of a durable store for capability state (issue item 8), implemented by a crate
