@@ -56,6 +56,7 @@ mod ids;
 mod json;
 mod language;
 mod limits;
+mod link;
 mod markdown;
 mod message;
 mod recovery;
@@ -68,10 +69,11 @@ pub use apps::{AppCatalog, Asset, Assets, CatalogRefusal, ResolvedSurface};
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
-    Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CallSummary,
-    Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup, CapabilityStore,
-    ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError,
-    HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
+    Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord, CallKey, CallRecord, CallState,
+    CallSummary, Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilitySetup,
+    CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey,
+    GrantRecord, HandlerError, HookRequest, MemoryStore, Registry, RevisionEpoch, RunRequest,
+    Ticket, WallClock,
 };
 pub use decode::decode;
 pub use diagnostic::{
@@ -88,6 +90,7 @@ pub use ids::{
 pub use json::JsonObject;
 pub use language::LanguageTag;
 pub use limits::Limits;
+pub use link::{check_link, Link, LinkRefusal};
 pub use markdown::sanitize_markdown;
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,

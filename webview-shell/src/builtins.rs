@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use lineup_host_core::{
-    display_line, Answer, CallKey, Capability, CapabilityName, Fingerprint, HandlerError,
-    HookRequest, JsonObject, OpaqueVersion, Risk, RunRequest, SessionId, Ticket,
+    display_line, Answer, ArgumentRule, CallKey, Capability, CapabilityName, Fingerprint,
+    HandlerError, HookRequest, JsonObject, Limits, OpaqueVersion, Risk, RunRequest, SessionId,
+    Ticket,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -168,7 +169,15 @@ impl Builtin {
         let version = OpaqueVersion::try_from("1.0").map_err(|e| platform(e.to_string()))?;
         let schema =
             JsonObject::try_from(self.input_schema()).map_err(|e| platform(e.to_string()))?;
-        Capability::new(name, version, self.risk(), schema).map_err(|e| platform(e.to_string()))
+        let capability = Capability::new(name, version, self.risk(), schema)
+            .map_err(|e| platform(e.to_string()))?;
+        Ok(match self {
+            // R-CAP-4: the link rule is checked before consent, in every grant state.
+            Builtin::OpenUrl => {
+                capability.with_argument_rule(ArgumentRule::link("url", &Limits::default()))
+            }
+            _ => capability,
+        })
     }
 
     /// The built-in called `name`, if there is one.

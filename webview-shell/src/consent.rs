@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use lineup_host_core::{
-    display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk, Timestamp,
+    check_link, display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk,
+    Timestamp,
 };
 use serde_json::{Map, Value};
 
@@ -115,7 +116,8 @@ impl ConsentRequest {
                 _ => {
                     return Err(ShellError::UrlRefused {
                         url: String::new(),
-                        reason: "is missing: app.open_url needs a `url` argument that is a string",
+                        reason: "is missing: app.open_url needs a `url` argument that is a string"
+                            .to_owned(),
                     })
                 }
             }
@@ -282,8 +284,8 @@ fn summarize(value: &Value) -> String {
     }
 }
 
-/// The host an `app.open_url` link leads to, as a prompt shows it: parsed as a WHATWG URL (the
-/// `url` crate), `http` or `https` only, in punycode (`bücher.example` is
+/// The host an `app.open_url` link leads to, as a prompt shows it, by host-core's link rule
+/// ([`check_link`]): parsed as a WHATWG URL (the `url` crate), `http` or `https` only, in punycode (`bücher.example` is
 /// `xn--bcher-kva.example`), an IPv6 address in brackets.
 ///
 /// Refused with [`ShellError::UrlRefused`], before any prompt: a URL longer than
@@ -298,40 +300,12 @@ fn summarize(value: &Value) -> String {
 /// assert!(open_url_host("javascript:alert(1)").is_err());
 /// ```
 pub fn open_url_host(url: &str) -> Result<String, ShellError> {
-    let refused = |reason: &'static str| ShellError::UrlRefused {
-        url: display_line(url, MAX_ARGUMENT_VALUE_GRAPHEMES),
-        reason,
-    };
-    if url.len() > MAX_URL_BYTES {
-        return Err(refused("is longer than 8 KiB"));
-    }
-    let parsed = url::Url::parse(url).map_err(|_| refused("is not a valid URL"))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(refused("must be http or https"));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() || raw_userinfo(url) {
-        return Err(refused(
-            "carries userinfo (name@host), which makes a link look like another host's",
-        ));
-    }
-    match parsed.host_str() {
-        Some(host) if !host.is_empty() => Ok(host.to_owned()),
-        _ => Err(refused("has no host")),
-    }
-}
-
-/// Whether the authority of `url` as written holds an `@`: the parser drops an empty userinfo
-/// (`http://@host`), so the text is checked as well. Conservative: any `@` before the path,
-/// query or fragment counts.
-fn raw_userinfo(url: &str) -> bool {
-    let Some((_, rest)) = url.split_once(':') else {
-        return false;
-    };
-    let rest = rest.trim_start_matches(['/', '\\', ' ', '\t', '\n', '\r']);
-    rest.split(['/', '\\', '?', '#'])
-        .next()
-        .unwrap_or_default()
-        .contains('@')
+    check_link(url, MAX_URL_BYTES)
+        .map(|link| link.host().to_owned())
+        .map_err(|refusal| ShellError::UrlRefused {
+            url: display_line(url, MAX_ARGUMENT_VALUE_GRAPHEMES),
+            reason: refusal.to_string(),
+        })
 }
 
 /// How the user answered a consent prompt.

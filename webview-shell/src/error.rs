@@ -50,8 +50,8 @@ pub enum ShellError {
     UrlRefused {
         /// The URL as given, cleaned and capped for logs.
         url: String,
-        /// Why.
-        reason: &'static str,
+        /// Why: the link rule's sentence.
+        reason: String,
     },
 
     /// The window system or the web engine failed.

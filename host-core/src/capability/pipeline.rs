@@ -662,6 +662,33 @@ impl Capabilities {
                 out,
             );
         }
+        // R-CAP-4, R-CAP-6: the capability's own rules, before consent and in every grant
+        // state; a policy refusal, never reported as the user's decision.
+        if let Err(e) = capability.check_rules(&call.arguments) {
+            let pointer = e.pointer();
+            let mut result = answer_with(
+                &call.subject,
+                Status::Failed,
+                &format!(
+                    "arguments at {pointer} break the {} rule {:?}: {} {} (R-CAP-4); no prompt was shown",
+                    capability.name(),
+                    e.rule,
+                    e.argument,
+                    e.detail
+                ),
+                Some(ErrorCode::InvalidArguments),
+            );
+            if let Some(error) = result.error.as_mut() {
+                error.field = Some(format!("payload.arguments{pointer}"));
+                error.limit = e.limit.and_then(|l| u64::try_from(l).ok());
+            }
+            return self.finish(
+                call,
+                result,
+                Some((Decision::Denied, DecisionSource::Policy)),
+                out,
+            );
+        }
         let risk = capability.risk();
         let max = self.limits.max_waiting_consent;
         if risk != Risk::DisplayOnly && self.pending().1 >= max {

@@ -11,6 +11,8 @@ use serde_json::Value;
 use crate::error::UsageError;
 use crate::ids::{shorten, AgentIdentity, CapabilityName, OpaqueVersion, Risk};
 use crate::json::JsonObject;
+use crate::limits::Limits;
+use crate::link::check_link;
 use crate::message::CapabilityDecl;
 use crate::redact::Fingerprint;
 
@@ -20,6 +22,106 @@ use crate::redact::Fingerprint;
 #[derive(Clone)]
 pub struct Capability {
     inner: Arc<Inner>,
+    /// The capability's own argument rules, checked after `input_schema` and before consent.
+    rules: Vec<ArgumentRule>,
+}
+
+/// A rule a capability's argument must keep beyond its `input_schema`, checked right after the
+/// schema and before consent, the same in every grant state (R-CAP-4, R-CAP-6): a call that
+/// breaks one is `failed` `invalid_arguments`, naming the argument and the rule, and audited as
+/// a policy decision; no prompt is shown and no handler runs.
+///
+/// ```
+/// use lineup_host_core::{ArgumentRule, Limits};
+/// let rule = ArgumentRule::link("url", &Limits::default());
+/// assert_eq!(rule.argument(), "url");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgumentRule {
+    /// The top-level string argument `argument` is a link that passes
+    /// [`check_link`](crate::check_link) with the given cap in bytes.
+    Link {
+        /// The argument's name in `arguments`.
+        argument: String,
+        /// The longest link accepted, in bytes ([`Limits::max_link_url_bytes`]).
+        max_bytes: usize,
+    },
+}
+
+impl ArgumentRule {
+    /// The link rule for the top-level argument `argument`, capped by
+    /// [`Limits::max_link_url_bytes`].
+    pub fn link(argument: impl Into<String>, limits: &Limits) -> Self {
+        ArgumentRule::Link {
+            argument: argument.into(),
+            max_bytes: limits.max_link_url_bytes,
+        }
+    }
+
+    /// The argument the rule is about.
+    pub fn argument(&self) -> &str {
+        match self {
+            ArgumentRule::Link { argument, .. } => argument,
+        }
+    }
+
+    /// Checks the rule against `arguments`; a missing or non-string argument breaks it.
+    fn check(&self, arguments: &JsonObject) -> Result<(), RuleError> {
+        match self {
+            ArgumentRule::Link {
+                argument,
+                max_bytes,
+            } => {
+                let broke = |rule: &'static str, detail: String, limit: Option<usize>| RuleError {
+                    argument: argument.clone(),
+                    rule,
+                    detail,
+                    limit,
+                };
+                match arguments.as_map().get(argument.as_str()) {
+                    Some(Value::String(text)) => check_link(text, *max_bytes)
+                        .map(|_| ())
+                        .map_err(|r| broke(r.rule(), r.to_string(), r.limit())),
+                    _ => Err(broke(
+                        "string",
+                        "is missing or not a string".to_owned(),
+                        None,
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// How a call's arguments break one of the capability's [`ArgumentRule`]s.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct RuleError {
+    /// The argument's name.
+    pub(crate) argument: String,
+    /// The rule's short name (`scheme`, `userinfo`, `length`, …).
+    pub(crate) rule: &'static str,
+    /// What is wrong, without quoting the value.
+    pub(crate) detail: String,
+    /// The limit exceeded, when one was.
+    pub(crate) limit: Option<usize>,
+}
+
+impl RuleError {
+    /// The argument as a JSON pointer within `arguments` (`/url`).
+    pub(crate) fn pointer(&self) -> String {
+        format!("/{}", self.argument.replace('~', "~0").replace('/', "~1"))
+    }
+}
+
+impl fmt::Debug for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuleError")
+            .field("argument", &self.argument)
+            .field("rule", &self.rule)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Inner {
@@ -83,7 +185,24 @@ impl Capability {
                 },
                 validator,
             }),
+            rules: Vec::new(),
         })
+    }
+
+    /// Adds an argument rule, checked after `input_schema` and before consent (R-CAP-4).
+    pub fn with_argument_rule(mut self, rule: ArgumentRule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// The argument rules beyond `input_schema`.
+    pub fn argument_rules(&self) -> &[ArgumentRule] {
+        &self.rules
+    }
+
+    /// Checks `arguments` against the argument rules, in order; the first broken one is named.
+    pub(crate) fn check_rules(&self, arguments: &JsonObject) -> Result<(), RuleError> {
+        self.rules.iter().try_for_each(|rule| rule.check(arguments))
     }
 
     /// The name.
