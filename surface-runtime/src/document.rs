@@ -341,7 +341,7 @@ mod tests {
             (
                 "Content-Security-Policy",
                 "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-                 img-src data: blob:; font-src data:; media-src data: blob:; \
+                 img-src data: blob:; \
                  connect-src 'none'; frame-src 'none'; child-src 'none'; worker-src 'none'; \
                  object-src 'none'; base-uri 'none'; form-action 'none'; sandbox allow-scripts"
                     .into(),
