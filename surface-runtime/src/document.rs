@@ -329,7 +329,7 @@ mod tests {
         assert!(at("<p id=h>") < at("let guest = 1"));
         // R-UI-6: the bridge (and its delivery key) is a user script, never in the page's text.
         assert_eq!(html.matches("<script>").count(), 1);
-        assert!(!html.contains("__lineupSurfaceDeliverState"));
+        assert!(!html.contains("__deliverState"));
         assert!(!html.contains("LineUpSurface"));
     }
 
