@@ -12,6 +12,7 @@
 //   {"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<object>}
 //   {"namespace":"lineup.surface.v1","type":"resize","height":<number>}
 //   {"namespace":"lineup.surface.v1","type":"ready"}          (once, after the guest script ran)
+//   {"namespace":"lineup.surface.v1","type":"close_attempt"}  (each window.close(), R-UI-5)
 //   {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"console"|"error"|"rejection"|"csp",
 //    "level":"debug"|"log"|"info"|"warn"|"error","message":<text>,"source"?,"line"?,"column"?,
 //    "directive"?,"blocked"?}                                 (R-DIAG-1, for the embedder only)
@@ -588,6 +589,18 @@
   objectFreeze(api);
 
   objectDefineProperty(win, 'LineUpSurface', constant(api));
+
+  // R-UI-5: a page never closes its Surface; each window.close() is reported so the host can
+  // count the attempts (Stats::close_attempts).
+  var nativeClose = typeof win.close === 'function' ? win.close : null;
+  function close() {
+    send(message('close_attempt'));
+    // The engine's own close request still reaches the host, which refuses it.
+    if (nativeClose !== null) {
+      reflectApply(nativeClose, win, []);
+    }
+  }
+  objectDefineProperty(win, 'close', constant(objectFreeze(close)));
 
   // `ready` goes out once the guest script has run: DOMContentLoaded follows every parser-inserted
   // script. The listener sits on window in the capture phase and is registered before any guest

@@ -550,6 +550,8 @@ LineUpSurface.onState(function () {{
   raw({{ namespace: 'lineup.surface.v2', type: 'event', event: 'wrongns', data: {{}} }});
   raw({{ namespace: NS, type: 'event', event: 'close', data: {{}} }});
   raw('{{"namespace":"' + NS + '","type":"event","event":"almost","data":{{"p":"{almost}"}}}}');
+  window.close();
+  window.close();
   raw({{ namespace: NS, type: 'event', event: 'after', data: {{ ok: true }} }});
 }});
 "#,
@@ -600,7 +602,7 @@ fn bad_messages(h: &mut HostHarness) -> Outcome {
     );
     let stats = t.host.stats();
     ensure!(
-        stats.bridge_invalid == 5 && stats.forged_close == 1,
+        stats.bridge_invalid == 5 && stats.forged_close == 1 && stats.close_attempts == 2,
         "not counted: {stats:?}"
     );
     ensure!(
