@@ -160,7 +160,6 @@ fn r_sec_5_no_surface_window_is_titled_like_the_consent_prompt() {
         shown(&x, PROMPT).is_some(),
         "the real prompt shows, titled {PROMPT:?}"
     );
-    drop(send);
     drop(guard);
     let _ = std::fs::remove_dir_all(&home);
 }
