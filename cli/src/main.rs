@@ -96,9 +96,6 @@ struct HostArgs {
     /// The client id written as `sender.id` of every outbound envelope.
     #[arg(long, default_value = "lineup-host")]
     client_id: String,
-    /// Open the web inspector of each Surface (for Surface authors; weakens nothing else).
-    #[arg(long)]
-    devtools: bool,
     /// How many Surfaces may be open at once, in one conversation and over all of them.
     #[arg(long, default_value_t = 16)]
     max_surfaces: usize,
@@ -224,9 +221,6 @@ fn host_builder(
         .warm_pool(args.warm_pool);
     if let Some(conversation) = &args.conversation {
         builder = builder.conversation_id(ConversationId::try_from(conversation.as_str())?);
-    }
-    if args.devtools {
-        builder = builder.dangerous().with_devtools();
     }
     builder = builder.bundle_policy(bundle_policy(&args.bundle_policy, &args.allow_digest)?);
     Ok(args.capabilities.apply(builder)?)

@@ -43,7 +43,7 @@ const CLIENT_TYPES: [&str; 5] = [
 const WEATHER_OPEN: &str = r#"{"v":1,"id":"msg_ui_01","type":"lineup.v1.ui.open","conversation_id":"conv_01","sender":{"kind":"agent","id":"agent_hermes_main"},"payload":{"instance_id":"weather.dashboard.01","app":{"id":"com.lineup.weather.dashboard","name":"天气面板","version":"1.0.0","html":"<main><button id='refresh'>刷新</button></main>","css":"main { padding: 16px }","js":"document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{unit:'c'})"},"state":{"city":"北京","temperature":22}}}"#;
 
 /// The window title of the weather Surface: its sanitised app name.
-const WEATHER_TITLE: &str = "天气面板";
+const WEATHER_TITLE: &str = "天气面板 — LineUp Surface";
 
 /// Inside the button: body margin 8 + main padding 16 puts it at about (24..66, 24..48).
 const BUTTON_AT: (i16, i16) = (40, 34);
@@ -842,7 +842,8 @@ fn a_slow_reader_loses_page_events_but_never_an_answer_or_a_close() {
     agent.send(&flood_open("msg_open_b", FLOOD_B, FLOOD_B_TITLE));
     agent.expect("a tick from flood.a", is_tick_from(FLOOD_A));
     agent.expect("a tick from flood.b", is_tick_from(FLOOD_B));
-    let window_b = agent.shown_window(&x, FLOOD_B_TITLE);
+    // R-SEC-5: the host-owned marker follows the name.
+    let window_b = agent.shown_window(&x, &format!("{FLOOD_B_TITLE} — LineUp Surface"));
 
     // The agent stops reading: the floods fill the pipe, then the host's queue.
     agent.pause_stdout();

@@ -31,6 +31,9 @@ pub enum BridgeMessage {
         /// The requested height, finite and not negative.
         height: f64,
     },
+    /// The page called `window.close()`: counted ([`Stats::close_attempts`](crate::Stats)),
+    /// never obeyed; a page cannot close its Surface (R-UI-5).
+    CloseAttempt,
     /// A console message, uncaught error, unhandled rejection or CSP violation the page reports
     /// about itself (R-DIAG-1): page-supplied, for the embedder only, never for the agent.
     Diagnostic(Diagnostic),
@@ -124,6 +127,7 @@ impl BridgeMessage {
         }
         match string_field(msg.kind, "type")?.as_str() {
             "ready" => Ok(BridgeMessage::Ready),
+            "close_attempt" => Ok(BridgeMessage::CloseAttempt),
             "event" => {
                 let name = string_field(msg.event, "event")?;
                 let event = EventName::try_from(name)

@@ -305,11 +305,14 @@ pub fn csp_hint(directive: &str, blocked: &str) -> &'static str {
             "only the bundle's own inline script runs (R-SEC-3): put library code into the bundle's js"
         }
         "style-src" => "only inline styles apply (R-SEC-3): put them into the bundle's css",
-        "img-src" | "media-src" => {
-            "images and media load only from data: and blob: URLs, and an installed app's own assets (R-SEC-3, R-SEC-3a): inline them or list them as assets"
+        "img-src" => {
+            "images load only from data: and blob: URLs, and an installed app's own assets (R-SEC-3, R-SEC-3a): inline them or list them as assets"
+        }
+        "media-src" => {
+            "an inline Surface plays no audio or video; an installed app plays its own assets (R-SEC-3, R-SEC-3a): list them as assets of an installed app"
         }
         "font-src" => {
-            "fonts load only from data: URLs and an installed app's own assets (R-SEC-3, R-SEC-3a): inline them or list them as assets"
+            "an inline Surface loads no fonts (use the system's, --lineup-font-family); an installed app loads its own assets (R-SEC-3, R-SEC-3a): list them as assets of an installed app"
         }
         "frame-src" | "child-src" => "a Surface embeds no frames from anywhere (R-SEC-2)",
         "worker-src" => "a Surface starts no workers (R-SEC-3)",

@@ -263,4 +263,6 @@ pub struct Stats {
     pub undeclared_events: u64,
     /// Surfaces reopened after their web process died or stopped answering (R-UI-12).
     pub reopened: u64,
+    /// `window.close()` calls by pages, reported by the bridge and never obeyed (R-UI-5).
+    pub close_attempts: u64,
 }

@@ -71,11 +71,12 @@ pub use apps::{
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
-    unvouched_identity, Answer, ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState,
-    CallSummary, Capabilities, Capability, CapabilityEffect, CapabilityLimits, CapabilityPolicy,
-    CapabilitySetup, CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource,
-    GrantKey, GrantRecord, HandlerError, HookRequest, MemoryStore, PolicyRule, Registry,
-    RevisionEpoch, RunRequest, Ticket, WallClock, UNVOUCHED_PREFIX,
+    unvouched_identity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord, CallKey,
+    CallRecord, CallState, CallSummary, Capabilities, Capability, CapabilityEffect,
+    CapabilityLimits, CapabilityPolicy, CapabilitySetup, CapabilityStore, ConsentAnswer,
+    ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookRequest,
+    MemoryStore, PolicyRule, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
+    UNVOUCHED_PREFIX,
 };
 pub use decode::decode;
 pub use diagnostic::{
@@ -92,7 +93,7 @@ pub use ids::{
 pub use json::JsonObject;
 pub use language::LanguageTag;
 pub use limits::Limits;
-pub use link::{check_link, Link, LinkRefusal, MAX_LINK_BYTES};
+pub use link::{check_link, Link, LinkRefusal};
 pub use markdown::sanitize_markdown;
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,

@@ -563,6 +563,8 @@ impl Session {
                 height,
             }),
             BridgeMessage::Diagnostic(diagnostic) => self.diagnostic(key, diagnostic, &mut fx),
+            // R-UI-5: counted, never obeyed.
+            BridgeMessage::CloseAttempt => self.stats.close_attempts += 1,
         }
         fx
     }

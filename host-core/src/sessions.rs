@@ -838,4 +838,5 @@ fn add(total: &mut Stats, more: &Stats) {
     total.diagnostics += more.diagnostics;
     total.diagnostics_suppressed += more.diagnostics_suppressed;
     total.reopened += more.reopened;
+    total.close_attempts += more.close_attempts;
 }

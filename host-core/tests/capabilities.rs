@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    AgentIdentity, Answer, AuditKind, AuditRecord, CallRecord, CallState, Capability,
+    AgentIdentity, Answer, ArgumentRule, AuditKind, AuditRecord, CallRecord, CallState, Capability,
     CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup, CapabilityStore, Clock,
     ConsentAnswer, ConsentRequest, ConversationId, Decision, DecisionSource, Effect, GrantKey,
     GrantRecord, HandlerError, HookRequest, JsonObject, MemoryStore, Message, OpaqueVersion,
@@ -1291,7 +1291,10 @@ fn r_cap_4_a_link_that_breaks_the_link_rule_is_a_policy_refusal_in_every_grant_s
             Risk::UserConfirmation,
             json!({"type":"object","required":["url"],"properties":{"url":{"type":"string"}}}),
         )
-        .with_link_argument("url")
+        .with_argument_rule(ArgumentRule::link(
+            "url",
+            &lineup_host_core::Limits::default(),
+        ))
     };
     let refused = [
         "javascript:alert(1)",
@@ -1308,7 +1311,13 @@ fn r_cap_4_a_link_that_breaks_the_link_rule_is_a_policy_refusal_in_every_grant_s
         assert_eq!(r["status"], "failed", "{r}");
         assert_eq!(r["error"]["code"], "invalid_arguments", "{r}");
         assert_eq!(r["error"]["field"], "payload.arguments/url", "{r}");
-        assert!(r["message"].as_str().unwrap().contains("link rule"), "{r}");
+        assert!(
+            r["message"]
+                .as_str()
+                .unwrap()
+                .contains("no prompt was shown"),
+            "{r}"
+        );
         assert_eq!(
             h.prompts.len(),
             prompts,

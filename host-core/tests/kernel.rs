@@ -902,6 +902,20 @@ fn r_ui_5_page_cannot_forge_a_user_close() {
     assert!(s.is_current(&key));
 }
 
+/// R-UI-5: the bridge reports each `window.close()`; the kernel counts it and does nothing else.
+#[test]
+fn r_ui_5_window_close_attempts_are_counted_and_never_obeyed() {
+    let (mut s, key) = primed();
+    let raw = r#"{"namespace":"lineup.surface.v1","type":"close_attempt"}"#;
+    for _ in 0..2 {
+        let fx = s.handle_bridge(&key, raw);
+        assert!(fx.is_empty(), "{fx:?}");
+    }
+    assert_eq!(s.stats().close_attempts, 2);
+    assert_eq!(s.stats().bridge_invalid, 0);
+    assert!(s.is_current(&key));
+}
+
 #[test]
 fn r_sec_4_bad_bridge_messages_are_dropped_and_a_good_one_after_them_is_forwarded() {
     let (mut s, key) = primed();

@@ -12,11 +12,14 @@
 //   {"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<object>}
 //   {"namespace":"lineup.surface.v1","type":"resize","height":<number>}
 //   {"namespace":"lineup.surface.v1","type":"ready"}          (once, after the guest script ran)
+//   {"namespace":"lineup.surface.v1","type":"close_attempt"}  (each window.close(), R-UI-5)
 //   {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"console"|"error"|"rejection"|"csp",
 //    "level":"debug"|"log"|"info"|"warn"|"error","message":<text>,"source"?,"line"?,"column"?,
 //    "directive"?,"blocked"?}                                 (R-DIAG-1, for the embedder only)
-// Downstream: the host evaluates window.__lineupSurfaceDeliverState(<key>, <state as JSON text>)
-// (R-UI-3). The key is drawn at random for each webview and exists only in this script's closure
+// Downstream: the host evaluates window.LineUpSurface.__deliverState(<key>, <state as JSON text>)
+// (R-UI-3) in the main world (no script world is needed, so a backend without them works too).
+// The entry point lives on the frozen LineUpSurface object, not enumerable, and is the only
+// global besides it: there is no second page global. The key is drawn at random for each webview and exists only in this script's closure
 // and in the host, so page code cannot feed itself states the agent never sent (R-UI-6); the text
 // is parsed with the JSON.parse captured here, so every key (__proto__ included) is an own data
 // property, in the agent's order.
@@ -580,10 +583,24 @@
   api.event = objectFreeze(event);
   api.onState = objectFreeze(onState);
   api.resize = objectFreeze(resize);
+  // R-UI-3, R-UI-6: the host's state entry point, inside LineUpSurface and not enumerable; it
+  // does nothing without this view's key.
+  objectDefineProperty(api, '__deliverState', constant(objectFreeze(deliverJson)));
   objectFreeze(api);
 
   objectDefineProperty(win, 'LineUpSurface', constant(api));
-  objectDefineProperty(win, '__lineupSurfaceDeliverState', constant(objectFreeze(deliverJson)));
+
+  // R-UI-5: a page never closes its Surface; each window.close() is reported so the host can
+  // count the attempts (Stats::close_attempts).
+  var nativeClose = typeof win.close === 'function' ? win.close : null;
+  function close() {
+    send(message('close_attempt'));
+    // The engine's own close request still reaches the host, which refuses it.
+    if (nativeClose !== null) {
+      reflectApply(nativeClose, win, []);
+    }
+  }
+  objectDefineProperty(win, 'close', constant(objectFreeze(close)));
 
   // `ready` goes out once the guest script has run: DOMContentLoaded follows every parser-inserted
   // script. The listener sits on window in the capture phase and is registered before any guest

@@ -11,7 +11,7 @@ const KEY_PLACEHOLDER: &str = "@@LINEUP_DELIVERY_KEY@@";
 
 /// The secret of one webview's state entry point (R-UI-3, R-UI-6).
 ///
-/// The host evaluates `window.__lineupSurfaceDeliverState(<key>, <state JSON>)`; the bridge
+/// The host evaluates `window.LineUpSurface.__deliverState(<key>, <state JSON>)`; the bridge
 /// ignores any call without the key. The key lives only in the bridge's closure, which the webview
 /// layer injects as a user script (never part of the document's text), and in the host, so page
 /// code — which can call the entry point, read `document.scripts` and any function's
@@ -25,7 +25,7 @@ const KEY_PLACEHOLDER: &str = "@@LINEUP_DELIVERY_KEY@@";
 /// assert!(script.contains("11111111111111111111111111111111"));
 /// assert_eq!(
 ///     key.state_script(r#"{"__proto__":{"x":1}}"#),
-///     r#"window.__lineupSurfaceDeliverState("11111111111111111111111111111111","{\"__proto__\":{\"x\":1}}");"#
+///     r#"window.LineUpSurface.__deliverState("11111111111111111111111111111111","{\"__proto__\":{\"x\":1}}");"#
 /// );
 /// assert!(!format!("{key:?}").contains("1111"));
 /// ```
@@ -44,7 +44,7 @@ impl DeliveryKey {
     ///
     /// It defines one non-writable, non-configurable global, `LineUpSurface`, a frozen object with
     /// `event(name, data)`, `onState(callback)` and `resize(height)`, and the host's state entry
-    /// point `window.__lineupSurfaceDeliverState(key, json)`. It posts strings on wry's IPC
+    /// point `window.LineUpSurface.__deliverState(key, json)`. It posts strings on wry's IPC
     /// channel (`window.webkit.messageHandlers.ipc` when present, else `window.ipc`):
     ///
     /// - `{"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<data or {}>}`
@@ -66,7 +66,10 @@ impl DeliveryKey {
     pub fn state_script(&self, state_json: &str) -> String {
         // A JSON string literal is a JavaScript string literal (ES2019 allows U+2028/U+2029).
         let text = serde_json::Value::String(state_json.to_owned()).to_string();
-        format!("window.__lineupSurfaceDeliverState(\"{}\",{text});", self.0)
+        format!(
+            "window.LineUpSurface.__deliverState(\"{}\",{text});",
+            self.0
+        )
     }
 }
 
@@ -97,7 +100,7 @@ mod tests {
         let js = key().bridge_script();
         for needle in [
             "'LineUpSurface'",
-            "'__lineupSurfaceDeliverState'",
+            "'__deliverState'",
             "'lineup.surface.v1'",
             "'DOMContentLoaded'",
             "JSON.parse",

@@ -113,8 +113,9 @@ const STRICT: &[Directive] = {
         Directive::Sources(ScriptSrc, &[S::UnsafeInline]),
         Directive::Sources(StyleSrc, &[S::UnsafeInline]),
         Directive::Sources(ImgSrc, &[S::Data, S::Blob]),
-        Directive::Sources(FontSrc, &[S::Data]),
-        Directive::Sources(MediaSrc, &[S::Data, S::Blob]),
+        // No `font-src` and no `media-src` for an inline Surface: `default-src 'none'` closes
+        // both (font and media decoders are attack surface, R-SEC-3); an installed app gets its
+        // own host for both (R-SEC-3a, `with_own_assets`).
         Directive::Sources(ConnectSrc, &[S::None]),
         Directive::Sources(FrameSrc, &[S::None]),
         Directive::Sources(ChildSrc, &[S::None]),
@@ -128,8 +129,8 @@ const STRICT: &[Directive] = {
 
 /// Content-Security-Policy built from typed directives in a stable order.
 ///
-/// [`strict`](Self::strict), the default, allows inline scripts and styles, `data:`/`blob:`
-/// images and media and `data:` fonts, and nothing else: no network, no frames, no workers, no
+/// [`strict`](Self::strict), the default, allows inline scripts and styles and `data:`/`blob:`
+/// images, and nothing else: no fonts or media at all, no network, no frames, no workers, no
 /// plugins, no `<base>`, no forms; `sandbox allow-scripts` gives the document an opaque origin
 /// (R-SEC-2, R-SEC-3). It is only ever served as a response header, which a page cannot remove.
 ///
@@ -182,12 +183,18 @@ impl ContentSecurityPolicy {
             }
             directive.write(&mut out);
             if let (Directive::Sources(kind, _), Some(origin)) = (directive, &self.own_assets) {
-                if matches!(
-                    kind,
-                    Kind::ImgSrc | Kind::FontSrc | Kind::StyleSrc | Kind::MediaSrc
-                ) {
+                if matches!(kind, Kind::ImgSrc | Kind::StyleSrc) {
                     out.push(' ');
                     out.push_str(origin);
+                }
+                // R-SEC-3a: fonts and media of an installed app come from its own host only.
+                if *kind == Kind::ImgSrc {
+                    for own in [Kind::FontSrc, Kind::MediaSrc] {
+                        out.push_str("; ");
+                        out.push_str(own.as_str());
+                        out.push(' ');
+                        out.push_str(origin);
+                    }
                 }
             }
         }
@@ -211,7 +218,7 @@ mod tests {
         assert_eq!(
             ContentSecurityPolicy::strict().header_value(),
             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-             img-src data: blob:; font-src data:; media-src data: blob:; connect-src 'none'; \
+             img-src data: blob:; connect-src 'none'; \
              frame-src 'none'; child-src 'none'; worker-src 'none'; object-src 'none'; \
              base-uri 'none'; form-action 'none'; sandbox allow-scripts"
         );
@@ -235,6 +242,57 @@ mod tests {
         ] {
             assert!(directives.contains(&required), "missing {required:?}");
         }
+    }
+
+    /// R-SEC-3, R-SEC-3a: each kind exactly. Inline = the spec minimum plus the host's stricter
+    /// extras (no frames, workers, plugins, `<base>`, forms; `sandbox allow-scripts`), with no
+    /// `font-src` or `media-src`; installed = that plus its own host for images, fonts, style
+    /// sheets and media, and nothing else.
+    #[test]
+    fn r_sec_3_each_kind_exactly() {
+        let extras = [
+            "frame-src 'none'",
+            "child-src 'none'",
+            "worker-src 'none'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "sandbox allow-scripts",
+        ];
+        let mut inline = vec![
+            "default-src 'none'",
+            "script-src 'unsafe-inline'",
+            "style-src 'unsafe-inline'",
+            "img-src data: blob:",
+            "connect-src 'none'",
+        ];
+        inline.extend(extras);
+        let value = ContentSecurityPolicy::strict().header_value();
+        let mut got: Vec<&str> = value.split("; ").collect();
+        got.sort_unstable();
+        let mut want = inline.clone();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert!(!value.contains("font-src") && !value.contains("media-src"));
+
+        let own = "lineup-surface://0a1b";
+        let value = ContentSecurityPolicy::strict()
+            .with_own_assets(own)
+            .header_value();
+        let mut got: Vec<&str> = value.split("; ").collect();
+        got.sort_unstable();
+        let mut want: Vec<String> = inline
+            .iter()
+            .map(|d| match *d {
+                "style-src 'unsafe-inline'" => format!("{d} {own}"),
+                "img-src data: blob:" => format!("{d} {own}"),
+                _ => (*d).to_owned(),
+            })
+            .collect();
+        want.push(format!("font-src {own}"));
+        want.push(format!("media-src {own}"));
+        want.sort_unstable();
+        assert_eq!(got, want);
     }
 
     /// R-SEC-2: the header's sandbox gives an opaque origin and lifts nothing but scripts.

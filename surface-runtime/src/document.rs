@@ -329,7 +329,7 @@ mod tests {
         assert!(at("<p id=h>") < at("let guest = 1"));
         // R-UI-6: the bridge (and its delivery key) is a user script, never in the page's text.
         assert_eq!(html.matches("<script>").count(), 1);
-        assert!(!html.contains("__lineupSurfaceDeliverState"));
+        assert!(!html.contains("__deliverState"));
         assert!(!html.contains("LineUpSurface"));
     }
 
@@ -341,7 +341,7 @@ mod tests {
             (
                 "Content-Security-Policy",
                 "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-                 img-src data: blob:; font-src data:; media-src data: blob:; \
+                 img-src data: blob:; \
                  connect-src 'none'; frame-src 'none'; child-src 'none'; worker-src 'none'; \
                  object-src 'none'; base-uri 'none'; form-action 'none'; sandbox allow-scripts"
                     .into(),

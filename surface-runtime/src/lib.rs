@@ -21,7 +21,7 @@
 //! let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
 //! // The bridge is no part of the page: the webview layer injects it as a user script, with a
 //! // key of its own for the state entry point (R-UI-6).
-//! assert!(!document.html().contains("__lineupSurfaceDeliverState"));
+//! assert!(!document.html().contains("__deliverState"));
 //! let bridge = DeliveryKey::from_random_bytes([0x3c; 16]).bridge_script();
 //! assert!(bridge.contains("'LineUpSurface'"));
 //!

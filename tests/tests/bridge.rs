@@ -170,7 +170,7 @@ fn forged_delivery(h: &mut HostHarness) -> Outcome {
         var forged = '{"forged":1}';
         var attempts = 0;
         function attempt(f) { attempts += 1; try { f(); } catch (ignored) {} }
-        var deliver = window.__lineupSurfaceDeliverState;
+        var deliver = LineUpSurface.__deliverState;
         attempt(function () { deliver({ forged: 1 }); });
         attempt(function () { deliver(forged); });
         attempt(function () { deliver(null, forged); });
@@ -191,10 +191,12 @@ fn forged_delivery(h: &mut HostHarness) -> Outcome {
         // The bridge's own text (it defines the entry point) is nowhere in the page.
         var pageText = texts.slice(0, texts.length - 4).join('\n');
         var bridgeText = pageText.indexOf('objectDefine' + 'Property') >= 0 || pageText.indexOf('DELIVERY' + '_KEY') >= 0;
-        post('tried', { attempts: attempts, candidates: candidates.length, bridge_text_visible: bridgeText });
+        var globals = Object.getOwnPropertyNames(window).filter(function (n) { return /lineup/i.test(n); });
+        post('tried', { attempts: attempts, candidates: candidates.length, bridge_text_visible: bridgeText,
+          globals: globals, enumerable: Object.keys(LineUpSurface) });
         var frame = document.createElement('iframe');
         frame.srcdoc = '<script>' +
-          'try { parent.__lineupSurfaceDeliverState(\'{"forged":1}\'); } catch (e) {}' +
+          'try { parent.LineUpSurface.__deliverState(\'{"forged":1}\'); } catch (e) {}' +
           'try { window.webkit.messageHandlers.ipc.postMessage(JSON.stringify({namespace: "lineup.surface.v1", type: "event", event: "subframe", data: {}})); } catch (e) {}' +
           '<' + '/script>';
         document.body.appendChild(frame);
@@ -221,6 +223,15 @@ fn forged_delivery(h: &mut HostHarness) -> Outcome {
     ensure!(
         tried["bridge_text_visible"] == false,
         "the bridge's text is readable by the page: {tried}"
+    );
+    // R-UI-6: one page global; the entry point is inside it and not enumerable.
+    ensure!(
+        tried["globals"] == json!(["LineUpSurface"]),
+        "the page sees a second bridge global: {tried}"
+    );
+    ensure!(
+        tried["enumerable"] == json!(["event", "onState", "resize"]),
+        "the entry point is enumerable: {tried}"
     );
     // The positive control: the agent's patch reaches the very listener the forgeries aimed at.
     t.send(t.agent.patch("f", json!({ "n": 2 })))?;

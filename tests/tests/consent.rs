@@ -68,6 +68,10 @@ fn main() {
         "r_sec_6_agent_markup_bidi_and_a_10_kib_reason_shown_as_capped_text",
         |h| escaped(h, &x),
     );
+    h.run(
+        "r_sec_5_a_1000_character_reason_scrolls_and_never_pushes_the_arguments_below_the_fold",
+        |h| long_reason(h, &x),
+    );
     h.finish();
 }
 
@@ -620,5 +624,80 @@ fn escaped(h: &mut Harness, x: &X11) -> Outcome {
         "{:?}",
         answers.all()
     );
+    Ok(())
+}
+
+/// R-SEC-5: a 1,000-character reason (the most a prompt shows) scrolls in its own box; the
+/// agent, the capability and every argument stay above the fold, in full. Positive control: the
+/// whole reason is in the page, and its box does scroll.
+fn long_reason(h: &mut Harness, x: &X11) -> Outcome {
+    let answers = Answers::default();
+    // Wide letters, so that 1,000 of them fill the window as the issue saw.
+    let reason = "WWW MMM Please let me do this. ".repeat(33);
+    let arguments = json!({
+        "file_name": "quarterly-report-final.txt",
+        "text": "the numbers of the quarter, as the user asked",
+        "folder": "documents",
+        "mode": "overwrite",
+    });
+    let request = ConsentRequest::new(
+        "agent-7",
+        "artifact.save".try_into().unwrap(),
+        "1".try_into().unwrap(),
+        Risk::UserConfirmation,
+        &reason,
+        arguments.as_object().unwrap(),
+    )
+    .unwrap();
+    let sink = Arc::clone(&answers.0);
+    let (pending, _handle) = PendingConsent::new(request, move |answer| {
+        if let Ok(mut all) = sink.lock() {
+            all.push(("long".to_owned(), answer));
+        }
+    });
+    let mut q = queue(h)?;
+    q.request(pending);
+    let (window, _) = shown(h, x)?;
+    armed(h, &q)?;
+    let s = snapshot(h, &q)?;
+    let shown_reason = s.text.get("reason").cloned().unwrap_or_default();
+    ensure!(
+        shown_reason.chars().count() >= 1000,
+        "control: the reason is in the page ({} characters)",
+        shown_reason.chars().count()
+    );
+    ensure!(s.fold > 0.0, "the fold is measured: {}", s.fold);
+    for id in ["agent", "capability", "arguments", "more"] {
+        let Some([_, top, _, height]) = s.boxes.get(id).copied() else {
+            return Err(format!("no box for #{id}: {:?}", s.boxes.keys()));
+        };
+        ensure!(
+            top >= 0.0 && top + height <= s.fold + 0.5,
+            "#{id} ends at {} below the fold at {}",
+            top + height,
+            s.fold
+        );
+    }
+    ensure!(
+        s.arguments.len() == 4,
+        "every argument is listed: {:?}",
+        s.arguments
+    );
+    ensure!(
+        s.reason_scrolls,
+        "control: the long reason scrolls in its box (fold {}, boxes {:?})",
+        s.fold,
+        s.boxes
+    );
+    x.key(ESCAPE)?;
+    answered(
+        h,
+        x,
+        &answers,
+        "long",
+        ConsentAnswer::Cancelled,
+        window,
+        "Escape",
+    )?;
     Ok(())
 }

@@ -207,7 +207,7 @@ fn weather_click(h: &mut HostHarness, x: &X11) -> Outcome {
     h.settle(&mut t, Duration::from_millis(400));
     let key = t.key(instance).ok_or("the weather Surface is not open")?;
     let xid = x
-        .find_window_by_title("天气面板")
+        .find_window_by_title("天气面板 — LineUp Surface")
         .ok_or("no window titled 天气面板")?;
     let own = xid_of(
         t.host
@@ -501,7 +501,7 @@ fn user_close(h: &mut HostHarness, x: &X11) -> Outcome {
     )?;
     h.settle(&mut t, Duration::from_millis(200));
     let xid = x
-        .find_window_by_title("userclose")
+        .find_window_by_title("userclose — LineUp Surface")
         .ok_or("no window titled userclose")?;
     ensure!(x.is_viewable(xid), "control: the window is not shown");
     // Two close requests in a row, as an impatient user gives: still one close event.
@@ -550,6 +550,8 @@ LineUpSurface.onState(function () {{
   raw({{ namespace: 'lineup.surface.v2', type: 'event', event: 'wrongns', data: {{}} }});
   raw({{ namespace: NS, type: 'event', event: 'close', data: {{}} }});
   raw('{{"namespace":"' + NS + '","type":"event","event":"almost","data":{{"p":"{almost}"}}}}');
+  window.close();
+  window.close();
   raw({{ namespace: NS, type: 'event', event: 'after', data: {{ ok: true }} }});
 }});
 "#,
@@ -600,7 +602,7 @@ fn bad_messages(h: &mut HostHarness) -> Outcome {
     );
     let stats = t.host.stats();
     ensure!(
-        stats.bridge_invalid == 5 && stats.forged_close == 1,
+        stats.bridge_invalid == 5 && stats.forged_close == 1 && stats.close_attempts == 2,
         "not counted: {stats:?}"
     );
     // Besides the session's inventory, which comes first (R-INV-1), only the page's events.

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use lineup_host_core::{
-    display_line, Answer, CallKey, Capability, CapabilityName, Fingerprint, HandlerError,
-    HookRequest, JsonObject, OpaqueVersion, Risk, RunRequest, SessionId, Ticket,
+    display_line, Answer, ArgumentRule, CallKey, Capability, CapabilityName, Fingerprint,
+    HandlerError, HookRequest, JsonObject, Limits, OpaqueVersion, Risk, RunRequest, SessionId,
+    Ticket,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -171,8 +172,10 @@ impl Builtin {
         let capability = Capability::new(name, version, self.risk(), schema)
             .map_err(|e| platform(e.to_string()))?;
         Ok(match self {
-            // R-CAP-4: the link rule before consent, so a refused link is never asked about.
-            Builtin::OpenUrl => capability.with_link_argument("url"),
+            // R-CAP-4: the link rule is checked before consent, in every grant state.
+            Builtin::OpenUrl => {
+                capability.with_argument_rule(ArgumentRule::link("url", &Limits::default()))
+            }
             _ => capability,
         })
     }

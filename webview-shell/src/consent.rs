@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use lineup_host_core::{
-    display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk, Timestamp,
+    check_link, display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk,
+    Timestamp,
 };
 use serde_json::{Map, Value};
 
@@ -23,8 +24,8 @@ pub const MAX_ARGUMENTS_SHOWN: usize = 8;
 pub const MAX_ARGUMENT_KEY_GRAPHEMES: usize = 40;
 /// The longest argument value shown, in extended grapheme clusters, before its `…`.
 pub const MAX_ARGUMENT_VALUE_GRAPHEMES: usize = 160;
-/// The longest URL [`open_url_host`] accepts, in bytes: the link rule's.
-pub const MAX_URL_BYTES: usize = lineup_host_core::MAX_LINK_BYTES;
+/// The longest URL [`open_url_host`] accepts, in bytes.
+pub const MAX_URL_BYTES: usize = 8 * 1024;
 
 /// The capability whose `url` argument is shown as its parsed host (and refused with userinfo).
 const OPEN_URL: &str = "app.open_url";
@@ -116,7 +117,7 @@ impl ConsentRequest {
                     return Err(ShellError::UrlRefused {
                         url: String::new(),
                         reason: "is missing: app.open_url needs a `url` argument that is a string"
-                            .into(),
+                            .to_owned(),
                     })
                 }
             }
@@ -283,8 +284,8 @@ fn summarize(value: &Value) -> String {
     }
 }
 
-/// The host an `app.open_url` link leads to, as a prompt shows it: parsed as a WHATWG URL (the
-/// `url` crate), `http` or `https` only, in punycode (`bücher.example` is
+/// The host an `app.open_url` link leads to, as a prompt shows it, by host-core's link rule
+/// ([`check_link`]): parsed as a WHATWG URL (the `url` crate), `http` or `https` only, in punycode (`bücher.example` is
 /// `xn--bcher-kva.example`), an IPv6 address in brackets.
 ///
 /// Refused with [`ShellError::UrlRefused`], before any prompt: a URL longer than
@@ -299,8 +300,7 @@ fn summarize(value: &Value) -> String {
 /// assert!(open_url_host("javascript:alert(1)").is_err());
 /// ```
 pub fn open_url_host(url: &str) -> Result<String, ShellError> {
-    // The one link rule is host-core's (R-CAP-4); the kernel checks it before consent.
-    lineup_host_core::check_link(url)
+    check_link(url, MAX_URL_BYTES)
         .map(|link| link.host().to_owned())
         .map_err(|refusal| ShellError::UrlRefused {
             url: display_line(url, MAX_ARGUMENT_VALUE_GRAPHEMES),

@@ -50,7 +50,7 @@ pub enum ShellError {
     UrlRefused {
         /// The URL as given, cleaned and capped for logs.
         url: String,
-        /// Why: the host-core link rule it breaks ([`lineup_host_core::LinkRefusal`]).
+        /// Why: the link rule's sentence.
         reason: String,
     },
 

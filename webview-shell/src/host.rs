@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    display_title, AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilityName,
-    CapabilityPolicy, CapabilitySetup, CapabilityStore, CatalogRef, Clock, CloseReason,
-    ConversationId, Diagnostic, Effect, GoneReason, HookRequest, InlineBundle, InstanceId,
-    LanguageTag, Limits, Message, PartyId, Session, SessionConfig, SessionEffects, SessionFactory,
-    SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilityName, CapabilityPolicy,
+    CapabilitySetup, CapabilityStore, CatalogRef, Clock, CloseReason, ConversationId, Diagnostic,
+    Effect, GoneReason, HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message,
+    PartyId, Session, SessionConfig, SessionEffects, SessionFactory, SessionId, Sessions,
+    SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -1751,7 +1751,11 @@ impl Host {
         let server = SurfaceServer::new(token, document).with_assets(assets);
         let placement = match &self.layout {
             Layout::Windows => Placement::Window {
-                title: display_title(open.app.name.as_deref(), open.app.id.as_str()),
+                // R-SEC-5: a host-owned marker, and never the consent prompt's title.
+                title: crate::title::surface_window_title(
+                    open.app.name.as_deref(),
+                    open.app.id.as_str(),
+                ),
                 width: self.window_size.0,
                 height: self.window_size.1,
             },

@@ -79,6 +79,7 @@ mod prompt;
 mod shell;
 mod standby;
 mod stdio;
+mod title;
 mod trusted;
 mod view;
 mod watchdog;
@@ -116,4 +117,7 @@ pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
 pub use standby::{StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS};
 pub use stdio::{LineKind, LineWriter, ProtocolStdout, WriteError, WriterLimits};
+pub use title::{
+    imitates_consent_prompt, surface_window_title, CONSENT_PROMPT_TITLE, SURFACE_TITLE_MARKER,
+};
 pub use view::{Hardening, SurfaceView};

@@ -344,6 +344,16 @@ pub struct PromptSnapshot {
     pub buttons: Vec<(String, [f64; 4])>,
     /// How many requests other than for the document itself the page made (all refused).
     pub other_requests: usize,
+    /// Each element with an id, by id: its box in CSS pixels (x, y, width, height).
+    #[serde(default)]
+    pub boxes: BTreeMap<String, [f64; 4]>,
+    /// The fold: the bottom of the visible part of the prompt's content, in CSS pixels from
+    /// the page's top (the top of the button row).
+    #[serde(default)]
+    pub fold: f64,
+    /// Whether the reason's box holds more than it shows (it scrolls).
+    #[serde(default)]
+    pub reason_scrolls: bool,
 }
 
 impl fmt::Debug for PromptSnapshot {
@@ -365,6 +375,9 @@ impl fmt::Debug for PromptSnapshot {
             .field("focused", &self.focused)
             .field("buttons", &self.buttons)
             .field("other_requests", &self.other_requests)
+            .field("boxes", &self.boxes)
+            .field("fold", &self.fold)
+            .field("reason_scrolls", &self.reason_scrolls)
             .finish()
     }
 }
@@ -386,7 +399,15 @@ pub(crate) const SNAPSHOT_JS: &str = r#"(function () {
     buttons.push([b.id, [r.left, r.top, r.width, r.height]]);
   });
   var focused = document.activeElement && document.activeElement.id ? document.activeElement.id : '';
-  return JSON.stringify({ text: text, arguments: args, elements: elements, focused: focused, buttons: buttons, other_requests: 0 });
+  var boxes = {};
+  document.querySelectorAll('[id]').forEach(function (e) {
+    if (e.id !== 'data') { var r = e.getBoundingClientRect(); boxes[e.id] = [r.left, r.top, r.width, r.height]; }
+  });
+  var main = document.querySelector('main');
+  var fold = main ? Math.min(main.getBoundingClientRect().bottom, window.innerHeight) : 0;
+  var reason = document.getElementById('reason');
+  var scrolls = !!reason && reason.scrollHeight > reason.clientHeight;
+  return JSON.stringify({ text: text, arguments: args, elements: elements, focused: focused, buttons: buttons, other_requests: 0, boxes: boxes, fold: fold, reason_scrolls: scrolls });
 })()"#;
 
 /// Parses what [`SNAPSHOT_JS`] returned, adding the request count the host kept.

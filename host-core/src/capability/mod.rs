@@ -8,7 +8,9 @@
 //! answer; a reuse for another capability or other arguments is `failed` `call_id_reused`) →
 //! the capability is known and visible (`unsupported`; `revoked` once offered, R-INV-4) →
 //! `expires_at` is not past (`expired`) → the arguments satisfy the compiled `input_schema`
-//! (`failed` `invalid_arguments`, naming the JSON pointer and the rule) → consent by risk:
+//! (`failed` `invalid_arguments`, naming the JSON pointer and the rule) → the capability's own
+//! [`ArgumentRule`]s, such as the link rule of `app.open_url` (`failed` `invalid_arguments`,
+//! audited as policy, the same in every grant state, R-CAP-4) → consent by risk:
 //! `display_only` runs, `user_confirmation` checks a remembered grant then prompts,
 //! `system_permission` and `restricted` prompt every time and then ask the embedder's hook
 //! (default deny); at most [`CapabilityLimits::max_waiting_consent`] calls wait (then `failed`
@@ -90,7 +92,7 @@ pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;
 pub use policy::{CapabilityPolicy, PolicyRule};
-pub use registry::{Capability, Registry};
+pub use registry::{ArgumentRule, Capability, Registry};
 
 pub use effect::{
     unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,

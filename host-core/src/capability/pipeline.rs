@@ -12,7 +12,7 @@ use crate::capability::effect::{
     UNVOUCHED_PREFIX,
 };
 use crate::capability::refusals::Refusals;
-use crate::capability::registry::{Capability, Registry, LINK_RULE};
+use crate::capability::registry::{Capability, Registry};
 use crate::capability::store::{
     ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, Decision, DecisionSource,
     GrantKey, GrantRecord, RevisionEpoch,
@@ -774,26 +774,44 @@ impl Capabilities {
             } else {
                 &e.pointer
             };
-            // Never a prompt, and never the user's "no": a policy decision (R-CAP-4, R-CAP-6).
-            let message = if e.rule == LINK_RULE {
-                format!(
-                    "argument {at} is refused by the host's link rule: {}; nothing was asked or run (R-CAP-4)",
-                    e.detail
-                )
-            } else {
-                format!(
-                    "arguments at {at} break the input_schema rule {:?}: {} (R-CAP-2)",
-                    e.rule, e.detail
-                )
-            };
             let mut result = answer_with(
                 &call.subject,
                 Status::Failed,
-                &message,
+                &format!(
+                    "arguments at {at} break the input_schema rule {:?}: {} (R-CAP-2)",
+                    e.rule, e.detail
+                ),
                 Some(ErrorCode::InvalidArguments),
             );
             if let Some(error) = result.error.as_mut() {
                 error.field = Some(format!("payload.arguments{}", e.pointer));
+            }
+            return self.finish(
+                call,
+                result,
+                Some((Decision::Denied, DecisionSource::Policy)),
+                out,
+            );
+        }
+        // R-CAP-4, R-CAP-6: the capability's own rules, before consent and in every grant
+        // state; a policy refusal, never reported as the user's decision.
+        if let Err(e) = capability.check_rules(&call.arguments) {
+            let pointer = e.pointer();
+            let mut result = answer_with(
+                &call.subject,
+                Status::Failed,
+                &format!(
+                    "arguments at {pointer} break the {} rule {:?}: {} {} (R-CAP-4); no prompt was shown",
+                    capability.name(),
+                    e.rule,
+                    e.argument,
+                    e.detail
+                ),
+                Some(ErrorCode::InvalidArguments),
+            );
+            if let Some(error) = result.error.as_mut() {
+                error.field = Some(format!("payload.arguments{pointer}"));
+                error.limit = e.limit.and_then(|l| u64::try_from(l).ok());
             }
             return self.finish(
                 call,

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::error::UsageError;
 use crate::ids::{shorten, AgentIdentity, CapabilityName, OpaqueVersion, Risk};
 use crate::json::JsonObject;
+use crate::limits::Limits;
 use crate::link::check_link;
 use crate::message::CapabilityDecl;
 use crate::redact::Fingerprint;
@@ -21,9 +22,106 @@ use crate::redact::Fingerprint;
 #[derive(Clone)]
 pub struct Capability {
     inner: Arc<Inner>,
-    /// Top-level arguments that must pass the host's link rule ([`check_link`]), checked after
-    /// the schema and before consent.
-    links: Vec<String>,
+    /// The capability's own argument rules, checked after `input_schema` and before consent.
+    rules: Vec<ArgumentRule>,
+}
+
+/// A rule a capability's argument must keep beyond its `input_schema`, checked right after the
+/// schema and before consent, the same in every grant state (R-CAP-4, R-CAP-6): a call that
+/// breaks one is `failed` `invalid_arguments`, naming the argument and the rule, and audited as
+/// a policy decision; no prompt is shown and no handler runs.
+///
+/// ```
+/// use lineup_host_core::{ArgumentRule, Limits};
+/// let rule = ArgumentRule::link("url", &Limits::default());
+/// assert_eq!(rule.argument(), "url");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgumentRule {
+    /// The top-level string argument `argument` is a link that passes
+    /// [`check_link`](crate::check_link) with the given cap in bytes.
+    Link {
+        /// The argument's name in `arguments`.
+        argument: String,
+        /// The longest link accepted, in bytes ([`Limits::max_link_url_bytes`]).
+        max_bytes: usize,
+    },
+}
+
+impl ArgumentRule {
+    /// The link rule for the top-level argument `argument`, capped by
+    /// [`Limits::max_link_url_bytes`].
+    pub fn link(argument: impl Into<String>, limits: &Limits) -> Self {
+        ArgumentRule::Link {
+            argument: argument.into(),
+            max_bytes: limits.max_link_url_bytes,
+        }
+    }
+
+    /// The argument the rule is about.
+    pub fn argument(&self) -> &str {
+        match self {
+            ArgumentRule::Link { argument, .. } => argument,
+        }
+    }
+
+    /// Checks the rule against `arguments`; a missing or non-string argument breaks it.
+    fn check(&self, arguments: &JsonObject) -> Result<(), RuleError> {
+        match self {
+            ArgumentRule::Link {
+                argument,
+                max_bytes,
+            } => {
+                let broke = |rule: &'static str, detail: String, limit: Option<usize>| RuleError {
+                    argument: argument.clone(),
+                    rule,
+                    detail,
+                    limit,
+                };
+                match arguments.as_map().get(argument.as_str()) {
+                    Some(Value::String(text)) => check_link(text, *max_bytes)
+                        .map(|_| ())
+                        .map_err(|r| broke(r.rule(), r.to_string(), r.limit())),
+                    _ => Err(broke(
+                        "string",
+                        "is missing or not a string".to_owned(),
+                        None,
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// How a call's arguments break one of the capability's [`ArgumentRule`]s.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct RuleError {
+    /// The argument's name.
+    pub(crate) argument: String,
+    /// The rule's short name (`scheme`, `userinfo`, `length`, …).
+    pub(crate) rule: &'static str,
+    /// What is wrong, without quoting the value.
+    pub(crate) detail: String,
+    /// The limit exceeded, when one was.
+    pub(crate) limit: Option<usize>,
+}
+
+impl RuleError {
+    /// The argument as a JSON pointer within `arguments` (`/url`).
+    pub(crate) fn pointer(&self) -> String {
+        format!("/{}", self.argument.replace('~', "~0").replace('/', "~1"))
+    }
+}
+
+impl fmt::Debug for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuleError")
+            .field("argument", &self.argument)
+            .field("rule", &self.rule)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Inner {
@@ -87,19 +185,24 @@ impl Capability {
                 },
                 validator,
             }),
-            links: Vec::new(),
+            rules: Vec::new(),
         })
     }
 
-    /// Makes top-level argument `name`, when it is a string, pass the host's one link rule
-    /// ([`check_link`]: http or https, a host, no userinfo, at most 8 KiB) before consent, the
-    /// same in every grant state (R-CAP-4): a link that breaks it is answered `failed`
-    /// `invalid_arguments` naming the argument and the rule, a policy decision, never the
-    /// user's. Call it before the capability is registered (a clone registered earlier keeps
-    /// the rules it had).
-    pub fn with_link_argument(mut self, name: &str) -> Self {
-        self.links.push(name.to_owned());
+    /// Adds an argument rule, checked after `input_schema` and before consent (R-CAP-4).
+    pub fn with_argument_rule(mut self, rule: ArgumentRule) -> Self {
+        self.rules.push(rule);
         self
+    }
+
+    /// The argument rules beyond `input_schema`.
+    pub fn argument_rules(&self) -> &[ArgumentRule] {
+        &self.rules
+    }
+
+    /// Checks `arguments` against the argument rules, in order; the first broken one is named.
+    pub(crate) fn check_rules(&self, arguments: &JsonObject) -> Result<(), RuleError> {
+        self.rules.iter().try_for_each(|rule| rule.check(arguments))
     }
 
     /// The name.
@@ -126,39 +229,24 @@ impl Capability {
     /// by its JSON pointer and the rule it broke.
     pub(crate) fn check(&self, arguments: &JsonObject) -> Result<(), ArgumentError> {
         let value = Value::Object(arguments.as_map().clone());
-        if let Some(error) = self.inner.validator.iter_errors(&value).next() {
-            let pointer = error.instance_path().as_str().to_owned();
-            let rule = error
-                .schema_path()
-                .as_str()
-                .rsplit('/')
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-            return Err(ArgumentError {
-                pointer,
-                rule,
-                detail: shorten(&error.to_string(), 200),
-            });
-        }
-        // R-CAP-4: the host's own rules for its arguments, after the schema, before consent.
-        for name in &self.links {
-            if let Some(Value::String(url)) = arguments.as_map().get(name) {
-                if let Err(refusal) = check_link(url) {
-                    return Err(ArgumentError {
-                        pointer: format!("/{name}"),
-                        rule: LINK_RULE.to_owned(),
-                        detail: format!("the link {refusal}"),
-                    });
-                }
-            }
-        }
-        Ok(())
+        let Some(error) = self.inner.validator.iter_errors(&value).next() else {
+            return Ok(());
+        };
+        let pointer = error.instance_path().as_str().to_owned();
+        let rule = error
+            .schema_path()
+            .as_str()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        Err(ArgumentError {
+            pointer,
+            rule,
+            detail: shorten(&error.to_string(), 200),
+        })
     }
 }
-
-/// The `rule` of an [`ArgumentError`] from the host's link rule rather than the schema.
-pub(crate) const LINK_RULE: &str = "link";
 
 /// The first way a call's arguments fail their schema. `Debug` shows the validator's sentence,
 /// which quotes the failing value, as a [`Fingerprint`].

@@ -90,7 +90,7 @@ function page({ webkit = true, ipc = true, readyState = 'loading' } = {}) {
     // What the host evaluates: the key, then the state's JSON text as a string (R-UI-3).
     deliver(stateJson) {
       run(
-        `window.__lineupSurfaceDeliverState(${JSON.stringify(KEY)}, ${JSON.stringify(stateJson)})`,
+        `window.LineUpSurface.__deliverState(${JSON.stringify(KEY)}, ${JSON.stringify(stateJson)})`,
         'host.js',
       );
     },
@@ -100,8 +100,10 @@ function page({ webkit = true, ipc = true, readyState = 'loading' } = {}) {
 function assertLocked(p) {
   const d = p.run(`[
     Object.getOwnPropertyDescriptor(window, 'LineUpSurface'),
-    Object.getOwnPropertyDescriptor(window, '__lineupSurfaceDeliverState'),
+    Object.getOwnPropertyDescriptor(window.LineUpSurface, '__deliverState'),
   ]`);
+  // R-UI-6: no second page global.
+  assert.equal(p.run(`Object.getOwnPropertyDescriptor(window, '__lineupSurfaceDeliverState')`), undefined);
   for (const descriptor of d) {
     assert.equal(descriptor.writable, false);
     assert.equal(descriptor.configurable, false);
@@ -110,7 +112,8 @@ function assertLocked(p) {
   const api = d[0].value;
   assert.ok(Object.isFrozen(api));
   assert.equal(Object.getPrototypeOf(api), null);
-  assert.deepEqual(Reflect.ownKeys(api), ['event', 'onState', 'resize']);
+  assert.deepEqual(Object.keys(api), ['event', 'onState', 'resize']);
+  assert.deepEqual(Reflect.ownKeys(api), ['event', 'onState', 'resize', '__deliverState']);
   for (const key of ['event', 'onState', 'resize']) {
     assert.equal(typeof api[key], 'function');
     assert.ok(Object.isFrozen(api[key]));
@@ -139,8 +142,8 @@ const scenarios = {
       attempt(function () { LineUpSurface.extra = 1; });
       attempt(function () { Object.setPrototypeOf(LineUpSurface, fake); });
       attempt(function () { LineUpSurface.event.call = fake.event; });
-      attempt(function () { window.__lineupSurfaceDeliverState = fake.event; });
-      attempt(function () { delete window.__lineupSurfaceDeliverState; });
+      attempt(function () { LineUpSurface.__deliverState = fake.event; });
+      attempt(function () { delete LineUpSurface.__deliverState; });
       window.webkit.messageHandlers.ipc.postMessage = function () { record('forged post'); };
       window.ipc.postMessage = function () { record('forged post'); };
       JSON.stringify = function () { return '"forged"'; };
@@ -246,7 +249,7 @@ const scenarios = {
     p.bridge();
     p.guest(`
       LineUpSurface.onState(function (s) { record('state ' + JSON.stringify(s)); });
-      var deliver = window.__lineupSurfaceDeliverState;
+      var deliver = LineUpSurface.__deliverState;
       var wrong = ${JSON.stringify('0'.repeat(32))};
       deliver(wrong, '{"forged":1}');
       deliver({ forged: 1 });

@@ -17,8 +17,8 @@ use crate::error::ShellError;
 use crate::prompt::{parse_snapshot, PromptOptions, PromptOutcome, PromptSnapshot, SNAPSHOT_JS};
 use crate::trusted::TrustedDocument;
 
-/// The prompt window's title.
-const TITLE: &str = "Permission request";
+/// The prompt window's title; no Surface window shows it or an imitation (R-SEC-5).
+const TITLE: &str = crate::title::CONSENT_PROMPT_TITLE;
 /// How often a showing prompt checks whether its request was withdrawn.
 const WITHDRAW_POLL: Duration = Duration::from_millis(100);
 /// How long the document may take to render before the prompt gives up (answering `Cancelled`).
