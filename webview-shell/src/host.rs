@@ -118,6 +118,8 @@ enum Inner {
         done: SnapshotDone,
     },
     Shutdown,
+    /// Ends [`Host::run`] once no Surface is open (at once when none is).
+    ShutdownWhenEmpty,
     /// [`HostHandle::announce_inventory`].
     AnnounceInventory {
         conversation: ConversationId,
@@ -290,6 +292,14 @@ impl HostHandle {
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)
+    }
+
+    /// Ends [`Host::run`] once the last Surface has closed (by the user, the page or the agent),
+    /// at once when none is open. Messages sent before it are handled first, so a `ui.open`
+    /// that was the last line of input still opens its Surface. `lineup host --stdio
+    /// --until-closed` sends it at end of input.
+    pub fn shutdown_when_last_closed(&self) -> Result<(), HostClosed> {
+        self.send(Inner::ShutdownWhenEmpty)
     }
 }
 
@@ -797,6 +807,7 @@ impl HostBuilder {
             held: Vec::new(),
             probe_reported: false,
             exit: false,
+            exit_when_empty: false,
             reopen: self.reopen,
             watchdog: Watchdog::new(self.watchdog),
             standby,
@@ -955,6 +966,8 @@ pub struct Host {
     held: Vec<SurfaceKey>,
     probe_reported: bool,
     exit: bool,
+    /// [`HostHandle::shutdown_when_last_closed`] was asked: exit once `views` is empty.
+    exit_when_empty: bool,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
     reopen: bool,
     /// The hang watchdog of every open view (R-UI-12).
@@ -1135,6 +1148,11 @@ impl Host {
                 wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
             }
         }
+        if self.exit_when_empty && !self.exit && self.views.is_empty() {
+            tracing::info!("the last surface closed; exiting");
+            self.close_all();
+            self.exit = true;
+        }
         if self.exit {
             ControlFlow::Exit
         } else if self.probe_reported {
@@ -1260,6 +1278,7 @@ impl Host {
                 self.close_all();
                 self.exit = true;
             }
+            Inner::ShutdownWhenEmpty => self.exit_when_empty = true,
             Inner::AnnounceInventory {
                 conversation,
                 agent,
