@@ -1784,7 +1784,7 @@ impl Host {
     }
 
     /// R-DIAG-1: maps the page's document position back to the author's part of the bundle
-    /// (`js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
+    /// (`script.js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
     /// the delegate; nothing goes upstream.
     fn diagnostic(&mut self, key: &SurfaceKey, mut diagnostic: Diagnostic) {
         let Some(live) = self.views.get(&slot(key)).filter(|l| l.key == *key) else {
