@@ -194,7 +194,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => {
             return audit::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
         }
-        Command::Bundle(args) => bundle::run(args),
+        Command::Bundle(args) => return bundle::run(args),
         Command::Preview(args) => return preview::run(args),
         Command::Apps(args) => return apps::run(args),
         Command::Kiosk(args) => return kiosk::run(args, env_token),
