@@ -22,7 +22,11 @@ fn folder(name: &str, files: &[(&str, String)]) -> PathBuf {
 }
 
 fn bundle(dir: &PathBuf) -> Output {
-    Command::new(LINEUP).arg("bundle").arg(dir).output().unwrap()
+    Command::new(LINEUP)
+        .arg("bundle")
+        .arg(dir)
+        .output()
+        .unwrap()
 }
 
 fn assert_plain_refusal(out: &Output, wants: &[&str]) {
@@ -66,7 +70,11 @@ fn r_ui_6a_a_breakout_is_refused_at_its_position_with_a_plain_message() {
 fn a_bundle_that_fits_prints_its_envelope() {
     let dir = folder("fits", &[("index.html", "<p>x</p>".into())]);
     let out = bundle(&dir);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["type"], "lineup.v1.ui.open");
 }

@@ -6,7 +6,13 @@
 //! before (R-ENV-4: end of input closes every Surface).
 //!
 //! Run with `xvfb-run -a cargo test -p lineup-cli --test readme_first_example`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    missing_docs
+)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -132,7 +138,9 @@ fn r_env_4_the_readmes_first_example_stays_up_until_its_window_is_closed() {
     require_display();
     let commands = first_example();
     assert!(
-        commands.last().is_some_and(|c| c.contains("--until-closed")),
+        commands
+            .last()
+            .is_some_and(|c| c.contains("--until-closed")),
         "the first example keeps the host up: {commands:?}"
     );
     let dir = workdir("until-closed");
