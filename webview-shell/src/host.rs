@@ -1779,7 +1779,9 @@ impl Host {
         if let Some(window) = live.view.window() {
             window.set_inner_size(LogicalSize::new(f64::from(self.window_size.0), clamped));
         }
-        self.delegate.notify_resize(key, pixels);
+        let was_clamped = clamped.round() != height.round();
+        self.delegate
+            .notify_resize_request(key, pixels, was_clamped);
         self.relayout();
     }
 
