@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Args;
 use lineup_authoring::{BundleFolder, OpenOptions};
@@ -40,7 +41,24 @@ pub(crate) struct BundleArgs {
     sender: Option<String>,
 }
 
-pub(crate) fn run(args: BundleArgs) -> Result<(), Box<dyn std::error::Error>> {
+/// Runs `lineup bundle`: a refusal (an unreadable folder, a breakout, an oversize bundle, a bad
+/// option value) is one plain line on stderr, `error: …` naming the file and position or the
+/// field, the value and the limit, and exit status 1; nothing goes to stdout.
+pub(crate) fn run(args: BundleArgs) -> ExitCode {
+    match bundle(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A plain message for the author, not a log line (issue 30 item 12).
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("error: {e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bundle(args: BundleArgs) -> Result<(), Box<dyn std::error::Error>> {
     let folder = BundleFolder::read(&args.folder)?;
     let mut options = OpenOptions::for_folder(&folder)?;
     if let Some(id) = args.instance_id {

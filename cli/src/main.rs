@@ -69,6 +69,12 @@ struct HostArgs {
     /// Read envelopes from stdin and write envelopes to stdout, one per line.
     #[arg(long)]
     stdio: bool,
+    /// With --stdio: at end of input keep the host up until the last Surface closes (the user
+    /// closes its window, the page or the agent closes it), then exit; at once when none is
+    /// open. Without it, end of input closes every Surface and the host exits. For
+    /// `lineup bundle hello | lineup host --stdio --until-closed`.
+    #[arg(long, requires = "stdio")]
+    until_closed: bool,
     /// Connect out to the agent at this WebSocket URL and speak lineup.v1 over it, one envelope
     /// per text frame; reconnect when the connection drops (backoff with full jitter, 1 s
     /// doubling to 60 s). `wss://` (TLS: the system's roots, or --trusted-roots), or `ws://`
@@ -191,7 +197,7 @@ fn main() -> ExitCode {
         Command::Capabilities(args) => {
             return policy::run(args).map_or_else(data::Failure::report, |()| ExitCode::SUCCESS)
         }
-        Command::Bundle(args) => bundle::run(args),
+        Command::Bundle(args) => return bundle::run(args),
         Command::Preview(args) => return preview::run(args),
         Command::Apps(args) => return apps::run(args),
         Command::Kiosk(args) => return kiosk::run(args, env_token),
@@ -233,6 +239,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     writer_limits.answers_high_water = args.max_waiting_answers as usize;
     writer_limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
     let link = StdioLink::take_with(writer_limits)?;
+    let link = link.until_closed(args.until_closed);
     let (builder, _lease) = host_builder(&args)?;
     let event_loop = lineup_webview_shell::event_loop()?;
     link.run(builder.delegate(log::StderrDelegate), event_loop)
@@ -243,6 +250,8 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
 pub(crate) struct StdioLink {
     writer: LineWriter,
     limits: WriterLimits,
+    /// At end of input: wait for the last Surface to close instead of closing them all.
+    until_closed: bool,
 }
 
 impl StdioLink {
@@ -254,7 +263,20 @@ impl StdioLink {
     /// Takes stdout for the protocol.
     fn take_with(limits: WriterLimits) -> Result<Self, Box<dyn std::error::Error>> {
         let writer = ProtocolStdout::take()?.spawn_writer(limits)?;
-        Ok(Self { writer, limits })
+        Ok(Self {
+            writer,
+            limits,
+            until_closed: false,
+        })
+    }
+
+    /// With `true`, end of input leaves the open Surfaces up and the host exits when the last
+    /// one closes (`--until-closed`).
+    fn until_closed(self, until_closed: bool) -> Self {
+        Self {
+            until_closed,
+            ..self
+        }
     }
 
     /// Builds the host with `builder` (its delegate already set), feeds it from stdin until end
@@ -264,7 +286,11 @@ impl StdioLink {
         builder: HostBuilder,
         event_loop: lineup_webview_shell::HostEventLoop,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        let Self { writer, limits } = self;
+        let Self {
+            writer,
+            limits,
+            until_closed,
+        } = self;
         let outbound = writer.clone();
         let mut closed_logged = false;
         let host = builder
@@ -294,7 +320,7 @@ impl StdioLink {
         };
         thread::Builder::new()
             .name("lineup-stdin".into())
-            .spawn(move || read_stdin(handle, gate, max_line))?;
+            .spawn(move || read_stdin(handle, gate, max_line, until_closed))?;
         host.run(event_loop)?;
         // Answers queued just before the end (say, to the last lines before end of input) are
         // still written, unless the reader is gone or stays stuck.
@@ -385,8 +411,9 @@ impl InputGate {
 }
 
 /// Reads stdin in chunks, frames it into bounded lines and forwards them into the event loop;
-/// at end of input asks the host to close everything and exit.
-fn read_stdin(handle: HostHandle, gate: InputGate, max_line: usize) {
+/// at end of input asks the host to close everything and exit, or with `until_closed` to exit
+/// once the last Surface has closed.
+fn read_stdin(handle: HostHandle, gate: InputGate, max_line: usize, until_closed: bool) {
     let mut framer = LineFramer::new(max_line);
     let mut stdin = std::io::stdin().lock();
     let mut chunk = vec![0u8; 64 * 1024];
@@ -419,6 +446,11 @@ fn read_stdin(handle: HostHandle, gate: InputGate, max_line: usize) {
     if let Some(frame) = framer.finish() {
         forward(frame);
     }
-    tracing::info!("stdin closed; closing every surface");
-    let _ = handle.shutdown();
+    if until_closed {
+        tracing::info!("stdin closed; exiting when the last surface closes (--until-closed)");
+        let _ = handle.shutdown_when_last_closed();
+    } else {
+        tracing::info!("stdin closed; closing every surface");
+        let _ = handle.shutdown();
+    }
 }

@@ -585,10 +585,12 @@ impl HostDelegate for Delegate {
         }
     }
 
-    fn notify_resize(&mut self, key: &SurfaceKey, height: u32) {
+    fn notify_resize_request(&mut self, key: &SurfaceKey, height: u32, clamped: bool) {
+        // `(clamped)` only when the resize bounds changed the page's request (issue 30 item 11).
+        let note = if clamped { " (clamped)" } else { "" };
         self.0
             .out
-            .line(format_args!("resize {key}: {height} px (clamped)"));
+            .line(format_args!("resize {key}: {height} px{note}"));
     }
 
     fn notify_probe_failed(&mut self, reason: &str) {

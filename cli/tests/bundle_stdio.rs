@@ -128,7 +128,7 @@ fn r_ui_2a_bundle_output_is_accepted_by_the_host_and_console_output_stays_off_st
     // R-DIAG-1: the console message is on stderr (the positive control) and not on stdout,
     // where every line is an envelope.
     assert!(
-        stderr.contains("console-marker-7f3") && stderr.contains("js:1:"),
+        stderr.contains("console-marker-7f3") && stderr.contains("script.js:1:"),
         "the console message did not reach stderr with its line: {stderr}"
     );
     for line in &lines {

@@ -308,6 +308,39 @@ fn check_fails_on_a_page_error_and_passes_on_a_clean_bundle() {
     assert!(stdout.contains("OVER THE LIMIT"), "{stdout}");
 }
 
+/// R-UI-11 (issue 30 item 11): preview says `(clamped)` only for a resize the bounds changed;
+/// the request within them is printed as asked (positive control in the same run).
+#[test]
+fn preview_says_clamped_only_when_it_clamped() {
+    display();
+    let dir = folder(
+        "resize",
+        &[
+            ("index.html", "<p>x</p>"),
+            (
+                "script.js",
+                "LineUpSurface.resize(300);\nsetTimeout(function () { LineUpSurface.resize(5000); }, 50);\n",
+            ),
+        ],
+    );
+    let run = Command::new(LINEUP)
+        .arg("preview")
+        .arg(&dir)
+        .arg("--check")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let line = |px: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains("] resize ") && l.contains(px))
+            .unwrap_or_else(|| panic!("no resize to {px}: {stdout}"))
+            .to_owned()
+    };
+    assert!(!line(": 300 px").contains("clamped"), "{stdout}");
+    assert!(line(": 2000 px").ends_with("(clamped)"), "{stdout}");
+}
+
 /// Pixels of a PNG file close to `rgb` (each channel within 40), anti-aliased edges aside.
 fn pixels_near(png_path: &Path, rgb: [u8; 3]) -> usize {
     let decoder = png::Decoder::new(std::io::BufReader::new(

@@ -211,13 +211,26 @@ impl SourcePart {
     }
 }
 
+impl SourcePart {
+    /// The file of a bundle folder the part comes from: `index.html`, `style.css` or
+    /// `script.js` (R-DIAG-1: positions read as the author's own file, `script.js:3:14`).
+    pub fn file_name(self) -> &'static str {
+        match self {
+            SourcePart::Html => "index.html",
+            SourcePart::Css => "style.css",
+            SourcePart::Js => "script.js",
+        }
+    }
+}
+
 impl fmt::Display for SourcePart {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// A place in one part of the bundle, 1-based, written `js:3:14`.
+/// A place in one part of the bundle, 1-based, written with the part's file name
+/// (`script.js:3:14`, [`SourcePart::file_name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SourcePosition {
     /// The part.
@@ -236,7 +249,7 @@ impl SourcePosition {
     /// ```
     /// use lineup_host_core::{SourcePart, SourcePosition};
     /// let at = SourcePosition::of_offset(SourcePart::Js, "let a;\nx = '上</script>'", 15);
-    /// assert_eq!(at.to_string(), "js:2:7");
+    /// assert_eq!(at.to_string(), "script.js:2:7");
     /// ```
     pub fn of_offset(part: SourcePart, text: &str, offset: usize) -> Self {
         let mut offset = offset.min(text.len());
@@ -263,7 +276,7 @@ impl SourcePosition {
 
 impl fmt::Display for SourcePosition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.part, self.line, self.column)
+        write!(f, "{}:{}:{}", self.part.file_name(), self.line, self.column)
     }
 }
 
@@ -345,7 +358,7 @@ pub struct Diagnostic {
     pub line: Option<u32>,
     /// The column in that line the page reported, from 1.
     pub column: Option<u32>,
-    /// `line`/`column` mapped back to the author's own part of the bundle (`js:3:14`); set by
+    /// `line`/`column` mapped back to the author's own part of the bundle (`script.js:3:14`); set by
     /// the platform layer, which knows the document's layout.
     pub position: Option<SourcePosition>,
     /// For [`DiagnosticKind::Csp`]: what was blocked, by which directive, and why it stays so.
@@ -387,8 +400,8 @@ impl Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
-    /// One line, page text escaped: `console.warn at js:3:14: …`, `error at js:2:1: TypeError: …`,
-    /// `unhandled rejection …`, or `csp violation at js:5:3: connect-src blocked https://…;
+    /// One line, page text escaped: `console.warn at script.js:3:14: …`, `error at script.js:2:1: TypeError: …`,
+    /// `unhandled rejection …`, or `csp violation at script.js:5:3: connect-src blocked https://…;
     /// <hint>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
@@ -521,11 +534,11 @@ mod tests {
         let text = "a\nβγ</script";
         assert_eq!(
             SourcePosition::of_offset(SourcePart::Js, text, 6).to_string(),
-            "js:2:3"
+            "script.js:2:3"
         );
         assert_eq!(
             SourcePosition::of_offset(SourcePart::Css, "", 9).to_string(),
-            "css:1:1"
+            "style.css:1:1"
         );
     }
 }

@@ -157,7 +157,7 @@ impl DocumentLayout {
     /// let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
     /// let layout = document.layout();
     /// let at = layout.locate(2, 5).map(|p| p.to_string());
-    /// assert_eq!(at.as_deref(), Some("js:2:5"));
+    /// assert_eq!(at.as_deref(), Some("script.js:2:5"));
     /// ```
     pub fn locate(&self, line: u32, column: u32) -> Option<SourcePosition> {
         if line == 0 {
@@ -421,7 +421,7 @@ mod tests {
         let number = |n: usize| u32::try_from(n).unwrap_or(0);
         let at = document.layout().locate(number(line), number(column));
         assert!(
-            at.is_some_and(|p| p.to_string().starts_with("js:1:")),
+            at.is_some_and(|p| p.to_string().starts_with("script.js:1:")),
             "{at:?}"
         );
         // Positive control: by default neither.
@@ -449,12 +449,12 @@ mod tests {
             (line, column)
         };
         let cases = [
-            ("p{}", "css:1:1"),
-            ("a{}", "css:2:1"),
-            ("<p>", "html:1:1"),
-            ("<b>", "html:2:1"),
-            ("one;", "js:1:1"),
-            ("two;", "js:2:1"),
+            ("p{}", "style.css:1:1"),
+            ("a{}", "style.css:2:1"),
+            ("<p>", "index.html:1:1"),
+            ("<b>", "index.html:2:1"),
+            ("one;", "script.js:1:1"),
+            ("two;", "script.js:2:1"),
         ];
         for (needle, expected) in cases {
             let (line, column) = position(needle);
@@ -471,7 +471,7 @@ mod tests {
                 .locate(line, column)
                 .map(|p| p.to_string())
                 .as_deref(),
-            Some("html:2:4")
+            Some("index.html:2:4")
         );
         // The host's markup is no part of the bundle.
         assert_eq!(layout.locate(1, 1), None);

@@ -117,7 +117,7 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
     ensure!(
         console.message.as_str() == "diag-marker {\"n\":1}"
             && console.level == lineup_host_core::DiagnosticLevel::Warn
-            && position(console).starts_with(&format!("js:{warn_line}:")),
+            && position(console).starts_with(&format!("script.js:{warn_line}:")),
         "console: {console} ({})",
         console.message.as_str()
     );
@@ -128,8 +128,8 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
         .find(|e| e.message.as_str().contains("TypeError") && e.message.as_str().contains("o.boom"))
         .ok_or_else(|| format!("no TypeError among {errors:?}"))?;
     ensure!(
-        position(thrown).starts_with(&format!("js:{thrown_line}:")),
-        "the thrown error is at {thrown}, expected js:{thrown_line}"
+        position(thrown).starts_with(&format!("script.js:{thrown_line}:")),
+        "the thrown error is at {thrown}, expected script.js:{thrown_line}"
     );
     // An `on…` property handler is wrapped too: its error keeps its message and line, where
     // WebKit would report a muted "Script error." for a sandboxed document.
@@ -139,8 +139,8 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
         .find(|e| e.message.as_str().contains("handlerBoom"))
         .ok_or_else(|| format!("no error of the onclick handler among {errors:?}"))?;
     ensure!(
-        position(in_handler).starts_with(&format!("js:{handler_line}:")),
-        "the handler's error is at {in_handler}, expected js:{handler_line}"
+        position(in_handler).starts_with(&format!("script.js:{handler_line}:")),
+        "the handler's error is at {in_handler}, expected script.js:{handler_line}"
     );
     // WebKit hides a top-level error of a sandboxed document; the diagnostic says so.
     let muted = errors
@@ -155,7 +155,7 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
     let reject_line = js_line(DIAG_JS, "Promise.reject");
     ensure!(
         rejection.message.as_str().contains("rejected-marker")
-            && position(rejection).starts_with(&format!("js:{reject_line}:")),
+            && position(rejection).starts_with(&format!("script.js:{reject_line}:")),
         "rejection: {rejection}"
     );
     let csp = &of_kind(&d, DiagnosticKind::Csp)[0];
@@ -168,7 +168,7 @@ fn diagnostics(h: &mut HostHarness) -> Outcome {
         violation.directive.as_str() == "connect-src"
             && violation.blocked.as_str() == "https://example.com/blocked"
             && violation.hint.contains("R-SEC-3")
-            && position(csp).starts_with(&format!("js:{fetch_line}:")),
+            && position(csp).starts_with(&format!("script.js:{fetch_line}:")),
         "csp: {csp}"
     );
     ensure!(

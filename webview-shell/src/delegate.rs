@@ -172,6 +172,14 @@ pub trait HostDelegate {
         let _ = (key, height);
     }
 
+    /// A page's `LineUpSurface.resize(requested)` and the `height` it got after clamping to
+    /// `HostBuilder::resize_bounds`; `clamped` says whether the bounds changed it (beyond
+    /// rounding). The default hands `height` to [`HostDelegate::notify_resize`].
+    fn notify_resize_request(&mut self, key: &SurfaceKey, height: u32, clamped: bool) {
+        let _ = clamped;
+        self.notify_resize(key, height);
+    }
+
     /// Where a child view goes. The default takes
     /// [`HostDelegate::request_child_bounds`] and gives the view the height its page asked for
     /// (`slot.requested_height`), so a page's `LineUpSurface.resize` changes its height; override

@@ -121,6 +121,8 @@ enum Inner {
         done: SnapshotDone,
     },
     Shutdown,
+    /// Ends [`Host::run`] once no Surface is open (at once when none is).
+    ShutdownWhenEmpty,
     /// [`HostHandle::announce_inventory`].
     AnnounceInventory {
         conversation: ConversationId,
@@ -311,6 +313,14 @@ impl HostHandle {
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)
+    }
+
+    /// Ends [`Host::run`] once the last Surface has closed (by the user, the page or the agent),
+    /// at once when none is open. Messages sent before it are handled first, so a `ui.open`
+    /// that was the last line of input still opens its Surface. `lineup host --stdio
+    /// --until-closed` sends it at end of input.
+    pub fn shutdown_when_last_closed(&self) -> Result<(), HostClosed> {
+        self.send(Inner::ShutdownWhenEmpty)
     }
 }
 
@@ -864,6 +874,7 @@ impl HostBuilder {
             held: Vec::new(),
             probe_reported: false,
             exit: false,
+            exit_when_empty: false,
             reopen: self.reopen,
             watchdog: Watchdog::new(self.watchdog),
             standby,
@@ -1024,6 +1035,8 @@ pub struct Host {
     held: Vec<SurfaceKey>,
     probe_reported: bool,
     exit: bool,
+    /// [`HostHandle::shutdown_when_last_closed`] was asked: exit once `views` is empty.
+    exit_when_empty: bool,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
     reopen: bool,
     /// The hang watchdog of every open view (R-UI-12).
@@ -1207,6 +1220,11 @@ impl Host {
                 wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
             }
         }
+        if self.exit_when_empty && !self.exit && self.views.is_empty() {
+            tracing::info!("the last surface closed; exiting");
+            self.close_all();
+            self.exit = true;
+        }
         if self.exit {
             ControlFlow::Exit
         } else if self.probe_reported {
@@ -1337,6 +1355,7 @@ impl Host {
                 self.close_all();
                 self.exit = true;
             }
+            Inner::ShutdownWhenEmpty => self.exit_when_empty = true,
             Inner::AnnounceInventory {
                 conversation,
                 agent,
@@ -1851,12 +1870,14 @@ impl Host {
         if let Some(window) = live.view.window() {
             window.set_inner_size(LogicalSize::new(f64::from(self.window_size.0), clamped));
         }
-        self.delegate.notify_resize(key, pixels);
+        let was_clamped = clamped.round() != height.round();
+        self.delegate
+            .notify_resize_request(key, pixels, was_clamped);
         self.relayout();
     }
 
     /// R-DIAG-1: maps the page's document position back to the author's part of the bundle
-    /// (`js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
+    /// (`script.js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
     /// the delegate; nothing goes upstream.
     fn diagnostic(&mut self, key: &SurfaceKey, mut diagnostic: Diagnostic) {
         let Some(live) = self.views.get(&slot(key)).filter(|l| l.key == *key) else {

@@ -1,0 +1,80 @@
+//! `lineup bundle` refuses as the README says (issue 30 item 12): an oversize bundle (R-UI-2) or
+//! a breakout is one plain line on stderr, `error: …` with the file, value and limit, no log
+//! timestamp or level, exit status 1 and nothing on stdout. The positive control is a folder
+//! that fits: exit 0, the envelope on stdout.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
+
+fn folder(name: &str, files: &[(&str, String)]) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("lineup-bundle-errors-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, content) in files {
+        std::fs::write(dir.join(file), content).unwrap();
+    }
+    dir
+}
+
+fn bundle(dir: &PathBuf) -> Output {
+    Command::new(LINEUP)
+        .arg("bundle")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+fn assert_plain_refusal(out: &Output, wants: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(lines[0].starts_with("error: "), "a plain message: {stderr}");
+    assert!(!lines[0].contains("ERROR"), "no log level: {stderr}");
+    for want in wants {
+        assert!(lines[0].contains(want), "{want:?} in {stderr}");
+    }
+}
+
+#[test]
+fn r_ui_2_an_oversize_bundle_is_refused_with_a_plain_message() {
+    let dir = folder(
+        "big",
+        &[
+            ("index.html", "<p>x</p>".into()),
+            ("script.js", format!("// {}\n", "x".repeat(170 * 1024))),
+        ],
+    );
+    assert_plain_refusal(&bundle(&dir), &["bytes", "163840"]);
+}
+
+#[test]
+fn r_ui_6a_a_breakout_is_refused_at_its_position_with_a_plain_message() {
+    let dir = folder(
+        "breakout",
+        &[
+            ("index.html", "<p>x</p>".into()),
+            ("script.js", "let a;\nlet s = '</script>';\n".into()),
+        ],
+    );
+    assert_plain_refusal(&bundle(&dir), &["script.js:2:"]);
+}
+
+#[test]
+fn a_bundle_that_fits_prints_its_envelope() {
+    let dir = folder("fits", &[("index.html", "<p>x</p>".into())]);
+    let out = bundle(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["type"], "lineup.v1.ui.open");
+}
