@@ -40,14 +40,21 @@ impl HttpCanary {
         let prefix = format!("/{case_id}/");
         self.hits
             .lock()
-            .map(|h| h.iter().filter(|p| p.starts_with(&prefix)).cloned().collect())
+            .map(|h| {
+                h.iter()
+                    .filter(|p| p.starts_with(&prefix))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
 
 /// A plain GET of a `http://127.0.0.1:<port>/…` URL, for the positive control.
 pub(crate) fn get(url: &str) -> Result<(), String> {
-    let rest = url.strip_prefix("http://").ok_or("http_get: not an http URL")?;
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or("http_get: not an http URL")?;
     let (addr, path) = rest.split_once('/').ok_or("http_get: no path")?;
     let mut stream = TcpStream::connect(addr).map_err(|e| format!("http_get {url}: {e}"))?;
     stream
@@ -86,9 +93,14 @@ mod tests {
     fn a_request_to_the_canary_is_recorded_under_its_case() {
         let canary = HttpCanary::start().expect("bind");
         let url = canary.url_for("c1");
-        let addr = url.trim_start_matches("http://").split('/').next().unwrap_or("");
+        let addr = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or("");
         let mut s = TcpStream::connect(addr).expect("connect");
-        s.write_all(b"GET /c1/x HTTP/1.1\r\nHost: a\r\n\r\n").expect("write");
+        s.write_all(b"GET /c1/x HTTP/1.1\r\nHost: a\r\n\r\n")
+            .expect("write");
         let mut out = String::new();
         let _ = s.read_to_string(&mut out);
         assert!(out.ends_with("ok"));

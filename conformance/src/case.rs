@@ -58,7 +58,7 @@ fn yes() -> bool {
     true
 }
 fn default_timeout() -> u64 {
-    15_000
+    8_000
 }
 fn default_settle() -> u64 {
     500
@@ -228,7 +228,8 @@ pub(crate) fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
     let files = case_files(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut cases: Vec<Case> = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         let value: Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         if let Some(error) = validator.iter_errors(&value).next() {

@@ -177,7 +177,10 @@ fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), Str
         .all(|p| seen.messages.iter().any(|m| p.matches(m)))
         && Instant::now() < deadline
     {
-        seen.drain(&host, (Instant::now() + Duration::from_millis(100)).min(deadline));
+        seen.drain(
+            &host,
+            (Instant::now() + Duration::from_millis(100)).min(deadline),
+        );
     }
     if let Some(missing) = case
         .expect
@@ -230,7 +233,10 @@ fn probe(host: &mut Host, seen: &mut Seen, case_id: &str) -> Result<(), String> 
     let deadline = Instant::now() + Duration::from_secs(10);
     let answered = |s: &Seen| s.messages.iter().any(|m| m["payload"]["in_reply_to"] == id);
     while !answered(seen) && Instant::now() < deadline {
-        seen.drain(host, (Instant::now() + Duration::from_millis(100)).min(deadline));
+        seen.drain(
+            host,
+            (Instant::now() + Duration::from_millis(100)).min(deadline),
+        );
     }
     if answered(seen) {
         Ok(())
@@ -243,8 +249,14 @@ fn summary(messages: &[Value]) -> String {
     let parts: Vec<String> = messages
         .iter()
         .map(|m| {
-            let t = m["type"].as_str().unwrap_or("?").trim_start_matches("lineup.v1.");
-            match (m["payload"]["code"].as_str(), m["payload"]["status"].as_str()) {
+            let t = m["type"]
+                .as_str()
+                .unwrap_or("?")
+                .trim_start_matches("lineup.v1.");
+            match (
+                m["payload"]["code"].as_str(),
+                m["payload"]["status"].as_str(),
+            ) {
                 (Some(c), _) => format!("{t}({c})"),
                 (_, Some(s)) => format!("{t}({s})"),
                 _ => match m["payload"]["event"].as_str() {
