@@ -1,0 +1,302 @@
+//! A conformance case as data: the JSON files under `conformance/cases/<group>/`, checked against
+//! `conformance/case.schema.json`, templates, and the predicates outbound envelopes are matched by.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The schema every case file is checked against.
+pub(crate) const CASE_SCHEMA: &str = include_str!("../case.schema.json");
+
+/// One case, as read from its file (see `conformance/README.md`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Case {
+    /// Unique id, also the case's canary path.
+    pub(crate) id: String,
+    /// The group (the folder it lives in).
+    pub(crate) group: String,
+    /// Prose for the reader.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub(crate) description: String,
+    /// The spec rules it checks (R-*).
+    pub(crate) rules: Vec<String>,
+    /// Adapter verbs the case needs beyond the wire.
+    #[serde(default)]
+    pub(crate) needs: Vec<String>,
+    /// What the runner does, in order.
+    pub(crate) steps: Vec<Step>,
+    /// Envelopes that must be seen.
+    #[serde(default)]
+    pub(crate) expect: Vec<Predicate>,
+    /// Envelopes that must not be seen.
+    #[serde(default)]
+    pub(crate) forbid: Vec<Predicate>,
+    /// What the case's canary must see.
+    #[serde(default)]
+    pub(crate) canary: Option<CanaryExpect>,
+    /// Whether the host must answer a probe afterwards.
+    #[serde(default = "yes")]
+    pub(crate) probe: bool,
+    /// How long expectations may take.
+    #[serde(default = "default_timeout")]
+    pub(crate) timeout_ms: u64,
+    /// How long to keep listening after the expectations are met (for forbidden envelopes and
+    /// canary hits).
+    #[serde(default = "default_settle")]
+    pub(crate) settle_ms: u64,
+    /// An expected failure, naming the issue.
+    #[serde(default)]
+    pub(crate) xfail: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_timeout() -> u64 {
+    8_000
+}
+fn default_settle() -> u64 {
+    500
+}
+
+/// What a case's canary must see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum CanaryExpect {
+    /// Nothing reaches it.
+    None,
+    /// At least one request reaches it (a positive control).
+    Hit,
+}
+
+/// One step of a case.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum Step {
+    /// An envelope, templates filled, sent as one line.
+    Send(Value),
+    /// A line sent verbatim after templates are filled.
+    SendRaw(String),
+    /// A line of an exact size.
+    SendBig(Big),
+    /// Keep listening this long.
+    WaitMs(u64),
+    /// The runner itself requests a loopback URL (a canary positive control).
+    HttpGet(String),
+    /// A host adapter verb.
+    Adapter(String),
+}
+
+/// A line of an exact byte size.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Big {
+    /// The line, with one `{{fill}}`.
+    pub(crate) template: String,
+    /// Always `{{fill}}`.
+    #[allow(dead_code)]
+    pub(crate) fill: String,
+    /// The line's length in bytes, without its newline.
+    pub(crate) total_bytes: usize,
+}
+
+impl Big {
+    /// The line, or `None` when the template alone is already longer than asked.
+    pub(crate) fn line(&self) -> Option<String> {
+        let base = self.template.len().checked_sub("{{fill}}".len())?;
+        let pad = self.total_bytes.checked_sub(base)?;
+        Some(self.template.replacen("{{fill}}", &"a".repeat(pad), 1))
+    }
+}
+
+/// A predicate over outbound envelopes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Predicate {
+    /// The subset that must match.
+    #[serde(rename = "match")]
+    pub(crate) pattern: Value,
+    /// Payload fields that must be absent.
+    #[serde(default)]
+    pub(crate) absent: Vec<String>,
+}
+
+impl Predicate {
+    /// Whether `message` satisfies it.
+    pub(crate) fn matches(&self, message: &Value) -> bool {
+        subset(&self.pattern, message)
+            && self
+                .absent
+                .iter()
+                .all(|field| message["payload"].get(field).is_none())
+    }
+}
+
+/// Whether every key of `pattern` is in `value` with an equal value, objects recursively.
+pub(crate) fn subset(pattern: &Value, value: &Value) -> bool {
+    match (pattern, value) {
+        (Value::Object(p), Value::Object(v)) => p
+            .iter()
+            .all(|(k, pv)| v.get(k).is_some_and(|vv| subset(pv, vv))),
+        _ => pattern == value,
+    }
+}
+
+/// Fills `{{canary.http}}` in every string of `value`, then `{{integrity}}` in a `ui.open`'s
+/// `payload.app.integrity` with the digest of its bundle (R-UI-2a).
+pub(crate) fn fill(value: &Value, canary_http: &str) -> Value {
+    let mut filled = fill_strings(value, canary_http);
+    if let Some(app) = filled
+        .get_mut("payload")
+        .and_then(|p| p.get_mut("app"))
+        .and_then(Value::as_object_mut)
+    {
+        if app.get("integrity").and_then(Value::as_str) == Some("{{integrity}}") {
+            let part = |k: &str| app.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            let digest = integrity(&part("html"), &part("css"), &part("js"));
+            app.insert("integrity".into(), Value::String(digest));
+        }
+    }
+    filled
+}
+
+fn fill_strings(value: &Value, canary_http: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(fill_text(s, canary_http)),
+        Value::Array(a) => Value::Array(a.iter().map(|v| fill_strings(v, canary_http)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), fill_strings(v, canary_http)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Fills `{{canary.http}}` in a text.
+pub(crate) fn fill_text(text: &str, canary_http: &str) -> String {
+    text.replace("{{canary.http}}", canary_http)
+}
+
+/// `sha256-` + base64 of SHA-256 over `N(html) N(css) N(js)` (R-UI-2a).
+pub(crate) fn integrity(html: &str, css: &str, js: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [html, css, js] {
+        hasher.update(format!("{}:", part.len()).as_bytes());
+        hasher.update(part.as_bytes());
+        hasher.update(b",");
+    }
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(hasher.finalize())
+    )
+}
+
+/// Every case file under `dir` (`<group>/<NAME>.json`), sorted by path.
+pub(crate) fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for group in std::fs::read_dir(dir)? {
+        let group = group?.path();
+        if !group.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&group)? {
+            let file = file?.path();
+            if file.extension().is_some_and(|e| e == "json") {
+                files.push(file);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Reads and checks every case: schema, then types, then that `group` names its folder and ids are
+/// unique.
+pub(crate) fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
+    let schema: Value =
+        serde_json::from_str(CASE_SCHEMA).map_err(|e| format!("case.schema.json: {e}"))?;
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+        .map_err(|e| format!("case.schema.json does not compile: {e}"))?;
+    let files = case_files(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut cases: Vec<Case> = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        if let Some(error) = validator.iter_errors(&value).next() {
+            return Err(format!(
+                "{}: at {}: {error}",
+                file.display(),
+                error.instance_path()
+            ));
+        }
+        let case: Case =
+            serde_json::from_value(value).map_err(|e| format!("{}: {e}", file.display()))?;
+        let folder = file
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        if case.group != folder {
+            return Err(format!(
+                "{}: group {:?} is not its folder {folder:?}",
+                file.display(),
+                case.group
+            ));
+        }
+        if cases.iter().any(|c| c.id == case.id) {
+            return Err(format!("{}: duplicate id {:?}", file.display(), case.id));
+        }
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subset_matches_nested_fields_and_refuses_missing_or_different_ones() {
+        let m = json!({"type": "t", "payload": {"code": "c", "x": 1}});
+        assert!(subset(&json!({"payload": {"code": "c"}}), &m));
+        assert!(!subset(&json!({"payload": {"code": "d"}}), &m));
+        assert!(!subset(&json!({"payload": {"nope": 1}}), &m));
+    }
+
+    #[test]
+    fn r_ui_2a_integrity_is_the_netstring_digest_lineup_bundle_prints() {
+        // The value `lineup bundle` printed for this bundle.
+        assert_eq!(
+            integrity("<p>x</p>\n", "\n", "LineUpSurface.event(\"booted\",{})\n"),
+            "sha256-nUGUNFDG/Dy7BSto7B+1Qt5NKqiiJGVrRSYB+o/atWM="
+        );
+    }
+
+    #[test]
+    fn big_lines_have_the_exact_size_asked() {
+        let big = Big {
+            template: "{\"x\":\"{{fill}}\"}".into(),
+            fill: "{{fill}}".into(),
+            total_bytes: 100,
+        };
+        assert_eq!(big.line().map(|l| l.len()), Some(100));
+    }
+
+    #[test]
+    fn every_case_file_passes_the_schema() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let cases = load_cases(&dir).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cases.len() >= 10, "only {} cases", cases.len());
+    }
+}

@@ -1,0 +1,270 @@
+//! Runs one case against a host command: spawns it, speaks `lineup.v1` over its stdin/stdout,
+//! drives the steps, checks expectations, forbidden envelopes, the canary and a final probe.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::canary::HttpCanary;
+use crate::case::{fill, fill_text, CanaryExpect, Case, Step};
+
+/// The verbs this host adapter provides beyond the wire.
+pub(crate) const ADAPTER_VERBS: &[&str] = &["start", "kill", "restart"];
+
+/// How a case ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Every check held.
+    Pass,
+    /// A check failed, with why.
+    Fail(String),
+    /// Failed as its `xfail` expected, with why.
+    ExpectedFail(String),
+    /// Passed though marked as an expected failure: the run fails (strict).
+    UnexpectedPass,
+    /// Needs a verb the adapter lacks.
+    Skip(String),
+}
+
+impl Outcome {
+    /// Whether this outcome fails the run.
+    pub(crate) fn is_unexpected(&self) -> bool {
+        matches!(self, Outcome::Fail(_) | Outcome::UnexpectedPass)
+    }
+}
+
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Host {
+    fn spawn(command: &[String]) -> Result<Self, String> {
+        let (program, args) = command.split_first().ok_or("no host command")?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {program}: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let stdin = child.stdin.take();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self {
+            child,
+            stdin,
+            lines: rx,
+        })
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("host stdin closed")?;
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("write to host: {e}"))
+    }
+
+    fn kill(&mut self) {
+        self.stdin = None;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Everything the host sent during a case.
+struct Seen {
+    messages: Vec<Value>,
+}
+
+impl Seen {
+    fn drain(&mut self, host: &Host, until: Instant) {
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            match host.lines.recv_timeout(until - now) {
+                Ok(line) => self
+                    .messages
+                    .push(serde_json::from_str(&line).unwrap_or(Value::String(line))),
+                Err(mpsc::RecvTimeoutError::Timeout) => return,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    thread::sleep(until - now);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Runs one case.
+pub(crate) fn run_case(case: &Case, command: &[String], canary: &HttpCanary) -> Outcome {
+    if let Some(verb) = case
+        .needs
+        .iter()
+        .find(|v| !ADAPTER_VERBS.contains(&v.as_str()))
+    {
+        return Outcome::Skip(format!("the host adapter has no verb {verb:?}"));
+    }
+    let result = check(case, command, canary);
+    match (result, &case.xfail) {
+        (Ok(()), None) => Outcome::Pass,
+        (Ok(()), Some(_)) => Outcome::UnexpectedPass,
+        (Err(why), None) => Outcome::Fail(why),
+        (Err(why), Some(issue)) => Outcome::ExpectedFail(format!("{issue}: {why}")),
+    }
+}
+
+fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), String> {
+    let base = canary.url_for(&case.id);
+    let mut host = Host::spawn(command)?;
+    let mut seen = Seen {
+        messages: Vec::new(),
+    };
+    for step in &case.steps {
+        match step {
+            Step::Send(envelope) => {
+                let line = serde_json::to_string(&fill(envelope, &base))
+                    .map_err(|e| format!("step envelope: {e}"))?;
+                host.send(&line)?;
+            }
+            Step::SendRaw(text) => host.send(&fill_text(text, &base))?,
+            Step::SendBig(big) => {
+                let line = big
+                    .line()
+                    .ok_or("send_big: template longer than total_bytes")?;
+                host.send(&line)?;
+            }
+            Step::HttpGet(url) => crate::canary::get(&fill_text(url, &base))?,
+            Step::WaitMs(ms) => seen.drain(&host, Instant::now() + Duration::from_millis(*ms)),
+            Step::Adapter(verb) => match verb.as_str() {
+                "kill" => host.kill(),
+                "restart" => {
+                    host.kill();
+                    host = Host::spawn(command)?;
+                }
+                other => return Err(format!("unknown adapter verb {other}")),
+            },
+        }
+    }
+    // Expectations, in any order, within the timeout.
+    let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);
+    while !case
+        .expect
+        .iter()
+        .all(|p| seen.messages.iter().any(|m| p.matches(m)))
+        && Instant::now() < deadline
+    {
+        seen.drain(
+            &host,
+            (Instant::now() + Duration::from_millis(100)).min(deadline),
+        );
+    }
+    if let Some(missing) = case
+        .expect
+        .iter()
+        .find(|p| !seen.messages.iter().any(|m| p.matches(m)))
+    {
+        return Err(format!(
+            "expected {} not seen; saw {}",
+            missing.pattern,
+            summary(&seen.messages)
+        ));
+    }
+    seen.drain(
+        &host,
+        Instant::now() + Duration::from_millis(case.settle_ms),
+    );
+    if let Some((p, m)) = case
+        .forbid
+        .iter()
+        .find_map(|p| seen.messages.iter().find(|m| p.matches(m)).map(|m| (p, m)))
+    {
+        return Err(format!("forbidden {} seen: {m}", p.pattern));
+    }
+    let hits = canary.hits_for(&case.id);
+    match case.canary {
+        Some(CanaryExpect::None) if !hits.is_empty() => {
+            return Err(format!("the canary was reached: {hits:?}"));
+        }
+        Some(CanaryExpect::Hit) if hits.is_empty() => {
+            return Err("the canary saw nothing (positive control)".into());
+        }
+        _ => {}
+    }
+    if case.probe {
+        probe(&mut host, &mut seen, &case.id)?;
+    }
+    Ok(())
+}
+
+/// The host still answers: a `ui.patch` for an instance that does not exist is answered with a
+/// `client.error` naming it (R-ENV-5).
+fn probe(host: &mut Host, seen: &mut Seen, case_id: &str) -> Result<(), String> {
+    let id = format!("probe-{case_id}");
+    let envelope = json!({
+        "v": 1, "id": id, "type": "lineup.v1.ui.patch", "conversation_id": "c1",
+        "sender": {"kind": "agent", "id": "agent"},
+        "payload": {"instance_id": "conformance-probe-absent", "state": {}}
+    });
+    host.send(&envelope.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let answered = |s: &Seen| s.messages.iter().any(|m| m["payload"]["in_reply_to"] == id);
+    while !answered(seen) && Instant::now() < deadline {
+        seen.drain(
+            host,
+            (Instant::now() + Duration::from_millis(100)).min(deadline),
+        );
+    }
+    if answered(seen) {
+        Ok(())
+    } else {
+        Err("the host did not answer the final probe".into())
+    }
+}
+
+fn summary(messages: &[Value]) -> String {
+    let parts: Vec<String> = messages
+        .iter()
+        .map(|m| {
+            let t = m["type"]
+                .as_str()
+                .unwrap_or("?")
+                .trim_start_matches("lineup.v1.");
+            match (
+                m["payload"]["code"].as_str(),
+                m["payload"]["status"].as_str(),
+            ) {
+                (Some(c), _) => format!("{t}({c})"),
+                (_, Some(s)) => format!("{t}({s})"),
+                _ => match m["payload"]["event"].as_str() {
+                    Some(e) => format!("{t}({e} {})", m["payload"]["data"]),
+                    None => t.to_owned(),
+                },
+            }
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}

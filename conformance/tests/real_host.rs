@@ -1,0 +1,56 @@
+//! The kit against the real `lineup host --stdio` with real WebKitGTK webviews (issue 27): every
+//! case ends as expected (expected failures still failing), the closing line counts them, and the
+//! JSON report agrees. The HTTP canary's positive control is among the cases and must pass.
+//!
+//! Needs the `lineup` binary beside this one (`cargo build -p lineup-cli` first, which a
+//! workspace build does) and a display: `xvfb-run -a cargo test -p lineup-conformance --test real_host`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn the_kit_passes_against_the_real_lineup_host() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "DISPLAY is not set: run under `xvfb-run -a`"
+    );
+    let kit = PathBuf::from(env!("CARGO_BIN_EXE_lineup-conformance"));
+    let lineup = kit.with_file_name("lineup");
+    assert!(
+        lineup.exists(),
+        "{} is missing: run `cargo build -p lineup-cli` first",
+        lineup.display()
+    );
+    let report =
+        std::env::temp_dir().join(format!("lineup-conformance-{}.json", std::process::id()));
+    let out = Command::new(&kit)
+        .arg("--json")
+        .arg(&report)
+        .arg("--")
+        .arg(&lineup)
+        .args(["host", "--stdio"])
+        .output()
+        .expect("the kit runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the kit failed:\n{stdout}");
+    let closing = stdout.lines().last().unwrap_or("");
+    assert!(
+        closing.starts_with(|c: char| c.is_ascii_digit()) && closing.contains(" passed, 0 failed"),
+        "closing line: {closing}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&report);
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 40, "only {} cases", cases.len());
+    assert_eq!(doc["failed"], 0);
+    let control = cases
+        .iter()
+        .find(|c| c["id"] == "exfil-canary-positive-control")
+        .expect("the positive control ran");
+    assert_eq!(
+        control["result"], "ok",
+        "the canary positive control: {control}"
+    );
+}
