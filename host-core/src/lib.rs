@@ -74,8 +74,8 @@ pub use capability::{
     unvouched_identity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord, CallKey,
     CallRecord, CallState, CallSummary, Capabilities, Capability, CapabilityEffect,
     CapabilityLimits, CapabilityPolicy, CapabilitySetup, CapabilityStore, ConsentAnswer,
-    ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookRequest,
-    MemoryStore, PolicyRule, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
+    ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookAnswer,
+    HookRequest, MemoryStore, PolicyRule, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
     UNVOUCHED_PREFIX,
 };
 pub use decode::decode;

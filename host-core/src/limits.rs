@@ -31,6 +31,7 @@ use crate::error::UsageError;
 /// | `max_reopens_per_window` | 3 per Surface; 0 never reopens | R-UI-12 (host choice) |
 /// | `reopen_window` | 60 s | R-UI-12 (host choice) |
 /// | `max_link_url_bytes` | 8 KiB per link ([`check_link`](crate::check_link)) | R-CAP-4 (host choice) |
+/// | `max_call_lifetime` | 10 min: an `app.call`'s `expires_at` later than this after receipt is brought forward to it, so no prompt or dialog is held longer | R-CAP-4 (host choice) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -92,6 +93,10 @@ pub struct Limits {
     /// The longest link the link rule accepts, in bytes ([`check_link`](crate::check_link),
     /// `app.open_url`'s `url`).
     pub max_link_url_bytes: usize,
+    /// The longest an `app.call` may wait for its decision (consent, a permission check, a
+    /// file dialog), counted from its receipt: an `expires_at` later than that is brought
+    /// forward to it, and an answer `expired` by it names this limit (R-CAP-4).
+    pub max_call_lifetime: Duration,
 }
 
 impl Default for Limits {
@@ -118,6 +123,7 @@ impl Default for Limits {
             max_reopens_per_window: 3,
             reopen_window: Duration::from_secs(60),
             max_link_url_bytes: 8 * 1024,
+            max_call_lifetime: Duration::from_secs(10 * 60),
         }
     }
 }
@@ -171,6 +177,13 @@ impl Limits {
                 name: "reopen_window",
                 value: 0,
                 reason: "must be longer than zero; use max_reopens_per_window = 0 to never reopen",
+            });
+        }
+        if self.max_call_lifetime < Duration::from_secs(1) {
+            return Err(UsageError::InvalidLimit {
+                name: "max_call_lifetime",
+                value: self.max_call_lifetime.as_secs(),
+                reason: "must be at least 1 s, or no call could wait for consent",
             });
         }
         if self.max_depth < 4 {

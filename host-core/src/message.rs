@@ -382,6 +382,12 @@ impl Timestamp {
             .map(Self)
     }
 
+    /// The instant `after` later than `self`; `None` past the year 9999.
+    pub fn checked_add(&self, after: std::time::Duration) -> Option<Self> {
+        let after = time::Duration::try_from(after).ok()?;
+        self.0.checked_add(after).map(Self)
+    }
+
     /// How long from `self` until `later`; zero when `later` is not after `self`.
     pub fn until(&self, later: &Timestamp) -> std::time::Duration {
         let diff = later.0 - self.0;

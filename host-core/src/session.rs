@@ -170,7 +170,7 @@ impl Session {
             });
         }
         let mut out = Vec::new();
-        let mut caps = Capabilities::new(setup, &mut out)?;
+        let mut caps = Capabilities::new(setup, self.config.limits.max_call_lifetime, &mut out)?;
         for capability in registered {
             caps.register(capability.clone(), &mut out)?;
         }

@@ -12,9 +12,9 @@ use lineup_host_core::{
     AgentIdentity, Answer, ArgumentRule, AuditKind, AuditRecord, CallRecord, CallState, Capability,
     CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup, CapabilityStore, Clock,
     ConsentAnswer, ConsentRequest, ConversationId, Decision, DecisionSource, Effect, GrantKey,
-    GrantRecord, HandlerError, HookRequest, JsonObject, MemoryStore, Message, OpaqueVersion,
-    PartyId, RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Ticket, Timestamp,
-    UsageError, WallClock,
+    GrantRecord, HandlerError, HookAnswer, HookRequest, JsonObject, MemoryStore, Message,
+    OpaqueVersion, PartyId, RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Ticket,
+    Timestamp, UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -236,7 +236,7 @@ impl Harness {
 
     fn hook(&mut self, allow: bool) {
         let t = self.hooks.last().unwrap().ticket;
-        self.answer(t, Answer::Hook(allow));
+        self.answer(t, Answer::Hook(allow.into()));
     }
 
     fn ran(&mut self, outcome: Result<Value, &str>) {
@@ -1363,4 +1363,179 @@ fn r_cap_4_a_link_that_breaks_the_link_rule_is_a_policy_refusal_in_every_grant_s
         assert_eq!(h.prompts.len(), 1, "no new prompt for {call_id}");
         assert_eq!(h.runs.len(), runs);
     }
+}
+
+// ---- deadlines hold to the effect (R-CAP-4) ----
+
+#[test]
+fn r_cap_4_an_expires_at_past_max_call_lifetime_is_brought_forward_and_named() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    // A day ahead: the prompt gets ten minutes (the default max_call_lifetime), no more.
+    h.call("c1", "app.open_url", url_args(), 86_400);
+    assert_eq!(h.prompts[0].expires_at.unix_seconds(), T0 + 600);
+    assert_eq!(h.s.next_capability_wakeup(), Some(Duration::from_secs(600)));
+    h.wall.0.set(T0 + 599);
+    h.poll();
+    assert!(h.results().is_empty(), "still deciding before the cap");
+    h.wall.0.set(T0 + 600);
+    h.poll();
+    let result = h.last_result();
+    assert_eq!(result["status"], "expired");
+    let message = result["message"].as_str().unwrap();
+    assert!(
+        message.contains("max_call_lifetime (600 s)"),
+        "the answer names the limit: {message}"
+    );
+    assert_eq!(
+        h.withdrawn,
+        [h.prompts[0].ticket],
+        "the prompt is taken away"
+    );
+    assert!(h.runs.is_empty());
+    // Positive control: a deadline within the cap is kept as the agent gave it.
+    h.call("c2", "app.open_url", url_args(), 30);
+    assert_eq!(h.prompts[1].expires_at.unix_seconds(), T0 + 630);
+}
+
+#[test]
+fn r_cap_4_max_call_lifetime_is_a_limit_the_embedder_sets() {
+    let mono = ManualClock::default();
+    let wall = ManualWall::default();
+    let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    config.limits.max_call_lifetime = Duration::ZERO;
+    assert!(
+        matches!(
+            Session::new(config.clone(), Box::new(mono.clone())),
+            Err(UsageError::InvalidLimit {
+                name: "max_call_lifetime",
+                ..
+            })
+        ),
+        "zero is refused"
+    );
+    config.limits.max_call_lifetime = Duration::from_secs(5);
+    config.conversation_id = Some(ConversationId::try_from(CONV).unwrap());
+    let mut s = Session::new(config, Box::new(mono)).unwrap();
+    s.enable_capabilities(CapabilitySetup::new(RevisionEpoch(1), Box::new(wall)))
+        .unwrap();
+    s.register_capability(open_url(Risk::UserConfirmation))
+        .unwrap();
+    let bytes = serde_json::to_vec(&json!({
+        "v": 1, "id": "m1", "type": "lineup.v1.app.call", "conversation_id": CONV,
+        "sender": {"kind": "agent", "id": "agent_hermes_main"},
+        "payload": {"call_id": "c1", "capability": "app.open_url", "reason": "r",
+                    "expires_at": Timestamp::from_unix_seconds(T0 + 3600).unwrap(),
+                    "arguments": url_args()}
+    }))
+    .unwrap();
+    let fx = s.handle_inbound(&bytes);
+    let lookup = fx.iter().find_map(|e| match e {
+        Effect::Capability(CapabilityEffect::LookupCall { ticket, .. }) => Some(*ticket),
+        _ => None,
+    });
+    let fx = s
+        .capability_answered(lookup.unwrap(), Answer::Call(None))
+        .unwrap();
+    let prompt = fx.iter().find_map(|e| match e {
+        Effect::Capability(CapabilityEffect::Prompt(p)) => Some(p.expires_at),
+        _ => None,
+    });
+    assert_eq!(prompt.map(|t| t.unix_seconds()), Some(T0 + 5));
+}
+
+/// A capability that decides with a dialog of its own (like `artifact.save`'s save dialog).
+fn save_like() -> Capability {
+    cap(
+        "artifact.save",
+        "1.0",
+        Risk::UserConfirmation,
+        json!({"type": "object"}),
+    )
+    .with_hook()
+}
+
+#[test]
+fn r_cap_4_a_capability_with_its_own_dialog_asks_it_after_consent_and_a_remembered_grant() {
+    let mut h = Harness::new(Some("agent-1"));
+    h.register(save_like());
+    h.call("c1", "artifact.save", json!({}), 60);
+    h.consent(ConsentAnswer::AllowAlways);
+    assert_eq!(h.hooks.len(), 1, "the dialog is part of the decision");
+    assert_eq!(h.hooks[0].expires_at.unix_seconds(), T0 + 60);
+    assert!(h.runs.is_empty(), "nothing runs before the dialog answers");
+    h.hook(true);
+    h.ran(Ok(json!({"saved": true})));
+    assert_eq!(h.last_result()["status"], "completed");
+    // With the grant remembered, no prompt, but the dialog still decides.
+    h.call("c2", "artifact.save", json!({}), 60);
+    assert_eq!(h.prompts.len(), 1);
+    assert_eq!(h.hooks.len(), 2);
+    // Positive control: without `with_hook`, a user_confirmation call runs after consent.
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c3", "app.open_url", url_args(), 60);
+    h.consent(ConsentAnswer::Allow);
+    assert_eq!(h.hooks.len(), 2);
+    assert_eq!(h.runs.len(), 2);
+}
+
+#[test]
+fn r_cap_4_a_dismissed_dialog_is_cancelled_and_a_dialog_past_the_deadline_is_expired() {
+    let mut h = Harness::new(None);
+    h.register(save_like());
+    h.call("c1", "artifact.save", json!({}), 60);
+    h.consent(ConsentAnswer::Allow);
+    let t = h.hooks[0].ticket;
+    h.answer(t, Answer::Hook(HookAnswer::Dismissed));
+    let cancelled = h.last_result();
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(h.runs.is_empty());
+    assert!(
+        h.audit_of("c1")
+            .iter()
+            .any(|a| a.decision == Some(Decision::Cancelled)
+                && a.source == Some(DecisionSource::Hook))
+    );
+
+    h.call("c2", "artifact.save", json!({}), 60);
+    h.consent(ConsentAnswer::Allow);
+    let t = h.hooks[1].ticket;
+    h.wall.0.set(T0 + 60);
+    h.poll();
+    assert_eq!(h.last_result()["status"], "expired");
+    assert!(h.withdrawn.contains(&t), "the dialog is withdrawn");
+    // The user presses Save after the deadline: ignored, nothing runs.
+    assert!(h
+        .s
+        .capability_answered(t, Answer::Hook(HookAnswer::Allow))
+        .unwrap()
+        .is_empty());
+    assert!(h.runs.is_empty());
+}
+
+#[test]
+fn r_cap_4_the_effect_starts_only_before_the_deadline() {
+    let mut h = Harness::new(None);
+    h.auto_ack = false;
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 30);
+    h.consent(ConsentAnswer::Allow);
+    // The `running` record's write is acknowledged only after the deadline.
+    h.wall.0.set(T0 + 30);
+    let ack = h.acks[0];
+    h.answer(ack, Answer::Persisted);
+    assert_eq!(h.last_result()["status"], "expired");
+    assert!(h.runs.is_empty(), "no handler starts after the deadline");
+    assert_eq!(
+        record(&h, "c1").state,
+        CallState::Finished {
+            result: serde_json::from_value(h.last_result()).unwrap()
+        }
+    );
+    // Positive control: acknowledged in time, it runs.
+    h.call("c2", "app.open_url", url_args(), 30);
+    h.consent(ConsentAnswer::Allow);
+    let ack = h.acks[1];
+    h.answer(ack, Answer::Persisted);
+    assert_eq!(h.runs.len(), 1);
 }

@@ -216,6 +216,16 @@ impl X11 {
         Ok(())
     }
 
+    /// Gives `window` the keyboard focus (`XSetInputFocus`), as a window manager does for the
+    /// window the user picked: with no window manager under Xvfb, keys go nowhere otherwise.
+    pub fn focus(&self, window: u32) -> Result<(), X11Error> {
+        self.conn
+            .set_input_focus(xproto::InputFocus::PARENT, window, x11rb::CURRENT_TIME)
+            .map_err(|e| X11Error::new("set_input_focus", e))?;
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
+    }
+
     /// Presses and releases one key, through XTEST; see [`X11::key_chord`].
     pub fn key(&self, keysym: u32) -> Result<(), X11Error> {
         self.key_chord(&[keysym])

@@ -242,16 +242,21 @@ fn each_builtin_after_consent(h: &mut HostHarness) -> Outcome {
         "artifact.save: {saved}"
     );
     ensure!(
-        desktop.calls().last()
-            == Some(&DesktopCall::SaveFile {
-                suggested_name: "_report.csv".into(),
-                bytes: b"a,b\n1,2\n".to_vec(),
-            }),
+        desktop.calls()[3..]
+            == [
+                DesktopCall::SaveFile {
+                    suggested_name: "_report.csv".into(),
+                },
+                DesktopCall::WriteFile {
+                    name: "_report.csv".into(),
+                    bytes: b"a,b\n1,2\n".to_vec(),
+                }
+            ],
         "{:?}",
         desktop.calls()
     );
     ensure!(
-        desktop.calls().len() == 4,
+        desktop.calls().len() == 5,
         "each call ran once: {:?}",
         desktop.calls()
     );

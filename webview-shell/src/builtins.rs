@@ -2,21 +2,16 @@
 //! `clipboard.write`, `device.pick_file` and `artifact.save`, each off until the embedder enables
 //! it, with their effects on the desktop behind the [`Desktop`] trait (R-SEC-5, R-CAP-2/3).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::fmt;
-use std::fs::File;
-use std::io::Read as _;
-use std::path::Path;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use base64::Engine as _;
 use lineup_host_core::{
-    display_line, Answer, ArgumentRule, CallKey, Capability, CapabilityName, Fingerprint,
-    HandlerError, HookRequest, JsonObject, Limits, OpaqueVersion, Risk, RunRequest, SessionId,
-    Ticket,
+    display_line, Answer, ArgumentRule, Capability, CapabilityName, HandlerError, HookAnswer,
+    HookRequest, JsonObject, Limits, OpaqueVersion, Risk, RunRequest, SessionId, Ticket,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -25,8 +20,16 @@ use crate::capabilities::AnswerSink;
 use crate::consent::open_url_host;
 use crate::error::ShellError;
 
+mod desktop;
+mod dialogs;
 mod recording;
 
+pub(crate) use desktop::read_picked;
+pub use desktop::{
+    ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile, SaveLocation, SavedFile,
+    SystemDesktop,
+};
+use dialogs::{Chosen, Dialogs};
 pub use recording::{DesktopCall, RecordingDesktop};
 
 /// The most text `clipboard.write` takes, in characters (`maxLength` of `text`).
@@ -47,11 +50,6 @@ const FALLBACK_FILE_NAME: &str = "artifact";
 /// How long the `device.pick_file` chooser stays open at most; the call's `expires_at` usually
 /// closes it earlier (host choice).
 pub const MAX_CHOOSER_OPEN: Duration = Duration::from_secs(10 * 60);
-/// How much earlier than the kernel's handler timeout the save dialog closes itself, so that
-/// nothing is written after the call was answered `failed`.
-const SAVE_MARGIN: Duration = Duration::from_secs(5);
-/// How many chosen files wait for their call to run (each at most [`MAX_PICKED_FILE_BYTES`]).
-const MAX_WAITING_PICKS: usize = 8;
 
 /// One built-in capability (spec §5.2), version `1.0`, with the spec's risk. None is on unless
 /// the embedder enables it ([`HostBuilder::builtin`](crate::HostBuilder::builtin)) or `lineup
@@ -65,11 +63,19 @@ const MAX_WAITING_PICKS: usize = 8;
 /// | `artifact.save` | `user_confirmation` | `{"file_name", "content_base64" \| "text"}` | `{"saved": true, "file_name", "size"}` |
 ///
 /// No result ever holds a path. `device.pick_file`'s OS permission (R-CAP-3) is the file
-/// chooser itself: after the user allowed the call in the consent prompt, the chooser takes the
-/// place of the embedder's [`permission_hook`](crate::HostBuilder::permission_hook); cancelling
-/// it refuses the permission, so the call is answered `rejected`. A file over
-/// [`MAX_PICKED_FILE_BYTES`] is `failed`, naming the limit. Cancelling `artifact.save`'s save
-/// dialog answers `failed` ("nothing was saved"): a handler cannot answer `cancelled` yet.
+/// chooser itself, and `artifact.save`'s save dialog is part of its decision: after the user
+/// allowed the call (in the consent prompt, or by a remembered grant for `artifact.save`), the
+/// dialog takes the place of the embedder's
+/// [`permission_hook`](crate::HostBuilder::permission_hook), bounded by the call's deadline.
+///
+/// | the user | `app.open_url`, `clipboard.write` | `device.pick_file` | `artifact.save` |
+/// | --- | --- | --- | --- |
+/// | allows in the prompt | `completed` (`failed` if the desktop cannot) | the chooser opens | the save dialog opens |
+/// | denies in the prompt | `rejected` | `rejected` | `rejected` |
+/// | dismisses the prompt (Escape, closes it) | `cancelled` | `cancelled` | `cancelled` |
+/// | chooses a file / presses Save | — | `completed`; `failed` over [`MAX_PICKED_FILE_BYTES`] | `completed`; `failed` if the write fails |
+/// | cancels the chooser or the save dialog | — | `cancelled` | `cancelled`, nothing written |
+/// | lets `expires_at` pass (prompt or dialog open) | `expired` | `expired`, the chooser closes | `expired`, the dialog closes, nothing written |
 ///
 /// ```
 /// use lineup_webview_shell::Builtin;
@@ -176,6 +182,8 @@ impl Builtin {
             Builtin::OpenUrl => {
                 capability.with_argument_rule(ArgumentRule::link("url", &Limits::default()))
             }
+            // R-CAP-4: the save dialog is part of the decision, bounded by the deadline.
+            Builtin::SaveArtifact => capability.with_hook(),
             _ => capability,
         })
     }
@@ -214,271 +222,6 @@ impl FromStr for Builtin {
         Builtin::from_name(s).ok_or_else(|| UnknownBuiltin {
             name: display_line(s, 64),
         })
-    }
-}
-
-/// How long an interactive desktop effect (a chooser, a save dialog) may take, and whether the
-/// host took it back (the call expired). Clones share the withdrawal.
-#[derive(Debug, Clone)]
-pub struct Deadline {
-    at: Instant,
-    withdrawn: Arc<AtomicBool>,
-}
-
-impl Deadline {
-    /// A deadline `after` from now.
-    pub fn after(after: Duration) -> Self {
-        Self {
-            at: Instant::now() + after,
-            withdrawn: Arc::default(),
-        }
-    }
-
-    /// When it passes.
-    pub fn at(&self) -> Instant {
-        self.at
-    }
-
-    /// Whether it passed or was withdrawn: the dialog should go away and nothing be done.
-    pub fn is_over(&self) -> bool {
-        self.is_withdrawn() || Instant::now() >= self.at
-    }
-
-    /// Whether the host took the request back.
-    pub fn is_withdrawn(&self) -> bool {
-        self.withdrawn.load(Ordering::SeqCst)
-    }
-
-    /// Takes the request back.
-    pub fn withdraw(&self) {
-        self.withdrawn.store(true, Ordering::SeqCst);
-    }
-
-    /// The time left, zero once over.
-    pub fn remaining(&self) -> Duration {
-        if self.is_withdrawn() {
-            return Duration::ZERO;
-        }
-        self.at.saturating_duration_since(Instant::now())
-    }
-}
-
-/// What `device.pick_file` asks of the desktop: a modal, host-owned file chooser.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ChooseFile {
-    /// A file larger than this is refused with [`DesktopError::TooLarge`].
-    pub max_bytes: u64,
-    /// When the chooser must go away unanswered.
-    pub until: Deadline,
-}
-
-/// What `artifact.save` asks of the desktop: a save dialog suggesting a sanitized name. `Debug`
-/// shows the name and the content, the agent's arguments, as [`Fingerprint`]s (logs reach
-/// journald).
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct SaveFile {
-    /// The file name to suggest, already sanitized ([`sanitize_file_name`]).
-    pub suggested_name: String,
-    /// What to write.
-    pub bytes: Vec<u8>,
-    /// When the dialog must go away; nothing is written after it.
-    pub until: Deadline,
-}
-
-impl fmt::Debug for SaveFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SaveFile")
-            .field("suggested_name", &Fingerprint::of(&self.suggested_name))
-            .field("bytes", &Fingerprint::of(&self.bytes))
-            .finish_non_exhaustive()
-    }
-}
-
-/// A file the user picked: its name (never a path), size, MIME type and content. `Debug` shows
-/// the name and the content, the capability's result, as [`Fingerprint`]s (logs reach journald).
-#[derive(Clone, PartialEq, Eq)]
-pub struct PickedFile {
-    name: String,
-    mime_type: String,
-    bytes: Vec<u8>,
-}
-
-impl PickedFile {
-    /// A picked file called `name` (a final path component is kept if a path is given) with
-    /// `bytes`; the MIME type is guessed from the name's extension
-    /// (`application/octet-stream` when unknown).
-    pub fn new(name: &str, bytes: Vec<u8>) -> Self {
-        let name = name
-            .rsplit(['/', '\\'])
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let mime_type = mime_guess::from_path(&name)
-            .first_or_octet_stream()
-            .essence_str()
-            .to_owned();
-        Self {
-            name,
-            mime_type,
-            bytes,
-        }
-    }
-
-    /// The file's name, without its folder.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Its size in bytes.
-    pub fn size(&self) -> u64 {
-        self.bytes.len() as u64
-    }
-
-    /// Its MIME type, guessed from the name.
-    pub fn mime_type(&self) -> &str {
-        &self.mime_type
-    }
-
-    /// Its content.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-}
-
-impl fmt::Debug for PickedFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PickedFile")
-            .field("name", &Fingerprint::of(&self.name))
-            .field("mime_type", &self.mime_type)
-            .field("bytes", &Fingerprint::of(&self.bytes))
-            .finish()
-    }
-}
-
-/// A file `artifact.save` wrote: the name the user gave it (never a path) and its size. `Debug`
-/// shows the name as a [`Fingerprint`] (logs reach journald).
-#[derive(Clone, PartialEq, Eq)]
-pub struct SavedFile {
-    name: String,
-    size: u64,
-}
-
-impl fmt::Debug for SavedFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SavedFile")
-            .field("name", &Fingerprint::of(&self.name))
-            .field("size", &self.size)
-            .finish()
-    }
-}
-
-impl SavedFile {
-    /// A saved file called `name` (a final path component is kept if a path is given).
-    pub fn new(name: &str, size: u64) -> Self {
-        Self {
-            name: name
-                .rsplit(['/', '\\'])
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
-            size,
-        }
-    }
-
-    /// Its name, without its folder.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Its size in bytes.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-}
-
-/// Why a desktop effect did not happen. Its text goes to the agent (as a `failed` result's
-/// message), so it never names a path.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DesktopError {
-    /// The picked file is larger than the limit.
-    #[error("the chosen file is {size} bytes, more than the limit of {limit} bytes; pick a smaller file")]
-    TooLarge {
-        /// Its size.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
-    /// The dialog was open too long and was closed; nothing was done.
-    #[error("the dialog was open for longer than {seconds} s and was closed; nothing was done")]
-    TimedOut {
-        /// How long it was allowed.
-        seconds: u64,
-    },
-    /// The desktop could not do it (no display, no handler for the link, a write failed).
-    #[error("the desktop could not do it: {0}")]
-    Failed(String),
-    /// This platform has no such effect.
-    #[error("unsupported on this platform: {0}")]
-    Unsupported(&'static str),
-}
-
-/// The desktop effects of the built-ins. The host calls these from a thread of its own, never
-/// from the GUI thread, and only after consent (R-SEC-5); an implementation that needs the GUI
-/// thread marshals there itself. [`SystemDesktop`] is the real one; [`RecordingDesktop`]
-/// records calls for tests.
-pub trait Desktop: Send + Sync + 'static {
-    /// Opens `uri` (http or https, no userinfo: checked before) with the desktop's handler.
-    fn open_uri(&self, uri: &url::Url) -> Result<(), DesktopError>;
-    /// Puts `text` on the system clipboard.
-    fn set_clipboard_text(&self, text: &str) -> Result<(), DesktopError>;
-    /// Shows a modal file chooser; `Ok(None)` when the user cancelled it or the deadline passed
-    /// unanswered.
-    fn choose_file(&self, request: &ChooseFile) -> Result<Option<PickedFile>, DesktopError>;
-    /// Shows a save dialog and writes the bytes where the user chose; `Ok(None)` when the user
-    /// cancelled it.
-    fn save_file(&self, request: &SaveFile) -> Result<Option<SavedFile>, DesktopError>;
-}
-
-/// The real desktop: GIO's default handler for links, GTK's clipboard, GTK file choosers.
-///
-/// ## Platform-specific
-/// Linux: `gio::AppInfo::launch_default_for_uri`, the `CLIPBOARD` selection (the text lives as
-/// long as the host process unless a clipboard manager keeps it), `GtkFileChooserNative` (the
-/// XDG portal's chooser when the host is sandboxed), each run on the GTK main thread, reached
-/// with `glib::MainContext::invoke` and answered through a channel with a timeout. Elsewhere
-/// [`SystemDesktop::new`] fails with [`ShellError::Unsupported`].
-#[derive(Debug, Clone)]
-pub struct SystemDesktop {
-    _private: (),
-}
-
-impl SystemDesktop {
-    /// The real desktop of this process. Build it once the GUI toolkit is up (after the event
-    /// loop exists).
-    pub fn new() -> Result<Self, ShellError> {
-        crate::platform::desktop::supported()?;
-        Ok(Self { _private: () })
-    }
-}
-
-impl Desktop for SystemDesktop {
-    fn open_uri(&self, uri: &url::Url) -> Result<(), DesktopError> {
-        crate::platform::desktop::open_uri(uri.as_str())
-    }
-
-    fn set_clipboard_text(&self, text: &str) -> Result<(), DesktopError> {
-        crate::platform::desktop::set_clipboard_text(text)
-    }
-
-    fn choose_file(&self, request: &ChooseFile) -> Result<Option<PickedFile>, DesktopError> {
-        crate::platform::desktop::choose_file(request)
-    }
-
-    fn save_file(&self, request: &SaveFile) -> Result<Option<SavedFile>, DesktopError> {
-        crate::platform::desktop::save_file(request)
     }
 }
 
@@ -537,51 +280,6 @@ pub fn sanitize_file_name(name: &str) -> String {
     }
 }
 
-/// Reads the file the user chose, at most `max_bytes` of it: a bigger one is
-/// [`DesktopError::TooLarge`] (checked on the metadata and again while reading, in case it grew).
-/// Only its final name leaves here, never the path.
-pub(crate) fn read_picked(path: &Path, max_bytes: u64) -> Result<PickedFile, DesktopError> {
-    let unreadable =
-        |e: std::io::Error| DesktopError::Failed(format!("the chosen file cannot be read: {e}"));
-    let file = File::open(path).map_err(unreadable)?;
-    let metadata = file.metadata().map_err(unreadable)?;
-    if !metadata.is_file() {
-        return Err(DesktopError::Failed(
-            "the chosen item is not a regular file".into(),
-        ));
-    }
-    let too_large = |size: u64| DesktopError::TooLarge {
-        size,
-        limit: max_bytes,
-    };
-    if metadata.len() > max_bytes {
-        return Err(too_large(metadata.len()));
-    }
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_large(bytes.len() as u64));
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_owned());
-    Ok(PickedFile::new(&name, bytes))
-}
-
-/// Writes `bytes` where the user chose to save; only the final name leaves here.
-pub(crate) fn write_saved(path: &Path, bytes: &[u8]) -> Result<SavedFile, DesktopError> {
-    std::fs::write(path, bytes)
-        .map_err(|e| DesktopError::Failed(format!("the file could not be written: {e}")))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(SavedFile::new(&name, bytes.len() as u64))
-}
-
 /// The arguments of `app.open_url`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -600,7 +298,9 @@ struct ClipboardArgs {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SaveArgs {
-    file_name: String,
+    /// Suggested by the save dialog ([`dialogs`]), not used by the handler.
+    #[serde(rename = "file_name")]
+    _file_name: String,
     content_base64: Option<String>,
     text: Option<String>,
 }
@@ -665,14 +365,19 @@ fn picked_result(picked: Result<PickedFile, DesktopError>) -> Result<JsonObject,
     }))
 }
 
-/// `artifact.save`: the name sanitized, the content decoded and capped, then the save dialog.
+/// `artifact.save`'s handler, after its save dialog chose `location`: the content decoded and
+/// capped, then written there. The result names the file, never its folder.
 fn save_artifact(
     desktop: &dyn Desktop,
     arguments: JsonObject,
-    until: Deadline,
+    location: Result<SaveLocation, DesktopError>,
 ) -> Result<JsonObject, HandlerError> {
-    let args: SaveArgs = parse(arguments)?;
-    let bytes = match (args.content_base64, args.text) {
+    let SaveArgs {
+        content_base64,
+        text,
+        ..
+    } = parse(arguments)?;
+    let bytes = match (content_base64, text) {
         (Some(encoded), None) => base64::engine::general_purpose::STANDARD
             .decode(encoded.as_bytes())
             .map_err(|e| HandlerError::new(format!("content_base64 is not valid base64: {e}")))?,
@@ -689,21 +394,15 @@ fn save_artifact(
             bytes.len()
         )));
     }
-    let request = SaveFile {
-        suggested_name: sanitize_file_name(&args.file_name),
-        bytes,
-        until,
-    };
-    match desktop.save_file(&request).map_err(desktop_error)? {
-        Some(saved) => object(json!({
-            "saved": true,
-            "file_name": saved.name(),
-            "size": saved.size(),
-        })),
-        None => Err(HandlerError::new(
-            "the user cancelled the save dialog; nothing was saved",
-        )),
-    }
+    let location = location.map_err(desktop_error)?;
+    let saved = desktop
+        .write_file(&location, &bytes)
+        .map_err(desktop_error)?;
+    object(json!({
+        "saved": true,
+        "file_name": saved.name(),
+        "size": saved.size(),
+    }))
 }
 
 /// The built-ins an embedder enabled, and the desktop they act on, as a
@@ -714,17 +413,12 @@ pub(crate) struct BuiltinConfig {
     pub(crate) desktop: Option<Arc<dyn Desktop>>,
 }
 
-/// Files chosen for `device.pick_file` calls whose handler has not run yet, by call key.
-type Picks = Mutex<VecDeque<(CallKey, Result<PickedFile, DesktopError>)>>;
-
 /// Runs the enabled built-ins for the capability driver: their handlers on threads of their own,
-/// and `device.pick_file`'s chooser in place of the permission hook.
+/// and their dialogs ([`dialogs`]) in place of the permission hook.
 pub(crate) struct Builtins {
     enabled: BTreeSet<Builtin>,
     desktop: Arc<dyn Desktop>,
-    picks: Arc<Picks>,
-    /// Choosers showing, by session and hook ticket, so the kernel can withdraw them.
-    choosing: Arc<Mutex<BTreeMap<(SessionId, Ticket), Deadline>>>,
+    dialogs: Dialogs,
 }
 
 impl Builtins {
@@ -748,9 +442,8 @@ impl Builtins {
         Ok(Some((
             Self {
                 enabled: config.enabled,
+                dialogs: Dialogs::new(Arc::clone(&desktop)),
                 desktop,
-                picks: Arc::default(),
-                choosing: Arc::default(),
             },
             capabilities,
         )))
@@ -760,66 +453,28 @@ impl Builtins {
         Builtin::from_name(capability.as_str()).filter(|b| self.enabled.contains(b))
     }
 
-    /// Whether the permission check of `request` is a built-in's (the file chooser).
+    /// Whether the permission check of `request` is a built-in's dialog.
     pub(crate) fn owns_hook(&self, request: &HookRequest) -> bool {
-        self.builtin(&request.call.capability) == Some(Builtin::PickFile)
+        matches!(
+            self.builtin(&request.call.capability),
+            Some(Builtin::PickFile | Builtin::SaveArtifact)
+        )
     }
 
-    /// `device.pick_file`'s permission check (R-CAP-3): the chooser, on a thread of its own. A
-    /// chosen file allows the call and waits for its handler; a cancelled chooser refuses it
-    /// (`rejected`); a file over the limit or a desktop failure allows it, and the handler then
-    /// answers `failed` with the reason.
+    /// The permission check of a built-in with a dialog: the dialog, on a thread of its own,
+    /// bounded by the call's deadline ([`dialogs`]).
     pub(crate) fn hook(&mut self, session: SessionId, request: HookRequest, sink: &AnswerSink) {
-        let ticket = request.ticket;
-        let until = Deadline::after(MAX_CHOOSER_OPEN);
-        if let Ok(mut choosing) = self.choosing.lock() {
-            choosing.insert((session, ticket), until.clone());
-        }
-        let desktop = Arc::clone(&self.desktop);
-        let picks = Arc::clone(&self.picks);
-        let choosing = Arc::clone(&self.choosing);
-        let answer = Arc::clone(sink);
-        let key = request.call.key;
-        let spawned = std::thread::Builder::new()
-            .name("lineup-builtin-device.pick_file".into())
-            .spawn(move || {
-                let chosen = desktop.choose_file(&ChooseFile {
-                    max_bytes: MAX_PICKED_FILE_BYTES,
-                    until,
-                });
-                if let Ok(mut choosing) = choosing.lock() {
-                    choosing.remove(&(session, ticket));
-                }
-                let outcome = match chosen {
-                    Ok(Some(file)) => Some(Ok(file)),
-                    Ok(None) => None,
-                    Err(e) => Some(Err(e)),
-                };
-                let allowed = outcome.is_some();
-                if let (Some(outcome), Ok(mut picks)) = (outcome, picks.lock()) {
-                    if picks.len() >= MAX_WAITING_PICKS {
-                        picks.pop_front();
-                    }
-                    picks.push_back((key, outcome));
-                }
-                answer(session, ticket, Answer::Hook(allowed));
-            });
-        if let Err(e) = spawned {
-            tracing::error!("the file chooser could not be started: {e}");
-            sink(session, ticket, Answer::Hook(false));
+        match self.builtin(&request.call.capability) {
+            Some(builtin @ (Builtin::PickFile | Builtin::SaveArtifact)) => {
+                self.dialogs.show(builtin, session, request, sink);
+            }
+            _ => sink(session, request.ticket, Answer::Hook(HookAnswer::Deny)),
         }
     }
 
-    /// The kernel no longer wants the answer to `ticket`: its chooser goes away.
+    /// The kernel no longer wants the answer to `ticket`: its dialog goes away.
     pub(crate) fn withdraw(&mut self, session: SessionId, ticket: Ticket) {
-        if let Some(until) = self
-            .choosing
-            .lock()
-            .ok()
-            .and_then(|mut choosing| choosing.remove(&(session, ticket)))
-        {
-            until.withdraw();
-        }
+        self.dialogs.withdraw(session, ticket);
     }
 
     /// Runs `request` if it is an enabled built-in's, on a thread of its own (never the GUI
@@ -835,29 +490,26 @@ impl Builtins {
         };
         let ticket = request.ticket;
         let desktop = Arc::clone(&self.desktop);
-        let picks = Arc::clone(&self.picks);
+        let chosen = self.dialogs.take(&request.call);
         let answer = Arc::clone(sink);
         let spawned = std::thread::Builder::new()
             .name(format!("lineup-builtin-{builtin}"))
             .spawn(move || {
-                let outcome = match builtin {
-                    Builtin::OpenUrl => open_url(desktop.as_ref(), request.arguments),
-                    Builtin::ClipboardWrite => clipboard_write(desktop.as_ref(), request.arguments),
-                    Builtin::PickFile => {
-                        let chosen = picks.lock().ok().and_then(|mut picks| {
-                            let at = picks.iter().position(|(key, _)| *key == request.call)?;
-                            picks.remove(at).map(|(_, file)| file)
-                        });
-                        match chosen {
-                            Some(file) => picked_result(file),
-                            None => Err(HandlerError::new("no file was chosen for this call")),
-                        }
+                let outcome = match (builtin, chosen) {
+                    (Builtin::OpenUrl, _) => open_url(desktop.as_ref(), request.arguments),
+                    (Builtin::ClipboardWrite, _) => {
+                        clipboard_write(desktop.as_ref(), request.arguments)
                     }
-                    Builtin::SaveArtifact => save_artifact(
-                        desktop.as_ref(),
-                        request.arguments,
-                        Deadline::after(request.timeout.saturating_sub(SAVE_MARGIN)),
-                    ),
+                    (Builtin::PickFile, Some(Chosen::File(file))) => picked_result(file),
+                    (Builtin::SaveArtifact, Some(Chosen::SaveTo(location))) => {
+                        save_artifact(desktop.as_ref(), request.arguments, location)
+                    }
+                    (Builtin::PickFile, _) => {
+                        Err(HandlerError::new("no file was chosen for this call"))
+                    }
+                    (Builtin::SaveArtifact, _) => Err(HandlerError::new(
+                        "no place to save was chosen for this call",
+                    )),
                 };
                 answer(session, ticket, Answer::Ran(outcome));
             });

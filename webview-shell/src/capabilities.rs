@@ -266,7 +266,7 @@ impl CapabilityDriver {
                     return None;
                 }
                 let allowed = (self.hook)(&request);
-                Some((request.ticket, Answer::Hook(allowed)))
+                Some((request.ticket, Answer::Hook(allowed.into())))
             }
             CapabilityEffect::Withdraw(ticket) => {
                 if let Some(handle) = self.prompts.remove(&(session, ticket)) {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use lineup_host_core::leaked_form;
 
-use crate::builtins::{Deadline, DesktopCall, PickedFile, SaveFile, SavedFile};
+use crate::builtins::{Deadline, DesktopCall, PickedFile, SaveFile, SaveLocation, SavedFile};
 use crate::consent::ArgumentLine;
 use crate::delegate::Refusal;
 use crate::delivery::DeliveryQueue;
@@ -89,14 +89,17 @@ fn debug_of_capability_arguments_and_results_shows_a_fingerprint() {
         DesktopCall::SetClipboardText(SECRET.to_owned()),
         DesktopCall::SaveFile {
             suggested_name: name.clone(),
+        },
+        DesktopCall::WriteFile {
+            name: name.clone(),
             bytes: bytes.clone(),
         },
     ];
     let save = SaveFile {
         suggested_name: name.clone(),
-        bytes: bytes.clone(),
         until: Deadline::after(Duration::from_secs(60)),
     };
+    let location = SaveLocation::new(format!("/home/{SECRET}/{name}"));
     let picked = PickedFile::new(&name, bytes);
     let saved = SavedFile::new(&name, 12);
     let line = ArgumentLine {
@@ -111,6 +114,7 @@ fn debug_of_capability_arguments_and_results_shows_a_fingerprint() {
     let mut shown: Vec<String> = calls.iter().map(|c| format!("{c:?}")).collect();
     for text in [
         format!("{save:?}"),
+        format!("{location:?}"),
         format!("{picked:?}"),
         format!("{picked:#?}"),
         format!("{saved:?}"),

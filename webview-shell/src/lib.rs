@@ -86,7 +86,7 @@ mod watchdog;
 
 pub use builtins::{
     sanitize_file_name, Builtin, ChooseFile, Deadline, Desktop, DesktopCall, DesktopError,
-    PickedFile, RecordingDesktop, SaveFile, SavedFile, SystemDesktop, UnknownBuiltin,
+    PickedFile, RecordingDesktop, SaveFile, SaveLocation, SavedFile, SystemDesktop, UnknownBuiltin,
     MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES,
     MAX_PICKED_FILE_BYTES,
 };

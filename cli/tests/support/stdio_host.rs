@@ -33,7 +33,19 @@ impl StdioHost {
     /// Starts `lineup host --stdio ARGS` with `XDG_DATA_HOME` (and the other XDG folders) in
     /// `home`, so that the default data directory is the test's own.
     pub(crate) fn start(home: &Path, args: &[&str]) -> Self {
-        let mut child = Command::new(LINEUP)
+        Self::spawn(Command::new(LINEUP), home, args)
+    }
+
+    /// [`StdioHost::start`] with `HOME` also in `home` (so GTK's dialogs keep their state
+    /// there) and the working directory `cwd`.
+    pub(crate) fn start_in(home: &Path, cwd: &Path, args: &[&str]) -> Self {
+        let mut command = Command::new(LINEUP);
+        command.current_dir(cwd).env("HOME", home.join("home"));
+        Self::spawn(command, home, args)
+    }
+
+    fn spawn(mut command: Command, home: &Path, args: &[&str]) -> Self {
+        let mut child = command
             .args(["host", "--stdio"])
             .args(args)
             .env("XDG_DATA_HOME", home.join("data"))

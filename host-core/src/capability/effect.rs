@@ -109,8 +109,36 @@ impl fmt::Debug for ConsentRequest {
 pub struct HookRequest {
     /// Answer with this ticket.
     pub ticket: Ticket,
+    /// The call's deadline ([`crate::Limits::max_call_lifetime`] applied): a dialog shown for
+    /// the check goes away by then; the kernel also withdraws the request
+    /// ([`CapabilityEffect::Withdraw`]) and answers `expired` (R-CAP-4).
+    pub expires_at: Timestamp,
     /// What is asked.
     pub call: CallSummary,
+}
+
+/// The permission check's answer ([`Answer::Hook`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookAnswer {
+    /// The check allows the call: it runs.
+    Allow,
+    /// The check refuses it: `rejected` (R-CAP-3).
+    Deny,
+    /// The user closed the check's dialog without choosing (a file chooser's Cancel, Escape,
+    /// its window closed): `cancelled`, the user's cancel of a call they had allowed.
+    Dismissed,
+}
+
+impl From<bool> for HookAnswer {
+    /// `true` allows, `false` denies.
+    fn from(allowed: bool) -> Self {
+        if allowed {
+            HookAnswer::Allow
+        } else {
+            HookAnswer::Deny
+        }
+    }
 }
 
 /// Run a capability's handler, off the GUI thread, and answer with [`Answer::Ran`]. Emitted only
@@ -206,8 +234,8 @@ pub enum Answer {
     Grant(bool),
     /// The user's answer.
     Consent(ConsentAnswer),
-    /// The hook's answer: `true` allows.
-    Hook(bool),
+    /// The permission check's answer.
+    Hook(HookAnswer),
     /// The handler's outcome.
     Ran(Result<JsonObject, HandlerError>),
 }

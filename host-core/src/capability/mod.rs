@@ -96,8 +96,8 @@ pub use registry::{ArgumentRule, Capability, Registry};
 
 pub use effect::{
     unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
-    ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
-    UNVOUCHED_PREFIX,
+    ConsentAnswer, ConsentRequest, HandlerError, HookAnswer, HookRequest, RunRequest, Ticket,
+    WallClock, UNVOUCHED_PREFIX,
 };
 pub use store::{
     ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CapabilityStore, Decision,

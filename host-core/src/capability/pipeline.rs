@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::capability::effect::{
     unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
-    ConsentAnswer, ConsentRequest, HandlerError, HookRequest, RunRequest, Ticket, WallClock,
-    UNVOUCHED_PREFIX,
+    ConsentAnswer, ConsentRequest, HandlerError, HookAnswer, HookRequest, RunRequest, Ticket,
+    WallClock, UNVOUCHED_PREFIX,
 };
 use crate::capability::refusals::Refusals;
 use crate::capability::registry::{Capability, Registry};
@@ -96,7 +96,11 @@ impl Stage {
 struct Call {
     subject: Subject,
     reason: String,
+    /// The call's deadline: its `expires_at`, brought forward to `max_call_lifetime` after its
+    /// receipt when later (R-CAP-4).
     expires_at: Timestamp,
+    /// The agent's own `expires_at` when `max_call_lifetime` brought it forward.
+    capped_from: Option<Timestamp>,
     arguments: JsonObject,
     capability: Option<Capability>,
     /// The sender of the call, then of every repeat of its key that waits for the same answer.
@@ -119,6 +123,8 @@ pub struct Capabilities {
     wall: Box<dyn WallClock>,
     epoch: RevisionEpoch,
     limits: CapabilityLimits,
+    /// [`crate::Limits::max_call_lifetime`].
+    max_lifetime: Duration,
     next_revision: u64,
     next_ticket: u64,
     conversation: Option<ConversationId>,
@@ -156,7 +162,11 @@ impl fmt::Debug for Capabilities {
 
 impl Capabilities {
     /// Starts from `setup`: every unfinished record it carries is finished (R-CAP-5).
-    pub(crate) fn new(setup: CapabilitySetup, out: &mut Vec<Out>) -> Result<Self, UsageError> {
+    pub(crate) fn new(
+        setup: CapabilitySetup,
+        max_lifetime: Duration,
+        out: &mut Vec<Out>,
+    ) -> Result<Self, UsageError> {
         let CapabilitySetup {
             revision_epoch,
             agent,
@@ -181,6 +191,7 @@ impl Capabilities {
             wall: wall_clock,
             epoch: revision_epoch,
             limits,
+            max_lifetime,
             next_revision: 1,
             next_ticket: 1,
             conversation: None,
@@ -399,6 +410,12 @@ impl Capabilities {
             risk: None,
             received_at: self.wall.now(),
         };
+        // R-CAP-4: no decision waits longer than `max_call_lifetime`, whatever the agent asked.
+        let latest = subject.received_at.checked_add(self.max_lifetime);
+        let (expires_at, capped_from) = match latest {
+            Some(latest) if latest < expires_at => (latest, Some(expires_at)),
+            _ => (expires_at, None),
+        };
         self.audit(
             &subject,
             AuditKind::Received,
@@ -444,6 +461,7 @@ impl Capabilities {
                 subject,
                 reason,
                 expires_at,
+                capped_from,
                 arguments,
                 capability: None,
                 to: vec![sender],
@@ -526,15 +544,29 @@ impl Capabilities {
                     DecisionSource::RememberedGrant,
                     out,
                 );
-                self.persist_running(call, out);
+                self.allowed(call, out);
             }
             Answer::Grant(false) => self.prompt(call, out),
             Answer::Consent(consent) => self.consented(call, consent, out),
-            Answer::Hook(true) => {
+            Answer::Hook(HookAnswer::Allow) => {
                 self.decided(&call, Decision::Allowed, DecisionSource::Hook, out);
                 self.persist_running(call, out);
             }
-            Answer::Hook(false) => {
+            Answer::Hook(HookAnswer::Dismissed) => {
+                let result = answer_with(
+                    &call.subject,
+                    Status::Cancelled,
+                    "the user closed the capability's dialog without choosing; the call did not run",
+                    None,
+                );
+                self.finish(
+                    call,
+                    result,
+                    Some((Decision::Cancelled, DecisionSource::Hook)),
+                    out,
+                );
+            }
+            Answer::Hook(HookAnswer::Deny) => {
                 let result = answer_with(
                     &call.subject,
                     Status::Rejected,
@@ -548,6 +580,8 @@ impl Capabilities {
                     out,
                 );
             }
+            // R-CAP-4: the effect starts only before the deadline.
+            Answer::Persisted if self.wall.now() >= call.expires_at => self.expire(call, out),
             Answer::Persisted => self.run(call, monotonic, out),
             Answer::PersistFailed(why) => {
                 let result = answer_with(
@@ -948,21 +982,30 @@ impl Capabilities {
                 if always {
                     self.remember(&call, out);
                 }
-                if risk.may_be_remembered() {
-                    self.persist_running(call, out);
-                } else {
-                    let Some(summary) = self.summary(&call) else {
-                        return;
-                    };
-                    let ticket = self.ticket();
-                    out.push(Out::Effect(CapabilityEffect::Hook(HookRequest {
-                        ticket,
-                        call: summary,
-                    })));
-                    self.wait(call, Stage::Hook, ticket);
-                }
+                self.allowed(call, out);
             }
         }
+    }
+
+    /// After the user's or a remembered grant: the permission check when the risk needs one
+    /// (R-CAP-3) or the capability decides with a dialog of its own, else the run.
+    fn allowed(&mut self, call: Call, out: &mut Vec<Out>) {
+        let (Some(risk), Some(capability)) = (call.subject.risk, call.capability.as_ref()) else {
+            return;
+        };
+        if risk.may_be_remembered() && !capability.asks_hook() {
+            return self.persist_running(call, out);
+        }
+        let Some(summary) = self.summary(&call) else {
+            return;
+        };
+        let ticket = self.ticket();
+        out.push(Out::Effect(CapabilityEffect::Hook(HookRequest {
+            ticket,
+            expires_at: call.expires_at,
+            call: summary,
+        })));
+        self.wait(call, Stage::Hook, ticket);
     }
 
     /// R-CAP-2, R-SES-1: a vouched identity's grant goes to the store; without one, it lasts
@@ -1084,15 +1127,19 @@ impl Capabilities {
             return;
         }
         self.withdraw(&call, out);
-        let result = answer_with(
-            &call.subject,
-            Status::Expired,
-            &format!(
+        let message = match call.capped_from {
+            Some(asked) => format!(
+                "the call expired at {} before it was decided; it did not run: its expires_at \
+                 {asked} is later than max_call_lifetime ({} s) after it was received (R-CAP-4)",
+                call.expires_at,
+                self.max_lifetime.as_secs()
+            ),
+            None => format!(
                 "the call expired at {} before it was decided; it did not run (R-CAP-4)",
                 call.expires_at
             ),
-            None,
-        );
+        };
+        let result = answer_with(&call.subject, Status::Expired, &message, None);
         self.finish(
             call,
             result,

@@ -24,6 +24,8 @@ pub struct Capability {
     inner: Arc<Inner>,
     /// The capability's own argument rules, checked after `input_schema` and before consent.
     rules: Vec<ArgumentRule>,
+    /// Whether the permission check is asked after consent whatever the risk.
+    asks_hook: bool,
 }
 
 /// A rule a capability's argument must keep beyond its `input_schema`, checked right after the
@@ -186,7 +188,24 @@ impl Capability {
                 validator,
             }),
             rules: Vec::new(),
+            asks_hook: false,
         })
+    }
+
+    /// Asks the permission check ([`crate::CapabilityEffect::Hook`]) after consent whatever the
+    /// risk, for a capability that decides with a dialog of its own (a save dialog: where the
+    /// file goes is the user's decision). The check is a deciding stage: it ends at the call's
+    /// deadline, answered `expired`, and a dismissed dialog is `cancelled`
+    /// ([`crate::HookAnswer::Dismissed`]). `system_permission` and `restricted` capabilities
+    /// ask it anyway (R-CAP-3).
+    pub fn with_hook(mut self) -> Self {
+        self.asks_hook = true;
+        self
+    }
+
+    /// Whether [`Capability::with_hook`] was asked for.
+    pub fn asks_hook(&self) -> bool {
+        self.asks_hook
     }
 
     /// Adds an argument rule, checked after `input_schema` and before consent (R-CAP-4).

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lineup_host_core::Fingerprint;
 
-use super::{ChooseFile, Desktop, DesktopError, PickedFile, SaveFile, SavedFile};
+use super::{ChooseFile, Desktop, DesktopError, PickedFile, SaveFile, SaveLocation, SavedFile};
 
 /// One effect a built-in asked of the desktop. `Debug` shows the URI, the text, the name and the
 /// content, the agent's arguments, as [`Fingerprint`]s (logs reach journald).
@@ -22,11 +22,17 @@ pub enum DesktopCall {
         /// The largest file allowed.
         max_bytes: u64,
     },
-    /// [`Desktop::save_file`] with this suggested name and content.
+    /// [`Desktop::choose_save_location`] with this suggested name.
     SaveFile {
         /// The sanitized name suggested.
         suggested_name: String,
-        /// The content to write.
+    },
+    /// [`Desktop::write_file`]: this content written under this name (the location's final
+    /// name; nothing reaches the disk).
+    WriteFile {
+        /// The location's final name.
+        name: String,
+        /// The content.
         bytes: Vec<u8>,
     },
 }
@@ -46,12 +52,13 @@ impl fmt::Debug for DesktopCall {
                 .debug_struct("ChooseFile")
                 .field("max_bytes", max_bytes)
                 .finish(),
-            DesktopCall::SaveFile {
-                suggested_name,
-                bytes,
-            } => f
+            DesktopCall::SaveFile { suggested_name } => f
                 .debug_struct("SaveFile")
                 .field("suggested_name", &Fingerprint::of(suggested_name))
+                .finish(),
+            DesktopCall::WriteFile { name, bytes } => f
+                .debug_struct("WriteFile")
+                .field("name", &Fingerprint::of(name))
                 .field("bytes", &Fingerprint::of(bytes))
                 .finish(),
         }
@@ -60,8 +67,9 @@ impl fmt::Debug for DesktopCall {
 
 /// A recording [`Desktop`] for tests: every call is kept in order ([`RecordingDesktop::calls`]);
 /// the chooser answers what [`RecordingDesktop::answer_pick`] set (by default the user
-/// cancels), the save dialog what [`RecordingDesktop::answer_save`] set (by default the file is
-/// saved under the suggested name), and the other effects succeed unless
+/// cancels), the save dialog what [`RecordingDesktop::answer_save`] set (by default the
+/// suggested name in the current folder; writing records the content and touches no disk), and
+/// the other effects succeed unless
 /// [`RecordingDesktop::fail_with`] set an error. Clones share the record.
 ///
 /// ```
@@ -80,7 +88,7 @@ pub struct RecordingDesktop {
 struct State {
     calls: Vec<DesktopCall>,
     pick: Option<Result<Option<PickedFile>, DesktopError>>,
-    save: Option<Result<Option<SavedFile>, DesktopError>>,
+    save: Option<Result<Option<SaveLocation>, DesktopError>>,
     fail: Option<DesktopError>,
 }
 
@@ -105,7 +113,7 @@ impl RecordingDesktop {
     }
 
     /// What every later save dialog answers.
-    pub fn answer_save(&self, answer: Result<Option<SavedFile>, DesktopError>) {
+    pub fn answer_save(&self, answer: Result<Option<SaveLocation>, DesktopError>) {
         self.state().save = Some(answer);
     }
 
@@ -138,17 +146,30 @@ impl Desktop for RecordingDesktop {
         state.pick.clone().unwrap_or(Ok(None))
     }
 
-    fn save_file(&self, request: &SaveFile) -> Result<Option<SavedFile>, DesktopError> {
+    fn choose_save_location(
+        &self,
+        request: &SaveFile,
+    ) -> Result<Option<SaveLocation>, DesktopError> {
         let mut state = self.state();
         state.calls.push(DesktopCall::SaveFile {
             suggested_name: request.suggested_name.clone(),
-            bytes: request.bytes.clone(),
         });
-        state.save.clone().unwrap_or_else(|| {
-            Ok(Some(SavedFile::new(
-                &request.suggested_name,
-                request.bytes.len() as u64,
-            )))
-        })
+        state
+            .save
+            .clone()
+            .unwrap_or_else(|| Ok(Some(SaveLocation::new(&request.suggested_name))))
+    }
+
+    fn write_file(&self, location: &SaveLocation, bytes: &[u8]) -> Result<SavedFile, DesktopError> {
+        let mut state = self.state();
+        let name = location.name();
+        state.calls.push(DesktopCall::WriteFile {
+            name: name.clone(),
+            bytes: bytes.to_vec(),
+        });
+        state
+            .fail
+            .clone()
+            .map_or_else(|| Ok(SavedFile::new(&name, bytes.len() as u64)), Err)
     }
 }

@@ -3,7 +3,7 @@
 //! paths, and base64 round trips.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use lineup_host_core::{
@@ -11,6 +11,7 @@ use lineup_host_core::{
     RevisionEpoch, Session, SessionConfig, SessionId, Status, Timestamp, WallClock,
 };
 
+use super::desktop::write_saved;
 use super::*;
 
 struct Mono;
@@ -389,20 +390,20 @@ fn read_picked_reads_a_file_by_name_and_refuses_big_ones_and_folders() {
 }
 
 #[test]
-fn artifact_save_decodes_base64_sanitizes_the_name_and_reports_no_path() {
+fn artifact_save_decodes_base64_and_reports_no_path() {
     let desktop = RecordingDesktop::new();
     let bytes: Vec<u8> = (0..=255).rev().collect();
     let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let result = save_artifact(
         &desktop,
         args(json!({ "file_name": "../out\u{202E}.bin", "content_base64": encoded })),
-        Deadline::after(Duration::from_secs(5)),
+        Ok(SaveLocation::new("_out.bin")),
     )
     .unwrap();
     assert_eq!(
         desktop.calls(),
-        [DesktopCall::SaveFile {
-            suggested_name: "_out.bin".into(),
+        [DesktopCall::WriteFile {
+            name: "_out.bin".into(),
             bytes
         }]
     );
@@ -412,11 +413,10 @@ fn artifact_save_decodes_base64_sanitizes_the_name_and_reports_no_path() {
     );
 
     // The user renamed it in the dialog, somewhere deep: only the name comes back.
-    desktop.answer_save(Ok(Some(SavedFile::new("/home/me/Documents/final.txt", 2))));
     let renamed = save_artifact(
         &desktop,
         args(json!({ "file_name": "draft.txt", "text": "hi" })),
-        Deadline::after(Duration::from_secs(5)),
+        Ok(SaveLocation::new("/home/me/Documents/final.txt")),
     )
     .unwrap();
     assert_eq!(
@@ -424,22 +424,10 @@ fn artifact_save_decodes_base64_sanitizes_the_name_and_reports_no_path() {
         r#"{"saved":true,"file_name":"final.txt","size":2}"#
     );
 
-    desktop.answer_save(Ok(None));
-    let cancelled = save_artifact(
-        &desktop,
-        args(json!({ "file_name": "a.txt", "text": "hi" })),
-        Deadline::after(Duration::from_secs(5)),
-    )
-    .unwrap_err();
-    assert_eq!(
-        cancelled.message,
-        "the user cancelled the save dialog; nothing was saved"
-    );
-
     let broken = save_artifact(
         &desktop,
         args(json!({ "file_name": "a.bin", "content_base64": "not base64!" })),
-        Deadline::after(Duration::from_secs(5)),
+        Ok(SaveLocation::new("a.bin")),
     )
     .unwrap_err();
     assert!(
@@ -449,6 +437,20 @@ fn artifact_save_decodes_base64_sanitizes_the_name_and_reports_no_path() {
         "{}",
         broken.message
     );
+    let failed = save_artifact(
+        &desktop,
+        args(json!({ "file_name": "a.bin", "text": "x" })),
+        Err(DesktopError::Failed(
+            "the GUI thread did not show the file dialog".into(),
+        )),
+    )
+    .unwrap_err();
+    assert!(
+        failed.message.contains("did not show"),
+        "{}",
+        failed.message
+    );
+    assert_eq!(desktop.calls().len(), 2, "nothing written after a failure");
 }
 
 #[test]
@@ -463,9 +465,19 @@ fn write_saved_writes_the_bytes_and_gives_the_name_only() {
 /// Runs a `device.pick_file` call through the kernel and [`Builtins`] with `desktop` deciding
 /// the chooser: the call's final result.
 fn pick_through_the_kernel(desktop: RecordingDesktop) -> AppResult {
-    let mut kernel = Kernel::new(&[Builtin::PickFile]);
+    dialog_through_the_kernel(desktop, Builtin::PickFile, json!({}))
+}
+
+/// Runs a call of `builtin` (one with a dialog) through the kernel and [`Builtins`], the user
+/// allowing it in the prompt and `desktop` deciding the dialog: the call's final result.
+fn dialog_through_the_kernel(
+    desktop: RecordingDesktop,
+    builtin: Builtin,
+    arguments: Value,
+) -> AppResult {
+    let mut kernel = Kernel::new(&[builtin]);
     let (mut builtins, _) = Builtins::start(BuiltinConfig {
-        enabled: [Builtin::PickFile].into(),
+        enabled: [builtin].into(),
         desktop: Some(Arc::new(desktop)),
     })
     .unwrap()
@@ -475,13 +487,17 @@ fn pick_through_the_kernel(desktop: RecordingDesktop) -> AppResult {
     let sink: AnswerSink = Arc::new(move |_session, ticket, answer| {
         let _ = tx.lock().unwrap().send((ticket, answer));
     });
-    let effects = kernel.call("p1", "device.pick_file", json!({}));
+    let effects = kernel.call("p1", builtin.name(), arguments);
     let prompt = capability_effect(&effects, |e| match e {
         CapabilityEffect::Prompt(p) => Some(p.clone()),
         _ => None,
     })
-    .expect("system_permission prompts first");
-    assert!(!prompt.may_remember, "R-CAP-3: never remembered");
+    .expect("the prompt first");
+    assert_eq!(
+        prompt.may_remember,
+        builtin != Builtin::PickFile,
+        "R-CAP-3: system_permission is never remembered"
+    );
     let effects = kernel.answer(
         prompt.ticket,
         Answer::Consent(lineup_host_core::ConsentAnswer::Allow),
@@ -539,10 +555,51 @@ fn pick_file_runs_the_chooser_as_its_permission_and_hands_over_the_file() {
 }
 
 #[test]
-fn cancelling_the_chooser_rejects_the_pick() {
+fn cancelling_the_chooser_cancels_the_pick() {
     let desktop = RecordingDesktop::new();
     let result = pick_through_the_kernel(desktop);
-    assert_eq!(result.status, Status::Rejected, "{result:?}");
+    assert_eq!(result.status, Status::Cancelled, "{result:?}");
+}
+
+#[test]
+fn artifact_save_asks_the_dialog_before_it_runs_and_writes_where_the_user_chose() {
+    let desktop = RecordingDesktop::new();
+    let result = dialog_through_the_kernel(
+        desktop.clone(),
+        Builtin::SaveArtifact,
+        json!({ "file_name": "../report\u{202E}.csv", "text": "a,b\n" }),
+    );
+    assert_eq!(result.status, Status::Completed, "{result:?}");
+    assert_eq!(
+        desktop.calls(),
+        [
+            DesktopCall::SaveFile {
+                suggested_name: "_report.csv".into()
+            },
+            DesktopCall::WriteFile {
+                name: "_report.csv".into(),
+                bytes: b"a,b\n".to_vec()
+            }
+        ]
+    );
+}
+
+#[test]
+fn cancelling_the_save_dialog_cancels_the_call_and_writes_nothing() {
+    let desktop = RecordingDesktop::new();
+    desktop.answer_save(Ok(None));
+    let result = dialog_through_the_kernel(
+        desktop.clone(),
+        Builtin::SaveArtifact,
+        json!({ "file_name": "a.txt", "text": "hi" }),
+    );
+    assert_eq!(result.status, Status::Cancelled, "{result:?}");
+    assert_eq!(
+        desktop.calls(),
+        [DesktopCall::SaveFile {
+            suggested_name: "a.txt".into()
+        }]
+    );
 }
 
 #[test]

@@ -154,7 +154,7 @@ pub(crate) fn desktop_high_contrast() -> bool {
 /// The built-ins' desktop: nothing here yet, so [`SystemDesktop`](crate::SystemDesktop) cannot
 /// be built and every effect says so.
 pub(crate) mod desktop {
-    use crate::builtins::{ChooseFile, DesktopError, PickedFile, SaveFile, SavedFile};
+    use crate::builtins::{ChooseFile, DesktopError, PickedFile, SaveFile, SaveLocation};
     use crate::error::ShellError;
 
     const UNSUPPORTED: &str = "the built-in capabilities' desktop needs GTK, so Linux, for now";
@@ -175,7 +175,9 @@ pub(crate) mod desktop {
         Err(DesktopError::Unsupported(UNSUPPORTED))
     }
 
-    pub(crate) fn save_file(_request: &SaveFile) -> Result<Option<SavedFile>, DesktopError> {
+    pub(crate) fn choose_save_location(
+        _request: &SaveFile,
+    ) -> Result<Option<SaveLocation>, DesktopError> {
         Err(DesktopError::Unsupported(UNSUPPORTED))
     }
 }

@@ -15,7 +15,7 @@ use gtk::prelude::*;
 use gtk::{gdk, gio, glib};
 
 use crate::builtins::{
-    read_picked, write_saved, ChooseFile, Deadline, DesktopError, PickedFile, SaveFile, SavedFile,
+    read_picked, ChooseFile, Deadline, DesktopError, PickedFile, SaveFile, SaveLocation,
 };
 use crate::error::ShellError;
 
@@ -87,9 +87,10 @@ pub(crate) fn choose_file(request: &ChooseFile) -> Result<Option<PickedFile>, De
         .transpose()
 }
 
-/// Shows the save dialog and writes the bytes on the caller's thread, unless the deadline passed.
-pub(crate) fn save_file(request: &SaveFile) -> Result<Option<SavedFile>, DesktopError> {
-    let allowed = request.until.remaining().as_secs();
+/// Shows the save dialog and gives back the place chosen; nothing is written here.
+pub(crate) fn choose_save_location(
+    request: &SaveFile,
+) -> Result<Option<SaveLocation>, DesktopError> {
     let chosen = run_chooser(
         gtk::FileChooserAction::Save,
         "Save the agent's file",
@@ -97,14 +98,7 @@ pub(crate) fn save_file(request: &SaveFile) -> Result<Option<SavedFile>, Desktop
         Some(request.suggested_name.clone()),
         &request.until,
     )?;
-    let Some(path) = chosen else {
-        return Ok(None);
-    };
-    if request.until.is_over() {
-        // The call is answered by now; writing would be an effect nobody hears of.
-        return Err(DesktopError::TimedOut { seconds: allowed });
-    }
-    write_saved(&path, &request.bytes).map(Some)
+    Ok(chosen.map(SaveLocation::new))
 }
 
 /// Shows a modal, host-owned `GtkFileChooserNative` and waits for the path the user chose:

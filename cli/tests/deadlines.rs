@@ -1,0 +1,207 @@
+//! R-CAP-4 over `lineup host --stdio` with the real GTK dialogs under Xvfb, driven by XTEST:
+//! `expires_at` holds to the effect. A save dialog left open past the deadline closes, the call
+//! is `expired`, and nothing is written; cancelling the save dialog or closing the file chooser
+//! is `cancelled` (the user's cancel of a call they allowed), never `failed` or `rejected`.
+//! Positive control: pressing Save in time writes the file and answers `completed`.
+//!
+//! Run with `xvfb-run -a cargo test -p lineup-cli --test deadlines`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+#[path = "support/stdio_host.rs"]
+mod stdio_host;
+
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lineup_host_core::Timestamp;
+use lineup_tests::x11::X11;
+use serde_json::{json, Value};
+use stdio_host::{envelope, is, StdioHost};
+
+const SAVE_TITLE: &str = "Save the agent's file";
+const PICK_TITLE: &str = "Choose a file to give to the agent";
+/// XK_Return, XK_Escape.
+const RETURN: u32 = 0xff0d;
+const ESCAPE: u32 = 0xff1b;
+
+/// An RFC 3339 time `secs` from now.
+fn in_secs(secs: u64) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    Timestamp::from_unix_seconds(i64::try_from(now + secs).unwrap())
+        .unwrap()
+        .to_string()
+}
+
+fn call(call_id: &str, capability: &str, expires_in: u64, arguments: Value) -> String {
+    envelope(
+        &format!("m-{call_id}"),
+        "app.call",
+        json!({"call_id": call_id, "capability": capability, "reason": "keep the report",
+               "expires_at": in_secs(expires_in), "arguments": arguments}),
+    )
+}
+
+fn result_for(call_id: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| is("app.result")(v) && v["payload"]["call_id"] == call_id
+}
+
+/// Waits until a viewable window titled `title` exists; returns it.
+fn shown(x: &X11, title: &str) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(w) = x.find_window_by_title(title).filter(|w| x.is_viewable(*w)) {
+            return w;
+        }
+        assert!(Instant::now() < deadline, "no {title:?} window was shown");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether no viewable window titled `title` is left, waiting a little for it to go.
+fn gone(x: &X11, title: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if x.find_window_by_title(title)
+            .filter(|w| x.is_viewable(*w))
+            .is_none()
+        {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Every file named `name` under `root`.
+fn find(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn dialogs_end_at_the_deadline_and_a_cancel_is_cancelled() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some(),
+        "no DISPLAY: run under `xvfb-run -a`"
+    );
+    let x = X11::connect().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let data = home.join("lineup-data");
+    let data = data.to_str().unwrap();
+    let mut host = StdioHost::start_in(
+        home,
+        &work,
+        &[
+            "--enable",
+            "artifact.save",
+            "--enable",
+            "device.pick_file",
+            "--data-dir",
+            data,
+            "--dangerous-auto-consent",
+            "allow",
+        ],
+    );
+
+    // 1. The save dialog is left open past `expires_at`: it closes, `expired`, nothing written.
+    let asked = Instant::now();
+    host.send(&call(
+        "save-late",
+        "artifact.save",
+        4,
+        json!({"file_name": "late.txt", "text": "too late"}),
+    ));
+    shown(&x, SAVE_TITLE);
+    let late = host.expect("the late save's answer", result_for("save-late"));
+    assert_eq!(late["payload"]["status"], "expired", "{late}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(12),
+        "answered at the deadline, not later: {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        gone(&x, SAVE_TITLE),
+        "the save dialog closed at the deadline"
+    );
+    assert!(find(home, "late.txt").is_empty(), "nothing was written");
+
+    // 2. Cancel in the save dialog (Escape): `cancelled`, nothing written.
+    host.send(&call(
+        "save-cancel",
+        "artifact.save",
+        60,
+        json!({"file_name": "cancel.txt", "text": "no"}),
+    ));
+    let dialog = shown(&x, SAVE_TITLE);
+    x.focus(dialog).unwrap();
+    x.key(ESCAPE).unwrap();
+    let cancelled = host.expect("the cancelled save's answer", result_for("save-cancel"));
+    assert_eq!(cancelled["payload"]["status"], "cancelled", "{cancelled}");
+    assert!(find(home, "cancel.txt").is_empty());
+
+    // 3. Positive control: Save pressed in time writes the file, `completed`.
+    host.send(&call(
+        "save-now",
+        "artifact.save",
+        60,
+        json!({"file_name": "kept.txt", "text": "the report"}),
+    ));
+    let dialog = shown(&x, SAVE_TITLE);
+    x.focus(dialog).unwrap();
+    // The name field has the focus with the suggested name; Return presses Save.
+    x.key(RETURN).unwrap();
+    let saved = host.expect("the save's answer", result_for("save-now"));
+    assert_eq!(saved["payload"]["status"], "completed", "{saved}");
+    assert_eq!(saved["payload"]["result"]["file_name"], "kept.txt");
+    let written = find(home, "kept.txt");
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(std::fs::read_to_string(&written[0]).unwrap(), "the report");
+    assert!(
+        !saved.to_string().contains(home.to_str().unwrap()),
+        "no path reaches the agent: {saved}"
+    );
+
+    // 4. The file chooser closed by its window's close button: `cancelled`, as for a save.
+    host.send(&call("pick-close", "device.pick_file", 60, json!({})));
+    let chooser = shown(&x, PICK_TITLE);
+    x.request_close(chooser).unwrap();
+    let closed = host.expect("the closed chooser's answer", result_for("pick-close"));
+    assert_eq!(closed["payload"]["status"], "cancelled", "{closed}");
+
+    // 5. The chooser left open past the deadline: `expired`, and it closes.
+    host.send(&call("pick-late", "device.pick_file", 3, json!({})));
+    shown(&x, PICK_TITLE);
+    let late = host.expect("the late pick's answer", result_for("pick-late"));
+    assert_eq!(late["payload"]["status"], "expired", "{late}");
+    assert!(gone(&x, PICK_TITLE), "the chooser closed at the deadline");
+    host.stop();
+}
