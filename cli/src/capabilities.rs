@@ -70,14 +70,18 @@ pub(crate) struct CapabilityArgs {
 impl CapabilityArgs {
     /// A kiosk's: capabilities on, the vouched `agent`, records and apps in `data_dir` (or the
     /// default data directory), no built-ins.
-    pub(crate) fn for_kiosk(agent: &str, data_dir: Option<PathBuf>) -> Self {
+    pub(crate) fn for_kiosk(
+        agent: &str,
+        data_dir: Option<PathBuf>,
+        dangerous_test_capability: Option<PathBuf>,
+    ) -> Self {
         Self {
             agent_id: Some(agent.to_owned()),
             capabilities: true,
             data_dir,
             enable: Vec::new(),
             dangerous_auto_consent: None,
-            dangerous_test_capability: None,
+            dangerous_test_capability,
         }
     }
 

@@ -228,3 +228,79 @@ fn each_region_shows_its_own_surface_and_an_empty_region_the_standby_background(
     let status = kiosk.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// Points inside the activity notice, which sits in the kiosk window's bottom left corner over
+/// the Surfaces (here the status strip), clear of its rounded corners and its text.
+const NOTICE_POINTS: [(i16, i16); 2] = [(652, 462), (700, 469)];
+
+/// Original §5.3: a call that runs with nothing of it visible (`display_only`) shows the host's
+/// notice over the Surfaces in the standby screen's colours, for a while; the Surface under it
+/// is back after.
+#[test]
+fn a_display_only_call_shows_the_notice_in_the_standby_colours() {
+    let _screen = one_screen();
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = two_region_toml(dir.path());
+    let count = dir.path().join("runs.txt");
+    let mut kiosk = Command::new(lineup())
+        .args(["kiosk", "--stdio", "--config"])
+        .arg(&config)
+        .arg("--dangerous-test-capability")
+        .arg(&count)
+        .env("DISPLAY", &display.name)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = kiosk.stdin.take().unwrap();
+    let rx = lines(kiosk.stdout.take().unwrap());
+    let x = X11::connect_to(Some(&display.name)).unwrap();
+    wait_for(&rx, "inventory", |v| {
+        v["type"] == "lineup.v1.client.inventory"
+    });
+    send(&mut stdin, &open("open-1", "status-strip", STATUS));
+    wait_for(&rx, "the status strip's state", shown_by("status-strip"));
+    wait_for_colour(&x, &NOTICE_POINTS, STATUS, "the status strip, before");
+
+    let expires = lineup_host_core::Timestamp::from_unix_seconds(
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 60,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    send(
+        &mut stdin,
+        &envelope(
+            "call-1",
+            "app.call",
+            json!({"call_id": "k1", "capability": "test.count", "reason": "count a visitor",
+                   "expires_at": expires.to_string(), "arguments": {"tag": "k1"}}),
+        ),
+    );
+    let answer = wait_for(&rx, "the call's answer", |v| {
+        v["type"] == "lineup.v1.app.result"
+    });
+    assert_eq!(answer["payload"]["status"], "completed", "{answer}");
+    wait_for_colour(&x, &NOTICE_POINTS, STANDBY, "the notice");
+    let shown = Instant::now();
+    wait_for_colour(
+        &x,
+        &NOTICE_POINTS,
+        STATUS,
+        "the status strip after the notice",
+    );
+    assert!(
+        shown.elapsed() >= lineup_webview_shell::NOTICE_DURATION - Duration::from_secs(1),
+        "the notice went after {:?}",
+        shown.elapsed()
+    );
+    drop(stdin);
+    let status = kiosk.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

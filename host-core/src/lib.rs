@@ -71,12 +71,12 @@ pub use apps::{
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
 pub use bundle::{Breakout, InlineBundle, Integrity};
 pub use capability::{
-    unvouched_identity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord, CallKey,
-    CallRecord, CallState, CallSummary, Capabilities, Capability, CapabilityEffect,
+    unvouched_identity, Activity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord,
+    CallKey, CallRecord, CallState, CallSummary, Capabilities, Capability, CapabilityEffect,
     CapabilityLimits, CapabilityPolicy, CapabilitySetup, CapabilityStore, ConsentAnswer,
     ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookAnswer,
     HookRequest, MemoryStore, PolicyRule, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
-    UNVOUCHED_PREFIX,
+    MAX_ACTIVITY, UNVOUCHED_PREFIX,
 };
 pub use decode::decode;
 pub use diagnostic::{

@@ -9,12 +9,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    AgentIdentity, Answer, ArgumentRule, AuditKind, AuditRecord, CallRecord, CallState, Capability,
-    CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup, CapabilityStore, Clock,
-    ConsentAnswer, ConsentRequest, ConversationId, Decision, DecisionSource, Effect, GrantKey,
-    GrantRecord, HandlerError, HookAnswer, HookRequest, JsonObject, MemoryStore, Message,
-    OpaqueVersion, PartyId, RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Ticket,
-    Timestamp, UsageError, WallClock,
+    Activity, AgentIdentity, Answer, ArgumentRule, AuditKind, AuditRecord, CallRecord, CallState,
+    Capability, CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup,
+    CapabilityStore, Clock, ConsentAnswer, ConsentRequest, ConversationId, Decision,
+    DecisionSource, Effect, GrantKey, GrantRecord, HandlerError, HookAnswer, HookRequest,
+    JsonObject, MemoryStore, Message, OpaqueVersion, PartyId, RevisionEpoch, Risk, RunRequest,
+    Session, SessionConfig, Ticket, Timestamp, UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -64,6 +64,7 @@ struct Harness {
     prompts: Vec<ConsentRequest>,
     hooks: Vec<HookRequest>,
     runs: Vec<RunRequest>,
+    activities: Vec<Activity>,
     withdrawn: Vec<Ticket>,
     acks: Vec<Ticket>,
 }
@@ -131,6 +132,7 @@ impl Harness {
             prompts: Vec::new(),
             hooks: Vec::new(),
             runs: Vec::new(),
+            activities: Vec::new(),
             withdrawn: Vec::new(),
             acks: Vec::new(),
         };
@@ -170,6 +172,7 @@ impl Harness {
                     CapabilityEffect::Prompt(p) => self.prompts.push(p.clone()),
                     CapabilityEffect::Hook(h) => self.hooks.push(h.clone()),
                     CapabilityEffect::Run(r) => self.runs.push(r.clone()),
+                    CapabilityEffect::Activity(a) => self.activities.push(a.clone()),
                     CapabilityEffect::Withdraw(t) => self.withdrawn.push(*t),
                     CapabilityEffect::RememberOffered {
                         agent,
@@ -1538,4 +1541,58 @@ fn r_cap_4_the_effect_starts_only_before_the_deadline() {
     let ack = h.acks[1];
     h.answer(ack, Answer::Persisted);
     assert_eq!(h.runs.len(), 1);
+}
+
+// ---- the user sees what runs (original §5.3) ----
+
+#[test]
+fn every_call_that_runs_is_in_the_activity_list_with_its_grant_and_unseen_ones_ask_for_a_notice() {
+    let mut h = Harness::new(Some("agent-1"));
+    h.register(plain("app.show", "1"));
+    h.register(open_url(Risk::UserConfirmation));
+    // display_only: nothing is shown before it runs.
+    h.call_because("c1", "app.show", json!({}), 60, "show the totals");
+    // Prompted and allowed "always": the user saw it.
+    h.call("c2", "app.open_url", url_args(), 60);
+    h.consent(ConsentAnswer::AllowAlways);
+    // Under the remembered grant: nothing is shown.
+    h.call("c3", "app.open_url", url_args(), 60);
+    // Refused by the user: it never ran, so it is not activity.
+    h.register(cap(
+        "device.camera",
+        "1",
+        Risk::SystemPermission,
+        json!({"type": "object"}),
+    ));
+    h.call("c4", "device.camera", json!({}), 60);
+    h.consent(ConsentAnswer::Deny);
+
+    let seen: Vec<(String, DecisionSource, bool)> = h
+        .activities
+        .iter()
+        .map(|a| (a.key.call_id.to_string(), a.allowed_by, a.unseen()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("c1".to_owned(), DecisionSource::Policy, true),
+            ("c2".to_owned(), DecisionSource::Prompt, false),
+            ("c3".to_owned(), DecisionSource::RememberedGrant, true),
+        ]
+    );
+    let first = &h.activities[0];
+    assert_eq!(first.reason, "show the totals");
+    assert_eq!(first.agent, Some(agent("agent-1")));
+    assert_eq!(first.at.unix_seconds(), T0);
+    // The session keeps the list; the effect came before the handler ran.
+    let kept: Vec<Activity> = h.s.capabilities().unwrap().activity().cloned().collect();
+    assert_eq!(kept, h.activities);
+    let line = first.to_string();
+    assert!(
+        line.contains("app.show 1 ran for agent agent-1")
+            && line.contains("allowed by display_only")
+            && !line.contains("totals"),
+        "a log line never carries the reason: {line}"
+    );
+    assert!(!format!("{first:?}").contains("totals"));
 }

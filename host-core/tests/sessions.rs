@@ -217,6 +217,7 @@ impl Table {
                                 self.runs.push((session, run.ticket, tag));
                                 None
                             }
+                            CapabilityEffect::Activity(_) => None,
                             other => panic!("unexpected {other:?}"),
                         }
                     }

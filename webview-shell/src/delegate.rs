@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
+use lineup_host_core::{
+    Activity, CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey,
+};
 
 use crate::config::Rect;
 use crate::event::page_text;
@@ -111,6 +113,16 @@ pub trait HostDelegate {
     /// after its `ready`.
     fn notify_reloaded(&mut self, key: &SurfaceKey) {
         let _ = key;
+    }
+
+    /// A capability call's handler starts ([`Activity`]: what, when, for whom, under which
+    /// grant). The session keeps the list ([`Host::sessions`](crate::Host::sessions), then
+    /// `Session::capabilities().activity()`); when nothing of the call was visible
+    /// ([`Activity::unseen`]) the host also shows its own notice, unless
+    /// [`HostBuilder::activity_notices`](crate::HostBuilder::activity_notices) turned it off,
+    /// and then this is where the embedder shows it (original §5.3).
+    fn notify_capability_ran(&mut self, activity: &Activity) {
+        let _ = activity;
     }
 
     /// A Surface was closed, and why.

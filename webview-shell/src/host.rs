@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilityName, CapabilityPolicy,
-    CapabilitySetup, CapabilityStore, CatalogRef, Clock, CloseReason, ConversationId, Diagnostic,
-    Effect, GoneReason, HookRequest, InlineBundle, InstanceId, LanguageTag, Limits, Message,
-    PartyId, Session, SessionConfig, SessionEffects, SessionFactory, SessionId, Sessions,
-    SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilityEffect, CapabilityName,
+    CapabilityPolicy, CapabilitySetup, CapabilityStore, CatalogRef, Clock, CloseReason,
+    ConversationId, Diagnostic, Effect, GoneReason, HookRequest, InlineBundle, InstanceId,
+    LanguageTag, Limits, Message, PartyId, Session, SessionConfig, SessionEffects, SessionFactory,
+    SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -40,6 +40,7 @@ use crate::shell::{ProbeStatus, Shell};
 use crate::view::SurfaceView;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 
+mod activity;
 mod link;
 mod policy;
 mod pool;
@@ -355,6 +356,7 @@ enum Layout {
 /// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
 /// | built-in capabilities | none; each enabled by [`HostBuilder::builtin`], acting on [`SystemDesktop`](crate::SystemDesktop) |
 /// | recovery (R-UI-12) | a Surface whose web process died or was ended by the hang watchdog is reopened in place with its last state, at most [`Limits::max_reopens_per_window`] (3) times per [`Limits::reopen_window`] (60 s), then closed with `crashed` or `unresponsive` upstream; never after its memory ceiling; [`HostBuilder::reopen_lost_surfaces`] |
+/// | activity notices (original §5.3) | on: a call that runs with nothing of it visible (`display_only`, a remembered grant) shows the host's own notice for [`NOTICE_DURATION`](crate::NOTICE_DURATION), in the standby screen's colours over the Surfaces when there is one, else in a small window of its own titled [`NOTICE_TITLE`](crate::NOTICE_TITLE); every call that runs reaches [`HostDelegate::notify_capability_ran`]; [`HostBuilder::activity_notices`] |
 /// | hang watchdog (R-UI-12) | on: a page without a sign of life for 10 s ([`HostBuilder::hang_deadline`]), or without its first `ready` for 20 s ([`HostBuilder::first_ready_deadline`]), has its web process terminated; [`HostBuilder::without_hang_watchdog`] |
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
@@ -383,6 +385,7 @@ pub struct HostBuilder {
     watchdog: WatchdogConfig,
     standby: Option<crate::StandbyScreen>,
     ignore_parent_close: bool,
+    activity_notices: bool,
 }
 
 impl Default for HostBuilder {
@@ -430,6 +433,7 @@ impl HostBuilder {
             watchdog: WatchdogConfig::default(),
             standby: None,
             ignore_parent_close: false,
+            activity_notices: true,
         }
     }
 
@@ -736,6 +740,15 @@ impl HostBuilder {
         self
     }
 
+    /// Whether the host shows its own activity notice when a call runs with nothing of it
+    /// visible (`display_only`, a remembered grant; original §5.3). On by default. Turn it off
+    /// only where the embedder shows the notice itself, from
+    /// [`HostDelegate::notify_capability_ran`]: the user must see what runs.
+    pub fn activity_notices(mut self, on: bool) -> Self {
+        self.activity_notices = on;
+        self
+    }
+
     /// Called with every message for the agent.
     pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
         self.outbound = Some(Box::new(f));
@@ -879,6 +892,9 @@ impl HostBuilder {
             watchdog: Watchdog::new(self.watchdog),
             standby,
             ignore_parent_close: self.ignore_parent_close,
+            notice: self
+                .activity_notices
+                .then(crate::platform::PlatformNotice::default),
         })
     }
 }
@@ -1045,6 +1061,8 @@ pub struct Host {
     standby: Option<HostStandby>,
     /// [`HostBuilder::ignore_parent_close`].
     ignore_parent_close: bool,
+    /// The activity notice's window, when [`HostBuilder::activity_notices`] is on.
+    notice: Option<crate::platform::PlatformNotice>,
 }
 
 impl std::fmt::Debug for Host {
@@ -1676,6 +1694,9 @@ impl Host {
                 }
                 Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
                 Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
+                Effect::Capability(CapabilityEffect::Activity(activity)) => {
+                    self.activity(&activity);
+                }
                 // Only sessions whose factory turned capabilities on emit capability work.
                 Effect::Capability(effect) => {
                     let answer = match self.driver.as_mut() {

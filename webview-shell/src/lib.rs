@@ -72,6 +72,7 @@ mod event;
 mod gate;
 mod host;
 mod kiosk;
+mod notice;
 mod platform;
 mod pool;
 mod probe;
@@ -113,6 +114,7 @@ pub use kiosk::{
     kiosk_window, monitors, on_terminate, skip_absent_a11y_bus, CursorHider, CursorPolicy,
     MonitorChoice, MonitorInfo,
 };
+pub use notice::{NOTICE_DURATION, NOTICE_TITLE};
 pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
 pub use standby::{StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS};

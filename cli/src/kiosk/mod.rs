@@ -41,6 +41,10 @@ pub(crate) struct KioskArgs {
     /// apply.
     #[arg(long)]
     stdio: bool,
+    /// FOR SCRIPTED TESTS ONLY: register `test.count` (`display_only`) and `test.confirm`, as
+    /// `lineup host --dangerous-test-capability FILE` does.
+    #[arg(long, value_name = "FILE")]
+    dangerous_test_capability: Option<PathBuf>,
 }
 
 /// Runs `lineup kiosk`; `env_token` is what `main` took out of the environment at start.
@@ -132,9 +136,12 @@ fn kiosk(
     if !config.allow_close {
         builder = builder.ignore_parent_close();
     }
-    let (with_capabilities, _lease) =
-        CapabilityArgs::for_kiosk(&config.agent.agent_id, config.host.data_dir.clone())
-            .apply(builder)?;
+    let (with_capabilities, _lease) = CapabilityArgs::for_kiosk(
+        &config.agent.agent_id,
+        config.host.data_dir.clone(),
+        args.dangerous_test_capability.clone(),
+    )
+    .apply(builder)?;
     builder = with_capabilities;
     let delegate = RegionLayout::new(config.regions.clone(), crate::log::StderrDelegate);
     builder = builder.delegate(delegate);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::capability::activity::Activity;
 use crate::capability::store::{
     AuditRecord, CallKey, CallRecord, GrantKey, GrantRecord, RevisionEpoch,
 };
@@ -202,6 +203,11 @@ pub enum CapabilityEffect {
     Withdraw(Ticket),
     /// Run the handler.
     Run(RunRequest),
+    /// The call's handler starts: it is in the session's activity list now
+    /// ([`crate::Capabilities::activity`]). Tell the embedder, and when nothing of the call was
+    /// visible ([`Activity::unseen`]: `display_only`, a remembered grant) show the user a
+    /// non-blocking notice naming the capability, the agent and the reason (original §5.3).
+    Activity(Activity),
     /// Append this audit record (R-CAP-6).
     Audit(AuditRecord),
     /// The vouched `agent` was offered these capabilities (R-INV-4): remember them

@@ -79,6 +79,7 @@
 //! assert_eq!(result.status, Status::Completed);
 //! ```
 
+mod activity;
 mod digest;
 mod effect;
 mod memory;
@@ -88,6 +89,7 @@ mod refusals;
 mod registry;
 mod store;
 
+pub use activity::{Activity, MAX_ACTIVITY};
 pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
+use crate::capability::activity::{Activity, ActivityLog};
 use crate::capability::effect::{
     unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
     ConsentAnswer, ConsentRequest, HandlerError, HookAnswer, HookRequest, RunRequest, Ticket,
@@ -101,6 +102,8 @@ struct Call {
     expires_at: Timestamp,
     /// The agent's own `expires_at` when `max_call_lifetime` brought it forward.
     capped_from: Option<Timestamp>,
+    /// What first allowed it: the policy (`display_only`), the prompt, a remembered grant.
+    allowed_by: Option<DecisionSource>,
     arguments: JsonObject,
     capability: Option<Capability>,
     /// The sender of the call, then of every repeat of its key that waits for the same answer.
@@ -125,6 +128,8 @@ pub struct Capabilities {
     limits: CapabilityLimits,
     /// [`crate::Limits::max_call_lifetime`].
     max_lifetime: Duration,
+    /// The calls that ran (original §5.3).
+    activity: ActivityLog,
     next_revision: u64,
     next_ticket: u64,
     conversation: Option<ConversationId>,
@@ -192,6 +197,7 @@ impl Capabilities {
             epoch: revision_epoch,
             limits,
             max_lifetime,
+            activity: ActivityLog::default(),
             next_revision: 1,
             next_ticket: 1,
             conversation: None,
@@ -221,6 +227,12 @@ impl Capabilities {
     /// The vouched agent identity of this session, if any.
     pub fn agent(&self) -> Option<&AgentIdentity> {
         self.agent.as_ref()
+    }
+
+    /// The calls that ran in this session, oldest first: what, when, under which grant
+    /// (at most [`crate::MAX_ACTIVITY`]; original §5.3).
+    pub fn activity(&self) -> impl Iterator<Item = &Activity> + '_ {
+        self.activity.entries()
     }
 
     /// How many calls are unanswered, and how many of them wait for a decision.
@@ -462,6 +474,7 @@ impl Capabilities {
                 reason,
                 expires_at,
                 capped_from,
+                allowed_by: None,
                 arguments,
                 capability: None,
                 to: vec![sender],
@@ -521,7 +534,7 @@ impl Capabilities {
             return Err(wrong(ticket, stage.expects(), &answer));
         }
         self.tickets.remove(&ticket);
-        let Some(call) = self.calls.remove(&call_id) else {
+        let Some(mut call) = self.calls.remove(&call_id) else {
             return Ok(());
         };
         if stage.deciding() && self.wall.now() >= call.expires_at {
@@ -539,7 +552,7 @@ impl Capabilities {
             Answer::CallElsewhere(record) => self.looked_up(call, Some(*record), out),
             Answer::Grant(true) => {
                 self.decided(
-                    &call,
+                    &mut call,
                     Decision::Allowed,
                     DecisionSource::RememberedGrant,
                     out,
@@ -549,7 +562,7 @@ impl Capabilities {
             Answer::Grant(false) => self.prompt(call, out),
             Answer::Consent(consent) => self.consented(call, consent, out),
             Answer::Hook(HookAnswer::Allow) => {
-                self.decided(&call, Decision::Allowed, DecisionSource::Hook, out);
+                self.decided(&mut call, Decision::Allowed, DecisionSource::Hook, out);
                 self.persist_running(call, out);
             }
             Answer::Hook(HookAnswer::Dismissed) => {
@@ -882,7 +895,7 @@ impl Capabilities {
         }));
         match risk {
             Risk::DisplayOnly => {
-                self.decided(&call, Decision::Allowed, DecisionSource::Policy, out);
+                self.decided(&mut call, Decision::Allowed, DecisionSource::Policy, out);
                 self.persist_running(call, out);
             }
             Risk::UserConfirmation => match self.grant_identity() {
@@ -903,12 +916,12 @@ impl Capabilities {
                     let grant = (capability.name().clone(), capability.version().clone());
                     if self.conversation_grants.contains(&grant) {
                         self.decided(
-                            &call,
+                            &mut call,
                             Decision::Allowed,
                             DecisionSource::RememberedGrant,
                             out,
                         );
-                        self.persist_running(call, out);
+                        self.allowed(call, out);
                     } else {
                         self.prompt(call, out);
                     }
@@ -938,7 +951,7 @@ impl Capabilities {
         self.wait(call, Stage::Prompting, ticket);
     }
 
-    fn consented(&mut self, call: Call, consent: ConsentAnswer, out: &mut Vec<Out>) {
+    fn consented(&mut self, mut call: Call, consent: ConsentAnswer, out: &mut Vec<Out>) {
         let Some(risk) = call.subject.risk else {
             return;
         };
@@ -978,7 +991,7 @@ impl Capabilities {
                 } else {
                     Decision::Allowed
                 };
-                self.decided(&call, decision, DecisionSource::Prompt, out);
+                self.decided(&mut call, decision, DecisionSource::Prompt, out);
                 if always {
                     self.remember(&call, out);
                 }
@@ -1078,6 +1091,18 @@ impl Capabilities {
             "handler started",
             out,
         );
+        let activity = Activity {
+            key: call.subject.key.clone(),
+            agent: self.agent.clone(),
+            capability: capability.name().clone(),
+            version: capability.version().clone(),
+            risk: capability.risk(),
+            reason: call.reason.clone(),
+            at: self.wall.now(),
+            allowed_by: call.allowed_by.unwrap_or(DecisionSource::Policy),
+        };
+        self.activity.push(activity.clone());
+        out.push(Out::Effect(CapabilityEffect::Activity(activity)));
         out.push(Out::Effect(CapabilityEffect::Run(RunRequest {
             ticket,
             call: call.subject.key.clone(),
@@ -1325,7 +1350,17 @@ impl Capabilities {
         })
     }
 
-    fn decided(&self, call: &Call, decision: Decision, source: DecisionSource, out: &mut Vec<Out>) {
+    /// Audits a decision; the first that allows the call is what it ran under (its activity).
+    fn decided(
+        &self,
+        call: &mut Call,
+        decision: Decision,
+        source: DecisionSource,
+        out: &mut Vec<Out>,
+    ) {
+        if matches!(decision, Decision::Allowed | Decision::AllowedAlways) {
+            call.allowed_by.get_or_insert(source);
+        }
         self.audit(
             &call.subject,
             AuditKind::Decision,

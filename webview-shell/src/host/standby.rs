@@ -43,6 +43,11 @@ impl HostStandby {
             .set_indicator(text.map(crate::standby::cap_status).as_deref());
     }
 
+    /// The activity notice, in the standby's colours over the Surfaces.
+    pub(super) fn show_notice(&self, notice: &crate::notice::ActivityNotice) {
+        self.view.show_notice(notice);
+    }
+
     pub(super) fn is_shown(&self) -> bool {
         self.view.is_shown()
     }

@@ -38,6 +38,7 @@ pub(crate) mod desktop;
 mod events;
 mod features;
 mod network;
+mod notice;
 mod processes;
 mod prompt;
 mod snapshot;
@@ -45,6 +46,7 @@ mod standby;
 mod trusted;
 mod watchdog;
 
+pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
 pub(crate) use standby::PlatformStandby;

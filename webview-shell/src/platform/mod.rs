@@ -9,7 +9,7 @@ pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
     apply_theme, check_display, check_web_processes_sandboxed, desktop_high_contrast,
-    web_processes, PlatformPrompt, PlatformStandby, PlatformView,
+    web_processes, PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -19,5 +19,5 @@ pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
     apply_theme, check_display, check_web_processes_sandboxed, desktop_high_contrast,
-    web_processes, PlatformPrompt, PlatformStandby, PlatformView,
+    web_processes, PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
 };

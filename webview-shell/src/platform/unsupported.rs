@@ -182,6 +182,14 @@ pub(crate) mod desktop {
     }
 }
 
+/// No activity notice window here: the embedder hears of each activity through its delegate.
+#[derive(Default)]
+pub(crate) struct PlatformNotice;
+
+impl PlatformNotice {
+    pub(crate) fn show(&mut self, _notice: &crate::notice::ActivityNotice) {}
+}
+
 /// Never constructed.
 pub(crate) struct PlatformStandby {
     never: Infallible,
@@ -196,6 +204,10 @@ impl PlatformStandby {
     }
 
     pub(crate) fn show(&self) {
+        match self.never {}
+    }
+
+    pub(crate) fn show_notice(&self, _notice: &crate::notice::ActivityNotice) {
         match self.never {}
     }
 

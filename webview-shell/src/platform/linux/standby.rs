@@ -16,12 +16,17 @@ use webkit2gtk::WebViewExt as _;
 
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::error::ShellError;
+use crate::notice::ActivityNotice;
 use crate::standby::{status_script, StandbyScreen};
 
 /// The standby view over `parent`'s child views.
 pub(crate) struct PlatformStandby {
     view: TrustedView,
     indicator: gtk::Label,
+    /// The activity notice, bottom left, in the standby's colours ([`crate::notice`]).
+    notice: gtk::Label,
+    /// Counts notices, so that a hide scheduled for an older one is void.
+    notice_turn: Rc<Cell<u64>>,
     /// Counts show and hide requests, so that a hide scheduled before a later show is void.
     turn: Rc<Cell<u64>>,
 }
@@ -58,12 +63,18 @@ impl PlatformStandby {
         overlay.add_overlay(&indicator);
         // The indicator takes no input: a touch there reaches the Surface under it.
         overlay.set_overlay_pass_through(&indicator, true);
+        let notice = label(screen, gtk::Align::Start, gtk::Align::End);
+        overlay.add_overlay(&notice);
+        overlay.set_overlay_pass_through(&notice, true);
         vbox.pack_start(&overlay, true, true, 0);
         overlay.show_all();
         indicator.hide();
+        notice.hide();
         Ok(Self {
             view,
             indicator,
+            notice,
+            notice_turn: Rc::new(Cell::new(0)),
             turn: Rc::new(Cell::new(0)),
         })
     }
@@ -97,6 +108,14 @@ impl PlatformStandby {
         self.view.evaluate(&status_script(status), Box::new(|_| {}));
     }
 
+    /// Shows the activity notice over everything for [`NOTICE_DURATION`](crate::notice::NOTICE_DURATION),
+    /// replacing the one on screen.
+    pub(crate) fn show_notice(&self, notice: &ActivityNotice) {
+        self.notice.set_text(&notice.text());
+        self.notice.show();
+        super::notice::hide_later(&self.notice, &self.notice_turn);
+    }
+
     /// Shows the indicator with `text` (as text, never markup), or hides it. While it is
     /// shown its box keeps the widest text's width (the text right-aligned in it): a box that
     /// shrank would leave the longer one's edge on screen, as the Surfaces under it are not
@@ -120,12 +139,22 @@ impl PlatformStandby {
 
 /// The indicator: the standby screen's colours, in the top right corner, its text plain.
 fn indicator(screen: &StandbyScreen) -> gtk::Label {
+    let label = label(screen, gtk::Align::End, gtk::Align::Start);
+    label.set_xalign(1.0);
+    label
+}
+
+/// A label over the Surfaces in the standby screen's colours at `halign`, `valign`, its text
+/// plain.
+fn label(screen: &StandbyScreen, halign: gtk::Align, valign: gtk::Align) -> gtk::Label {
     let label = gtk::Label::new(None);
     label.set_use_markup(false);
-    label.set_xalign(1.0);
-    label.set_halign(gtk::Align::End);
-    label.set_valign(gtk::Align::Start);
+    label.set_xalign(0.0);
+    label.set_halign(halign);
+    label.set_valign(valign);
     label.set_margin_top(8);
+    label.set_margin_bottom(8);
+    label.set_margin_start(8);
     label.set_margin_end(8);
     let [br, bg, bb] = screen.background().components();
     let [fr, fg, fb] = screen.foreground().components();

@@ -1,10 +1,16 @@
-//! R-CAP-4 over `lineup host --stdio` with the real GTK dialogs under Xvfb, driven by XTEST:
-//! `expires_at` holds to the effect. A save dialog left open past the deadline closes, the call
+//! Consent that tells the truth, over `lineup host --stdio` with the real GTK windows under
+//! Xvfb, driven by XTEST.
+//!
+//! R-CAP-4: `expires_at` holds to the effect. A save dialog left open past the deadline closes, the call
 //! is `expired`, and nothing is written; cancelling the save dialog or closing the file chooser
 //! is `cancelled` (the user's cancel of a call they allowed), never `failed` or `rejected`.
 //! Positive control: pressing Save in time writes the file and answers `completed`.
 //!
-//! Run with `xvfb-run -a cargo test -p lineup-cli --test deadlines`.
+//! Original §5.3: the user sees what runs. A `display_only` call, and a call under a remembered
+//! grant, show the host's notice naming the capability, and the log lists every call that ran
+//! with its grant; a call the user has just allowed in the prompt shows none.
+//!
+//! Run with `xvfb-run -a cargo test -p lineup-cli --test consent_truth`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -30,6 +36,26 @@ const PICK_TITLE: &str = "Choose a file to give to the agent";
 /// XK_Return, XK_Escape.
 const RETURN: u32 = 0xff0d;
 const ESCAPE: u32 = 0xff1b;
+
+/// One test at a time on the display: their windows and keys must not cross.
+fn screen() -> std::sync::MutexGuard<'static, ()> {
+    static SCREEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SCREEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A connection to the display, retried while Xvfb resets after its last client left.
+fn display() -> X11 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match X11::connect() {
+            Ok(x) => return x,
+            Err(e) if Instant::now() > deadline => panic!("no display: {e}"),
+            Err(_) => thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
 
 /// An RFC 3339 time `secs` from now.
 fn in_secs(secs: u64) -> String {
@@ -106,11 +132,12 @@ fn find(root: &Path, name: &str) -> Vec<PathBuf> {
 
 #[test]
 fn dialogs_end_at_the_deadline_and_a_cancel_is_cancelled() {
+    let _screen = screen();
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "no DISPLAY: run under `xvfb-run -a`"
     );
-    let x = X11::connect().unwrap();
+    let x = display();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
     let work = home.join("work");
@@ -204,4 +231,105 @@ fn dialogs_end_at_the_deadline_and_a_cancel_is_cancelled() {
     assert_eq!(late["payload"]["status"], "expired", "{late}");
     assert!(gone(&x, PICK_TITLE), "the chooser closed at the deadline");
     host.stop();
+}
+
+const NOTICE: &str = "LineUp activity: ";
+
+/// Whether the notice window is up with the title `NOTICE` + `heading`, waiting up to `within`.
+fn notice_shows(x: &X11, heading: &str, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if x.find_window_by_title(&format!("{NOTICE}{heading}"))
+            .is_some_and(|w| x.is_viewable(w))
+        {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn count_call(call_id: &str, capability: &str, reason: &str) -> String {
+    envelope(
+        &format!("m-{call_id}"),
+        "app.call",
+        json!({"call_id": call_id, "capability": capability, "reason": reason,
+               "expires_at": in_secs(60), "arguments": {"tag": call_id}}),
+    )
+}
+
+#[test]
+fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
+    let _screen = screen();
+    assert!(
+        std::env::var_os("DISPLAY").is_some(),
+        "no DISPLAY: run under `xvfb-run -a`"
+    );
+    let x = display();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let data = home.join("lineup-data");
+    let count = home.join("runs.txt");
+    let mut host = StdioHost::start_in(
+        home,
+        home,
+        &[
+            "--agent-id",
+            "a1",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--dangerous-test-capability",
+            count.to_str().unwrap(),
+            "--dangerous-auto-consent",
+            "allow-always",
+        ],
+    );
+    // display_only: it runs with no prompt, so the host's notice says so.
+    host.send(&count_call("k1", "test.count", "tally the votes"));
+    let done = host.expect("test.count's answer", result_for("k1"));
+    assert_eq!(done["payload"]["status"], "completed", "{done}");
+    assert!(
+        notice_shows(&x, "test.count ran", Duration::from_secs(10)),
+        "no notice for a display_only call"
+    );
+    // Prompted (answered "always" by the test switch): the user answered, so no notice...
+    host.send(&count_call("k2", "test.confirm", "confirm the tally"));
+    let done = host.expect("test.confirm's answer", result_for("k2"));
+    assert_eq!(done["payload"]["status"], "completed", "{done}");
+    assert!(
+        !notice_shows(&x, "test.confirm ran", Duration::from_secs(1)),
+        "a notice for a call the user had just allowed"
+    );
+    // ...but under the remembered grant nothing else shows it.
+    host.send(&count_call("k3", "test.confirm", "confirm again"));
+    let done = host.expect("the second test.confirm's answer", result_for("k3"));
+    assert_eq!(done["payload"]["status"], "completed", "{done}");
+    assert!(
+        notice_shows(&x, "test.confirm ran", Duration::from_secs(10)),
+        "no notice under a remembered grant"
+    );
+    // It goes by itself.
+    let gone_by = Instant::now() + lineup_webview_shell::NOTICE_DURATION + Duration::from_secs(5);
+    while notice_shows(&x, "test.confirm ran", Duration::ZERO) {
+        assert!(Instant::now() < gone_by, "the notice stayed");
+        thread::sleep(Duration::from_millis(200));
+    }
+    let stderr = std::sync::Arc::clone(&host.stderr);
+    host.stop();
+    let log = stderr.lock().unwrap().clone();
+    let ran: Vec<&str> = log.lines().filter(|l| l.contains("activity: ")).collect();
+    assert_eq!(ran.len(), 3, "every call that ran is listed: {log}");
+    for (line, want) in ran.iter().zip([
+        "test.count 1 ran for agent a1 in conversation c1 (call k1), allowed by display_only",
+        "test.confirm 1 ran for agent a1 in conversation c1 (call k2), allowed by the user's consent",
+        "test.confirm 1 ran for agent a1 in conversation c1 (call k3), allowed by a remembered grant",
+    ]) {
+        assert!(line.contains(want), "{line}\nwanted: {want}");
+    }
+    assert!(
+        !log.contains("tally the votes"),
+        "the log never carries the agent's reason"
+    );
 }
