@@ -45,7 +45,7 @@ use lineup_host_core::{
     Message, OpaqueVersion, ProtocolError, Risk, SurfaceKey, Timestamp, UiEvent,
 };
 use lineup_webview_shell::{
-    event_loop, ConsentRequest, Host, HostBuilder, HostClosed, HostDelegate, HostHandle,
+    event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, PromptContent,
     PromptOptions, PromptQueue, Refusal,
 };
 use serde_json::{json, Value};
@@ -229,7 +229,7 @@ impl HostDelegate for Lifecycle {
 
 /// Prints what the trusted consent prompt shows, once it is on screen: what is asked, at which
 /// risk, why, and how long it waits for an answer.
-fn print_prompt(request: &ConsentRequest) {
+fn print_prompt(request: &PromptContent) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));

@@ -152,7 +152,6 @@ impl fmt::Display for GoneReason {
 
 /// What the kernel asks the platform and the embedder to do.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Effect {
     /// Create a Surface.
     Open(SurfaceOpen),

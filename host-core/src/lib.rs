@@ -59,6 +59,7 @@ mod limits;
 mod link;
 mod markdown;
 mod message;
+mod page_input;
 mod recovery;
 mod redact;
 mod session;
@@ -101,6 +102,7 @@ pub use message::{
     Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
     PROTOCOL_VERSION,
 };
+pub use page_input::PageInput;
 pub use redact::{leaked_form, Fingerprint};
 pub use session::{
     BundlePolicy, CatalogRef, Clock, CloseReason, Effect, Generation, GoneReason, Session,

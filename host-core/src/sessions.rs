@@ -18,7 +18,9 @@ use crate::error::{ErrorCode, ProtocolError, UsageError};
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
 use crate::message::Message;
+use crate::page_input::PageInput;
 use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats};
+use crate::SurfaceKey;
 
 /// Names one session of a host's table. Handed out in order and never reused while the table
 /// lives, so a webview or a capability answer of an ended session never reaches a later one.
@@ -199,10 +201,22 @@ impl Sessions {
         self.sessions.get(&id).map(|slot| &slot.session)
     }
 
-    /// Session `id`, while it is open: route a webview's input to the session its
-    /// [`SurfaceKey`](crate::SurfaceKey) names.
-    pub fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
+    /// Session `id`, while it is open.
+    pub(crate) fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
         self.sessions.get_mut(&id).map(|slot| &mut slot.session)
+    }
+
+    /// Handles what the webview of Surface `key` reported, in the session the key names: the
+    /// one route for page input, beside [`Sessions::handle_inbound`] for the agent's. Nothing
+    /// happens once that session has ended (its views are gone or going).
+    pub fn handle_page(&mut self, key: &SurfaceKey, input: PageInput<'_>) -> SessionEffects {
+        SessionEffects {
+            session: key.session,
+            effects: self
+                .get_mut(key.session)
+                .map(|session| input.apply(session, key))
+                .unwrap_or_default(),
+        }
     }
 
     /// The Surfaces open over every session.

@@ -178,7 +178,6 @@ impl Harness {
                         agent,
                         capabilities,
                     } => self.store.remember_offered(agent, capabilities).unwrap(),
-                    other => panic!("unexpected {other:?}"),
                 },
                 other => panic!("unexpected {other:?}"),
             }

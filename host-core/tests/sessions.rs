@@ -13,8 +13,8 @@ use std::time::Duration;
 use lineup_host_core::{
     AgentIdentity, Answer, Capability, CapabilityEffect, CapabilityName, CapabilitySetup,
     CapabilityStore, Clock, CloseReason, ConversationId, Effect, GoneReason, JsonObject, Limits,
-    MemoryStore, OpaqueVersion, PartyId, Risk, SessionConfig, SessionEffects, SessionFactory,
-    SessionId, Sessions, SurfaceKey, Timestamp, UsageError, WallClock,
+    MemoryStore, OpaqueVersion, PageInput, PartyId, Risk, SessionConfig, SessionEffects,
+    SessionFactory, SessionId, Sessions, SurfaceKey, Timestamp, UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -262,22 +262,25 @@ fn envelopes_are_routed_by_conversation_and_instance_ids_are_scoped_to_their_ses
     assert_eq!(h.t.id_of(&conversation("c1")), Some(ka.session));
 
     // Each page gets its own state; an event goes to its own conversation only.
-    let fx = h.t.get_mut(ka.session).unwrap().handle_bridge(&ka, READY);
+    let fx = h.t.handle_page(&ka, PageInput::Message(READY)).effects;
     let state = fx.iter().find_map(|e| match e {
         Effect::DeliverState { key, state } => Some((key.clone(), state.to_json())),
         _ => None,
     });
     assert_eq!(state, Some((ka.clone(), r#"{"who":"c1"}"#.to_owned())));
     let event = r#"{"namespace":"lineup.surface.v1","type":"event","event":"go","data":{}}"#;
-    let fx = h.t.get_mut(kb.session).unwrap().handle_bridge(&kb, event);
+    let fx = h.t.handle_page(&kb, PageInput::Message(event)).effects;
     let [Effect::Send(m)] = fx.as_slice() else {
         panic!("{fx:?}")
     };
     assert_eq!(m.conversation_id().as_str(), "c2");
 
-    // A key of one session is stale in the other (R-SES-1).
-    let fx = h.t.get_mut(kb.session).unwrap().handle_bridge(&ka, event);
-    assert!(matches!(fx.as_slice(), [Effect::Dropped { .. }]), "{fx:?}");
+    // Page input goes to the session its key names (R-SES-1): c1's page speaks in c1 only.
+    let fx = h.t.handle_page(&ka, PageInput::Message(event)).effects;
+    let [Effect::Send(m)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(m.conversation_id().as_str(), "c1");
 
     // A patch naming an instance only the other conversation has open is unknown here.
     h.inbound(&open("c1", "only_c1"));
@@ -285,6 +288,11 @@ fn envelopes_are_routed_by_conversation_and_instance_ids_are_scoped_to_their_ses
     let answer = refusal(&fx);
     assert_eq!(answer["payload"]["code"], "unknown_instance");
     assert_eq!(answer["conversation_id"], "c2");
+
+    // Once c1 ended, its page's input reaches nothing.
+    h.t.end_session(&conversation("c1"));
+    let fx = h.t.handle_page(&ka, PageInput::Message(event));
+    assert!(fx.effects.is_empty(), "{fx:?}");
 }
 
 #[test]
@@ -404,10 +412,7 @@ fn ending_a_session_closes_its_surfaces_silently_and_frees_its_conversation() {
             reason: CloseReason::SessionEnded
         }]
     );
-    assert!(
-        h.t.get_mut(k1.session).is_none(),
-        "the old key reaches nobody"
-    );
+    assert!(h.t.get(k1.session).is_none(), "the old key reaches nobody");
     assert!(h.t.end_session(&conversation("c1")).is_none());
     // The other session is untouched.
     assert!(h.t.get(k2.session).unwrap().is_current(&k2));

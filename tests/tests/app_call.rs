@@ -18,7 +18,7 @@ use lineup_tests::prompt::button;
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::X11;
 use lineup_webview_shell::{
-    ConsentRequest, HostBuilder, PromptOptions, PromptQueue, PromptSnapshot,
+    HostBuilder, PromptContent, PromptOptions, PromptQueue, PromptSnapshot,
 };
 use serde_json::{json, Value};
 
@@ -280,7 +280,7 @@ fn confirmation(h: &mut HostHarness, x: &X11) -> Outcome {
     let runs = Arc::new(AtomicUsize::new(0));
     let queue =
         PromptQueue::new(&h.event_loop, PromptOptions::default()).map_err(|e| e.to_string())?;
-    let shown: Rc<RefCell<Vec<ConsentRequest>>> = Rc::default();
+    let shown: Rc<RefCell<Vec<PromptContent>>> = Rc::default();
     let sink = Rc::clone(&shown);
     queue.on_shown(move |request| sink.borrow_mut().push(request.clone()));
     let builder = HostBuilder::new()

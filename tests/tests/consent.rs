@@ -19,7 +19,7 @@ use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use lineup_tests::x11::{xid_of, X11};
 use lineup_webview_shell::{
-    ConsentAnswer, ConsentHandle, ConsentPrompt, ConsentRequest, PendingConsent, Placement,
+    ConsentAnswer, ConsentHandle, ConsentPrompt, PendingConsent, Placement, PromptContent,
     PromptOptions, PromptQueue, PromptSnapshot, ViewConfig, MAX_REASON_GRAPHEMES,
 };
 use serde_json::json;
@@ -96,7 +96,7 @@ impl Answers {
 /// A `clipboard.write` request labelled `label` (its reason), answered into `answers`.
 fn pending(answers: &Answers, label: &str, remember: bool) -> (PendingConsent, ConsentHandle) {
     let arguments = json!({ "text": "hello" });
-    let request = ConsentRequest::new(
+    let request = PromptContent::new(
         "agent-7",
         "clipboard.write".try_into().unwrap(),
         "1".try_into().unwrap(),
@@ -277,7 +277,7 @@ fn escape(h: &mut Harness, x: &X11) -> Outcome {
         x,
         &answers,
         "escape",
-        ConsentAnswer::Cancelled,
+        ConsentAnswer::Dismissed,
         window,
         "Escape",
     )?;
@@ -295,7 +295,7 @@ fn wm_delete(h: &mut Harness, x: &X11) -> Outcome {
         x,
         &answers,
         "close",
-        ConsentAnswer::Cancelled,
+        ConsentAnswer::Dismissed,
         window,
         "WM_DELETE_WINDOW",
     )?;
@@ -312,13 +312,13 @@ fn dropped(h: &mut Harness, x: &X11) -> Outcome {
     ensure!(
         answers.all()
             == vec![
-                ("second".to_owned(), ConsentAnswer::Cancelled),
-                ("first".to_owned(), ConsentAnswer::Cancelled)
+                ("second".to_owned(), ConsentAnswer::Dismissed),
+                ("first".to_owned(), ConsentAnswer::Dismissed)
             ]
             || answers.all()
                 == vec![
-                    ("first".to_owned(), ConsentAnswer::Cancelled),
-                    ("second".to_owned(), ConsentAnswer::Cancelled)
+                    ("first".to_owned(), ConsentAnswer::Dismissed),
+                    ("second".to_owned(), ConsentAnswer::Dismissed)
                 ],
         "{:?}",
         answers.all()
@@ -331,7 +331,7 @@ fn dropped(h: &mut Harness, x: &X11) -> Outcome {
     let mut own = |p: PendingConsent| drop(p);
     own.request(pending(&answers, "own", false).0);
     ensure!(
-        answers.of("own") == vec![ConsentAnswer::Cancelled],
+        answers.of("own") == vec![ConsentAnswer::Dismissed],
         "{:?}",
         answers.all()
     );
@@ -500,7 +500,7 @@ fn above_surface(h: &mut Harness, x: &X11) -> Outcome {
     );
     drop(q);
     ensure!(
-        answers.of("above") == vec![ConsentAnswer::Cancelled],
+        answers.of("above") == vec![ConsentAnswer::Dismissed],
         "{:?}",
         answers.all()
     );
@@ -515,7 +515,7 @@ fn escaped(h: &mut Harness, x: &X11) -> Outcome {
     let arguments = json!({ "<b>k</b>": markup, "url": "https://bücher.example/a" });
     let answers = Answers::default();
     let sink = Arc::clone(&answers.0);
-    let request = ConsentRequest::new(
+    let request = PromptContent::new(
         &agent,
         "app.open_url".try_into().unwrap(),
         "1".try_into().unwrap(),
@@ -526,7 +526,7 @@ fn escaped(h: &mut Harness, x: &X11) -> Outcome {
     .map_err(|e| e.to_string())?;
     // Userinfo is refused before any prompt.
     ensure!(
-        ConsentRequest::new(
+        PromptContent::new(
             "agent-7",
             "app.open_url".try_into().unwrap(),
             "1".try_into().unwrap(),
@@ -620,7 +620,7 @@ fn escaped(h: &mut Harness, x: &X11) -> Outcome {
     );
     drop(q);
     ensure!(
-        answers.of("escaped") == vec![ConsentAnswer::Cancelled],
+        answers.of("escaped") == vec![ConsentAnswer::Dismissed],
         "{:?}",
         answers.all()
     );
@@ -640,7 +640,7 @@ fn long_reason(h: &mut Harness, x: &X11) -> Outcome {
         "folder": "documents",
         "mode": "overwrite",
     });
-    let request = ConsentRequest::new(
+    let request = PromptContent::new(
         "agent-7",
         "artifact.save".try_into().unwrap(),
         "1".try_into().unwrap(),
@@ -695,7 +695,7 @@ fn long_reason(h: &mut Harness, x: &X11) -> Outcome {
         x,
         &answers,
         "long",
-        ConsentAnswer::Cancelled,
+        ConsentAnswer::Dismissed,
         window,
         "Escape",
     )?;

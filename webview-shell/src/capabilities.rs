@@ -8,15 +8,14 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use lineup_host_core::{
-    Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer as KernelConsent,
-    ConsentRequest as KernelConsentRequest, HandlerError, HookRequest, JsonObject, RunRequest,
-    SessionId, Ticket, Timestamp, WallClock,
+    Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer, ConsentRequest,
+    HandlerError, HookRequest, JsonObject, RunRequest, SessionId, Ticket, Timestamp, WallClock,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::builtins::{BuiltinConfig, Builtins};
-use crate::consent::{ConsentAnswer, ConsentHandle, ConsentPrompt, ConsentRequest, PendingConsent};
+use crate::consent::{ConsentHandle, ConsentPrompt, PendingConsent, PromptContent};
 
 /// A capability's handler. It runs on a thread of its own, never on the GUI thread, with the
 /// arguments already valid against the capability's `input_schema`; its result is the
@@ -188,7 +187,12 @@ impl<S: CapabilityStore> ErasedStore for S {
                 self.remember_offered(agent, capabilities).map_err(text)?;
                 Ok(None)
             }
-            _ => Ok(None),
+            // Not the store's: the driver carries these out itself.
+            CapabilityEffect::Prompt(_)
+            | CapabilityEffect::Hook(_)
+            | CapabilityEffect::Withdraw(_)
+            | CapabilityEffect::Run(_)
+            | CapabilityEffect::Activity(_) => Ok(None),
         }
     }
 
@@ -286,7 +290,14 @@ impl CapabilityDriver {
                 self.run(session, request);
                 None
             }
-            other => {
+            // Told to the user and the embedder by the host (`host/activity.rs`), not here.
+            CapabilityEffect::Activity(_) => None,
+            other @ (CapabilityEffect::LookupCall { .. }
+            | CapabilityEffect::PersistCall { .. }
+            | CapabilityEffect::CheckGrant { .. }
+            | CapabilityEffect::RememberGrant(_)
+            | CapabilityEffect::Audit(_)
+            | CapabilityEffect::RememberOffered { .. }) => {
                 let ticket = ticket_of(&other);
                 let executed = self.store.borrow_mut().execute(&other);
                 match executed {
@@ -304,7 +315,17 @@ impl CapabilityDriver {
                             CapabilityEffect::LookupCall { ticket, .. } => {
                                 Some((ticket, Answer::Call(None)))
                             }
-                            _ => None,
+                            // A write that failed: logged; an acknowledged one was answered
+                            // `PersistFailed` above.
+                            CapabilityEffect::PersistCall { .. }
+                            | CapabilityEffect::RememberGrant(_)
+                            | CapabilityEffect::Audit(_)
+                            | CapabilityEffect::RememberOffered { .. }
+                            | CapabilityEffect::Prompt(_)
+                            | CapabilityEffect::Hook(_)
+                            | CapabilityEffect::Withdraw(_)
+                            | CapabilityEffect::Run(_)
+                            | CapabilityEffect::Activity(_) => None,
                         }
                     }
                 }
@@ -312,25 +333,21 @@ impl CapabilityDriver {
         }
     }
 
-    fn prompt(
-        &mut self,
-        session: SessionId,
-        request: KernelConsentRequest,
-    ) -> Option<(Ticket, Answer)> {
+    fn prompt(&mut self, session: SessionId, request: ConsentRequest) -> Option<(Ticket, Answer)> {
         let ticket = request.ticket;
         let Some(prompt) = self.prompt.as_mut() else {
             tracing::warn!(
                 "no consent prompt is configured; call {} cancelled",
                 request.call.key
             );
-            return Some((ticket, Answer::Consent(KernelConsent::Dismissed)));
+            return Some((ticket, Answer::Consent(ConsentAnswer::Dismissed)));
         };
         let agent = request
             .call
             .agent
             .as_ref()
             .map_or_else(|| "an unidentified agent".to_owned(), ToString::to_string);
-        let shown = ConsentRequest::new(
+        let shown = PromptContent::new(
             &agent,
             request.call.capability.clone(),
             request.call.version.clone(),
@@ -344,17 +361,11 @@ impl CapabilityDriver {
                 .with_expires_at(request.expires_at),
             Err(e) => {
                 tracing::warn!("call {} refused before any prompt: {e}", request.call.key);
-                return Some((ticket, Answer::Consent(KernelConsent::Deny)));
+                return Some((ticket, Answer::Consent(ConsentAnswer::Deny)));
             }
         };
         let sink = Arc::clone(&self.sink);
         let (pending, handle) = PendingConsent::new(shown, move |answer| {
-            let answer = match answer {
-                ConsentAnswer::Allow => KernelConsent::Allow,
-                ConsentAnswer::AllowAlways => KernelConsent::AllowAlways,
-                ConsentAnswer::Deny => KernelConsent::Deny,
-                _ => KernelConsent::Dismissed,
-            };
             sink(session, ticket, Answer::Consent(answer));
         });
         self.prompts.insert((session, ticket), handle);
@@ -406,7 +417,14 @@ fn ticket_of(effect: &CapabilityEffect) -> Option<Ticket> {
         CapabilityEffect::LookupCall { ticket, .. }
         | CapabilityEffect::CheckGrant { ticket, .. } => Some(*ticket),
         CapabilityEffect::PersistCall { ack, .. } => *ack,
-        _ => None,
+        CapabilityEffect::RememberGrant(_)
+        | CapabilityEffect::Audit(_)
+        | CapabilityEffect::RememberOffered { .. }
+        | CapabilityEffect::Prompt(_)
+        | CapabilityEffect::Hook(_)
+        | CapabilityEffect::Withdraw(_)
+        | CapabilityEffect::Run(_)
+        | CapabilityEffect::Activity(_) => None,
     }
 }
 

@@ -1,4 +1,4 @@
-//! Consent for App Capabilities: what a prompt shows ([`ConsentRequest`]), how the user answered
+//! Consent for App Capabilities: what a prompt shows ([`PromptContent`]), how the user answered
 //! ([`ConsentAnswer`]), and the request object a prompt answers ([`PendingConsent`]), with no
 //! platform type in sight (R-CAP-2, R-CAP-3, R-CAP-4, R-SEC-6).
 
@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use lineup_host_core::{
-    check_link, display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk,
-    Timestamp,
+    check_link, display_line, display_text, CapabilityName, ConsentAnswer, Fingerprint,
+    OpaqueVersion, Risk, Timestamp,
 };
 use serde_json::{Map, Value};
 
@@ -18,7 +18,7 @@ use crate::error::ShellError;
 pub const MAX_REASON_GRAPHEMES: usize = 1000;
 /// The longest agent identity a prompt shows, in extended grapheme clusters, before its `…`.
 pub const MAX_AGENT_GRAPHEMES: usize = 64;
-/// How many arguments a prompt lists; the rest are counted ([`ConsentRequest::more_arguments`]).
+/// How many arguments a prompt lists; the rest are counted ([`PromptContent::more_arguments`]).
 pub const MAX_ARGUMENTS_SHOWN: usize = 8;
 /// The longest argument key shown, in extended grapheme clusters, before its `…`.
 pub const MAX_ARGUMENT_KEY_GRAPHEMES: usize = 40;
@@ -42,9 +42,9 @@ const OPEN_URL: &str = "app.open_url";
 ///
 /// ```
 /// use lineup_host_core::Risk;
-/// use lineup_webview_shell::ConsentRequest;
+/// use lineup_webview_shell::PromptContent;
 /// let arguments = serde_json::json!({ "url": "https://bücher.example/a?b=c" });
-/// let request = ConsentRequest::new(
+/// let request = PromptContent::new(
 ///     "agent-7",
 ///     "app.open_url".try_into()?,
 ///     "1".try_into()?,
@@ -58,7 +58,7 @@ const OPEN_URL: &str = "app.open_url";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
-pub struct ConsentRequest {
+pub struct PromptContent {
     agent: String,
     capability: CapabilityName,
     version: OpaqueVersion,
@@ -91,13 +91,13 @@ impl fmt::Debug for ArgumentLine {
     }
 }
 
-impl ConsentRequest {
+impl PromptContent {
     /// The request for `capability` (`version`, declared `risk`) that the agent identified as
     /// `agent` makes for `reason`, with the call's `arguments`.
     ///
     /// `agent` is the requesting agent's identity as the host knows it (the identity the
     /// embedder vouched for, or the envelope's sender): never a name a Surface or an app chose.
-    /// Remembering the answer is not offered until [`ConsentRequest::with_remember`] says so.
+    /// Remembering the answer is not offered until [`PromptContent::with_remember`] says so.
     ///
     /// For `app.open_url`, the `url` argument must be a string that [`open_url_host`] accepts;
     /// otherwise the call is refused here, before any prompt, with
@@ -161,7 +161,7 @@ impl ConsentRequest {
 
     /// When the call lapses (its `expires_at`): the request is withdrawn then, and its prompt
     /// closed. The host sets it on every request it makes; `None` until
-    /// [`ConsentRequest::with_expires_at`].
+    /// [`PromptContent::with_expires_at`].
     pub fn with_expires_at(mut self, at: Timestamp) -> Self {
         self.expires_at = Some(at);
         self
@@ -236,10 +236,10 @@ impl ConsentRequest {
     }
 }
 
-impl fmt::Debug for ConsentRequest {
+impl fmt::Debug for PromptContent {
     /// Agent text reaches logs only as a fingerprint.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConsentRequest")
+        f.debug_struct("PromptContent")
             .field("agent", &Fingerprint::of(&self.agent))
             .field("capability", &self.capability.as_str())
             .field("version", &Fingerprint::of(self.version.as_str()))
@@ -308,21 +308,6 @@ pub fn open_url_host(url: &str) -> Result<String, ShellError> {
         })
 }
 
-/// How the user answered a consent prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ConsentAnswer {
-    /// Allowed, this once.
-    Allow,
-    /// Allowed, and remember it (only when the request permitted remembering, R-CAP-3).
-    AllowAlways,
-    /// Refused: the call is answered `rejected`.
-    Deny,
-    /// Dismissed (Escape, the window closed, the request dropped unanswered): the call is
-    /// answered `cancelled`.
-    Cancelled,
-}
-
 /// The shared flag between a [`PendingConsent`] and its [`ConsentHandle`].
 #[derive(Debug, Default)]
 struct Shared {
@@ -332,7 +317,7 @@ struct Shared {
 
 /// One consent request waiting for the user: answered exactly once, by [`allow`](Self::allow),
 /// [`allow_always`](Self::allow_always), [`deny`](Self::deny) or [`cancel`](Self::cancel).
-/// Dropping it unanswered answers [`ConsentAnswer::Cancelled`] and logs it, so nothing waits
+/// Dropping it unanswered answers [`ConsentAnswer::Dismissed`] and logs it, so nothing waits
 /// forever.
 ///
 /// The answer goes to the callback given to [`PendingConsent::new`], on the thread that answers
@@ -343,19 +328,19 @@ struct Shared {
 /// ```
 /// use std::sync::mpsc;
 /// use lineup_host_core::Risk;
-/// use lineup_webview_shell::{ConsentAnswer, ConsentRequest, PendingConsent};
-/// let request = ConsentRequest::new(
+/// use lineup_webview_shell::{ConsentAnswer, PromptContent, PendingConsent};
+/// let request = PromptContent::new(
 ///     "agent-7", "clipboard.write".try_into()?, "1".try_into()?,
 ///     Risk::UserConfirmation, "copy the summary", &serde_json::Map::new(),
 /// )?;
 /// let (tx, rx) = mpsc::channel();
 /// let (pending, _handle) = PendingConsent::new(request, move |answer| { let _ = tx.send(answer); });
 /// drop(pending); // nobody answered
-/// assert_eq!(rx.recv()?, ConsentAnswer::Cancelled);
+/// assert_eq!(rx.recv()?, ConsentAnswer::Dismissed);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct PendingConsent {
-    request: Arc<ConsentRequest>,
+    request: Arc<PromptContent>,
     shared: Arc<Shared>,
     respond: Option<Box<dyn FnOnce(ConsentAnswer) + Send>>,
 }
@@ -389,7 +374,7 @@ impl PendingConsent {
     /// A request waiting for an answer; `respond` receives it, exactly once, unless the request is
     /// withdrawn first through the returned [`ConsentHandle`].
     pub fn new(
-        request: ConsentRequest,
+        request: PromptContent,
         respond: impl FnOnce(ConsentAnswer) + Send + 'static,
     ) -> (Self, ConsentHandle) {
         let shared = Arc::new(Shared::default());
@@ -405,7 +390,7 @@ impl PendingConsent {
     }
 
     /// What to show.
-    pub fn request(&self) -> &ConsentRequest {
+    pub fn request(&self) -> &PromptContent {
         &self.request
     }
 
@@ -443,7 +428,7 @@ impl PendingConsent {
 
     /// Dismisses the request without a decision (Escape, window closed).
     pub fn cancel(self) {
-        self.answer(ConsentAnswer::Cancelled);
+        self.answer(ConsentAnswer::Dismissed);
     }
 
     fn answer(mut self, answer: ConsentAnswer) {
@@ -471,7 +456,7 @@ impl Drop for PendingConsent {
                 "consent request dropped unanswered: cancelled"
             );
         }
-        self.settle(ConsentAnswer::Cancelled);
+        self.settle(ConsentAnswer::Dismissed);
     }
 }
 
@@ -533,9 +518,9 @@ mod tests {
 
     use super::*;
 
-    fn request(capability: &str, risk: Risk, arguments: Value) -> Result<ConsentRequest, String> {
+    fn request(capability: &str, risk: Risk, arguments: Value) -> Result<PromptContent, String> {
         let map = arguments.as_object().cloned().unwrap_or_default();
-        ConsentRequest::new(
+        PromptContent::new(
             "agent-7",
             CapabilityName::try_from(capability).map_err(|e| e.to_string())?,
             OpaqueVersion::try_from("1").map_err(|e| e.to_string())?,
@@ -546,9 +531,7 @@ mod tests {
         .map_err(|e| e.to_string())
     }
 
-    fn pending(
-        r: ConsentRequest,
-    ) -> (PendingConsent, ConsentHandle, mpsc::Receiver<ConsentAnswer>) {
+    fn pending(r: PromptContent) -> (PendingConsent, ConsentHandle, mpsc::Receiver<ConsentAnswer>) {
         let (tx, rx) = mpsc::channel();
         let (p, h) = PendingConsent::new(r, move |a| {
             let _ = tx.send(a);
@@ -705,7 +688,7 @@ mod tests {
 
         let (p, _, rx) = make(false);
         p.cancel();
-        assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Cancelled));
+        assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Dismissed));
 
         // Not permitted: refused, handed back unanswered, still answerable.
         let (p, _, rx) = make(false);
@@ -726,7 +709,7 @@ mod tests {
         // Dropped unanswered: cancelled.
         let (p, _, rx) = make(false);
         drop(p);
-        assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Cancelled));
+        assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Dismissed));
 
         // Withdrawn: neither an answer nor the drop reaches the creator.
         let (p, h, rx) = make(false);

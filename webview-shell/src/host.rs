@@ -13,8 +13,8 @@ use lineup_host_core::{
     AgentIdentity, Answer, AppCatalog, BundlePolicy, Capability, CapabilityEffect, CapabilityName,
     CapabilityPolicy, CapabilitySetup, CapabilityStore, CatalogRef, Clock, CloseReason,
     ConversationId, Diagnostic, Effect, GoneReason, HookRequest, InlineBundle, InstanceId,
-    LanguageTag, Limits, Message, PartyId, Session, SessionConfig, SessionEffects, SessionFactory,
-    SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    LanguageTag, Limits, Message, PageInput, PartyId, SessionConfig, SessionEffects,
+    SessionFactory, SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -802,6 +802,8 @@ impl HostBuilder {
             .view_config
             .with_max_views(self.limits.max_surfaces)
             .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
+            // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
+            .with_max_ipc_bytes(self.limits.max_bridge_message_bytes)
             .with_language(language.clone());
         crate::platform::apply_theme(self.theme);
         let standby = match (&self.standby, &self.layout) {
@@ -895,6 +897,8 @@ impl HostBuilder {
             notice: self
                 .activity_notices
                 .then(crate::platform::PlatformNotice::default),
+            work: VecDeque::new(),
+            draining: false,
         })
     }
 }
@@ -1063,6 +1067,10 @@ pub struct Host {
     ignore_parent_close: bool,
     /// The activity notice's window, when [`HostBuilder::activity_notices`] is on.
     notice: Option<crate::platform::PlatformNotice>,
+    /// Effects waiting for [`Host::interpret`], in order ([`Host::apply`]).
+    work: VecDeque<(SessionId, Effect, Option<u64>)>,
+    /// Whether [`Host::apply`] is draining `work` further up the stack.
+    draining: bool,
 }
 
 impl std::fmt::Debug for Host {
@@ -1451,21 +1459,6 @@ impl Host {
     }
 
     /// Runs `f` on the session `key` belongs to; nothing when that session has ended.
-    fn in_session(
-        &mut self,
-        key: &SurfaceKey,
-        f: impl FnOnce(&mut Session) -> Vec<Effect>,
-    ) -> SessionEffects {
-        SessionEffects {
-            session: key.session,
-            effects: self
-                .sessions
-                .get_mut(key.session)
-                .map(f)
-                .unwrap_or_default(),
-        }
-    }
-
     /// Whether `key` names a Surface open now in a live session.
     fn is_current(&self, key: &SurfaceKey) -> bool {
         self.sessions
@@ -1483,10 +1476,7 @@ impl Host {
             ViewEvent::Ipc(raw) => {
                 // For `lineup-bench`'s patch profile: the event loop took the bridge message.
                 tracing::debug!(target: "lineup_phase", phase = "bridge_message_handled");
-                let mut effects = Vec::new();
-                let Some(session) = self.sessions.get_mut(key.session) else {
-                    return; // its session ended; the view is gone or going
-                };
+                let (mut flood, mut diagnostics) = (0, 0);
                 if let Some(live) = self.views.get(&slot(&key)).filter(|l| l.key == key) {
                     let backlog = &live.backlog;
                     if is_diagnostic(&raw) {
@@ -1497,25 +1487,25 @@ impl Host {
                             .in_flight
                             .set(backlog.in_flight.get().saturating_sub(1));
                     }
-                    let dropped = backlog.dropped.replace(0);
-                    if dropped > 0 {
-                        let limit = session.limits().max_pending_bridge_messages;
-                        effects = session.handle_bridge_flood(&key, dropped, limit);
-                    }
-                    let dropped = backlog.diagnostics_dropped.replace(0);
-                    if dropped > 0 {
-                        effects.extend(session.diagnostics_dropped(&key, dropped));
-                    }
+                    flood = backlog.dropped.replace(0);
+                    diagnostics = backlog.diagnostics_dropped.replace(0);
                 }
-                effects.extend(session.handle_bridge(&key, &raw));
-                let effects = SessionEffects {
-                    session: key.session,
-                    effects,
-                };
+                if flood > 0 {
+                    let effects = self
+                        .sessions
+                        .handle_page(&key, PageInput::Flood { count: flood });
+                    self.apply(effects, None, target);
+                }
+                if diagnostics > 0 {
+                    let input = PageInput::DiagnosticsDropped { count: diagnostics };
+                    let effects = self.sessions.handle_page(&key, input);
+                    self.apply(effects, None, target);
+                }
+                let effects = self.sessions.handle_page(&key, PageInput::Message(&raw));
                 return self.apply(effects, None, target);
             }
             ViewEvent::UserCloseRequested => {
-                let effects = self.in_session(&key, |s| s.user_closed(&key));
+                let effects = self.sessions.handle_page(&key, PageInput::UserClosed);
                 return self.apply(effects, None, target);
             }
             ViewEvent::Crashed => {
@@ -1529,11 +1519,15 @@ impl Host {
             // Never reopened: the page would only fill its ceiling again (R-UI-12).
             ViewEvent::MemoryExceeded => {
                 tracing::warn!("surface {key}: web process ended at its memory ceiling");
-                let effects = self.in_session(&key, |s| s.surface_gone(&key, GoneReason::Memory));
+                let effects = self
+                    .sessions
+                    .handle_page(&key, PageInput::Gone(GoneReason::Memory));
                 return self.apply(effects, None, target);
             }
             ViewEvent::IpcTooLarge { len } => {
-                let effects = self.in_session(&key, |s| s.handle_bridge_oversized(&key, len));
+                let effects = self
+                    .sessions
+                    .handle_page(&key, PageInput::Oversized { len });
                 return self.apply(effects, None, target);
             }
             ViewEvent::LoadFinished => return,
@@ -1546,13 +1540,12 @@ impl Host {
                     }
                     _ => false,
                 };
-                let effects = self.in_session(&key, |s| {
-                    if by_embedder {
-                        s.embedder_reloaded(&key)
-                    } else {
-                        s.document_committed(&key)
-                    }
-                });
+                let input = if by_embedder {
+                    PageInput::EmbedderReloaded
+                } else {
+                    PageInput::DocumentCommitted
+                };
+                let effects = self.sessions.handle_page(&key, input);
                 return self.apply(effects, None, target);
             }
 
@@ -1590,7 +1583,7 @@ impl Host {
                         let keys: Vec<SurfaceKey> =
                             self.views.values().map(|l| l.key.clone()).collect();
                         for key in keys {
-                            let effects = self.in_session(&key, |s| s.user_closed(&key));
+                            let effects = self.sessions.handle_page(&key, PageInput::UserClosed);
                             self.apply(effects, None, target);
                         }
                         self.exit = true;
@@ -1624,7 +1617,7 @@ impl Host {
                 // Views created while the probe ran: their documents were never served (the
                 // gate refused them); they close, and the agent hears the open failed.
                 for key in std::mem::take(&mut self.held) {
-                    let effects = self.in_session(&key, |s| s.open_failed(&key, &why));
+                    let effects = self.sessions.handle_page(&key, PageInput::OpenFailed(&why));
                     self.apply(effects, None, target);
                     self.destroy(&key);
                 }
@@ -1641,76 +1634,97 @@ impl Host {
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
         let SessionEffects { session, effects } = effects;
-        for effect in effects {
-            match effect {
-                Effect::Open(open) => self.open(open, target),
-                Effect::Replace { old, open } => {
-                    self.destroy(&old);
-                    self.delegate.notify_closed(&old, &CloseReason::Replaced);
-                    self.open(open, target);
+        // Effects that arise while one is carried out (a capability answer's, a failed open's)
+        // go first, before the rest of the batch, as a nested call would take them; the
+        // outermost call drains the queue, so nothing recurses through here.
+        for effect in effects.into_iter().rev() {
+            self.work.push_front((session, effect, line));
+        }
+        if self.draining {
+            return;
+        }
+        self.draining = true;
+        while let Some((session, effect, line)) = self.work.pop_front() {
+            self.interpret(session, effect, line, target);
+        }
+        self.draining = false;
+    }
+
+    /// The one interpreter of the kernel's effects: every [`Effect`] by name.
+    fn interpret(
+        &mut self,
+        session: SessionId,
+        effect: Effect,
+        line: Option<u64>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        match effect {
+            Effect::Open(open) => self.open(open, target),
+            Effect::Replace { old, open } => {
+                self.destroy(&old);
+                self.delegate.notify_closed(&old, &CloseReason::Replaced);
+                self.open(open, target);
+            }
+            Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
+            Effect::Ready(key) => {
+                if let Some(live) = self.views.get_mut(&slot(&key)) {
+                    live.opening_since = None;
                 }
-                Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
-                Effect::Ready(key) => {
-                    if let Some(live) = self.views.get_mut(&slot(&key)) {
-                        live.opening_since = None;
-                    }
-                    self.watchdog.ready(&key);
-                    if let Some(standby) = self.standby.as_mut() {
-                        standby.ready(&key);
-                    }
-                    self.delegate.notify_ready(&key);
+                self.watchdog.ready(&key);
+                if let Some(standby) = self.standby.as_mut() {
+                    standby.ready(&key);
                 }
-                Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
-                Effect::RestoreDocument(key) => {
-                    // R-SEC-2a: the page replaced its document without a navigation (a
-                    // `javascript:` URL); its own document is loaded again and gets the current
-                    // state after its `ready` (R-UI-10).
-                    if let Some(view) = self.view(&key) {
-                        if let Err(e) = view.restore_document() {
-                            tracing::warn!("surface {key}: cannot restore its document: {e}");
-                        }
-                    }
-                    self.delegate
-                        .notify_refused(&key, &Refusal::DocumentReplaced);
-                }
-                Effect::DeliverState { key, state } => {
-                    if let Some(view) = self.view(&key) {
-                        if let Err(e) = view.deliver_state(&state.to_json()) {
-                            tracing::warn!("surface {key}: state not delivered: {e}");
-                        }
-                    }
-                }
-                Effect::Resize { key, height } => self.resize(&key, height),
-                Effect::Diagnostic { key, diagnostic } => self.diagnostic(&key, diagnostic),
-                Effect::Close { key, reason } => {
-                    self.destroy(&key);
-                    self.delegate.notify_closed(&key, &reason);
-                }
-                Effect::Send(message) => {
-                    if let Some(outbound) = self.outbound.as_mut() {
-                        outbound(&message);
-                    }
-                    self.delegate.notify_outbound(&message);
-                }
-                Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
-                Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
-                Effect::Capability(CapabilityEffect::Activity(activity)) => {
-                    self.activity(&activity);
-                }
-                // Only sessions whose factory turned capabilities on emit capability work.
-                Effect::Capability(effect) => {
-                    let answer = match self.driver.as_mut() {
-                        Some(driver) => driver.execute(session, effect),
-                        None => {
-                            tracing::error!("capability effect without a driver: {effect:?}");
-                            None
-                        }
-                    };
-                    if let Some((ticket, answer)) = answer {
-                        self.capability_answered(session, ticket, answer, target);
+                self.delegate.notify_ready(&key);
+            }
+            Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
+            Effect::RestoreDocument(key) => {
+                // R-SEC-2a: the page replaced its document without a navigation (a
+                // `javascript:` URL); its own document is loaded again and gets the current
+                // state after its `ready` (R-UI-10).
+                if let Some(view) = self.view(&key) {
+                    if let Err(e) = view.restore_document() {
+                        tracing::warn!("surface {key}: cannot restore its document: {e}");
                     }
                 }
-                _ => {}
+                self.delegate
+                    .notify_refused(&key, &Refusal::DocumentReplaced);
+            }
+            Effect::DeliverState { key, state } => {
+                if let Some(view) = self.view(&key) {
+                    if let Err(e) = view.deliver_state(&state.to_json()) {
+                        tracing::warn!("surface {key}: state not delivered: {e}");
+                    }
+                }
+            }
+            Effect::Resize { key, height } => self.resize(&key, height),
+            Effect::Diagnostic { key, diagnostic } => self.diagnostic(&key, diagnostic),
+            Effect::Close { key, reason } => {
+                self.destroy(&key);
+                self.delegate.notify_closed(&key, &reason);
+            }
+            Effect::Send(message) => {
+                if let Some(outbound) = self.outbound.as_mut() {
+                    outbound(&message);
+                }
+                self.delegate.notify_outbound(&message);
+            }
+            Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
+            Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
+            Effect::Capability(CapabilityEffect::Activity(activity)) => {
+                self.activity(&activity);
+            }
+            // Only sessions whose factory turned capabilities on emit capability work.
+            Effect::Capability(effect) => {
+                let answer = match self.driver.as_mut() {
+                    Some(driver) => driver.execute(session, effect),
+                    None => {
+                        tracing::error!("capability effect without a driver: {effect:?}");
+                        None
+                    }
+                };
+                if let Some((ticket, answer)) = answer {
+                    self.capability_answered(session, ticket, answer, target);
+                }
             }
         }
     }
@@ -1761,9 +1775,9 @@ impl Host {
                     // A reopen that cannot be created leaves the Surface gone (R-UI-12).
                     Some(reason) => {
                         tracing::warn!("surface {key}: cannot be reopened: {why}");
-                        self.in_session(&key, |s| s.surface_gone(&key, reason))
+                        self.sessions.handle_page(&key, PageInput::Gone(reason))
                     }
-                    None => self.in_session(&key, |s| s.open_failed(&key, &why)),
+                    None => self.sessions.handle_page(&key, PageInput::OpenFailed(&why)),
                 };
                 self.apply(effects, None, target);
             }
@@ -1870,7 +1884,19 @@ impl Host {
                             let _ = driver.execute(session, effect);
                         }
                     }
-                    _ => {}
+                    // Ending sessions close and cancel; nothing opens, draws or is sent.
+                    Effect::Open(_)
+                    | Effect::Replace { .. }
+                    | Effect::Reopen { .. }
+                    | Effect::Ready(_)
+                    | Effect::Reloaded(_)
+                    | Effect::RestoreDocument(_)
+                    | Effect::DeliverState { .. }
+                    | Effect::Resize { .. }
+                    | Effect::Send(_)
+                    | Effect::Rejected(_)
+                    | Effect::Diagnostic { .. }
+                    | Effect::Dropped { .. } => {}
                 }
             }
         }

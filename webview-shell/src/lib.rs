@@ -98,8 +98,8 @@ pub use config::{
     language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
 };
 pub use consent::{
-    open_url_host, risk_in_words, ArgumentLine, ConsentAnswer, ConsentHandle, ConsentPrompt,
-    ConsentRequest, PendingConsent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
+    open_url_host, risk_in_words, ArgumentLine, ConsentHandle, ConsentPrompt, PendingConsent,
+    PromptContent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
     MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_URL_BYTES,
 };
 pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
@@ -114,6 +114,7 @@ pub use kiosk::{
     kiosk_window, monitors, on_terminate, skip_absent_a11y_bus, CursorHider, CursorPolicy,
     MonitorChoice, MonitorInfo,
 };
+pub use lineup_host_core::ConsentAnswer;
 pub use notice::{NOTICE_DURATION, NOTICE_TITLE};
 pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};

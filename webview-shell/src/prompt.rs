@@ -12,7 +12,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tao::event_loop::EventLoopWindowTarget;
 
-use crate::consent::{ConsentAnswer, ConsentPrompt, ConsentRequest, PendingConsent};
+use lineup_host_core::ConsentAnswer;
+
+use crate::consent::{ConsentPrompt, PendingConsent, PromptContent};
 use crate::error::ShellError;
 use crate::platform::{check_display, PlatformPrompt};
 use crate::trusted::TrustedDocument;
@@ -76,7 +78,7 @@ pub(crate) enum PromptOutcome {
 ///   starts again whenever the window is mapped, focused, covered or uncovered by another
 ///   window, so a click or key meant for a Surface cannot land on it.
 /// - Enter does nothing; Escape (after the guard delay) or closing the window answers
-///   [`ConsentAnswer::Cancelled`]; so does a failure to show it.
+///   [`ConsentAnswer::Dismissed`]; so does a failure to show it.
 /// - It asks to stay above other windows and raises itself when covered.
 /// - A request withdrawn by its creator ([`ConsentHandle::withdraw`](crate::ConsentHandle::withdraw))
 ///   is taken off the queue, its window closed if showing, and gets no answer.
@@ -98,7 +100,7 @@ pub struct PromptQueue {
 }
 
 /// Who hears that a request's prompt is on screen.
-type ShownObserver = Rc<RefCell<Box<dyn FnMut(&ConsentRequest)>>>;
+type ShownObserver = Rc<RefCell<Box<dyn FnMut(&PromptContent)>>>;
 
 struct Queue {
     options: PromptOptions,
@@ -137,9 +139,9 @@ impl PromptQueue {
     /// called once per request, in the order shown, on the event-loop thread, from the main
     /// loop (never from inside another of this queue's methods); a request withdrawn, dropped
     /// or failing before its window was shown is never reported. An embedder can log or
-    /// announce the prompt with it; the request's [`ConsentRequest::expires_at`] says how long
+    /// announce the prompt with it; the request's [`PromptContent::expires_at`] says how long
     /// the prompt waits. Replaces an earlier observer.
-    pub fn on_shown(&self, observer: impl FnMut(&ConsentRequest) + 'static) {
+    pub fn on_shown(&self, observer: impl FnMut(&PromptContent) + 'static) {
         self.inner.borrow_mut().on_shown = Some(Rc::new(RefCell::new(Box::new(observer))));
     }
 
@@ -266,7 +268,7 @@ fn advance(inner: &Rc<RefCell<Queue>>) {
 
 /// Tells the [`PromptQueue::on_shown`] observer that `request` is on screen; the queue is not
 /// borrowed meanwhile, so the observer may use it.
-fn announce(inner: &Rc<RefCell<Queue>>, request: &ConsentRequest) {
+fn announce(inner: &Rc<RefCell<Queue>>, request: &PromptContent) {
     let observer = inner.borrow().on_shown.clone();
     if let Some(observer) = observer {
         match observer.try_borrow_mut() {
@@ -300,7 +302,7 @@ fn finish(inner: &Rc<RefCell<Queue>>, outcome: PromptOutcome) {
 }
 
 /// The prompt's host-written document for `request`.
-fn prompt_document(request: &ConsentRequest) -> Result<TrustedDocument, ShellError> {
+fn prompt_document(request: &PromptContent) -> Result<TrustedDocument, ShellError> {
     let arguments: Vec<[&str; 2]> = request
         .arguments()
         .iter()
@@ -439,7 +441,7 @@ mod tests {
     #[test]
     fn r_sec_6_prompt_document_carries_agent_strings_as_data_only() {
         let arguments = json!({"<i>k</i>": "<b>v</b>"});
-        let request = ConsentRequest::new(
+        let request = PromptContent::new(
             "<b>agent</b>",
             "x.y".try_into().unwrap_or_else(|_| panic!("name")),
             "1".try_into().unwrap_or_else(|_| panic!("version")),

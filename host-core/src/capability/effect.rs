@@ -164,7 +164,6 @@ pub struct RunRequest {
 /// What the capability kernel asks the platform to do. Effects of one batch are executed in
 /// order (see the store module for the mapping onto [`crate::CapabilityStore`]).
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum CapabilityEffect {
     /// Look up the record of `key` in the store and answer [`Answer::Call`] (R-CAP-5: the call
     /// key is looked up before anything else).
@@ -223,7 +222,6 @@ pub enum CapabilityEffect {
 
 /// What the platform answers to a [`Ticket`].
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Answer {
     /// The record of a looked-up key, if the store has one.
     Call(Option<Box<CallRecord>>),

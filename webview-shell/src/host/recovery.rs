@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use lineup_host_core::{CloseReason, GoneReason, InlineBundle, SurfaceKey, SurfaceOpen};
+use lineup_host_core::{CloseReason, GoneReason, InlineBundle, PageInput, SurfaceKey, SurfaceOpen};
 use tao::event_loop::EventLoopWindowTarget;
 
 use super::{slot, Host, HostEvent};
@@ -48,13 +48,12 @@ impl Host {
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
         let reopen = self.reopen;
-        let effects = self.in_session(&key, |s| {
-            if reopen {
-                s.surface_lost(&key, reason)
-            } else {
-                s.surface_gone(&key, reason)
-            }
-        });
+        let input = if reopen {
+            PageInput::Lost(reason)
+        } else {
+            PageInput::Gone(reason)
+        };
+        let effects = self.sessions.handle_page(&key, input);
         self.apply(effects, None, target);
     }
 

@@ -12,7 +12,9 @@ use gtk::glib;
 use gtk::prelude::*;
 
 use super::trusted::{TrustedEvent, TrustedView};
-use crate::consent::{ConsentAnswer, ConsentHandle};
+use lineup_host_core::ConsentAnswer;
+
+use crate::consent::ConsentHandle;
 use crate::error::ShellError;
 use crate::prompt::{parse_snapshot, PromptOptions, PromptOutcome, PromptSnapshot, SNAPSHOT_JS};
 use crate::trusted::TrustedDocument;
@@ -166,7 +168,7 @@ impl PromptState {
                 self.conclude(PromptOutcome::Answered(answer));
             }
             TrustedEvent::Crashed => {
-                self.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled))
+                self.conclude(PromptOutcome::Answered(ConsentAnswer::Dismissed))
             }
         }
     }
@@ -207,7 +209,7 @@ impl PromptState {
             return glib::Propagation::Stop;
         }
         if k == key::Escape {
-            self.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled));
+            self.conclude(PromptOutcome::Answered(ConsentAnswer::Dismissed));
             return glib::Propagation::Stop;
         }
         glib::Propagation::Proceed
@@ -311,7 +313,7 @@ fn connect(state: &Rc<PromptState>) {
     let w = with.clone();
     state.window.connect_delete_event(move |_, _| {
         w(&|s| {
-            s.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled));
+            s.conclude(PromptOutcome::Answered(ConsentAnswer::Dismissed));
             glib::Propagation::Stop
         })
     });
@@ -345,7 +347,7 @@ fn watch(state: &Rc<PromptState>, withdrawal: ConsentHandle) {
         }
         if !state.shown.get() && started.elapsed() > RENDER_TIMEOUT {
             tracing::error!("the consent prompt's document did not render; cancelled");
-            state.conclude(PromptOutcome::Answered(ConsentAnswer::Cancelled));
+            state.conclude(PromptOutcome::Answered(ConsentAnswer::Dismissed));
             return glib::ControlFlow::Break;
         }
         glib::ControlFlow::Continue
