@@ -40,7 +40,11 @@ impl StdioHost {
     /// there) and the working directory `cwd`.
     pub(crate) fn start_in(home: &Path, cwd: &Path, args: &[&str]) -> Self {
         let mut command = Command::new(LINEUP);
-        command.current_dir(cwd).env("HOME", home.join("home"));
+        // GTK's dialogs keep their settings in memory: no dconf, no D-Bus session here.
+        command
+            .current_dir(cwd)
+            .env("HOME", home.join("home"))
+            .env("GSETTINGS_BACKEND", "memory");
         Self::spawn(command, home, args)
     }
 
@@ -122,7 +126,8 @@ impl StdioHost {
         match self.wait_for(STEP, pred) {
             Some((_, value)) => value,
             None => panic!(
-                "no {what}; saw {:#?}\nstderr:\n{}",
+                "no {what} (the host: {:?}); saw {:#?}\nstderr:\n{}",
+                self.child.try_wait(),
                 self.seen.iter().map(|(_, v)| v).collect::<Vec<_>>(),
                 self.stderr.lock().unwrap()
             ),
