@@ -1,0 +1,311 @@
+//! The agent's Surface envelopes: admission (direction, sender, version), `ui.open`, `ui.patch`,
+//! `ui.close` (R-ENV-1..6, R-UI-1..4, R-UI-9).
+
+use super::*;
+
+impl Session {
+    /// The checks every decoded inbound envelope passes before it may change anything: its
+    /// conversation (R-ENV-1, R-SES-1), its direction (R-ENV-2) and its sender (R-ENV-1).
+    pub(super) fn admit(&self, message: &Message) -> Result<(), ProtocolError> {
+        self.admit_envelope(
+            message.conversation_id(),
+            message.direction(),
+            message.message_type(),
+            message.sender(),
+        )
+    }
+
+    /// [`Session::admit`] on an envelope's parts.
+    pub(super) fn admit_envelope(
+        &self,
+        conversation: &ConversationId,
+        direction: Direction,
+        message_type: &str,
+        sender: &Party,
+    ) -> Result<(), ProtocolError> {
+        if let Some(ours) = self
+            .conversation
+            .as_ref()
+            .filter(|ours| *ours != conversation)
+        {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongConversation,
+                "R-ENV-1",
+                format!("conversation_id {conversation} is not this session's conversation {ours}"),
+            )
+            .field("conversation_id"));
+        }
+        if direction == Direction::ClientToAgent {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongDirection,
+                "R-ENV-2",
+                format!("{message_type} is sent by the client, not to it"),
+            )
+            .field("type"));
+        }
+        let kind = &sender.kind;
+        if kind.as_str() != AGENT_KIND {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongSender,
+                "R-ENV-1",
+                format!(
+                    "sender.kind is {:?}; only a sender of kind {AGENT_KIND:?} sends {message_type} to the client",
+                    shorten(kind.as_str(), 40),
+                ),
+            )
+            .field("sender.kind"));
+        }
+        let id = &sender.id;
+        if let Some(vouched) = self.config.agent_id.as_ref().filter(|v| *v != id) {
+            return Err(ProtocolError::new(
+                ErrorCode::WrongSender,
+                "R-SES-1",
+                format!(
+                    "sender.id is {:?}; this session's agent is {:?}, vouched for by the transport",
+                    shorten(id.as_str(), 64),
+                    vouched.as_str()
+                ),
+            )
+            .field("sender.id"));
+        }
+        Ok(())
+    }
+
+    pub(super) fn open(
+        &mut self,
+        env: Envelope<UiOpen>,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), ProtocolError> {
+        let UiOpen {
+            instance_id,
+            app,
+            state,
+        } = env.payload;
+        let catalog = self.config.app_catalog.clone();
+        let (app, installed) = match app {
+            SurfaceSource::Inline(app) => {
+                // R-UI-9: an id the app center holds or has held is reserved, whatever the
+                // bytes: its app opens only by id, and only while enabled.
+                if let Some(reservation) = catalog.as_ref().and_then(|c| c.0.reservation(&app.id)) {
+                    return Err(reserved_error(&app.id, &reservation));
+                }
+                (app, None)
+            }
+            SurfaceSource::Installed(s) => {
+                let Some(catalog) = catalog else {
+                    return Err(ProtocolError::new(
+                        ErrorCode::Unsupported,
+                        "R-UI-9",
+                        format!(
+                            "surface {} of app {} cannot be opened by id: this host has no app center; send an inline bundle",
+                            s.surface, s.id
+                        ),
+                    )
+                    .field("payload.app.surface"));
+                };
+                let resolved = catalog
+                    .0
+                    .resolve(&s.id, s.version.as_ref(), &s.surface)
+                    .map_err(|refusal| refusal_error(&s, &refusal))?;
+                let opened = OpenedInstalled {
+                    version: resolved.app.version.clone(),
+                    surface: s,
+                    events: resolved.events,
+                    assets: resolved.assets,
+                    signed_by: resolved.signed_by,
+                };
+                (resolved.app, Some(opened))
+            }
+        };
+        let digest = app.bundle.digest();
+        let policy = &self.config.bundle_policy;
+        if let Some(installed) = &installed {
+            if *policy == BundlePolicy::SignedOnly && installed.signed_by.is_none() {
+                return Err(ProtocolError::new(
+                    ErrorCode::PolicyViolation,
+                    "R-SEC-7",
+                    format!(
+                        "app {} was installed without a trusted signature; the bundle policy is signed-only",
+                        installed.surface.id
+                    ),
+                )
+                .field("payload.app.id"));
+            }
+        } else {
+            let refused = match policy {
+                BundlePolicy::SignedOnly | BundlePolicy::AppCenterOnly => Some(format!(
+                    "the bundle policy is {}: this host opens only installed apps, by id; inline bundles are refused",
+                    policy.name()
+                )),
+                BundlePolicy::Allowlist(allowed) if !allowed.contains(&digest) => Some(format!(
+                    "the bundle's digest {digest} is not on this host's allowlist ({} digests)",
+                    allowed.len()
+                )),
+                _ => None,
+            };
+            if let Some(message) = refused {
+                return Err(
+                    ProtocolError::new(ErrorCode::PolicyViolation, "R-SEC-7", message)
+                        .field("payload.app"),
+                );
+            }
+        }
+        match (&app.integrity, policy) {
+            (Some(declared), _) if *declared != digest => {
+                return Err(ProtocolError::new(
+                    ErrorCode::IntegrityMismatch,
+                    "R-UI-2a",
+                    format!(
+                        "integrity {declared} does not match the bundle, whose digest is {digest}"
+                    ),
+                )
+                .field("payload.app.integrity"));
+            }
+            (None, BundlePolicy::RequireIntegrity) => {
+                return Err(ProtocolError::new(
+                    ErrorCode::PolicyViolation,
+                    "R-SEC-7",
+                    format!("the bundle policy requires app.integrity; this bundle's is {digest}"),
+                )
+                .field("payload.app.integrity"));
+            }
+            _ => {}
+        }
+        let replacing = self.surfaces.contains_key(&instance_id);
+        let limits = &self.config.limits;
+        // R-SES-1: the limit also bounds the host's web processes over every session.
+        let total = self.surfaces.len() + self.open_elsewhere;
+        if !replacing && total >= limits.max_surfaces {
+            let (rule, open) = if self.open_elsewhere > 0 {
+                let here = self.surfaces.len();
+                let open =
+                    format!("{total} surfaces are open on this host ({here} in this conversation)");
+                ("R-SES-1", open)
+            } else {
+                ("R-SEC-2", format!("{total} surfaces are open"))
+            };
+            return Err(ProtocolError::new(
+                ErrorCode::TooManySurfaces,
+                rule,
+                format!(
+                    "{open}; the limit is {}; close one first",
+                    limits.max_surfaces
+                ),
+            )
+            .field("payload.instance_id")
+            .limit(limits.max_surfaces));
+        }
+        let now = self.clock.monotonic();
+        while self
+            .recent_opens
+            .front()
+            .is_some_and(|t| now.saturating_sub(*t) >= limits.open_window)
+        {
+            self.recent_opens.pop_front();
+        }
+        if self.recent_opens.len() >= limits.max_opens_per_window {
+            return Err(ProtocolError::new(
+                ErrorCode::RateLimited,
+                "R-SEC-2",
+                format!(
+                    "{} opens within {:?}; the limit is {}; wait and retry",
+                    self.recent_opens.len(),
+                    limits.open_window,
+                    limits.max_opens_per_window
+                ),
+            )
+            .field("payload.instance_id")
+            .limit(limits.max_opens_per_window));
+        }
+        self.recent_opens.push_back(now);
+        let generation = Generation(self.next_generation);
+        self.next_generation += 1;
+        let assets = installed
+            .as_ref()
+            .map(|i| i.assets.clone())
+            .unwrap_or_default();
+        let entry = Entry {
+            generation,
+            opened_by: env.id,
+            opener: env.sender,
+            app: app.clone(),
+            reopens: ReopenBudget::default(),
+            ready: false,
+            state: state.unwrap_or_default(),
+            documents: VecDeque::new(),
+            committed: false,
+            diagnostics: DiagnosticBudget {
+                window_start: now,
+                ..DiagnosticBudget::default()
+            },
+            installed,
+        };
+        let key = SurfaceKey {
+            session: self.config.session_id,
+            instance: instance_id.clone(),
+            generation,
+        };
+        let open = SurfaceOpen { key, app, assets };
+        match self.surfaces.insert(instance_id.clone(), entry) {
+            Some(old) => fx.push(Effect::Replace {
+                old: SurfaceKey {
+                    session: self.config.session_id,
+                    instance: instance_id,
+                    generation: old.generation,
+                },
+                open,
+            }),
+            None => fx.push(Effect::Open(open)),
+        }
+        Ok(())
+    }
+
+    pub(super) fn patch(
+        &mut self,
+        env: Envelope<UiPatch>,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), ProtocolError> {
+        let UiPatch { instance_id, state } = env.payload;
+        let entry = self
+            .surfaces
+            .get_mut(&instance_id)
+            .ok_or_else(|| unknown_instance(&instance_id, UiPatch::TYPE))?;
+        // R-UI-3: the patch replaces the whole state; before `ready`, only the latest is kept.
+        entry.state = state;
+        if entry.ready {
+            fx.push(Effect::DeliverState {
+                key: SurfaceKey {
+                    session: self.config.session_id,
+                    instance: instance_id,
+                    generation: entry.generation,
+                },
+                state: entry.state.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn close(
+        &mut self,
+        env: Envelope<UiClose>,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), ProtocolError> {
+        let UiClose {
+            instance_id,
+            reason,
+        } = env.payload;
+        let entry = self
+            .surfaces
+            .remove(&instance_id)
+            .ok_or_else(|| unknown_instance(&instance_id, UiClose::TYPE))?;
+        fx.push(Effect::Close {
+            key: SurfaceKey {
+                session: self.config.session_id,
+                instance: instance_id,
+                generation: entry.generation,
+            },
+            reason: CloseReason::Agent(reason),
+        });
+        Ok(())
+    }
+}
