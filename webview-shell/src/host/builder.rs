@@ -1,0 +1,643 @@
+//! [`HostBuilder`]: the defaults table, every option an embedder sets, and [`HostBuilder::build`],
+//! which starts the shell, the capability driver and the session table; [`DangerousHostBuilder`]
+//! for what weakens isolation.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{
+    AppCatalog, BundlePolicy, Capability, CapabilityPolicy, CapabilitySetup, CapabilityStore,
+    CatalogRef, ConversationId, HookRequest, LanguageTag, Limits, Message, PartyId, SessionConfig,
+    Sessions,
+};
+use lineup_surface_runtime::DocumentOptions;
+use tao::event_loop::EventLoop;
+use tao::window::Window;
+
+use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice, SystemWallClock};
+use crate::config::{Contrast, Theme, ViewConfig};
+use crate::consent::ConsentPrompt;
+use crate::delegate::{HostDelegate, NoDelegate};
+use crate::error::ShellError;
+use crate::shell::Shell;
+use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
+
+use super::*;
+
+/// The embedder's outbound callback.
+pub(super) type OutboundFn = Box<dyn FnMut(&Message)>;
+
+/// Where the host puts Surfaces.
+pub(super) enum Layout {
+    Windows,
+    Children(Rc<Window>),
+}
+
+/// Configures a [`Host`]. Deny by default; the defaults are:
+///
+/// | setting | default |
+/// | --- | --- |
+/// | client id (`sender.id` of outbound envelopes) | `lineup-host` |
+/// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 16 Surfaces, 30 opens / 10 s |
+/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 16 Surfaces in each and in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
+/// | vouched agent | none: any `sender.id`, and "always" lasts one conversation |
+/// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
+/// | placement | a window of its own per Surface, 480 × 360, titled with the sanitised app name |
+/// | resize requests | clamped to 40 ..= 2000 logical pixels |
+/// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, network through a refusing proxy, isolation probe |
+/// | memory per Surface | [`Limits::surface_memory_limit_mib`] (512 MiB); past it the Surface is closed, `memory` upstream |
+/// | document | [`DocumentOptions::default`]: the strict CSP with `sandbox allow-scripts` |
+/// | language (R-UI-11) | the environment's ([`language_from_environment`](crate::language_from_environment)), `en` under the POSIX locale |
+/// | theme (R-UI-11) | [`Theme::System`]: the desktop's `prefers-color-scheme` |
+/// | contrast (R-UI-11) | [`Contrast::System`]: the desktop's, read at each open |
+/// | text zoom (R-UI-11) | 1.0; the Ctrl± zoom keys are off |
+/// | diagnostics (R-DIAG-1) | to [`HostDelegate::notify_diagnostic`], 100 per Surface per 10 s; never to the agent |
+/// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
+/// | built-in capabilities | none; each enabled by [`HostBuilder::builtin`], acting on [`SystemDesktop`](crate::SystemDesktop) |
+/// | recovery (R-UI-12) | a Surface whose web process died or was ended by the hang watchdog is reopened in place with its last state, at most [`Limits::max_reopens_per_window`] (3) times per [`Limits::reopen_window`] (60 s), then closed with `crashed` or `unresponsive` upstream; never after its memory ceiling; [`HostBuilder::reopen_lost_surfaces`] |
+/// | activity notices (original §5.3) | on: a call that runs with nothing of it visible (`display_only`, a remembered grant) shows the host's own notice for [`NOTICE_DURATION`](crate::NOTICE_DURATION), in the standby screen's colours over the Surfaces when there is one, else in a small window of its own titled [`NOTICE_TITLE`](crate::NOTICE_TITLE); every call that runs reaches [`HostDelegate::notify_capability_ran`]; [`HostBuilder::activity_notices`] |
+/// | hang watchdog (R-UI-12) | on: a page without a sign of life for 10 s ([`HostBuilder::hang_deadline`]), or without its first `ready` for 20 s ([`HostBuilder::first_ready_deadline`]), has its web process terminated; [`HostBuilder::without_hang_watchdog`] |
+///
+/// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
+pub struct HostBuilder {
+    client_id: PartyId,
+    conversation_id: Option<ConversationId>,
+    limits: Limits,
+    bundle_policy: BundlePolicy,
+    view_config: ViewConfig,
+    document: DocumentOptions,
+    window_size: (u32, u32),
+    resize_bounds: (u32, u32),
+    layout: Layout,
+    outbound: Option<OutboundFn>,
+    delegate: Box<dyn HostDelegate>,
+    capabilities: Option<CapabilityConfig>,
+    agent_id: Option<PartyId>,
+    language: Option<LanguageTag>,
+    theme: Theme,
+    contrast: Contrast,
+    session_idle: Option<Duration>,
+    app_center: Option<Rc<dyn AppCatalog>>,
+    unvouched_scope: Option<String>,
+    capability_policy: Option<Rc<dyn CapabilityPolicy>>,
+    reopen: bool,
+    watchdog: WatchdogConfig,
+    standby: Option<crate::StandbyScreen>,
+    ignore_parent_close: bool,
+    activity_notices: bool,
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("client_id", &self.client_id)
+            .field("limits", &self.limits)
+            .field("bundle_policy", &self.bundle_policy)
+            .field("view_config", &self.view_config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// The defaults listed above.
+    pub fn new() -> Self {
+        Self {
+            client_id: PartyId::try_from("lineup-host").unwrap_or_else(|_| unreachable_party()),
+            conversation_id: None,
+            limits: Limits::default(),
+            bundle_policy: BundlePolicy::default(),
+            view_config: ViewConfig::default(),
+            document: DocumentOptions::default(),
+            window_size: (480, 360),
+            resize_bounds: (40, 2000),
+            layout: Layout::Windows,
+            outbound: None,
+            delegate: Box::new(NoDelegate),
+            capabilities: None,
+            agent_id: None,
+            language: None,
+            theme: Theme::System,
+            contrast: Contrast::System,
+            app_center: None,
+            unvouched_scope: None,
+            capability_policy: None,
+            session_idle: None,
+            reopen: true,
+            watchdog: WatchdogConfig::default(),
+            standby: None,
+            ignore_parent_close: false,
+            activity_notices: true,
+        }
+    }
+
+    /// Turns App Capabilities on (R-SEC-5, R-INV-1): each session gets `client.inventory` and
+    /// `app.list` first, and `app.call`s go through the pipeline (known and visible, not expired,
+    /// arguments valid, consent by risk, run once, one `app.result`). Registering a capability
+    /// turns them on too. Without this, every well-formed `app.call` is answered `unsupported`.
+    pub fn enable_capabilities(mut self) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default);
+        self
+    }
+
+    /// Registers a capability and its handler, which runs on a thread of its own (never the GUI
+    /// thread). A name registered twice makes [`HostBuilder::build`] fail.
+    pub fn capability(mut self, capability: Capability, handler: impl CapabilityHandler) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .registrations
+            .push((capability, Arc::new(handler)));
+        self
+    }
+
+    /// Where call records, remembered grants, the audit and revision epochs are kept (R-CAP-5,
+    /// R-CAP-6, R-INV-2). The default, a [`MemoryStore`](lineup_host_core::MemoryStore), keeps
+    /// nothing across restarts; the `lineup-store` crate's SQLite store does.
+    pub fn capability_store(mut self, store: impl CapabilityStore + 'static) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .store = Box::new(store);
+        self
+    }
+
+    /// The agent the embedder or the transport vouches for (R-SES-1) in every session an
+    /// envelope establishes, and in those [`Host::open_session`] opens without one of its own:
+    /// an inbound envelope whose `sender.id` is another is refused `wrong_sender`, and
+    /// remembered grants belong to this identity. Without one, any `sender.id` is taken and
+    /// "always" lasts the conversation.
+    pub fn vouched_agent(mut self, agent: PartyId) -> Self {
+        self.agent_id = Some(agent);
+        self
+    }
+
+    /// Shows consent requests with the embedder's UI instead of the built-in trusted prompt
+    /// window.
+    pub fn consent_prompt(mut self, prompt: impl ConsentPrompt + 'static) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .prompt = PromptChoice::Custom(Box::new(prompt));
+        self
+    }
+
+    /// The extra check `system_permission` and `restricted` calls need after the user allowed
+    /// them (R-CAP-3); without one they are denied.
+    pub fn permission_hook(mut self, hook: impl FnMut(&HookRequest) -> bool + 'static) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .hook = Box::new(hook);
+        self
+    }
+
+    /// Enables one built-in capability (spec §5.2, R-SEC-5): it is registered with the spec's
+    /// name, version `1.0` and risk, listed in the inventory, and runs only after consent. None
+    /// is on by default. Their effects go to [`HostBuilder::desktop`], by default the real
+    /// [`SystemDesktop`](crate::SystemDesktop). A capability of the same name registered with
+    /// [`HostBuilder::capability`] makes [`HostBuilder::build`] fail.
+    ///
+    /// `device.pick_file` (`system_permission`) takes the file chooser as its OS permission
+    /// (R-CAP-3): the [`permission_hook`](HostBuilder::permission_hook) is not asked for it; see
+    /// [`Builtin`](crate::Builtin) for each one's arguments, result and refusals.
+    pub fn builtin(mut self, builtin: crate::Builtin) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .builtins
+            .enabled
+            .insert(builtin);
+        self
+    }
+
+    /// Enables each of `builtins` ([`HostBuilder::builtin`]).
+    pub fn builtins(self, builtins: &[crate::Builtin]) -> Self {
+        builtins.iter().fold(self, |b, builtin| b.builtin(*builtin))
+    }
+
+    /// Where the built-in capabilities act: the real desktop by default; a
+    /// [`RecordingDesktop`](crate::RecordingDesktop) in tests.
+    pub fn desktop(mut self, desktop: impl crate::Desktop) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .builtins
+            .desktop = Some(Arc::new(desktop));
+        self
+    }
+
+    /// The language Surfaces see (R-UI-11): `navigator.language`, `navigator.languages`,
+    /// `Intl`'s default locale and `<html lang>`. By default the environment's
+    /// ([`language_from_environment`](crate::language_from_environment)).
+    ///
+    /// ## Platform-specific
+    /// Linux: each Surface's web context's preferred languages, set before its first load.
+    pub fn language(mut self, language: LanguageTag) -> Self {
+        self.language = Some(language);
+        self
+    }
+
+    /// The colour scheme Surfaces see as `prefers-color-scheme`, which also switches the
+    /// `--lineup-color-*` custom properties (R-UI-11). Change it later with
+    /// [`Host::set_theme`].
+    ///
+    /// ## Platform-specific
+    /// Linux: GTK's process-wide dark-theme preference; see [`Theme`] for what that means for
+    /// the embedder's own windows.
+    pub fn theme(mut self, theme: Theme) -> Self {
+        self.theme = theme;
+        self
+    }
+
+    /// Serves the installed apps of `catalog` (R-UI-9): `ui.open` by app id opens a Surface of
+    /// an enabled, verified app from the catalog's bytes, `client.inventory` lists the enabled
+    /// apps, and about once a second the host checks
+    /// [`AppCatalog::change_marker`] four times a second: when the catalog changed (also through another process,
+    /// like `lineup apps`), every session gets its new inventory and the Surfaces of apps
+    /// disabled, removed, upgraded or rolled back are closed (`app_disabled`, `app_removed`,
+    /// `app_upgraded`). `lineup-store`'s `Store` is such a catalog.
+    pub fn app_center(mut self, catalog: Rc<dyn AppCatalog>) -> Self {
+        self.app_center = Some(catalog);
+        self
+    }
+
+    /// Keeps the "always" answers of sessions without a vouched agent in the capability store,
+    /// under [`unvouched_identity`](lineup_host_core::unvouched_identity)`(scope, conversation)`,
+    /// instead of in memory (R-SES-1): asked at every decision, they can be listed and revoked
+    /// from another process (`lineup grants`). `scope` must name this host process and no other
+    /// (draw it at random); the embedder deletes its grants when the process ends. Off by
+    /// default.
+    pub fn unvouched_grants_scope(mut self, scope: impl Into<String>) -> Self {
+        self.unvouched_scope = Some(scope.into());
+        self
+    }
+
+    /// Watches the operator's capability `policy` (R-INV-1, R-INV-4): applied before the first
+    /// session is established, and again, by difference, whenever its change marker moves
+    /// (looked at four times a second): withdrawn capabilities are unregistered, hidden ones
+    /// hidden from their agent, and every affected session gets a new inventory.
+    /// `lineup-store`'s `Store` is such a policy (`lineup capabilities`).
+    pub fn capability_policy(mut self, policy: Rc<dyn CapabilityPolicy>) -> Self {
+        self.capability_policy = Some(policy);
+        self
+    }
+
+    /// Whether Surfaces get the high-contrast values of the `--lineup-*` custom properties and
+    /// `data-lineup-contrast="more"` on their root element (R-UI-11), decided when each one
+    /// opens. Change it later with [`Host::set_contrast`].
+    pub fn contrast(mut self, contrast: Contrast) -> Self {
+        self.contrast = contrast;
+        self
+    }
+
+    /// Scales the text of every Surface by `factor` (zoom text only, clamped to 0.25 ..= 5.0);
+    /// the user's Ctrl± zoom keys stay off (R-UI-11).
+    ///
+    /// ## Platform-specific
+    /// Linux: WebKit's `zoom-text-only` and the view's zoom level.
+    pub fn text_zoom(mut self, factor: f64) -> Self {
+        self.view_config = self.view_config.with_text_zoom(factor);
+        self
+    }
+
+    /// The client id written as `sender.id` of every outbound envelope.
+    pub fn client_id(mut self, id: PartyId) -> Self {
+        self.client_id = id;
+        self
+    }
+
+    /// Opens a session for this conversation when the host is built (with capabilities on, its
+    /// `client.inventory` goes out at the first event). Other conversations still get sessions
+    /// of their own when an accepted envelope names them (R-SES-1).
+    pub fn conversation_id(mut self, id: ConversationId) -> Self {
+        self.conversation_id = Some(id);
+        self
+    }
+
+    /// Ends a session after `idle` without an accepted envelope, an open Surface or a pending
+    /// call; it then ends as [`Host::end_session`] ends it. By default sessions end only through
+    /// the API or at shutdown.
+    pub fn end_idle_sessions_after(mut self, idle: Duration) -> Self {
+        self.session_idle = Some(idle);
+        self
+    }
+
+    /// Whether a Surface whose web process died (crashed, killed by the system or a signal) or
+    /// was ended by the hang watchdog is reopened in place (R-UI-12): the same bundle, window or
+    /// child slot, requested height and last state, under a new generation, with nothing sent
+    /// to the agent; at most `Limits::max_reopens_per_window` times per `Limits::reopen_window`
+    /// (3 per 60 s), after which it is closed and the agent gets `ui.event` `close` with
+    /// `data.reason` `crashed` or `unresponsive`. On by default. Off, such a Surface is closed
+    /// at its first loss. A Surface ended at its memory ceiling is never reopened.
+    pub fn reopen_lost_surfaces(mut self, reopen: bool) -> Self {
+        self.reopen = reopen;
+        self
+    }
+
+    /// How long a Surface's page may go without a sign of life once it said `ready`, before the
+    /// hang watchdog terminates its web process (R-UI-12); 10 s by default, at least 100 ms.
+    /// The sign of life is the completion of a no-op script the host evaluates in a script
+    /// world of its own, which a page spinning in `while (true) {}` cannot give, or WebKit
+    /// reporting the web process unresponsive for as long. A hang is found within the deadline
+    /// plus about a tenth of it; the Surface is then reopened or closed as after a crash, with
+    /// reason `unresponsive`. Turns the watchdog on if it was off.
+    ///
+    /// ## Platform-specific
+    /// Linux: `webkit_web_view_run_javascript_in_world`, `is-web-process-responsive` and
+    /// `webkit_web_view_terminate_web_process`.
+    pub fn hang_deadline(mut self, deadline: Duration) -> Self {
+        self.watchdog.deadline = deadline.max(MIN_DEADLINE);
+        self.watchdog.enabled = true;
+        self
+    }
+
+    /// How long a new Surface's page (a first open or a reopen) may take to say `ready`
+    /// before the hang watchdog terminates its web process (R-UI-12); 20 s by default, at
+    /// least 100 ms. A page spinning in its top-level script never says `ready`. Turns the
+    /// watchdog on if it was off.
+    pub fn first_ready_deadline(mut self, deadline: Duration) -> Self {
+        self.watchdog.first_ready = deadline.max(MIN_DEADLINE);
+        self.watchdog.enabled = true;
+        self
+    }
+
+    /// Keeps `views` blank, isolated webviews started for the next Surfaces (#12), so that an
+    /// open skips starting a web context and a sandboxed web process; see
+    /// [`ViewConfig::with_warm_pool`]. Default 0 (off): each waiting view costs a web process
+    /// (about 70–80 MiB PSS). Only Surfaces in windows of their own use the pool.
+    pub fn warm_pool(mut self, views: usize) -> Self {
+        self.view_config = self.view_config.with_warm_pool(views);
+        self
+    }
+
+    /// Turns the hang watchdog off: a page that stops answering stays as it is (a crash is
+    /// still detected and recovered). A page paused in the web inspector's debugger does not
+    /// answer either, so turn it off where devtools are on.
+    pub fn without_hang_watchdog(mut self) -> Self {
+        self.watchdog.enabled = false;
+        self
+    }
+
+    /// The bounds on input and on the number of Surfaces and sessions: each session has them,
+    /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Which inline bundles are accepted (R-SEC-7).
+    pub fn bundle_policy(mut self, policy: BundlePolicy) -> Self {
+        self.bundle_policy = policy;
+        self
+    }
+
+    /// The webview configuration (limits, probe timeout). Its weakening settings are reached
+    /// through [`ViewConfig::dangerous`].
+    pub fn view_config(mut self, config: ViewConfig) -> Self {
+        self.view_config = config;
+        self
+    }
+
+    /// The inner size of each Surface's own window, in logical pixels.
+    pub fn window_size(mut self, width: u32, height: u32) -> Self {
+        self.window_size = (width, height);
+        self
+    }
+
+    /// The range a page's `LineUpSurface.resize(height)` is clamped to.
+    pub fn resize_bounds(mut self, min: u32, max: u32) -> Self {
+        self.resize_bounds = (min.min(max), max.max(min));
+        self
+    }
+
+    /// Puts every Surface as a child view inside `parent`, a window the embedder owns, at the
+    /// bounds [`HostDelegate::request_child_bounds`] returns; re-laid out when `parent` resizes.
+    pub fn child_views_in(mut self, parent: Rc<Window>) -> Self {
+        self.layout = Layout::Children(parent);
+        self
+    }
+
+    /// Shows `screen`, a trusted host page, over the parent window of
+    /// [`HostBuilder::child_views_in`] whenever no Surface there has drawn: from start until the
+    /// first Surface's page is ready and painted, and again from just before the last Surface's
+    /// view goes (closed, replaced, or lost and being reopened). A kiosk never shows an empty
+    /// window. While Surfaces are up, what none of them covers (an empty region) is painted
+    /// in the standby screen's background colour. [`HostHandle::set_standby_status`] changes
+    /// its status line. Building fails with
+    /// [`ShellError::NoContainer`] without child-view placement.
+    pub fn standby(mut self, screen: crate::StandbyScreen) -> Self {
+        self.standby = Some(screen);
+        self
+    }
+
+    /// Ignores a close request for the parent window of [`HostBuilder::child_views_in`] (the
+    /// window manager's close button or its keys): a kiosk stays up. By default the request
+    /// closes every Surface there as the user's close (R-UI-5) and ends [`Host::run`].
+    pub fn ignore_parent_close(mut self) -> Self {
+        self.ignore_parent_close = true;
+        self
+    }
+
+    /// Whether the host shows its own activity notice when a call runs with nothing of it
+    /// visible (`display_only`, a remembered grant; original §5.3). On by default. Turn it off
+    /// only where the embedder shows the notice itself, from
+    /// [`HostDelegate::notify_capability_ran`]: the user must see what runs.
+    pub fn activity_notices(mut self, on: bool) -> Self {
+        self.activity_notices = on;
+        self
+    }
+
+    /// Called with every message for the agent.
+    pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
+        self.outbound = Some(Box::new(f));
+        self
+    }
+
+    /// Sends every message for the agent into a tokio channel, for embedders whose agent
+    /// connection runs on a tokio runtime. The channel is unbounded because the event loop must
+    /// never block; the receiver should keep up.
+    #[cfg(feature = "tokio")]
+    pub fn outbound_channel(self) -> (Self, tokio::sync::mpsc::UnboundedReceiver<Message>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let builder = self.on_outbound(move |message| {
+            let _ = tx.send(message.clone());
+        });
+        (builder, rx)
+    }
+
+    /// Receives the host's notifications.
+    pub fn delegate(mut self, delegate: impl HostDelegate + 'static) -> Self {
+        self.delegate = Box::new(delegate);
+        self
+    }
+
+    /// The settings that weaken isolation.
+    pub fn dangerous(self) -> DangerousHostBuilder {
+        DangerousHostBuilder(self)
+    }
+
+    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
+    /// opened before the probe passes gets its view at once, side by side with the probe's, but
+    /// its document is held until the probe passed; if the probe fails, that Surface is closed
+    /// unserved and its open fails (`surface_failed` upstream), and later opens are refused.
+    pub fn build(self, event_loop: &EventLoop<HostEvent>) -> Result<Host, ShellError> {
+        let mut prefix = [0u8; 6];
+        getrandom::fill(&mut prefix)
+            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+        let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
+        let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
+        template.limits = self.limits.clone();
+        template.bundle_policy = self.bundle_policy.clone();
+        template.agent_id = self.agent_id.clone();
+        template.app_catalog = self.app_center.clone().map(CatalogRef);
+        // R-UI-11: one language for the engine and the document's `<html lang>`.
+        let language = self
+            .language
+            .clone()
+            .unwrap_or_else(|| self.view_config.effective_language());
+        // One limit for both layers: the session table refuses first, with a protocol answer.
+        let view_config = self
+            .view_config
+            .with_max_views(self.limits.max_surfaces)
+            .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
+            // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
+            .with_max_ipc_bytes(self.limits.max_bridge_message_bytes)
+            .with_language(language.clone());
+        crate::platform::apply_theme(self.theme);
+        let standby = match (&self.standby, &self.layout) {
+            (None, _) => None,
+            (Some(screen), Layout::Children(parent)) => {
+                // What no Surface covers (an empty region of a kiosk) shows the standby
+                // screen's background, never the toolkit's light grey window.
+                let [r, g, b] = screen.background().components();
+                parent.set_background_color(Some((r, g, b, 255)));
+                Some(HostStandby::new(crate::platform::PlatformStandby::new(
+                    parent, screen,
+                )?))
+            }
+            (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
+        };
+        let shell = Shell::start(event_loop, view_config)?;
+        let proxy = event_loop.create_proxy();
+        let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
+        let start = Instant::now();
+        // R-INV-1: every session gets its inventory, capabilities on or off; off is the
+        // kernel with nothing registered, so every `app.call` is answered `unsupported`.
+        let config = self.capabilities.unwrap_or_default();
+        let (driver, store, started) = {
+            let (driver, store, started) = start_capabilities(config, event_loop, proxy.clone())?;
+            (Some(driver), Some(store), Some(started))
+        };
+        let factory = HostSessions {
+            start,
+            store,
+            unvouched_scope: self.unvouched_scope.clone(),
+        };
+        let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;
+        let mut pending = VecDeque::new();
+        if let Some((capabilities, unfinished)) = started {
+            if !unfinished.is_empty() {
+                // R-CAP-5: finished once at start; a kernel of no session announces nothing,
+                // so its epoch is never used.
+                let mut setup = CapabilitySetup::new(
+                    lineup_host_core::RevisionEpoch(0),
+                    Box::new(SystemWallClock),
+                );
+                setup.unfinished = unfinished;
+                pending.push_back(sessions.recover(setup).map_err(usage)?);
+            }
+            for capability in capabilities {
+                pending.extend(sessions.register_capability(capability).map_err(usage)?);
+            }
+        }
+        // The operator's policy holds before the first session is established (R-INV-1).
+        let policy = match self.capability_policy {
+            Some(policy) => {
+                let (watch, effects) = policy::PolicyWatch::start(policy, &mut sessions);
+                pending.extend(effects);
+                Some(watch)
+            }
+            None => None,
+        };
+        if let Some(conversation) = self.conversation_id {
+            pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
+        }
+        Ok(Host {
+            sessions,
+            shell,
+            driver,
+            pending,
+            session_idle: self.session_idle,
+            proxy,
+            inbound: Arc::new(AtomicUsize::new(0)),
+            document: self.document.with_language(language),
+            contrast: self.contrast,
+            policy,
+            apps: self.app_center.map(|catalog| AppsWatch {
+                seen: catalog.change_marker(),
+                catalog,
+                next: Instant::now() + APPS_POLL,
+            }),
+            window_size: self.window_size,
+            resize_bounds: self.resize_bounds,
+            layout: self.layout,
+            outbound: self.outbound,
+            delegate: self.delegate,
+            views: BTreeMap::new(),
+            held: Vec::new(),
+            probe_reported: false,
+            exit: false,
+            exit_when_empty: false,
+            reopen: self.reopen,
+            watchdog: Watchdog::new(self.watchdog),
+            standby,
+            ignore_parent_close: self.ignore_parent_close,
+            notice: self
+                .activity_notices
+                .then(crate::platform::PlatformNotice::default),
+            work: VecDeque::new(),
+            draining: false,
+        })
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_party() -> PartyId {
+    panic!("\"lineup-host\" is a valid party id")
+}
+
+/// The settings of a [`HostBuilder`] that weaken isolation, behind [`HostBuilder::dangerous`].
+#[derive(Debug)]
+pub struct DangerousHostBuilder(HostBuilder);
+
+impl DangerousHostBuilder {
+    /// Enables the web inspector in every Surface (preview mode, R-SEC-2).
+    pub fn with_devtools(mut self) -> HostBuilder {
+        self.0.view_config = self.0.view_config.dangerous().with_devtools();
+        self.0
+    }
+
+    /// Runs web processes outside WebKit's bubblewrap sandbox (R-SEC-8).
+    pub fn without_web_sandbox(mut self) -> HostBuilder {
+        self.0.view_config = self.0.view_config.dangerous().without_web_sandbox();
+        self.0
+    }
+
+    /// Lets Surfaces reach the network layer without the proxy that refuses every connection
+    /// (R-SEC-3). Only for tests that prove a leak would be seen (a positive control).
+    pub fn without_network_proxy(mut self) -> HostBuilder {
+        self.0.view_config = self.0.view_config.dangerous().without_network_proxy();
+        self.0
+    }
+
+    /// Serves Surface documents without a Content-Security-Policy header. Only for tests that
+    /// prove a security test would see a leak (a positive control).
+    pub fn without_csp(mut self) -> HostBuilder {
+        self.0.document = DocumentOptions::default().dangerous().without_csp();
+        self.0
+    }
+}

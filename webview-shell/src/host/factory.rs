@@ -1,0 +1,132 @@
+//! The host's session factory: each new session's clock, configuration and capability kernel,
+//! the capability driver it shares with the host, and the app center's watch.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{
+    AgentIdentity, AppCatalog, Capability, CapabilitySetup, Clock, SessionFactory,
+};
+use tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+
+use crate::capabilities::{
+    AnswerSink, CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore, SystemWallClock,
+};
+use crate::consent::ConsentPrompt;
+use crate::error::ShellError;
+use crate::prompt::{PromptOptions, PromptQueue};
+
+use super::*;
+
+/// What starting capabilities hands back beside the driver: the registered capabilities, for
+/// the session table to fan out, and the store's unfinished call records (R-CAP-5).
+pub(super) type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
+
+/// Starts capabilities from `config`: the driver that carries out every session's capability
+/// effects, the store it shares with the session factory, the registrations and the store's
+/// unfinished records.
+pub(super) fn start_capabilities(
+    config: CapabilityConfig,
+    target: &EventLoopWindowTarget<HostEvent>,
+    proxy: EventLoopProxy<HostEvent>,
+) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
+    let CapabilityConfig {
+        registrations,
+        mut store,
+        prompt,
+        hook,
+        builtins,
+    } = config;
+    let store_error = |e: String| ShellError::Platform(format!("capability store: {e}"));
+    let unfinished = store.unfinished().map_err(store_error)?;
+    let mut capabilities = Vec::new();
+    let mut handlers = std::collections::HashMap::new();
+    for (capability, handler) in registrations {
+        handlers.insert(capability.name().clone(), handler);
+        capabilities.push(capability);
+    }
+    let builtins = match crate::builtins::Builtins::start(builtins)? {
+        Some((builtins, builtin_capabilities)) => {
+            capabilities.extend(builtin_capabilities);
+            Some(builtins)
+        }
+        None => None,
+    };
+    let prompt: Box<dyn ConsentPrompt> = match prompt {
+        PromptChoice::Custom(prompt) => prompt,
+        PromptChoice::BuiltIn => Box::new(PromptQueue::new(target, PromptOptions::default())?),
+    };
+    // The proxy is `Send` but not `Sync`; answers come from handler and prompt threads.
+    let proxy = std::sync::Mutex::new(proxy);
+    let sink: AnswerSink = Arc::new(move |session, ticket, answer| {
+        if let Ok(proxy) = proxy.lock() {
+            let _ = proxy.send_event(HostEvent(Inner::CapabilityAnswer {
+                session,
+                ticket,
+                answer,
+            }));
+        }
+    });
+    let store: SharedStore = Rc::new(std::cell::RefCell::new(store));
+    let driver = CapabilityDriver::new(
+        Rc::clone(&store),
+        handlers,
+        Some(prompt),
+        hook,
+        sink,
+        builtins,
+    );
+    Ok((driver, store, (capabilities, unfinished)))
+}
+
+/// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
+/// a revision epoch of the store for each (R-INV-2).
+/// How often the host looks at the app center's change marker: a revoked app's Surfaces must
+/// close within 2 s of the change (R-INV-4, R-UI-12), and a look is one read of one row.
+pub(super) const APPS_POLL: Duration = Duration::from_millis(250);
+
+/// The app center and the change marker last seen.
+pub(super) struct AppsWatch {
+    pub(super) catalog: Rc<dyn AppCatalog>,
+    pub(super) seen: Option<u64>,
+    pub(super) next: Instant,
+}
+
+pub(super) struct HostSessions {
+    pub(super) start: Instant,
+    pub(super) store: Option<SharedStore>,
+    /// [`HostBuilder::unvouched_grants_scope`].
+    pub(super) unvouched_scope: Option<String>,
+}
+
+impl SessionFactory for HostSessions {
+    fn clock(&mut self) -> Box<dyn Clock> {
+        Box::new(MonotonicClock(self.start))
+    }
+
+    fn capabilities(
+        &mut self,
+        agent: Option<&AgentIdentity>,
+    ) -> Result<Option<CapabilitySetup>, String> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        let epoch = store
+            .borrow_mut()
+            .next_epoch()
+            .map_err(|e| format!("capability store: {e}"))?;
+        let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
+        if let Some(agent) = agent {
+            // R-INV-4: what this identity was offered before, also by an earlier process.
+            let offered = store.borrow_mut().offered(agent);
+            match offered {
+                Ok(names) => setup.offered_before = names.into_iter().collect(),
+                Err(e) => tracing::error!("capability store: offered capabilities: {e}"),
+            }
+        }
+        setup.agent = agent.cloned();
+        setup.unvouched_scope = self.unvouched_scope.clone();
+        Ok(Some(setup))
+    }
+}

@@ -1,0 +1,290 @@
+//! The host's user event and the handle that feeds a [`Host`] from any thread: inbound
+//! envelopes, sessions, reloads, snapshots, the standby screen, shutdown.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use lineup_host_core::{
+    AgentIdentity, Answer, CapabilityName, ConversationId, GoneReason, InlineBundle, InstanceId,
+    PartyId, SessionId, SurfaceKey, Ticket,
+};
+use tao::event_loop::{EventLoop, EventLoopBuilder, EventLoopProxy};
+
+use crate::error::ShellError;
+use crate::event::ViewEvent;
+
+use super::*;
+
+/// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews.
+/// `Debug` shows an inbound envelope as a length and a digest (logs reach journald).
+#[derive(Debug)]
+pub struct HostEvent(pub(super) Inner);
+
+#[cfg(test)]
+impl HostEvent {
+    /// The event [`HostHandle::send_inbound_line`] sends, for tests of its `Debug`.
+    pub(crate) fn inbound_line(line: u64, bytes: Vec<u8>) -> Self {
+        Self(Inner::Inbound {
+            line: Some(line),
+            bytes: InboundBytes(bytes),
+        })
+    }
+}
+
+/// An inbound envelope's bytes: the agent's message, its state and arguments included. `Debug`
+/// shows a [`Fingerprint`](lineup_host_core::Fingerprint).
+pub(super) struct InboundBytes(pub(super) Vec<u8>);
+
+impl std::fmt::Debug for InboundBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        lineup_host_core::Fingerprint::of(&self.0).fmt(f)
+    }
+}
+
+#[derive(Debug)]
+pub(super) enum Inner {
+    Inbound {
+        line: Option<u64>,
+        bytes: InboundBytes,
+    },
+    Oversized {
+        line: Option<u64>,
+        len: u64,
+    },
+    EventsDropped {
+        instance: InstanceId,
+        count: u64,
+    },
+    CapabilityAnswer {
+        session: SessionId,
+        ticket: Ticket,
+        answer: Answer,
+    },
+    OpenSession {
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    },
+    EndSession {
+        conversation: ConversationId,
+    },
+    /// Wakes the loop to apply effects queued outside it.
+    Wake,
+    /// A new status line for the standby screen.
+    StandbyStatus(String),
+    /// The standby screen's small indicator over the Surfaces, or none.
+    StandbyIndicator(Option<String>),
+    View {
+        key: SurfaceKey,
+        event: ViewEvent,
+    },
+    Reload {
+        instance: InstanceId,
+        bundle: InlineBundle,
+    },
+    Snapshot {
+        instance: InstanceId,
+        done: SnapshotDone,
+    },
+    Shutdown,
+    /// Ends [`Host::run`] once no Surface is open (at once when none is).
+    ShutdownWhenEmpty,
+    /// [`HostHandle::announce_inventory`].
+    AnnounceInventory {
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+        done: AnnounceDone,
+    },
+    /// [`HostHandle::surfaces_gone`].
+    SurfacesGone {
+        conversation: Option<ConversationId>,
+        reason: GoneReason,
+    },
+    /// [`HostHandle::send_binary_frame`].
+    BinaryFrame {
+        len: u64,
+    },
+    /// [`HostHandle::withdraw_capability`].
+    Withdraw {
+        name: CapabilityName,
+    },
+    /// [`HostHandle::set_capability_visible`].
+    SetVisible {
+        agent: AgentIdentity,
+        name: CapabilityName,
+        visible: bool,
+    },
+}
+
+/// Where a snapshot's PNG bytes (or why there are none) go, from the event-loop thread.
+pub(super) struct SnapshotDone(pub(super) Box<dyn FnOnce(Result<Vec<u8>, ShellError>) + Send>);
+
+impl std::fmt::Debug for SnapshotDone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SnapshotDone")
+    }
+}
+
+/// The event loop a [`Host`] runs on, as [`event_loop`] creates it.
+pub type HostEventLoop = tao::event_loop::EventLoop<HostEvent>;
+
+/// Creates the event loop a [`Host`] runs on.
+///
+/// ## Platform-specific
+/// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one this
+/// returns [`ShellError::Platform`] rather than letting GTK abort the process.
+pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
+    crate::platform::check_display()?;
+    Ok(EventLoopBuilder::<HostEvent>::with_user_event().build())
+}
+
+/// The event loop has ended; nothing more can be sent to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the host's event loop has ended")]
+pub struct HostClosed;
+
+/// A `Send + Clone` handle that forwards input into the host's event loop from any thread.
+#[derive(Debug, Clone)]
+pub struct HostHandle {
+    pub(super) proxy: EventLoopProxy<HostEvent>,
+    /// Inbound lines handed to the event loop and not handled yet, over every clone.
+    pub(super) inbound: Arc<AtomicUsize>,
+}
+
+impl HostHandle {
+    pub(super) fn send(&self, inner: Inner) -> Result<(), HostClosed> {
+        let inbound = matches!(
+            inner,
+            Inner::Inbound { .. } | Inner::Oversized { .. } | Inner::BinaryFrame { .. }
+        );
+        if inbound {
+            self.inbound.fetch_add(1, Ordering::Relaxed);
+        }
+        let sent = self.proxy.send_event(HostEvent(inner));
+        if sent.is_err() && inbound {
+            self.inbound.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent.map_err(|_| HostClosed)
+    }
+
+    /// How many inbound envelopes (and oversized-line reports) handed over through any handle of
+    /// this host the event loop has not handled yet. A reader that stops reading input while
+    /// this is high keeps the loop's queue, and the answers it will produce, bounded (R-ENV-4).
+    pub fn inbound_waiting(&self) -> usize {
+        self.inbound.load(Ordering::Relaxed)
+    }
+
+    /// Hands one inbound envelope (agent → client) to the host.
+    pub fn send_inbound(&self, bytes: Vec<u8>) -> Result<(), HostClosed> {
+        self.send(Inner::Inbound {
+            line: None,
+            bytes: InboundBytes(bytes),
+        })
+    }
+
+    /// Hands one inbound envelope to the host, numbered for diagnostics
+    /// ([`HostDelegate::notify_rejected`] receives the number).
+    pub fn send_inbound_line(&self, line: u64, bytes: Vec<u8>) -> Result<(), HostClosed> {
+        self.send(Inner::Inbound {
+            line: Some(line),
+            bytes: InboundBytes(bytes),
+        })
+    }
+
+    /// Reports an inbound line of `len` bytes that was too long to be read (R-ENV-4); the agent
+    /// gets `client.error` `too_large`.
+    pub fn send_oversized_line(&self, line: u64, len: u64) -> Result<(), HostClosed> {
+        self.send(Inner::Oversized {
+            line: Some(line),
+            len,
+        })
+    }
+
+    /// Reports that `count` page events of Surface `instance` were dropped on the way out because
+    /// the agent's reader fell behind (for instance by [`crate::LineWriter`], once its queue
+    /// drained). The host's session builds the `client.error` `events_dropped` and sends it
+    /// through the outbound callback, like every other outbound message.
+    pub fn report_events_dropped(
+        &self,
+        instance: InstanceId,
+        count: u64,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::EventsDropped { instance, count })
+    }
+
+    /// Reloads Surface `instance` in place with `bundle`: the same webview, window and state,
+    /// a new document assembled as for `ui.open` (same CSP, same bridge). The page gets the
+    /// current state again after its `ready` (R-UI-10), and the reload does **not** count
+    /// toward the reload-loop bound (`Limits::max_documents_per_window`), since the embedder
+    /// asked for it, not the page: this is a preview's hot reload. A bundle over
+    /// `Limits::max_bundle_bytes` (R-UI-2) or an instance that is not open is refused with a
+    /// warning in the log, and nothing changes. Nothing goes to the agent.
+    pub fn reload_bundle(
+        &self,
+        instance: InstanceId,
+        bundle: InlineBundle,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::Reload { instance, bundle })
+    }
+
+    /// Takes WebKit's snapshot of Surface `instance`'s whole document as PNG bytes, once what
+    /// the host sent the page before (its state, say) has run and two animation frames have
+    /// passed ([`SurfaceView::snapshot_png`]); `done` gets the bytes, or why there are none,
+    /// on the event-loop thread.
+    pub fn snapshot_png(
+        &self,
+        instance: InstanceId,
+        done: impl FnOnce(Result<Vec<u8>, ShellError>) + Send + 'static,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::Snapshot {
+            instance,
+            done: SnapshotDone(Box::new(done)),
+        })
+    }
+
+    /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the
+    /// builder's [`HostBuilder::vouched_agent`]); see [`Host::open_session`]. A refusal (the
+    /// session is open already, `max_sessions`) is logged.
+    pub fn open_session(
+        &self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::OpenSession {
+            conversation,
+            agent,
+        })
+    }
+
+    /// Ends the session of `conversation`; see [`Host::end_session`].
+    pub fn end_session(&self, conversation: ConversationId) -> Result<(), HostClosed> {
+        self.send(Inner::EndSession { conversation })
+    }
+
+    /// Sets the status line of the standby screen ([`HostBuilder::standby`]), cut to
+    /// [`MAX_STANDBY_STATUS_CHARS`](crate::MAX_STANDBY_STATUS_CHARS) characters and shown as
+    /// text; nothing happens without a standby screen.
+    pub fn set_standby_status(&self, status: impl Into<String>) -> Result<(), HostClosed> {
+        self.send(Inner::StandbyStatus(status.into()))
+    }
+
+    /// Shows `text` in a small host-owned indicator over the Surfaces in the parent window of
+    /// [`HostBuilder::child_views_in`] (say, "Agent away: reconnecting in 4 s"), or hides it
+    /// with `None`; cut like [`HostHandle::set_standby_status`] and shown as text. Nothing
+    /// happens without a standby screen ([`HostBuilder::standby`]).
+    pub fn set_standby_indicator(&self, text: Option<String>) -> Result<(), HostClosed> {
+        self.send(Inner::StandbyIndicator(text))
+    }
+
+    /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
+    pub fn shutdown(&self) -> Result<(), HostClosed> {
+        self.send(Inner::Shutdown)
+    }
+
+    /// Ends [`Host::run`] once the last Surface has closed (by the user, the page or the agent),
+    /// at once when none is open. Messages sent before it are handled first, so a `ui.open`
+    /// that was the last line of input still opens its Surface. `lineup host --stdio
+    /// --until-closed` sends it at end of input.
+    pub fn shutdown_when_last_closed(&self) -> Result<(), HostClosed> {
+        self.send(Inner::ShutdownWhenEmpty)
+    }
+}
