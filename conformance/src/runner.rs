@@ -120,7 +120,7 @@ impl Seen {
 }
 
 /// Runs one case.
-pub(crate) fn run_case(case: &Case, command: &[String], canary: &HttpCanary) -> Outcome {
+pub(crate) fn run_case(case: &Case, command: &[String]) -> Outcome {
     if let Some(verb) = case
         .needs
         .iter()
@@ -128,7 +128,9 @@ pub(crate) fn run_case(case: &Case, command: &[String], canary: &HttpCanary) -> 
     {
         return Outcome::Skip(format!("the host adapter has no verb {verb:?}"));
     }
-    let result = check(case, command, canary);
+    let result = HttpCanary::start()
+        .map_err(|e| format!("cannot start the case's HTTP canary: {e}"))
+        .and_then(|canary| check(case, command, &canary));
     match (result, &case.xfail) {
         (Ok(()), None) => Outcome::Pass,
         (Ok(()), Some(_)) => Outcome::UnexpectedPass,
@@ -204,7 +206,7 @@ fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), Str
     {
         return Err(format!("forbidden {} seen: {m}", p.pattern));
     }
-    let hits = canary.hits_for(&case.id);
+    let hits = canary.hits();
     match case.canary {
         Some(CanaryExpect::None) if !hits.is_empty() => {
             return Err(format!("the canary was reached: {hits:?}"));
