@@ -86,6 +86,10 @@ pub(crate) enum Step {
     SendBig(Big),
     /// Keep listening this long.
     WaitMs(u64),
+    /// Keep listening until the host has sent an envelope matching this predicate (within the
+    /// case's `timeout_ms`), so a step that needs a loaded page does not guess how long loading
+    /// takes.
+    WaitFor(Predicate),
     /// The runner itself requests a loopback URL (a canary positive control).
     HttpGet(String),
     /// A host adapter verb.
