@@ -86,6 +86,10 @@ pub(crate) enum Step {
     SendBig(Big),
     /// Keep listening this long.
     WaitMs(u64),
+    /// Keep listening until the host has sent an envelope matching this predicate (within the
+    /// case's `timeout_ms`), so a step that needs a loaded page does not guess how long loading
+    /// takes.
+    WaitFor(Predicate),
     /// The runner itself requests a loopback URL (a canary positive control).
     HttpGet(String),
     /// A host adapter verb.
@@ -124,6 +128,9 @@ pub(crate) struct Predicate {
     /// Payload fields that must be absent.
     #[serde(default)]
     pub(crate) absent: Vec<String>,
+    /// A text that must occur somewhere in the envelope's JSON (keys, values, escapes as sent).
+    #[serde(default)]
+    pub(crate) contains: Option<String>,
 }
 
 impl Predicate {
@@ -134,12 +141,43 @@ impl Predicate {
                 .absent
                 .iter()
                 .all(|field| message["payload"].get(field).is_none())
+            && self
+                .contains
+                .as_deref()
+                .is_none_or(|text| message_text(message).contains(text))
     }
 }
 
-/// Whether every key of `pattern` is in `value` with an equal value, objects recursively.
+/// The text a `contains` predicate searches: a line the host sent that was not JSON is kept as a
+/// string and searched as it was; an envelope is searched as JSON text and, so that a marker is
+/// found whichever way the host escaped it, in its decoded strings too.
+fn message_text(message: &Value) -> String {
+    fn strings(value: &Value, out: &mut String) {
+        match value {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            Value::Object(o) => o.iter().for_each(|(k, v)| {
+                out.push_str(k);
+                out.push('\n');
+                strings(v, out);
+            }),
+            _ => {}
+        }
+    }
+    let mut out = message.to_string();
+    out.push('\n');
+    strings(message, &mut out);
+    out
+}
+
+/// Whether every key of `pattern` is in `value` with an equal value, objects recursively. An empty
+/// object asks nothing, so it matches any line the host sent, JSON or not.
 pub(crate) fn subset(pattern: &Value, value: &Value) -> bool {
     match (pattern, value) {
+        (Value::Object(p), _) if p.is_empty() => true,
         (Value::Object(p), Value::Object(v)) => p
             .iter()
             .all(|(k, pv)| v.get(k).is_some_and(|vv| subset(pv, vv))),
@@ -275,6 +313,20 @@ mod tests {
     }
 
     #[test]
+    fn contains_finds_a_marker_in_keys_values_and_non_json_lines() {
+        let p = |text: &str| Predicate {
+            pattern: json!({}),
+            absent: Vec::new(),
+            contains: Some(text.into()),
+        };
+        let m = json!({"type": "t", "payload": {"message": "a MARKER-1 b", "k\u{7}": 1}});
+        assert!(p("MARKER-1").matches(&m));
+        assert!(p("k\u{7}").matches(&m));
+        assert!(!p("MARKER-2").matches(&m));
+        assert!(p("MARKER-3").matches(&Value::String("not json MARKER-3".into())));
+    }
+
+    #[test]
     fn r_ui_2a_integrity_is_the_netstring_digest_lineup_bundle_prints() {
         // The value `lineup bundle` printed for this bundle.
         assert_eq!(
@@ -297,6 +349,6 @@ mod tests {
     fn every_case_file_passes_the_schema() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
         let cases = load_cases(&dir).unwrap_or_else(|e| panic!("{e}"));
-        assert!(cases.len() >= 10, "only {} cases", cases.len());
+        assert!(cases.len() >= 150, "only {} cases", cases.len());
     }
 }

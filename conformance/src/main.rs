@@ -1,7 +1,7 @@
 //! `lineup-conformance`: runs the conformance cases under `conformance/cases/` against a host
 //! command that speaks `lineup.v1` over stdin/stdout.
 //!
-//! `lineup-conformance [--cases DIR] [--filter G] [--json REPORT] -- <host command…>`
+//! `lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] -- <host command…>`
 
 mod canary;
 mod case;
@@ -9,6 +9,8 @@ mod runner;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::json;
@@ -19,6 +21,7 @@ struct Args {
     cases: PathBuf,
     filter: Option<String>,
     json: Option<PathBuf>,
+    jobs: usize,
     command: Vec<String>,
 }
 
@@ -27,6 +30,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         cases: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"),
         filter: None,
         json: None,
+        jobs: 1,
         command: Vec::new(),
     };
     while let Some(arg) = argv.next() {
@@ -34,6 +38,13 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--cases" => args.cases = argv.next().ok_or("--cases needs a folder")?.into(),
             "--filter" => args.filter = Some(argv.next().ok_or("--filter needs a group")?),
             "--json" => args.json = Some(argv.next().ok_or("--json needs a path")?.into()),
+            "--jobs" => {
+                args.jobs = argv
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or("--jobs needs a number from 1 to 64")?;
+            }
             "--" => {
                 args.command = argv.collect();
                 break;
@@ -42,7 +53,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     if args.command.is_empty() {
-        return Err("usage: lineup-conformance [--cases DIR] [--filter G] [--json REPORT] -- <host command…>".into());
+        return Err("usage: lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] -- <host command…>".into());
     }
     Ok(args)
 }
@@ -63,43 +74,34 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let canary = match canary::HttpCanary::start() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("cannot start the HTTP canary: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let selected: Vec<&case::Case> = cases
+        .iter()
+        .filter(|c| {
+            args.filter
+                .as_ref()
+                .is_none_or(|f| &c.group == f || c.id.starts_with(f.as_str()))
+        })
+        .collect();
     let started = Instant::now();
-    let (mut passed, mut failed, mut skipped, mut xfailed) = (0, 0, 0, 0);
-    let mut report = Vec::new();
-    for case in cases.iter().filter(|c| {
-        args.filter
-            .as_ref()
-            .is_none_or(|f| &c.group == f || c.id.starts_with(f.as_str()))
-    }) {
-        let t = Instant::now();
-        let outcome = runner::run_case(case, &args.command, &canary);
-        let (word, detail) = match &outcome {
-            Outcome::Pass => ("ok", String::new()),
-            Outcome::Fail(why) => ("FAILED", why.clone()),
-            Outcome::ExpectedFail(why) => ("xfail", why.clone()),
-            Outcome::UnexpectedPass => ("XPASS", "passed though marked xfail".into()),
-            Outcome::Skip(why) => ("skipped", why.clone()),
-        };
-        match &outcome {
-            Outcome::Pass => passed += 1,
-            Outcome::Fail(_) | Outcome::UnexpectedPass => failed += 1,
-            Outcome::ExpectedFail(_) => xfailed += 1,
-            Outcome::Skip(_) => skipped += 1,
-        }
-        let ms = t.elapsed().as_millis();
+    let outcomes = run_all(&selected, &args.command, args.jobs, |case, outcome, ms| {
+        let (word, detail) = words(outcome);
         println!(
             "{word:7} {}/{} [{}] {ms} ms {detail}",
             case.group,
             case.id,
             case.rules.join(",")
         );
+    });
+    let (mut passed, mut failed, mut skipped, mut xfailed) = (0, 0, 0, 0);
+    let mut report = Vec::new();
+    for (case, (outcome, ms)) in selected.iter().zip(&outcomes) {
+        match outcome {
+            Outcome::Pass => passed += 1,
+            Outcome::Fail(_) | Outcome::UnexpectedPass => failed += 1,
+            Outcome::ExpectedFail(_) => xfailed += 1,
+            Outcome::Skip(_) => skipped += 1,
+        }
+        let (word, detail) = words(outcome);
         report.push(json!({
             "id": case.id, "group": case.group, "rules": case.rules, "result": word,
             "unexpected": outcome.is_unexpected(), "detail": detail, "ms": ms,
@@ -127,5 +129,85 @@ fn main() -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The result word and detail of an outcome, as printed and reported.
+fn words(outcome: &Outcome) -> (&'static str, String) {
+    match outcome {
+        Outcome::Pass => ("ok", String::new()),
+        Outcome::Fail(why) => ("FAILED", why.clone()),
+        Outcome::ExpectedFail(why) => ("xfail", why.clone()),
+        Outcome::UnexpectedPass => ("XPASS", "passed though marked xfail".into()),
+        Outcome::Skip(why) => ("skipped", why.clone()),
+    }
+}
+
+/// Runs `cases` on `jobs` threads (each case starts its own host process and its own canary, so
+/// they do not share anything), calls `done` as each one ends, and returns each case's outcome
+/// and milliseconds in the order of `cases`.
+fn run_all(
+    cases: &[&case::Case],
+    command: &[String],
+    jobs: usize,
+    done: impl Fn(&case::Case, &Outcome, u128) + Sync,
+) -> Vec<(Outcome, u128)> {
+    run_each(cases, jobs, |case| {
+        let t = Instant::now();
+        let outcome = runner::run_case(case, command);
+        let ms = t.elapsed().as_millis();
+        done(case, &outcome, ms);
+        (outcome, ms)
+    })
+}
+
+/// Calls `work` once for each item on up to `jobs` threads; the results keep the items' order.
+fn run_each<T: Sync, R: Send>(items: &[T], jobs: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(item) = items.get(i) else { break };
+                let r = work(item);
+                if let Ok(mut all) = results.lock() {
+                    all[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_are_parsed_and_bounded() {
+        let args = |v: &[&str]| parse(v.iter().map(|s| (*s).to_owned()));
+        assert_eq!(args(&["--jobs", "3", "--", "h"]).map(|a| a.jobs), Ok(3));
+        assert_eq!(args(&["--", "h"]).map(|a| a.jobs), Ok(1));
+        assert!(args(&["--jobs", "0", "--", "h"]).is_err());
+        assert!(args(&["--jobs", "x", "--", "h"]).is_err());
+    }
+
+    #[test]
+    fn run_each_runs_every_item_once_and_keeps_their_order() {
+        let items: Vec<u32> = (0..50).collect();
+        let calls = AtomicUsize::new(0);
+        let out = run_each(&items, 4, |n| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(u64::from(n % 3)));
+            n * 2
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 50);
+        assert_eq!(out, items.iter().map(|n| n * 2).collect::<Vec<_>>());
     }
 }

@@ -99,6 +99,22 @@ struct Seen {
 }
 
 impl Seen {
+    /// Drains until some message satisfies `found` or `deadline` passes; whether one did.
+    fn wait_for(&mut self, host: &Host, deadline: Instant, found: impl Fn(&Value) -> bool) -> bool {
+        loop {
+            if self.messages.iter().any(&found) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            self.drain(
+                host,
+                (Instant::now() + Duration::from_millis(100)).min(deadline),
+            );
+        }
+    }
+
     fn drain(&mut self, host: &Host, until: Instant) {
         loop {
             let now = Instant::now();
@@ -120,7 +136,7 @@ impl Seen {
 }
 
 /// Runs one case.
-pub(crate) fn run_case(case: &Case, command: &[String], canary: &HttpCanary) -> Outcome {
+pub(crate) fn run_case(case: &Case, command: &[String]) -> Outcome {
     if let Some(verb) = case
         .needs
         .iter()
@@ -128,7 +144,9 @@ pub(crate) fn run_case(case: &Case, command: &[String], canary: &HttpCanary) -> 
     {
         return Outcome::Skip(format!("the host adapter has no verb {verb:?}"));
     }
-    let result = check(case, command, canary);
+    let result = HttpCanary::start()
+        .map_err(|e| format!("cannot start the case's HTTP canary: {e}"))
+        .and_then(|canary| check(case, command, &canary));
     match (result, &case.xfail) {
         (Ok(()), None) => Outcome::Pass,
         (Ok(()), Some(_)) => Outcome::UnexpectedPass,
@@ -159,6 +177,16 @@ fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), Str
             }
             Step::HttpGet(url) => crate::canary::get(&fill_text(url, &base))?,
             Step::WaitMs(ms) => seen.drain(&host, Instant::now() + Duration::from_millis(*ms)),
+            Step::WaitFor(predicate) => {
+                let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);
+                if !seen.wait_for(&host, deadline, |m| predicate.matches(m)) {
+                    return Err(format!(
+                        "wait_for {} not seen; saw {}",
+                        predicate.pattern,
+                        summary(&seen.messages)
+                    ));
+                }
+            }
             Step::Adapter(verb) => match verb.as_str() {
                 "kill" => host.kill(),
                 "restart" => {
@@ -204,7 +232,7 @@ fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), Str
     {
         return Err(format!("forbidden {} seen: {m}", p.pattern));
     }
-    let hits = canary.hits_for(&case.id);
+    let hits = canary.hits();
     match case.canary {
         Some(CanaryExpect::None) if !hits.is_empty() => {
             return Err(format!("the canary was reached: {hits:?}"));
@@ -267,4 +295,37 @@ fn summary(messages: &[Value]) -> String {
         })
         .collect();
     format!("[{}]", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_host(script: &str) -> Host {
+        Host::spawn(&["sh".to_owned(), "-c".to_owned(), script.to_owned()]).expect("sh runs")
+    }
+
+    #[test]
+    fn wait_for_returns_once_a_late_envelope_matches() {
+        let host = fake_host(r#"sleep 0.3; echo '{"type":"a"}'; echo '{"type":"b"}'; sleep 5"#);
+        let mut seen = Seen {
+            messages: Vec::new(),
+        };
+        let t = Instant::now();
+        assert!(seen.wait_for(&host, t + Duration::from_secs(4), |m| m["type"] == "b"));
+        assert!(t.elapsed() < Duration::from_secs(3));
+        assert_eq!(seen.messages.len(), 2);
+    }
+
+    #[test]
+    fn wait_for_gives_up_at_its_deadline() {
+        let host = fake_host(r#"echo '{"type":"a"}'; sleep 5"#);
+        let mut seen = Seen {
+            messages: Vec::new(),
+        };
+        let t = Instant::now();
+        assert!(!seen.wait_for(&host, t + Duration::from_millis(500), |m| m["type"] == "b"));
+        assert!(t.elapsed() >= Duration::from_millis(500));
+        assert_eq!(seen.messages, vec![json!({"type": "a"})]);
+    }
 }

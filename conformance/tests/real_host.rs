@@ -4,6 +4,8 @@
 //!
 //! Needs the `lineup` binary beside this one (`cargo build -p lineup-cli` first, which a
 //! workspace build does) and a display: `xvfb-run -a cargo test -p lineup-conformance --test real_host`.
+//! Cases run on `LINEUP_CONFORMANCE_JOBS` threads (default 3): each starts its own host process
+//! and canary, so they share nothing but the machine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::path::PathBuf;
@@ -24,7 +26,9 @@ fn the_kit_passes_against_the_real_lineup_host() {
     );
     let report =
         std::env::temp_dir().join(format!("lineup-conformance-{}.json", std::process::id()));
+    let jobs = std::env::var("LINEUP_CONFORMANCE_JOBS").unwrap_or_else(|_| "3".to_owned());
     let out = Command::new(&kit)
+        .args(["--jobs", &jobs])
         .arg("--json")
         .arg(&report)
         .arg("--")
@@ -43,7 +47,7 @@ fn the_kit_passes_against_the_real_lineup_host() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let _ = std::fs::remove_file(&report);
     let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 40, "only {} cases", cases.len());
+    assert!(cases.len() >= 150, "only {} cases", cases.len());
     assert_eq!(doc["failed"], 0);
     let control = cases
         .iter()
