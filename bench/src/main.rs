@@ -21,10 +21,12 @@ mod markdown;
 mod measure;
 #[cfg(target_os = "linux")]
 mod phases;
-mod procs;
 #[cfg(target_os = "linux")]
 mod raw;
 mod report;
+
+/// The `/proc` walker shared with the tests: memory of the process tree.
+use lineup_procs as procs;
 
 #[cfg(target_os = "linux")]
 fn main() -> std::process::ExitCode {
