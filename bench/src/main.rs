@@ -12,6 +12,8 @@
 )]
 
 #[cfg(target_os = "linux")]
+mod app;
+#[cfg(target_os = "linux")]
 mod child;
 #[cfg(target_os = "linux")]
 mod lab;

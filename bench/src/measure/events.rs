@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{ms, Triple};
+use super::Triple;
 use crate::lab::Lab;
 use crate::raw::Kind;
+use crate::report::ms;
 
 /// Page event → outbound: the page stamps each event; the host's wall clock at arrival.
 pub(super) fn event_samples(

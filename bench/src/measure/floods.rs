@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::ms;
 use super::patches::{acked, raw_acked};
 use crate::lab::Lab;
 use crate::procs;
 use crate::raw::Kind;
+use crate::report::ms;
 use crate::report::Figure;
 
 /// The agent patches `n` times back to back a page that works 2 ms per state: time until the

@@ -3,14 +3,12 @@
 //! - [`command`]: the command line and the files a run writes;
 //! - [`plan`]: how many samples of each kind (full or `--quick`);
 //! - [`run`]: the order of the measurements;
-//! - [`app`]: the bench page, for the host and for the raw views;
 //! - [`opens`], [`patches`], [`events`], [`floods`], [`stdio`], [`memory`]: one kind of
 //!   measurement each, ours beside the raw baselines;
 //! - [`machine`]: what the numbers were taken on.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-mod app;
 mod command;
 mod events;
 mod floods;
@@ -22,16 +20,10 @@ mod plan;
 mod run;
 mod stdio;
 
-pub(crate) use app::{app_json, document_bytes, SMALL};
 pub(crate) use command::main;
 
 /// Samples of ours, raw plain and raw hardened.
 type Triple = (Vec<f64>, Vec<f64>, Vec<f64>);
-
-/// `d` in milliseconds.
-pub(crate) fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 /// Prints a progress line to stderr, stamped with the seconds since the first one.
 fn progress(text: &str) {

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 use lineup_webview_shell::HostBuilder;
 use serde_json::Value;
 
-use super::{ms, Triple};
+use super::Triple;
 use crate::lab::Lab;
 use crate::phases;
 use crate::raw::Kind;
+use crate::report::ms;
 
 /// Cold opens of ours, plain and hardened, one at a time, each closed before the next.
 pub(super) fn open_samples(
@@ -24,8 +25,7 @@ pub(super) fn open_samples(
         lab.phases.take();
         let start = Instant::now();
         ours.push(ms(lab.open_ours(&instance, app, None)?));
-        lab.profile
-            .push(phases::phase_offsets(lab, start, &instance, true));
+        lab.profile.push(open_profile(lab, start, &instance, true));
         lab.close_ours(&instance)?;
         lab.settle(Duration::from_millis(150));
         for (kind, out) in [(Kind::Plain, &mut plain), (Kind::Hardened, &mut hardened)] {
@@ -60,8 +60,22 @@ pub(super) fn warm_samples(lab: &mut Lab, n: usize, app: &Value) -> Result<Vec<f
         let start = Instant::now();
         out.push(ms(lab.open_ours(&instance, app, None)?));
         lab.warm_profile
-            .push(phases::phase_offsets(lab, start, &instance, false));
+            .push(open_profile(lab, start, &instance, false));
         lab.close_ours(&instance)?;
     }
     Ok(out)
+}
+
+/// The phases of the open of `instance` that started at `start`, from the marks the lab took
+/// ([`phases::phase_offsets`]).
+fn open_profile(lab: &Lab, start: Instant, instance: &str, unlabelled: bool) -> Vec<(String, f64)> {
+    let url = lab
+        .rec
+        .keys
+        .borrow()
+        .get(instance)
+        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
+        .map(|v| v.url().to_owned());
+    let ready = lab.rec.ready.borrow().get(instance).copied();
+    phases::phase_offsets(lab.phases.take(), url.as_deref(), ready, start, unlabelled)
 }

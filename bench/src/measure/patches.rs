@@ -5,10 +5,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{ms, Triple};
+use super::Triple;
 use crate::lab::Lab;
 use crate::phases;
 use crate::raw::{Kind, RawView};
+use crate::report::ms;
 
 /// The largest `pad` for which a patch `{seq, pad}` fits the default envelope limit.
 pub(super) fn max_state_pad(lab: &mut Lab) -> usize {

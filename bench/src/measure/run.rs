@@ -6,19 +6,20 @@ use std::time::Instant;
 use lineup_webview_shell::HostBuilder;
 use serde_json::{json, Value};
 
-use super::app::{app_json, document_bytes, SMALL};
 use super::events::event_samples;
 use super::floods::{event_flood, patch_flood};
 use super::memory;
 use super::opens::{open_samples, warm_samples};
 use super::patches::{max_state_pad, patch_samples};
 use super::plan::Plan;
+use super::progress;
 use super::stdio::stdio_samples;
-use super::{ms, progress};
+use crate::app::{app_json, document_bytes, SMALL};
 use crate::child;
 use crate::lab::Lab;
 use crate::phases;
 use crate::raw::Kind;
+use crate::report::ms;
 use crate::report::{self, round, Figure};
 
 /// The figures of a run and the details beside them.

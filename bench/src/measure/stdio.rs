@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::app::{app_json, SMALL};
-use super::ms;
+use crate::app::{app_json, SMALL};
 use crate::lab::envelope;
+use crate::report::ms;
 
 /// Patch latency through `lineup host --stdio`, if the `lineup` binary is beside this one.
 pub(super) fn stdio_samples(n: usize) -> Result<Option<Vec<f64>>, String> {
