@@ -203,7 +203,7 @@ mod tests {
         let mut runner = Runner::with_filters(args(&["no_such_scenario"]));
         assert!(!runner.select("r_ui_1_opens"));
         let (summary, passed) = runner.verdict();
-        assert!(!passed, "{summary}");
+        assert!(!passed, "a filter that matched nothing passed: {summary}");
         assert!(summary.contains("`no_such_scenario`"), "{summary}");
     }
 
@@ -213,7 +213,7 @@ mod tests {
         assert!(runner.select("r_ui_1_opens"));
         runner.record("r_ui_1_opens", Ok(()));
         let (summary, passed) = runner.verdict();
-        assert!(!passed, "{summary}");
+        assert!(!passed, "a filter that matched nothing passed: {summary}");
         assert_eq!(runner.unmatched_filters(), ["typo"]);
     }
 
