@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: formatting, lints, then unit, doc and real-webview end-to-end tests,
-# all of `cargo test` inside one virtual X server.
+# all of `cargo test` inside one virtual X server; then that four tests fail against a break of
+# what they test (scripts/check-tests-fail.sh), and the bench's quick run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/env.sh
@@ -25,6 +26,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
+
+step "honest tests: each of four tests fails against a patch that breaks what it tests"
+# Builds only the affected test binaries, from a scratch copy, into the same target directory.
+bash scripts/check-tests-fail.sh
 
 step "bench: lineup-bench --quick (completes and writes valid JSON; no timing asserts)"
 cargo build -p lineup-cli -p lineup-bench

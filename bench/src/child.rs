@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use lineup_webview_shell::HostBuilder;
 use serde_json::{json, Value};
 
+use crate::app::{app_json, document_bytes, SMALL};
 use crate::lab::Lab;
-use crate::measure::{app_json, document_bytes, ms, SMALL};
 use crate::procs;
 use crate::raw::Kind;
+use crate::report::ms;
 
 /// Spawns this binary in a child mode; returns each line it printed after `RESULT `, with how
 /// long after the spawn it printed it, once it has printed `expected` of them (or ended).

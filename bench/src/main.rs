@@ -12,6 +12,8 @@
 )]
 
 #[cfg(target_os = "linux")]
+mod app;
+#[cfg(target_os = "linux")]
 mod child;
 #[cfg(target_os = "linux")]
 mod lab;
@@ -21,10 +23,12 @@ mod markdown;
 mod measure;
 #[cfg(target_os = "linux")]
 mod phases;
-mod procs;
 #[cfg(target_os = "linux")]
 mod raw;
 mod report;
+
+/// The `/proc` walker shared with the tests: memory of the process tree.
+use lineup_procs as procs;
 
 #[cfg(target_os = "linux")]
 fn main() -> std::process::ExitCode {

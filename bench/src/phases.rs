@@ -14,9 +14,7 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
 
-use crate::lab::Lab;
-use crate::measure::ms;
-use crate::report::{self, round};
+use crate::report::{self, ms, round};
 
 /// Every phase seen so far, in order.
 #[derive(Clone, Default)]
@@ -89,29 +87,23 @@ impl<S: Subscriber> Layer<S> for Recorder {
     }
 }
 
-/// Each phase's first time after `start` and up to the bridge's `ready` (ms), and the `ready`.
+/// Each phase of `marks` first seen after `start` and up to the bridge's `ready` (ms), and the
+/// `ready`.
 ///
-/// Only the phases of this Surface's own document URL count, and with `unlabelled` those that
+/// Only the phases of the Surface's own document `url` count, and with `unlabelled` those that
 /// name no URL (the web-process spawn); a warm pool refilling meanwhile reports phases of
 /// another URL.
 pub(crate) fn phase_offsets(
-    lab: &Lab,
+    marks: Vec<Phase>,
+    url: Option<&str>,
+    ready: Option<Instant>,
     start: Instant,
-    instance: &str,
     unlabelled: bool,
 ) -> Vec<(String, f64)> {
-    let url = lab
-        .rec
-        .keys
-        .borrow()
-        .get(instance)
-        .and_then(|k| lab.host.as_ref().and_then(|h| h.view(k)))
-        .map(|v| v.url().to_owned());
-    let ready = lab.rec.ready.borrow().get(instance).copied();
     let mut out: Vec<(String, f64)> = Vec::new();
-    for (at, name, of) in lab.phases.take() {
+    for (at, name, of) in marks {
         let ours = match &of {
-            Some(of) => url.as_deref() == Some(of.as_str()),
+            Some(of) => url == Some(of.as_str()),
             None => unlabelled,
         };
         // Up to the `ready`: the first state's delivery after it is not the open's.

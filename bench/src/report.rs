@@ -1,6 +1,13 @@
 //! Figures, their statistics and ratios, and how they are printed and written.
 
+use std::time::Duration;
+
 use serde_json::{json, Map, Value};
+
+/// `d` in milliseconds, the unit of every latency figure.
+pub(crate) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
 
 /// Percentile `p` (0..=100) of `samples` (nearest rank); 0 when empty.
 pub(crate) fn percentile(samples: &[f64], p: f64) -> f64 {

@@ -18,10 +18,18 @@ impl Clock for Zero {
     }
 }
 
-fn session() -> Option<Session> {
+/// A fresh session with the default configuration. Its construction failing is a failure of
+/// the target, not an input to skip: a target that skipped it would check nothing at all.
+fn session() -> Session {
     let config = SessionConfig::new(PartyId::known("fuzz"), "out");
-    Session::new(config, Box::new(Zero)).ok()
+    match Session::new(config, Box::new(Zero)) {
+        Ok(session) => session,
+        Err(e) => panic!("the default session configuration was refused: {e}"),
+    }
 }
+
+/// A valid `ui.open` of Surface `w`, from agent `a`.
+const OPEN: &[u8] = br#"{"v":1,"id":"m","type":"lineup.v1.ui.open","conversation_id":"c","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"w","app":{"id":"com.example.w","version":"1.0.0","html":"","css":"","js":""}}}"#;
 
 /// Decodes `data` as an inbound envelope, feeds it to a fresh session, and checks that a
 /// decoded message re-encodes to JSON that decodes to the same message, and that every refusal
@@ -36,26 +44,26 @@ pub fn envelope_decode(data: &[u8]) {
             "re-encoding changed the message"
         );
     }
-    if let Some(mut session) = session() {
-        let effects = session.handle_inbound(data);
-        if effects.iter().any(|e| matches!(e, Effect::Rejected(_))) {
-            assert_eq!(session.surfaces().count(), 0, "a refusal opened a surface");
-        }
+    let mut session = session();
+    let effects = session.handle_inbound(data);
+    if effects.iter().any(|e| matches!(e, Effect::Rejected(_))) {
+        assert_eq!(session.surfaces().count(), 0, "a refusal opened a surface");
     }
 }
 
 /// Decodes `data` (lossily as UTF-8) as a bridge message, and posts it to an open Surface: it is
-/// either forwarded, dropped and counted, or a state request; never a panic.
+/// either forwarded, dropped and counted, or a state request; never a panic. The Surface is
+/// opened by a fixed, valid `ui.open`, which must yield [`Effect::Open`] first (R-UI-1).
 pub fn bridge_decode(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = BridgeMessage::decode(&text, &Limits::default());
-    let Some(mut session) = session() else {
-        return;
+    let mut session = session();
+    // The Surface the message is posted to; without it the target would check nothing.
+    let opened = session.handle_inbound(OPEN);
+    let Some(Effect::Open(surface)) = opened.first() else {
+        panic!("a valid ui.open did not open its Surface first: {opened:?}");
     };
-    let open = br#"{"v":1,"id":"m","type":"lineup.v1.ui.open","conversation_id":"c","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"w","app":{"id":"com.example.w","version":"1.0.0","html":"","css":"","js":""}}}"#;
-    let Some(Effect::Open(surface)) = session.handle_inbound(open).into_iter().next() else {
-        return;
-    };
+    let surface = surface.clone();
     let before = session.stats().clone();
     let effects = session.handle_bridge(&surface.key, &text);
     let after = session.stats();

@@ -682,9 +682,13 @@ fn r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked() {
     h.drive(fx);
     h.call("c1", "app.open_url", url_args(), 60);
     h.call("c2", "clipboard.write", json!({}), 60);
-    for r in h.results() {
-        assert_eq!(r["status"], "unsupported", "{r}");
-        assert_eq!(r["error"]["code"], "revoked", "{r}");
+    // Each call is answered, once, and `revoked`: no answer at all must fail here too.
+    let results = h.results();
+    assert_eq!(results.len(), 2, "one answer per call: {results:?}");
+    for (call_id, r) in ["c1", "c2"].into_iter().zip(&results) {
+        assert_eq!(r["call_id"], call_id, "{r}");
+        assert_eq!(r["status"], "unsupported", "{call_id}: {r}");
+        assert_eq!(r["error"]["code"], "revoked", "{call_id}: {r}");
     }
     assert!(h.runs.is_empty(), "never falls back to running it");
     assert!(matches!(

@@ -599,6 +599,7 @@ impl Host {
                 CapabilityStore::remember_offered(store, &agent, &capabilities).unwrap();
                 None
             }
+            // What the user is shown of a call that runs: nothing for the store to do.
             CapabilityEffect::Activity(_) => None,
             other => panic!("a display_only capability prompts nothing: {other:?}"),
         }

@@ -679,7 +679,7 @@ impl HostHarness {
 
     /// Runs one scenario and records its outcome; a panic counts as a failure.
     pub fn run(&mut self, name: &str, scenario: impl FnOnce(&mut HostHarness) -> Outcome) {
-        if !Runner::selected(name) {
+        if !self.runner.select(name) {
             return;
         }
         let outcome = catch(|| scenario(self));

@@ -10,7 +10,8 @@
 //! - [`dns`]: a DNS stub that records the names it is asked for, named by `/etc/resolv.conf` in a
 //!   private mount namespace;
 //! - [`procs`]: the processes of the test process (WebKit's web and network processes, sandbox
-//!   helpers);
+//!   helpers) and their memory: the `lineup-procs` crate, the one `/proc` walker of the tests and
+//!   the bench;
 //! - [`home`]: a private HOME per test process;
 //! - [`prompt`]: the built-in consent prompt's buttons on the X screen.
 
@@ -20,7 +21,7 @@ pub mod dns;
 pub mod home;
 #[cfg(target_os = "linux")]
 pub mod host_harness;
-pub mod procs;
+pub use lineup_procs as procs;
 #[cfg(target_os = "linux")]
 pub mod prompt;
 pub mod runner;

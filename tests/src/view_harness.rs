@@ -295,7 +295,7 @@ impl Harness {
 
     /// Runs one scenario and records its outcome; a panic counts as a failure.
     pub fn run(&mut self, name: &str, scenario: impl FnOnce(&mut Harness) -> Outcome) {
-        if !Runner::selected(name) {
+        if !self.runner.select(name) {
             return;
         }
         let outcome = catch(|| scenario(self));

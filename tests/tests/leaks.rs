@@ -16,7 +16,7 @@ use lineup_tests::dns::{private_resolver, DnsStub};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{open_network, test_app, HostHarness, Note, TestHost};
-use lineup_tests::procs::{descendants, web_processes};
+use lineup_tests::procs::{self, descendants, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::{xid_of, X11};
 use lineup_webview_shell::HostBuilder;
@@ -354,17 +354,9 @@ fn allocating_js(mib: u32) -> String {
     )
 }
 
-/// Resident memory of `pid` in MiB, from `/proc/<pid>/status`.
+/// Resident memory of `pid` in MiB.
 fn rss_mib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb / 1024)
+    procs::rss_kib(pid) / 1024
 }
 
 fn memory_ceiling(h: &mut HostHarness) -> Outcome {
