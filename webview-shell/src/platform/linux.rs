@@ -893,11 +893,15 @@ fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usi
 }
 
 /// R-UI-11: WebKitGTK's `prefers-color-scheme` follows GTK's process-wide dark-theme
-/// preference; [`Theme::System`] leaves it alone. WebKit views follow a change live.
+/// preference; [`Theme::System`] leaves it alone, except under an inverse high-contrast desktop
+/// theme (`HighContrastInverse`), which is dark although WebKit would read it as light: then it
+/// asks for dark, so Surfaces get the dark high-contrast values. WebKit views follow a change
+/// live.
 pub(crate) fn apply_theme(theme: Theme) {
     let dark = match theme {
         Theme::Dark => true,
         Theme::Light => false,
+        _ if desktop_inverse_contrast() => true,
         _ => return,
     };
     if let Some(settings) = gtk::Settings::default() {
@@ -927,13 +931,26 @@ fn evaluate_deliveries(
 /// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a
 /// high-contrast one, which is what GNOME's switch sets.
 pub(crate) fn desktop_high_contrast() -> bool {
-    let high = |name: &str| name.to_ascii_lowercase().contains("highcontrast");
-    if std::env::var("GTK_THEME").is_ok_and(|t| high(&t)) {
-        return true;
+    desktop_theme_is(|name| name.contains("highcontrast"))
+}
+
+/// R-UI-11: whether the desktop's high-contrast theme is the inverse (light on dark) one:
+/// `HighContrastInverse`, or a high-contrast theme's `:dark` variant in `GTK_THEME`.
+fn desktop_inverse_contrast() -> bool {
+    desktop_theme_is(|name| {
+        name.contains("highcontrastinverse")
+            || (name.contains("highcontrast") && name.ends_with(":dark"))
+    })
+}
+
+/// Whether `GTK_THEME`, else GTK's theme name, lowercased, satisfies `test`.
+fn desktop_theme_is(test: impl Fn(&str) -> bool) -> bool {
+    if let Ok(theme) = std::env::var("GTK_THEME") {
+        return test(&theme.to_ascii_lowercase());
     }
     gtk::Settings::default()
         .and_then(|settings| settings.gtk_theme_name())
-        .is_some_and(|name| high(name.as_str()))
+        .is_some_and(|name| test(&name.as_str().to_ascii_lowercase()))
 }
 
 /// GTK aborts the process when it cannot open a display; say so as an error instead.
