@@ -30,6 +30,7 @@ mod grants;
 mod kiosk;
 mod link;
 mod log;
+mod look;
 mod policy;
 mod preview;
 
@@ -150,6 +151,8 @@ struct HostArgs {
     allow_digest: Vec<String>,
     #[command(flatten)]
     capabilities: capabilities::CapabilityArgs,
+    #[command(flatten)]
+    look: look::LookArgs,
 }
 
 /// `--bundle-policy` and `--allow-digest` as a [`BundlePolicy`].
@@ -225,6 +228,7 @@ fn host_builder(
         .limits(limits)
         .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs))
         .warm_pool(args.warm_pool);
+    builder = args.look.apply(builder);
     if let Some(conversation) = &args.conversation {
         builder = builder.conversation_id(ConversationId::try_from(conversation.as_str())?);
     }

@@ -14,7 +14,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use lineup_authoring::{PreviewBundle, PreviewSource, DEBOUNCE};
+use lineup_authoring::{
+    AuthoringError, PackageReading, PreviewBundle, PreviewCatalog, PreviewSource, DEBOUNCE,
+};
 use lineup_host_core::{
     CloseReason, ConversationId, Diagnostic, DiagnosticKind, InlineApp, InstanceId, JsonObject,
     Limits, Message, ProtocolError, SurfaceKey,
@@ -30,7 +32,8 @@ mod exit {
     /// could not be written.
     pub(super) const FAILED: u8 = 1;
     // 2 is clap's usage error.
-    /// `--check`: the page threw an uncaught error or left a promise rejection unhandled.
+    /// `--check`: the page threw an uncaught error or left a promise rejection unhandled; or,
+    /// with any option, its script has a syntax error, found before it is loaded.
     pub(super) const PAGE_ERROR: u8 = 3;
     /// `--check`: the page caused a Content-Security-Policy violation.
     pub(super) const CSP_VIOLATION: u8 = 4;
@@ -42,15 +45,21 @@ mod exit {
 
 /// Opens a bundle folder (or a bundle JSON file) in the real sandbox and reloads it as you edit.
 ///
+/// An app package folder (with manifest.json) is previewed as the installed app would run: its
+/// main (or first) Surface opened by id, its assets served from its own host under the
+/// installed app's policy; nothing is installed.
+///
 /// Exit codes: 0 passed; 1 could not run (unreadable or refused source, no display, open
 /// refused, Surface closed or crashed, screenshot not written); 2 usage; 3 page error (uncaught
-/// error or unhandled rejection, with --check); 4 CSP violation (with --check); 5 bundle over
+/// error or unhandled rejection, with --check; a syntax error in the script, found before it
+/// is loaded, always); 4 CSP violation (with --check); 5 bundle over
 /// the 160 KiB limit (with --check or --screenshot); 6 timed out waiting for ready or
 /// --wait-event. With both page errors and CSP violations, 3.
 #[derive(Debug, Args)]
 pub(crate) struct PreviewArgs {
-    /// A bundle folder (index.html, style.css, script.js, optional state.json), or a JSON file
-    /// with a ui.open envelope or an app object.
+    /// A bundle folder (index.html, style.css, script.js, optional state.json), an app package
+    /// folder (manifest.json and its files), or a JSON file with a ui.open envelope or an app
+    /// object.
     source: PathBuf,
     /// Enable the web inspector (right-click → Inspect Element); weakens nothing else.
     #[arg(long)]
@@ -75,6 +84,8 @@ pub(crate) struct PreviewArgs {
     /// --wait-event).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     timeout: u64,
+    #[command(flatten)]
+    look: crate::look::LookArgs,
 }
 
 impl PreviewArgs {
@@ -97,7 +108,19 @@ pub(crate) fn run(args: PreviewArgs) -> ExitCode {
 
 fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
     let source = PreviewSource::new(&args.source)?;
-    let bundle = source.read()?;
+    let bundle = match source.read() {
+        Ok(bundle) => bundle,
+        // R-UI-6a: found before loading; loaded, the engine would say only "Script error.".
+        Err(e @ AuthoringError::Syntax { .. }) => {
+            out.line(format_args!("{e}"));
+            out.line(format_args!(
+                "not opened: the page would stop at this SyntaxError (exit {})",
+                exit::PAGE_ERROR
+            ));
+            return Ok(exit::PAGE_ERROR);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let limits = Limits::default();
     let report = bundle.size_report(&limits);
     out.line(format_args!("{}: {report}", source.path().display()));
@@ -132,7 +155,22 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
         interactive: args.interactive(),
     });
     let event_loop = lineup_webview_shell::event_loop()?;
-    let mut builder = HostBuilder::new().limits(limits.clone());
+    let mut builder = args.look.apply(HostBuilder::new().limits(limits.clone()));
+    // A package is served as the installed app would be: by id, with its assets (R-SEC-3a).
+    let catalog = bundle.package.as_ref().map(|reading| {
+        out.line(format_args!(
+            "package {} {}, Surface {}: opened by id as the installed app would run, its {} \
+             assets from its own host; nothing is installed",
+            reading.package.id(),
+            reading.package.version(),
+            reading.surface,
+            reading.package.assets().len()
+        ));
+        PreviewCatalog::new((*reading.package).clone())
+    });
+    if let Some(catalog) = &catalog {
+        builder = builder.app_center(std::rc::Rc::new(catalog.clone()));
+    }
     if args.devtools {
         // A page paused in the inspector's debugger does not answer the hang watchdog.
         builder = builder.without_hang_watchdog().dangerous().with_devtools();
@@ -151,6 +189,8 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
     let open = bundle.ui_open(&conversation, state.clone())?;
     ctx.status().last_open = Some(Arc::new(Mutex::new(Applied {
         app: bundle.app.clone(),
+        package: bundle.package.clone(),
+        catalog,
         state: state.clone(),
         state_error: None,
         patches: 0,
@@ -250,6 +290,9 @@ impl Printer {
 /// What the preview last gave the Surface, for the watcher to compare with.
 struct Applied {
     app: InlineApp,
+    /// For a package: the one on screen, and the catalog that serves it.
+    package: Option<PackageReading>,
+    catalog: Option<PreviewCatalog>,
     state: Option<JsonObject>,
     /// The last state-file error printed, so a broken file is reported once per change.
     state_error: Option<String>,
@@ -418,27 +461,37 @@ impl Context {
             Err(e) => self
                 .out
                 .line(format_args!("{e}; the last good version stays on screen")),
-            Ok(bundle) if bundle.app.bundle != applied.app.bundle || !open => {
+            Ok(bundle)
+                if bundle.app.bundle != applied.app.bundle
+                    || bundle.package != applied.package
+                    || !open =>
+            {
                 let report = bundle.size_report(limits);
                 self.out
                     .line(format_args!("{}: {report}", source.path().display()));
                 if report.is_over() {
                     self.out
                         .line(format_args!("not reloaded: the last good version stays"));
-                } else if open {
+                } else if open && bundle.package.is_none() {
                     self.out
                         .line(format_args!("code changed: reloading in place"));
                     let _ = handle.reload_bundle(self.instance.clone(), bundle.app.bundle.clone());
                     applied.app = bundle.app;
                 } else {
-                    // Refused or closed before: open it again, with the state it had.
+                    // Refused or closed before, or a package (its assets too may have changed):
+                    // open it again, with the state it had.
+                    if let (Some(catalog), Some(reading)) = (&applied.catalog, &bundle.package) {
+                        catalog.replace((*reading.package).clone());
+                    }
                     let mut again = first.clone();
                     again.app = bundle.app.clone();
+                    again.package.clone_from(&bundle.package);
                     match again.ui_open(conversation, applied.state.clone()) {
                         Ok(open) => {
                             self.out.line(format_args!("opening again"));
                             let _ = handle.send_inbound(open.to_json().into_bytes());
                             applied.app = bundle.app;
+                            applied.package = bundle.package;
                         }
                         Err(e) => self.out.line(format_args!("{e}")),
                     }
@@ -508,7 +561,10 @@ impl HostDelegate for Delegate {
     }
 
     fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
-        self.0.out.line(format_args!("closed {key}: {reason:?}"));
+        self.0.out.line(format_args!(
+            "surface {key}: {}",
+            crate::log::closed_words(reason)
+        ));
         let mut status = self.0.status();
         if status.open.as_ref() == Some(key) {
             status.open = None;
@@ -523,7 +579,7 @@ impl HostDelegate for Delegate {
             CloseReason::User | CloseReason::SessionEnded | CloseReason::Replaced
         ) && !status.triggered
         {
-            status.failure = Some(format!("{reason:?}"));
+            status.failure = Some(crate::log::closed_words(reason));
         }
         drop(status);
         if quit {
