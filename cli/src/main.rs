@@ -57,7 +57,8 @@ enum Command {
     /// Show a bundle folder (or bundle JSON) in the real sandbox, reloading as you edit; or
     /// check it and take a screenshot for CI.
     Preview(preview::PreviewArgs),
-    /// App packages: make signing keys, sign a package, verify one.
+    /// App packages and the local app center: install, upgrade, rollback, enable, disable,
+    /// remove, forget, list; signing keys, signatures and checks.
     Apps(apps::AppsArgs),
     /// Run a kiosk: one fullscreen window on a chosen monitor, Surfaces in fixed regions, a
     /// standby screen while none is on screen, the agent reached over a WebSocket.

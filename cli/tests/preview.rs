@@ -50,7 +50,8 @@ fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
-/// `lineup preview DIR ARGS` run to its end: the exit code and stdout.
+/// `lineup preview DIR ARGS` run to its end: the exit code and stdout, which never shows a
+/// Rust type's `Debug` form (issue 30 item 12).
 fn run_preview(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
     let run = Command::new(LINEUP)
         .arg("preview")
@@ -58,10 +59,24 @@ fn run_preview(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .unwrap();
-    (
-        run.status.code(),
-        String::from_utf8_lossy(&run.stdout).into_owned(),
-    )
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_no_debug_forms(&stdout);
+    (run.status.code(), stdout)
+}
+
+/// No internal type names or `Debug` formatting in what an author reads.
+fn assert_no_debug_forms(text: &str) {
+    for form in [
+        "SessionEnded",
+        "Gone(",
+        "Some(",
+        "None)",
+        "Agent(",
+        "Reopened(",
+        "Replaced",
+    ] {
+        assert!(!text.contains(form), "{form} in:\n{text}");
+    }
 }
 
 /// A script that paints the state and reports what it rendered, as `version`.

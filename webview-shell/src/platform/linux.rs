@@ -724,13 +724,23 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     });
     let q = Rc::downgrade(queue);
     view.connect_web_process_terminated(move |_, reason| {
-        tracing::warn!(?reason, "surface web process terminated");
+        tracing::warn!("surface web process ended: {}", termination_words(reason));
         push(&q, termination_event(reason));
     });
 }
 
 /// What the owner hears when the web process ended: its memory ceiling and the host's own
 /// request (the hang watchdog's, R-UI-12) apart from the rest.
+/// Why a web process ended, in words for the log (never the binding's `Debug` form).
+pub(crate) fn termination_words(reason: WebProcessTerminationReason) -> &'static str {
+    match reason {
+        WebProcessTerminationReason::ExceededMemoryLimit => "it passed its memory limit",
+        WebProcessTerminationReason::TerminatedByApi => "the host ended it",
+        WebProcessTerminationReason::Crashed => "it crashed",
+        _ => "for a reason the engine does not name",
+    }
+}
+
 fn termination_event(reason: WebProcessTerminationReason) -> ViewEvent {
     match reason {
         WebProcessTerminationReason::ExceededMemoryLimit => ViewEvent::MemoryExceeded,
