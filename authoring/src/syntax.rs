@@ -7,7 +7,9 @@
 use std::fmt;
 
 use oxc_allocator::Allocator;
+use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::{ParseOptions, Parser};
+use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 
 /// The first syntax error of a script: where (from 1) and what.
@@ -51,22 +53,17 @@ pub fn check_script(js: &str) -> Option<SyntaxError> {
     let mut errors: Vec<(u32, String)> = parsed
         .diagnostics
         .iter()
-        .map(|d| {
-            let offset = d
-                .labels
-                .iter()
-                .find(|l| l.primary())
-                .or_else(|| d.labels.first())
-                .map_or(0, oxc_span::LabeledSpan::offset);
-            let mut message = d.message.to_string();
-            if let Some(label) = d.labels.first().and_then(|l| l.label()) {
-                if !label.is_empty() && !message.contains(label) {
-                    message = format!("{message} ({label})");
-                }
-            }
-            (offset, message)
-        })
+        .map(|d| diagnostic(js, d, false))
         .collect();
+    // The early errors the parser leaves to semantic analysis (a `let` or `const` declared
+    // twice, `break` outside a loop, ...): the engine refuses those when it parses the script
+    // too. Only when the parse itself succeeded, as the analysis needs a whole tree.
+    if errors.is_empty() {
+        let semantic = SemanticBuilder::new()
+            .with_check_syntax_error(true)
+            .build(&parsed.program);
+        errors.extend(semantic.diagnostics.iter().map(|d| diagnostic(js, d, true)));
+    }
     // The parser leaves `import` and `export` declarations in a script to later analysis; the
     // engine refuses them when it parses the script.
     if let Some(declaration) = parsed
@@ -93,6 +90,44 @@ pub fn check_script(js: &str) -> Option<SyntaxError> {
         column,
         message,
     })
+}
+
+/// A diagnostic as (byte offset, message): at its primary label, else its first (the parser's
+/// labels) or with `last` its last (semantic analysis labels the first declaration first and
+/// the offending one last); the other labels' words and positions follow the message.
+fn diagnostic(js: &str, d: &OxcDiagnostic, last: bool) -> (u32, String) {
+    let chosen = d
+        .labels
+        .iter()
+        .position(oxc_span::LabeledSpan::primary)
+        .or(if last {
+            d.labels.len().checked_sub(1)
+        } else if d.labels.is_empty() {
+            None
+        } else {
+            Some(0)
+        });
+    let offset = chosen
+        .and_then(|i| d.labels.get(i))
+        .map_or(0, oxc_span::LabeledSpan::offset);
+    let mut message = d.message.to_string();
+    for (i, label) in d.labels.iter().enumerate() {
+        let Some(text) = label
+            .label()
+            .filter(|t| !t.is_empty() && !message.contains(t))
+        else {
+            continue;
+        };
+        if Some(i) == chosen {
+            if d.labels.len() == 1 {
+                message = format!("{message} ({text})");
+            }
+        } else {
+            let (line, column) = position(js, usize::try_from(label.offset()).unwrap_or(0));
+            message = format!("{message} ({text}: {line}:{column})");
+        }
+    }
+    (offset, message)
 }
 
 /// Whether the error is at an `import`/`export` declaration, which only a module may have.
@@ -138,6 +173,12 @@ mod tests {
         assert!(err.column > 15, "{err}");
         let err = check_script("var r = /(/;").expect("an invalid regular expression");
         assert_eq!(err.line, 1, "{err}");
+        // Early errors of semantic analysis: a name declared twice, a stray `break`.
+        let err = check_script("const el = 1;\nlet x;\nconst el = 2;").expect("redeclared");
+        assert_eq!((err.line, err.column), (3, 7), "{err}");
+        assert!(err.message.contains("1:7"), "the first declaration: {err}");
+        let err = check_script("if (true) { break; }").expect("break outside a loop");
+        assert_eq!(err.line, 1, "{err}");
         for ok in [
             "",
             "LineUpSurface.onState((s) => { document.body.textContent = `${s.n ?? 0}`; });",
@@ -145,6 +186,8 @@ mod tests {
             "var o = {a: 1}; with (o) { a; }\n<!-- an old comment\nvar await = 1;",
             "class A { #x = 1; static { this.y = 2; } get x() { return this.#x; } }",
             "import('x').catch(() => {});",
+            // Sloppy-mode scripts may declare a var or a function twice.
+            "var a = 1; var a = 2; function f() {} function f() {}",
         ] {
             assert_eq!(check_script(ok), None, "{ok}");
         }

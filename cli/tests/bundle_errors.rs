@@ -94,6 +94,9 @@ fn r_ui_6a_a_syntax_error_in_the_script_is_refused_at_its_line_and_column() {
         ],
     );
     assert_plain_refusal(&bundle(&dir), &["error: script.js:3:1: "]);
+    // An early error the engine also refuses at parse time: a name declared twice.
+    std::fs::write(dir.join("script.js"), "const el = 1;\nconst el = 2;\n").unwrap();
+    assert_plain_refusal(&bundle(&dir), &["script.js:2:7: ", "already been declared"]);
     std::fs::write(dir.join("script.js"), "import x from './x.js';\n").unwrap();
     assert_plain_refusal(&bundle(&dir), &["script.js:1:1: ", "not a module"]);
     std::fs::write(dir.join("script.js"), broken.replace(")};", "});")).unwrap();
