@@ -32,8 +32,9 @@ pub enum PreviewSource {
     /// A `ui.open` envelope or an `app` object, as JSON.
     Json(PathBuf),
     /// An app package folder: `manifest.json` and the files it names, previewed as the
-    /// installed app would run (R-SEC-3a), without installing it.
-    Package(PathBuf),
+    /// installed app would run (R-SEC-3a), without installing it; the Surface named, else
+    /// `main`, else the first.
+    Package(PathBuf, Option<SurfaceId>),
 }
 
 /// One reading of a [`PreviewSource`].
@@ -73,7 +74,7 @@ impl PreviewSource {
         let path = path.as_ref().to_path_buf();
         match std::fs::metadata(&path) {
             Ok(meta) if meta.is_dir() && crate::package::is_package(&path) => {
-                Ok(Self::Package(path))
+                Ok(Self::Package(path, None))
             }
             Ok(meta) if meta.is_dir() => Ok(Self::Folder(path)),
             Ok(_) => Ok(Self::Json(path)),
@@ -81,10 +82,21 @@ impl PreviewSource {
         }
     }
 
+    /// For an app package folder: open its Surface `surface` (`Err` for any other source).
+    pub fn with_surface(self, surface: SurfaceId) -> Result<Self, AuthoringError> {
+        match self {
+            Self::Package(path, _) => Ok(Self::Package(path, Some(surface))),
+            other => Err(refused(
+                other.path().display().to_string(),
+                "is no app package folder (no manifest.json): a Surface is chosen only in a package",
+            )),
+        }
+    }
+
     /// The folder or file.
     pub fn path(&self) -> &Path {
         match self {
-            Self::Folder(path) | Self::Json(path) | Self::Package(path) => path,
+            Self::Folder(path) | Self::Json(path) | Self::Package(path, _) => path,
         }
     }
 
@@ -105,7 +117,7 @@ impl PreviewSource {
                 })
             }
             Self::Json(path) => read_json(path),
-            Self::Package(path) => read_package(path),
+            Self::Package(path, surface) => read_package(path, surface.as_ref()),
         }
     }
 
@@ -114,7 +126,7 @@ impl PreviewSource {
     /// `Err` names the file and the position of a bad one (R-UI-3).
     pub fn read_state(&self) -> Result<Option<JsonObject>, AuthoringError> {
         match self {
-            Self::Package(_) => Ok(None),
+            Self::Package(..) => Ok(None),
             Self::Folder(path) => {
                 let file = path.join("state.json");
                 if file.is_file() {
@@ -150,7 +162,7 @@ impl PreviewSource {
     ) -> Result<SourceWatcher, AuthoringError> {
         // A package's every file counts (its manifest names them, assets included).
         let (dir, names): (PathBuf, Vec<std::ffi::OsString>) = match self {
-            Self::Package(path) => (path.clone(), Vec::new()),
+            Self::Package(path, _) => (path.clone(), Vec::new()),
             Self::Folder(path) => (path.clone(), FILES.iter().map(Into::into).collect()),
             Self::Json(path) => (
                 path.parent()
@@ -179,7 +191,7 @@ impl PreviewSource {
                 }
             })
             .map_err(|e| watch_error(&dir, e))?;
-        let mode = if matches!(self, Self::Package(_)) {
+        let mode = if matches!(self, Self::Package(..)) {
             notify::RecursiveMode::Recursive
         } else {
             notify::RecursiveMode::NonRecursive
@@ -280,11 +292,21 @@ fn read_json(path: &Path) -> Result<PreviewBundle, AuthoringError> {
     })
 }
 
-/// A package folder: its `main` (or first) Surface, under the Surface's id as instance id.
-fn read_package(path: &Path) -> Result<PreviewBundle, AuthoringError> {
+/// A package folder: its Surface `surface` (else `main`, else its first), under the Surface's
+/// id as instance id.
+fn read_package(path: &Path, surface: Option<&SurfaceId>) -> Result<PreviewBundle, AuthoringError> {
     let package = crate::package::read_package(path)?;
-    let Some(surface) = crate::package::default_surface(&package) else {
-        return Err(refused(path.display().to_string(), "has no Surface"));
+    let surface = match surface {
+        Some(asked) if package.surfaces().contains_key(asked) => asked.clone(),
+        Some(asked) => {
+            let names: Vec<&str> = package.surfaces().keys().map(SurfaceId::as_str).collect();
+            return Err(refused(
+                path.display().to_string(),
+                format!("has no Surface {asked}; it has {}", names.join(", ")),
+            ));
+        }
+        None => crate::package::default_surface(&package)
+            .ok_or_else(|| refused(path.display().to_string(), "has no Surface"))?,
     };
     let app = package
         .inline_app(&surface)

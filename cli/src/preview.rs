@@ -84,6 +84,10 @@ pub(crate) struct PreviewArgs {
     /// --wait-event).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     timeout: u64,
+    /// For an app package folder: which of its Surfaces to open (default: main, else the
+    /// first by id).
+    #[arg(long, value_name = "ID")]
+    surface: Option<String>,
     #[command(flatten)]
     look: crate::look::LookArgs,
 }
@@ -107,7 +111,10 @@ pub(crate) fn run(args: PreviewArgs) -> ExitCode {
 }
 
 fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
-    let source = PreviewSource::new(&args.source)?;
+    let mut source = PreviewSource::new(&args.source)?;
+    if let Some(surface) = &args.surface {
+        source = source.with_surface(lineup_host_core::SurfaceId::try_from(surface.as_str())?)?;
+    }
     let bundle = match source.read() {
         Ok(bundle) => bundle,
         // R-UI-6a: found before loading; loaded, the engine would say only "Script error.".

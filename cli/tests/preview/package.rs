@@ -71,3 +71,42 @@ fn r_sec_3a_a_watched_package_reopens_with_its_edited_files() {
     );
     p.wait_for(&["event drawn", r#""edited":true"#, r#""image":true"#]);
 }
+
+/// `--surface` opens another Surface of a package; an unknown one is refused with the ones it
+/// has, and a bundle folder has none to choose.
+#[test]
+fn r_ui_9_surface_chooses_which_surface_of_a_package_opens() {
+    display();
+    let dir = folder(
+        "pkg-two",
+        &[
+            (
+                "manifest.json",
+                r#"{"id": "com.example.two", "name": "Two", "version": "1.0.0",
+                    "surfaces": {"main": {"html": "main.html", "js": "main.js", "events": ["which"]},
+                                 "side": {"html": "side.html", "js": "side.js", "events": ["which"]}}}"#,
+            ),
+            ("main.html", "<p>main</p>"),
+            ("side.html", "<p>side</p>"),
+            ("main.js", "LineUpSurface.onState(function () { LineUpSurface.event('which', {s: 'main'}); });"),
+            ("side.js", "LineUpSurface.onState(function () { LineUpSurface.event('which', {s: 'side'}); });"),
+        ],
+    );
+    let wait = ["--check", "--wait-event", "which"];
+    let (code, stdout) = run_preview(&dir, &wait);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains(r#"event which {"s":"main"}"#), "{stdout}");
+    let (code, stdout) = run_preview(&dir, &[&wait[..], &["--surface", "side"]].concat());
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains(r#"event which {"s":"side"}"#), "{stdout}");
+    let (code, stdout) = run_preview(&dir, &[&wait[..], &["--surface", "nope"]].concat());
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("has no Surface nope; it has main, side"),
+        "{stdout}"
+    );
+    let plain = folder("pkg-none", &[("index.html", "<p>x</p>")]);
+    let (code, stdout) = run_preview(&plain, &["--check", "--surface", "side"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("no manifest.json"), "{stdout}");
+}
