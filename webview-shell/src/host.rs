@@ -1685,7 +1685,6 @@ impl Host {
                             tracing::error!(
                                 "a capability effect reached a host without capabilities; ignored"
                             );
-                            drop(effect);
                             None
                         }
                     };
