@@ -33,7 +33,8 @@ mod exit {
     pub(super) const FAILED: u8 = 1;
     // 2 is clap's usage error.
     /// `--check`: the page threw an uncaught error or left a promise rejection unhandled; or,
-    /// with any option, its script has a syntax error, found before it is loaded.
+    /// with `--check` or `--screenshot`, its script has a syntax error, found before it is
+    /// loaded (the interactive preview waits for a save that parses instead).
     pub(super) const PAGE_ERROR: u8 = 3;
     /// `--check`: the page caused a Content-Security-Policy violation.
     pub(super) const CSP_VIOLATION: u8 = 4;
@@ -52,7 +53,7 @@ mod exit {
 /// Exit codes: 0 passed; 1 could not run (unreadable or refused source, no display, open
 /// refused, Surface closed or crashed, screenshot not written); 2 usage; 3 page error (uncaught
 /// error or unhandled rejection, with --check; a syntax error in the script, found before it
-/// is loaded, always); 4 CSP violation (with --check); 5 bundle over
+/// is loaded, with --check or --screenshot); 4 CSP violation (with --check); 5 bundle over
 /// the 160 KiB limit (with --check or --screenshot); 6 timed out waiting for ready or
 /// --wait-event. With both page errors and CSP violations, 3.
 #[derive(Debug, Args)]
@@ -118,6 +119,10 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
     let bundle = match source.read() {
         Ok(bundle) => bundle,
         // R-UI-6a: found before loading; loaded, the engine would say only "Script error.".
+        Err(e @ AuthoringError::Syntax { .. }) if args.interactive() => {
+            out.line(format_args!("{e}"));
+            wait_until_it_parses(&source, out)?
+        }
         Err(e @ AuthoringError::Syntax { .. }) => {
             out.line(format_args!("{e}"));
             out.line(format_args!(
@@ -248,6 +253,29 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
     host.run(event_loop)?;
     let status = ctx.status();
     Ok(status.exit_code(args.check))
+}
+
+/// The interactive preview of a source whose script does not parse yet: nothing to show, so
+/// it waits for a save that parses, printing each error meanwhile.
+fn wait_until_it_parses(
+    source: &PreviewSource,
+    out: &Printer,
+) -> Result<PreviewBundle, Box<dyn std::error::Error>> {
+    out.line(format_args!(
+        "not opened: waiting for a save of {} that parses",
+        source.path().display()
+    ));
+    let (saved, saves) = std::sync::mpsc::channel();
+    let _watcher = source.watch(DEBOUNCE, move || {
+        let _ = saved.send(());
+    })?;
+    loop {
+        saves.recv()?;
+        match source.read() {
+            Ok(bundle) => return Ok(bundle),
+            Err(e) => out.line(format_args!("{e}; still not opened")),
+        }
+    }
 }
 
 fn has_display() -> bool {

@@ -60,3 +60,22 @@ fn r_ui_6a_watch_prints_a_syntax_error_and_keeps_the_last_good_version() {
     save(&dir.join("script.js"), &script(3));
     p.wait_for(&["event rendered", r##""v":3,"##, r##""text":"two""##]);
 }
+
+/// Started on a broken script, the watching preview waits for a save that parses, then opens.
+#[test]
+fn r_ui_6a_watch_started_on_a_syntax_error_opens_once_it_parses() {
+    display();
+    let dir = folder(
+        "syntax-start",
+        &[
+            ("index.html", "<p id=t></p>"),
+            ("script.js", BROKEN),
+            ("state.json", r##"{"bg":"#fff","text":"fixed"}"##),
+        ],
+    );
+    let mut p = Preview::start(&dir);
+    p.wait_for(&["script.js:3:1: "]);
+    p.wait_for(&["not opened: waiting for a save"]);
+    save(&dir.join("script.js"), &script(2));
+    p.wait_for(&["event rendered", r##""v":2,"##, r##""text":"fixed""##]);
+}
