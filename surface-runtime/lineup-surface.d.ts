@@ -12,7 +12,8 @@
  * document.querySelector('#refresh')!.addEventListener('click', () => {
  *   LineUpSurface.event('refresh', { unit: 'c' });
  * });
- * LineUpSurface.resize(document.documentElement.scrollHeight);
+ * // The content's height (not scrollHeight, which never goes below the window's): it can shrink.
+ * LineUpSurface.resize(Math.ceil(document.documentElement.getBoundingClientRect().height));
  */
 interface LineUpSurfaceBridge {
   /**

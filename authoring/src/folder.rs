@@ -33,6 +33,15 @@ pub enum AuthoringError {
         /// Why, with the rule and the fix.
         reason: String,
     },
+    /// The script does not parse as the classic script the host runs it as: the page would
+    /// stop with a `SyntaxError` that the engine reports only as `Script error.` (R-UI-6a).
+    #[error("{file}:{error}")]
+    Syntax {
+        /// `script.js`, or a package's script file.
+        file: String,
+        /// Where and why.
+        error: crate::SyntaxError,
+    },
 }
 
 pub(crate) fn refused(at: impl Into<String>, reason: impl Into<String>) -> AuthoringError {
@@ -121,6 +130,7 @@ impl BundleFolder {
                 ),
             ));
         }
+        check_js("script.js", &js)?;
         InlineBundle::new(html, css, js).map_err(|e| refused("bundle", e.to_string()))
     }
 
@@ -288,6 +298,17 @@ fn read_text(path: &Path, required: bool) -> Result<String, AuthoringError> {
             path: path.to_path_buf(),
             source,
         }),
+    }
+}
+
+/// `Err` with the first syntax error of `js`, the script file `file` (R-UI-6a).
+pub(crate) fn check_js(file: &str, js: &str) -> Result<(), AuthoringError> {
+    match crate::check_script(js) {
+        Some(error) => Err(AuthoringError::Syntax {
+            file: file.to_owned(),
+            error,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -15,7 +15,13 @@
 #![forbid(unsafe_code)]
 
 mod folder;
+mod package;
 mod preview;
+mod syntax;
 
 pub use folder::{AuthoringError, BundleFolder, OpenOptions, FILES};
-pub use preview::{PreviewBundle, PreviewSource, SizeReport, SourceWatcher, DEBOUNCE};
+pub use package::PreviewCatalog;
+pub use preview::{
+    PackageReading, PreviewBundle, PreviewSource, SizeReport, SourceWatcher, DEBOUNCE,
+};
+pub use syntax::{check_script, SyntaxError};

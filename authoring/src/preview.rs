@@ -4,13 +4,15 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use lineup_host_core::{
-    AppId, ConversationId, Envelope, InlineApp, InstanceId, Integrity, JsonObject, Limits, Message,
-    MessageId, Party, PartyId, SurfaceSource, UiOpen, UiPatch,
+    AppId, ConversationId, Envelope, InlineApp, InstalledSurface, InstanceId, Integrity,
+    JsonObject, Limits, Message, MessageId, Party, PartyId, SurfaceId, SurfaceSource, UiOpen,
+    UiPatch,
 };
+use lineup_packages::Package;
 use notify::Watcher;
 
 use crate::folder::{refused, AuthoringError, BundleFolder, OpenOptions, FILES};
@@ -19,8 +21,9 @@ use crate::folder::{refused, AuthoringError, BundleFolder, OpenOptions, FILES};
 /// editor save (often a write, a rename and a metadata change) is one reload.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// What a preview shows: a bundle folder, or a JSON file holding a `ui.open` envelope (as
-/// `lineup bundle` prints it) or just its `app` object (`lineup bundle --app-only`).
+/// What a preview shows: a bundle folder, an app package folder (with `manifest.json`), or a
+/// JSON file holding a `ui.open` envelope (as `lineup bundle` prints it) or just its `app`
+/// object (`lineup bundle --app-only`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PreviewSource {
@@ -28,6 +31,10 @@ pub enum PreviewSource {
     Folder(PathBuf),
     /// A `ui.open` envelope or an `app` object, as JSON.
     Json(PathBuf),
+    /// An app package folder: `manifest.json` and the files it names, previewed as the
+    /// installed app would run (R-SEC-3a), without installing it; the Surface named, else
+    /// `main`, else the first.
+    Package(PathBuf, Option<SurfaceId>),
 }
 
 /// One reading of a [`PreviewSource`].
@@ -38,23 +45,58 @@ pub struct PreviewBundle {
     pub app: InlineApp,
     /// The instance id the preview opens it under.
     pub instance_id: InstanceId,
+    /// For an app package folder: the package, opened by id as an installed app would be.
+    pub package: Option<PackageReading>,
+}
+
+/// An app package as a preview read it: the package and the Surface it opens.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PackageReading {
+    /// The package, checked as an install would check it.
+    pub package: Arc<Package>,
+    /// The Surface the preview opens: `main`, else the package's first.
+    pub surface: SurfaceId,
+}
+
+impl PartialEq for PackageReading {
+    /// The same Surface of a package with the same digest (every file, R-SEC-7).
+    fn eq(&self, other: &Self) -> bool {
+        self.surface == other.surface
+            && self.package.digest().as_bytes() == other.package.digest().as_bytes()
+    }
 }
 
 impl PreviewSource {
-    /// A folder when `path` is a directory, else a JSON file; `Err` when it does not exist.
+    /// A package folder when `path` is a directory with a `manifest.json`, a bundle folder
+    /// when it is another directory, else a JSON file; `Err` when it does not exist.
     pub fn new(path: impl AsRef<Path>) -> Result<Self, AuthoringError> {
         let path = path.as_ref().to_path_buf();
         match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() && crate::package::is_package(&path) => {
+                Ok(Self::Package(path, None))
+            }
             Ok(meta) if meta.is_dir() => Ok(Self::Folder(path)),
             Ok(_) => Ok(Self::Json(path)),
             Err(source) => Err(AuthoringError::Read { path, source }),
         }
     }
 
+    /// For an app package folder: open its Surface `surface` (`Err` for any other source).
+    pub fn with_surface(self, surface: SurfaceId) -> Result<Self, AuthoringError> {
+        match self {
+            Self::Package(path, _) => Ok(Self::Package(path, Some(surface))),
+            other => Err(refused(
+                other.path().display().to_string(),
+                "is no app package folder (no manifest.json): a Surface is chosen only in a package",
+            )),
+        }
+    }
+
     /// The folder or file.
     pub fn path(&self) -> &Path {
         match self {
-            Self::Folder(path) | Self::Json(path) => path,
+            Self::Folder(path) | Self::Json(path) | Self::Package(path, _) => path,
         }
     }
 
@@ -71,16 +113,20 @@ impl PreviewSource {
                 Ok(PreviewBundle {
                     app: named.app(&options),
                     instance_id: options.instance_id,
+                    package: None,
                 })
             }
             Self::Json(path) => read_json(path),
+            Self::Package(path, surface) => read_package(path, surface.as_ref()),
         }
     }
 
     /// The state to show: a folder's `state.json` (`None` without one), a JSON file's
-    /// `payload.state`. `Err` names the file and the position of a bad one (R-UI-3).
+    /// `payload.state`; none for a package, which holds only the files its manifest names.
+    /// `Err` names the file and the position of a bad one (R-UI-3).
     pub fn read_state(&self) -> Result<Option<JsonObject>, AuthoringError> {
         match self {
+            Self::Package(..) => Ok(None),
             Self::Folder(path) => {
                 let file = path.join("state.json");
                 if file.is_file() {
@@ -114,7 +160,9 @@ impl PreviewSource {
         debounce: Duration,
         mut changed: impl FnMut() + Send + 'static,
     ) -> Result<SourceWatcher, AuthoringError> {
+        // A package's every file counts (its manifest names them, assets included).
         let (dir, names): (PathBuf, Vec<std::ffi::OsString>) = match self {
+            Self::Package(path, _) => (path.clone(), Vec::new()),
             Self::Folder(path) => (path.clone(), FILES.iter().map(Into::into).collect()),
             Self::Json(path) => (
                 path.parent()
@@ -133,17 +181,23 @@ impl PreviewSource {
                 if matches!(event.kind, notify::EventKind::Access(_)) {
                     return;
                 }
-                let ours = event.paths.iter().any(|p| {
-                    p.file_name()
-                        .is_some_and(|n| names.iter().any(|name| name.as_os_str() == n))
-                });
+                let ours = names.is_empty()
+                    || event.paths.iter().any(|p| {
+                        p.file_name()
+                            .is_some_and(|n| names.iter().any(|name| name.as_os_str() == n))
+                    });
                 if ours {
                     let _ = tx.send(());
                 }
             })
             .map_err(|e| watch_error(&dir, e))?;
+        let mode = if matches!(self, Self::Package(..)) {
+            notify::RecursiveMode::Recursive
+        } else {
+            notify::RecursiveMode::NonRecursive
+        };
         watcher
-            .watch(&dir, notify::RecursiveMode::NonRecursive)
+            .watch(&dir, mode)
             .map_err(|e| watch_error(&dir, e))?;
         std::thread::Builder::new()
             .name("lineup-preview-watch".into())
@@ -230,7 +284,43 @@ fn read_json(path: &Path) -> Result<PreviewBundle, AuthoringError> {
             .map_err(|e| refused(at("payload.instance_id"), e.to_string()))?,
         None => default_instance(&app.id),
     };
-    Ok(PreviewBundle { app, instance_id })
+    crate::folder::check_js("script.js", app.bundle.js())?;
+    Ok(PreviewBundle {
+        app,
+        instance_id,
+        package: None,
+    })
+}
+
+/// A package folder: its Surface `surface` (else `main`, else its first), under the Surface's
+/// id as instance id.
+fn read_package(path: &Path, surface: Option<&SurfaceId>) -> Result<PreviewBundle, AuthoringError> {
+    let package = crate::package::read_package(path)?;
+    let surface = match surface {
+        Some(asked) if package.surfaces().contains_key(asked) => asked.clone(),
+        Some(asked) => {
+            let names: Vec<&str> = package.surfaces().keys().map(SurfaceId::as_str).collect();
+            return Err(refused(
+                path.display().to_string(),
+                format!("has no Surface {asked}; it has {}", names.join(", ")),
+            ));
+        }
+        None => crate::package::default_surface(&package)
+            .ok_or_else(|| refused(path.display().to_string(), "has no Surface"))?,
+    };
+    let app = package
+        .inline_app(&surface)
+        .ok_or_else(|| refused(path.display().to_string(), "lost its Surface"))?;
+    let instance_id = InstanceId::try_from(surface.as_str().to_owned())
+        .unwrap_or_else(|_| default_instance(&app.id));
+    Ok(PreviewBundle {
+        app,
+        instance_id,
+        package: Some(PackageReading {
+            package: Arc::new(package),
+            surface,
+        }),
+    })
 }
 
 /// The app id's last label as the instance id, else `surface`.
@@ -258,7 +348,8 @@ impl PreviewBundle {
         }
     }
 
-    /// The `lineup.v1.ui.open` that opens it with `state`, as an agent would send it.
+    /// The `lineup.v1.ui.open` that opens it with `state`, as an agent would send it: inline,
+    /// or by app id for a package (to be served by a [`PreviewCatalog`](crate::PreviewCatalog)).
     pub fn ui_open(
         &self,
         conversation: &ConversationId,
@@ -271,7 +362,15 @@ impl PreviewBundle {
             target: None,
             payload: UiOpen {
                 instance_id: self.instance_id.clone(),
-                app: SurfaceSource::Inline(self.app.clone()),
+                // A package opens by id, as an installed app (R-UI-9); the rest inline.
+                app: match &self.package {
+                    Some(reading) => SurfaceSource::Installed(InstalledSurface {
+                        id: self.app.id.clone(),
+                        version: None,
+                        surface: reading.surface.clone(),
+                    }),
+                    None => SurfaceSource::Inline(self.app.clone()),
+                },
                 state,
             },
         }))
@@ -429,6 +528,7 @@ mod tests {
                 bundle: InlineBundle::new("x".repeat(2000), "", "").unwrap(),
             },
             instance_id: InstanceId::try_from("big".to_owned()).unwrap(),
+            package: None,
         };
         let mut limits = Limits::default();
         let report = bundle.size_report(&limits);

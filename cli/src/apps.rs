@@ -26,7 +26,8 @@ Exit codes:
 const EXIT_REFUSED: u8 = 1;
 const EXIT_IO: u8 = 3;
 
-/// Work with app packages: a folder or tar archive holding manifest.json and the files it names.
+/// The local app center and app packages (a folder or tar archive holding manifest.json and the
+/// files it names).
 #[derive(Debug, Args)]
 #[command(after_help = EXIT_CODES)]
 pub(crate) struct AppsArgs {
@@ -64,7 +65,8 @@ struct PackageChange {
     package: String,
     #[command(flatten)]
     expected: Expected,
-    /// Print the change as JSON {id, from, to, enabled, revision}.
+    /// Print the change as JSON {id, from, to, enabled, revision}; `revision` is the app
+    /// center's change counter, not a session's inventory revision.
     #[arg(long)]
     json: bool,
 }
@@ -74,7 +76,8 @@ struct PackageChange {
 struct AppChangeArgs {
     /// The app id.
     id: String,
-    /// Print the change as JSON {id, from, to, enabled, revision}.
+    /// Print the change as JSON {id, from, to, enabled, revision}; `revision` is the app
+    /// center's change counter, not a session's inventory revision.
     #[arg(long)]
     json: bool,
 }
@@ -91,7 +94,9 @@ enum AppsCommand {
     /// rollback. Verified like install.
     #[command(after_help = EXIT_CODES)]
     Upgrade(PackageChange),
-    /// Go back to the version installed before the current one (verified again first).
+    /// Go back to the version installed before the current one (verified again first). The
+    /// current version is removed (a later upgrade installs it anew); running hosts close its
+    /// open Surfaces with the reason app_upgraded.
     #[command(after_help = EXIT_CODES)]
     Rollback(AppChangeArgs),
     /// Let agents open an installed app again.
@@ -310,9 +315,11 @@ fn changed(out: &mut impl Write, change: &AppChange, json: bool) -> io::Result<(
         (Some(from), Some(to)) => writeln!(out, "{id}: {from} -> {to}")?,
         (None, None) => {}
     }
+    // Each session's `client.inventory` carries a revision of its own, drawn by its host
+    // (R-INV-2); this process cannot know them, so it names none (issue 30 item 12).
     writeln!(
         out,
-        "inventory revision counter {}; running hosts update their sessions",
+        "app center change {}; running hosts send each session a new client.inventory within a second",
         change.revision
     )
 }
@@ -411,7 +418,7 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
             }
             writeln!(
                 out,
-                "forgot removed app {} (audited); its id may be installed again (inventory revision {revision})",
+                "forgot removed app {} (audited); its id may be installed again (app center change {revision})",
                 Shown(&app.id)
             )
             .map_err(|e| Failure::io(stdout, e))

@@ -170,7 +170,12 @@ impl CapabilityArgs {
             builder = builder.builtins(&self.enable);
         }
         if let Some(answer) = self.dangerous_auto_consent {
-            tracing::warn!("--dangerous-auto-consent {answer:?}: no user is asked");
+            let named = match answer {
+                AutoConsent::Allow => "allow",
+                AutoConsent::Deny => "deny",
+                AutoConsent::AllowAlways => "allow-always",
+            };
+            tracing::warn!("--dangerous-auto-consent {named}: no user is asked");
             builder = builder.consent_prompt(move |pending: PendingConsent| match answer {
                 AutoConsent::Allow => pending.allow(),
                 AutoConsent::Deny => pending.deny(),

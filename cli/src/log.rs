@@ -121,7 +121,7 @@ fn refusal_line(key: &dyn std::fmt::Display, refusal: &Refusal) -> String {
 
 /// Why a Surface closed, in words. The agent's own reason is agent-supplied text: only its
 /// length and digest.
-fn closed_words(reason: &CloseReason) -> String {
+pub(crate) fn closed_words(reason: &CloseReason) -> String {
     match reason {
         CloseReason::Agent(None) => "closed by the agent".to_owned(),
         CloseReason::Agent(Some(why)) => {

@@ -30,6 +30,7 @@ mod grants;
 mod kiosk;
 mod link;
 mod log;
+mod look;
 mod policy;
 mod preview;
 
@@ -56,7 +57,8 @@ enum Command {
     /// Show a bundle folder (or bundle JSON) in the real sandbox, reloading as you edit; or
     /// check it and take a screenshot for CI.
     Preview(preview::PreviewArgs),
-    /// App packages: make signing keys, sign a package, verify one.
+    /// App packages and the local app center: install, upgrade, rollback, enable, disable,
+    /// remove, forget, list; signing keys, signatures and checks.
     Apps(apps::AppsArgs),
     /// Run a kiosk: one fullscreen window on a chosen monitor, Surfaces in fixed regions, a
     /// standby screen while none is on screen, the agent reached over a WebSocket.
@@ -150,6 +152,8 @@ struct HostArgs {
     allow_digest: Vec<String>,
     #[command(flatten)]
     capabilities: capabilities::CapabilityArgs,
+    #[command(flatten)]
+    look: look::LookArgs,
 }
 
 /// `--bundle-policy` and `--allow-digest` as a [`BundlePolicy`].
@@ -225,6 +229,7 @@ fn host_builder(
         .limits(limits)
         .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs))
         .warm_pool(args.warm_pool);
+    builder = args.look.apply(builder);
     if let Some(conversation) = &args.conversation {
         builder = builder.conversation_id(ConversationId::try_from(conversation.as_str())?);
     }

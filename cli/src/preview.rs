@@ -14,12 +14,16 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use lineup_authoring::{PreviewBundle, PreviewSource, DEBOUNCE};
-use lineup_host_core::{
-    CloseReason, ConversationId, Diagnostic, DiagnosticKind, InlineApp, InstanceId, JsonObject,
-    Limits, Message, ProtocolError, SurfaceKey,
+use lineup_authoring::{
+    AuthoringError, PackageReading, PreviewBundle, PreviewCatalog, PreviewSource, DEBOUNCE,
 };
-use lineup_webview_shell::{HostBuilder, HostDelegate, HostHandle, Refusal};
+use lineup_host_core::{
+    ConversationId, InlineApp, InstanceId, JsonObject, Limits, Message, SurfaceKey,
+};
+use lineup_webview_shell::{HostBuilder, HostHandle};
+
+mod delegate;
+use delegate::Delegate;
 
 /// Exit codes of `lineup preview` (`--check` and `--screenshot`).
 mod exit {
@@ -30,7 +34,9 @@ mod exit {
     /// could not be written.
     pub(super) const FAILED: u8 = 1;
     // 2 is clap's usage error.
-    /// `--check`: the page threw an uncaught error or left a promise rejection unhandled.
+    /// `--check`: the page threw an uncaught error or left a promise rejection unhandled; or,
+    /// with `--check` or `--screenshot`, its script has a syntax error, found before it is
+    /// loaded (the interactive preview waits for a save that parses instead).
     pub(super) const PAGE_ERROR: u8 = 3;
     /// `--check`: the page caused a Content-Security-Policy violation.
     pub(super) const CSP_VIOLATION: u8 = 4;
@@ -42,15 +48,21 @@ mod exit {
 
 /// Opens a bundle folder (or a bundle JSON file) in the real sandbox and reloads it as you edit.
 ///
+/// An app package folder (with manifest.json) is previewed as the installed app would run: its
+/// main (or first) Surface opened by id, its assets served from its own host under the
+/// installed app's policy; nothing is installed.
+///
 /// Exit codes: 0 passed; 1 could not run (unreadable or refused source, no display, open
 /// refused, Surface closed or crashed, screenshot not written); 2 usage; 3 page error (uncaught
-/// error or unhandled rejection, with --check); 4 CSP violation (with --check); 5 bundle over
+/// error or unhandled rejection, with --check; a syntax error in the script, found before it
+/// is loaded, with --check or --screenshot); 4 CSP violation (with --check); 5 bundle over
 /// the 160 KiB limit (with --check or --screenshot); 6 timed out waiting for ready or
 /// --wait-event. With both page errors and CSP violations, 3.
 #[derive(Debug, Args)]
 pub(crate) struct PreviewArgs {
-    /// A bundle folder (index.html, style.css, script.js, optional state.json), or a JSON file
-    /// with a ui.open envelope or an app object.
+    /// A bundle folder (index.html, style.css, script.js, optional state.json), an app package
+    /// folder (manifest.json and its files), or a JSON file with a ui.open envelope or an app
+    /// object.
     source: PathBuf,
     /// Enable the web inspector (right-click → Inspect Element); weakens nothing else.
     #[arg(long)]
@@ -75,6 +87,12 @@ pub(crate) struct PreviewArgs {
     /// --wait-event).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     timeout: u64,
+    /// For an app package folder: which of its Surfaces to open (default: main, else the
+    /// first by id).
+    #[arg(long, value_name = "ID")]
+    surface: Option<String>,
+    #[command(flatten)]
+    look: crate::look::LookArgs,
 }
 
 impl PreviewArgs {
@@ -96,8 +114,27 @@ pub(crate) fn run(args: PreviewArgs) -> ExitCode {
 }
 
 fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
-    let source = PreviewSource::new(&args.source)?;
-    let bundle = source.read()?;
+    let mut source = PreviewSource::new(&args.source)?;
+    if let Some(surface) = &args.surface {
+        source = source.with_surface(lineup_host_core::SurfaceId::try_from(surface.as_str())?)?;
+    }
+    let bundle = match source.read() {
+        Ok(bundle) => bundle,
+        // R-UI-6a: found before loading; loaded, the engine would say only "Script error.".
+        Err(e @ AuthoringError::Syntax { .. }) if args.interactive() => {
+            out.line(format_args!("{e}"));
+            wait_until_it_parses(&source, out)?
+        }
+        Err(e @ AuthoringError::Syntax { .. }) => {
+            out.line(format_args!("{e}"));
+            out.line(format_args!(
+                "not opened: the page would stop at this SyntaxError (exit {})",
+                exit::PAGE_ERROR
+            ));
+            return Ok(exit::PAGE_ERROR);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let limits = Limits::default();
     let report = bundle.size_report(&limits);
     out.line(format_args!("{}: {report}", source.path().display()));
@@ -132,7 +169,22 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
         interactive: args.interactive(),
     });
     let event_loop = lineup_webview_shell::event_loop()?;
-    let mut builder = HostBuilder::new().limits(limits.clone());
+    let mut builder = args.look.apply(HostBuilder::new().limits(limits.clone()));
+    // A package is served as the installed app would be: by id, with its assets (R-SEC-3a).
+    let catalog = bundle.package.as_ref().map(|reading| {
+        out.line(format_args!(
+            "package {} {}, Surface {}: opened by id as the installed app would run, its {} \
+             assets from its own host; nothing is installed",
+            reading.package.id(),
+            reading.package.version(),
+            reading.surface,
+            reading.package.assets().len()
+        ));
+        PreviewCatalog::new((*reading.package).clone())
+    });
+    if let Some(catalog) = &catalog {
+        builder = builder.app_center(std::rc::Rc::new(catalog.clone()));
+    }
     if args.devtools {
         // A page paused in the inspector's debugger does not answer the hang watchdog.
         builder = builder.without_hang_watchdog().dangerous().with_devtools();
@@ -151,6 +203,8 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
     let open = bundle.ui_open(&conversation, state.clone())?;
     ctx.status().last_open = Some(Arc::new(Mutex::new(Applied {
         app: bundle.app.clone(),
+        package: bundle.package.clone(),
+        catalog,
         state: state.clone(),
         state_error: None,
         patches: 0,
@@ -203,6 +257,29 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
     Ok(status.exit_code(args.check))
 }
 
+/// The interactive preview of a source whose script does not parse yet: nothing to show, so
+/// it waits for a save that parses, printing each error meanwhile.
+fn wait_until_it_parses(
+    source: &PreviewSource,
+    out: &Printer,
+) -> Result<PreviewBundle, Box<dyn std::error::Error>> {
+    out.line(format_args!(
+        "not opened: waiting for a save of {} that parses",
+        source.path().display()
+    ));
+    let (saved, saves) = std::sync::mpsc::channel();
+    let _watcher = source.watch(DEBOUNCE, move || {
+        let _ = saved.send(());
+    })?;
+    loop {
+        saves.recv()?;
+        match source.read() {
+            Ok(bundle) => return Ok(bundle),
+            Err(e) => out.line(format_args!("{e}; still not opened")),
+        }
+    }
+}
+
 fn has_display() -> bool {
     let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     has("DISPLAY") || has("WAYLAND_DISPLAY")
@@ -250,6 +327,9 @@ impl Printer {
 /// What the preview last gave the Surface, for the watcher to compare with.
 struct Applied {
     app: InlineApp,
+    /// For a package: the one on screen, and the catalog that serves it.
+    package: Option<PackageReading>,
+    catalog: Option<PreviewCatalog>,
     state: Option<JsonObject>,
     /// The last state-file error printed, so a broken file is reported once per change.
     state_error: Option<String>,
@@ -418,27 +498,37 @@ impl Context {
             Err(e) => self
                 .out
                 .line(format_args!("{e}; the last good version stays on screen")),
-            Ok(bundle) if bundle.app.bundle != applied.app.bundle || !open => {
+            Ok(bundle)
+                if bundle.app.bundle != applied.app.bundle
+                    || bundle.package != applied.package
+                    || !open =>
+            {
                 let report = bundle.size_report(limits);
                 self.out
                     .line(format_args!("{}: {report}", source.path().display()));
                 if report.is_over() {
                     self.out
                         .line(format_args!("not reloaded: the last good version stays"));
-                } else if open {
+                } else if open && bundle.package.is_none() {
                     self.out
                         .line(format_args!("code changed: reloading in place"));
                     let _ = handle.reload_bundle(self.instance.clone(), bundle.app.bundle.clone());
                     applied.app = bundle.app;
                 } else {
-                    // Refused or closed before: open it again, with the state it had.
+                    // Refused or closed before, or a package (its assets too may have changed):
+                    // open it again, with the state it had.
+                    if let (Some(catalog), Some(reading)) = (&applied.catalog, &bundle.package) {
+                        catalog.replace((*reading.package).clone());
+                    }
                     let mut again = first.clone();
                     again.app = bundle.app.clone();
+                    again.package.clone_from(&bundle.package);
                     match again.ui_open(conversation, applied.state.clone()) {
                         Ok(open) => {
                             self.out.line(format_args!("opening again"));
                             let _ = handle.send_inbound(open.to_json().into_bytes());
                             applied.app = bundle.app;
+                            applied.package = bundle.package;
                         }
                         Err(e) => self.out.line(format_args!("{e}")),
                     }
@@ -475,128 +565,5 @@ impl Context {
                 }
             }
         }
-    }
-}
-
-/// Prints what the host reports, and moves `--check`/`--screenshot` along.
-struct Delegate(Arc<Context>);
-
-impl HostDelegate for Delegate {
-    fn notify_opened(&mut self, key: &SurfaceKey, app: &InlineApp) {
-        self.0.out.line(format_args!(
-            "opened {key}: {} {} in the production sandbox",
-            app.id, app.version
-        ));
-        self.0.status().open = Some(key.clone());
-    }
-
-    fn notify_ready(&mut self, key: &SurfaceKey) {
-        self.0
-            .out
-            .line(format_args!("ready {key}: its state follows"));
-        self.0.status().ready = true;
-        if self.0.wait_event.is_none() {
-            // The state is handed to the page right after this, before the snapshot's scripts.
-            self.0.trigger();
-        }
-    }
-
-    fn notify_reloaded(&mut self, key: &SurfaceKey) {
-        self.0.out.line(format_args!(
-            "reloaded {key}: new document; the current state follows its ready"
-        ));
-    }
-
-    fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {
-        self.0.out.line(format_args!("closed {key}: {reason:?}"));
-        let mut status = self.0.status();
-        if status.open.as_ref() == Some(key) {
-            status.open = None;
-        }
-        let quit = match reason {
-            CloseReason::User | CloseReason::SessionEnded => true,
-            CloseReason::Replaced => false,
-            _ => !self.0.interactive,
-        };
-        if !matches!(
-            reason,
-            CloseReason::User | CloseReason::SessionEnded | CloseReason::Replaced
-        ) && !status.triggered
-        {
-            status.failure = Some(format!("{reason:?}"));
-        }
-        drop(status);
-        if quit {
-            self.0.shutdown();
-        }
-    }
-
-    fn notify_crashed(&mut self, key: &SurfaceKey) {
-        self.0
-            .out
-            .line(format_args!("crashed {key}: its web process ended"));
-        self.0.status().failure = Some("crashed".to_owned());
-    }
-
-    fn notify_rejected(&mut self, error: &ProtocolError, _line: Option<u64>) {
-        self.0.out.line(format_args!(
-            "refused ({}, {}): {}",
-            error.code, error.rule, error.message
-        ));
-        let mut status = self.0.status();
-        if status.open.is_none() {
-            status.failure = Some(error.message.clone());
-            drop(status);
-            if !self.0.interactive {
-                self.0.shutdown();
-            }
-        }
-    }
-
-    fn notify_dropped(&mut self, key: &SurfaceKey, error: &ProtocolError) {
-        self.0.out.line(format_args!(
-            "dropped a message of {key} ({}): {}",
-            error.rule, error.message
-        ));
-    }
-
-    fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
-        self.0
-            .out
-            .line(format_args!("sandbox refused {key}: {refusal}"));
-    }
-
-    /// R-DIAG-1: page-supplied, so marked "page says"; counted for `--check`.
-    fn notify_diagnostic(&mut self, key: &SurfaceKey, diagnostic: &Diagnostic) {
-        let says = if diagnostic.page_supplied() {
-            "page says"
-        } else {
-            "host"
-        };
-        self.0.out.line(format_args!(
-            "{} {key}: {says} {diagnostic}",
-            diagnostic.level
-        ));
-        let mut status = self.0.status();
-        match diagnostic.kind {
-            DiagnosticKind::Error | DiagnosticKind::Rejection => status.page_errors += 1,
-            DiagnosticKind::Csp => status.csp_violations += 1,
-            _ => {}
-        }
-    }
-
-    fn notify_resize_request(&mut self, key: &SurfaceKey, height: u32, clamped: bool) {
-        // `(clamped)` only when the resize bounds changed the page's request (issue 30 item 11).
-        let note = if clamped { " (clamped)" } else { "" };
-        self.0
-            .out
-            .line(format_args!("resize {key}: {height} px{note}"));
-    }
-
-    fn notify_probe_failed(&mut self, reason: &str) {
-        self.0
-            .out
-            .line(format_args!("isolation probe failed (R-SEC-8): {reason}"));
-        self.0.status().failure = Some(reason.to_owned());
     }
 }

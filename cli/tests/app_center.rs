@@ -276,7 +276,7 @@ fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() 
     ];
     for (open_instance, args, version) in steps {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        lineup(&args);
+        let printed = lineup(&args);
         let closed = host.expect(&format!("{open_instance} closed app_upgraded"), |v| {
             is("ui.event")(v)
                 && v["payload"]["instance_id"] == open_instance
@@ -287,6 +287,14 @@ fn an_installed_app_is_listed_opened_by_id_and_closed_when_disabled_elsewhere() 
             is("client.inventory")(v) && !revisions.contains(&v["payload"]["revision"])
         });
         assert_eq!(inventory["payload"]["applications"][0]["version"], version);
+        // Issue 30 item 12: the inventory revision is the host's, per session (R-INV-2);
+        // `lineup apps` names no revision the host does not send.
+        let revision = inventory["payload"]["revision"].as_str().unwrap();
+        assert!(
+            !printed.contains("revision") || printed.contains(revision),
+            "{printed}"
+        );
+        assert!(printed.contains("new client.inventory"), "{printed}");
         revisions.push(inventory["payload"]["revision"].clone());
         let next = if open_instance == "d1" { "d3" } else { "d4" };
         host.send(&envelope(

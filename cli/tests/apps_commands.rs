@@ -254,6 +254,10 @@ fn the_registry_from_the_command_line() {
         "{}",
         text(&run.stdout)
     );
+    // Issue 30 item 12, as the README says: a rollback removes the newer version.
+    let listed = json_of(&lineup(&["apps", "--data-dir", data, "list", "--json"]));
+    assert_eq!(listed[0]["version"], "1.0.0");
+    assert_eq!(listed[0]["versions"], serde_json::json!(["1.0.0"]));
     let run = lineup(&["apps", "--data-dir", data, "disable", "com.example.dash"]);
     assert!(
         text(&run.stdout).contains("disabled com.example.dash 1.0.0"),
@@ -290,5 +294,42 @@ fn the_registry_from_the_command_line() {
         text(&run.stderr).contains("app com.example.dash: not installed"),
         "{}",
         text(&run.stderr)
+    );
+}
+
+/// Issue 30 item 12: `lineup --help` says what `lineup apps` does, and `lineup apps --help`
+/// lists every verb with what it does; rollback's says the newer version is removed and the
+/// close reason running Surfaces get.
+#[test]
+fn apps_help_lists_every_verb() {
+    let top = text(&lineup(&["--help"]).stdout);
+    let apps = top
+        .lines()
+        .find(|l| l.trim_start().starts_with("apps "))
+        .unwrap_or_else(|| panic!("{top}"));
+    for verb in ["install", "upgrade", "rollback", "remove", "list"] {
+        assert!(apps.contains(verb), "{verb} in {apps}");
+    }
+    let help = text(&lineup(&["apps", "--help"]).stdout);
+    for verb in [
+        "install", "upgrade", "rollback", "enable", "disable", "remove", "forget", "list",
+        "keygen", "sign", "verify",
+    ] {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{verb} ")))
+            .unwrap_or_else(|| panic!("{verb} missing: {help}"));
+        assert!(
+            line.len() > verb.len() + 12,
+            "{verb} has no description: {line}"
+        );
+    }
+    let rollback = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("rollback "))
+        .unwrap();
+    assert!(
+        rollback.contains("removed") && rollback.contains("app_upgraded"),
+        "{rollback}"
     );
 }

@@ -1,7 +1,8 @@
 //! `lineup bundle` refuses as the README says (issue 30 item 12): an oversize bundle (R-UI-2) or
 //! a breakout is one plain line on stderr, `error: …` with the file, value and limit, no log
 //! timestamp or level, exit status 1 and nothing on stdout. The positive control is a folder
-//! that fits: exit 0, the envelope on stdout.
+//! that fits: exit 0, the envelope on stdout. A syntax error in `script.js` is refused the same
+//! way, at its line and column (item 7).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::path::PathBuf;
@@ -77,4 +78,32 @@ fn a_bundle_that_fits_prints_its_envelope() {
     );
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["type"], "lineup.v1.ui.open");
+}
+
+/// Issue 30 item 7 (R-UI-6a): a syntax error in `script.js` is refused before anything is sent,
+/// as `script.js:LINE:COL: message`; so is module syntax, which a classic script cannot have.
+/// Positive control: the same folder with the script fixed prints its envelope.
+#[test]
+fn r_ui_6a_a_syntax_error_in_the_script_is_refused_at_its_line_and_column() {
+    let broken = "LineUpSurface.onState(function (s) {\n  document.body.textContent = s.x;\n)};\n";
+    let dir = folder(
+        "syntax",
+        &[
+            ("index.html", "<p>x</p>".into()),
+            ("script.js", broken.into()),
+        ],
+    );
+    assert_plain_refusal(&bundle(&dir), &["error: script.js:3:1: "]);
+    // An early error the engine also refuses at parse time: a name declared twice.
+    std::fs::write(dir.join("script.js"), "const el = 1;\nconst el = 2;\n").unwrap();
+    assert_plain_refusal(&bundle(&dir), &["script.js:2:7: ", "already been declared"]);
+    std::fs::write(dir.join("script.js"), "import x from './x.js';\n").unwrap();
+    assert_plain_refusal(&bundle(&dir), &["script.js:1:1: ", "not a module"]);
+    std::fs::write(dir.join("script.js"), broken.replace(")};", "});")).unwrap();
+    let out = bundle(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

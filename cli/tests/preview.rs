@@ -1,7 +1,9 @@
 //! `lineup preview` in a real WebKitGTK webview: edited code reloads in place with the old state
 //! and is never counted as a reload loop (R-UI-10); an edited `state.json` is re-sent and a bad
 //! one keeps the last good state; `--screenshot` writes a PNG whose pixels show the state;
-//! `--check` fails on a page error and passes on a clean bundle (the positive control).
+//! `--check` fails on a page error and passes on a clean bundle (the positive control). Its
+//! modules: a script's syntax error (`preview/syntax.rs`), an app package folder
+//! (`preview/package.rs`), the theme, contrast and resize example (`preview/look.rs`).
 //!
 //! Run with `xvfb-run -a -s "-screen 0 1280x1024x24" cargo test -p lineup-cli --test preview`.
 #![allow(
@@ -21,6 +23,15 @@ use std::time::{Duration, Instant};
 
 const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
 
+#[path = "preview/look.rs"]
+mod look;
+#[path = "preview/package.rs"]
+mod package;
+#[path = "support/stdio_host.rs"]
+mod stdio_host;
+#[path = "preview/syntax.rs"]
+mod syntax;
+
 fn display() {
     assert!(
         std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
@@ -37,6 +48,35 @@ fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
         std::fs::write(dir.join(file), content).unwrap();
     }
     dir
+}
+
+/// `lineup preview DIR ARGS` run to its end: the exit code and stdout, which never shows a
+/// Rust type's `Debug` form (issue 30 item 12).
+fn run_preview(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let run = Command::new(LINEUP)
+        .arg("preview")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_no_debug_forms(&stdout);
+    (run.status.code(), stdout)
+}
+
+/// No internal type names or `Debug` formatting in what an author reads.
+fn assert_no_debug_forms(text: &str) {
+    for form in [
+        "SessionEnded",
+        "Gone(",
+        "Some(",
+        "None)",
+        "Agent(",
+        "Reopened(",
+        "Replaced",
+    ] {
+        assert!(!text.contains(form), "{form} in:\n{text}");
+    }
 }
 
 /// A script that paints the state and reports what it rendered, as `version`.
@@ -148,7 +188,7 @@ fn r_ui_10_preview_reloads_edited_code_in_place_keeping_the_state_and_never_as_a
     assert!(
         !p.seen
             .iter()
-            .any(|l| l.contains("closed ") || l.contains("reload_loop")),
+            .any(|l| l.contains(": closed") || l.contains("reload_loop")),
         "the preview's reloads must not count as a loop:\n{}",
         p.seen.join("\n")
     );
@@ -250,18 +290,7 @@ fn screenshot_pixels_show_the_rendered_state_of_the_full_document() {
 #[test]
 fn check_fails_on_a_page_error_and_passes_on_a_clean_bundle() {
     display();
-    let check = |dir: &Path| {
-        let run = Command::new(LINEUP)
-            .arg("preview")
-            .arg(dir)
-            .arg("--check")
-            .output()
-            .unwrap();
-        (
-            run.status.code(),
-            String::from_utf8_lossy(&run.stdout).into_owned(),
-        )
-    };
+    let check = |dir: &Path| run_preview(dir, &["--check"]);
     // Positive control: a clean bundle passes.
     let clean = folder(
         "clean",
@@ -366,14 +395,8 @@ fn the_guides_inline_chart_library_draws_the_state_in_the_sandbox() {
     display();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/surfaces/chart");
     let run = |dir: &Path, args: &[&str]| {
-        let run = Command::new(LINEUP)
-            .arg("preview")
-            .arg(dir)
-            .args(args)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
-        assert!(run.status.success(), "{args:?}: {stdout}");
+        let (code, stdout) = run_preview(dir, args);
+        assert_eq!(code, Some(0), "{args:?}: {stdout}");
         stdout
     };
     // The check listens from the page's `drawn` event on (two animation frames after its

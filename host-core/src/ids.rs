@@ -364,6 +364,17 @@ pub enum Risk {
 }
 
 impl Risk {
+    /// The level as the protocol writes it (`display_only`, `user_confirmation`,
+    /// `system_permission`, `restricted`), for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::DisplayOnly => "display_only",
+            Risk::UserConfirmation => "user_confirmation",
+            Risk::SystemPermission => "system_permission",
+            Risk::Restricted => "restricted",
+        }
+    }
+
     /// Whether a grant for this risk may be remembered (R-CAP-3).
     pub fn may_be_remembered(self) -> bool {
         matches!(self, Risk::DisplayOnly | Risk::UserConfirmation)
@@ -462,6 +473,18 @@ mod tests {
     #[test]
     fn r_cap_3_only_low_risks_are_remembered() {
         assert!(Risk::UserConfirmation.may_be_remembered());
+        // `as_str` is the wire form.
+        for risk in [
+            Risk::DisplayOnly,
+            Risk::UserConfirmation,
+            Risk::SystemPermission,
+            Risk::Restricted,
+        ] {
+            assert_eq!(
+                serde_json::to_value(risk).ok(),
+                Some(serde_json::Value::from(risk.as_str()))
+            );
+        }
         assert!(!Risk::SystemPermission.may_be_remembered());
         assert!(!Risk::Restricted.may_be_remembered());
     }

@@ -2,7 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lineup_host_core::{AppId, AppVersion, EventName, InlineBundle, SurfaceId};
+use lineup_host_core::{
+    AppId, AppVersion, Asset, Assets, CatalogRefusal, DeclaredSurface, EventName, InlineApp,
+    InlineBundle, InventoryApp, ResolvedSurface, SurfaceId,
+};
 use serde::Deserialize;
 
 use crate::{PackageDigest, PackageError, PackageFiles, PackagePath};
@@ -320,5 +323,86 @@ impl Package {
     /// The package digest over every file, the manifest included.
     pub fn digest(&self) -> PackageDigest {
         self.digest
+    }
+
+    /// The package's entry in `client.inventory` `applications` (R-INV-3): its id, version,
+    /// Surfaces and their events; never a path or origin.
+    pub fn inventory_app(&self) -> InventoryApp {
+        InventoryApp {
+            id: self.id.clone(),
+            version: self.version.clone(),
+            surfaces: self
+                .surfaces
+                .iter()
+                .map(|(id, surface)| DeclaredSurface {
+                    id: id.clone(),
+                    events: surface.events.iter().cloned().collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Surface `surface` as the app it opens (R-UI-9): its bundle, with `integrity` set to the
+    /// bundle's digest and the package's name and version; `None` when there is no such Surface.
+    pub fn inline_app(&self, surface: &SurfaceId) -> Option<InlineApp> {
+        let bundle = self.surfaces.get(surface)?.bundle.clone();
+        Some(InlineApp {
+            id: self.id.clone(),
+            name: Some(self.name.clone()),
+            version: self.version.clone(),
+            integrity: Some(bundle.digest()),
+            bundle,
+        })
+    }
+
+    /// Surface `surface` resolved for an open by id (R-UI-9, R-INV-4): its app, events and
+    /// assets, with `signed_by` as given; refused when the agent named another version or the
+    /// package has no such Surface.
+    ///
+    /// # Errors
+    /// [`CatalogRefusal::OtherVersion`], [`CatalogRefusal::UnknownSurface`].
+    pub fn resolve(
+        &self,
+        version: Option<&AppVersion>,
+        surface: &SurfaceId,
+        signed_by: Option<String>,
+    ) -> Result<ResolvedSurface, CatalogRefusal> {
+        if version.is_some_and(|v| *v != self.version) {
+            return Err(CatalogRefusal::OtherVersion {
+                enabled: self.version.clone(),
+            });
+        }
+        let (Some(found), Some(app)) = (self.surfaces.get(surface), self.inline_app(surface))
+        else {
+            return Err(CatalogRefusal::UnknownSurface {
+                surfaces: self.surfaces.keys().cloned().collect(),
+            });
+        };
+        Ok(ResolvedSurface {
+            app,
+            events: found.events.clone(),
+            assets: self.served_assets(),
+            signed_by,
+        })
+    }
+
+    /// The assets to serve from the Surface's own host (R-SEC-3a): each with its MIME type and
+    /// bytes, by path in the package.
+    pub fn served_assets(&self) -> Assets {
+        Assets(std::sync::Arc::new(
+            self.assets
+                .iter()
+                .filter_map(|(path, mime)| {
+                    let bytes = self.files.get(path.as_str())?;
+                    Some((
+                        path.as_str().to_owned(),
+                        Asset {
+                            mime: (*mime).to_owned(),
+                            bytes: bytes.into(),
+                        },
+                    ))
+                })
+                .collect(),
+        ))
     }
 }

@@ -17,8 +17,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use lineup_host_core::{
-    AppCatalog, AppId, AppVersion, Asset, Assets, CatalogRefusal, DeclaredSurface, InlineApp,
-    InventoryApp, ListedApp, Reservation, ResolvedSurface, SurfaceId,
+    AppCatalog, AppId, AppVersion, CatalogRefusal, ListedApp, Reservation, ResolvedSurface,
+    SurfaceId,
 };
 use lineup_packages::{
     ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits, PublicKey,
@@ -567,18 +567,7 @@ impl AppCatalog for Store {
             // Read and verified at every listing: bytes that fail are not listed (R-INV-3).
             .filter_map(|app| Some((self.load_app(&app.id).ok()?, self.signed_by(app))))
             .map(|(package, signed_by)| ListedApp {
-                app: InventoryApp {
-                    id: package.id().clone(),
-                    version: package.version().clone(),
-                    surfaces: package
-                        .surfaces()
-                        .iter()
-                        .map(|(id, surface)| DeclaredSurface {
-                            id: id.clone(),
-                            events: surface.events().iter().cloned().collect(),
-                        })
-                        .collect(),
-                },
+                app: package.inventory_app(),
                 signed_by,
             })
             .collect()
@@ -608,17 +597,6 @@ impl AppCatalog for Store {
             Err(StoreError::Package(_)) => return Err(CatalogRefusal::Tampered),
             Err(e) => return Err(CatalogRefusal::Unavailable(e.to_string())),
         };
-        if version.is_some_and(|v| v != package.version()) {
-            return Err(CatalogRefusal::OtherVersion {
-                enabled: package.version().clone(),
-            });
-        }
-        let Some(found) = package.surfaces().get(surface) else {
-            return Err(CatalogRefusal::UnknownSurface {
-                surfaces: package.surfaces().keys().cloned().collect(),
-            });
-        };
-        let bundle = found.bundle().clone();
         let signed_by: Option<String> = self
             .conn()
             .query_row(
@@ -627,33 +605,7 @@ impl AppCatalog for Store {
                 |r| r.get(0),
             )
             .unwrap_or(None);
-        Ok(ResolvedSurface {
-            signed_by,
-            app: InlineApp {
-                id: package.id().clone(),
-                name: Some(package.name().to_owned()),
-                version: package.version().clone(),
-                integrity: Some(bundle.digest()),
-                bundle,
-            },
-            events: found.events().clone(),
-            assets: Assets(std::sync::Arc::new(
-                package
-                    .assets()
-                    .iter()
-                    .filter_map(|(path, mime)| {
-                        let bytes = package.files().get(path.as_str())?;
-                        Some((
-                            path.as_str().to_owned(),
-                            Asset {
-                                mime: (*mime).to_owned(),
-                                bytes: bytes.into(),
-                            },
-                        ))
-                    })
-                    .collect(),
-            )),
-        })
+        package.resolve(version, surface, signed_by)
     }
 
     fn reservation(&self, id: &AppId) -> Option<Reservation> {

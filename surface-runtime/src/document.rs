@@ -110,29 +110,38 @@ impl DangerousDocumentOptions {
 /// | `--lineup-color-bg` | `#ffffff` | `#1e1f22` |
 /// | `--lineup-color-fg` | `#1f2328` | `#e6e7ea` |
 /// | `--lineup-color-accent` | `#0a66d8` | `#5ea1ff` |
+/// | `--lineup-color-on-accent` | `#ffffff` | `#000000` |
 /// | `--lineup-font-family` | `system-ui, sans-serif` | same |
 /// | `--lineup-font-size` | `14px` | same |
 /// | `--lineup-radius` | `6px` | same |
+///
+/// `--lineup-color-on-accent` is the text colour for a box filled with the accent: a contrast
+/// ratio of at least 4.5:1 (WCAG AA) against it in every variant (white on the light blue,
+/// black on the lighter dark-theme blue, where white would be 2.6:1).
 pub const THEME_CSS: &str = ":root{--lineup-color-bg:#ffffff;--lineup-color-fg:#1f2328;\
---lineup-color-accent:#0a66d8;--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
+--lineup-color-accent:#0a66d8;--lineup-color-on-accent:#ffffff;\
+--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
 --lineup-radius:6px}@media (prefers-color-scheme: dark){:root{--lineup-color-bg:#1e1f22;\
---lineup-color-fg:#e6e7ea;--lineup-color-accent:#5ea1ff}}";
+--lineup-color-fg:#e6e7ea;--lineup-color-accent:#5ea1ff;--lineup-color-on-accent:#000000}}";
 
 /// [`THEME_CSS`] when the host asks for high contrast
 /// ([`DocumentOptions::with_high_contrast`]): pure black on white (white on black under
-/// `prefers-color-scheme: dark`), an accent with a contrast ratio of at least 7:1 against the
-/// background (WCAG AAA), the same font and radius.
+/// `prefers-color-scheme: dark`, which an inverse high-contrast desktop theme such as GTK's
+/// `HighContrastInverse` selects), an accent with a contrast ratio of at least 7:1 against the
+/// background (WCAG AAA) and a text colour on it of at least 7:1 too, the same font and radius.
 ///
 /// | property | light | dark |
 /// | --- | --- | --- |
 /// | `--lineup-color-bg` | `#ffffff` | `#000000` |
 /// | `--lineup-color-fg` | `#000000` | `#ffffff` |
 /// | `--lineup-color-accent` | `#0000c0` | `#ffff00` |
+/// | `--lineup-color-on-accent` | `#ffffff` | `#000000` |
 pub const HIGH_CONTRAST_THEME_CSS: &str =
     ":root{--lineup-color-bg:#ffffff;--lineup-color-fg:#000000;\
---lineup-color-accent:#0000c0;--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
+--lineup-color-accent:#0000c0;--lineup-color-on-accent:#ffffff;\
+--lineup-font-family:system-ui,sans-serif;--lineup-font-size:14px;\
 --lineup-radius:6px}@media (prefers-color-scheme: dark){:root{--lineup-color-bg:#000000;\
---lineup-color-fg:#ffffff;--lineup-color-accent:#ffff00}}";
+--lineup-color-fg:#ffffff;--lineup-color-accent:#ffff00;--lineup-color-on-accent:#000000}}";
 
 /// Where each part of the bundle starts in the assembled document, to map a position the engine
 /// reports (document line and column, from 1) back to the author's own file (R-DIAG-1).
@@ -308,10 +317,11 @@ mod tests {
         let expected = "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <style>:root{--lineup-color-bg:#ffffff;--lineup-color-fg:#1f2328;\
-             --lineup-color-accent:#0a66d8;--lineup-font-family:system-ui,sans-serif;\
+             --lineup-color-accent:#0a66d8;--lineup-color-on-accent:#ffffff;\
+             --lineup-font-family:system-ui,sans-serif;\
              --lineup-font-size:14px;--lineup-radius:6px}@media (prefers-color-scheme: dark)\
              {:root{--lineup-color-bg:#1e1f22;--lineup-color-fg:#e6e7ea;\
-             --lineup-color-accent:#5ea1ff}}</style>\
+             --lineup-color-accent:#5ea1ff;--lineup-color-on-accent:#000000}}</style>\
              <style>main { padding: 16px }</style></head>\
              <body><main><button id='refresh'>刷新</button></main>\
              <script>document.querySelector('#refresh').onclick=()=>LineUpSurface.event('refresh',{unit:'c'})</script>\
@@ -400,6 +410,54 @@ mod tests {
         // Positive control: without a language, no lang attribute.
         let plain = SurfaceDocument::assemble(&weather(), &DocumentOptions::default());
         assert!(!plain.html().contains("lang="));
+    }
+
+    /// The WCAG contrast ratio of two `#rrggbb` colours.
+    fn contrast_ratio(a: &str, b: &str) -> f64 {
+        let luminance = |hex: &str| {
+            let channel = |i: usize| {
+                let v = f64::from(u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).expect("hex"))
+                    / 255.0;
+                if v <= 0.04045 {
+                    v / 12.92
+                } else {
+                    ((v + 0.055) / 1.055).powf(2.4)
+                }
+            };
+            0.2126 * channel(0) + 0.7152 * channel(1) + 0.0722 * channel(2)
+        };
+        let (x, y) = (luminance(a), luminance(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    /// The values of `name` in `css`, in order: the default, then the dark one.
+    fn values<'a>(css: &'a str, name: &str) -> Vec<&'a str> {
+        css.match_indices(&format!("{name}:"))
+            .map(|(at, m)| &css[at + m.len()..at + m.len() + 7])
+            .collect()
+    }
+
+    /// R-UI-11 (issue 30 item 11): `--lineup-color-on-accent` is readable on the accent in every
+    /// variant (at least 4.5:1; 7:1 in high contrast), and the accent on the background.
+    #[test]
+    fn r_ui_11_on_accent_is_readable_on_the_accent_in_every_variant() {
+        for (css, minimum) in [(THEME_CSS, 4.5), (HIGH_CONTRAST_THEME_CSS, 7.0)] {
+            let accents = values(css, "--lineup-color-accent");
+            let on = values(css, "--lineup-color-on-accent");
+            let backgrounds = values(css, "--lineup-color-bg");
+            assert_eq!(
+                (accents.len(), on.len(), backgrounds.len()),
+                (2, 2, 2),
+                "{css}"
+            );
+            for i in 0..2 {
+                let ratio = contrast_ratio(on[i], accents[i]);
+                assert!(ratio >= minimum, "{} on {}: {ratio:.2}", on[i], accents[i]);
+            }
+            // Negative control: the other variant's text colour would not do on this accent.
+            assert!(contrast_ratio(on[0], accents[1]) < 3.0, "{css}");
+        }
+        assert!(contrast_ratio("#ffffff", "#ffff00") < 1.1);
     }
 
     /// R-UI-11: high contrast swaps the property values and marks the root element; the guest's

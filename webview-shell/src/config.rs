@@ -295,7 +295,8 @@ pub fn language_from_environment() -> LanguageTag {
 /// so [`Theme::Dark`] and [`Theme::Light`] set it for the whole process: the embedder's own GTK
 /// windows switch to their theme's dark (or regular) variant too, and a desktop theme whose name
 /// ends in `-dark` still reads as dark under [`Theme::Light`]. [`Theme::System`] leaves the
-/// setting alone.
+/// setting alone, except under an inverse high-contrast theme (`HighContrastInverse`), a dark
+/// theme that WebKit alone would read as light: then it asks for dark.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Theme {
@@ -317,6 +318,7 @@ pub enum Theme {
 /// ## Platform-specific
 /// Linux: [`Contrast::System`] is high when GTK's theme is a high-contrast one (`HighContrast`,
 /// `HighContrastInverse`, or `GTK_THEME` naming one), as GNOME's high-contrast switch sets it.
+/// Under `HighContrastInverse` and [`Theme::System`], Surfaces get the dark high-contrast values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Contrast {

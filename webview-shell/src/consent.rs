@@ -486,8 +486,9 @@ impl fmt::Display for RememberNotPermitted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "remembering is not permitted for '{}' ({:?} risk or not offered); answer allow or deny (R-CAP-3)",
-            self.0.request.capability, self.0.request.risk
+            "remembering is not permitted for '{}' ({} risk or not offered); answer allow or deny (R-CAP-3)",
+            self.0.request.capability,
+            self.0.request.risk.as_str()
         )
     }
 }

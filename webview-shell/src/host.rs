@@ -827,7 +827,10 @@ impl Host {
                 let answer = match self.driver.as_mut() {
                     Some(driver) => driver.execute(session, effect),
                     None => {
-                        tracing::error!("capability effect without a driver: {effect:?}");
+                        // Its arguments are the agent's: not logged.
+                        tracing::error!(
+                            "a capability effect reached a host without capabilities; ignored"
+                        );
                         None
                     }
                 };

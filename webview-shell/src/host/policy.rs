@@ -53,7 +53,13 @@ impl PolicyWatch {
             };
             match done {
                 Ok(fx) => effects.extend(fx),
-                Err(e) => tracing::warn!("capability policy rule {rule:?} not applied: {e}"),
+                Err(e) => {
+                    let rule = match rule {
+                        PolicyRule::Withdrawn(name) => format!("withdraw {name}"),
+                        PolicyRule::Hidden(agent, name) => format!("hide {name} from {agent}"),
+                    };
+                    tracing::warn!("capability policy rule \"{rule}\" not applied: {e}");
+                }
             }
         }
         let watch = Self {

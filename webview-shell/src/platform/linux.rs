@@ -726,13 +726,23 @@ fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc
     });
     let q = Rc::downgrade(queue);
     view.connect_web_process_terminated(move |_, reason| {
-        tracing::warn!(?reason, "surface web process terminated");
+        tracing::warn!("surface web process ended: {}", termination_words(reason));
         push(&q, termination_event(reason));
     });
 }
 
 /// What the owner hears when the web process ended: its memory ceiling and the host's own
 /// request (the hang watchdog's, R-UI-12) apart from the rest.
+/// Why a web process ended, in words for the log (never the binding's `Debug` form).
+pub(crate) fn termination_words(reason: WebProcessTerminationReason) -> &'static str {
+    match reason {
+        WebProcessTerminationReason::ExceededMemoryLimit => "it passed its memory limit",
+        WebProcessTerminationReason::TerminatedByApi => "the host ended it",
+        WebProcessTerminationReason::Crashed => "it crashed",
+        _ => "for a reason the engine does not name",
+    }
+}
+
 fn termination_event(reason: WebProcessTerminationReason) -> ViewEvent {
     match reason {
         WebProcessTerminationReason::ExceededMemoryLimit => ViewEvent::MemoryExceeded,
@@ -895,11 +905,15 @@ fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usi
 }
 
 /// R-UI-11: WebKitGTK's `prefers-color-scheme` follows GTK's process-wide dark-theme
-/// preference; [`Theme::System`] leaves it alone. WebKit views follow a change live.
+/// preference; [`Theme::System`] leaves it alone, except under an inverse high-contrast desktop
+/// theme (`HighContrastInverse`), which is dark although WebKit would read it as light: then it
+/// asks for dark, so Surfaces get the dark high-contrast values. WebKit views follow a change
+/// live.
 pub(crate) fn apply_theme(theme: Theme) {
     let dark = match theme {
         Theme::Dark => true,
         Theme::Light => false,
+        _ if desktop_inverse_contrast() => true,
         _ => return,
     };
     if let Some(settings) = gtk::Settings::default() {
@@ -929,13 +943,26 @@ fn evaluate_deliveries(
 /// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a
 /// high-contrast one, which is what GNOME's switch sets.
 pub(crate) fn desktop_high_contrast() -> bool {
-    let high = |name: &str| name.to_ascii_lowercase().contains("highcontrast");
-    if std::env::var("GTK_THEME").is_ok_and(|t| high(&t)) {
-        return true;
+    desktop_theme_is(|name| name.contains("highcontrast"))
+}
+
+/// R-UI-11: whether the desktop's high-contrast theme is the inverse (light on dark) one:
+/// `HighContrastInverse`, or a high-contrast theme's `:dark` variant in `GTK_THEME`.
+fn desktop_inverse_contrast() -> bool {
+    desktop_theme_is(|name| {
+        name.contains("highcontrastinverse")
+            || (name.contains("highcontrast") && name.ends_with(":dark"))
+    })
+}
+
+/// Whether `GTK_THEME`, else GTK's theme name, lowercased, satisfies `test`.
+fn desktop_theme_is(test: impl Fn(&str) -> bool) -> bool {
+    if let Ok(theme) = std::env::var("GTK_THEME") {
+        return test(&theme.to_ascii_lowercase());
     }
     gtk::Settings::default()
         .and_then(|settings| settings.gtk_theme_name())
-        .is_some_and(|name| high(name.as_str()))
+        .is_some_and(|name| test(&name.as_str().to_ascii_lowercase()))
 }
 
 /// GTK aborts the process when it cannot open a display; say so as an error instead.

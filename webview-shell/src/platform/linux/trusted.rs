@@ -220,7 +220,10 @@ fn harden(view: &webkit2gtk::WebView, on_event: Rc<dyn Fn(TrustedEvent)>) {
         true
     });
     view.connect_web_process_terminated(move |_, reason| {
-        tracing::warn!(?reason, "trusted view's web process terminated");
+        tracing::warn!(
+            "trusted view's web process ended: {}",
+            super::termination_words(reason)
+        );
         on_event(TrustedEvent::Crashed);
     });
 }

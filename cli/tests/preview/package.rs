@@ -1,0 +1,112 @@
+//! Issue 30 item 9 (R-SEC-3a, R-UI-9): `lineup preview` on an app package folder runs it as the
+//! installed app would, without installing it: its Surface opened by id, its script from the
+//! manifest, its image and font from its own host under the installed app's policy.
+
+use super::*;
+
+/// A copy of the example package, to edit.
+fn dashboard_copy(name: &str) -> PathBuf {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/apps/dashboard");
+    let copy = folder(name, &[]);
+    std::fs::create_dir_all(copy.join("assets")).unwrap();
+    for file in [
+        "manifest.json",
+        "index.html",
+        "style.css",
+        "app.js",
+        "assets/sun.png",
+        "assets/display.ttf",
+    ] {
+        std::fs::copy(example.join(file), copy.join(file)).unwrap();
+    }
+    copy
+}
+
+fn check(dir: &Path) -> (Option<i32>, String) {
+    run_preview(
+        dir,
+        &["--check", "--wait-event", "drawn", "--timeout", "20"],
+    )
+}
+
+#[test]
+fn r_sec_3a_a_package_folder_previews_as_the_installed_app_with_its_assets() {
+    display();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/apps/dashboard");
+    let (code, stdout) = check(&example);
+    assert_eq!(code, Some(0), "no page error or CSP violation: {stdout}");
+    assert!(stdout.contains("opened by id"), "{stdout}");
+    assert!(
+        stdout.contains(r#"event drawn {"image":true,"font":true}"#),
+        "the image and the font load from the package: {stdout}"
+    );
+    // Negative control: an image the package does not hold does not load (a page error), and
+    // the page says so.
+    let copy = dashboard_copy("pkg-missing");
+    let html = std::fs::read_to_string(copy.join("index.html")).unwrap();
+    std::fs::write(
+        copy.join("index.html"),
+        html.replace("assets/sun.png", "assets/moon.png"),
+    )
+    .unwrap();
+    let (code, stdout) = check(&copy);
+    assert_eq!(code, Some(3), "{stdout}");
+    assert!(stdout.contains("assets/moon.png"), "{stdout}");
+    assert!(
+        stdout.contains(r#"event drawn {"image":false,"font":true}"#),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn r_sec_3a_a_watched_package_reopens_with_its_edited_files() {
+    display();
+    let copy = dashboard_copy("pkg-watch");
+    let mut p = Preview::start(&copy);
+    p.wait_for(&["event drawn", r#""image":true"#]);
+    let js = std::fs::read_to_string(copy.join("app.js")).unwrap();
+    save(
+        &copy.join("app.js"),
+        &js.replace("image: r[0],", "image: r[0], edited: true,"),
+    );
+    p.wait_for(&["event drawn", r#""edited":true"#, r#""image":true"#]);
+}
+
+/// `--surface` opens another Surface of a package; an unknown one is refused with the ones it
+/// has, and a bundle folder has none to choose.
+#[test]
+fn r_ui_9_surface_chooses_which_surface_of_a_package_opens() {
+    display();
+    let dir = folder(
+        "pkg-two",
+        &[
+            (
+                "manifest.json",
+                r#"{"id": "com.example.two", "name": "Two", "version": "1.0.0",
+                    "surfaces": {"main": {"html": "main.html", "js": "main.js", "events": ["which"]},
+                                 "side": {"html": "side.html", "js": "side.js", "events": ["which"]}}}"#,
+            ),
+            ("main.html", "<p>main</p>"),
+            ("side.html", "<p>side</p>"),
+            ("main.js", "LineUpSurface.onState(function () { LineUpSurface.event('which', {s: 'main'}); });"),
+            ("side.js", "LineUpSurface.onState(function () { LineUpSurface.event('which', {s: 'side'}); });"),
+        ],
+    );
+    let wait = ["--check", "--wait-event", "which"];
+    let (code, stdout) = run_preview(&dir, &wait);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains(r#"event which {"s":"main"}"#), "{stdout}");
+    let (code, stdout) = run_preview(&dir, &[&wait[..], &["--surface", "side"]].concat());
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains(r#"event which {"s":"side"}"#), "{stdout}");
+    let (code, stdout) = run_preview(&dir, &[&wait[..], &["--surface", "nope"]].concat());
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("has no Surface nope; it has main, side"),
+        "{stdout}"
+    );
+    let plain = folder("pkg-none", &[("index.html", "<p>x</p>")]);
+    let (code, stdout) = run_preview(&plain, &["--check", "--surface", "side"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("no manifest.json"), "{stdout}");
+}
