@@ -109,6 +109,18 @@ if ! command -v cargo >/dev/null 2>&1; then
     fail "cargo not found; install Rust with rustup (https://rustup.rs), then open a new shell"
 fi
 
+# The JavaScript parser of lineup-authoring (oxc) needs Rust 1.95 or newer.
+min_rust="1.95"
+rust_version="$(rustc --version | awk '{print $2}')"
+if [[ "$(printf '%s\n%s\n' "$min_rust" "$rust_version" | sort -V | head -n1)" != "$min_rust" ]]; then
+    if ! command -v rustup >/dev/null 2>&1; then
+        fail "Rust $rust_version is older than $min_rust; update your toolchain"
+    fi
+    say "Rust $rust_version is older than $min_rust: updating the stable toolchain"
+    rustup update stable
+    rustup default stable
+fi
+
 missing_components=()
 cargo fmt --version >/dev/null 2>&1 || missing_components+=(rustfmt)
 cargo clippy --version >/dev/null 2>&1 || missing_components+=(clippy)
