@@ -254,7 +254,7 @@ fn r_ui_9_a_revoked_app_never_opens_inline_by_id_or_in_another_case_also_after_a
 }
 
 #[test]
-fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy() {
+fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy_also_on_rollback() {
     require_display();
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
@@ -310,10 +310,30 @@ fn r_ui_12_a_revoked_apps_surface_closes_within_2_s_even_when_its_page_is_busy()
             }
         }
     }
+    // A rollback: the newer version goes, and its Surface with it (reason `app_upgraded`).
+    let newer = home.join("busy-21");
+    package(&newer, "1.0.21", true);
+    install(home, "upgrade", &newer);
+    host.send(&by_id("o-rollback", "busy-rollback"));
+    host.expect("the busy page's first event", shown("busy-rollback"));
+    std::thread::sleep(Duration::from_millis(100));
+    lineup(home, &["apps", "rollback", ID]);
+    let start = Instant::now();
+    let Some((at, event)) = host.wait_for(Duration::from_secs(30), closed("busy-rollback")) else {
+        panic!(
+            "rollback: no close; stderr:\n{}",
+            host.stderr.lock().unwrap()
+        );
+    };
+    assert_eq!(
+        event["payload"]["data"]["reason"], "app_upgraded",
+        "{event}"
+    );
+    took.push(at.duration_since(start));
     let ms: Vec<u128> = took.iter().map(Duration::as_millis).collect();
     eprintln!("revoked Surface closed after (ms): {ms:?}");
     let late = took.iter().filter(|d| **d > Duration::from_secs(2)).count();
-    assert_eq!(late, 0, "{late} of 20 closed later than 2 s: {ms:?}");
+    assert_eq!(late, 0, "{late} of 21 closed later than 2 s: {ms:?}");
 }
 
 #[test]
