@@ -18,9 +18,10 @@ debian_packages=(
     xserver-xorg-video-dummy  # its virtual video driver, with RandR outputs (two monitors)
     x11-xserver-utils         # xrandr, which turns the second output on
     systemd                   # systemd-analyze, which checks the kiosk's systemd unit
+    python3                   # the architecture map's check and the kiosk tests' helpers
 )
-fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd)
-arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu xorg-server xf86-video-dummy xorg-xrandr systemd)
+fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd python3)
+arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu xorg-server xf86-video-dummy xorg-xrandr systemd python)
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() {
@@ -70,7 +71,7 @@ missing_tools() {
             pkg-config --exists "$library" || printf '%s\n' "$library (pkg-config)"
         done
     fi
-    for tool in cc xvfb-run xauth node bwrap Xorg xrandr systemd-analyze; do
+    for tool in cc xvfb-run xauth node bwrap Xorg xrandr systemd-analyze python3; do
         command -v "$tool" >/dev/null 2>&1 || printf '%s\n' "$tool"
     done
 }
@@ -101,7 +102,7 @@ if ((${#missing[@]} > 0)); then
     print_other_distributions
     exit 1
 fi
-say "found webkit2gtk-4.1, gtk+-3.0, libsoup-3.0, cc, xvfb-run, xauth, node, bwrap"
+say "found webkit2gtk-4.1, gtk+-3.0, libsoup-3.0, cc, xvfb-run, xauth, node, bwrap, python3"
 
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"

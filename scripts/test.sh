@@ -24,6 +24,9 @@ cargo fmt --all -- --check --color "$rustfmt_color"
 step "lint: cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "map: ARCHITECTURE.md's Entry points name only functions that exist"
+python3 scripts/check-architecture.py
+
 step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
 
