@@ -259,12 +259,6 @@ impl Host {
             .map(|l| &l.view)
     }
 
-    /// Whether the standby screen ([`HostBuilder::standby`]) covers the parent window now;
-    /// `None` without one.
-    pub fn standby_shown(&self) -> Option<bool> {
-        self.standby.as_ref().map(HostStandby::is_shown)
-    }
-
     /// Where the isolation probe stands.
     pub fn probe_status(&self) -> ProbeStatus {
         self.shell.probe_status()

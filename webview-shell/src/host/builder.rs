@@ -451,22 +451,13 @@ impl HostBuilder {
         self
     }
 
-    /// Called with every message for the agent.
+    /// Called with every message for the agent, on the event-loop thread: hand it on without
+    /// waiting (a tokio embedder sends it into an unbounded channel:
+    /// `let (tx, rx) = tokio::sync::mpsc::unbounded_channel(); builder.on_outbound(move |m| { let _ = tx.send(m.clone()); })`).
+    /// A later call replaces an earlier one.
     pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
         self.outbound = Some(Box::new(f));
         self
-    }
-
-    /// Sends every message for the agent into a tokio channel, for embedders whose agent
-    /// connection runs on a tokio runtime. The channel is unbounded because the event loop must
-    /// never block; the receiver should keep up.
-    #[cfg(feature = "tokio")]
-    pub fn outbound_channel(self) -> (Self, tokio::sync::mpsc::UnboundedReceiver<Message>) {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let builder = self.on_outbound(move |message| {
-            let _ = tx.send(message.clone());
-        });
-        (builder, rx)
     }
 
     /// Receives the host's notifications.

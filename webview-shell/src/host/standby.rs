@@ -48,10 +48,6 @@ impl HostStandby {
         self.view.show_notice(notice);
     }
 
-    pub(super) fn is_shown(&self) -> bool {
-        self.view.is_shown()
-    }
-
     fn apply(&self, change: StandbyChange) {
         match change {
             StandbyChange::Keep => {}

@@ -215,10 +215,6 @@ impl PlatformStandby {
         match self.never {}
     }
 
-    pub(crate) fn is_shown(&self) -> bool {
-        match self.never {}
-    }
-
     pub(crate) fn set_status(&self, _status: &str) {
         match self.never {}
     }

@@ -98,11 +98,6 @@ impl PlatformStandby {
         });
     }
 
-    /// Whether it covers the child views.
-    pub(crate) fn is_shown(&self) -> bool {
-        self.view.widget().is_visible()
-    }
-
     /// Sets the status line.
     pub(crate) fn set_status(&self, status: &str) {
         self.view.evaluate(&status_script(status), Box::new(|_| {}));
