@@ -175,8 +175,7 @@ impl Builtin {
         let version = OpaqueVersion::try_from("1.0").map_err(|e| platform(e.to_string()))?;
         let schema =
             JsonObject::try_from(self.input_schema()).map_err(|e| platform(e.to_string()))?;
-        let capability = Capability::new(name, version, self.risk(), schema)
-            .map_err(|e| platform(e.to_string()))?;
+        let capability = Capability::new(name, version, self.risk(), schema)?;
         Ok(match self {
             // R-CAP-4: the link rule is checked before consent, in every grant state.
             Builtin::OpenUrl => {

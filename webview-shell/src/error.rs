@@ -2,8 +2,9 @@
 
 /// Why the platform layer refused or failed to do something.
 ///
-/// Variants keep apart what the embedder got wrong ([`ShellError::InvalidState`],
-/// [`ShellError::NoContainer`]), what the isolation gate decided ([`ShellError::ProbePending`],
+/// Variants keep apart what the embedder got wrong ([`ShellError::Usage`],
+/// [`ShellError::InvalidState`], [`ShellError::NoContainer`]), what the store could not do
+/// ([`ShellError::Store`]), what the isolation gate decided ([`ShellError::ProbePending`],
 /// [`ShellError::ProbeFailed`], [`ShellError::TooManySurfaces`]) and what the platform could not
 /// do ([`ShellError::Platform`], [`ShellError::Unsupported`]).
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +54,15 @@ pub enum ShellError {
         /// Why: the link rule's sentence.
         reason: String,
     },
+
+    /// The embedder used the kernel wrongly (a limit that cannot work, a capability registered
+    /// twice, a schema that does not compile): fix the call.
+    #[error(transparent)]
+    Usage(#[from] lineup_host_core::UsageError),
+
+    /// The capability store could not be read or written (R-CAP-5, R-CAP-6); nothing was run.
+    #[error("the capability store failed: {0}")]
+    Store(String),
 
     /// The window system or the web engine failed.
     #[error("platform error: {0}")]

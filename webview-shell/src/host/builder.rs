@@ -514,7 +514,7 @@ impl HostBuilder {
         };
         let shell = Shell::start(event_loop, view_config)?;
         let proxy = event_loop.create_proxy();
-        let usage = |e: lineup_host_core::UsageError| ShellError::Platform(e.to_string());
+        let usage = ShellError::Usage;
         let start = Instant::now();
         // R-INV-1: every session gets its inventory, capabilities on or off; off is the
         // kernel with nothing registered, so every `app.call` is answered `unsupported`.

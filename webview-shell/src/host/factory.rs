@@ -38,7 +38,7 @@ pub(super) fn start_capabilities(
         hook,
         builtins,
     } = config;
-    let store_error = |e: String| ShellError::Platform(format!("capability store: {e}"));
+    let store_error = ShellError::Store;
     let unfinished = store.unfinished().map_err(store_error)?;
     let mut capabilities = Vec::new();
     let mut handlers = std::collections::HashMap::new();
