@@ -12,7 +12,6 @@ use crate::ids::InstanceId;
 use crate::json::JsonObject;
 use crate::message::{InlineApp, Message};
 use crate::redact::Fingerprint;
-use crate::sessions::SessionId;
 
 /// Counts one instance of a webview: a replaced instance gets a new generation, so messages from
 /// its predecessor are recognised as stale (R-UI-6).
@@ -264,4 +263,26 @@ pub struct Stats {
     pub reopened: u64,
     /// `window.close()` calls by pages, reported by the bridge and never obeyed (R-UI-5).
     pub close_attempts: u64,
+}
+
+/// Names one session of a host's table. Handed out in order and never reused while the table
+/// lives, so a webview or a capability answer of an ended session never reaches a later one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SessionId(pub(crate) u64);
+
+impl SessionId {
+    /// The id of a [`Session`](crate::Session) used on its own, outside a table; inside a table, the id of
+    /// what the table answers itself (an envelope that belongs to no session).
+    pub const STANDALONE: SessionId = SessionId(0);
+
+    /// The number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "s{}", self.0)
+    }
 }

@@ -25,27 +25,7 @@ use crate::SurfaceKey;
 mod capabilities;
 mod lifecycle;
 
-/// Names one session of a host's table. Handed out in order and never reused while the table
-/// lives, so a webview or a capability answer of an ended session never reaches a later one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct SessionId(u64);
-
-impl SessionId {
-    /// The id of a [`Session`] used on its own, outside a table; inside a table, the id of
-    /// what the table answers itself (an envelope that belongs to no session).
-    pub const STANDALONE: SessionId = SessionId(0);
-
-    /// The number.
-    pub fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "s{}", self.0)
-    }
-}
+pub use crate::effect::SessionId;
 
 /// What the embedder (or webview-shell) provides to start a session: its clock, and its
 /// capability kernel's setup. host-core stays sans-IO; the store is behind this trait.
