@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::calls::CallState;
+use crate::state::CallState;
 
 /// Everything that can go wrong in the store.
 ///

@@ -84,6 +84,8 @@ mod offered;
 mod policy;
 mod reserved;
 mod revision;
+mod state;
+mod tx;
 
 pub use apps::{AppChange, InstalledApp, PACKAGE_CACHE};
 pub use audit::{AuditDetail, AuditEntry, AuditHead, AuditRecord, ChainVerifier, AUDIT_FORMAT};

@@ -1,7 +1,13 @@
 //! Schema migrations by `PRAGMA user_version`: migration *n* takes a file from version *n − 1*
 //! to *n*. Append a migration to change the schema; never edit one that has shipped.
 
-use crate::{Store, StoreError};
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use crate::tx::begin_immediate;
+use crate::StoreError;
 
 /// The migrations, in order; `MIGRATIONS[i]` takes the file from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -172,30 +178,36 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-/// Brings the file to [`SCHEMA_VERSION`]. A file already there is only read: opening a store
-/// never waits for the write lock that another host, writing steadily, may hold.
-pub(crate) fn migrate(store: &mut Store) -> Result<(), StoreError> {
-    let found: u32 = store
-        .conn()
+/// Brings the file at `path` to [`SCHEMA_VERSION`]. A file already there is only read: opening
+/// a store never waits for the write lock that another host, writing steadily, may hold.
+pub(crate) fn migrate(conn: &Connection, path: &Path, timeout: Duration) -> Result<(), StoreError> {
+    let found: u32 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(store.sqlite("read user_version"))?;
+        .map_err(|source| StoreError::Sqlite {
+            path: path.to_owned(),
+            op: "read user_version",
+            source,
+        })?;
     if found == SCHEMA_VERSION {
         return Ok(());
     }
-    migrate_to(store, SCHEMA_VERSION)
+    migrate_to(conn, path, timeout, SCHEMA_VERSION)
 }
 
 /// Brings the file to version `target` inside one `BEGIN IMMEDIATE` transaction, so that two
 /// processes opening a new data directory at once migrate it once.
-fn migrate_to(store: &mut Store, target: u32) -> Result<(), StoreError> {
-    let path = store.path().to_owned();
+fn migrate_to(
+    conn: &Connection,
+    path: &Path,
+    timeout: Duration,
+    target: u32,
+) -> Result<(), StoreError> {
+    let path = path.to_owned();
     let err = |op| {
         let path = path.clone();
         move |source| StoreError::Sqlite { path, op, source }
     };
-    let timeout = store.busy_timeout();
-    let conn = store.conn();
-    let tx = crate::db::begin_immediate(conn, timeout).map_err(err("begin migration"))?;
+    let tx = begin_immediate(conn, timeout).map_err(err("begin migration"))?;
     let found: u32 = tx
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(err("read user_version"))?;
@@ -221,6 +233,7 @@ fn migrate_to(store: &mut Store, target: u32) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::GrantKey;
+    use crate::Store;
     use rusqlite::Connection;
 
     #[test]
@@ -241,8 +254,8 @@ mod tests {
         let dir = tmp.path();
         let key = GrantKey::new("agent-1", "clipboard.write", "1");
         let revision = {
-            let mut store = Store::open_unmigrated(dir);
-            migrate_to(&mut store, 1).unwrap();
+            let store = Store::open_unmigrated(dir);
+            migrate_to(store.conn(), store.path(), store.busy_timeout(), 1).unwrap();
             assert_eq!(store.schema_version().unwrap(), 1);
             store.grant(&key).unwrap();
             let revision = store.next_revision().unwrap();
@@ -276,8 +289,8 @@ mod tests {
             args_digest: Sha256Hex::of(b"{}"),
         };
         let (revision, head) = {
-            let mut store = Store::open_unmigrated(dir);
-            migrate_to(&mut store, 2).unwrap();
+            let store = Store::open_unmigrated(dir);
+            migrate_to(store.conn(), store.path(), store.busy_timeout(), 2).unwrap();
             assert_eq!(store.schema_version().unwrap(), 2);
             store.grant(&grant).unwrap();
             // Rows as a version-2 store wrote them (the store's API now needs the owner column).
