@@ -47,6 +47,10 @@ fn screen() -> std::sync::MutexGuard<'static, ()> {
 
 /// A connection to the display, retried while Xvfb resets after its last client left.
 fn display() -> X11 {
+    assert!(
+        std::env::var_os("DISPLAY").is_some(),
+        "no DISPLAY: run under `xvfb-run -a`"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match X11::connect() {
@@ -69,10 +73,26 @@ fn in_secs(secs: u64) -> String {
 }
 
 fn call(call_id: &str, capability: &str, expires_in: u64, arguments: Value) -> String {
+    call_because(
+        call_id,
+        capability,
+        "keep the report",
+        expires_in,
+        arguments,
+    )
+}
+
+fn call_because(
+    call_id: &str,
+    capability: &str,
+    reason: &str,
+    expires_in: u64,
+    arguments: Value,
+) -> String {
     envelope(
         &format!("m-{call_id}"),
         "app.call",
-        json!({"call_id": call_id, "capability": capability, "reason": "keep the report",
+        json!({"call_id": call_id, "capability": capability, "reason": reason,
                "expires_at": in_secs(expires_in), "arguments": arguments}),
     )
 }
@@ -81,26 +101,16 @@ fn result_for(call_id: &str) -> impl Fn(&Value) -> bool + '_ {
     move |v| is("app.result")(v) && v["payload"]["call_id"] == call_id
 }
 
-/// Waits until a viewable window titled `title` exists; returns it.
-fn shown(x: &X11, title: &str) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(w) = x.find_window_by_title(title).filter(|w| x.is_viewable(*w)) {
-            return w;
-        }
-        assert!(Instant::now() < deadline, "no {title:?} window was shown");
-        thread::sleep(Duration::from_millis(100));
-    }
+/// The viewable window titled `title`, if there is one.
+fn viewable(x: &X11, title: &str) -> Option<u32> {
+    x.find_window_by_title(title).filter(|w| x.is_viewable(*w))
 }
 
-/// Whether no viewable window titled `title` is left, waiting a little for it to go.
-fn gone(x: &X11, title: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
+/// Whether `done` holds within `within`, looked at every 100 ms.
+fn within(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
     loop {
-        if x.find_window_by_title(title)
-            .filter(|w| x.is_viewable(*w))
-            .is_none()
-        {
+        if done() {
             return true;
         }
         if Instant::now() > deadline {
@@ -108,6 +118,24 @@ fn gone(x: &X11, title: &str) -> bool {
         }
         thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Waits until a viewable window titled `title` exists; returns it.
+fn shown(x: &X11, title: &str) -> u32 {
+    let mut window = None;
+    assert!(
+        within(Duration::from_secs(30), || {
+            window = viewable(x, title);
+            window.is_some()
+        }),
+        "no {title:?} window was shown"
+    );
+    window.unwrap()
+}
+
+/// Whether no viewable window titled `title` is left, waiting up to `wait` for it to go.
+fn gone(x: &X11, title: &str, wait: Duration) -> bool {
+    within(wait, || viewable(x, title).is_none())
 }
 
 /// Presses `key` in the window titled `title` until call `call_id` is answered: a busy machine
@@ -122,7 +150,7 @@ fn press_until_answered(
 ) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Some(window) = x.find_window_by_title(title).filter(|w| x.is_viewable(*w)) {
+        if let Some(window) = viewable(x, title) {
             x.focus(window).unwrap();
             x.key(key).unwrap();
         }
@@ -156,10 +184,6 @@ fn find(root: &Path, name: &str) -> Vec<PathBuf> {
 #[test]
 fn dialogs_end_at_the_deadline_and_a_cancel_is_cancelled() {
     let _screen = screen();
-    assert!(
-        std::env::var_os("DISPLAY").is_some(),
-        "no DISPLAY: run under `xvfb-run -a`"
-    );
     let x = display();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
@@ -199,7 +223,7 @@ fn dialogs_end_at_the_deadline_and_a_cancel_is_cancelled() {
         asked.elapsed()
     );
     assert!(
-        gone(&x, SAVE_TITLE),
+        gone(&x, SAVE_TITLE, Duration::from_secs(5)),
         "the save dialog closed at the deadline"
     );
     assert!(find(home, "late.txt").is_empty(), "nothing was written");
@@ -248,44 +272,25 @@ fn dialogs_end_at_the_deadline_and_a_cancel_is_cancelled() {
     shown(&x, PICK_TITLE);
     let late = host.expect("the late pick's answer", result_for("pick-late"));
     assert_eq!(late["payload"]["status"], "expired", "{late}");
-    assert!(gone(&x, PICK_TITLE), "the chooser closed at the deadline");
+    assert!(
+        gone(&x, PICK_TITLE, Duration::from_secs(5)),
+        "the chooser closed at the deadline"
+    );
     host.stop();
 }
 
 const NOTICE: &str = "LineUp activity: ";
 
-/// Whether the notice window is up with the title `NOTICE` + `heading`, waiting up to `within`.
-fn notice_shows(x: &X11, heading: &str, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if x.find_window_by_title(&format!("{NOTICE}{heading}"))
-            .is_some_and(|w| x.is_viewable(w))
-        {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn count_call(call_id: &str, capability: &str, reason: &str) -> String {
-    envelope(
-        &format!("m-{call_id}"),
-        "app.call",
-        json!({"call_id": call_id, "capability": capability, "reason": reason,
-               "expires_at": in_secs(60), "arguments": {"tag": call_id}}),
-    )
+/// Whether the notice window is up with the title `NOTICE` + `heading`, waiting up to `wait`.
+fn notice_shows(x: &X11, heading: &str, wait: Duration) -> bool {
+    within(wait, || {
+        viewable(x, &format!("{NOTICE}{heading}")).is_some()
+    })
 }
 
 #[test]
 fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
     let _screen = screen();
-    assert!(
-        std::env::var_os("DISPLAY").is_some(),
-        "no DISPLAY: run under `xvfb-run -a`"
-    );
     let x = display();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
@@ -306,7 +311,13 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         ],
     );
     // display_only: it runs with no prompt, so the host's notice says so.
-    host.send(&count_call("k1", "test.count", "tally the votes"));
+    host.send(&call_because(
+        "k1",
+        "test.count",
+        "tally the votes",
+        60,
+        json!({"tag": "k1"}),
+    ));
     let done = host.expect("test.count's answer", result_for("k1"));
     assert_eq!(done["payload"]["status"], "completed", "{done}");
     assert!(
@@ -314,7 +325,13 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         "no notice for a display_only call"
     );
     // Prompted (answered "always" by the test switch): the user answered, so no notice...
-    host.send(&count_call("k2", "test.confirm", "confirm the tally"));
+    host.send(&call_because(
+        "k2",
+        "test.confirm",
+        "confirm the tally",
+        60,
+        json!({"tag": "k2"}),
+    ));
     let done = host.expect("test.confirm's answer", result_for("k2"));
     assert_eq!(done["payload"]["status"], "completed", "{done}");
     assert!(
@@ -322,7 +339,13 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         "a notice for a call the user had just allowed"
     );
     // ...but under the remembered grant nothing else shows it.
-    host.send(&count_call("k3", "test.confirm", "confirm again"));
+    host.send(&call_because(
+        "k3",
+        "test.confirm",
+        "confirm again",
+        60,
+        json!({"tag": "k3"}),
+    ));
     let done = host.expect("the second test.confirm's answer", result_for("k3"));
     assert_eq!(done["payload"]["status"], "completed", "{done}");
     assert!(
@@ -330,11 +353,11 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         "no notice under a remembered grant"
     );
     // It goes by itself.
-    let gone_by = Instant::now() + lineup_webview_shell::NOTICE_DURATION + Duration::from_secs(5);
-    while notice_shows(&x, "test.confirm ran", Duration::ZERO) {
-        assert!(Instant::now() < gone_by, "the notice stayed");
-        thread::sleep(Duration::from_millis(200));
-    }
+    let fades = lineup_webview_shell::NOTICE_DURATION + Duration::from_secs(5);
+    assert!(
+        gone(&x, &format!("{NOTICE}test.confirm ran"), fades),
+        "the notice stayed"
+    );
     let stderr = std::sync::Arc::clone(&host.stderr);
     host.stop();
     let log = stderr.lock().unwrap().clone();
