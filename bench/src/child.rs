@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lineup_webview_shell::HostBuilder;
+use lineup_host::HostBuilder;
 use serde_json::{json, Value};
 
 use crate::app::{app_json, document_bytes, SMALL};
@@ -113,9 +113,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 let mut passed = None;
                 let ready = lab.pump(Duration::from_secs(30), |h, rec, _| {
                     if passed.is_none()
-                        && h.is_some_and(|h| {
-                            h.probe_status() == lineup_webview_shell::ProbeStatus::Passed
-                        })
+                        && h.is_some_and(|h| h.probe_status() == lineup_host::ProbeStatus::Passed)
                     {
                         passed = Some(start.elapsed());
                     }

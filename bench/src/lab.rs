@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use lineup_host_core::{CloseReason, InlineApp, Limits, Message, SurfaceKey};
-use lineup_webview_shell::{
+use lineup_host::{
     event_loop, Host, HostBuilder, HostDelegate, HostEvent, HostHandle, ProbeStatus,
 };
+use lineup_host_core::{CloseReason, InlineApp, Limits, Message, SurfaceKey};
 use serde_json::{json, Value};
 use tao::event_loop::{ControlFlow, EventLoop};
 use tao::platform::run_return::EventLoopExtRunReturn;

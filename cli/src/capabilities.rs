@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use lineup_host::{Builtin, HostBuilder, PendingConsent};
 use lineup_host_core::{
     Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, PartyId, Risk,
 };
-use lineup_webview_shell::{Builtin, HostBuilder, PendingConsent};
 
 use lineup_store::HostLease;
 

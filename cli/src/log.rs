@@ -1,11 +1,11 @@
 //! Logging to stderr: the tracing subscriber, and a host delegate that reports every refusal with
 //! the line it came from and the rule it broke.
 
+use lineup_host::{HostDelegate, Refusal};
 use lineup_host_core::{
     display_title, CloseReason, Diagnostic, DiagnosticLevel, Fingerprint, InlineApp, ProtocolError,
     SurfaceKey,
 };
-use lineup_webview_shell::{HostDelegate, Refusal};
 
 /// Logs to stderr; `RUST_LOG` filters (default `info`).
 pub(crate) fn init() {

@@ -2,7 +2,7 @@
 //! contrast Surfaces see (R-UI-11).
 
 use clap::{Args, ValueEnum};
-use lineup_webview_shell::{Contrast, HostBuilder, Theme};
+use lineup_host::{Contrast, HostBuilder, Theme};
 
 /// The colour scheme and contrast Surfaces see (R-UI-11).
 #[derive(Debug, Clone, Args)]

@@ -15,10 +15,9 @@ use std::thread;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use lineup_host::{HostBuilder, HostHandle, ProtocolStdout};
 use lineup_host_core::{BundlePolicy, ConversationId, Frame, LineFramer, PartyId};
-use lineup_webview_shell::{
-    HostBuilder, HostHandle, LineWriter, ProtocolStdout, WriteError, WriterLimits,
-};
+use lineup_transport::{LineWriter, WriteError, WriterLimits};
 
 mod apps;
 mod audit;
@@ -28,7 +27,6 @@ mod data;
 mod fetch;
 mod grants;
 mod kiosk;
-mod link;
 mod log;
 mod look;
 mod policy;
@@ -186,7 +184,7 @@ const EXIT_FLUSH: Duration = Duration::from_secs(5);
 fn main() -> ExitCode {
     // First of all, before logging or any thread starts: the token leaves the environment, which
     // web processes inherit (link/token.rs).
-    let env_token = link::token::take_env_token();
+    let env_token = lineup_transport::link::token::take_env_token();
     log::init();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -246,7 +244,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     let link = StdioLink::take_with(writer_limits)?;
     let link = link.until_closed(args.until_closed);
     let (builder, _lease) = host_builder(&args)?;
-    let event_loop = lineup_webview_shell::event_loop()?;
+    let event_loop = lineup_host::event_loop()?;
     link.run(builder.delegate(log::StderrDelegate), event_loop)
 }
 
@@ -267,7 +265,7 @@ impl StdioLink {
 
     /// Takes stdout for the protocol.
     fn take_with(limits: WriterLimits) -> Result<Self, Box<dyn std::error::Error>> {
-        let writer = ProtocolStdout::take()?.spawn_writer(limits)?;
+        let writer = LineWriter::on_stdout(ProtocolStdout::take()?, limits)?;
         Ok(Self {
             writer,
             limits,
@@ -289,7 +287,7 @@ impl StdioLink {
     pub(crate) fn run(
         self,
         builder: HostBuilder,
-        event_loop: lineup_webview_shell::HostEventLoop,
+        event_loop: lineup_host::HostEventLoop,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let Self {
             writer,
@@ -341,11 +339,11 @@ impl StdioLink {
 /// before the event loop or any web process starts.
 fn host_connect(
     args: HostArgs,
-    env_token: Option<Result<link::Token, String>>,
+    env_token: Option<Result<lineup_transport::link::Token, String>>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let url = link::check_url(args.connect.as_deref().unwrap_or_default())?;
+    let url = lineup_transport::link::check_url(args.connect.as_deref().unwrap_or_default())?;
     let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(std::path::PathBuf::from);
-    let token = link::token::resolve(
+    let token = lineup_transport::link::token::resolve(
         args.token_file.as_deref(),
         credentials.as_deref(),
         env_token,
@@ -360,8 +358,8 @@ fn host_connect(
     let conversation = ConversationId::try_from(conversation.as_str())?;
     let agent = PartyId::try_from(agent)?;
     let (builder, _lease) = host_builder(&args)?;
-    let event_loop = lineup_webview_shell::event_loop()?;
-    let outbound = link::Outbound::new(link::OutboundLimits {
+    let event_loop = lineup_host::event_loop()?;
+    let outbound = lineup_transport::link::Outbound::new(lineup_transport::link::OutboundLimits {
         max_waiting_events: args.outbound_queue,
         answers_high_water: args.max_waiting_answers as usize,
         answers_low_water: (args.max_waiting_answers as usize / 2).max(1),
@@ -371,7 +369,7 @@ fn host_connect(
         .on_outbound(move |message| sink.send(message))
         .delegate(log::StderrDelegate)
         .build(&event_loop)?;
-    let config = link::LinkConfig {
+    let config = lineup_transport::link::LinkConfig {
         url,
         token: token.map(|(t, _)| t),
         conversation,
@@ -381,7 +379,7 @@ fn host_connect(
         max_message_bytes: host.limits().max_envelope_bytes,
         max_inbound_waiting: args.max_waiting_answers as usize,
     };
-    link::spawn(config, host.handle(), outbound)?;
+    lineup_transport::link::spawn(config, host.handle(), outbound)?;
     host.run(event_loop)?;
     Ok(())
 }

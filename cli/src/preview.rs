@@ -17,10 +17,10 @@ use clap::Args;
 use lineup_authoring::{
     AuthoringError, PackageReading, PreviewBundle, PreviewCatalog, PreviewSource, DEBOUNCE,
 };
+use lineup_host::{HostBuilder, HostHandle};
 use lineup_host_core::{
     ConversationId, InlineApp, InstanceId, JsonObject, Limits, Message, SurfaceKey,
 };
-use lineup_webview_shell::{HostBuilder, HostHandle};
 
 mod delegate;
 use delegate::Delegate;
@@ -168,7 +168,7 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
         settle: Duration::from_millis(args.settle),
         interactive: args.interactive(),
     });
-    let event_loop = lineup_webview_shell::event_loop()?;
+    let event_loop = lineup_host::event_loop()?;
     let mut builder = args.look.apply(HostBuilder::new().limits(limits.clone()));
     // A package is served as the installed app would be: by id, with its assets (R-SEC-3a).
     let catalog = bundle.package.as_ref().map(|reading| {

@@ -353,7 +353,7 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         "no notice under a remembered grant"
     );
     // It goes by itself.
-    let fades = lineup_webview_shell::NOTICE_DURATION + Duration::from_secs(5);
+    let fades = lineup_host::NOTICE_DURATION + Duration::from_secs(5);
     assert!(
         gone(&x, &format!("{NOTICE}test.confirm ran"), fades),
         "the notice stayed"

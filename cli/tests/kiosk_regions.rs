@@ -296,7 +296,7 @@ fn a_display_only_call_shows_the_notice_in_the_standby_colours() {
         "the status strip after the notice",
     );
     assert!(
-        shown.elapsed() >= lineup_webview_shell::NOTICE_DURATION - Duration::from_secs(1),
+        shown.elapsed() >= lineup_host::NOTICE_DURATION - Duration::from_secs(1),
         "the notice went after {:?}",
         shown.elapsed()
     );

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use lineup_webview_shell::Builtin;
+use lineup_host::Builtin;
 
 const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
 

@@ -40,13 +40,13 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use lineup_host::{
+    event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, PromptContent,
+    PromptOptions, PromptQueue, Refusal,
+};
 use lineup_host_core::{
     display_title, Capability, CapabilityName, CloseReason, HandlerError, InlineApp, JsonObject,
     Message, OpaqueVersion, ProtocolError, Risk, SurfaceKey, Timestamp, UiEvent,
-};
-use lineup_webview_shell::{
-    event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, PromptContent,
-    PromptOptions, PromptQueue, Refusal,
 };
 use serde_json::{json, Value};
 

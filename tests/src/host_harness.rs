@@ -9,10 +9,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use gtk::glib;
-use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
-use lineup_webview_shell::{
+use lineup_host::{
     event_loop, Host, HostBuilder, HostDelegate, HostEvent, HostHandle, ProbeStatus, Refusal,
 };
+use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
 use serde_json::{json, Value};
 use tao::event_loop::{ControlFlow, EventLoop};
 use tao::platform::run_return::EventLoopExtRunReturn;

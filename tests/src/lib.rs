@@ -2,8 +2,8 @@
 //! real WebKitGTK webviews under Xvfb (`xvfb-run -a cargo test -p lineup-tests`).
 //!
 //! - [`runner`]: the scenario runner of the `harness = false` binaries and the `ensure!` macro;
-//! - [`view_harness`]: views opened straight from a [`Shell`](lineup_webview_shell::Shell);
-//! - [`host_harness`]: a whole [`Host`](lineup_webview_shell::Host) driven by lineup.v1
+//! - [`view_harness`]: views opened straight from a [`Shell`](lineup_host::Shell);
+//! - [`host_harness`]: a whole [`Host`](lineup_host::Host) driven by lineup.v1
 //!   envelopes, with a recording delegate;
 //! - [`x11`]: real X input (XTEST clicks) and the window manager's close request;
 //! - [`canary`]: a loopback listener that counts who reached it;

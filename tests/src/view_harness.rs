@@ -7,9 +7,9 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use gtk::glib;
+use lineup_host::{Placement, ProbeStatus, Shell, SurfaceView, ViewConfig, ViewEvent};
 use lineup_host_core::InlineBundle;
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
-use lineup_webview_shell::{Placement, ProbeStatus, Shell, SurfaceView, ViewConfig, ViewEvent};
 use serde_json::Value;
 use tao::event::Event;
 use tao::event_loop::{ControlFlow, EventLoop};

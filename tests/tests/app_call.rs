@@ -1,4 +1,4 @@
-//! App Capabilities through a real [`Host`](lineup_webview_shell::Host) under Xvfb: the agent
+//! App Capabilities through a real [`Host`](lineup_host::Host) under Xvfb: the agent
 //! learns what the host offers (`client.inventory`, `app.list`), asks with `app.call`, the user
 //! decides in the built-in trusted prompt with a real XTEST click, the handler runs once on its
 //! own thread, and exactly one `app.result` answers (R-SEC-5, R-INV-1, R-CAP-1..5).
@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use lineup_host::{HostBuilder, PromptContent, PromptOptions, PromptQueue, PromptSnapshot};
 use lineup_host_core::{Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, Risk};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
@@ -17,9 +18,6 @@ use lineup_tests::host_harness::{HostHarness, TestHost};
 use lineup_tests::prompt::button;
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::X11;
-use lineup_webview_shell::{
-    HostBuilder, PromptContent, PromptOptions, PromptQueue, PromptSnapshot,
-};
 use serde_json::{json, Value};
 
 const TITLE: &str = "Permission request";
@@ -369,15 +367,13 @@ fn async_handler(h: &mut HostHarness) -> Outcome {
         .enable_time()
         .build()
         .map_err(|e| e.to_string())?;
-    let handler = lineup_webview_shell::tokio_handler(
-        runtime.handle().clone(),
-        |args: JsonObject| async move {
+    let handler =
+        lineup_host::tokio_handler(runtime.handle().clone(), |args: JsonObject| async move {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             let thread = std::thread::current().name().unwrap_or_default().to_owned();
             let text = args.as_map().get("text").cloned().unwrap_or(Value::Null);
             Ok::<_, HandlerError>(schema(json!({ "echo": text, "thread": thread })))
-        },
-    );
+        });
     let builder = HostBuilder::new().capability(
         capability("test.async", Risk::DisplayOnly, json!({ "type": "object" })),
         handler,

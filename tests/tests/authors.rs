@@ -10,12 +10,12 @@
 
 use std::rc::Rc;
 
+use lineup_host::{Contrast, HostBuilder, Theme};
 use lineup_host_core::{Diagnostic, DiagnosticKind, Limits, SurfaceKey};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, TestHost, PRELUDE};
 use lineup_tests::runner::Outcome;
-use lineup_webview_shell::{Contrast, HostBuilder, Theme};
 use serde_json::{json, Value};
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;

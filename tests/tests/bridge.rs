@@ -7,12 +7,12 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host::{HostBuilder, Refusal};
 use lineup_host_core::{CloseReason, GoneReason, Limits};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, Note, TestHost};
 use lineup_tests::runner::Outcome;
-use lineup_webview_shell::{HostBuilder, Refusal};
 use serde_json::{json, Map, Value};
 
 fn main() {

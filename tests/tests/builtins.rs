@@ -1,4 +1,4 @@
-//! The built-in capabilities (spec §5.2) through a real [`Host`](lineup_webview_shell::Host)
+//! The built-in capabilities (spec §5.2) through a real [`Host`](lineup_host::Host)
 //! under Xvfb: each `app.call` reaches the desktop only after consent, with the right arguments,
 //! and answers `completed` with the documented result; a built-in that is not enabled is neither
 //! listed nor callable; and the real `clipboard.write` sets the X clipboard other applications
@@ -10,14 +10,14 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use lineup_host::{
+    Builtin, DesktopCall, HostBuilder, PendingConsent, PickedFile, RecordingDesktop,
+};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{HostHarness, TestHost};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::X11;
-use lineup_webview_shell::{
-    Builtin, DesktopCall, HostBuilder, PendingConsent, PickedFile, RecordingDesktop,
-};
 use serde_json::{json, Value};
 
 fn main() {

@@ -11,6 +11,10 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lineup_host::{
+    ConsentAnswer, ConsentHandle, ConsentPrompt, PendingConsent, Placement, PromptContent,
+    PromptOptions, PromptQueue, PromptSnapshot, ViewConfig, MAX_REASON_GRAPHEMES,
+};
 use lineup_host_core::{display_line, Risk};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
@@ -18,10 +22,6 @@ use lineup_tests::prompt::button;
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use lineup_tests::x11::{xid_of, X11};
-use lineup_webview_shell::{
-    ConsentAnswer, ConsentHandle, ConsentPrompt, PendingConsent, Placement, PromptContent,
-    PromptOptions, PromptQueue, PromptSnapshot, ViewConfig, MAX_REASON_GRAPHEMES,
-};
 use serde_json::json;
 
 const TITLE: &str = "Permission request";

@@ -6,12 +6,12 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host::{HostBuilder, ProbeStatus, ViewConfig};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, Note};
 use lineup_tests::procs::web_processes;
 use lineup_tests::runner::Outcome;
-use lineup_webview_shell::{HostBuilder, ProbeStatus, ViewConfig};
 
 fn main() {
     private_home("first_surface");

@@ -1,5 +1,5 @@
 //! The whole path in a real WebKitGTK webview under Xvfb: an agent's lineup.v1 envelope goes
-//! through a [`Host`](lineup_webview_shell::Host) into an isolated webview, the page or the user
+//! through a [`Host`](lineup_host::Host) into an isolated webview, the page or the user
 //! acts, the bridge posts, Rust validates, and the agent gets `ui.event` (or nothing). Every
 //! scenario builds its own host on the one event loop of the process. Every negative security
 //! check has a positive control: a message that does arrive, or the same bundle under a host
@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use gtk::prelude::*;
+use lineup_host::{HostBuilder, Refusal};
 use lineup_host_core::{CloseReason, GoneReason};
 use lineup_surface_runtime::DocumentOptions;
 use lineup_tests::canary::Canary;
@@ -23,7 +24,6 @@ use lineup_tests::host_harness::{
 use lineup_tests::procs::{kill, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::{xid_of, X11};
-use lineup_webview_shell::{HostBuilder, Refusal};
 use serde_json::{json, Value};
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;
@@ -1097,7 +1097,7 @@ fn child_views(h: &mut HostHarness, x: &X11) -> Outcome {
         None,
     )?;
     let halves = |w: u64, h: u64| {
-        move |_: &lineup_webview_shell::Host, rec: &Recorder| {
+        move |_: &lineup_host::Host, rec: &Recorder| {
             last_size(rec, "left") == Some(json!({ "w": w, "h": h }))
                 && last_size(rec, "right") == Some(json!({ "w": w, "h": h }))
         }

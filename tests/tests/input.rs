@@ -7,12 +7,12 @@
 use std::time::Duration;
 
 use gtk::prelude::*;
+use lineup_host::{Placement, Rect, SurfaceView, ViewConfig, ViewEvent};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use lineup_tests::x11::{xid_of, X11};
-use lineup_webview_shell::{Placement, Rect, SurfaceView, ViewConfig, ViewEvent};
 use serde_json::json;
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;

@@ -7,13 +7,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use lineup_host::{ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
 use lineup_tests::home::{files_containing, private_home};
 use lineup_tests::procs::{kill, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
-use lineup_webview_shell::{ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use serde_json::json;
 
 fn main() {
@@ -510,8 +510,8 @@ fn devtools_off(h: &mut Harness) -> Outcome {
     Ok(())
 }
 
-fn support_window() -> lineup_webview_shell::Placement<'static> {
-    lineup_webview_shell::Placement::Window {
+fn support_window() -> lineup_host::Placement<'static> {
+    lineup_host::Placement::Window {
         title: "preview".to_owned(),
         width: 200,
         height: 100,

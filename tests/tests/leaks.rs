@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host::HostBuilder;
 use lineup_host_core::{CloseReason, GoneReason, Limits};
 use lineup_tests::canary::Canary;
 use lineup_tests::dns::{private_resolver, DnsStub};
@@ -19,7 +20,6 @@ use lineup_tests::host_harness::{open_network, test_app, HostHarness, Note, Test
 use lineup_tests::procs::{self, descendants, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::{xid_of, X11};
-use lineup_webview_shell::HostBuilder;
 
 fn main() {
     let home = private_home("leaks");

@@ -8,13 +8,13 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use lineup_host::HostBuilder;
 use lineup_surface_runtime::DocumentOptions;
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, TestHost};
 use lineup_tests::procs::{mount_namespace, web_processes};
 use lineup_tests::runner::Outcome;
-use lineup_webview_shell::HostBuilder;
 use serde_json::json;
 
 fn main() {

@@ -6,13 +6,13 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use lineup_host::{Placement, ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use lineup_surface_runtime::SurfaceServer;
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::procs::{mount_namespace, web_processes};
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
-use lineup_webview_shell::{Placement, ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use tao::event_loop::EventLoop;
 
 fn main() {

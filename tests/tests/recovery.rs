@@ -9,13 +9,13 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use lineup_host::HostBuilder;
 use lineup_host_core::{CloseReason, GoneReason, SurfaceKey};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, Note, TestHost};
 use lineup_tests::procs::{kill, web_processes};
 use lineup_tests::runner::Outcome;
-use lineup_webview_shell::HostBuilder;
 use serde_json::{json, Value};
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::window::WindowBuilder;

@@ -1,67 +1,17 @@
-//! Logs reach journald (#7 item 7): `Debug` of every type of this crate that holds what a page
-//! wrote, the agent's state, arguments or words, or a capability's result shows a length and a
-//! digest, never the text in any form.
+//! Logs reach journald (#7 item 7): `Debug` of a state script waiting for the page and of what
+//! the consent prompt showed shows a length and a digest, never the text in any form.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use lineup_host_core::leaked_form;
 
-use crate::builtins::{Deadline, DesktopCall, PickedFile, SaveFile, SaveLocation, SavedFile};
-use crate::consent::ArgumentLine;
-use crate::delegate::Refusal;
 use crate::delivery::DeliveryQueue;
-use crate::host::HostEvent;
 use crate::prompt::PromptSnapshot;
 
 const SECRET: &str = "zQ7\"secret-shell-Ω";
 
-/// Fails, naming the form, if any of `shown` carries the secret; each must show a length.
-fn assert_redacted(shown: &[String]) {
-    for text in shown {
-        assert!(text.contains("bytes: "), "a length is shown: {text}");
-        assert_eq!(
-            leaked_form(text, SECRET),
-            None,
-            "Debug printed the secret: {text}"
-        );
-    }
-}
-
-/// #7 item 7: a URL the page chose, refused, is page data (as in `ViewEvent`).
 #[test]
-fn debug_of_a_refused_url_shows_a_fingerprint_as_view_event_does() {
-    let url = format!("https://example.invalid/?s={SECRET}");
-    let refusals = [
-        Refusal::Navigation(url.clone()),
-        Refusal::NewWindow(url.clone()),
-        Refusal::Download(url.clone()),
-    ];
-    let mut shown = Vec::new();
-    for refusal in &refusals {
-        shown.push(format!("{refusal:?}"));
-        shown.push(format!("{refusal:#?}"));
-        // Display writes the URL out, for the Surface's author.
-        assert!(refusal.to_string().contains(&url));
-    }
-    assert_redacted(&shown);
-    assert!(
-        shown[0].starts_with("Navigation(Fingerprint { bytes: "),
-        "{}",
-        shown[0]
-    );
-    assert_eq!(format!("{:?}", Refusal::Permission), "Permission");
-}
-
-/// #7 item 7: an agent's line on its way to the event loop, and a state script waiting for the
-/// page.
-#[test]
-fn debug_of_an_inbound_envelope_and_a_waiting_state_shows_a_fingerprint() {
-    let line = format!(
-        r#"{{"v":1,"type":"lineup.v1.ui.patch","payload":{{"instance_id":"w","state":{{"s":{}}}}}}}"#,
-        serde_json::to_string(SECRET).unwrap_or_default()
-    );
-    let event = HostEvent::inbound_line(7, line.into_bytes());
+fn debug_of_a_waiting_state_shows_a_fingerprint() {
     let mut deliveries = DeliveryQueue::default();
     let script = format!(
         "deliver({})",
@@ -69,63 +19,31 @@ fn debug_of_an_inbound_envelope_and_a_waiting_state_shows_a_fingerprint() {
     );
     assert!(deliveries.offer(script.clone()).is_some());
     assert!(deliveries.offer(script).is_none(), "the second one waits");
-    let shown = [
-        format!("{event:?}"),
-        format!("{event:#?}"),
-        format!("{deliveries:?}"),
-    ];
-    assert_redacted(&shown);
-    assert!(shown[0].contains("line: Some(7)"), "{}", shown[0]);
+    for shown in [format!("{deliveries:?}"), format!("{deliveries:#?}")] {
+        assert!(shown.contains("bytes: "), "a length is shown: {shown}");
+        assert_eq!(
+            leaked_form(&shown, SECRET),
+            None,
+            "Debug printed the secret: {shown}"
+        );
+    }
 }
 
-/// #7 item 7: what the built-ins got from the agent (a URL, clipboard text, a file to save) and
-/// what they hand back (a picked or saved file), and the prompt's list of arguments.
 #[test]
-fn debug_of_capability_arguments_and_results_shows_a_fingerprint() {
-    let bytes = format!("content {SECRET}").into_bytes();
-    let name = format!("{SECRET}.txt");
-    let calls = [
-        DesktopCall::OpenUri(format!("https://example.com/?s={SECRET}")),
-        DesktopCall::SetClipboardText(SECRET.to_owned()),
-        DesktopCall::SaveFile {
-            suggested_name: name.clone(),
-        },
-        DesktopCall::WriteFile {
-            name: name.clone(),
-            bytes: bytes.clone(),
-        },
-    ];
-    let save = SaveFile {
-        suggested_name: name.clone(),
-        until: Deadline::after(Duration::from_secs(60)),
-    };
-    let location = SaveLocation::new(format!("/home/{SECRET}/{name}"));
-    let picked = PickedFile::new(&name, bytes);
-    let saved = SavedFile::new(&name, 12);
-    let line = ArgumentLine {
-        key: SECRET.to_owned(),
-        value: SECRET.to_owned(),
-    };
+fn debug_of_a_prompt_snapshot_shows_a_fingerprint() {
     let snapshot = PromptSnapshot {
         text: BTreeMap::from([("reason".to_owned(), SECRET.to_owned())]),
         arguments: vec![(SECRET.to_owned(), SECRET.to_owned())],
         ..PromptSnapshot::default()
     };
-    let mut shown: Vec<String> = calls.iter().map(|c| format!("{c:?}")).collect();
-    for text in [
-        format!("{save:?}"),
-        format!("{location:?}"),
-        format!("{picked:?}"),
-        format!("{picked:#?}"),
-        format!("{saved:?}"),
-        format!("{line:?}"),
-        format!("{snapshot:?}"),
-        format!("{snapshot:#?}"),
-    ] {
-        shown.push(text);
+    for shown in [format!("{snapshot:?}"), format!("{snapshot:#?}")] {
+        assert!(shown.contains("bytes: "), "a length is shown: {shown}");
+        assert_eq!(
+            leaked_form(&shown, SECRET),
+            None,
+            "Debug printed the secret: {shown}"
+        );
     }
-    assert_redacted(&shown);
-    // What is not the agent's or the user's stays readable.
-    assert!(format!("{picked:?}").contains("text/plain"));
+    // What is not the agent's stays readable.
     assert!(format!("{snapshot:?}").contains("\"reason\""));
 }

@@ -14,7 +14,6 @@ use lineup_host_core::Fingerprint;
 /// `Debug` shows what the page wrote (an IPC message, a refused URL) as a length and a digest,
 /// never the text: it may carry agent state or event data, and logs reach journald.
 #[derive(Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ViewEvent {
     /// A message the page posted to the IPC handler, unparsed: any frame of the page can post
     /// (R-SEC-4), so it still needs validation.
@@ -64,7 +63,7 @@ pub enum ViewEvent {
 
 /// Writes `name(Fingerprint { .. })`: the `Debug` of a variant holding text the page wrote (an
 /// IPC message, a URL it navigated to), shown as a length and a digest, never as itself.
-pub(crate) fn page_text(name: &str, text: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+pub fn page_text(name: &str, text: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     f.debug_tuple(name).field(&Fingerprint::of(text)).finish()
 }
 

@@ -59,18 +59,16 @@
 //! Linux (WebKitGTK, X11 or Wayland) only for now; elsewhere [`Shell::start`] fails with
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
-mod builtins;
-mod capabilities;
+mod clock;
 mod config;
 mod consent;
 #[cfg(test)]
 mod debug_tests;
-mod delegate;
 mod delivery;
+mod desktop;
 mod error;
 mod event;
 mod gate;
-mod host;
 mod kiosk;
 mod notice;
 mod platform;
@@ -79,21 +77,12 @@ mod probe;
 mod prompt;
 mod shell;
 mod standby;
-mod stdio;
+mod stdout;
 mod title;
 mod trusted;
 mod view;
-mod watchdog;
 
-pub use builtins::{
-    sanitize_file_name, Builtin, ChooseFile, Deadline, Desktop, DesktopCall, DesktopError,
-    PickedFile, RecordingDesktop, SaveFile, SaveLocation, SavedFile, SystemDesktop, UnknownBuiltin,
-    MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES,
-    MAX_PICKED_FILE_BYTES,
-};
-#[cfg(feature = "tokio")]
-pub use capabilities::tokio_handler;
-pub use capabilities::{typed, CapabilityHandler, PermissionHook, SystemWallClock};
+pub use clock::SystemWallClock;
 pub use config::{
     language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
 };
@@ -102,25 +91,31 @@ pub use consent::{
     PromptContent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
     MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_URL_BYTES,
 };
-pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
 pub use delivery::DeliveryStats;
-pub use error::ShellError;
-pub use event::ViewEvent;
-pub use host::{
-    event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
-    HostHandle,
+pub use desktop::{
+    read_picked, write_saved, ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile,
+    SaveLocation, SavedFile, SystemDesktop,
 };
+pub use error::ShellError;
+pub use event::{page_text, ViewEvent};
 pub use kiosk::{
     kiosk_window, monitors, on_terminate, skip_absent_a11y_bus, CursorHider, CursorPolicy,
     MonitorChoice, MonitorInfo,
 };
 pub use lineup_host_core::ConsentAnswer;
-pub use notice::{NOTICE_DURATION, NOTICE_TITLE};
+pub use notice::{ActivityNotice, NoticeWindow, NOTICE_DURATION, NOTICE_TITLE};
+pub use platform::{apply_theme, check_display, desktop_high_contrast};
 pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
 pub use shell::{ProbeStatus, Shell};
-pub use standby::{StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS};
-pub use stdio::{LineKind, LineWriter, ProtocolStdout, WriteError, WriterLimits};
+pub use standby::{
+    cap_status, StandbyColor, StandbyScreen, StandbyWindow, MAX_STANDBY_STATUS_CHARS, PAINT_DELAY,
+};
+pub use stdout::ProtocolStdout;
 pub use title::{
     imitates_consent_prompt, surface_window_title, CONSENT_PROMPT_TITLE, SURFACE_TITLE_MARKER,
 };
 pub use view::{Hardening, SurfaceView};
+
+/// The windowing and event-loop library the platform layer is built on, for embedders that
+/// make their own windows and event loop.
+pub use tao;

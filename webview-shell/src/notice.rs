@@ -25,17 +25,18 @@ const MAX_AGENT_CHARS: usize = 64;
 /// What a notice says, as plain text lines (never markup): the agent's reason is escaped and
 /// capped (R-SEC-6).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ActivityNotice {
+pub struct ActivityNotice {
     /// `clipboard.write ran`.
-    pub(crate) heading: String,
+    pub heading: String,
     /// `for agent a1 · a remembered grant`.
-    pub(crate) detail: String,
+    pub detail: String,
     /// The agent's reason, one line.
-    pub(crate) reason: String,
+    pub reason: String,
 }
 
 impl ActivityNotice {
-    pub(crate) fn of(activity: &Activity) -> Self {
+    /// What the notice of `activity` says.
+    pub fn of(activity: &Activity) -> Self {
         Self::new(
             activity.capability.as_str(),
             activity.agent.as_ref().map(|a| a.as_str()),
@@ -57,13 +58,31 @@ impl ActivityNotice {
     }
 
     /// The notice window's title: [`NOTICE_TITLE`] and the capability.
-    pub(crate) fn window_title(&self) -> String {
+    pub fn window_title(&self) -> String {
         format!("{NOTICE_TITLE}: {}", self.heading)
     }
 
     /// The text as one block, for a single label.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         format!("{}\n{}\n{}", self.heading, self.detail, self.reason)
+    }
+}
+
+/// The activity notice's own window, for hosts without a standby screen: each
+/// [`NoticeWindow::show`] shows a notice for [`NOTICE_DURATION`].
+#[derive(Default)]
+pub struct NoticeWindow(crate::platform::PlatformNotice);
+
+impl NoticeWindow {
+    /// Shows `notice`, replacing one still showing.
+    pub fn show(&mut self, notice: &ActivityNotice) {
+        self.0.show(notice);
+    }
+}
+
+impl std::fmt::Debug for NoticeWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NoticeWindow").finish_non_exhaustive()
     }
 }
 

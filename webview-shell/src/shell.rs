@@ -51,7 +51,6 @@ pub struct Shell {
 
 /// Where the isolation probe stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ProbeStatus {
     /// Still waiting for the probe page's report.
     Pending,

@@ -4,10 +4,8 @@
 //! painted; it comes back before the last Surface's view is destroyed. Bytes and the show/hide
 //! rule here; the view itself is in `platform/`.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
-use lineup_host_core::SurfaceKey;
 use serde_json::json;
 
 use crate::error::ShellError;
@@ -15,7 +13,7 @@ use crate::trusted::TrustedDocument;
 
 /// How long after a Surface's `ready` the standby screen stays up, so that the page's first
 /// frame is on screen (drawn under the standby screen) before the standby screen goes.
-pub(crate) const PAINT_DELAY: Duration = Duration::from_millis(150);
+pub const PAINT_DELAY: Duration = Duration::from_millis(150);
 
 /// The longest status line the standby screen shows, in characters; a longer one is cut.
 pub const MAX_STANDBY_STATUS_CHARS: usize = 200;
@@ -132,7 +130,7 @@ impl StandbyScreen {
 }
 
 /// `status` cut to [`MAX_STANDBY_STATUS_CHARS`].
-pub(crate) fn cap_status(status: &str) -> String {
+pub fn cap_status(status: &str) -> String {
     status.chars().take(MAX_STANDBY_STATUS_CHARS).collect()
 }
 
@@ -155,77 +153,55 @@ const STANDBY_JS: &str = "(() => {\n\
   Object.defineProperty(window, 'lineupStandbyStatus', { value: (s) => set('status', String(s)) });\n\
 })();";
 
-/// Which Surfaces are showing, and so whether the standby screen is wanted.
-#[derive(Debug)]
-pub(crate) struct StandbyRule<K = SurfaceKey> {
-    showing: BTreeSet<K>,
-}
+/// The standby screen's view, over the Surfaces of a parent window: a trusted host page that
+/// comes up with [`StandbyWindow::show`] and steps aside with [`StandbyWindow::hide_after`].
+pub struct StandbyWindow(crate::platform::PlatformStandby);
 
-impl<K> Default for StandbyRule<K> {
-    fn default() -> Self {
-        Self {
-            showing: BTreeSet::new(),
-        }
+impl StandbyWindow {
+    /// Puts `screen` into `parent`'s container, above the child views, showing.
+    ///
+    /// # Errors
+    /// [`ShellError::NoContainer`] when `parent` has no container for child views, and
+    /// [`ShellError::Platform`] or [`ShellError::Unsupported`] when the view cannot be made.
+    pub fn new(parent: &tao::window::Window, screen: &StandbyScreen) -> Result<Self, ShellError> {
+        crate::platform::PlatformStandby::new(parent, screen).map(Self)
+    }
+
+    /// Comes up now, over every Surface.
+    pub fn show(&self) {
+        self.0.show();
+    }
+
+    /// Steps aside after `delay`, unless [`StandbyWindow::show`] comes first.
+    pub fn hide_after(&self, delay: Duration) {
+        self.0.hide_after(delay);
+    }
+
+    /// Replaces the status line (capped at [`MAX_STANDBY_STATUS_CHARS`]).
+    pub fn set_status(&self, status: &str) {
+        self.0.set_status(status);
+    }
+
+    /// Shows the activity notice over everything, in the standby's colours.
+    pub fn show_notice(&self, notice: &crate::ActivityNotice) {
+        self.0.show_notice(notice);
+    }
+
+    /// The small indicator over the Surfaces: shown with `text`, or hidden.
+    pub fn set_indicator(&self, text: Option<&str>) {
+        self.0.set_indicator(text);
     }
 }
 
-/// What the standby screen should do after a change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum StandbyChange {
-    /// Nothing changes.
-    Keep,
-    /// Come up now.
-    Show,
-    /// Step aside once the Surface's first frame is drawn ([`PAINT_DELAY`]).
-    HideSoon,
-}
-
-impl<K: Ord + Clone> StandbyRule<K> {
-    /// A Surface's page is ready: its first frame is about to be drawn.
-    pub(crate) fn ready(&mut self, key: &K) -> StandbyChange {
-        let first = self.showing.is_empty();
-        self.showing.insert(key.clone());
-        if first {
-            StandbyChange::HideSoon
-        } else {
-            StandbyChange::Keep
-        }
-    }
-
-    /// A Surface's view is about to be destroyed (closed, replaced, or lost and being reopened).
-    pub(crate) fn gone(&mut self, key: &K) -> StandbyChange {
-        if self.showing.remove(key) && self.showing.is_empty() {
-            StandbyChange::Show
-        } else {
-            StandbyChange::Keep
-        }
+impl std::fmt::Debug for StandbyWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StandbyWindow").finish_non_exhaustive()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_standby_screen_goes_after_the_first_ready_and_comes_back_with_the_last_close() {
-        // Keys stand for Surface keys: `a1` and `a2` are two generations of instance `a`.
-        let mut rule = StandbyRule::<&str>::default();
-        let (a, b) = ("a1", "b1");
-        assert_eq!(
-            rule.gone(&a),
-            StandbyChange::Keep,
-            "never shown: nothing to do"
-        );
-        assert_eq!(rule.ready(&a), StandbyChange::HideSoon);
-        assert_eq!(rule.ready(&b), StandbyChange::Keep);
-        assert_eq!(rule.ready(&a), StandbyChange::Keep, "a reload's ready");
-        assert_eq!(rule.gone(&a), StandbyChange::Keep, "b still shows");
-        assert_eq!(rule.gone(&b), StandbyChange::Show);
-        // A reopened Surface is a new generation: the old one's view goes first.
-        assert_eq!(rule.ready(&a), StandbyChange::HideSoon);
-        assert_eq!(rule.gone(&a), StandbyChange::Show);
-        assert_eq!(rule.ready(&"a2"), StandbyChange::HideSoon);
-    }
 
     #[test]
     fn colours_are_read_only_in_the_one_form() {

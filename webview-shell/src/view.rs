@@ -76,24 +76,24 @@ impl SurfaceView {
     /// Evaluates a no-op script in a script world of the host's own; `done` runs on the
     /// event-loop thread once the web process answered. The hang watchdog's sign of life
     /// (R-UI-12): the page cannot answer it for itself.
-    pub(crate) fn ping(&self, done: Box<dyn FnOnce()>) {
+    pub fn ping(&self, done: Box<dyn FnOnce()>) {
         self.inner.ping(done);
     }
 
     /// Whether the engine considers the view's web process responsive.
-    pub(crate) fn web_process_responsive(&self) -> bool {
+    pub fn web_process_responsive(&self) -> bool {
         self.inner.web_process_responsive()
     }
 
     /// Ends the view's web process; the view reports
     /// [`ViewEvent::Unresponsive`](crate::ViewEvent::Unresponsive).
-    pub(crate) fn terminate_web_process(&self) {
+    pub fn terminate_web_process(&self) {
         self.inner.terminate_web_process();
     }
 
     /// Where the view's own window is and its inner size (logical pixels), to put a reopened
     /// Surface in the same place; `None` for a child view.
-    pub(crate) fn window_bounds(&self) -> Option<Rect> {
+    pub fn window_bounds(&self) -> Option<Rect> {
         self.inner.window_bounds()
     }
 

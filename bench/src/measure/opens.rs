@@ -3,7 +3,7 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use lineup_webview_shell::HostBuilder;
+use lineup_host::HostBuilder;
 use serde_json::Value;
 
 use super::Triple;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use lineup_webview_shell::HostBuilder;
+use lineup_host::HostBuilder;
 use serde_json::{json, Value};
 
 use super::events::event_samples;

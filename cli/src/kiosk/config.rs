@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use lineup_webview_shell::{CursorPolicy, MonitorChoice, StandbyColor, StandbyScreen};
+use lineup_host::{CursorPolicy, MonitorChoice, StandbyColor, StandbyScreen};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -216,7 +216,7 @@ impl KioskConfig {
         let agent_span = file.agent.span();
         let agent = file.agent.into_inner();
         let url = agent.url.get_ref().clone();
-        if let Err(e) = crate::link::check_url(&url) {
+        if let Err(e) = lineup_transport::link::check_url(&url) {
             let e = e.strip_prefix("--connect ").unwrap_or(&e);
             return Err(at(agent.url.span(), "agent.url", e));
         }

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use lineup_host::{ChildSlot, HostDelegate, Rect, Refusal};
 use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
-use lineup_webview_shell::{ChildSlot, HostDelegate, Rect, Refusal};
 
 use super::config::Region;
 
@@ -133,7 +133,7 @@ impl<D: HostDelegate> HostDelegate for RegionLayout<D> {
 
 #[cfg(test)]
 mod tests {
-    use lineup_webview_shell::NoDelegate;
+    use lineup_host::NoDelegate;
 
     use super::*;
 

@@ -8,13 +8,10 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use clap::Args;
+use lineup_host::{kiosk_window, monitors, CursorHider, HostBuilder, HostHandle, StandbyScreen};
 use lineup_host_core::{ConversationId, PartyId};
-use lineup_webview_shell::{
-    kiosk_window, monitors, CursorHider, HostBuilder, HostHandle, StandbyScreen,
-};
 
 use crate::capabilities::CapabilityArgs;
-use crate::link;
 
 mod config;
 mod config_error;
@@ -48,9 +45,12 @@ pub(crate) struct KioskArgs {
 }
 
 /// Runs `lineup kiosk`; `env_token` is what `main` took out of the environment at start.
-pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>>) -> ExitCode {
+pub(crate) fn run(
+    args: KioskArgs,
+    env_token: Option<Result<lineup_transport::link::Token, String>>,
+) -> ExitCode {
     // Before any thread exists (it changes the environment the web processes inherit).
-    if lineup_webview_shell::skip_absent_a11y_bus() {
+    if lineup_host::skip_absent_a11y_bus() {
         tracing::info!(
             "no accessibility bus (neither AT_SPI_BUS_ADDRESS nor a session bus): web processes \
              do not look for one (WEBKIT_A11Y_BUS_ADDRESS is set empty)"
@@ -90,7 +90,7 @@ pub(crate) fn run(args: KioskArgs, env_token: Option<Result<link::Token, String>
 fn kiosk(
     config: Option<KioskConfig>,
     args: &KioskArgs,
-    env_token: Option<Result<link::Token, String>>,
+    env_token: Option<Result<lineup_transport::link::Token, String>>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let stdio = if args.stdio {
         Some(crate::StdioLink::take()?)
@@ -102,7 +102,7 @@ fn kiosk(
         (Some(config), None) => Some(prepare_link(config, env_token)?),
         _ => None,
     };
-    let event_loop = lineup_webview_shell::event_loop()?;
+    let event_loop = lineup_host::event_loop()?;
     if args.list_monitors {
         for monitor in monitors(&event_loop) {
             tracing::info!("monitor {monitor}");
@@ -157,17 +157,18 @@ const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The agent link of `[agent]`, checked and ready to start once the host is built.
 struct Connect {
-    config: link::LinkConfig,
+    config: lineup_transport::link::LinkConfig,
 }
 
 /// Checks `[agent]`'s URL and reads its token (`token_file`, else
 /// `$CREDENTIALS_DIRECTORY/lineup-agent-token`, else `LINEUP_AGENT_TOKEN`).
 fn prepare_link(
     config: &KioskConfig,
-    env_token: Option<Result<link::Token, String>>,
+    env_token: Option<Result<lineup_transport::link::Token, String>>,
 ) -> Result<Connect, Box<dyn std::error::Error>> {
     let agent = &config.agent;
-    let url = link::check_url(&agent.url).map_err(|e| format!("agent.url: {e}"))?;
+    let url =
+        lineup_transport::link::check_url(&agent.url).map_err(|e| format!("agent.url: {e}"))?;
     let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
     if let Some(path) = &agent.token_file {
         if !path.exists() {
@@ -178,7 +179,7 @@ fn prepare_link(
             .into());
         }
     }
-    let token = link::token::resolve(
+    let token = lineup_transport::link::token::resolve(
         agent.token_file.as_deref(),
         credentials.as_deref(),
         env_token,
@@ -189,14 +190,14 @@ fn prepare_link(
     })?;
     match &token {
         // The kiosk's token file is a configuration key, not `lineup host`'s `--token-file`.
-        Some((_, link::token::Source::File(path))) => {
+        Some((_, lineup_transport::link::token::Source::File(path))) => {
             tracing::info!("agent token from agent.token_file {}", path.display());
         }
         Some((_, source)) => tracing::info!("agent token from {source}"),
         None => {}
     }
     Ok(Connect {
-        config: link::LinkConfig {
+        config: lineup_transport::link::LinkConfig {
             url,
             token: token.map(|(t, _)| t),
             conversation: ConversationId::try_from(agent.conversation.clone())?,
@@ -214,14 +215,15 @@ impl Connect {
     fn run(
         self,
         builder: HostBuilder,
-        event_loop: lineup_webview_shell::HostEventLoop,
+        event_loop: lineup_host::HostEventLoop,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let Self { mut config } = self;
-        let outbound = link::Outbound::new(link::OutboundLimits {
-            max_waiting_events: 4096,
-            answers_high_water: 1024,
-            answers_low_water: 512,
-        });
+        let outbound =
+            lineup_transport::link::Outbound::new(lineup_transport::link::OutboundLimits {
+                max_waiting_events: 4096,
+                answers_high_water: 1024,
+                answers_low_water: 512,
+            });
         let sink = outbound.clone();
         let host = builder
             .on_outbound(move |message| sink.send(message))
@@ -233,7 +235,7 @@ impl Connect {
         // host is ended anyway.
         let (stop, stopping) = tokio::sync::watch::channel(false);
         let ending = handle.clone();
-        lineup_webview_shell::on_terminate(move |signal| {
+        lineup_host::on_terminate(move |signal| {
             tracing::info!("{signal}: the kiosk is shutting down");
             let _ = stop.send(true);
             let ending = ending.clone();
@@ -244,7 +246,7 @@ impl Connect {
                     let _ = ending.shutdown();
                 });
         })?;
-        link::spawn_stoppable(config, handle, outbound, stopping)?;
+        lineup_transport::link::spawn_stoppable(config, handle, outbound, stopping)?;
         host.run(event_loop)?;
         Ok(())
     }

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use lineup_host::{HostDelegate, Refusal};
 use lineup_host_core::{
     CloseReason, Diagnostic, DiagnosticKind, InlineApp, ProtocolError, SurfaceKey,
 };
-use lineup_webview_shell::{HostDelegate, Refusal};
 
 use super::Context;
 

@@ -909,7 +909,7 @@ fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usi
 /// theme (`HighContrastInverse`), which is dark although WebKit would read it as light: then it
 /// asks for dark, so Surfaces get the dark high-contrast values. WebKit views follow a change
 /// live.
-pub(crate) fn apply_theme(theme: Theme) {
+pub fn apply_theme(theme: Theme) {
     let dark = match theme {
         Theme::Dark => true,
         Theme::Light => false,
@@ -942,7 +942,7 @@ fn evaluate_deliveries(
 
 /// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a
 /// high-contrast one, which is what GNOME's switch sets.
-pub(crate) fn desktop_high_contrast() -> bool {
+pub fn desktop_high_contrast() -> bool {
     desktop_theme_is(|name| name.contains("highcontrast"))
 }
 
@@ -966,7 +966,7 @@ fn desktop_theme_is(test: impl Fn(&str) -> bool) -> bool {
 }
 
 /// GTK aborts the process when it cannot open a display; say so as an error instead.
-pub(crate) fn check_display() -> Result<(), ShellError> {
+pub fn check_display() -> Result<(), ShellError> {
     let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if has("DISPLAY") || has("WAYLAND_DISPLAY") {
         Ok(())

@@ -7,9 +7,11 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
+pub use linux::{apply_theme, check_display, desktop_high_contrast};
+#[cfg(target_os = "linux")]
 pub(crate) use linux::{
-    apply_theme, check_display, check_web_processes_sandboxed, desktop_high_contrast,
-    web_processes, PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
+    check_web_processes_sandboxed, web_processes, PlatformNotice, PlatformPrompt, PlatformStandby,
+    PlatformView,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -17,7 +19,9 @@ mod unsupported;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
+pub use unsupported::{apply_theme, check_display, desktop_high_contrast};
+#[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    apply_theme, check_display, check_web_processes_sandboxed, desktop_high_contrast,
-    web_processes, PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
+    check_web_processes_sandboxed, web_processes, PlatformNotice, PlatformPrompt, PlatformStandby,
+    PlatformView,
 };

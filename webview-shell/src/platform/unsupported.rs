@@ -103,7 +103,7 @@ pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> Result<(), 
     Err(UNSUPPORTED.to_owned())
 }
 
-pub(crate) fn check_display() -> Result<(), ShellError> {
+pub fn check_display() -> Result<(), ShellError> {
     Err(ShellError::Unsupported(UNSUPPORTED))
 }
 
@@ -144,17 +144,17 @@ impl PlatformPrompt {
     }
 }
 
-pub(crate) fn apply_theme(_theme: Theme) {}
+pub fn apply_theme(_theme: Theme) {}
 
 /// No desktop setting to read here: regular contrast unless the embedder asks.
-pub(crate) fn desktop_high_contrast() -> bool {
+pub fn desktop_high_contrast() -> bool {
     false
 }
 
 /// The built-ins' desktop: nothing here yet, so [`SystemDesktop`](crate::SystemDesktop) cannot
 /// be built and every effect says so.
 pub(crate) mod desktop {
-    use crate::builtins::{ChooseFile, DesktopError, PickedFile, SaveFile, SaveLocation};
+    use crate::desktop::{ChooseFile, DesktopError, PickedFile, SaveFile, SaveLocation};
     use crate::error::ShellError;
 
     const UNSUPPORTED: &str = "the built-in capabilities' desktop needs GTK, so Linux, for now";

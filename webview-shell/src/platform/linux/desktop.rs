@@ -14,7 +14,7 @@ use std::time::Duration;
 use gtk::prelude::*;
 use gtk::{gdk, gio, glib};
 
-use crate::builtins::{
+use crate::desktop::{
     read_picked, ChooseFile, Deadline, DesktopError, PickedFile, SaveFile, SaveLocation,
 };
 use crate::error::ShellError;

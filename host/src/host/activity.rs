@@ -6,7 +6,7 @@
 use lineup_host_core::Activity;
 
 use super::Host;
-use crate::notice::ActivityNotice;
+use lineup_webview_shell::ActivityNotice;
 
 impl Host {
     pub(super) fn activity(&mut self, activity: &Activity) {

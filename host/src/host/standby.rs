@@ -4,17 +4,18 @@
 
 use lineup_host_core::SurfaceKey;
 
-use crate::platform::PlatformStandby;
-use crate::standby::{StandbyChange, StandbyRule, PAINT_DELAY};
+use lineup_webview_shell::{StandbyWindow, PAINT_DELAY};
+
+use crate::standby_rule::{StandbyChange, StandbyRule};
 
 /// The standby view and the rule that moves it.
 pub(super) struct HostStandby {
-    view: PlatformStandby,
+    view: StandbyWindow,
     rule: StandbyRule,
 }
 
 impl HostStandby {
-    pub(super) fn new(view: PlatformStandby) -> Self {
+    pub(super) fn new(view: StandbyWindow) -> Self {
         Self {
             view,
             rule: StandbyRule::default(),
@@ -40,11 +41,11 @@ impl HostStandby {
     /// The small indicator over the Surfaces: shown with `text`, or hidden.
     pub(super) fn set_indicator(&self, text: Option<&str>) {
         self.view
-            .set_indicator(text.map(crate::standby::cap_status).as_deref());
+            .set_indicator(text.map(lineup_webview_shell::cap_status).as_deref());
     }
 
     /// The activity notice, in the standby's colours over the Surfaces.
-    pub(super) fn show_notice(&self, notice: &crate::notice::ActivityNotice) {
+    pub(super) fn show_notice(&self, notice: &lineup_webview_shell::ActivityNotice) {
         self.view.show_notice(notice);
     }
 

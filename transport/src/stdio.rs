@@ -3,7 +3,6 @@
 //! blocks the GUI event loop; when the reader is slow, page events give way and answers never do.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fs::File;
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
@@ -11,33 +10,7 @@ use std::time::{Duration, Instant};
 
 use lineup_host_core::{InstanceId, Message};
 
-use crate::error::ShellError;
-
-/// The process's original standard output, moved to a private descriptor.
-///
-/// [`ProtocolStdout::take`] duplicates descriptor 1 to a new close-on-exec descriptor that only
-/// this value owns, then points descriptor 1 at standard error. Web processes, which inherit
-/// descriptors 0–2, and any stray `println!` in the process can then no longer write into the
-/// protocol stream.
-///
-/// ## Platform-specific
-/// Unix only; elsewhere [`ProtocolStdout::take`] returns [`ShellError::Unsupported`].
-#[derive(Debug)]
-pub struct ProtocolStdout {
-    file: File,
-}
-
-impl ProtocolStdout {
-    /// Takes standard output for the protocol; call once, before any web process starts.
-    pub fn take() -> Result<Self, ShellError> {
-        imp::take().map(|file| Self { file })
-    }
-
-    /// Starts the writer thread with these bounds on what may wait for the reader.
-    pub fn spawn_writer(self, limits: WriterLimits) -> Result<LineWriter, ShellError> {
-        LineWriter::spawn(self.file, limits)
-    }
-}
+use lineup_webview_shell::{ProtocolStdout, ShellError};
 
 /// How much may wait for a slow reader in a [`LineWriter`].
 ///
@@ -224,6 +197,15 @@ impl std::fmt::Debug for LineWriter {
 }
 
 impl LineWriter {
+    /// Starts the writer thread of the protocol stream on the process's standard output, taken
+    /// with [`ProtocolStdout::take`].
+    ///
+    /// # Errors
+    /// [`ShellError::Platform`] when the thread cannot start.
+    pub fn on_stdout(stdout: ProtocolStdout, limits: WriterLimits) -> Result<Self, ShellError> {
+        Self::spawn(stdout.into_file(), limits)
+    }
+
     /// Starts a writer thread on `sink`.
     pub fn spawn<W: Write + Send + 'static>(
         sink: W,
@@ -434,37 +416,6 @@ fn write_loop<W: Write>(shared: &Shared, mut sink: W) {
             shared.room.notify_all();
             return;
         }
-    }
-}
-
-#[cfg(unix)]
-mod imp {
-    use std::fs::File;
-    use std::os::fd::AsFd;
-
-    use crate::error::ShellError;
-
-    pub(super) fn take() -> Result<File, ShellError> {
-        let stdout = std::io::stdout();
-        let stderr = std::io::stderr();
-        let private = rustix::io::fcntl_dupfd_cloexec(stdout.as_fd(), 3)
-            .map_err(|e| ShellError::Platform(format!("cannot duplicate stdout: {e}")))?;
-        rustix::stdio::dup2_stdout(stderr.as_fd())
-            .map_err(|e| ShellError::Platform(format!("cannot redirect stdout: {e}")))?;
-        Ok(File::from(private))
-    }
-}
-
-#[cfg(not(unix))]
-mod imp {
-    use std::fs::File;
-
-    use crate::error::ShellError;
-
-    pub(super) fn take() -> Result<File, ShellError> {
-        Err(ShellError::Unsupported(
-            "protecting stdout needs a Unix platform",
-        ))
     }
 }
 

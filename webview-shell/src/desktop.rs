@@ -79,10 +79,27 @@ pub struct ChooseFile {
 #[non_exhaustive]
 pub struct SaveFile {
     /// The file name to suggest, already sanitized
-    /// ([`sanitize_file_name`](crate::sanitize_file_name)).
+    /// (the built-in's `sanitize_file_name`).
     pub suggested_name: String,
     /// When the dialog must go away unanswered.
     pub until: Deadline,
+}
+
+impl ChooseFile {
+    /// A chooser for a file of at most `max_bytes`, gone by `until`.
+    pub fn new(max_bytes: u64, until: Deadline) -> Self {
+        Self { max_bytes, until }
+    }
+}
+
+impl SaveFile {
+    /// A save dialog suggesting `suggested_name` (already sanitized), gone by `until`.
+    pub fn new(suggested_name: impl Into<String>, until: Deadline) -> Self {
+        Self {
+            suggested_name: suggested_name.into(),
+            until,
+        }
+    }
 }
 
 impl fmt::Debug for SaveFile {
@@ -329,7 +346,7 @@ impl Desktop for SystemDesktop {
 /// Reads the file the user chose, at most `max_bytes` of it: a bigger one is
 /// [`DesktopError::TooLarge`] (checked on the metadata and again while reading, in case it grew).
 /// Only its final name leaves here, never the path.
-pub(crate) fn read_picked(path: &Path, max_bytes: u64) -> Result<PickedFile, DesktopError> {
+pub fn read_picked(path: &Path, max_bytes: u64) -> Result<PickedFile, DesktopError> {
     let unreadable =
         |e: std::io::Error| DesktopError::Failed(format!("the chosen file cannot be read: {e}"));
     let file = File::open(path).map_err(unreadable)?;
@@ -361,7 +378,7 @@ pub(crate) fn read_picked(path: &Path, max_bytes: u64) -> Result<PickedFile, Des
 }
 
 /// Writes `bytes` where the user chose to save; only the final name leaves here.
-pub(crate) fn write_saved(path: &Path, bytes: &[u8]) -> Result<SavedFile, DesktopError> {
+pub fn write_saved(path: &Path, bytes: &[u8]) -> Result<SavedFile, DesktopError> {
     std::fs::write(path, bytes)
         .map_err(|e| DesktopError::Failed(format!("the file could not be written: {e}")))?;
     let name = path

@@ -14,16 +14,17 @@ use lineup_host_core::{
     Sessions,
 };
 use lineup_surface_runtime::DocumentOptions;
-use tao::event_loop::EventLoop;
-use tao::window::Window;
+use lineup_webview_shell::tao::event_loop::EventLoop;
+use lineup_webview_shell::tao::window::Window;
 
-use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice, SystemWallClock};
-use crate::config::{Contrast, Theme, ViewConfig};
-use crate::consent::ConsentPrompt;
+use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice};
 use crate::delegate::{HostDelegate, NoDelegate};
-use crate::error::ShellError;
-use crate::shell::Shell;
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
+use lineup_webview_shell::ConsentPrompt;
+use lineup_webview_shell::Shell;
+use lineup_webview_shell::ShellError;
+use lineup_webview_shell::SystemWallClock;
+use lineup_webview_shell::{Contrast, Theme, ViewConfig};
 
 use super::*;
 
@@ -498,7 +499,7 @@ impl HostBuilder {
             // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
             .with_max_ipc_bytes(self.limits.max_bridge_message_bytes)
             .with_language(language.clone());
-        crate::platform::apply_theme(self.theme);
+        lineup_webview_shell::apply_theme(self.theme);
         let standby = match (&self.standby, &self.layout) {
             (None, _) => None,
             (Some(screen), Layout::Children(parent)) => {
@@ -506,7 +507,7 @@ impl HostBuilder {
                 // screen's background, never the toolkit's light grey window.
                 let [r, g, b] = screen.background().components();
                 parent.set_background_color(Some((r, g, b, 255)));
-                Some(HostStandby::new(crate::platform::PlatformStandby::new(
+                Some(HostStandby::new(lineup_webview_shell::StandbyWindow::new(
                     parent, screen,
                 )?))
             }
@@ -589,7 +590,7 @@ impl HostBuilder {
             ignore_parent_close: self.ignore_parent_close,
             notice: self
                 .activity_notices
-                .then(crate::platform::PlatformNotice::default),
+                .then(lineup_webview_shell::NoticeWindow::default),
             work: VecDeque::new(),
             draining: false,
         })

@@ -13,7 +13,7 @@
 //! [`Sessions::handle_binary_frame`]: lineup_host_core::Sessions::handle_binary_frame
 
 use lineup_host_core::{ConversationId, Effect, GoneReason, PartyId};
-use tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use super::{Host, HostClosed, HostEvent, HostHandle, Inner};
 

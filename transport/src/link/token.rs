@@ -16,10 +16,10 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// The environment variable the token may come from; removed at start.
-pub(crate) const TOKEN_ENV: &str = "LINEUP_AGENT_TOKEN";
+pub const TOKEN_ENV: &str = "LINEUP_AGENT_TOKEN";
 
 /// The credential name under `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
-pub(crate) const CREDENTIAL_NAME: &str = "lineup-agent-token";
+pub const CREDENTIAL_NAME: &str = "lineup-agent-token";
 
 /// A token is a line of visible ASCII; anything longer than this is not a token.
 const MAX_TOKEN_BYTES: u64 = 4096;
@@ -27,7 +27,7 @@ const MAX_TOKEN_BYTES: u64 = 4096;
 /// A bearer token. Its `Debug` shows only its length, and it has no `Display`, so it cannot
 /// reach a log by accident; [`Token::expose`] is the one way to its text.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Token(String);
+pub struct Token(String);
 
 impl fmt::Debug for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -38,7 +38,7 @@ impl fmt::Debug for Token {
 impl Token {
     /// Checks `text` (surrounding whitespace removed): visible ASCII only, so it fits an HTTP
     /// header and holds no line break. The error never repeats the text.
-    pub(crate) fn new(text: &str, from: &str) -> Result<Self, String> {
+    pub fn new(text: &str, from: &str) -> Result<Self, String> {
         let text = text.trim();
         if text.is_empty() {
             return Err(format!("{from}: the token is empty"));
@@ -53,7 +53,7 @@ impl Token {
     }
 
     /// The token's text, for the `Authorization` header only.
-    pub(crate) fn expose(&self) -> &str {
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -61,7 +61,7 @@ impl Token {
 /// Reads `LINEUP_AGENT_TOKEN` and removes it from the process's environment. Call it first in
 /// `main`, before any thread starts (see the module docs). An empty or invalid value is removed
 /// too, and reported once logging runs.
-pub(crate) fn take_env_token() -> Option<Result<Token, String>> {
+pub fn take_env_token() -> Option<Result<Token, String>> {
     let value = std::env::var_os(TOKEN_ENV)?;
     // Sound here: no other thread exists yet (edition 2021; the call is `unsafe` from 2024 on
     // for exactly that reason).
@@ -74,7 +74,7 @@ pub(crate) fn take_env_token() -> Option<Result<Token, String>> {
 
 /// Where the token came from, for the log (never the token itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Source {
+pub enum Source {
     /// `--token-file`.
     File(PathBuf),
     /// `$CREDENTIALS_DIRECTORY/lineup-agent-token`.
@@ -95,7 +95,7 @@ impl fmt::Display for Source {
 
 /// Picks the token: `--token-file`, else `$CREDENTIALS_DIRECTORY/lineup-agent-token` when it
 /// exists, else what [`take_env_token`] took. `None`: no token configured.
-pub(crate) fn resolve(
+pub fn resolve(
     token_file: Option<&Path>,
     credentials_dir: Option<&Path>,
     from_env: Option<Result<Token, String>>,
@@ -119,7 +119,7 @@ pub(crate) fn resolve(
 
 /// Reads a token file that only its owner may read: a mode with any group or other bit (say
 /// 0644) is refused, naming the path and the mode, before the file is read.
-pub(crate) fn read_private_file(path: &Path) -> Result<Token, String> {
+pub fn read_private_file(path: &Path) -> Result<Token, String> {
     use std::os::unix::fs::PermissionsExt as _;
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mode = meta.permissions().mode() & 0o7777;

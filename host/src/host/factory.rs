@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{
     AgentIdentity, AppCatalog, Capability, CapabilitySetup, Clock, SessionFactory,
 };
-use tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
 
-use crate::capabilities::{
-    AnswerSink, CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore, SystemWallClock,
-};
-use crate::consent::ConsentPrompt;
-use crate::error::ShellError;
-use crate::prompt::{PromptOptions, PromptQueue};
+use crate::capabilities::{CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore};
+use lineup_builtins::AnswerSink;
+use lineup_webview_shell::ConsentPrompt;
+use lineup_webview_shell::ShellError;
+use lineup_webview_shell::SystemWallClock;
+use lineup_webview_shell::{PromptOptions, PromptQueue};
 
 use super::*;
 
@@ -46,10 +46,10 @@ pub(super) fn start_capabilities(
         handlers.insert(capability.name().clone(), handler);
         capabilities.push(capability);
     }
-    let builtins = match crate::builtins::Builtins::start(builtins)? {
+    let builtins = match lineup_builtins::Builtins::start(builtins)? {
         Some((builtins, builtin_capabilities)) => {
             capabilities.extend(builtin_capabilities);
-            Some(builtins)
+            Some(Box::new(builtins) as Box<dyn lineup_builtins::CapabilityProvider>)
         }
         None => None,
     };

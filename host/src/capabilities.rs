@@ -5,17 +5,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use lineup_host_core::{
     Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer, ConsentRequest,
-    HandlerError, HookRequest, JsonObject, RunRequest, SessionId, Ticket, Timestamp, WallClock,
+    HandlerError, HookRequest, JsonObject, RunRequest, SessionId, Ticket,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::builtins::{BuiltinConfig, Builtins};
-use crate::consent::{ConsentHandle, ConsentPrompt, PendingConsent, PromptContent};
+use lineup_builtins::{AnswerSink, BuiltinConfig, CapabilityProvider};
+use lineup_webview_shell::{ConsentHandle, ConsentPrompt, PendingConsent, PromptContent};
 
 /// A capability's handler. It runs on a thread of its own, never on the GUI thread, with the
 /// arguments already valid against the capability's `input_schema`; its result is the
@@ -43,7 +42,7 @@ where
 ///
 /// ```
 /// use lineup_host_core::HandlerError;
-/// use lineup_webview_shell::{typed, CapabilityHandler};
+/// use lineup_host::{typed, CapabilityHandler};
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Args { text: String }
@@ -86,7 +85,7 @@ where
 /// ```no_run
 /// # use lineup_host_core::{HandlerError, JsonObject};
 /// let runtime = tokio::runtime::Builder::new_multi_thread().build().unwrap();
-/// let handler = lineup_webview_shell::tokio_handler(runtime.handle().clone(), |args: JsonObject| async move {
+/// let handler = lineup_host::tokio_handler(runtime.handle().clone(), |args: JsonObject| async move {
 ///     Ok::<_, HandlerError>(args)
 /// });
 /// # let _ = handler;
@@ -111,26 +110,6 @@ where
 /// The embedder's extra check for `system_permission` and `restricted` calls (R-CAP-3): the OS
 /// permission or an extra identity check. The default denies.
 pub type PermissionHook = Box<dyn FnMut(&HookRequest) -> bool>;
-
-/// The system clock as the kernel's wall clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemWallClock;
-
-impl WallClock for SystemWallClock {
-    fn now(&self) -> Timestamp {
-        let millis = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        Timestamp::from_unix_millis(millis)
-            .or_else(|| Timestamp::from_unix_millis(0))
-            .unwrap_or_else(unreachable_epoch)
-    }
-}
-
-#[allow(clippy::panic)]
-fn unreachable_epoch() -> Timestamp {
-    panic!("the unix epoch is a valid timestamp")
-}
 
 /// A [`CapabilityStore`] with its error erased, so the host can hold any store.
 pub(crate) trait ErasedStore {
@@ -212,10 +191,6 @@ impl<S: CapabilityStore> ErasedStore for S {
     }
 }
 
-/// How an answer reaches the kernel from another thread (a handler's or a prompt's): tickets
-/// are per session, so the answer names the session whose effect asked.
-pub(crate) type AnswerSink = Arc<dyn Fn(SessionId, Ticket, Answer) + Send + Sync>;
-
 /// The store, shared by the driver and the session factory (which takes a revision epoch from it
 /// for each new session); both live on the event-loop thread.
 pub(crate) type SharedStore = std::rc::Rc<std::cell::RefCell<Box<dyn ErasedStore>>>;
@@ -232,7 +207,7 @@ pub(crate) struct CapabilityDriver {
     sink: AnswerSink,
     /// The enabled built-in capabilities, which run their own handlers and, for
     /// `device.pick_file`, their own permission check.
-    builtins: Option<Builtins>,
+    builtins: Option<Box<dyn CapabilityProvider>>,
 }
 
 impl CapabilityDriver {
@@ -242,7 +217,7 @@ impl CapabilityDriver {
         prompt: Option<Box<dyn ConsentPrompt>>,
         hook: PermissionHook,
         sink: AnswerSink,
-        builtins: Option<Builtins>,
+        builtins: Option<Box<dyn CapabilityProvider>>,
     ) -> Self {
         Self {
             store,

@@ -16,20 +16,19 @@ use lineup_host_core::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::capabilities::AnswerSink;
-use crate::consent::open_url_host;
-use crate::error::ShellError;
+use lineup_webview_shell::{open_url_host, ShellError};
 
-mod desktop;
 mod dialogs;
+mod provider;
 mod recording;
 
-pub(crate) use desktop::read_picked;
-pub use desktop::{
+pub use provider::{AnswerSink, CapabilityProvider};
+
+use dialogs::{Chosen, Dialogs};
+pub use lineup_webview_shell::{
     ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile, SaveLocation, SavedFile,
     SystemDesktop,
 };
-use dialogs::{Chosen, Dialogs};
 pub use recording::{DesktopCall, RecordingDesktop};
 
 /// The most text `clipboard.write` takes, in characters (`maxLength` of `text`).
@@ -52,7 +51,7 @@ const FALLBACK_FILE_NAME: &str = "artifact";
 pub const MAX_CHOOSER_OPEN: Duration = Duration::from_secs(10 * 60);
 
 /// One built-in capability (spec §5.2), version `1.0`, with the spec's risk. None is on unless
-/// the embedder enables it ([`HostBuilder::builtin`](crate::HostBuilder::builtin)) or `lineup
+/// the embedder enables it ([`HostBuilder::builtin`](https://docs.rs/lineup-host)) or `lineup
 /// host --enable` names it.
 ///
 /// | name | risk | arguments | result |
@@ -66,7 +65,7 @@ pub const MAX_CHOOSER_OPEN: Duration = Duration::from_secs(10 * 60);
 /// chooser itself, and `artifact.save`'s save dialog is part of its decision: after the user
 /// allowed the call (in the consent prompt, or by a remembered grant for `artifact.save`), the
 /// dialog takes the place of the embedder's
-/// [`permission_hook`](crate::HostBuilder::permission_hook), bounded by the call's deadline.
+/// [`permission_hook`](https://docs.rs/lineup-host), bounded by the call's deadline.
 ///
 /// | the user | `app.open_url`, `clipboard.write` | `device.pick_file` | `artifact.save` |
 /// | --- | --- | --- | --- |
@@ -78,7 +77,7 @@ pub const MAX_CHOOSER_OPEN: Duration = Duration::from_secs(10 * 60);
 /// | lets `expires_at` pass (prompt or dialog open) | `expired` | `expired`, the chooser closes | `expired`, the dialog closes, nothing written |
 ///
 /// ```
-/// use lineup_webview_shell::Builtin;
+/// use lineup_builtins::Builtin;
 /// let enabled: Builtin = "clipboard.write".parse()?;
 /// assert_eq!(enabled, Builtin::ClipboardWrite);
 /// assert_eq!(enabled.capability()?.risk(), lineup_host_core::Risk::UserConfirmation);
@@ -132,7 +131,7 @@ impl Builtin {
                 "type": "object",
                 "required": ["url"],
                 "properties": {
-                    "url": { "type": "string", "minLength": 1, "maxLength": crate::MAX_URL_BYTES }
+                    "url": { "type": "string", "minLength": 1, "maxLength": lineup_webview_shell::MAX_URL_BYTES }
                 },
                 "additionalProperties": false
             }),
@@ -231,7 +230,7 @@ impl FromStr for Builtin {
 /// and 255 bytes, the extension kept when it is capped; `artifact` when nothing is left.
 ///
 /// ```
-/// use lineup_webview_shell::sanitize_file_name;
+/// use lineup_builtins::sanitize_file_name;
 /// assert_eq!(sanitize_file_name("../../etc/passwd"), "_._etc_passwd");
 /// assert_eq!(sanitize_file_name("invoice\u{202E}fdp.exe"), "invoicefdp.exe");
 /// assert_eq!(sanitize_file_name(".."), "artifact");
@@ -404,17 +403,19 @@ fn save_artifact(
     }))
 }
 
-/// The built-ins an embedder enabled, and the desktop they act on, as a
-/// [`HostBuilder`](crate::HostBuilder) collects them.
+/// The built-ins an embedder enabled, and the desktop they act on, as the host's builder
+/// collects them.
 #[derive(Default)]
-pub(crate) struct BuiltinConfig {
-    pub(crate) enabled: BTreeSet<Builtin>,
-    pub(crate) desktop: Option<Arc<dyn Desktop>>,
+pub struct BuiltinConfig {
+    /// The built-ins that are on; every other one is off.
+    pub enabled: BTreeSet<Builtin>,
+    /// The desktop they act on; [`SystemDesktop`] when `None`.
+    pub desktop: Option<Arc<dyn Desktop>>,
 }
 
 /// Runs the enabled built-ins for the capability driver: their handlers on threads of their own,
 /// and their dialogs ([`dialogs`]) in place of the permission hook.
-pub(crate) struct Builtins {
+pub struct Builtins {
     enabled: BTreeSet<Builtin>,
     desktop: Arc<dyn Desktop>,
     dialogs: Dialogs,
@@ -423,9 +424,11 @@ pub(crate) struct Builtins {
 impl Builtins {
     /// The runtime of `config`, with `desktop` when the embedder gave none; the capabilities to
     /// register come with it.
-    pub(crate) fn start(
-        config: BuiltinConfig,
-    ) -> Result<Option<(Self, Vec<Capability>)>, ShellError> {
+    ///
+    /// # Errors
+    /// [`ShellError::Unsupported`] when no desktop was given and this platform has none, and
+    /// [`ShellError::Usage`] when a built-in's declaration does not compile.
+    pub fn start(config: BuiltinConfig) -> Result<Option<(Self, Vec<Capability>)>, ShellError> {
         if config.enabled.is_empty() {
             return Ok(None);
         }
@@ -451,9 +454,11 @@ impl Builtins {
     fn builtin(&self, capability: &CapabilityName) -> Option<Builtin> {
         Builtin::from_name(capability.as_str()).filter(|b| self.enabled.contains(b))
     }
+}
 
+impl CapabilityProvider for Builtins {
     /// Whether the permission check of `request` is a built-in's dialog.
-    pub(crate) fn owns_hook(&self, request: &HookRequest) -> bool {
+    fn owns_hook(&self, request: &HookRequest) -> bool {
         matches!(
             self.builtin(&request.call.capability),
             Some(Builtin::PickFile | Builtin::SaveArtifact)
@@ -462,7 +467,7 @@ impl Builtins {
 
     /// The permission check of a built-in with a dialog: the dialog, on a thread of its own,
     /// bounded by the call's deadline ([`dialogs`]).
-    pub(crate) fn hook(&mut self, session: SessionId, request: HookRequest, sink: &AnswerSink) {
+    fn hook(&mut self, session: SessionId, request: HookRequest, sink: &AnswerSink) {
         match self.builtin(&request.call.capability) {
             Some(builtin @ (Builtin::PickFile | Builtin::SaveArtifact)) => {
                 self.dialogs.show(builtin, session, request, sink);
@@ -472,13 +477,13 @@ impl Builtins {
     }
 
     /// The kernel no longer wants the answer to `ticket`: its dialog goes away.
-    pub(crate) fn withdraw(&mut self, session: SessionId, ticket: Ticket) {
+    fn withdraw(&mut self, session: SessionId, ticket: Ticket) {
         self.dialogs.withdraw(session, ticket);
     }
 
     /// Runs `request` if it is an enabled built-in's, on a thread of its own (never the GUI
     /// thread), answering through `sink`; gives it back otherwise.
-    pub(crate) fn run(
+    fn run(
         &self,
         session: SessionId,
         request: RunRequest,

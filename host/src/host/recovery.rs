@@ -13,11 +13,11 @@
 use std::time::Instant;
 
 use lineup_host_core::{CloseReason, GoneReason, InlineBundle, PageInput, SurfaceKey, SurfaceOpen};
-use tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use super::{slot, Host, HostEvent};
-use crate::config::Rect;
 use crate::watchdog::Verdict;
+use lineup_webview_shell::Rect;
 
 /// What a reopened Surface keeps of the webview it replaces, so it comes back in the same place
 /// showing the same thing; nothing for a Surface opened by the agent.

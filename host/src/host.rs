@@ -17,18 +17,20 @@ use lineup_host_core::{
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
 };
-use tao::dpi::LogicalSize;
-use tao::event::{Event, WindowEvent};
-use tao::event_loop::{ControlFlow, EventLoop, EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::dpi::LogicalSize;
+use lineup_webview_shell::tao::event::{Event, WindowEvent};
+use lineup_webview_shell::tao::event_loop::{
+    ControlFlow, EventLoop, EventLoopProxy, EventLoopWindowTarget,
+};
 
 use crate::capabilities::CapabilityDriver;
-use crate::config::{Contrast, Placement, Rect, Theme};
 use crate::delegate::{ChildSlot, HostDelegate, Refusal};
-use crate::error::ShellError;
-use crate::event::ViewEvent;
-use crate::shell::{ProbeStatus, Shell};
-use crate::view::SurfaceView;
 use crate::watchdog::Watchdog;
+use lineup_webview_shell::ShellError;
+use lineup_webview_shell::SurfaceView;
+use lineup_webview_shell::ViewEvent;
+use lineup_webview_shell::{Contrast, Placement, Rect, Theme};
+use lineup_webview_shell::{ProbeStatus, Shell};
 
 mod activity;
 mod builder;
@@ -114,7 +116,7 @@ struct Backlog {
 /// embedder runs.
 ///
 /// ```no_run
-/// use lineup_webview_shell::{event_loop, HostBuilder};
+/// use lineup_host::{event_loop, HostBuilder};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let event_loop = event_loop()?;
@@ -175,7 +177,7 @@ pub struct Host {
     /// [`HostBuilder::ignore_parent_close`].
     ignore_parent_close: bool,
     /// The activity notice's window, when [`HostBuilder::activity_notices`] is on.
-    notice: Option<crate::platform::PlatformNotice>,
+    notice: Option<lineup_webview_shell::NoticeWindow>,
     /// Effects waiting for [`Host::interpret`], in order ([`Host::apply`]).
     work: VecDeque<(SessionId, Effect, Option<u64>)>,
     /// Whether [`Host::apply`] is draining `work` further up the stack.
@@ -270,7 +272,7 @@ impl Host {
     /// ## Platform-specific
     /// Linux: GTK's process-wide dark-theme preference; see [`Theme`].
     pub fn set_theme(&mut self, theme: Theme) {
-        crate::platform::apply_theme(theme);
+        lineup_webview_shell::apply_theme(theme);
     }
 
     /// Changes whether Surfaces opened from now on get the high-contrast values (R-UI-11);
@@ -284,7 +286,7 @@ impl Host {
         let high = match self.contrast {
             Contrast::High => true,
             Contrast::Normal => false,
-            _ => crate::platform::desktop_high_contrast(),
+            _ => lineup_webview_shell::desktop_high_contrast(),
         };
         self.document.clone().with_high_contrast(high)
     }
@@ -292,7 +294,7 @@ impl Host {
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
     /// parent window is closed), then closes every Surface and returns.
     pub fn run(mut self, mut event_loop: EventLoop<HostEvent>) -> Result<(), ShellError> {
-        use tao::platform::run_return::EventLoopExtRunReturn;
+        use lineup_webview_shell::tao::platform::run_return::EventLoopExtRunReturn;
         event_loop.run_return(|event, target, flow| {
             *flow = self.handle_event(event, target);
         });
@@ -668,7 +670,7 @@ impl Host {
 
     fn handle_window_event(
         &mut self,
-        window_id: tao::window::WindowId,
+        window_id: lineup_webview_shell::tao::window::WindowId,
         event: &WindowEvent<'_>,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
@@ -912,7 +914,7 @@ impl Host {
         let placement = match &self.layout {
             Layout::Windows => Placement::Window {
                 // R-SEC-5: a host-owned marker, and never the consent prompt's title.
-                title: crate::title::surface_window_title(
+                title: lineup_webview_shell::surface_window_title(
                     open.app.name.as_deref(),
                     open.app.id.as_str(),
                 ),

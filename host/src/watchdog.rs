@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use lineup_host_core::SurfaceKey;
 
-use crate::view::SurfaceView;
+use lineup_webview_shell::SurfaceView;
 
 /// The hang deadline by default.
 pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);

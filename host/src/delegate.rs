@@ -6,8 +6,8 @@ use lineup_host_core::{
     Activity, CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey,
 };
 
-use crate::config::Rect;
-use crate::event::page_text;
+use lineup_webview_shell::page_text;
+use lineup_webview_shell::Rect;
 
 /// Something a Surface's page tried that its webview refused (R-SEC-2, R-UI-5).
 ///

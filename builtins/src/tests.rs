@@ -11,8 +11,8 @@ use lineup_host_core::{
     RevisionEpoch, Session, SessionConfig, SessionId, Status, Timestamp, WallClock,
 };
 
-use super::desktop::write_saved;
 use super::*;
+use lineup_webview_shell::{read_picked, write_saved};
 
 struct Mono;
 impl Clock for Mono {

@@ -73,7 +73,7 @@ impl fmt::Debug for DesktopCall {
 /// [`RecordingDesktop::fail_with`] set an error. Clones share the record.
 ///
 /// ```
-/// use lineup_webview_shell::{Desktop, DesktopCall, RecordingDesktop};
+/// use lineup_builtins::{Desktop, DesktopCall, RecordingDesktop};
 /// let desktop = RecordingDesktop::new();
 /// desktop.set_clipboard_text("hello")?;
 /// assert_eq!(desktop.calls(), [DesktopCall::SetClipboardText("hello".into())]);

@@ -4,10 +4,10 @@
 use std::time::{Duration, Instant};
 
 use lineup_surface_runtime::SurfaceToken;
-use tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use super::{Host, HostEvent, Layout};
-use crate::error::ShellError;
+use lineup_webview_shell::ShellError;
 
 /// How soon the loop comes back for the next pool view while the pool is short.
 const REFILL_TURN: Duration = Duration::from_millis(20);

@@ -20,7 +20,9 @@ use super::{
     sanitize_file_name, Builtin, ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile,
     SaveLocation, MAX_CHOOSER_OPEN, MAX_PICKED_FILE_BYTES,
 };
-use crate::capabilities::{AnswerSink, SystemWallClock};
+use lineup_webview_shell::SystemWallClock;
+
+use crate::AnswerSink;
 
 /// How long after the call's deadline a dialog the kernel did not withdraw closes itself.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -85,18 +87,12 @@ impl Dialogs {
                 let chosen = match builtin {
                     Builtin::PickFile => me
                         .desktop
-                        .choose_file(&ChooseFile {
-                            max_bytes: MAX_PICKED_FILE_BYTES,
-                            until,
-                        })
+                        .choose_file(&ChooseFile::new(MAX_PICKED_FILE_BYTES, until))
                         .transpose()
                         .map(Chosen::File),
                     _ => me
                         .desktop
-                        .choose_save_location(&SaveFile {
-                            suggested_name: suggested,
-                            until,
-                        })
+                        .choose_save_location(&SaveFile::new(suggested, until))
                         .transpose()
                         .map(Chosen::SaveTo),
                 };

@@ -30,8 +30,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
+use lineup_host::{HostClosed, HostHandle};
 use lineup_host_core::{ConversationId, GoneReason, PartyId};
-use lineup_webview_shell::{HostClosed, HostHandle};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
@@ -41,12 +41,12 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message as Frame;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-pub(crate) mod backoff;
-pub(crate) mod frames;
-pub(crate) mod token;
+mod backoff;
+pub mod frames;
+pub mod token;
 
-pub(crate) use frames::{Outbound, OutboundLimits};
-pub(crate) use token::Token;
+pub use frames::{Outbound, OutboundLimits};
+pub use token::Token;
 
 /// The longest wait for the TCP connection, the TLS and the WebSocket handshake together.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -56,23 +56,23 @@ const PING_EVERY: Duration = Duration::from_secs(20);
 const SILENCE_LIMIT: Duration = Duration::from_secs(60);
 
 /// What the agent link needs: where the agent is, who it is, and how long Surfaces wait for it.
-pub(crate) struct LinkConfig {
+pub struct LinkConfig {
     /// `wss://…`, or `ws://` to a loopback host; checked by [`check_url`].
-    pub(crate) url: url::Url,
+    pub url: url::Url,
     /// Sent as `Authorization: Bearer …`; `None`: no header.
-    pub(crate) token: Option<Token>,
+    pub token: Option<Token>,
     /// The conversation whose session is announced at each connect (R-SES-1).
-    pub(crate) conversation: ConversationId,
+    pub conversation: ConversationId,
     /// The vouched agent identity, used should the session be opened again.
-    pub(crate) agent: Option<PartyId>,
+    pub agent: Option<PartyId>,
     /// How long open Surfaces wait for a lost agent before they close with `agent_gone`.
-    pub(crate) grace: Duration,
+    pub grace: Duration,
     /// A PEM file of CA certificates that replaces the system's roots.
-    pub(crate) trusted_roots: Option<PathBuf>,
+    pub trusted_roots: Option<PathBuf>,
     /// The cap of an inbound message and frame: the host's `max_envelope_bytes` (R-ENV-4).
-    pub(crate) max_message_bytes: usize,
+    pub max_message_bytes: usize,
     /// Inbound envelopes that may wait for the event loop before the link stops reading.
-    pub(crate) max_inbound_waiting: usize,
+    pub max_inbound_waiting: usize,
 }
 
 impl std::fmt::Debug for LinkConfig {
@@ -92,7 +92,7 @@ impl std::fmt::Debug for LinkConfig {
 /// Parses and checks the agent's URL: `wss://`, or `ws://` only to a loopback host
 /// (127.0.0.0/8, ::1, `localhost`), since a plain connection elsewhere would carry the token
 /// and every envelope in clear text. No userinfo (a credential in a URL ends up in logs).
-pub(crate) fn check_url(text: &str) -> Result<url::Url, String> {
+pub fn check_url(text: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(text).map_err(|e| format!("--connect {text}: not a URL: {e}"))?;
     if !url.username().is_empty() || url.password().is_some() {
         return Err(format!(
@@ -178,7 +178,7 @@ fn tls_config(trusted_roots: Option<&std::path::Path>) -> Result<rustls::ClientC
 /// Starts the link on a thread of its own. `outbound` must be the queue the host's outbound
 /// callback feeds. Setup errors (the TLS roots) are returned; after that the link runs until
 /// the host's event loop ends, reconnecting as needed.
-pub(crate) fn spawn(
+pub fn spawn(
     config: LinkConfig,
     handle: HostHandle,
     outbound: Outbound,
@@ -190,7 +190,7 @@ pub(crate) fn spawn(
 
 /// [`spawn`], and once `stop` turns `true` (the process is told to end), the link closes its
 /// connection with 1001 (going away), then ends the host ([`HostHandle::shutdown`]).
-pub(crate) fn spawn_stoppable(
+pub fn spawn_stoppable(
     config: LinkConfig,
     handle: HostHandle,
     outbound: Outbound,

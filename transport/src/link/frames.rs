@@ -23,19 +23,20 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::stdio::LineKind;
+use lineup_host::HostHandle;
 use lineup_host_core::{InstanceId, Message};
-use lineup_webview_shell::{HostHandle, LineKind};
 use tokio::sync::Notify;
 
 /// How much may wait in an [`Outbound`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct OutboundLimits {
+pub struct OutboundLimits {
     /// Page events waiting on a live connection; one more is dropped and counted.
-    pub(crate) max_waiting_events: usize,
+    pub max_waiting_events: usize,
     /// Answers waiting when the link stops reading inbound frames (R-ENV-4).
-    pub(crate) answers_high_water: usize,
+    pub answers_high_water: usize,
     /// Answers waiting below which it reads again.
-    pub(crate) answers_low_water: usize,
+    pub answers_low_water: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +87,7 @@ struct Shared {
 
 /// The outbound queue of the agent link; cloning shares it.
 #[derive(Clone)]
-pub(crate) struct Outbound {
+pub struct Outbound {
     shared: Arc<Shared>,
 }
 
@@ -103,7 +104,7 @@ impl std::fmt::Debug for Outbound {
 
 impl Outbound {
     /// An empty queue, away (nothing is connected yet).
-    pub(crate) fn new(limits: OutboundLimits) -> Self {
+    pub fn new(limits: OutboundLimits) -> Self {
         let limits = OutboundLimits {
             answers_high_water: limits.answers_high_water.max(1),
             answers_low_water: limits
@@ -138,12 +139,12 @@ impl Outbound {
     }
 
     /// Where dropped page events are reported (the host this queue serves).
-    pub(crate) fn report_drops_to(&self, handle: HostHandle) {
+    pub fn report_drops_to(&self, handle: HostHandle) {
         self.lock().reporter = Some(handle);
     }
 
     /// Takes one envelope from the host (its outbound callback); never blocks.
-    pub(crate) fn send(&self, message: &Message) {
+    pub fn send(&self, message: &Message) {
         let kind = match message {
             Message::ClientInventory(_) | Message::AppList(_) => Kind::Inventory,
             _ => match LineKind::of(message) {
@@ -191,7 +192,7 @@ impl Outbound {
     /// A connection is up and the host is asked for its inventory: answers keep waiting until
     /// it arrives (or [`Outbound::greeting_done`] says none will). Returns the greeting's number,
     /// for [`Outbound::greeting_done`].
-    pub(crate) fn begin_greeting(&self) -> u64 {
+    pub fn begin_greeting(&self) -> u64 {
         let mut s = self.lock();
         s.phase = Phase::Greeting;
         s.greeting += 1;
@@ -201,7 +202,7 @@ impl Outbound {
     /// The host carried out the inventory request of greeting `greeting`; when no inventory
     /// came (App Capabilities off), the kept answers go now. A late answer to an earlier
     /// connection's request changes nothing.
-    pub(crate) fn greeting_done(&self, greeting: u64) {
+    pub fn greeting_done(&self, greeting: u64) {
         let mut s = self.lock();
         if s.greeting == greeting && matches!(s.phase, Phase::Greeting | Phase::AwaitList) {
             go_live(&mut s);
@@ -212,7 +213,7 @@ impl Outbound {
 
     /// The connection is gone: answers not yet sent are kept, in order, for the next one;
     /// page events are dropped and counted.
-    pub(crate) fn set_away(&self) {
+    pub fn set_away(&self) {
         let mut s = self.lock();
         s.phase = Phase::Away;
         s.dropped_away = 0;
@@ -234,7 +235,7 @@ impl Outbound {
 
     /// The next frame to send on a live connection, once there is one; it stays queued until
     /// [`Outbound::sent`]. Reports dropped page events when the queue is empty.
-    pub(crate) async fn next(&self) -> String {
+    pub async fn next(&self) -> String {
         loop {
             let report = {
                 let mut s = self.lock();
@@ -269,7 +270,7 @@ impl Outbound {
     }
 
     /// The frame [`Outbound::next`] returned was taken by the WebSocket.
-    pub(crate) fn sent(&self) {
+    pub fn sent(&self) {
         let limits = self.shared.limits;
         let mut s = self.lock();
         if let Some((_, kind)) = s.queue.pop_front() {
@@ -288,12 +289,12 @@ impl Outbound {
 
     /// Whether the link should stop reading inbound frames: past `answers_high_water` answers
     /// wait, until fewer than `answers_low_water` do (R-ENV-4).
-    pub(crate) fn backpressure(&self) -> bool {
+    pub fn backpressure(&self) -> bool {
         self.lock().throttled
     }
 
     /// Answers waiting (queued or kept).
-    pub(crate) fn answers_waiting(&self) -> usize {
+    pub fn answers_waiting(&self) -> usize {
         self.lock().answers_waiting
     }
 }

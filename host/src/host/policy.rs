@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{
     AgentIdentity, CapabilityName, CapabilityPolicy, PolicyRule, SessionEffects, Sessions,
 };
-use tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use super::{Host, HostClosed, HostEvent, HostHandle, Inner};
 

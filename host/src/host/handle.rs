@@ -8,10 +8,10 @@ use lineup_host_core::{
     AgentIdentity, Answer, CapabilityName, ConversationId, GoneReason, InlineBundle, InstanceId,
     PartyId, SessionId, SurfaceKey, Ticket,
 };
-use tao::event_loop::{EventLoop, EventLoopBuilder, EventLoopProxy};
+use lineup_webview_shell::tao::event_loop::{EventLoop, EventLoopBuilder, EventLoopProxy};
 
-use crate::error::ShellError;
-use crate::event::ViewEvent;
+use lineup_webview_shell::ShellError;
+use lineup_webview_shell::ViewEvent;
 
 use super::*;
 
@@ -125,7 +125,7 @@ impl std::fmt::Debug for SnapshotDone {
 }
 
 /// The event loop a [`Host`] runs on, as [`event_loop`] creates it.
-pub type HostEventLoop = tao::event_loop::EventLoop<HostEvent>;
+pub type HostEventLoop = lineup_webview_shell::tao::event_loop::EventLoop<HostEvent>;
 
 /// Creates the event loop a [`Host`] runs on.
 ///
@@ -133,7 +133,7 @@ pub type HostEventLoop = tao::event_loop::EventLoop<HostEvent>;
 /// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one this
 /// returns [`ShellError::Platform`] rather than letting GTK abort the process.
 pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
-    crate::platform::check_display()?;
+    lineup_webview_shell::check_display()?;
     Ok(EventLoopBuilder::<HostEvent>::with_user_event().build())
 }
 

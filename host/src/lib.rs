@@ -1,0 +1,69 @@
+//! lineup-host: native apps show LineUp UI Surfaces, each in its own isolated webview, and
+//! broker App Capabilities under policy and the user's consent.
+//!
+//! A [`Host`] joins the protocol kernel's session table (`lineup-host-core`, one session per
+//! conversation, R-SES-1) to the platform layer's webviews (`lineup-webview-shell`) and the
+//! embedder's callbacks ([`HostDelegate`]), on the event-loop thread; a [`HostHandle`] feeds it
+//! agent bytes from any thread. [`HostBuilder`] takes the configuration, with a default for
+//! everything; capabilities are closures with a JSON Schema ([`CapabilityHandler`], [`typed`]),
+//! the built-in ones ([`Builtin`]) are enabled one by one.
+//!
+//! This crate re-exports what an embedder needs of the layers under it (the platform layer's
+//! configuration, consent prompt, kiosk helpers and `tao`, and the built-ins), so one dependency
+//! is enough for the common case.
+//!
+//! ```no_run
+//! use lineup_host::{event_loop, HostBuilder};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let event_loop = event_loop()?;
+//! let host = HostBuilder::new()
+//!     .on_outbound(|message| println!("{}", message.to_json()))
+//!     .build(&event_loop)?;
+//! let handle = host.handle();
+//! std::thread::spawn(move || {
+//!     let open = br#"{"v":1,"id":"m1","type":"lineup.v1.ui.open","conversation_id":"c1",
+//!       "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"w1","app":{
+//!       "id":"com.example.w","name":"W","version":"1.0.0","html":"<p>hi</p>","css":"","js":""}}}"#;
+//!     let _ = handle.send_inbound(open.to_vec());
+//! });
+//! host.run(event_loop)?;
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+mod capabilities;
+#[cfg(test)]
+mod debug_tests;
+mod delegate;
+mod host;
+mod standby_rule;
+mod watchdog;
+
+#[cfg(feature = "tokio")]
+pub use capabilities::tokio_handler;
+pub use capabilities::{typed, CapabilityHandler, PermissionHook};
+pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
+pub use host::{
+    event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
+    HostHandle,
+};
+pub use lineup_builtins::{
+    sanitize_file_name, AnswerSink, Builtin, BuiltinConfig, Builtins, CapabilityProvider,
+    DesktopCall, RecordingDesktop, UnknownBuiltin, MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN,
+    MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
+};
+pub use lineup_webview_shell::{
+    imitates_consent_prompt, kiosk_window, language_from_environment, monitors, on_terminate,
+    open_url_host, risk_in_words, skip_absent_a11y_bus, surface_window_title, tao, ArgumentLine,
+    ChooseFile, ConsentAnswer, ConsentHandle, ConsentPrompt, Contrast, CursorHider, CursorPolicy,
+    DangerousViewConfig, Deadline, DeliveryStats, Desktop, DesktopError, Hardening, MonitorChoice,
+    MonitorInfo, PendingConsent, PickedFile, Placement, ProbeStatus, PromptContent, PromptOptions,
+    PromptQueue, PromptSnapshot, ProtocolStdout, Rect, RememberNotPermitted, SaveFile,
+    SaveLocation, SavedFile, Shell, ShellError, StandbyColor, StandbyScreen, SurfaceView,
+    SystemDesktop, SystemWallClock, Theme, ViewConfig, ViewEvent, CONSENT_PROMPT_TITLE,
+    MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES,
+    MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_STANDBY_STATUS_CHARS, MAX_URL_BYTES,
+    MIN_GUARD_DELAY, NOTICE_DURATION, NOTICE_TITLE, SURFACE_TITLE_MARKER,
+};
