@@ -37,12 +37,14 @@ mod clipboard;
 pub(crate) mod desktop;
 mod events;
 mod features;
+mod harden;
 mod network;
 mod notice;
 mod processes;
 mod prompt;
 mod snapshot;
 mod standby;
+mod theme;
 mod trusted;
 mod watchdog;
 
@@ -50,10 +52,12 @@ pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
 pub(crate) use standby::PlatformStandby;
+pub use theme::{apply_theme, desktop_high_contrast};
 
 use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
 use events::{push, EventQueue};
 use features::{feature_enabled, set_feature_enabled};
+use harden::{harden, termination_words};
 pub(crate) use network::refuse_all_network;
 
 use crate::config::{Placement, Rect, Theme, ViewConfig};
@@ -570,263 +574,6 @@ fn wry_builder<'a>(
         })
 }
 
-/// Everything wry leaves open, closed on the engine's view directly.
-fn harden(view: &webkit2gtk::WebView, config: &ViewConfig, url: &str, queue: &Rc<EventQueue>) {
-    if let Some(settings) = WebViewExt::settings(view) {
-        // Set explicitly: wry turns devtools on in debug builds.
-        settings.set_enable_developer_extras(config.devtools());
-        settings.set_javascript_can_open_windows_automatically(false);
-        settings.set_javascript_can_access_clipboard(false);
-        settings.set_media_playback_requires_user_gesture(true);
-        settings.set_enable_media_stream(false);
-        settings.set_enable_webrtc(false);
-        settings.set_enable_back_forward_navigation_gestures(false);
-        settings.set_allow_file_access_from_file_urls(false);
-        settings.set_allow_universal_access_from_file_urls(false);
-        // Nothing from the page may reach the process's standard output (R-DIAG-1); read back
-        // into `Hardening::console_to_stdout` and checked by the probe.
-        settings.set_enable_write_console_messages_to_stdout(false);
-        // R-UI-11: the embedder's text zoom scales text only; the zoom keys stay off (wry).
-        settings.set_zoom_text_only(true);
-        // R-SEC-5: no clipboard API and no script paste; wry exposes none of these.
-        for feature in CLIPBOARD_FEATURES {
-            set_feature_enabled(&settings, feature, false);
-        }
-    }
-    view.set_zoom_level(config.text_zoom());
-    // R-SEC-5: execCommand copy, cut and paste refused in every frame, and the keys and the
-    // middle click that copy or paste never reach the engine.
-    if let Some(manager) = view.user_content_manager() {
-        manager.add_script(&UserScript::new(
-            CLIPBOARD_GUARD_JS,
-            UserContentInjectedFrames::AllFrames,
-            UserScriptInjectionTime::Start,
-            &[],
-            &[],
-        ));
-    }
-    view.connect_key_press_event(|_, event| {
-        if is_clipboard_key(event) {
-            tracing::debug!("clipboard key refused (R-SEC-5)");
-            glib::Propagation::Stop
-        } else {
-            glib::Propagation::Proceed
-        }
-    });
-    view.connect_button_press_event(|_, event| {
-        if event.button() == 2 {
-            glib::Propagation::Stop
-        } else {
-            glib::Propagation::Proceed
-        }
-    });
-
-    // R-UI-5: wry destroys the view when the page calls window.close(); that handler goes, and
-    // the attempt is only reported.
-    let removed = disconnect_all_handlers(view, "close");
-    tracing::debug!(removed, "close handlers replaced");
-    let q = Rc::downgrade(queue);
-    view.connect_close(move |_| {
-        tracing::debug!("window.close() from the page ignored (R-UI-5)");
-        push(&q, ViewEvent::PageCloseAttempt);
-    });
-
-    // R-SEC-2, R-SEC-2a: navigation only to the document itself and to about:srcdoc
-    // subframes; new windows and non-displayable responses (downloads) refused.
-    let document = url.to_owned();
-    let q = Rc::downgrade(queue);
-    view.connect_decide_policy(move |_, decision, kind| {
-        decide(&document, decision, kind, &q);
-        true
-    });
-
-    let q = Rc::downgrade(queue);
-    view.connect_permission_request(move |_, request| {
-        request.deny();
-        tracing::debug!(kind = %request.type_().name(), "permission request denied (R-SEC-2)");
-        push(&q, ViewEvent::PermissionDenied);
-        true
-    });
-
-    let q = Rc::downgrade(queue);
-    view.connect_script_dialog(move |_, dialog| {
-        match dialog.dialog_type() {
-            ScriptDialogType::Confirm | ScriptDialogType::BeforeUnloadConfirm => {
-                dialog.confirm_set_confirmed(false);
-            }
-            _ => {}
-        }
-        push(&q, ViewEvent::DialogSuppressed);
-        true
-    });
-
-    view.connect_context_menu(|_, _, _, _| true);
-    view.connect_print(|_, _| true);
-    view.connect_enter_fullscreen(|_| true);
-    view.connect_show_notification(|_, _| true);
-    view.connect_authenticate(|_, request| {
-        request.cancel();
-        true
-    });
-
-    let q = Rc::downgrade(queue);
-    view.connect_run_file_chooser(move |_, request| {
-        request.cancel();
-        push(&q, ViewEvent::FileChooserRefused);
-        true
-    });
-
-    // Drags that start outside this view (files from a file manager, another Surface) are
-    // refused; drag and drop inside the page keeps working.
-    view.connect_drag_motion(|view, drag, _, _, time| {
-        if started_here(view, drag) {
-            return false;
-        }
-        drag.drag_status(gdk::DragAction::empty(), time);
-        true
-    });
-    let q = Rc::downgrade(queue);
-    view.connect_drag_drop(move |view, drag, _, _, time| {
-        if started_here(view, drag) {
-            return false;
-        }
-        drag.drop_finish(false, time);
-        push(&q, ViewEvent::DropRefused);
-        true
-    });
-    view.connect_drag_data_received(|view, drag, _, _, _, _, time| {
-        if !started_here(view, drag) {
-            drag.drag_finish(false, false, time);
-            view.stop_signal_emission_by_name("drag-data-received");
-        }
-    });
-
-    let q = Rc::downgrade(queue);
-    let document = url.to_owned();
-    view.connect_load_changed(move |view, event| match event {
-        // load-changed is the main frame's alone; same-document navigations (fragments,
-        // pushState) do not commit (R-UI-10).
-        LoadEvent::Committed => {
-            let uri = view.uri().map(|u| u.to_string()).unwrap_or_default();
-            if same_document(&document, &uri) {
-                tracing::debug!(target: "lineup_phase", phase = "committed", %uri);
-                push(&q, ViewEvent::DocumentCommitted);
-            } else {
-                tracing::warn!(%uri, "the main frame committed a document that is not the surface's");
-            }
-        }
-        LoadEvent::Finished => push(&q, ViewEvent::LoadFinished),
-        _ => {}
-    });
-    // No engine error page: a document request the host refused (a gated view whose probe
-    // failed, R-SEC-8) must leave the view empty, not commit a page the bridge would run in.
-    view.connect_load_failed(|_, _, uri, error| {
-        tracing::debug!(%uri, %error, "surface document load failed; no error page");
-        true
-    });
-    let q = Rc::downgrade(queue);
-    view.connect_web_process_terminated(move |_, reason| {
-        tracing::warn!("surface web process ended: {}", termination_words(reason));
-        push(&q, termination_event(reason));
-    });
-}
-
-/// What the owner hears when the web process ended: its memory ceiling and the host's own
-/// request (the hang watchdog's, R-UI-12) apart from the rest.
-/// Why a web process ended, in words for the log (never the binding's `Debug` form).
-pub(crate) fn termination_words(reason: WebProcessTerminationReason) -> &'static str {
-    match reason {
-        WebProcessTerminationReason::ExceededMemoryLimit => "it passed its memory limit",
-        WebProcessTerminationReason::TerminatedByApi => "the host ended it",
-        WebProcessTerminationReason::Crashed => "it crashed",
-        _ => "for a reason the engine does not name",
-    }
-}
-
-fn termination_event(reason: WebProcessTerminationReason) -> ViewEvent {
-    match reason {
-        WebProcessTerminationReason::ExceededMemoryLimit => ViewEvent::MemoryExceeded,
-        WebProcessTerminationReason::TerminatedByApi => ViewEvent::Unresponsive,
-        _ => ViewEvent::Crashed,
-    }
-}
-
-/// Answers one policy decision; anything not positively allowed is ignored (refused).
-fn decide(
-    document: &str,
-    decision: &PolicyDecision,
-    kind: PolicyDecisionType,
-    q: &Weak<EventQueue>,
-) {
-    match kind {
-        PolicyDecisionType::NavigationAction => {
-            let uri = navigation_uri(decision);
-            match uri {
-                Some(uri) if navigation_allowed(document, &uri) => decision.use_(),
-                _ => {
-                    decision.ignore();
-                    let uri = uri.unwrap_or_default();
-                    tracing::debug!(%uri, "navigation refused (R-SEC-2a)");
-                    push(q, ViewEvent::NavigationRefused(uri));
-                }
-            }
-        }
-        PolicyDecisionType::NewWindowAction => {
-            decision.ignore();
-            let uri = navigation_uri(decision).unwrap_or_default();
-            tracing::debug!(%uri, "new window refused (R-SEC-2)");
-            push(q, ViewEvent::NewWindowRefused(uri));
-        }
-        PolicyDecisionType::Response => {
-            let response = decision.downcast_ref::<ResponsePolicyDecision>();
-            if response.is_some_and(|r| r.is_mime_type_supported()) {
-                decision.use_();
-            } else {
-                decision.ignore();
-                let uri = response
-                    .and_then(|r| r.request())
-                    .and_then(|r| r.uri())
-                    .map(|u| u.to_string())
-                    .unwrap_or_default();
-                tracing::debug!(%uri, "download refused (R-SEC-2)");
-                push(q, ViewEvent::DownloadRefused(uri));
-            }
-        }
-        _ => decision.ignore(),
-    }
-}
-
-/// The URI a navigation or new-window decision is about.
-fn navigation_uri(decision: &PolicyDecision) -> Option<String> {
-    decision
-        .downcast_ref::<NavigationPolicyDecision>()?
-        .navigation_action()?
-        .request()?
-        .uri()
-        .map(|u| u.to_string())
-}
-
-/// R-SEC-2a: the document itself (a `#fragment` changes nothing), and `about:srcdoc`, which
-/// WebKit asks about for srcdoc subframes without saying which frame asks.
-///
-/// `about:blank` is refused in every frame: a main frame sent there by its own sandboxed page
-/// takes its web process down (WebKitGTK 2.50), and a subframe loses nothing by the refusal,
-/// since an iframe's initial document is that empty document already and stays.
-fn navigation_allowed(document: &str, uri: &str) -> bool {
-    same_document(document, uri) || uri == "about:srcdoc"
-}
-
-/// Whether `uri` is the Surface's document, whatever its fragment.
-fn same_document(document: &str, uri: &str) -> bool {
-    uri.split_once('#').map_or(uri, |(before, _)| before) == document
-}
-
-/// Whether a drag started in this very view.
-fn started_here(view: &webkit2gtk::WebView, drag: &gdk::DragContext) -> bool {
-    drag.drag_get_source_widget()
-        .is_some_and(|source| &source == view.upcast_ref::<gtk::Widget>())
-}
-
 /// The `gtk::Fixed` child views of `parent` live in, added to its default vbox the first time;
 /// under the standby screen's `gtk::Overlay` when there is one.
 fn child_container(parent: &Window) -> Result<gtk::Fixed, ShellError> {
@@ -904,23 +651,6 @@ fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usi
     removed
 }
 
-/// R-UI-11: WebKitGTK's `prefers-color-scheme` follows GTK's process-wide dark-theme
-/// preference; [`Theme::System`] leaves it alone, except under an inverse high-contrast desktop
-/// theme (`HighContrastInverse`), which is dark although WebKit would read it as light: then it
-/// asks for dark, so Surfaces get the dark high-contrast values. WebKit views follow a change
-/// live.
-pub fn apply_theme(theme: Theme) {
-    let dark = match theme {
-        Theme::Dark => true,
-        Theme::Light => false,
-        _ if desktop_inverse_contrast() => true,
-        _ => return,
-    };
-    if let Some(settings) = gtk::Settings::default() {
-        settings.set_gtk_application_prefer_dark_theme(dark);
-    }
-}
-
 /// Evaluates `script` in the page's world, then whatever state waited meanwhile, one after the
 /// other; the chain ends when nothing waits (R-UI-3).
 fn evaluate_deliveries(
@@ -940,31 +670,6 @@ fn evaluate_deliveries(
     });
 }
 
-/// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a
-/// high-contrast one, which is what GNOME's switch sets.
-pub fn desktop_high_contrast() -> bool {
-    desktop_theme_is(|name| name.contains("highcontrast"))
-}
-
-/// R-UI-11: whether the desktop's high-contrast theme is the inverse (light on dark) one:
-/// `HighContrastInverse`, or a high-contrast theme's `:dark` variant in `GTK_THEME`.
-fn desktop_inverse_contrast() -> bool {
-    desktop_theme_is(|name| {
-        name.contains("highcontrastinverse")
-            || (name.contains("highcontrast") && name.ends_with(":dark"))
-    })
-}
-
-/// Whether `GTK_THEME`, else GTK's theme name, lowercased, satisfies `test`.
-fn desktop_theme_is(test: impl Fn(&str) -> bool) -> bool {
-    if let Ok(theme) = std::env::var("GTK_THEME") {
-        return test(&theme.to_ascii_lowercase());
-    }
-    gtk::Settings::default()
-        .and_then(|settings| settings.gtk_theme_name())
-        .is_some_and(|name| test(&name.as_str().to_ascii_lowercase()))
-}
-
 /// GTK aborts the process when it cannot open a display; say so as an error instead.
 pub fn check_display() -> Result<(), ShellError> {
     let has = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
@@ -979,7 +684,7 @@ pub fn check_display() -> Result<(), ShellError> {
 
 #[cfg(test)]
 mod tests {
-    use super::navigation_allowed;
+    use super::harden::navigation_allowed;
 
     const DOC: &str = "lineup-surface://00112233445566778899aabbccddeeff/";
 

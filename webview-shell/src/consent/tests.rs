@@ -1,0 +1,238 @@
+//! The consent model's rules: what a prompt shows, cleaned and capped, and how a request is
+//! answered once.
+
+use std::sync::mpsc;
+
+use serde_json::json;
+
+use super::*;
+use lineup_host_core::ConsentAnswer;
+
+fn request(capability: &str, risk: Risk, arguments: Value) -> Result<PromptContent, String> {
+    let map = arguments.as_object().cloned().unwrap_or_default();
+    PromptContent::new(
+        "agent-7",
+        CapabilityName::try_from(capability).map_err(|e| e.to_string())?,
+        OpaqueVersion::try_from("1").map_err(|e| e.to_string())?,
+        risk,
+        "why",
+        &map,
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn pending(r: PromptContent) -> (PendingConsent, ConsentHandle, mpsc::Receiver<ConsentAnswer>) {
+    let (tx, rx) = mpsc::channel();
+    let (p, h) = PendingConsent::new(r, move |a| {
+        let _ = tx.send(a);
+    });
+    (p, h, rx)
+}
+
+#[test]
+fn r_cap_4_open_url_host_is_punycode_and_userinfo_is_refused() {
+    let accepted = [
+        ("https://example.com/a", "example.com"),
+        ("http://EXAMPLE.com:8080/", "example.com"),
+        ("https://bücher.example/", "xn--bcher-kva.example"),
+        ("https://пример.испытание/", "xn--e1afmkfd.xn--80akhbyknj4f"),
+        ("https://[::1]/x", "[::1]"),
+        ("https://127.0.0.1/", "127.0.0.1"),
+        ("https://a.example/path@x?q=@#@", "a.example"),
+    ];
+    for (url, host) in accepted {
+        assert_eq!(open_url_host(url).ok().as_deref(), Some(host), "{url}");
+    }
+    let refused = [
+        "https://bank.example@evil.example/",
+        "https://user:pw@evil.example/",
+        "https://@evil.example/",
+        "https://:@evil.example/",
+        "http:\\\\bank@evil.example/",
+        "https://a@b@evil.example",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,x",
+        "ftp://example.com/",
+        "not a url",
+        "",
+        "https://",
+    ];
+    for url in refused {
+        assert!(open_url_host(url).is_err(), "{url} must be refused");
+    }
+    let long = format!("https://example.com/{}", "a".repeat(MAX_URL_BYTES));
+    assert!(open_url_host(&long).is_err());
+}
+
+#[test]
+fn r_cap_4_open_url_request_needs_an_acceptable_url() {
+    let ok = request(
+        "app.open_url",
+        Risk::UserConfirmation,
+        json!({"url": "https://xn--bcher-kva.example/"}),
+    );
+    assert_eq!(
+        ok.ok().and_then(|r| r.link_host().map(str::to_owned)),
+        Some("xn--bcher-kva.example".to_owned())
+    );
+    for args in [
+        json!({}),
+        json!({"url": 5}),
+        json!({"url": "https://u@h.example"}),
+    ] {
+        assert!(
+            request("app.open_url", Risk::UserConfirmation, args.clone()).is_err(),
+            "{args}"
+        );
+    }
+    // Other capabilities never get a link host.
+    let other = request(
+        "clipboard.write",
+        Risk::UserConfirmation,
+        json!({"url": "x"}),
+    );
+    assert_eq!(other.ok().map(|r| r.link_host().is_none()), Some(true));
+}
+
+#[test]
+fn r_sec_6_arguments_are_summarized_cleaned_and_capped() {
+    let r = request(
+        "x.y",
+        Risk::UserConfirmation,
+        json!({
+            "text": "<b>x</b>\u{202E}\nnext",
+            "n": 1.5, "flag": true, "none": null,
+            "list": [1, 2, 3], "obj": {"a": 1}, "": "empty key",
+            "long": "z".repeat(500),
+            "ninth": 9, "tenth": 10,
+        }),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let shown: Vec<(&str, &str)> = r
+        .arguments()
+        .iter()
+        .map(|a| (a.key.as_str(), a.value.as_str()))
+        .collect();
+    let long = format!("{}…", "z".repeat(MAX_ARGUMENT_VALUE_GRAPHEMES));
+    assert_eq!(
+        shown,
+        vec![
+            ("text", "<b>x</b> next"),
+            ("n", "1.5"),
+            ("flag", "true"),
+            ("none", "null"),
+            ("list", "a list of 3 items"),
+            ("obj", "an object with 1 field"),
+            ("(empty)", "empty key"),
+            ("long", long.as_str()),
+        ]
+    );
+    assert_eq!(r.more_arguments(), 2);
+}
+
+#[test]
+fn r_cap_3_always_is_offered_only_when_permitted_and_rememberable() {
+    for (risk, asked, offered) in [
+        (Risk::UserConfirmation, true, true),
+        (Risk::UserConfirmation, false, false),
+        (Risk::DisplayOnly, true, true),
+        (Risk::SystemPermission, true, false),
+        (Risk::Restricted, true, false),
+    ] {
+        let r = request("x.y", risk, json!({}))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_remember(asked);
+        assert_eq!(r.remember_allowed(), offered, "{risk:?} {asked}");
+    }
+}
+
+#[test]
+fn r_cap_4_the_deadline_travels_with_the_request() {
+    let r = request("x.y", Risk::UserConfirmation, json!({})).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.expires_at(), None);
+    let at = Timestamp::from_unix_seconds(1_900_000_000).unwrap_or_else(|| panic!("time"));
+    let r = r.with_expires_at(at).with_remember(true);
+    assert_eq!(r.expires_at(), Some(at));
+    assert!(format!("{r:?}").contains("expires_at"));
+}
+
+#[test]
+fn consent_answers_reach_the_creator_exactly_once() {
+    let make = |remember: bool| {
+        let r = request("x.y", Risk::UserConfirmation, json!({}))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_remember(remember);
+        pending(r)
+    };
+    let (p, h, rx) = make(false);
+    assert!(h.is_waiting());
+    p.allow();
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Allow));
+    assert!(rx.try_recv().is_err(), "exactly once");
+    assert!(!h.is_waiting());
+
+    let (p, _, rx) = make(false);
+    p.deny();
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Deny));
+
+    let (p, _, rx) = make(false);
+    p.cancel();
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Dismissed));
+
+    // Not permitted: refused, handed back unanswered, still answerable.
+    let (p, _, rx) = make(false);
+    let back = p
+        .allow_always()
+        .err()
+        .map(RememberNotPermitted::into_pending);
+    assert!(rx.try_recv().is_err());
+    if let Some(p) = back {
+        p.deny();
+    }
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Deny));
+
+    let (p, _, rx) = make(true);
+    assert!(p.allow_always().is_ok());
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::AllowAlways));
+
+    // Dropped unanswered: cancelled.
+    let (p, _, rx) = make(false);
+    drop(p);
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Dismissed));
+
+    // Withdrawn: neither an answer nor the drop reaches the creator.
+    let (p, h, rx) = make(false);
+    h.withdraw();
+    assert!(p.is_withdrawn() && !h.is_waiting());
+    p.allow();
+    let (p, h, rx2) = make(false);
+    h.withdraw();
+    drop(p);
+    assert!(rx.try_recv().is_err() && rx2.try_recv().is_err());
+}
+
+#[test]
+fn pending_consent_can_be_answered_on_another_thread() {
+    let r = request("x.y", Risk::UserConfirmation, json!({})).unwrap_or_else(|e| panic!("{e}"));
+    let (p, _, rx) = pending(r);
+    let joined = std::thread::spawn(move || p.deny()).join();
+    assert!(joined.is_ok());
+    assert_eq!(rx.try_recv().ok(), Some(ConsentAnswer::Deny));
+}
+
+#[test]
+fn risk_words_and_headlines_are_plain() {
+    let r = request(
+        "app.open_url",
+        Risk::UserConfirmation,
+        json!({"url": "https://a.example"}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.headline(), "asks to open a link in your browser");
+    assert_eq!(r.risk_words(), "It acts only if you allow it.");
+    let r =
+        request("weather.set_unit", Risk::Restricted, json!({})).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.headline(), "asks to use “weather.set_unit”");
+    assert!(r.risk_words().contains("never remembered"));
+}
