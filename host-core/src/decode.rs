@@ -272,7 +272,12 @@ fn field_error(path: &str, inner: &str, message_type: &str, object: &Value) -> P
     // `ComponentRef` and `Placement` refuse unknown members: name the member itself.
     if let Some(rest) = inner.strip_prefix("unknown field `") {
         let name = rest.split('`').next().unwrap_or_default();
-        let field = format!("{parent}.{name}");
+        // serde_path_to_error's path already ends at the unknown member.
+        let field = if parent.ends_with(&format!(".{name}")) {
+            parent.to_owned()
+        } else {
+            format!("{parent}.{name}")
+        };
         return ProtocolError::new(
             ErrorCode::InvalidField,
             "R-STD-3",

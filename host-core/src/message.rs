@@ -301,7 +301,7 @@ pub struct StandardComponent {
     /// Its opaque version (R-CAP-2).
     pub version: OpaqueVersion,
     /// The events it may send (R-STD-5).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventName>,
     /// Its frozen schemas; may be absent, like `input_schema` (R-STD-14).
     #[serde(default, skip_serializing_if = "Option::is_none")]
