@@ -158,6 +158,18 @@ fn decode_object(
     };
     let object = Value::Object(object);
     let message = match message_type.as_str() {
+        UiOpen::TYPE if object.pointer("/payload/component").is_some() => {
+            // R-STD-1: exactly one of `app` and `component`.
+            if object.pointer("/payload/app").is_some() {
+                return Err(invalid(
+                    "payload.component",
+                    "R-STD-1",
+                    "ui.open carries both payload.app and payload.component; send one of them"
+                        .to_owned(),
+                ));
+            }
+            Message::ComponentOpen(typed(object, bytes)?)
+        }
         UiOpen::TYPE => {
             let env: Envelope<UiOpen> = typed(object, bytes)?;
             check_bundle_size(&env.payload, limits)?;
@@ -257,6 +269,22 @@ fn field_error(path: &str, inner: &str, message_type: &str, object: &Value) -> P
         rule_for(path)
     };
     let parent = if path == "." { "" } else { path };
+    // `ComponentRef` and `Placement` refuse unknown members: name the member itself.
+    if let Some(rest) = inner.strip_prefix("unknown field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        // serde_path_to_error's path already ends at the unknown member.
+        let field = if parent.ends_with(&format!(".{name}")) {
+            parent.to_owned()
+        } else {
+            format!("{parent}.{name}")
+        };
+        return ProtocolError::new(
+            ErrorCode::InvalidField,
+            "R-STD-3",
+            format!("{message_type} field {field} is not a member; unknown members are refused"),
+        )
+        .field(field);
+    }
     if let Some(rest) = inner.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or_default();
         let field = if parent.is_empty() {
@@ -349,7 +377,8 @@ fn check_bundle_size(open: &UiOpen, limits: &Limits) -> Result<(), ProtocolError
 
 /// R-UI-4: a patch may carry only `instance_id` and `state`; code in a patch is refused whole.
 fn check_patch_has_no_code(object: &Value) -> Result<(), ProtocolError> {
-    for key in ["app", "html", "css", "js", "bundle"] {
+    // R-STD-2: nor may it carry a component or its props (the question is fixed).
+    for key in ["app", "html", "css", "js", "bundle", "component", "props"] {
         if object.pointer(&format!("/payload/{key}")).is_some() {
             return Err(ProtocolError::new(
                 ErrorCode::PatchCarriesCode,

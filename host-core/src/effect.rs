@@ -6,6 +6,7 @@ use std::fmt;
 
 use crate::apps::Assets;
 use crate::capability::CapabilityEffect;
+use crate::component::ComponentEffect;
 use crate::diagnostic::Diagnostic;
 use crate::error::ProtocolError;
 use crate::ids::InstanceId;
@@ -228,6 +229,8 @@ pub enum Effect {
     /// [`Session::enable_capabilities`]. Some carry a [`Ticket`] to answer through
     /// [`Session::capability_answered`].
     Capability(CapabilityEffect),
+    /// Show, update, lock or hide a standard component (R-STD-1 … R-STD-7).
+    Component(ComponentEffect),
 }
 
 /// Counters of what the session accepted and dropped.
@@ -263,6 +266,9 @@ pub struct Stats {
     pub reopened: u64,
     /// `window.close()` calls by pages, reported by the bridge and never obeyed (R-UI-5).
     pub close_attempts: u64,
+    /// User answers to standard components dropped: stale, locked, invalid or too large
+    /// (R-STD-6, R-STD-7).
+    pub answers_dropped: u64,
 }
 
 /// Names one session of a host's table. Handed out in order and never reused while the table

@@ -83,6 +83,9 @@ pub enum ErrorCode {
     /// The envelope names a new conversation while the host serves as many sessions as
     /// `Limits::max_sessions` allows; no session was established (R-SES-1).
     TooManySessions,
+    /// Opening one more standard component would exceed `Limits::max_components`, counted
+    /// apart from Surfaces (R-STD-17); the limit is in `limit`.
+    TooManyComponents,
     /// A WebSocket transport received a binary frame: each envelope is one text frame (UTF-8
     /// JSON), so the frame was not read (R-ENV-5).
     BinaryFrame,
@@ -123,6 +126,7 @@ impl ErrorCode {
             ErrorCode::NotRecorded => "not_recorded",
             ErrorCode::TooManySessions => "too_many_sessions",
             ErrorCode::BinaryFrame => "binary_frame",
+            ErrorCode::TooManyComponents => "too_many_components",
         }
     }
 }
@@ -296,6 +300,15 @@ pub enum UsageError {
     SessionSetup {
         /// What failed.
         reason: String,
+    },
+    /// A standard component the kernel has no frozen schema for was named as renderable; the
+    /// kernel could neither validate nor list it (R-STD-3, R-STD-14).
+    #[error(
+        "standard component {component} is not in the v1 catalog; the kernel cannot validate it"
+    )]
+    UnknownComponent {
+        /// The `(id, version)`, as `id vversion`.
+        component: String,
     },
     /// The outbound message-id prefix does not make valid message ids.
     #[error("message id prefix {prefix:?} is invalid: ids built from it {reason}")]

@@ -45,6 +45,7 @@ mod apps;
 mod bridge;
 mod bundle;
 mod capability;
+mod component;
 mod decode;
 mod diagnostic;
 mod display;
@@ -65,6 +66,7 @@ mod redact;
 mod session;
 mod session_config;
 mod sessions;
+mod url_policy;
 
 pub use apps::{
     AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface,
@@ -78,6 +80,12 @@ pub use capability::{
     ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookAnswer,
     HookRequest, MemoryStore, PolicyRule, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
     MAX_ACTIVITY, UNVOUCHED_PREFIX,
+};
+pub use component::{
+    AnswerRefusal, ComponentClosed, ComponentEffect, ComponentKey, ComponentKind, ComponentOpen,
+    ComponentRef, ComponentSet, InputKind, Placement, ShownComponent, UserAnswer, Via,
+    DEFAULT_MAX_LENGTH, MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_FALLBACK_BYTES,
+    MAX_SAFE_INTEGER, V1,
 };
 pub use decode::decode;
 pub use diagnostic::{
@@ -95,12 +103,15 @@ pub use json::JsonObject;
 pub use language::LanguageTag;
 pub use limits::Limits;
 pub use link::{check_link, Link, LinkRefusal};
-pub use markdown::sanitize_markdown;
+pub use markdown::{
+    parse_markdown, MarkdownNode, SafeMarkdown, IMAGE_MARKER, MAX_MARKDOWN_NODES,
+    MAX_TABLE_COLUMNS, MAX_TABLE_ROWS,
+};
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,
-    DeclaredSurface, Direction, Envelope, InlineApp, InstalledSurface, InventoryApp, Message,
-    Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose, UiEvent, UiOpen, UiPatch,
-    PROTOCOL_VERSION,
+    ComponentSchemas, DeclaredSurface, Direction, Envelope, InlineApp, InstalledSurface,
+    InventoryApp, Message, Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose,
+    UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION,
 };
 pub use page_input::PageInput;
 pub use redact::{leaked_form, Fingerprint};
@@ -109,3 +120,4 @@ pub use session::{
     SessionConfig, Stats, SurfaceKey, SurfaceOpen,
 };
 pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};
+pub use url_policy::{open_url_host, safe_link, LinkPolicy, SafeLink, MAX_URL_BYTES};

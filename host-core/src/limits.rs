@@ -30,6 +30,7 @@ use crate::error::UsageError;
 /// | `max_pending_diagnostics` | 64 per Surface | R-DIAG-1 (host choice) |
 /// | `max_reopens_per_window` | 3 per Surface; 0 never reopens | R-UI-12 (host choice) |
 /// | `reopen_window` | 60 s | R-UI-12 (host choice) |
+/// | `max_components` | 64 open standard component instances per session, counted apart from Surfaces | R-STD-17 |
 /// | `max_link_url_bytes` | 8 KiB per link ([`check_link`](crate::check_link)) | R-CAP-4 (host choice) |
 /// | `max_call_lifetime` | 10 min: an `app.call`'s `expires_at` later than this after receipt is brought forward to it, so no prompt or dialog is held longer | R-CAP-4 (host choice) |
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +91,9 @@ pub struct Limits {
     pub max_reopens_per_window: usize,
     /// The sliding window of `max_reopens_per_window`.
     pub reopen_window: Duration,
+    /// How many standard component instances may be open at once in a session, counted apart
+    /// from Surfaces; one more is refused `too_many_components` (R-STD-17).
+    pub max_components: usize,
     /// The longest link the link rule accepts, in bytes ([`check_link`](crate::check_link),
     /// `app.open_url`'s `url`).
     pub max_link_url_bytes: usize,
@@ -122,6 +126,7 @@ impl Default for Limits {
             max_pending_diagnostics: 64,
             max_reopens_per_window: 3,
             reopen_window: Duration::from_secs(60),
+            max_components: 64,
             max_link_url_bytes: 8 * 1024,
             max_call_lifetime: Duration::from_secs(10 * 60),
         }
@@ -144,6 +149,7 @@ impl Limits {
             ("max_surfaces", self.max_surfaces),
             ("max_sessions", self.max_sessions),
             ("max_link_url_bytes", self.max_link_url_bytes),
+            ("max_components", self.max_components),
             ("max_opens_per_window", self.max_opens_per_window),
             ("max_documents_per_window", self.max_documents_per_window),
             (

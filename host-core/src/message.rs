@@ -8,6 +8,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::bundle::{InlineBundle, Integrity};
+use crate::component::ComponentOpen;
 use crate::error::ErrorCode;
 use crate::ids::{
     AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId, InvalidValue,
@@ -292,13 +293,30 @@ pub struct UiEvent {
 }
 payload_type!(UiEvent, "lineup.v1.ui.event");
 
-/// A standard component the client renders natively (R-INV-1).
+/// A standard component the client renders natively (R-INV-1, R-STD-14).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StandardComponent {
     /// The component id, e.g. `choice`.
     pub id: SurfaceId,
     /// Its opaque version (R-CAP-2).
     pub version: OpaqueVersion,
+    /// The events it may send (R-STD-5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventName>,
+    /// Its frozen schemas; may be absent, like `input_schema` (R-STD-14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<ComponentSchemas>,
+}
+
+/// The frozen JSON Schemas (2020-12) of one standard component version (R-STD-3, R-STD-14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentSchemas {
+    /// Of `payload.component.props`.
+    pub props: JsonObject,
+    /// Of `payload.state`.
+    pub state: JsonObject,
+    /// Of the `answer` in `submit` data.
+    pub answer: JsonObject,
 }
 
 /// One Surface an installed app declares, with its event names (R-INV-1).
@@ -362,6 +380,13 @@ payload_type!(AppList, "lineup.v1.app.list");
 pub struct Timestamp(#[serde(with = "time::serde::rfc3339")] time::OffsetDateTime);
 
 impl Timestamp {
+    /// The RFC 3339 timestamp `text`, if it is one.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+            .ok()
+            .map(Self)
+    }
+
     /// Seconds since the Unix epoch.
     pub fn unix_seconds(&self) -> i64 {
         self.0.unix_timestamp()
@@ -519,8 +544,11 @@ payload_type!(ClientError, "lineup.v1.client.error");
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::large_enum_variant)]
 pub enum Message {
-    /// `lineup.v1.ui.open` (agent → client).
+    /// `lineup.v1.ui.open` (agent → client) of a Surface: `payload.app`.
     UiOpen(Envelope<UiOpen>),
+    /// `lineup.v1.ui.open` (agent → client) of a standard component: `payload.component`
+    /// instead of `payload.app` (R-STD-1).
+    ComponentOpen(Envelope<ComponentOpen>),
     /// `lineup.v1.ui.patch` (agent → client).
     UiPatch(Envelope<UiPatch>),
     /// `lineup.v1.ui.close` (agent → client).
@@ -552,6 +580,7 @@ macro_rules! for_each_message {
     ($self:expr, $env:ident => $body:expr) => {
         match $self {
             Message::UiOpen($env) => $body,
+            Message::ComponentOpen($env) => $body,
             Message::UiPatch($env) => $body,
             Message::UiClose($env) => $body,
             Message::AppCall($env) => $body,
@@ -606,6 +635,7 @@ impl Message {
     pub fn direction(&self) -> Direction {
         match self {
             Message::UiOpen(_)
+            | Message::ComponentOpen(_)
             | Message::UiPatch(_)
             | Message::UiClose(_)
             | Message::AppCall(_) => Direction::AgentToClient,

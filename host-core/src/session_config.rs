@@ -6,10 +6,12 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::apps::AppCatalog;
+use crate::component::ComponentSet;
 use crate::ids::{ConversationId, PartyId};
 use crate::limits::Limits;
 use crate::message::Party;
 use crate::sessions::SessionId;
+use crate::url_policy::LinkPolicy;
 use crate::Integrity;
 
 /// A monotonic time source, provided by the embedder (or webview-shell).
@@ -75,6 +77,14 @@ pub struct SessionConfig {
     /// The installed apps that `ui.open` by app id opens and `client.inventory` lists
     /// (R-UI-9); `None` refuses every open by id `unsupported`.
     pub app_catalog: Option<CatalogRef>,
+    /// The standard components the driver can render now (R-STD-14): `client.inventory` lists
+    /// exactly these and `ui.open` accepts only these (R-STD-4). Empty by default: a driver
+    /// that renders none offers none. Change it with
+    /// [`Session::set_standard_components`](crate::Session::set_standard_components).
+    pub standard_components: ComponentSet,
+    /// Whether Markdown links are live controls or inert text (R-STD-11); `Confirm` by
+    /// default, `Off` in kiosk mode.
+    pub link_policy: LinkPolicy,
 }
 
 /// A shared [`AppCatalog`] in a [`SessionConfig`]; every session of a host uses the same.
@@ -102,6 +112,8 @@ impl SessionConfig {
             agent_id: None,
             session_id: SessionId::STANDALONE,
             app_catalog: None,
+            standard_components: ComponentSet::default(),
+            link_policy: LinkPolicy::default(),
         }
     }
 }

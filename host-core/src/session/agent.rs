@@ -172,7 +172,7 @@ impl Session {
             _ => {}
         }
         let replacing = self.surfaces.contains_key(&instance_id);
-        let limits = &self.config.limits;
+        let limits = self.config.limits.clone();
         // R-SES-1: the limit also bounds the host's web processes over every session.
         let total = self.surfaces.len() + self.open_elsewhere;
         if !replacing && total >= limits.max_surfaces {
@@ -196,28 +196,11 @@ impl Session {
             .limit(limits.max_surfaces));
         }
         let now = self.clock.monotonic();
-        while self
-            .recent_opens
-            .front()
-            .is_some_and(|t| now.saturating_sub(*t) >= limits.open_window)
-        {
-            self.recent_opens.pop_front();
-        }
-        if self.recent_opens.len() >= limits.max_opens_per_window {
-            return Err(ProtocolError::new(
-                ErrorCode::RateLimited,
-                "R-SEC-2",
-                format!(
-                    "{} opens within {:?}; the limit is {}; wait and retry",
-                    self.recent_opens.len(),
-                    limits.open_window,
-                    limits.max_opens_per_window
-                ),
-            )
-            .field("payload.instance_id")
-            .limit(limits.max_opens_per_window));
-        }
-        self.recent_opens.push_back(now);
+        self.admit_open_rate()?;
+        // R-STD-1: a component holding the id is replaced by the Surface.
+        let mut replaced = Vec::new();
+        self.replace_instance_component(&instance_id, &mut replaced);
+        fx.extend(replaced);
         let generation = Generation(self.next_generation);
         self.next_generation += 1;
         let assets = installed
@@ -260,12 +243,45 @@ impl Session {
         Ok(())
     }
 
+    /// Counts one open (of a Surface or a component: one window, R-STD-17) against
+    /// `Limits::max_opens_per_window`, or refuses it `rate_limited`.
+    pub(super) fn admit_open_rate(&mut self) -> Result<(), ProtocolError> {
+        let limits = &self.config.limits;
+        let now = self.clock.monotonic();
+        while self
+            .recent_opens
+            .front()
+            .is_some_and(|t| now.saturating_sub(*t) >= limits.open_window)
+        {
+            self.recent_opens.pop_front();
+        }
+        if self.recent_opens.len() >= limits.max_opens_per_window {
+            return Err(ProtocolError::new(
+                ErrorCode::RateLimited,
+                "R-SEC-2",
+                format!(
+                    "{} opens within {:?}; the limit is {}; wait and retry",
+                    self.recent_opens.len(),
+                    limits.open_window,
+                    limits.max_opens_per_window
+                ),
+            )
+            .field("payload.instance_id")
+            .limit(limits.max_opens_per_window));
+        }
+        self.recent_opens.push_back(now);
+        Ok(())
+    }
+
     pub(super) fn patch(
         &mut self,
         env: Envelope<UiPatch>,
         fx: &mut Vec<Effect>,
     ) -> Result<(), ProtocolError> {
         let UiPatch { instance_id, state } = env.payload;
+        if self.patch_component(&instance_id, env.id, &state, fx)? {
+            return Ok(());
+        }
         let entry = self
             .surfaces
             .get_mut(&instance_id)
@@ -294,6 +310,9 @@ impl Session {
             instance_id,
             reason,
         } = env.payload;
+        if self.close_component(&instance_id, reason.clone(), fx) {
+            return Ok(());
+        }
         let entry = self
             .surfaces
             .remove(&instance_id)

@@ -41,6 +41,7 @@ impl Session {
         if self.config.app_catalog.is_some() {
             caps.set_applications(self.listed_applications(), &mut out);
         }
+        caps.set_standard_components(self.config.standard_components.inventory(), &mut out);
         if let Some(conversation) = self.conversation.clone() {
             caps.establish(conversation, &mut out);
         }

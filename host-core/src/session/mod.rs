@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::apps::{refusal_error, reserved_error, Assets, CatalogRefusal};
 use crate::bridge::BridgeMessage;
 use crate::capability::{Answer, Capabilities, Capability, CapabilitySetup, Out, Ticket};
+use crate::component::ComponentOpen;
 use crate::decode::decode;
 use crate::diagnostic::Diagnostic;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
@@ -31,6 +32,7 @@ pub use crate::session_config::{BundlePolicy, CatalogRef, Clock, SessionConfig};
 
 mod agent;
 mod capabilities;
+mod components;
 mod page;
 mod refuse;
 
@@ -103,6 +105,13 @@ pub struct Session {
     clock: Box<dyn Clock>,
     conversation: Option<ConversationId>,
     surfaces: BTreeMap<InstanceId, Entry>,
+    /// The open standard component instances; they share the instance namespace with
+    /// `surfaces` (an id is in at most one of them, R-STD-1).
+    components: BTreeMap<InstanceId, crate::component::Instance>,
+    /// Every standard component kind offered to this session so far, for `revoked` (R-STD-4).
+    offered_components: BTreeSet<crate::component::ComponentKind>,
+    /// The number of the next `answer_id` (R-STD-6).
+    next_answer: u64,
     next_generation: u64,
     next_message: u64,
     recent_opens: VecDeque<Duration>,
@@ -134,7 +143,11 @@ impl Session {
                 reason: e.reason,
             });
         }
+        let offered_components = config.standard_components.kinds().collect();
         Ok(Self {
+            components: BTreeMap::new(),
+            offered_components,
+            next_answer: 1,
             conversation: config.conversation_id.clone(),
             config,
             clock,
@@ -303,6 +316,7 @@ impl Session {
                 reason: CloseReason::SessionEnded,
             })
             .collect();
+        self.hide_all_components(&mut fx);
         if let Some(caps) = self.capabilities.as_mut() {
             let mut out = Vec::new();
             caps.end(&mut out);
@@ -354,6 +368,7 @@ impl Session {
         }
         let outcome = match message {
             Message::UiOpen(env) => self.open(env, fx),
+            Message::ComponentOpen(env) => self.open_component(env, fx),
             Message::UiPatch(env) => self.patch(env, fx),
             Message::UiClose(env) => self.close(env, fx),
             Message::AppCall(env) => {
@@ -413,4 +428,4 @@ into_message!(
     AppResult,
     ClientError
 );
-into_message!(ClientInventory, AppList);
+into_message!(ClientInventory, AppList, ComponentOpen);

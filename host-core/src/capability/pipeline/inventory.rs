@@ -121,6 +121,23 @@ impl Capabilities {
         }
     }
 
+    /// The standard components the driver renders changed: an established session announces a
+    /// new inventory revision (R-STD-14, R-INV-2); the same list announces nothing.
+    pub(crate) fn set_standard_components(
+        &mut self,
+        components: Vec<StandardComponent>,
+        out: &mut Vec<Out>,
+    ) {
+        if components == self.standard_components {
+            return;
+        }
+        self.standard_components = components;
+        if self.announced.is_some() {
+            let decls = self.visible_decls();
+            self.announce(decls, out);
+        }
+    }
+
     pub(super) fn announce(&mut self, decls: Vec<CapabilityDecl>, out: &mut Vec<Out>) {
         // R-INV-2: the epoch is handed out once by the store, so `rev-<epoch>-<n>` is never
         // reused, also across restarts.
@@ -144,7 +161,7 @@ impl Capabilities {
         out.push(Out::Announce {
             inventory: ClientInventory {
                 revision,
-                standard_components: Vec::new(),
+                standard_components: self.standard_components.clone(),
                 applications: self.applications.clone(),
                 capabilities: decls.clone(),
             },

@@ -26,7 +26,7 @@ use crate::ids::{
 use crate::json::JsonObject;
 use crate::message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientInventory, Envelope, InventoryApp,
-    Party, Timestamp,
+    Party, StandardComponent, Timestamp,
 };
 
 /// How long a call whose key another live host process has waits before it looks again.
@@ -143,6 +143,8 @@ pub struct Capabilities {
     offered: BTreeSet<CapabilityName>,
     /// The app center's enabled apps, listed in every inventory (R-INV-3).
     applications: Vec<InventoryApp>,
+    /// The standard components the driver renders now, as the inventory lists them (R-STD-14).
+    standard_components: Vec<StandardComponent>,
     calls: BTreeMap<CallId, Call>,
     tickets: BTreeMap<Ticket, CallId>,
     answered: BTreeMap<CallId, Answered>,
@@ -208,6 +210,7 @@ impl Capabilities {
             announced: None,
             offered: offered_before,
             applications: Vec::new(),
+            standard_components: Vec::new(),
             calls: BTreeMap::new(),
             tickets: BTreeMap::new(),
             answered: BTreeMap::new(),

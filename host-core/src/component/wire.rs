@@ -1,0 +1,93 @@
+//! The wire shape of a standard component's `ui.open` (R-STD-1): `payload.component` and an
+//! optional `payload.placement` instead of `payload.app`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{InstanceId, OpaqueVersion, SurfaceId};
+use crate::json::JsonObject;
+use crate::message::Payload;
+use crate::redact::Fingerprint;
+
+/// `lineup.v1.ui.open` of a standard component (R-STD-1): the same type, namespace,
+/// replacement, patch and close as a Surface's, with `component` where a Surface has `app`.
+///
+/// ```
+/// use lineup_host_core::{decode, Limits, Message};
+/// let line = br#"{"v":1,"id":"m-41","type":"lineup.v1.ui.open","conversation_id":"c1",
+///   "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"deploy.ok",
+///   "component":{"id":"confirm","version":"1","props":{"title":"Deploy?"}}}}"#;
+/// let Ok(Message::ComponentOpen(env)) = decode(line, &Limits::default()) else { panic!() };
+/// assert_eq!(env.payload.component.id.as_str(), "confirm");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentOpen {
+    /// The instance to create; an open with an existing id replaces whatever holds it, Surface
+    /// or component (R-UI-1, R-STD-1).
+    pub instance_id: InstanceId,
+    /// Which component, and the question it asks.
+    pub component: ComponentRef,
+    /// Where the agent would like it (R-STD-13); ignored where unsupported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// The initial live state; absent means `{}` (R-UI-3).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_object"
+    )]
+    pub state: Option<JsonObject>,
+}
+
+impl Payload for ComponentOpen {
+    const TYPE: &'static str = "lineup.v1.ui.open";
+}
+
+fn present_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<JsonObject>, D::Error> {
+    JsonObject::deserialize(d).map(Some)
+}
+
+/// `payload.component`: `{id, version, props?, fallback_text?}` (R-STD-1). Unknown members are
+/// refused. The props are checked against the component's frozen schema by the session, once it
+/// knows the component is offered (R-STD-3, R-STD-4).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentRef {
+    /// The component id, e.g. `confirm`.
+    pub id: SurfaceId,
+    /// Its opaque version, compared by equality (R-STD-14).
+    pub version: OpaqueVersion,
+    /// The question, fixed for the generation (R-STD-2); absent means `{}`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_object"
+    )]
+    pub props: Option<JsonObject>,
+    /// Plain text a display component may fall back to (≤ 4 KiB, R-STD-13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_text: Option<String>,
+}
+
+impl fmt::Debug for ComponentRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ComponentRef")
+            .field("id", &self.id)
+            .field("version", &self.version)
+            .field("props", &self.props)
+            .field(
+                "fallback_text",
+                &self.fallback_text.as_ref().map(Fingerprint::of),
+            )
+            .finish()
+    }
+}
+
+/// `payload.placement` (R-STD-13): the instance to sit beside, never over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// The instance, usually a Surface.
+    pub near: InstanceId,
+}
