@@ -40,6 +40,9 @@ pub enum PageInput<'a> {
     EmbedderReloaded,
     /// Its view could not be made or its document not served.
     OpenFailed(&'a str),
+    /// A standard component's renderer failed after its open was accepted: it closes with
+    /// `renderer_failed` (R-STD-13).
+    ComponentFailed,
 }
 
 impl PageInput<'_> {
@@ -59,6 +62,7 @@ impl PageInput<'_> {
             PageInput::DocumentCommitted => session.document_committed(key),
             PageInput::EmbedderReloaded => session.embedder_reloaded(key),
             PageInput::OpenFailed(why) => session.open_failed(key, why),
+            PageInput::ComponentFailed => session.component_failed(key),
         }
     }
 }

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    Answer, CapabilityEffect, Clock, CloseReason, ConversationId, Diagnostic, Effect, GoneReason,
-    InlineBundle, InstanceId, Limits, PageInput, PartyId, SessionEffects, SessionId, Sessions,
-    SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    Answer, CapabilityEffect, Clock, CloseReason, ComponentEffect, ConversationId, Diagnostic,
+    Effect, GoneReason, InlineBundle, InstanceId, Limits, PageInput, PartyId, SessionEffects,
+    SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -764,6 +764,7 @@ impl Host {
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
         match effect {
+            Effect::Component(effect) => self.component(effect, target),
             Effect::Open(open) => self.open(open, target),
             Effect::Replace { old, open } => {
                 self.destroy(&old);
@@ -976,6 +977,28 @@ impl Host {
         self.held.retain(|k| k != key);
     }
 
+    /// Standard components (R-STD-1): this host has no renderer for them yet, so it offers none
+    /// (each session's renderable set stays empty and `client.inventory` lists none), and a
+    /// component it is asked to show anyway fails closed: the session closes it with
+    /// `renderer_failed` (R-STD-13). Nothing is on screen to update, lock or hide.
+    fn component(&mut self, effect: ComponentEffect, target: &EventLoopWindowTarget<HostEvent>) {
+        match effect {
+            ComponentEffect::Show(shown) => {
+                tracing::warn!(
+                    "component {}: no renderer for standard components; closed",
+                    shown.key
+                );
+                let effects = self
+                    .sessions
+                    .handle_page(&shown.key, PageInput::ComponentFailed);
+                self.apply(effects, None, target);
+            }
+            ComponentEffect::Update { .. }
+            | ComponentEffect::Lock { .. }
+            | ComponentEffect::Hide { .. } => {}
+        }
+    }
+
     /// Ends every session: Surfaces close silently; waiting calls are cancelled and their
     /// records finished (the store effects run; nothing is sent).
     fn close_all(&mut self) {
@@ -1004,7 +1027,8 @@ impl Host {
                     | Effect::Send(_)
                     | Effect::Rejected(_)
                     | Effect::Diagnostic { .. }
-                    | Effect::Dropped { .. } => {}
+                    | Effect::Dropped { .. }
+                    | Effect::Component(_) => {}
                 }
             }
         }

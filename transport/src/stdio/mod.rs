@@ -87,6 +87,7 @@ impl LineKind {
             Message::AppResult(_) | Message::ClientError(_) => Self::Answer,
             // Agent → client types: the host never sends them, and would not drop one if it did.
             Message::UiOpen(_)
+            | Message::ComponentOpen(_)
             | Message::UiPatch(_)
             | Message::UiClose(_)
             | Message::AppCall(_) => Self::Answer,
