@@ -1,36 +1,32 @@
 //! The embedding API: a [`Host`] joins the protocol's session table ([`Sessions`], one
-//! [`Session`] per conversation, R-SES-1) to the [`Shell`]'s webviews and the embedder's
-//! callbacks, on the event-loop thread; a [`HostHandle`] feeds it from any thread.
+//! [`Session`](lineup_host_core::Session) per conversation, R-SES-1) to the webviews of its view
+//! table ([`views`]) and the embedder's callbacks, on the event-loop thread; a [`HostHandle`]
+//! feeds it from any thread.
+//!
+//! `Host` is the one interpreter of the kernel's effects and the dispatcher of the loop's
+//! events; each concept it drives is a type of its own beside it: the view table ([`views`],
+//! with the warm pool and what a reopen keeps), the standby screen, the activity notices, the
+//! app center's and the operator policy's watches, the session factory.
 
-use std::cell::Cell;
-use std::collections::{BTreeMap, VecDeque};
-use std::rc::Rc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    Answer, CapabilityEffect, Clock, CloseReason, ComponentEffect, ConversationId, Diagnostic,
-    Effect, GoneReason, InlineBundle, InstanceId, Limits, PageInput, PartyId, SessionEffects,
-    SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket, BRIDGE_NAMESPACE,
+    Activity, AgentIdentity, Answer, CapabilityEffect, CapabilityName, Clock, CloseReason,
+    ComponentEffect, ConversationId, Effect, GoneReason, Limits, Message, PageInput, PartyId,
+    SessionEffects, SessionId, Sessions, SurfaceKey, SurfaceOpen, Ticket,
 };
-use lineup_surface_runtime::{
-    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
-};
-use lineup_webview_shell::tao::dpi::LogicalSize;
 use lineup_webview_shell::tao::event::{Event, WindowEvent};
 use lineup_webview_shell::tao::event_loop::{
     ControlFlow, EventLoop, EventLoopProxy, EventLoopWindowTarget,
 };
+use lineup_webview_shell::tao::window::WindowId;
+use lineup_webview_shell::{Contrast, ProbeStatus, ShellError, SurfaceView, Theme, ViewEvent};
 
 use crate::capabilities::CapabilityDriver;
-use crate::delegate::{ChildSlot, HostDelegate, Refusal};
-use crate::watchdog::Watchdog;
-use lineup_webview_shell::ShellError;
-use lineup_webview_shell::SurfaceView;
-use lineup_webview_shell::ViewEvent;
-use lineup_webview_shell::{Contrast, Placement, Rect, Theme};
-use lineup_webview_shell::{ProbeStatus, Shell};
+use crate::delegate::{HostDelegate, Refusal};
 
 mod activity;
 mod builder;
@@ -41,15 +37,18 @@ mod policy;
 mod pool;
 mod recovery;
 mod standby;
+mod views;
 
+use activity::ActivityNotices;
+use builder::OutboundFn;
 pub use builder::{DangerousHostBuilder, HostBuilder};
-use builder::{Layout, OutboundFn};
 use factory::*;
 use handle::*;
 pub use handle::{event_loop, HostClosed, HostEvent, HostEventLoop, HostHandle};
 use link::AnnounceDone;
-use recovery::Kept;
-use standby::HostStandby;
+use policy::{PolicyChange, PolicyWatch};
+use recovery::{Kept, Verdict};
+use views::{ProbeNews, Views, ViewsConfig};
 
 struct MonotonicClock(Instant);
 
@@ -57,51 +56,6 @@ impl Clock for MonotonicClock {
     fn monotonic(&self) -> Duration {
         self.0.elapsed()
     }
-}
-
-struct Live {
-    key: SurfaceKey,
-    view: SurfaceView,
-    backlog: Rc<Backlog>,
-    /// Where the bundle's parts are in the document, to map diagnostics back (R-DIAG-1).
-    layout: DocumentLayout,
-    /// The height the page last asked for, clamped; honoured in child-view placement.
-    requested_height: Option<u32>,
-    /// Documents the embedder loaded ([`HostHandle::reload_bundle`]) whose commit is still to
-    /// come; those commits do not count toward the reload-loop bound (R-UI-10).
-    embedder_reloads: u32,
-    /// The bundle the embedder last reloaded the Surface with, if any: what a reopen shows.
-    reloaded: Option<InlineBundle>,
-    /// When the view was created, until its page first said `ready`: the warm pool is not
-    /// refilled meanwhile (#12).
-    opening_since: Option<Instant>,
-}
-
-/// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
-fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
-    (key.session, key.instance.clone())
-}
-
-/// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
-/// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
-fn is_diagnostic(raw: &str) -> bool {
-    raw.strip_prefix("{\"namespace\":\"")
-        .and_then(|rest| rest.strip_prefix(BRIDGE_NAMESPACE))
-        .is_some_and(|rest| rest.starts_with("\",\"type\":\"diagnostic\""))
-}
-
-/// A view's bridge messages on their way through the event loop: a page that posts faster than
-/// the host handles is cut off at `Limits::max_pending_bridge_messages`, so it can neither grow
-/// memory nor starve the agent's envelopes queued behind it.
-///
-/// Diagnostics have a waiting cap of their own (`Limits::max_pending_diagnostics`), so a page
-/// that logs a lot loses diagnostics, never events (R-DIAG-1).
-#[derive(Default)]
-struct Backlog {
-    in_flight: Cell<usize>,
-    dropped: Cell<u64>,
-    diagnostics_in_flight: Cell<usize>,
-    diagnostics_dropped: Cell<u64>,
 }
 
 /// Hosts the Surfaces of many conversations at once (R-SES-1): routes what the agents send to
@@ -137,7 +91,8 @@ struct Backlog {
 /// ```
 pub struct Host {
     sessions: Sessions,
-    shell: Shell,
+    /// Every open Surface's webview, and what places and feeds them.
+    views: Views,
     /// Carries out the capability kernels' effects, when capabilities are enabled.
     driver: Option<CapabilityDriver>,
     /// Effects made outside the event loop (capability recovery, registrations, sessions opened
@@ -148,36 +103,21 @@ pub struct Host {
     proxy: EventLoopProxy<HostEvent>,
     /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
     inbound: Arc<AtomicUsize>,
-    document: DocumentOptions,
-    /// Read at each open (R-UI-11).
-    contrast: Contrast,
     /// The app center, watched for changes ([`HostBuilder::app_center`]).
     apps: Option<AppsWatch>,
     /// [`HostBuilder::capability_policy`].
-    policy: Option<policy::PolicyWatch>,
-    window_size: (u32, u32),
-    resize_bounds: (u32, u32),
-    layout: Layout,
+    policy: Option<PolicyWatch>,
     outbound: Option<OutboundFn>,
     delegate: Box<dyn HostDelegate>,
-    /// Every open webview, by session and instance (instance ids are scoped to their session).
-    views: BTreeMap<(SessionId, InstanceId), Live>,
-    /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
-    held: Vec<SurfaceKey>,
-    probe_reported: bool,
     exit: bool,
-    /// [`HostHandle::shutdown_when_last_closed`] was asked: exit once `views` is empty.
+    /// [`HostHandle::shutdown_when_last_closed`] was asked: exit once no view is open.
     exit_when_empty: bool,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
     reopen: bool,
-    /// The hang watchdog of every open view (R-UI-12).
-    watchdog: Watchdog,
-    /// The standby screen over the parent window ([`HostBuilder::standby`]).
-    standby: Option<HostStandby>,
     /// [`HostBuilder::ignore_parent_close`].
     ignore_parent_close: bool,
-    /// The activity notice's window, when [`HostBuilder::activity_notices`] is on.
-    notice: Option<lineup_webview_shell::NoticeWindow>,
+    /// The activity notices, when [`HostBuilder::activity_notices`] is on.
+    notices: Option<ActivityNotices>,
     /// Effects waiting for [`Host::interpret`], in order ([`Host::apply`]).
     work: VecDeque<(SessionId, Effect, Option<u64>)>,
     /// Whether [`Host::apply`] is draining `work` further up the stack.
@@ -188,7 +128,7 @@ impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
             .field("sessions", &self.sessions)
-            .field("views", &self.views.len())
+            .field("views", &self.views.keys().len())
             .finish_non_exhaustive()
     }
 }
@@ -250,20 +190,27 @@ impl Host {
 
     /// The Surfaces whose webviews are open now.
     pub fn surfaces(&self) -> Vec<SurfaceKey> {
-        self.views.values().map(|l| l.key.clone()).collect()
+        self.views.keys()
     }
 
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
-        self.views
-            .get(&slot(key))
-            .filter(|l| l.key == *key)
-            .map(|l| &l.view)
+        self.views.view(key)
     }
 
     /// Where the isolation probe stands.
     pub fn probe_status(&self) -> ProbeStatus {
-        self.shell.probe_status()
+        self.views.shell.probe_status()
+    }
+
+    /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
+    pub fn pooled_views(&self) -> usize {
+        self.views.shell.pooled()
+    }
+
+    /// How many Surfaces got their view from the warm pool so far.
+    pub fn pool_taken(&self) -> u64 {
+        self.views.shell.pool_taken()
     }
 
     /// Changes the colour scheme Surfaces see; open Surfaces follow it live, through
@@ -278,17 +225,45 @@ impl Host {
     /// Changes whether Surfaces opened from now on get the high-contrast values (R-UI-11);
     /// open Surfaces keep theirs until they open again.
     pub fn set_contrast(&mut self, contrast: Contrast) {
-        self.contrast = contrast;
+        self.views.set_contrast(contrast);
     }
 
-    /// The document options of a Surface opening now: the contrast is read at open.
-    fn document_options(&self) -> DocumentOptions {
-        let high = match self.contrast {
-            Contrast::High => true,
-            Contrast::Normal => false,
-            _ => lineup_webview_shell::desktop_high_contrast(),
-        };
-        self.document.clone().with_high_contrast(high)
+    /// Withdraws capability `name` from every session ([`HostHandle::withdraw_capability`]) on
+    /// the loop thread; `false` when no capability of that name was registered.
+    pub fn withdraw_capability(
+        &mut self,
+        name: &CapabilityName,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> bool {
+        match self.sessions.unregister_capability(name) {
+            Ok(effects) => {
+                tracing::info!("capability {name} withdrawn from every session (R-INV-4)");
+                self.apply_all(effects, target);
+                true
+            }
+            Err(e) => {
+                tracing::warn!("capability {name} not withdrawn: {e}");
+                false
+            }
+        }
+    }
+
+    /// [`HostHandle::set_capability_visible`] on the loop thread.
+    pub fn set_capability_visible(
+        &mut self,
+        agent: &AgentIdentity,
+        name: &CapabilityName,
+        visible: bool,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        match self.sessions.set_capability_visible(agent, name, visible) {
+            Ok(effects) => {
+                let state = if visible { "shown to" } else { "hidden from" };
+                tracing::info!("capability {name} {state} agent {agent}");
+                self.apply_all(effects, target);
+            }
+            Err(e) => tracing::warn!("capability {name}: visibility not changed: {e}"),
+        }
     }
 
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
@@ -325,30 +300,27 @@ impl Host {
             _ => {}
         }
         self.poll_probe(target);
-        if self.probe_reported && !self.opening() {
+        if self.views.probe_reported() && !self.views.opening() {
             // The probe's view, kept while the first Surfaces committed their documents.
-            self.shell.close_finished_probe();
+            self.views.shell.close_finished_probe();
         }
         let mut wakeup = self.poll_capabilities(target);
-        if let Some(at) = self.poll_apps(target) {
-            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
-        }
-        if let Some(at) = self.poll_policy(target) {
-            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
-        }
-        if let Some(at) = self.poll_watchdog(target) {
-            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
-        }
-        if let Some(at) = self.refill_pool(idle_turn, target) {
-            wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
-        }
+        let mut wake_at = |at: Option<Instant>| {
+            if let Some(at) = at {
+                wakeup = Some(wakeup.map_or(at, |w: Instant| w.min(at)));
+            }
+        };
+        wake_at(self.poll_apps(target));
+        wake_at(self.poll_policy(target));
+        wake_at(self.poll_watchdog(target));
+        let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
+        wake_at(self.views.refill_pool(idle, target));
         if let Some(idle) = self.session_idle {
             for ended in self.sessions.end_idle(idle) {
                 self.apply(ended, None, target);
             }
             if let Some(next) = self.sessions.next_idle_check(idle) {
-                let at = Instant::now() + next.max(Duration::from_millis(10));
-                wakeup = Some(wakeup.map_or(at, |w| w.min(at)));
+                wake_at(Some(Instant::now() + next.max(Duration::from_millis(10))));
             }
         }
         if self.exit_when_empty && !self.exit && self.views.is_empty() {
@@ -358,7 +330,7 @@ impl Host {
         }
         if self.exit {
             ControlFlow::Exit
-        } else if self.probe_reported {
+        } else if self.views.probe_reported() {
             wakeup.map_or(ControlFlow::Wait, ControlFlow::WaitUntil)
         } else {
             // The probe's verdict gates the first Surfaces' documents (R-SEC-8): look often.
@@ -370,20 +342,27 @@ impl Host {
     /// Looks at the app center's change marker when due; when it moved, every session hears of
     /// it. Returns when to look again.
     fn poll_apps(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
-        let watch = self.apps.as_mut()?;
-        let now = Instant::now();
-        if now < watch.next {
-            return Some(watch.next);
+        let (changed, next) = self.apps.as_mut()?.poll();
+        if changed {
+            let effects = self.sessions.apps_changed();
+            self.apply_all(effects, target);
         }
-        watch.next = now + APPS_POLL;
-        let next = watch.next;
-        let marker = watch.catalog.change_marker();
-        if marker == watch.seen {
-            return Some(next);
-        }
-        watch.seen = marker;
-        for effects in self.sessions.apps_changed() {
-            self.apply(effects, None, target);
+        Some(next)
+    }
+
+    /// Applies what changed in the operator's capability policy, when due; returns when to
+    /// look again.
+    fn poll_policy(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+        let (changes, next) = self.policy.as_mut()?.poll(&self.sessions);
+        for change in changes {
+            match change {
+                PolicyChange::Withdraw(name) => {
+                    self.withdraw_capability(&name, target);
+                }
+                PolicyChange::Visible(agent, name, visible) => {
+                    self.set_capability_visible(&agent, &name, visible, target);
+                }
+            }
         }
         Some(next)
     }
@@ -410,9 +389,8 @@ impl Host {
         }
         let wait = self.sessions.next_capability_wakeup()?;
         if wait.is_zero() {
-            for effects in self.sessions.poll_capabilities() {
-                self.apply(effects, None, target);
-            }
+            let effects = self.sessions.poll_capabilities();
+            self.apply_all(effects, target);
             return self
                 .sessions
                 .next_capability_wakeup()
@@ -445,10 +423,14 @@ impl Host {
                 let effects = self.sessions.handle_oversized(len);
                 self.apply(effects, line, target);
             }
+            Inner::BinaryFrame { len } => {
+                self.inbound_handled();
+                let effects = self.sessions.handle_binary_frame(len);
+                self.apply(effects, None, target);
+            }
             Inner::EventsDropped { instance, count } => {
-                for effects in self.sessions.events_dropped(&instance, count) {
-                    self.apply(effects, None, target);
-                }
+                let effects = self.sessions.events_dropped(&instance, count);
+                self.apply_all(effects, target);
             }
             Inner::OpenSession {
                 conversation,
@@ -458,25 +440,28 @@ impl Host {
                     tracing::warn!("session not opened: {e}");
                 }
             }
-            Inner::Wake => {}
-            Inner::StandbyIndicator(text) => {
-                if let Some(standby) = &self.standby {
-                    standby.set_indicator(text.as_deref());
-                }
-            }
-            Inner::StandbyStatus(status) => {
-                if let Some(standby) = &self.standby {
-                    standby.set_status(&status);
-                }
-            }
             Inner::EndSession { conversation } => {
                 if !self.end_session(&conversation) {
                     tracing::info!("conversation {conversation} has no session to end");
                 }
             }
+            Inner::Wake => {}
+            Inner::StandbyIndicator(text) => {
+                if let Some(standby) = &self.views.standby {
+                    standby.set_indicator(text.as_deref());
+                }
+            }
+            Inner::StandbyStatus(status) => {
+                if let Some(standby) = &self.views.standby {
+                    standby.set_status(&status);
+                }
+            }
             Inner::View { key, event } => self.handle_view_event(key, event, target),
-            Inner::Reload { instance, bundle } => self.reload_bundle(&instance, &bundle),
-            Inner::Snapshot { instance, done } => match self.live_by_instance(&instance) {
+            Inner::Reload { instance, bundle } => {
+                let max = self.sessions.limits().max_bundle_bytes;
+                self.views.reload_bundle(&instance, &bundle, max);
+            }
+            Inner::Snapshot { instance, done } => match self.views.by_instance(&instance) {
                 Some(live) => live.view.snapshot_png(done.0),
                 None => (done.0)(Err(ShellError::Platform(format!(
                     "surface {instance} is not open"
@@ -495,11 +480,9 @@ impl Host {
             Inner::SurfacesGone {
                 conversation,
                 reason,
-            } => self.surfaces_gone(conversation.as_ref(), reason, target),
-            Inner::BinaryFrame { len } => {
-                self.inbound_handled();
-                let effects = self.sessions.handle_binary_frame(len);
-                self.apply(effects, None, target);
+            } => {
+                let effects = self.sessions.surfaces_gone(conversation.as_ref(), reason);
+                self.apply_all(effects, target);
             }
             Inner::Withdraw { name } => {
                 self.withdraw_capability(&name, target);
@@ -512,42 +495,38 @@ impl Host {
         }
     }
 
-    /// [`HostHandle::reload_bundle`]: the new document under the view's same token.
-    fn reload_bundle(&mut self, instance: &InstanceId, bundle: &InlineBundle) {
-        let max = self.sessions.limits().max_bundle_bytes;
-        if bundle.len() > max {
-            tracing::warn!(
-                "surface {instance}: reload refused: the bundle is {} bytes, the limit is {max} (R-UI-2)",
-                bundle.len()
-            );
-            return;
-        }
-        let Some(key) = self.live_by_instance(instance).map(|live| live.key.clone()) else {
-            tracing::warn!("surface {instance}: reload refused: it is not open");
-            return;
+    /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
+    /// inventory went to the outbound callback. A conversation whose session ended gets it
+    /// opened again, vouching for `agent` (R-SES-1).
+    fn announce_inventory(
+        &mut self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+        done: AnnounceDone,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let effects = match self.sessions.announce_inventory(&conversation) {
+            Some(effects) => Some(effects),
+            None => match self.sessions.open_session(conversation.clone(), agent) {
+                Ok(effects) => {
+                    tracing::info!("conversation {conversation}: session opened again (R-SES-1)");
+                    Some(effects)
+                }
+                Err(e) => {
+                    tracing::warn!("conversation {conversation}: no session to announce: {e}");
+                    None
+                }
+            },
         };
-        let options = self.document_options();
-        let Some(live) = self.views.get_mut(&slot(&key)) else {
-            return;
-        };
-        let document = SurfaceDocument::assemble(bundle, &options);
-        let layout = document.layout();
-        match live.view.replace_document(document) {
-            Ok(()) => {
-                live.layout = layout;
-                live.embedder_reloads += 1;
-                live.reloaded = Some(bundle.clone());
-            }
-            Err(e) => tracing::warn!("surface {}: cannot reload: {e}", live.key),
+        let announced = effects.as_ref().is_some_and(|fx| {
+            fx.effects
+                .iter()
+                .any(|e| matches!(e, Effect::Send(Message::ClientInventory(_))))
+        });
+        if let Some(effects) = effects {
+            self.apply(effects, None, target);
         }
-    }
-
-    /// The first open Surface named `instance`, in any session (the preview has one).
-    fn live_by_instance(&self, instance: &InstanceId) -> Option<&Live> {
-        self.views
-            .iter()
-            .find(|((_, i), _)| i == instance)
-            .map(|(_, live)| live)
+        (done.0)(announced);
     }
 
     fn inbound_handled(&self) {
@@ -563,7 +542,6 @@ impl Host {
         let _ = self.proxy.send_event(HostEvent(Inner::Wake));
     }
 
-    /// Runs `f` on the session `key` belongs to; nothing when that session has ended.
     /// Whether `key` names a Surface open now in a live session.
     fn is_current(&self, key: &SurfaceKey) -> bool {
         self.sessions
@@ -571,48 +549,33 @@ impl Host {
             .is_some_and(|s| s.is_current(key))
     }
 
+    /// What the webview of `key` reported: page input goes to its session through the session
+    /// table (R-SEC-4: the key is the view's, never the page's word); a refusal goes to the
+    /// delegate.
     fn handle_view_event(
         &mut self,
         key: SurfaceKey,
         event: ViewEvent,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
-        let refusal = match event {
+        let input = match event {
             ViewEvent::Ipc(raw) => {
                 // For `lineup-bench`'s patch profile: the event loop took the bridge message.
                 tracing::debug!(target: "lineup_phase", phase = "bridge_message_handled");
-                let (mut flood, mut diagnostics) = (0, 0);
-                if let Some(live) = self.views.get(&slot(&key)).filter(|l| l.key == key) {
-                    let backlog = &live.backlog;
-                    if is_diagnostic(&raw) {
-                        let waiting = &backlog.diagnostics_in_flight;
-                        waiting.set(waiting.get().saturating_sub(1));
-                    } else {
-                        backlog
-                            .in_flight
-                            .set(backlog.in_flight.get().saturating_sub(1));
-                    }
-                    flood = backlog.dropped.replace(0);
-                    diagnostics = backlog.diagnostics_dropped.replace(0);
+                let dropped = self.views.bridge_message_taken(&key, &raw);
+                if dropped.messages > 0 {
+                    let flood = PageInput::Flood {
+                        count: dropped.messages,
+                    };
+                    self.page_input(&key, flood, target);
                 }
-                if flood > 0 {
-                    let effects = self
-                        .sessions
-                        .handle_page(&key, PageInput::Flood { count: flood });
-                    self.apply(effects, None, target);
+                if dropped.diagnostics > 0 {
+                    let count = dropped.diagnostics;
+                    self.page_input(&key, PageInput::DiagnosticsDropped { count }, target);
                 }
-                if diagnostics > 0 {
-                    let input = PageInput::DiagnosticsDropped { count: diagnostics };
-                    let effects = self.sessions.handle_page(&key, input);
-                    self.apply(effects, None, target);
-                }
-                let effects = self.sessions.handle_page(&key, PageInput::Message(&raw));
-                return self.apply(effects, None, target);
+                return self.page_input(&key, PageInput::Message(&raw), target);
             }
-            ViewEvent::UserCloseRequested => {
-                let effects = self.sessions.handle_page(&key, PageInput::UserClosed);
-                return self.apply(effects, None, target);
-            }
+            ViewEvent::UserCloseRequested => PageInput::UserClosed,
             ViewEvent::Crashed => {
                 if self.is_current(&key) {
                     self.delegate.notify_crashed(&key);
@@ -624,106 +587,86 @@ impl Host {
             // Never reopened: the page would only fill its ceiling again (R-UI-12).
             ViewEvent::MemoryExceeded => {
                 tracing::warn!("surface {key}: web process ended at its memory ceiling");
-                let effects = self
-                    .sessions
-                    .handle_page(&key, PageInput::Gone(GoneReason::Memory));
-                return self.apply(effects, None, target);
+                PageInput::Gone(GoneReason::Memory)
             }
-            ViewEvent::IpcTooLarge { len } => {
-                let effects = self
-                    .sessions
-                    .handle_page(&key, PageInput::Oversized { len });
-                return self.apply(effects, None, target);
-            }
+            ViewEvent::IpcTooLarge { len } => PageInput::Oversized { len },
             ViewEvent::LoadFinished => return,
             ViewEvent::DocumentCommitted => {
-                self.watchdog.committed(&key);
-                let by_embedder = match self.views.get_mut(&slot(&key)) {
-                    Some(live) if live.key == key && live.embedder_reloads > 0 => {
-                        live.embedder_reloads -= 1;
-                        true
-                    }
-                    _ => false,
-                };
-                let input = if by_embedder {
+                if self.views.committed(&key) {
                     PageInput::EmbedderReloaded
                 } else {
                     PageInput::DocumentCommitted
-                };
-                let effects = self.sessions.handle_page(&key, input);
-                return self.apply(effects, None, target);
+                }
             }
-
-            ViewEvent::PageCloseAttempt => Refusal::PageClose,
-            ViewEvent::NavigationRefused(url) => Refusal::Navigation(url),
-            ViewEvent::NewWindowRefused(url) => Refusal::NewWindow(url),
-            ViewEvent::DownloadRefused(url) => Refusal::Download(url),
-            ViewEvent::PermissionDenied => Refusal::Permission,
-            ViewEvent::DialogSuppressed => Refusal::Dialog,
-            ViewEvent::DropRefused => Refusal::Drop,
-            ViewEvent::FileChooserRefused => Refusal::FileChooser,
+            ViewEvent::PageCloseAttempt => return self.refused(&key, Refusal::PageClose),
+            ViewEvent::NavigationRefused(url) => {
+                return self.refused(&key, Refusal::Navigation(url))
+            }
+            ViewEvent::NewWindowRefused(url) => return self.refused(&key, Refusal::NewWindow(url)),
+            ViewEvent::DownloadRefused(url) => return self.refused(&key, Refusal::Download(url)),
+            ViewEvent::PermissionDenied => return self.refused(&key, Refusal::Permission),
+            ViewEvent::DialogSuppressed => return self.refused(&key, Refusal::Dialog),
+            ViewEvent::DropRefused => return self.refused(&key, Refusal::Drop),
+            ViewEvent::FileChooserRefused => return self.refused(&key, Refusal::FileChooser),
         };
-        if self.is_current(&key) {
-            self.delegate.notify_refused(&key, &refusal);
+        self.page_input(&key, input, target);
+    }
+
+    /// Hands `input` of the view of `key` to its session and carries out what follows.
+    fn page_input(
+        &mut self,
+        key: &SurfaceKey,
+        input: PageInput<'_>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let effects = self.sessions.handle_page(key, input);
+        self.apply(effects, None, target);
+    }
+
+    /// The view of `key` refused what its page tried; the delegate hears of it.
+    fn refused(&mut self, key: &SurfaceKey, refusal: Refusal) {
+        if self.is_current(key) {
+            self.delegate.notify_refused(key, &refusal);
         }
     }
 
     fn handle_window_event(
         &mut self,
-        window_id: lineup_webview_shell::tao::window::WindowId,
+        window_id: WindowId,
         event: &WindowEvent<'_>,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
-        if let Layout::Children(parent) = &self.layout {
-            if parent.id() == window_id {
-                match event {
-                    WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
-                        self.relayout()
-                    }
-                    WindowEvent::CloseRequested if self.ignore_parent_close => {
-                        tracing::info!("close request for the kiosk window ignored");
-                    }
-                    WindowEvent::CloseRequested => {
-                        // The user closed the window that holds every Surface.
-                        let keys: Vec<SurfaceKey> =
-                            self.views.values().map(|l| l.key.clone()).collect();
-                        for key in keys {
-                            let effects = self.sessions.handle_page(&key, PageInput::UserClosed);
-                            self.apply(effects, None, target);
-                        }
-                        self.exit = true;
-                    }
-                    _ => {}
-                }
-                return;
-            }
+        if !self.views.is_parent(window_id) {
+            return self.views.window_event(window_id, event);
         }
-        for live in self.views.values() {
-            if live.view.handle_window_event(window_id, event) {
-                break;
+        match event {
+            WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
+                self.views.relayout(self.delegate.as_mut())
             }
+            WindowEvent::CloseRequested if self.ignore_parent_close => {
+                tracing::info!("close request for the kiosk window ignored");
+            }
+            WindowEvent::CloseRequested => {
+                // The user closed the window that holds every Surface.
+                for key in self.views.keys() {
+                    self.page_input(&key, PageInput::UserClosed, target);
+                }
+                self.exit = true;
+            }
+            _ => {}
         }
     }
 
     fn poll_probe(&mut self, target: &EventLoopWindowTarget<HostEvent>) {
-        if self.probe_reported {
-            return;
-        }
-        match self.shell.probe_status() {
-            ProbeStatus::Pending => {}
-            ProbeStatus::Passed => {
-                self.probe_reported = true;
-                self.held.clear();
-            }
-            ProbeStatus::Failed(reason) => {
-                self.probe_reported = true;
+        match self.views.poll_probe() {
+            ProbeNews::None | ProbeNews::Passed => {}
+            ProbeNews::Failed { reason, held } => {
                 self.delegate.notify_probe_failed(&reason);
                 let why = format!("the isolation probe failed (R-SEC-8): {reason}");
                 // Views created while the probe ran: their documents were never served (the
                 // gate refused them); they close, and the agent hears the open failed.
-                for key in std::mem::take(&mut self.held) {
-                    let effects = self.sessions.handle_page(&key, PageInput::OpenFailed(&why));
-                    self.apply(effects, None, target);
+                for key in held {
+                    self.page_input(&key, PageInput::OpenFailed(&why), target);
                     self.destroy(&key);
                 }
             }
@@ -773,13 +716,7 @@ impl Host {
             }
             Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
             Effect::Ready(key) => {
-                if let Some(live) = self.views.get_mut(&slot(&key)) {
-                    live.opening_since = None;
-                }
-                self.watchdog.ready(&key);
-                if let Some(standby) = self.standby.as_mut() {
-                    standby.ready(&key);
-                }
+                self.views.ready(&key);
                 self.delegate.notify_ready(&key);
             }
             Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
@@ -787,7 +724,7 @@ impl Host {
                 // R-SEC-2a: the page replaced its document without a navigation (a
                 // `javascript:` URL); its own document is loaded again and gets the current
                 // state after its `ready` (R-UI-10).
-                if let Some(view) = self.view(&key) {
+                if let Some(view) = self.views.view(&key) {
                     if let Err(e) = view.restore_document() {
                         tracing::warn!("surface {key}: cannot restore its document: {e}");
                     }
@@ -796,14 +733,19 @@ impl Host {
                     .notify_refused(&key, &Refusal::DocumentReplaced);
             }
             Effect::DeliverState { key, state } => {
-                if let Some(view) = self.view(&key) {
+                if let Some(view) = self.views.view(&key) {
                     if let Err(e) = view.deliver_state(&state.to_json()) {
                         tracing::warn!("surface {key}: state not delivered: {e}");
                     }
                 }
             }
-            Effect::Resize { key, height } => self.resize(&key, height),
-            Effect::Diagnostic { key, diagnostic } => self.diagnostic(&key, diagnostic),
+            Effect::Resize { key, height } => {
+                self.views.resize(&key, height, self.delegate.as_mut());
+            }
+            Effect::Diagnostic { key, diagnostic } => {
+                self.views
+                    .diagnostic(&key, diagnostic, self.delegate.as_mut());
+            }
             Effect::Close { key, reason } => {
                 self.destroy(&key);
                 self.delegate.notify_closed(&key, &reason);
@@ -838,143 +780,141 @@ impl Host {
         }
     }
 
+    /// Carries out each batch of `effects`, in order.
+    fn apply_all(
+        &mut self,
+        effects: Vec<SessionEffects>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        for effects in effects {
+            self.apply(effects, None, target);
+        }
+    }
+
     /// R-SEC-8: the view is created at once, even while the isolation probe runs; its document
     /// is then held until the probe passed ([`Shell::open_gated`]), and the view closed with
     /// `open_failed` if it failed ([`Host::poll_probe`]).
+    ///
+    /// [`Shell::open_gated`]: lineup_webview_shell::Shell::open_gated
     fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
-        if !self.probe_reported {
-            self.held.push(open.key.clone());
-        }
+        self.views.hold_until_probed(&open.key);
         self.create(open, Kept::default(), target);
     }
 
-    /// The one place where a Surface's webview is created; a reopened one keeps what its
-    /// predecessor had (`kept`).
+    /// Creates the webview of `open` ([`Views::create`], the one place a Surface's webview is
+    /// made); a reopened one keeps what its predecessor had (`kept`). A view that cannot be
+    /// made fails the open, or leaves a reopened Surface gone (R-UI-12).
     fn create(&mut self, open: SurfaceOpen, kept: Kept, target: &EventLoopWindowTarget<HostEvent>) {
         let key = open.key.clone();
-        match self.try_create(&open, target) {
-            Ok((view, backlog, layout)) => {
-                if let Some(bounds) = kept.window {
-                    if let Err(e) = view.set_bounds(bounds) {
-                        tracing::warn!("surface {key}: cannot put it where it was: {e}");
-                    }
-                }
-                self.views.insert(
-                    slot(&key),
-                    Live {
-                        key: key.clone(),
-                        view,
-                        backlog,
-                        layout,
-                        requested_height: kept.requested_height,
-                        embedder_reloads: 0,
-                        reloaded: kept.reloaded,
-                        opening_since: Some(Instant::now()),
-                    },
-                );
-                self.watchdog.watch(&key);
+        let limits = self.sessions.limits().clone();
+        match self
+            .views
+            .create(&open, &kept, &limits, &self.proxy, target)
+        {
+            Ok(()) => {
                 // The delegate hears of the Surface before it is asked where to put it, so a
                 // layout by key (a kiosk's regions) knows it on the first placement.
                 self.delegate.notify_opened(&key, &open.app);
-                self.relayout();
+                self.views.relayout(self.delegate.as_mut());
             }
             Err(e) => {
                 let why = e.to_string();
-                let effects = match kept.lost {
-                    // A reopen that cannot be created leaves the Surface gone (R-UI-12).
+                match kept.lost {
                     Some(reason) => {
                         tracing::warn!("surface {key}: cannot be reopened: {why}");
-                        self.sessions.handle_page(&key, PageInput::Gone(reason))
+                        self.page_input(&key, PageInput::Gone(reason), target);
                     }
-                    None => self.sessions.handle_page(&key, PageInput::OpenFailed(&why)),
-                };
-                self.apply(effects, None, target);
-            }
-        }
-    }
-
-    fn try_create(
-        &mut self,
-        open: &SurfaceOpen,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) -> Result<(SurfaceView, Rc<Backlog>, DocumentLayout), ShellError> {
-        let token = self.surface_token()?;
-        let mut options = self.document_options();
-        if !open.assets.is_empty() {
-            // R-SEC-3a: this Surface's own assets, and no other's.
-            options = options.with_own_assets(&format!("{SCHEME}://{token}"));
-        }
-        let document = SurfaceDocument::assemble(&open.app.bundle, &options);
-        let layout = document.layout();
-        let assets = open
-            .assets
-            .0
-            .iter()
-            .map(|(path, asset)| (path.clone(), asset.mime.clone(), Arc::clone(&asset.bytes)));
-        let server = SurfaceServer::new(token, document).with_assets(assets);
-        let placement = match &self.layout {
-            Layout::Windows => Placement::Window {
-                // R-SEC-5: a host-owned marker, and never the consent prompt's title.
-                title: lineup_webview_shell::surface_window_title(
-                    open.app.name.as_deref(),
-                    open.app.id.as_str(),
-                ),
-                width: self.window_size.0,
-                height: self.window_size.1,
-            },
-            Layout::Children(parent) => Placement::Child {
-                parent,
-                bounds: Rect::default(),
-            },
-        };
-        let proxy = self.proxy.clone();
-        let key = open.key.clone();
-        let backlog = Rc::new(Backlog::default());
-        let counted = Rc::clone(&backlog);
-        let limit = self.sessions.limits().max_pending_bridge_messages;
-        let diagnostics_limit = self.sessions.limits().max_pending_diagnostics;
-        // The closure is the view's identity: everything it receives is this key's (R-SEC-4).
-        // R-SEC-8: created at once; its document waits for the probe's verdict.
-        let shell = &self.shell;
-        let view = shell.open_gated(target, server, placement, move |event| {
-            if let ViewEvent::Ipc(raw) = &event {
-                // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not events.
-                let (waiting, dropped, limit) = if is_diagnostic(raw) {
-                    (
-                        &counted.diagnostics_in_flight,
-                        &counted.diagnostics_dropped,
-                        diagnostics_limit,
-                    )
-                } else {
-                    (&counted.in_flight, &counted.dropped, limit)
-                };
-                if waiting.get() >= limit {
-                    dropped.set(dropped.get() + 1);
-                    return;
+                    None => self.page_input(&key, PageInput::OpenFailed(&why), target),
                 }
-                waiting.set(waiting.get() + 1);
             }
-            let _ = proxy.send_event(HostEvent(Inner::View {
-                key: key.clone(),
-                event,
-            }));
-        })?;
-        Ok((view, backlog, layout))
+        }
     }
 
+    /// Closes the webview of `key`, and lays out the rest again.
     fn destroy(&mut self, key: &SurfaceKey) {
-        if self.views.get(&slot(key)).is_some_and(|l| l.key == *key) {
-            if let Some(standby) = self.standby.as_mut() {
-                // Up before the view goes, so the window never shows it half torn down.
-                standby.gone(key);
-            }
-            if let Some(live) = self.views.remove(&slot(key)) {
-                live.view.close();
-            }
-            self.relayout();
+        if self.views.destroy(key) {
+            self.views.relayout(self.delegate.as_mut());
         }
-        self.watchdog.forget(key);
-        self.held.retain(|k| k != key);
+    }
+
+    /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
+    /// session reopens the Surface within its budget, or closes it and tells the agent; with
+    /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
+    fn lost(
+        &mut self,
+        key: SurfaceKey,
+        reason: GoneReason,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let input = if self.reopen {
+            PageInput::Lost(reason)
+        } else {
+            PageInput::Gone(reason)
+        };
+        self.page_input(&key, input, target);
+    }
+
+    /// Carries out [`Effect::Reopen`]: the webview of `old` goes, and `open` (same instance, new
+    /// generation) is created where it was, with the embedder's reloaded bundle if there was
+    /// one. Its state follows its page's `ready` (R-UI-12).
+    fn reopen(
+        &mut self,
+        old: SurfaceKey,
+        mut open: SurfaceOpen,
+        reason: GoneReason,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let kept = self.views.kept(&old, reason);
+        if let Some(bundle) = &kept.reloaded {
+            open.app.bundle = bundle.clone();
+        }
+        tracing::warn!(
+            "surface {old}: web process lost ({reason}); reopened as {} (R-UI-12)",
+            open.key
+        );
+        self.destroy(&old);
+        self.delegate
+            .notify_closed(&old, &CloseReason::Reopened(reason));
+        self.create(open, kept, target);
+    }
+
+    /// Runs the hang watchdog (R-UI-12): the web process of a view past its deadline is
+    /// terminated (the crash path follows when the engine reports it, as `unresponsive`), and a
+    /// Surface whose termination the engine never reported ends anyway. Returns when to check
+    /// again.
+    fn poll_watchdog(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+        let (verdicts, next) = self.views.poll_watchdog();
+        for (key, verdict) in verdicts {
+            match verdict {
+                Verdict::Terminate => {
+                    tracing::warn!(
+                        "surface {key}: its page stopped answering; its web process is terminated (R-UI-12)"
+                    );
+                    self.delegate.notify_unresponsive(&key);
+                    if let Some(view) = self.views.view(&key) {
+                        view.terminate_web_process();
+                    }
+                }
+                Verdict::TerminationLost => {
+                    tracing::warn!(
+                        "surface {key}: the engine did not report the termination of its web process; ended anyway"
+                    );
+                    self.lost(key, GoneReason::Unresponsive, target);
+                }
+                Verdict::Wait | Verdict::Ping => {}
+            }
+        }
+        next
+    }
+
+    /// What ran (original §5.3): logged (never the reason), told to the delegate, and shown in
+    /// the host's notice when the user saw nothing of it.
+    fn activity(&mut self, activity: &Activity) {
+        tracing::info!("activity: {activity}");
+        self.delegate.notify_capability_ran(activity);
+        if let Some(notices) = self.notices.as_mut() {
+            notices.show(activity, self.views.standby.as_ref());
+        }
     }
 
     /// Standard components (R-STD-1): this host has no renderer for them yet, so it offers none
@@ -988,10 +928,7 @@ impl Host {
                     "component {}: no renderer for standard components; closed",
                     shown.key
                 );
-                let effects = self
-                    .sessions
-                    .handle_page(&shown.key, PageInput::ComponentFailed);
-                self.apply(effects, None, target);
+                self.page_input(&shown.key, PageInput::ComponentFailed, target);
             }
             ComponentEffect::Update { .. }
             | ComponentEffect::Lock { .. }
@@ -1030,66 +967,6 @@ impl Host {
                     | Effect::Dropped { .. }
                     | Effect::Component(_) => {}
                 }
-            }
-        }
-    }
-
-    /// A page's `LineUpSurface.resize`, clamped to the resize bounds: its own window gets that
-    /// inner height; a child view gets it through the layout
-    /// ([`HostDelegate::request_child_placement`]); the delegate hears it either way.
-    fn resize(&mut self, key: &SurfaceKey, height: f64) {
-        let (min, max) = self.resize_bounds;
-        let clamped = height.clamp(f64::from(min), f64::from(max));
-        // Within 40 ..= 2000 by default; the bounds are u32, so the rounded value fits.
-        let pixels = clamped.round() as u32;
-        let Some(live) = self.views.get_mut(&slot(key)).filter(|l| l.key == *key) else {
-            return;
-        };
-        live.requested_height = Some(pixels);
-        if let Some(window) = live.view.window() {
-            window.set_inner_size(LogicalSize::new(f64::from(self.window_size.0), clamped));
-        }
-        let was_clamped = clamped.round() != height.round();
-        self.delegate
-            .notify_resize_request(key, pixels, was_clamped);
-        self.relayout();
-    }
-
-    /// R-DIAG-1: maps the page's document position back to the author's part of the bundle
-    /// (`script.js:3:14`) when the page named its own document (or nothing), and hands the diagnostic to
-    /// the delegate; nothing goes upstream.
-    fn diagnostic(&mut self, key: &SurfaceKey, mut diagnostic: Diagnostic) {
-        let Some(live) = self.views.get(&slot(key)).filter(|l| l.key == *key) else {
-            return;
-        };
-        let own_document = diagnostic
-            .source
-            .as_ref()
-            .is_none_or(|s| s.is_empty() || s.as_str() == live.view.url());
-        if let (true, Some(line)) = (own_document, diagnostic.line) {
-            diagnostic.position = live.layout.locate(line, diagnostic.column.unwrap_or(1));
-        }
-        self.delegate.notify_diagnostic(key, &diagnostic);
-    }
-
-    fn relayout(&mut self) {
-        let Layout::Children(parent) = &self.layout else {
-            return;
-        };
-        let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
-        let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
-        let count = self.views.len();
-        for (index, live) in self.views.values().enumerate() {
-            let bounds = self.delegate.request_child_placement(&ChildSlot {
-                key: &live.key,
-                index,
-                count,
-                width,
-                height,
-                requested_height: live.requested_height,
-            });
-            if let Err(e) = live.view.set_bounds(bounds) {
-                tracing::warn!("surface {}: cannot lay out: {e}", live.key);
             }
         }
     }

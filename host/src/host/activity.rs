@@ -1,27 +1,32 @@
-//! What ran, told to the user and the embedder (original §5.3): each [`Activity`] goes to the
-//! delegate and the log; one the user saw nothing of ([`Activity::unseen`]) also shows the
-//! host's notice ([`crate::notice`]), over the Surfaces in the standby's colours when there is a
-//! standby screen, else in the notice's own window.
+//! What ran, told to the user (original §5.3): an activity the user saw nothing of
+//! ([`Activity::unseen`]) shows the host's notice, over the Surfaces in the standby's colours
+//! when there is a standby screen, else in the notice's own window. The delegate and the log
+//! hear of every activity from the host.
 
 use lineup_host_core::Activity;
+use lineup_webview_shell::{ActivityNotice, NoticeWindow};
 
-use super::Host;
-use lineup_webview_shell::ActivityNotice;
+use super::standby::HostStandby;
 
-impl Host {
-    pub(super) fn activity(&mut self, activity: &Activity) {
-        tracing::info!("activity: {activity}");
-        self.delegate.notify_capability_ran(activity);
+/// The host's activity notices, when [`HostBuilder::activity_notices`] is on.
+///
+/// [`HostBuilder::activity_notices`]: super::HostBuilder::activity_notices
+#[derive(Default)]
+pub(super) struct ActivityNotices {
+    /// The notice's own window, for a host without a standby screen.
+    window: NoticeWindow,
+}
+
+impl ActivityNotices {
+    /// Shows the notice of `activity` if the user saw nothing of it.
+    pub(super) fn show(&mut self, activity: &Activity, standby: Option<&HostStandby>) {
         if !activity.unseen() {
             return;
         }
-        let Some(notice) = self.notice.as_mut() else {
-            return;
-        };
         let text = ActivityNotice::of(activity);
-        match &self.standby {
+        match standby {
             Some(standby) => standby.show_notice(&text),
-            None => notice.show(&text),
+            None => self.window.show(&text),
         }
     }
 }

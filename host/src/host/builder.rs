@@ -2,7 +2,7 @@
 //! which starts the shell, the capability driver and the session table; [`DangerousHostBuilder`]
 //! for what weakens isolation.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -507,9 +507,9 @@ impl HostBuilder {
                 // screen's background, never the toolkit's light grey window.
                 let [r, g, b] = screen.background().components();
                 parent.set_background_color(Some((r, g, b, 255)));
-                Some(HostStandby::new(lineup_webview_shell::StandbyWindow::new(
-                    parent, screen,
-                )?))
+                Some(super::standby::HostStandby::new(
+                    lineup_webview_shell::StandbyWindow::new(parent, screen)?,
+                ))
             }
             (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
         };
@@ -549,7 +549,7 @@ impl HostBuilder {
         // The operator's policy holds before the first session is established (R-INV-1).
         let policy = match self.capability_policy {
             Some(policy) => {
-                let (watch, effects) = policy::PolicyWatch::start(policy, &mut sessions);
+                let (watch, effects) = PolicyWatch::start(policy, &mut sessions);
                 pending.extend(effects);
                 Some(watch)
             }
@@ -558,39 +558,39 @@ impl HostBuilder {
         if let Some(conversation) = self.conversation_id {
             pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
         }
+        let views = Views::new(
+            shell,
+            ViewsConfig {
+                layout: self.layout,
+                window_size: self.window_size,
+                resize_bounds: self.resize_bounds,
+                document: self.document.with_language(language),
+                contrast: self.contrast,
+                watchdog: Watchdog::new(self.watchdog),
+                standby,
+            },
+        );
         Ok(Host {
             sessions,
-            shell,
+            views,
             driver,
             pending,
             session_idle: self.session_idle,
             proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
-            document: self.document.with_language(language),
-            contrast: self.contrast,
             policy,
             apps: self.app_center.map(|catalog| AppsWatch {
                 seen: catalog.change_marker(),
                 catalog,
                 next: Instant::now() + APPS_POLL,
             }),
-            window_size: self.window_size,
-            resize_bounds: self.resize_bounds,
-            layout: self.layout,
             outbound: self.outbound,
             delegate: self.delegate,
-            views: BTreeMap::new(),
-            held: Vec::new(),
-            probe_reported: false,
             exit: false,
             exit_when_empty: false,
             reopen: self.reopen,
-            watchdog: Watchdog::new(self.watchdog),
-            standby,
             ignore_parent_close: self.ignore_parent_close,
-            notice: self
-                .activity_notices
-                .then(lineup_webview_shell::NoticeWindow::default),
+            notices: self.activity_notices.then(ActivityNotices::default),
             work: VecDeque::new(),
             draining: false,
         })

@@ -93,6 +93,22 @@ pub(super) struct AppsWatch {
     pub(super) next: Instant,
 }
 
+impl AppsWatch {
+    /// Looks at the app center's change marker when due: whether it moved since the last look,
+    /// and when to look again.
+    pub(super) fn poll(&mut self) -> (bool, Instant) {
+        let now = Instant::now();
+        if now < self.next {
+            return (false, self.next);
+        }
+        self.next = now + APPS_POLL;
+        let marker = self.catalog.change_marker();
+        let moved = marker != self.seen;
+        self.seen = marker;
+        (moved, self.next)
+    }
+}
+
 pub(super) struct HostSessions {
     pub(super) start: Instant,
     pub(super) store: Option<SharedStore>,

@@ -1,25 +1,24 @@
 //! What an agent link (a transport that can lose its agent and get it back, such as
-//! `lineup host --connect`'s WebSocket) asks of the host, `impl Host` and `impl HostHandle`
-//! apart from `host.rs`: announce a session's inventory again when the agent connects again
+//! `lineup host --connect`'s WebSocket) asks of the host through its handle: announce a session's inventory again when the agent connects again
 //! (R-INV-1), close every Surface when the agent stayed away too long (`agent_gone`, R-UI-12),
 //! and refuse a binary frame (R-ENV-5).
 //!
 //! The decisions are host-core's ([`Sessions::announce_inventory`], [`Sessions::surfaces_gone`],
 //! [`Sessions::handle_binary_frame`]); this module carries them out on the event-loop thread, so
-//! every envelope they produce reaches the outbound callback like any other.
+//! every envelope they produce reaches the outbound callback like any other
+//! ([`Host`](super::Host) carries out each request).
 //!
 //! [`Sessions::announce_inventory`]: lineup_host_core::Sessions::announce_inventory
 //! [`Sessions::surfaces_gone`]: lineup_host_core::Sessions::surfaces_gone
 //! [`Sessions::handle_binary_frame`]: lineup_host_core::Sessions::handle_binary_frame
 
-use lineup_host_core::{ConversationId, Effect, GoneReason, PartyId};
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_host_core::{ConversationId, GoneReason, PartyId};
 
-use super::{Host, HostClosed, HostEvent, HostHandle, Inner};
+use super::handle::{HostClosed, HostHandle, Inner};
 
 /// Called on the event-loop thread once an [`HostHandle::announce_inventory`] request was
 /// carried out, with whether a `client.inventory` went to the outbound callback.
-pub(super) struct AnnounceDone(Box<dyn FnOnce(bool) + Send>);
+pub(super) struct AnnounceDone(pub(super) Box<dyn FnOnce(bool) + Send>);
 
 impl std::fmt::Debug for AnnounceDone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,52 +75,5 @@ impl HostHandle {
     /// [`HostHandle::inbound_waiting`] like an inbound envelope.
     pub fn send_binary_frame(&self, len: u64) -> Result<(), HostClosed> {
         self.send(Inner::BinaryFrame { len })
-    }
-}
-
-impl Host {
-    /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
-    /// inventory went to the outbound callback.
-    pub(super) fn announce_inventory(
-        &mut self,
-        conversation: ConversationId,
-        agent: Option<PartyId>,
-        done: AnnounceDone,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) {
-        let effects = match self.sessions.announce_inventory(&conversation) {
-            Some(effects) => Some(effects),
-            None => match self.sessions.open_session(conversation.clone(), agent) {
-                Ok(effects) => {
-                    tracing::info!("conversation {conversation}: session opened again (R-SES-1)");
-                    Some(effects)
-                }
-                Err(e) => {
-                    tracing::warn!("conversation {conversation}: no session to announce: {e}");
-                    None
-                }
-            },
-        };
-        let announced = effects.as_ref().is_some_and(|fx| {
-            fx.effects.iter().any(|e| {
-                matches!(e, Effect::Send(m) if matches!(m, lineup_host_core::Message::ClientInventory(_)))
-            })
-        });
-        if let Some(effects) = effects {
-            self.apply(effects, None, target);
-        }
-        (done.0)(announced);
-    }
-
-    /// [`HostHandle::surfaces_gone`].
-    pub(super) fn surfaces_gone(
-        &mut self,
-        conversation: Option<&ConversationId>,
-        reason: GoneReason,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) {
-        for effects in self.sessions.surfaces_gone(conversation, reason) {
-            self.apply(effects, None, target);
-        }
     }
 }

@@ -1,5 +1,5 @@
-//! Withdrawing and hiding capabilities in a running host (R-INV-1, R-INV-4): `impl Host` and
-//! `impl HostHandle` apart from `host.rs`, and the watch of an operator's
+//! Withdrawing and hiding capabilities in a running host (R-INV-1, R-INV-4): the handle's
+//! requests, and the watch of an operator's
 //! [`CapabilityPolicy`] kept outside the process (`lineup capabilities`), applied by difference
 //! whenever its change marker moves.
 
@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{
     AgentIdentity, CapabilityName, CapabilityPolicy, PolicyRule, SessionEffects, Sessions,
 };
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
-use super::{Host, HostClosed, HostEvent, HostHandle, Inner};
+use super::handle::{HostClosed, HostHandle, Inner};
 
 /// How often the host looks at the policy's change marker.
 const POLICY_POLL: Duration = Duration::from_millis(250);
@@ -97,87 +96,49 @@ impl HostHandle {
     }
 }
 
-impl Host {
-    /// [`HostHandle::withdraw_capability`] on the loop thread; `false` when no capability of
-    /// that name was registered.
-    pub fn withdraw_capability(
-        &mut self,
-        name: &CapabilityName,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) -> bool {
-        match self.sessions.unregister_capability(name) {
-            Ok(effects) => {
-                tracing::info!("capability {name} withdrawn from every session (R-INV-4)");
-                for fx in effects {
-                    self.apply(fx, None, target);
-                }
-                true
-            }
-            Err(e) => {
-                tracing::warn!("capability {name} not withdrawn: {e}");
-                false
-            }
-        }
-    }
+/// What the host does about a change of the operator's policy.
+pub(super) enum PolicyChange {
+    /// Withdraw this capability from every session (R-INV-4).
+    Withdraw(CapabilityName),
+    /// Show this capability to this agent, or hide it.
+    Visible(AgentIdentity, CapabilityName, bool),
+}
 
-    /// [`HostHandle::set_capability_visible`] on the loop thread.
-    pub fn set_capability_visible(
-        &mut self,
-        agent: &AgentIdentity,
-        name: &CapabilityName,
-        visible: bool,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) {
-        match self.sessions.set_capability_visible(agent, name, visible) {
-            Ok(effects) => {
-                let state = if visible { "shown to" } else { "hidden from" };
-                tracing::info!("capability {name} {state} agent {agent}");
-                for fx in effects {
-                    self.apply(fx, None, target);
-                }
-            }
-            Err(e) => tracing::warn!("capability {name}: visibility not changed: {e}"),
-        }
-    }
-
-    /// Looks at the operator's policy when due and applies what changed; returns when to look
-    /// again.
-    pub(super) fn poll_policy(
-        &mut self,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) -> Option<Instant> {
-        let watch = self.policy.as_mut()?;
+impl PolicyWatch {
+    /// Looks at the operator's policy when due and says what changed since it was last applied
+    /// (a withdrawal only of a capability registered here); returns when to look again.
+    pub(super) fn poll(&mut self, sessions: &Sessions) -> (Vec<PolicyChange>, Instant) {
         let now = Instant::now();
-        if now < watch.next {
-            return Some(watch.next);
+        if now < self.next {
+            return (Vec::new(), self.next);
         }
-        watch.next = now + POLICY_POLL;
-        let next = watch.next;
-        let marker = watch.policy.change_marker();
-        if watch.seen == Some(marker) {
-            return Some(next);
+        self.next = now + POLICY_POLL;
+        let next = self.next;
+        let marker = self.policy.change_marker();
+        if self.seen == Some(marker) {
+            return (Vec::new(), next);
         }
-        let rules = match watch.policy.rules() {
+        let rules = match self.policy.rules() {
             Ok(rules) => rules,
             Err(e) => {
                 tracing::error!("the capability policy cannot be read; the last one holds: {e}");
-                return Some(next);
+                return (Vec::new(), next);
             }
         };
-        watch.seen = Some(marker);
-        let added: Vec<PolicyRule> = rules.difference(&watch.applied).cloned().collect();
-        let removed: Vec<PolicyRule> = watch.applied.difference(&rules).cloned().collect();
-        watch.applied = rules;
+        self.seen = Some(marker);
+        let added: Vec<PolicyRule> = rules.difference(&self.applied).cloned().collect();
+        let removed: Vec<PolicyRule> = self.applied.difference(&rules).cloned().collect();
+        self.applied = rules;
+        let mut changes = Vec::new();
         for rule in added {
             match rule {
-                PolicyRule::Withdrawn(name) => {
-                    // Not registered here (never, or withdrawn already): nothing to withdraw.
-                    if self.sessions.is_registered(&name) {
-                        self.withdraw_capability(&name, target);
-                    }
+                // Not registered here (never, or withdrawn already): nothing to withdraw.
+                PolicyRule::Withdrawn(name) if sessions.is_registered(&name) => {
+                    changes.push(PolicyChange::Withdraw(name));
                 }
+                PolicyRule::Withdrawn(_) => {}
                 PolicyRule::Hidden(agent, name) => {
-                    self.set_capability_visible(&agent, &name, false, target);
+                    changes.push(PolicyChange::Visible(agent, name, false));
                 }
             }
         }
@@ -187,10 +148,10 @@ impl Host {
                     "capability {name} is no longer withdrawn; it is offered again when a host starts with it"
                 ),
                 PolicyRule::Hidden(agent, name) => {
-                    self.set_capability_visible(&agent, &name, true, target);
+                    changes.push(PolicyChange::Visible(agent, name, true));
                 }
             }
         }
-        Some(next)
+        (changes, next)
     }
 }

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use lineup_surface_runtime::SurfaceToken;
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
-use super::{Host, HostEvent, Layout};
+use super::builder::Layout;
+use super::handle::HostEvent;
+use super::views::Views;
 use lineup_webview_shell::ShellError;
 
 /// How soon the loop comes back for the next pool view while the pool is short.
@@ -19,19 +21,7 @@ const REFILL_TURN: Duration = Duration::from_millis(20);
 /// ~10 ms). A page that never says `ready` holds it back no longer than this.
 const OPENING_HOLD: Duration = Duration::from_secs(2);
 
-impl Host {
-    /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
-    ///
-    /// [`HostBuilder::warm_pool`]: super::HostBuilder::warm_pool
-    pub fn pooled_views(&self) -> usize {
-        self.shell.pooled()
-    }
-
-    /// How many Surfaces got their view from the warm pool so far.
-    pub fn pool_taken(&self) -> u64 {
-        self.shell.pool_taken()
-    }
-
+impl Views {
     /// The token of the Surface about to be created: the next pool view's, when Surfaces get
     /// windows of their own and one waits (the document is then made for that view), else a
     /// fresh random one for a cold view.
@@ -47,8 +37,9 @@ impl Host {
         Ok(SurfaceToken::from_random_bytes(token))
     }
 
-    /// At an idle turn (every event of the turn handled, opens included), starts one pool view
-    /// if the pool is short; returns when to come back while it still is.
+    /// At an idle turn (every event of the turn handled, opens included, and no inbound
+    /// envelope waiting), starts one pool view if the pool is short; returns when to come back
+    /// while it still is.
     pub(super) fn refill_pool(
         &mut self,
         idle_turn: bool,
@@ -60,7 +51,7 @@ impl Host {
         if self.opening() {
             return Some(Instant::now() + REFILL_TURN);
         }
-        let short = if idle_turn && self.inbound_waiting() == 0 {
+        let short = if idle_turn {
             self.shell.fill_pool(target)
         } else {
             self.shell.pooled() < self.shell.config().warm_pool()
@@ -70,13 +61,9 @@ impl Host {
 
     /// Whether a Surface opened within [`OPENING_HOLD`] still waits for its first `ready`.
     pub(super) fn opening(&self) -> bool {
-        self.views.values().any(|live| {
+        self.live_values().any(|live| {
             live.opening_since
                 .is_some_and(|since| since.elapsed() < OPENING_HOLD)
         })
-    }
-
-    fn inbound_waiting(&self) -> usize {
-        self.inbound.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

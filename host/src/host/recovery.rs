@@ -10,13 +10,10 @@
 //!
 //! [`Session::surface_lost`]: lineup_host_core::Session::surface_lost
 
-use std::time::Instant;
+use lineup_host_core::{GoneReason, InlineBundle, SurfaceKey};
 
-use lineup_host_core::{CloseReason, GoneReason, InlineBundle, PageInput, SurfaceKey, SurfaceOpen};
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
-
-use super::{slot, Host, HostEvent};
-use crate::watchdog::Verdict;
+use super::views::Views;
+pub(super) use crate::watchdog::Verdict;
 use lineup_webview_shell::Rect;
 
 /// What a reopened Surface keeps of the webview it replaces, so it comes back in the same place
@@ -36,41 +33,10 @@ pub(super) struct Kept {
     pub(super) lost: Option<GoneReason>,
 }
 
-impl Host {
-    /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
-    /// session reopens the Surface within its budget, or closes it and tells the agent; with
-    /// [`HostBuilder::reopen_lost_surfaces`](super::HostBuilder::reopen_lost_surfaces) off it is
-    /// closed at once. Nothing for a stale key.
-    pub(super) fn lost(
-        &mut self,
-        key: SurfaceKey,
-        reason: GoneReason,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) {
-        let reopen = self.reopen;
-        let input = if reopen {
-            PageInput::Lost(reason)
-        } else {
-            PageInput::Gone(reason)
-        };
-        let effects = self.sessions.handle_page(&key, input);
-        self.apply(effects, None, target);
-    }
-
-    /// Carries out [`Effect::Reopen`](lineup_host_core::Effect::Reopen): the webview of `old`
-    /// goes, and `open` (same instance, new generation) is created where it was, with the
-    /// embedder's reloaded bundle if there was one. Its state follows its page's `ready`.
-    pub(super) fn reopen(
-        &mut self,
-        old: SurfaceKey,
-        mut open: SurfaceOpen,
-        reason: GoneReason,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) {
-        let kept = self
-            .views
-            .get(&slot(&old))
-            .filter(|live| live.key == old)
+impl Views {
+    /// What the Surface replacing `old` keeps of its webview, for a reopen after `reason`.
+    pub(super) fn kept(&self, old: &SurfaceKey, reason: GoneReason) -> Kept {
+        self.live(old)
             .map(|live| Kept {
                 window: live.view.window_bounds(),
                 requested_height: live.requested_height,
@@ -80,55 +46,6 @@ impl Host {
             .unwrap_or(Kept {
                 lost: Some(reason),
                 ..Kept::default()
-            });
-        if let Some(bundle) = &kept.reloaded {
-            open.app.bundle = bundle.clone();
-        }
-        tracing::warn!(
-            "surface {old}: web process lost ({reason}); reopened as {} (R-UI-12)",
-            open.key
-        );
-        self.destroy(&old);
-        self.delegate
-            .notify_closed(&old, &CloseReason::Reopened(reason));
-        self.create(open, kept, target);
-    }
-
-    /// Runs the hang watchdog over every open view: pings those that are due, terminates the
-    /// web process of those past their deadline (the crash path follows when the engine reports
-    /// it, as `unresponsive`), and ends a Surface whose termination the engine never reported.
-    /// Returns when to check again.
-    pub(super) fn poll_watchdog(
-        &mut self,
-        target: &EventLoopWindowTarget<HostEvent>,
-    ) -> Option<Instant> {
-        let views = &self.views;
-        let (verdicts, next) = self.watchdog.check(|key| {
-            views
-                .get(&slot(key))
-                .filter(|live| live.key == *key)
-                .map(|live| &live.view)
-        });
-        for (key, verdict) in verdicts {
-            match verdict {
-                Verdict::Terminate => {
-                    tracing::warn!(
-                        "surface {key}: its page stopped answering; its web process is terminated (R-UI-12)"
-                    );
-                    self.delegate.notify_unresponsive(&key);
-                    if let Some(view) = self.view(&key) {
-                        view.terminate_web_process();
-                    }
-                }
-                Verdict::TerminationLost => {
-                    tracing::warn!(
-                        "surface {key}: the engine did not report the termination of its web process; ended anyway"
-                    );
-                    self.lost(key, GoneReason::Unresponsive, target);
-                }
-                Verdict::Wait | Verdict::Ping => {}
-            }
-        }
-        next
+            })
     }
 }

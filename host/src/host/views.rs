@@ -1,0 +1,537 @@
+//! The host's view table: every open Surface's webview, keyed by session and instance, with
+//! what belongs to it (its bridge-message backlog, its document layout, its requested height),
+//! and everything that creates, places, feeds and closes those views. The effect interpreter
+//! ([`Host`](super::Host)) decides; this carries out what concerns the webviews.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use lineup_host_core::{
+    Diagnostic, InlineBundle, InstanceId, Limits, SessionId, SurfaceKey, SurfaceOpen,
+    BRIDGE_NAMESPACE,
+};
+use lineup_surface_runtime::{
+    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
+};
+use lineup_webview_shell::tao::dpi::LogicalSize;
+use lineup_webview_shell::tao::event::WindowEvent;
+use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::window::WindowId;
+use lineup_webview_shell::{
+    Contrast, Placement, ProbeStatus, Rect, Shell, ShellError, SurfaceView, ViewEvent,
+};
+
+use super::builder::Layout;
+use super::handle::{HostEvent, Inner};
+use super::recovery::{Kept, Verdict};
+use super::standby::HostStandby;
+use crate::delegate::{ChildSlot, HostDelegate};
+use crate::watchdog::Watchdog;
+
+/// One open Surface's webview and what the host keeps beside it.
+pub(super) struct Live {
+    pub(super) key: SurfaceKey,
+    pub(super) view: SurfaceView,
+    backlog: Rc<Backlog>,
+    /// Where the bundle's parts are in the document, to map diagnostics back (R-DIAG-1).
+    layout: DocumentLayout,
+    /// The height the page last asked for, clamped; honoured in child-view placement.
+    pub(super) requested_height: Option<u32>,
+    /// Documents the embedder loaded ([`HostHandle::reload_bundle`]) whose commit is still to
+    /// come; those commits do not count toward the reload-loop bound (R-UI-10).
+    ///
+    /// [`HostHandle::reload_bundle`]: super::HostHandle::reload_bundle
+    embedder_reloads: u32,
+    /// The bundle the embedder last reloaded the Surface with, if any: what a reopen shows.
+    pub(super) reloaded: Option<InlineBundle>,
+    /// When the view was created, until its page first said `ready`: the warm pool is not
+    /// refilled meanwhile (#12).
+    pub(super) opening_since: Option<Instant>,
+}
+
+/// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
+fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
+    (key.session, key.instance.clone())
+}
+
+/// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
+/// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
+fn is_diagnostic(raw: &str) -> bool {
+    raw.strip_prefix("{\"namespace\":\"")
+        .and_then(|rest| rest.strip_prefix(BRIDGE_NAMESPACE))
+        .is_some_and(|rest| rest.starts_with("\",\"type\":\"diagnostic\""))
+}
+
+/// A view's bridge messages on their way through the event loop: a page that posts faster than
+/// the host handles is cut off at `Limits::max_pending_bridge_messages`, so it can neither grow
+/// memory nor starve the agent's envelopes queued behind it.
+///
+/// Diagnostics have a waiting cap of their own (`Limits::max_pending_diagnostics`), so a page
+/// that logs a lot loses diagnostics, never events (R-DIAG-1).
+#[derive(Default)]
+struct Backlog {
+    in_flight: Cell<usize>,
+    dropped: Cell<u64>,
+    diagnostics_in_flight: Cell<usize>,
+    diagnostics_dropped: Cell<u64>,
+}
+
+/// What a bridge message that reached the loop leaves to report first: page messages and
+/// diagnostics dropped while it waited.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Dropped {
+    pub(super) messages: u64,
+    pub(super) diagnostics: u64,
+}
+
+/// What the isolation probe's verdict means for the views, once.
+pub(super) enum ProbeNews {
+    /// Still running, or reported already.
+    None,
+    /// Passed: the held documents are served.
+    Passed,
+    /// Failed: these views' documents were never served; they are to close.
+    Failed {
+        /// The check that failed.
+        reason: String,
+        /// The Surfaces opened while the probe ran.
+        held: Vec<SurfaceKey>,
+    },
+}
+
+/// The webviews of every open Surface, and what places and feeds them.
+pub(super) struct Views {
+    pub(super) shell: Shell,
+    live: BTreeMap<(SessionId, InstanceId), Live>,
+    /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
+    held: Vec<SurfaceKey>,
+    probe_reported: bool,
+    pub(super) layout: Layout,
+    window_size: (u32, u32),
+    resize_bounds: (u32, u32),
+    document: DocumentOptions,
+    /// Read at each open (R-UI-11).
+    contrast: Contrast,
+    /// The hang watchdog of every open view (R-UI-12).
+    pub(super) watchdog: Watchdog,
+    /// The standby screen over the parent window ([`HostBuilder::standby`]).
+    ///
+    /// [`HostBuilder::standby`]: super::HostBuilder::standby
+    pub(super) standby: Option<HostStandby>,
+}
+
+/// How a [`Views`] is set up ([`HostBuilder::build`](super::HostBuilder::build)).
+pub(super) struct ViewsConfig {
+    pub(super) layout: Layout,
+    pub(super) window_size: (u32, u32),
+    pub(super) resize_bounds: (u32, u32),
+    pub(super) document: DocumentOptions,
+    pub(super) contrast: Contrast,
+    pub(super) watchdog: Watchdog,
+    pub(super) standby: Option<HostStandby>,
+}
+
+impl Views {
+    pub(super) fn new(shell: Shell, config: ViewsConfig) -> Self {
+        let ViewsConfig {
+            layout,
+            window_size,
+            resize_bounds,
+            document,
+            contrast,
+            watchdog,
+            standby,
+        } = config;
+        Self {
+            shell,
+            live: BTreeMap::new(),
+            held: Vec::new(),
+            probe_reported: false,
+            layout,
+            window_size,
+            resize_bounds,
+            document,
+            contrast,
+            watchdog,
+            standby,
+        }
+    }
+
+    /// The Surfaces whose webviews are open now.
+    pub(super) fn keys(&self) -> Vec<SurfaceKey> {
+        self.live.values().map(|l| l.key.clone()).collect()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    /// The view of Surface `key` and what is kept beside it, while that generation is open.
+    pub(super) fn live(&self, key: &SurfaceKey) -> Option<&Live> {
+        self.live.get(&slot(key)).filter(|l| l.key == *key)
+    }
+
+    fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
+        self.live.get_mut(&slot(key)).filter(|l| l.key == *key)
+    }
+
+    pub(super) fn live_values(&self) -> impl Iterator<Item = &Live> {
+        self.live.values()
+    }
+
+    /// The webview of Surface `key`, while it is open.
+    pub(super) fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
+        self.live(key).map(|l| &l.view)
+    }
+
+    /// The first open Surface named `instance`, in any session (the preview has one).
+    pub(super) fn by_instance(&self, instance: &InstanceId) -> Option<&Live> {
+        self.live
+            .iter()
+            .find(|((_, i), _)| i == instance)
+            .map(|(_, live)| live)
+    }
+
+    /// Surfaces opened from now on get the high-contrast values, or not (R-UI-11).
+    pub(super) fn set_contrast(&mut self, contrast: Contrast) {
+        self.contrast = contrast;
+    }
+
+    /// The document options of a Surface opening now: the contrast is read at open.
+    fn document_options(&self) -> DocumentOptions {
+        let high = match self.contrast {
+            Contrast::High => true,
+            Contrast::Normal => false,
+            _ => lineup_webview_shell::desktop_high_contrast(),
+        };
+        self.document.clone().with_high_contrast(high)
+    }
+
+    /// Whether the isolation probe's verdict has been taken.
+    pub(super) fn probe_reported(&self) -> bool {
+        self.probe_reported
+    }
+
+    /// Takes the probe's verdict once it is there (R-SEC-8).
+    pub(super) fn poll_probe(&mut self) -> ProbeNews {
+        if self.probe_reported {
+            return ProbeNews::None;
+        }
+        match self.shell.probe_status() {
+            ProbeStatus::Pending => ProbeNews::None,
+            ProbeStatus::Passed => {
+                self.probe_reported = true;
+                self.held.clear();
+                ProbeNews::Passed
+            }
+            ProbeStatus::Failed(reason) => {
+                self.probe_reported = true;
+                ProbeNews::Failed {
+                    reason,
+                    held: std::mem::take(&mut self.held),
+                }
+            }
+        }
+    }
+
+    /// Surface `key` opens while the probe runs: its document waits for the verdict.
+    pub(super) fn hold_until_probed(&mut self, key: &SurfaceKey) {
+        if !self.probe_reported {
+            self.held.push(key.clone());
+        }
+    }
+
+    /// Creates the webview of `open` (the one place a Surface's webview is made), placed where
+    /// its predecessor was when it is a reopen (`kept`). Its view events go to the loop through
+    /// `proxy`, tagged with its key: the closure is the view's identity (R-SEC-4).
+    pub(super) fn create(
+        &mut self,
+        open: &SurfaceOpen,
+        kept: &Kept,
+        limits: &Limits,
+        proxy: &EventLoopProxy<HostEvent>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> Result<(), ShellError> {
+        let key = open.key.clone();
+        let token = self.surface_token()?;
+        let mut options = self.document_options();
+        if !open.assets.is_empty() {
+            // R-SEC-3a: this Surface's own assets, and no other's.
+            options = options.with_own_assets(&format!("{SCHEME}://{token}"));
+        }
+        let document = SurfaceDocument::assemble(&open.app.bundle, &options);
+        let layout = document.layout();
+        let assets = open
+            .assets
+            .0
+            .iter()
+            .map(|(path, asset)| (path.clone(), asset.mime.clone(), Arc::clone(&asset.bytes)));
+        let server = SurfaceServer::new(token, document).with_assets(assets);
+        let placement = match &self.layout {
+            Layout::Windows => Placement::Window {
+                // R-SEC-5: a host-owned marker, and never the consent prompt's title.
+                title: lineup_webview_shell::surface_window_title(
+                    open.app.name.as_deref(),
+                    open.app.id.as_str(),
+                ),
+                width: self.window_size.0,
+                height: self.window_size.1,
+            },
+            Layout::Children(parent) => Placement::Child {
+                parent,
+                bounds: Rect::default(),
+            },
+        };
+        let proxy = proxy.clone();
+        let tagged = key.clone();
+        let backlog = Rc::new(Backlog::default());
+        let counted = Rc::clone(&backlog);
+        let limit = limits.max_pending_bridge_messages;
+        let diagnostics_limit = limits.max_pending_diagnostics;
+        // R-SEC-8: created at once; its document waits for the probe's verdict.
+        let view = self
+            .shell
+            .open_gated(target, server, placement, move |event| {
+                if let ViewEvent::Ipc(raw) = &event {
+                    // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics,
+                    // not events.
+                    let (waiting, dropped, limit) = if is_diagnostic(raw) {
+                        (
+                            &counted.diagnostics_in_flight,
+                            &counted.diagnostics_dropped,
+                            diagnostics_limit,
+                        )
+                    } else {
+                        (&counted.in_flight, &counted.dropped, limit)
+                    };
+                    if waiting.get() >= limit {
+                        dropped.set(dropped.get() + 1);
+                        return;
+                    }
+                    waiting.set(waiting.get() + 1);
+                }
+                let _ = proxy.send_event(HostEvent(Inner::View {
+                    key: tagged.clone(),
+                    event,
+                }));
+            })?;
+        if let Some(bounds) = kept.window {
+            if let Err(e) = view.set_bounds(bounds) {
+                tracing::warn!("surface {key}: cannot put it where it was: {e}");
+            }
+        }
+        self.live.insert(
+            slot(&key),
+            Live {
+                key: key.clone(),
+                view,
+                backlog,
+                layout,
+                requested_height: kept.requested_height,
+                embedder_reloads: 0,
+                reloaded: kept.reloaded.clone(),
+                opening_since: Some(Instant::now()),
+            },
+        );
+        self.watchdog.watch(&key);
+        Ok(())
+    }
+
+    /// Closes the view of `key` (the standby screen first comes up if it was the last one);
+    /// returns whether a view went, so the rest are laid out again.
+    pub(super) fn destroy(&mut self, key: &SurfaceKey) -> bool {
+        let mut closed = false;
+        if self.live(key).is_some() {
+            if let Some(standby) = self.standby.as_mut() {
+                // Up before the view goes, so the window never shows it half torn down.
+                standby.gone(key);
+            }
+            if let Some(live) = self.live.remove(&slot(key)) {
+                live.view.close();
+                closed = true;
+            }
+        }
+        self.watchdog.forget(key);
+        self.held.retain(|k| k != key);
+        closed
+    }
+
+    /// The page of `key` said `ready`: it is no longer opening, it answered the watchdog, and
+    /// the standby screen may step aside.
+    pub(super) fn ready(&mut self, key: &SurfaceKey) {
+        if let Some(live) = self.live_mut(key) {
+            live.opening_since = None;
+        }
+        self.watchdog.ready(key);
+        if let Some(standby) = self.standby.as_mut() {
+            standby.ready(key);
+        }
+    }
+
+    /// A new document committed in the view of `key`; returns whether the embedder loaded it
+    /// ([`HostHandle::reload_bundle`](super::HostHandle::reload_bundle)).
+    pub(super) fn committed(&mut self, key: &SurfaceKey) -> bool {
+        self.watchdog.committed(key);
+        match self.live_mut(key) {
+            Some(live) if live.embedder_reloads > 0 => {
+                live.embedder_reloads -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A bridge message of `key` reached the loop: it no longer waits, and what was dropped
+    /// while it waited is handed over once.
+    pub(super) fn bridge_message_taken(&self, key: &SurfaceKey, raw: &str) -> Dropped {
+        let Some(live) = self.live(key) else {
+            return Dropped::default();
+        };
+        let backlog = &live.backlog;
+        let waiting = if is_diagnostic(raw) {
+            &backlog.diagnostics_in_flight
+        } else {
+            &backlog.in_flight
+        };
+        waiting.set(waiting.get().saturating_sub(1));
+        Dropped {
+            messages: backlog.dropped.replace(0),
+            diagnostics: backlog.diagnostics_dropped.replace(0),
+        }
+    }
+
+    /// [`HostHandle::reload_bundle`](super::HostHandle::reload_bundle): the new document under
+    /// the view's same token.
+    pub(super) fn reload_bundle(
+        &mut self,
+        instance: &InstanceId,
+        bundle: &InlineBundle,
+        max: usize,
+    ) {
+        if bundle.len() > max {
+            tracing::warn!(
+                "surface {instance}: reload refused: the bundle is {} bytes, the limit is {max} (R-UI-2)",
+                bundle.len()
+            );
+            return;
+        }
+        let Some(key) = self.by_instance(instance).map(|live| live.key.clone()) else {
+            tracing::warn!("surface {instance}: reload refused: it is not open");
+            return;
+        };
+        let options = self.document_options();
+        let Some(live) = self.live_mut(&key) else {
+            return;
+        };
+        let document = SurfaceDocument::assemble(bundle, &options);
+        let layout = document.layout();
+        match live.view.replace_document(document) {
+            Ok(()) => {
+                live.layout = layout;
+                live.embedder_reloads += 1;
+                live.reloaded = Some(bundle.clone());
+            }
+            Err(e) => tracing::warn!("surface {}: cannot reload: {e}", live.key),
+        }
+    }
+
+    /// A page's `LineUpSurface.resize`, clamped to the resize bounds: its own window gets that
+    /// inner height; a child view gets it through the layout
+    /// ([`HostDelegate::request_child_placement`]); the delegate hears it either way.
+    pub(super) fn resize(
+        &mut self,
+        key: &SurfaceKey,
+        height: f64,
+        delegate: &mut dyn HostDelegate,
+    ) {
+        let (min, max) = self.resize_bounds;
+        let clamped = height.clamp(f64::from(min), f64::from(max));
+        // Within 40 ..= 2000 by default; the bounds are u32, so the rounded value fits.
+        let pixels = clamped.round() as u32;
+        let width = f64::from(self.window_size.0);
+        let Some(live) = self.live_mut(key) else {
+            return;
+        };
+        live.requested_height = Some(pixels);
+        if let Some(window) = live.view.window() {
+            window.set_inner_size(LogicalSize::new(width, clamped));
+        }
+        let was_clamped = clamped.round() != height.round();
+        delegate.notify_resize_request(key, pixels, was_clamped);
+        self.relayout(delegate);
+    }
+
+    /// R-DIAG-1: maps the page's document position back to the author's part of the bundle
+    /// (`script.js:3:14`) when the page named its own document (or nothing), and hands the
+    /// diagnostic to the delegate; nothing goes upstream.
+    pub(super) fn diagnostic(
+        &self,
+        key: &SurfaceKey,
+        mut diagnostic: Diagnostic,
+        delegate: &mut dyn HostDelegate,
+    ) {
+        let Some(live) = self.live(key) else {
+            return;
+        };
+        let own_document = diagnostic
+            .source
+            .as_ref()
+            .is_none_or(|s| s.is_empty() || s.as_str() == live.view.url());
+        if let (true, Some(line)) = (own_document, diagnostic.line) {
+            diagnostic.position = live.layout.locate(line, diagnostic.column.unwrap_or(1));
+        }
+        delegate.notify_diagnostic(key, &diagnostic);
+    }
+
+    /// Lays the child views out again, each where the delegate puts it.
+    pub(super) fn relayout(&self, delegate: &mut dyn HostDelegate) {
+        let Layout::Children(parent) = &self.layout else {
+            return;
+        };
+        let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
+        let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
+        let count = self.live.len();
+        for (index, live) in self.live.values().enumerate() {
+            let bounds = delegate.request_child_placement(&ChildSlot {
+                key: &live.key,
+                index,
+                count,
+                width,
+                height,
+                requested_height: live.requested_height,
+            });
+            if let Err(e) = live.view.set_bounds(bounds) {
+                tracing::warn!("surface {}: cannot lay out: {e}", live.key);
+            }
+        }
+    }
+
+    /// Whether `window_id` is the parent window that holds the child views.
+    pub(super) fn is_parent(&self, window_id: WindowId) -> bool {
+        matches!(&self.layout, Layout::Children(parent) if parent.id() == window_id)
+    }
+
+    /// Hands a window event to the Surface window it belongs to.
+    pub(super) fn window_event(&self, window_id: WindowId, event: &WindowEvent<'_>) {
+        for live in self.live.values() {
+            if live.view.handle_window_event(window_id, event) {
+                break;
+            }
+        }
+    }
+
+    /// Runs the hang watchdog over every open view: pings those that are due, and gives the
+    /// verdicts of those past their deadline (to be terminated, or whose termination the engine
+    /// never reported), with when to check again (R-UI-12).
+    pub(super) fn poll_watchdog(&mut self) -> (Vec<(SurfaceKey, Verdict)>, Option<Instant>) {
+        let live = &self.live;
+        self.watchdog.check(|key| {
+            live.get(&slot(key))
+                .filter(|l| l.key == *key)
+                .map(|l| &l.view)
+        })
+    }
+}
