@@ -27,6 +27,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "map: ARCHITECTURE.md's Entry points name only functions that exist"
 python3 scripts/check-architecture.py
 
+step "layers: no import circle between the modules of any crate"
+python3 scripts/check-layers.py
+
 step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
 

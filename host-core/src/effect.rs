@@ -1,6 +1,5 @@
-//! What a [`Session`](crate::Session) asks of the platform and the embedder ([`Effect`]), the
-//! identity of a Surface's webview ([`SurfaceKey`]), why Surfaces close, and the session's
-//! counters.
+//! What a [`Session`](crate::Session) asks of the platform and the embedder ([`Effect`]), why
+//! Surfaces close, and the session's counters.
 
 use std::fmt;
 
@@ -9,44 +8,10 @@ use crate::capability::CapabilityEffect;
 use crate::component::ComponentEffect;
 use crate::diagnostic::Diagnostic;
 use crate::error::ProtocolError;
-use crate::ids::InstanceId;
 use crate::json::JsonObject;
+pub use crate::keys::{Generation, SurfaceKey};
 use crate::message::{InlineApp, Message};
 use crate::redact::Fingerprint;
-
-/// Counts one instance of a webview: a replaced instance gets a new generation, so messages from
-/// its predecessor are recognised as stale (R-UI-6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Generation(pub(crate) u64);
-
-impl Generation {
-    /// The generation number.
-    pub fn get(self) -> u64 {
-        self.0
-    }
-}
-
-/// The identity of one webview: its session, instance and generation. Instance ids are scoped
-/// to their session (R-SES-1): two sessions may both open `w1`, and their keys differ.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SurfaceKey {
-    /// The session the Surface belongs to.
-    pub session: SessionId,
-    /// The instance id.
-    pub instance: InstanceId,
-    /// The generation of that instance.
-    pub generation: Generation,
-}
-
-impl fmt::Display for SurfaceKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}#{}@{}",
-            self.instance, self.generation.0, self.session
-        )
-    }
-}
 
 /// What the platform needs to create a Surface.
 #[derive(Debug, Clone, PartialEq)]
@@ -269,26 +234,4 @@ pub struct Stats {
     /// User answers to standard components dropped: stale, locked, invalid or too large
     /// (R-STD-6, R-STD-7).
     pub answers_dropped: u64,
-}
-
-/// Names one session of a host's table. Handed out in order and never reused while the table
-/// lives, so a webview or a capability answer of an ended session never reaches a later one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct SessionId(pub(crate) u64);
-
-impl SessionId {
-    /// The id of a [`Session`](crate::Session) used on its own, outside a table; inside a table, the id of
-    /// what the table answers itself (an envelope that belongs to no session).
-    pub const STANDALONE: SessionId = SessionId(0);
-
-    /// The number.
-    pub fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "s{}", self.0)
-    }
 }

@@ -5,8 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::Party;
 use crate::ids::{CallId, CapabilityName, ConversationId, MessageId};
-use crate::message::Party;
 
 /// A stable, machine-readable reason for refusing a message; written in snake_case on the wire
 /// (`lineup.v1.client.error`, R-ENV-5).

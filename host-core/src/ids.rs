@@ -399,6 +399,15 @@ pub enum Status {
     Failed,
 }
 
+/// The sender or target of an envelope: `{kind, id}` (R-ENV-1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Party {
+    /// What kind of party this is, e.g. `agent` or `client`.
+    pub kind: PartyId,
+    /// The party's id.
+    pub id: PartyId,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,7 @@ mod framing;
 pub mod fuzz_targets;
 mod ids;
 mod json;
+mod keys;
 mod language;
 mod limits;
 mod link;
@@ -66,6 +67,7 @@ mod redact;
 mod session;
 mod session_config;
 mod sessions;
+mod timestamp;
 mod url_policy;
 
 pub use apps::{

@@ -9,25 +9,19 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::bundle::{InlineBundle, Integrity};
 use crate::component::ComponentOpen;
+pub use crate::component::{ComponentSchemas, StandardComponent};
 use crate::error::ErrorCode;
+pub use crate::ids::Party;
 use crate::ids::{
     AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName, InstanceId, InvalidValue,
-    MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
+    MessageId, OpaqueVersion, Revision, Risk, Status, SurfaceId,
 };
 use crate::json::JsonObject;
 use crate::redact::Fingerprint;
+pub use crate::timestamp::Timestamp;
 
 /// The protocol version every envelope carries in `v` (R-ENV-1).
 pub const PROTOCOL_VERSION: u64 = 1;
-
-/// The sender or target of an envelope: `{kind, id}` (R-ENV-1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Party {
-    /// What kind of party this is, e.g. `agent` or `client`.
-    pub kind: PartyId,
-    /// The party's id.
-    pub id: PartyId,
-}
 
 /// A payload type of the protocol: knows its `type` string.
 pub trait Payload: Serialize + DeserializeOwned {
@@ -73,6 +67,11 @@ macro_rules! payload_type {
             const TYPE: &'static str = $name;
         }
     };
+}
+
+/// A component open shares `lineup.v1.ui.open` with a Surface open (R-STD-1).
+impl Payload for ComponentOpen {
+    const TYPE: &'static str = "lineup.v1.ui.open";
 }
 
 /// `lineup.v1.ui.open`: create or replace a Surface instance (R-UI-1).
@@ -293,32 +292,6 @@ pub struct UiEvent {
 }
 payload_type!(UiEvent, "lineup.v1.ui.event");
 
-/// A standard component the client renders natively (R-INV-1, R-STD-14).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StandardComponent {
-    /// The component id, e.g. `choice`.
-    pub id: SurfaceId,
-    /// Its opaque version (R-CAP-2).
-    pub version: OpaqueVersion,
-    /// The events it may send (R-STD-5).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub events: Vec<EventName>,
-    /// Its frozen schemas; may be absent, like `input_schema` (R-STD-14).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<ComponentSchemas>,
-}
-
-/// The frozen JSON Schemas (2020-12) of one standard component version (R-STD-3, R-STD-14).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComponentSchemas {
-    /// Of `payload.component.props`.
-    pub props: JsonObject,
-    /// Of `payload.state`.
-    pub state: JsonObject,
-    /// Of the `answer` in `submit` data.
-    pub answer: JsonObject,
-}
-
 /// One Surface an installed app declares, with its event names (R-INV-1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeclaredSurface {
@@ -374,69 +347,6 @@ pub struct AppList {
     pub capabilities: Vec<CapabilityDecl>,
 }
 payload_type!(AppList, "lineup.v1.app.list");
-
-/// An RFC 3339 timestamp such as `2026-08-02T12:10:00Z` (R-CAP-4 `expires_at`).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Timestamp(#[serde(with = "time::serde::rfc3339")] time::OffsetDateTime);
-
-impl Timestamp {
-    /// The RFC 3339 timestamp `text`, if it is one.
-    pub(crate) fn parse(text: &str) -> Option<Self> {
-        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-            .ok()
-            .map(Self)
-    }
-
-    /// Seconds since the Unix epoch.
-    pub fn unix_seconds(&self) -> i64 {
-        self.0.unix_timestamp()
-    }
-
-    /// The instant `secs` seconds after the Unix epoch; `None` outside the years -9999..=9999.
-    pub fn from_unix_seconds(secs: i64) -> Option<Self> {
-        time::OffsetDateTime::from_unix_timestamp(secs)
-            .ok()
-            .map(Self)
-    }
-
-    /// The instant `millis` milliseconds after the Unix epoch; `None` outside the years
-    /// -9999..=9999.
-    pub fn from_unix_millis(millis: i64) -> Option<Self> {
-        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(millis) * 1_000_000)
-            .ok()
-            .map(Self)
-    }
-
-    /// The instant `after` later than `self`; `None` past the year 9999.
-    pub fn checked_add(&self, after: std::time::Duration) -> Option<Self> {
-        let after = time::Duration::try_from(after).ok()?;
-        self.0.checked_add(after).map(Self)
-    }
-
-    /// How long from `self` until `later`; zero when `later` is not after `self`.
-    pub fn until(&self, later: &Timestamp) -> std::time::Duration {
-        let diff = later.0 - self.0;
-        std::time::Duration::try_from(diff).unwrap_or_default()
-    }
-}
-
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
-
-impl fmt::Debug for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self
-            .0
-            .format(&time::format_description::well_known::Rfc3339)
-        {
-            Ok(s) => f.write_str(&s),
-            Err(_) => write!(f, "{}", self.0.unix_timestamp()),
-        }
-    }
-}
 
 /// `lineup.v1.app.call`: the agent asks to run a declared capability (R-CAP-4). `Debug` shows
 /// the reason and the arguments as [`Fingerprint`]s (logs reach journald).

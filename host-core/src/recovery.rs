@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::effect::GoneReason;
 use crate::limits::Limits;
-use crate::session::GoneReason;
 
 /// What becomes of a Surface whose web process was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

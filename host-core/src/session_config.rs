@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use crate::apps::AppCatalog;
 use crate::component::ComponentSet;
+use crate::ids::Party;
 use crate::ids::{ConversationId, PartyId};
+use crate::keys::SessionId;
 use crate::limits::Limits;
-use crate::message::Party;
-use crate::sessions::SessionId;
 use crate::url_policy::LinkPolicy;
 use crate::Integrity;
 

@@ -170,7 +170,7 @@ impl Store {
             (id, package.version().to_string()),
         )
         .map_err(self.sqlite("insert into apps"))?;
-        let revision = bump(&tx).map_err(self.sqlite("update revision"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         tx.commit().map_err(self.sqlite("commit app install"))?;
         Ok(AppChange {
             id: id.to_owned(),
@@ -223,7 +223,7 @@ impl Store {
             (id, package.version().to_string()),
         )
         .map_err(self.sqlite("update apps"))?;
-        let revision = bump(&tx).map_err(self.sqlite("update revision"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         tx.commit().map_err(self.sqlite("commit app upgrade"))?;
         Ok(AppChange {
             id: id.to_owned(),
@@ -282,7 +282,7 @@ impl Store {
             (id, &previous),
         )
         .map_err(self.sqlite("update apps"))?;
-        let revision = bump(&tx).map_err(self.sqlite("update revision"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         tx.commit().map_err(self.sqlite("commit app rollback"))?;
         Ok(AppChange {
             id: id.to_owned(),
@@ -318,7 +318,7 @@ impl Store {
             (id, i64::from(enabled)),
         )
         .map_err(self.sqlite("update apps"))?;
-        let revision = bump(&tx).map_err(self.sqlite("update revision"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         tx.commit().map_err(self.sqlite("commit app enable"))?;
         Ok(AppChange {
             id: id.to_owned(),
@@ -358,7 +358,7 @@ impl Store {
             (id, now_rfc3339()),
         )
         .map_err(self.sqlite("insert into apps_removed"))?;
-        let revision = bump(&tx).map_err(self.sqlite("update revision"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         let orphans = self.orphans(&tx, digests)?;
         tx.commit().map_err(self.sqlite("commit app remove"))?;
         self.delete_from_cache(orphans);
@@ -538,16 +538,6 @@ fn current_of(
         |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)),
     )
     .optional()
-}
-
-/// Bumps the inventory revision counter in `tx`; the new value.
-pub(crate) fn bump(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
-    tx.query_row(
-        "UPDATE revision SET counter = counter + 1 WHERE id = 1 RETURNING counter",
-        [],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| u64::try_from(n).unwrap_or(0))
 }
 
 /// The registry as the kernel's app catalog (R-UI-9): only enabled apps whose cached bytes

@@ -68,7 +68,7 @@ impl Store {
             .execute(sql, params![agent.unwrap_or(""), capability, now_rfc3339()])
             .map_err(self.sqlite("change capability_policy"))?;
         if changed > 0 {
-            crate::apps::bump(&tx).map_err(self.sqlite("update revision"))?;
+            crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         }
         tx.commit()
             .map_err(self.sqlite("commit capability policy change"))?;

@@ -162,7 +162,7 @@ impl Store {
                 },
             },
         )?;
-        let revision = crate::apps::bump(&tx).map_err(self.sqlite("update revision"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
         tx.commit().map_err(self.sqlite("commit app forget"))?;
         Ok(revision)
     }

@@ -100,3 +100,13 @@ impl Store {
         Ok((epoch, number.unsigned_abs()))
     }
 }
+
+/// Bumps the inventory revision counter in `tx`; the new value.
+pub(crate) fn bump(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
+    tx.query_row(
+        "UPDATE revision SET counter = counter + 1 WHERE id = 1 RETURNING counter",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| u64::try_from(n).unwrap_or(0))
+}

@@ -69,15 +69,20 @@ mod desktop;
 mod error;
 mod event;
 mod gate;
+mod hardening;
 mod kiosk;
 mod notice;
+mod notice_window;
 mod platform;
 mod pool;
 mod probe;
 mod prompt;
+mod prompt_queue;
 mod shell;
 mod standby;
+mod standby_window;
 mod stdout;
+mod system_desktop;
 mod title;
 mod trusted;
 mod view;
@@ -94,27 +99,30 @@ pub use consent::{
 pub use delivery::DeliveryStats;
 pub use desktop::{
     read_picked, write_saved, ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile,
-    SaveLocation, SavedFile, SystemDesktop,
+    SaveLocation, SavedFile,
 };
 pub use error::ShellError;
 pub use event::{page_text, ViewEvent};
+pub use hardening::Hardening;
 pub use kiosk::{
     kiosk_window, monitors, on_terminate, skip_absent_a11y_bus, CursorHider, CursorPolicy,
     MonitorChoice, MonitorInfo,
 };
 pub use lineup_host_core::ConsentAnswer;
-pub use notice::{ActivityNotice, NoticeWindow, NOTICE_DURATION, NOTICE_TITLE};
+pub use notice::{ActivityNotice, NOTICE_DURATION, NOTICE_TITLE};
+pub use notice_window::NoticeWindow;
 pub use platform::{apply_theme, check_display, desktop_high_contrast};
-pub use prompt::{PromptOptions, PromptQueue, PromptSnapshot, MIN_GUARD_DELAY};
+pub use prompt::{PromptOptions, PromptSnapshot, MIN_GUARD_DELAY};
+pub use prompt_queue::PromptQueue;
 pub use shell::{ProbeStatus, Shell};
-pub use standby::{
-    cap_status, StandbyColor, StandbyScreen, StandbyWindow, MAX_STANDBY_STATUS_CHARS, PAINT_DELAY,
-};
+pub use standby::{cap_status, StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS, PAINT_DELAY};
+pub use standby_window::StandbyWindow;
 pub use stdout::ProtocolStdout;
+pub use system_desktop::SystemDesktop;
 pub use title::{
     imitates_consent_prompt, surface_window_title, CONSENT_PROMPT_TITLE, SURFACE_TITLE_MARKER,
 };
-pub use view::{Hardening, SurfaceView};
+pub use view::SurfaceView;
 
 /// The windowing and event-loop library the platform layer is built on, for embedders that
 /// make their own windows and event loop.

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use crate::config::ViewConfig;
 use crate::error::ShellError;
-use crate::view::Hardening;
+use crate::hardening::Hardening;
 
 /// The event name the probe script reports under.
 const PROBE_EVENT: &str = "lineup-probe";

@@ -153,52 +153,6 @@ const STANDBY_JS: &str = "(() => {\n\
   Object.defineProperty(window, 'lineupStandbyStatus', { value: (s) => set('status', String(s)) });\n\
 })();";
 
-/// The standby screen's view, over the Surfaces of a parent window: a trusted host page that
-/// comes up with [`StandbyWindow::show`] and steps aside with [`StandbyWindow::hide_after`].
-pub struct StandbyWindow(crate::platform::PlatformStandby);
-
-impl StandbyWindow {
-    /// Puts `screen` into `parent`'s container, above the child views, showing.
-    ///
-    /// # Errors
-    /// [`ShellError::NoContainer`] when `parent` has no container for child views, and
-    /// [`ShellError::Platform`] or [`ShellError::Unsupported`] when the view cannot be made.
-    pub fn new(parent: &tao::window::Window, screen: &StandbyScreen) -> Result<Self, ShellError> {
-        crate::platform::PlatformStandby::new(parent, screen).map(Self)
-    }
-
-    /// Comes up now, over every Surface.
-    pub fn show(&self) {
-        self.0.show();
-    }
-
-    /// Steps aside after `delay`, unless [`StandbyWindow::show`] comes first.
-    pub fn hide_after(&self, delay: Duration) {
-        self.0.hide_after(delay);
-    }
-
-    /// Replaces the status line (capped at [`MAX_STANDBY_STATUS_CHARS`]).
-    pub fn set_status(&self, status: &str) {
-        self.0.set_status(status);
-    }
-
-    /// Shows the activity notice over everything, in the standby's colours.
-    pub fn show_notice(&self, notice: &crate::ActivityNotice) {
-        self.0.show_notice(notice);
-    }
-
-    /// The small indicator over the Surfaces: shown with `text`, or hidden.
-    pub fn set_indicator(&self, text: Option<&str>) {
-        self.0.set_indicator(text);
-    }
-}
-
-impl std::fmt::Debug for StandbyWindow {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StandbyWindow").finish_non_exhaustive()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

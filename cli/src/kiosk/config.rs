@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lineup_host::{CursorPolicy, MonitorChoice, StandbyColor, StandbyScreen};
+
+use super::config_error::line_column;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -395,18 +397,6 @@ impl KioskConfig {
 /// Whether two regions share any area (touching edges do not count).
 fn overlaps(a: &Region, b: &Region) -> bool {
     a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
-}
-
-/// The 1-based line and column of byte `offset` in `text`.
-pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    // A span always starts on a character boundary; should one not, the whole text is counted.
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map_or(1, |l| l.chars().count() + 1);
-    (line, column)
 }
 
 #[cfg(test)]

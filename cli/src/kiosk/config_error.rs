@@ -6,8 +6,6 @@ use std::path::Path;
 
 use serde_path_to_error::Segment;
 
-use super::config::line_column;
-
 /// `FILE:LINE:COLUMN: KEY: message` for a file that does not deserialize.
 pub(super) fn describe(
     path: &Path,
@@ -100,4 +98,16 @@ fn unsigned_expected(raw: &str) -> Option<String> {
         Some(number) => number.to_owned(),
         None => found.to_owned(),
     })
+}
+
+/// The 1-based line and column of byte `offset` in `text`.
+pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    // A span always starts on a character boundary; should one not, the whole text is counted.
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(1, |l| l.chars().count() + 1);
+    (line, column)
 }

@@ -8,8 +8,8 @@ use std::fmt;
 
 use crate::capability::store::{CallKey, DecisionSource};
 use crate::ids::{AgentIdentity, CapabilityName, OpaqueVersion, Risk};
-use crate::message::Timestamp;
 use crate::redact::Fingerprint;
+use crate::timestamp::Timestamp;
 
 /// How many activities a session keeps; older ones leave the list (the audit log keeps every
 /// call, R-CAP-6).

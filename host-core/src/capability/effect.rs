@@ -13,8 +13,8 @@ use crate::capability::store::{
 };
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, OpaqueVersion, Risk};
 use crate::json::JsonObject;
-use crate::message::Timestamp;
 use crate::redact::Fingerprint;
+use crate::timestamp::Timestamp;
 
 /// A wall-clock time source, provided by the embedder, beside the monotonic [`crate::Clock`]:
 /// `expires_at` (R-CAP-4) and audit times are wall-clock times.

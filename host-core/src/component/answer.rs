@@ -5,8 +5,9 @@
 use serde_json::{json, Map, Value};
 
 use crate::ids::MessageId;
+use crate::ids::Party;
 use crate::json::JsonObject;
-use crate::message::{Party, Timestamp};
+use crate::timestamp::Timestamp;
 
 use super::catalog::ComponentKind;
 use super::rules::check_answer;
@@ -125,7 +126,7 @@ pub(crate) enum Status {
 /// One open component instance.
 #[derive(Debug, Clone)]
 pub(crate) struct Instance {
-    pub(crate) generation: crate::effect::Generation,
+    pub(crate) generation: crate::keys::Generation,
     pub(crate) kind: ComponentKind,
     pub(crate) props: JsonObject,
     pub(crate) state: JsonObject,

@@ -8,10 +8,10 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use super::wire::{ComponentSchemas, StandardComponent};
 use crate::error::UsageError;
 use crate::ids::{EventName, OpaqueVersion, SurfaceId};
 use crate::json::JsonObject;
-use crate::message::{ComponentSchemas, StandardComponent};
 
 /// One component of the v1 catalog (standard-components.md §3). The id on the wire is
 /// [`ComponentKind::as_str`]; every kind exists in version `"1"` only.

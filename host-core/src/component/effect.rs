@@ -1,8 +1,8 @@
 //! What the kernel asks the driver to do with standard components ([`ComponentEffect`], carried
 //! by [`Effect::Component`](crate::Effect::Component)) and why an instance goes away.
 
-use crate::effect::SurfaceKey;
 use crate::json::JsonObject;
+use crate::keys::SurfaceKey;
 use crate::markdown::SafeMarkdown;
 
 use super::catalog::ComponentKind;

@@ -25,7 +25,7 @@ pub use rules::DEFAULT_MAX_LENGTH;
 pub(crate) use rules::{check_props, check_state};
 pub(crate) use validate::{check_bytes, check_part, check_values, invalid};
 pub use validate::{MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_SAFE_INTEGER};
-pub use wire::{ComponentOpen, ComponentRef, Placement};
+pub use wire::{ComponentOpen, ComponentRef, ComponentSchemas, Placement, StandardComponent};
 
 /// The longest `fallback_text`, in bytes (R-STD-13).
 pub const MAX_FALLBACK_BYTES: usize = 4 * 1024;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use crate::error::ProtocolError;
-use crate::message::Timestamp;
+use crate::timestamp::Timestamp;
 
 use super::catalog::ComponentKind;
 use super::validate::invalid;

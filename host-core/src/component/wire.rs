@@ -5,9 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{InstanceId, OpaqueVersion, SurfaceId};
+use crate::ids::{EventName, InstanceId, OpaqueVersion, SurfaceId};
 use crate::json::JsonObject;
-use crate::message::Payload;
 use crate::redact::Fingerprint;
 
 /// `lineup.v1.ui.open` of a standard component (R-STD-1): the same type, namespace,
@@ -38,10 +37,6 @@ pub struct ComponentOpen {
         deserialize_with = "present_object"
     )]
     pub state: Option<JsonObject>,
-}
-
-impl Payload for ComponentOpen {
-    const TYPE: &'static str = "lineup.v1.ui.open";
 }
 
 fn present_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<JsonObject>, D::Error> {
@@ -90,4 +85,30 @@ impl fmt::Debug for ComponentRef {
 pub struct Placement {
     /// The instance, usually a Surface.
     pub near: InstanceId,
+}
+
+/// A standard component the client renders natively (R-INV-1, R-STD-14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StandardComponent {
+    /// The component id, e.g. `choice`.
+    pub id: SurfaceId,
+    /// Its opaque version (R-CAP-2).
+    pub version: OpaqueVersion,
+    /// The events it may send (R-STD-5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventName>,
+    /// Its frozen schemas; may be absent, like `input_schema` (R-STD-14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<ComponentSchemas>,
+}
+
+/// The frozen JSON Schemas (2020-12) of one standard component version (R-STD-3, R-STD-14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentSchemas {
+    /// Of `payload.component.props`.
+    pub props: JsonObject,
+    /// Of `payload.state`.
+    pub state: JsonObject,
+    /// Of the `answer` in `submit` data.
+    pub answer: JsonObject,
 }

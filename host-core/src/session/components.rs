@@ -12,7 +12,7 @@ use crate::component::{
 };
 use crate::display::display_text;
 use crate::markdown::{parse_markdown, SafeMarkdown};
-use crate::message::Timestamp;
+use crate::timestamp::Timestamp;
 
 const PROPS: &str = "payload.component.props";
 const STATE: &str = "payload.state";

@@ -25,7 +25,7 @@ use crate::SurfaceKey;
 mod capabilities;
 mod lifecycle;
 
-pub use crate::effect::SessionId;
+pub use crate::keys::SessionId;
 
 /// What the embedder (or webview-shell) provides to start a session: its clock, and its
 /// capability kernel's setup. host-core stays sans-IO; the store is behind this trait.

@@ -571,12 +571,20 @@ impl HostBuilder {
             },
         );
         Ok(Host {
-            sessions,
-            views,
-            driver,
+            engine: Engine {
+                sessions,
+                views,
+                driver,
+                proxy,
+                outbound: self.outbound,
+                delegate: self.delegate,
+                reopen: self.reopen,
+                notices: self.activity_notices.then(ActivityNotices::default),
+                work: VecDeque::new(),
+                draining: false,
+            },
             pending,
             session_idle: self.session_idle,
-            proxy,
             inbound: Arc::new(AtomicUsize::new(0)),
             policy,
             apps: self.app_center.map(|catalog| AppsWatch {
@@ -584,15 +592,9 @@ impl HostBuilder {
                 catalog,
                 next: Instant::now() + APPS_POLL,
             }),
-            outbound: self.outbound,
-            delegate: self.delegate,
             exit: false,
             exit_when_empty: false,
-            reopen: self.reopen,
             ignore_parent_close: self.ignore_parent_close,
-            notices: self.activity_notices.then(ActivityNotices::default),
-            work: VecDeque::new(),
-            draining: false,
         })
     }
 }

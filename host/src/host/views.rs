@@ -1,6 +1,7 @@
 //! The host's view table: every open Surface's webview, keyed by session and instance, with
 //! what belongs to it (its bridge-message backlog, its document layout, its requested height),
-//! and everything that creates, places, feeds and closes those views. The effect interpreter
+//! and everything that creates, places, feeds and closes those views, and what a reopened
+//! Surface keeps of its predecessor (R-UI-12). The effect interpreter
 //! ([`Host`](super::Host)) decides; this carries out what concerns the webviews.
 
 use std::cell::Cell;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lineup_host_core::{
-    Diagnostic, InlineBundle, InstanceId, Limits, SessionId, SurfaceKey, SurfaceOpen,
+    Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, SessionId, SurfaceKey, SurfaceOpen,
     BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
@@ -26,10 +27,27 @@ use lineup_webview_shell::{
 
 use super::builder::Layout;
 use super::handle::{HostEvent, Inner};
-use super::recovery::{Kept, Verdict};
+
 use super::standby::HostStandby;
 use crate::delegate::{ChildSlot, HostDelegate};
-use crate::watchdog::Watchdog;
+use crate::watchdog::{Verdict, Watchdog};
+
+/// What a reopened Surface keeps of the webview it replaces, so it comes back in the same place
+/// showing the same thing; nothing for a Surface opened by the agent.
+#[derive(Debug, Default)]
+pub(super) struct Kept {
+    /// Where its own window was, and its inner size (window placement).
+    pub(super) window: Option<Rect>,
+    /// The height its page last asked for (child views are laid out with it).
+    pub(super) requested_height: Option<u32>,
+    /// The bundle the embedder last reloaded it with ([`HostHandle::reload_bundle`]).
+    ///
+    /// [`HostHandle::reload_bundle`]: super::HostHandle::reload_bundle
+    pub(super) reloaded: Option<InlineBundle>,
+    /// The loss the reopen answers; should the new webview not be created, the Surface is gone
+    /// for this reason.
+    pub(super) lost: Option<GoneReason>,
+}
 
 /// One open Surface's webview and what the host keeps beside it.
 pub(super) struct Live {
@@ -533,5 +551,20 @@ impl Views {
                 .filter(|l| l.key == *key)
                 .map(|l| &l.view)
         })
+    }
+
+    /// What the Surface replacing `old` keeps of its webview, for a reopen after `reason`.
+    pub(super) fn kept(&self, old: &SurfaceKey, reason: GoneReason) -> Kept {
+        self.live(old)
+            .map(|live| Kept {
+                window: live.view.window_bounds(),
+                requested_height: live.requested_height,
+                reloaded: live.reloaded.clone(),
+                lost: Some(reason),
+            })
+            .unwrap_or(Kept {
+                lost: Some(reason),
+                ..Kept::default()
+            })
     }
 }

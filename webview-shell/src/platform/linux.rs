@@ -64,7 +64,7 @@ use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
-use crate::view::Hardening;
+use crate::hardening::Hardening;
 
 /// Where the view sits: a window it owns, or a `gtk::Fixed` inside the embedder's window.
 enum Container {

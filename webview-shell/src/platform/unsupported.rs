@@ -12,7 +12,7 @@ use tao::window::{Window, WindowId};
 use crate::config::{Placement, Rect, Theme, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
-use crate::view::Hardening;
+use crate::hardening::Hardening;
 
 const UNSUPPORTED: &str = "surface webviews need WebKitGTK, so Linux, for now";
 

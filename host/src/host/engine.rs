@@ -1,0 +1,515 @@
+//! The one interpreter of the kernel's effects ([`Engine::interpret`], every [`Effect`] by
+//! name) and the one route of a webview's reports into the kernel
+//! ([`Engine::handle_view_event`] → `Sessions::handle_page`), with what both act on: the
+//! session table, the view table, the capability driver, the delegate and the outbound
+//! callback. [`Host`](super::Host) owns one and feeds it the loop's events.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use lineup_host_core::{
+    Activity, Answer, CapabilityEffect, CloseReason, ComponentEffect, ConversationId, Effect,
+    GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey,
+    SurfaceOpen, Ticket,
+};
+use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::ViewEvent;
+
+use super::activity::ActivityNotices;
+use super::builder::OutboundFn;
+use super::handle::HostEvent;
+use super::link::AnnounceDone;
+use super::views::Kept;
+use super::views::{ProbeNews, Views};
+use crate::capabilities::CapabilityDriver;
+use crate::delegate::{HostDelegate, Refusal};
+use crate::watchdog::Verdict;
+
+/// The session table joined to the views, the capability driver and the embedder's callbacks:
+/// what the kernel's effects act on.
+pub(super) struct Engine {
+    pub(super) sessions: Sessions,
+    /// Every open Surface's webview, and what places and feeds them.
+    pub(super) views: Views,
+    /// Carries out the capability kernels' effects, when capabilities are enabled.
+    pub(super) driver: Option<CapabilityDriver>,
+    pub(super) proxy: EventLoopProxy<HostEvent>,
+    pub(super) outbound: Option<OutboundFn>,
+    pub(super) delegate: Box<dyn HostDelegate>,
+    /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
+    ///
+    /// [`HostBuilder::reopen_lost_surfaces`]: super::HostBuilder::reopen_lost_surfaces
+    pub(super) reopen: bool,
+    /// The activity notices, when [`HostBuilder::activity_notices`] is on.
+    ///
+    /// [`HostBuilder::activity_notices`]: super::HostBuilder::activity_notices
+    pub(super) notices: Option<ActivityNotices>,
+    /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
+    pub(super) work: VecDeque<(SessionId, Effect, Option<u64>)>,
+    /// Whether [`Engine::apply`] is draining `work` further up the stack.
+    pub(super) draining: bool,
+}
+
+impl Engine {
+    /// Hands an answer to the capability kernel and carries out what follows.
+    pub(super) fn capability_answered(
+        &mut self,
+        session: SessionId,
+        ticket: Ticket,
+        answer: Answer,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        match self.sessions.capability_answered(session, ticket, answer) {
+            Ok(effects) => self.apply(effects, None, target),
+            Err(e) => tracing::error!("capability answer refused by the kernel: {e}"),
+        }
+    }
+
+    /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
+    /// inventory went to the outbound callback. A conversation whose session ended gets it
+    /// opened again, vouching for `agent` (R-SES-1).
+    pub(super) fn announce_inventory(
+        &mut self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+        done: AnnounceDone,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let effects = match self.sessions.announce_inventory(&conversation) {
+            Some(effects) => Some(effects),
+            None => match self.sessions.open_session(conversation.clone(), agent) {
+                Ok(effects) => {
+                    tracing::info!("conversation {conversation}: session opened again (R-SES-1)");
+                    Some(effects)
+                }
+                Err(e) => {
+                    tracing::warn!("conversation {conversation}: no session to announce: {e}");
+                    None
+                }
+            },
+        };
+        let announced = effects.as_ref().is_some_and(|fx| {
+            fx.effects
+                .iter()
+                .any(|e| matches!(e, Effect::Send(Message::ClientInventory(_))))
+        });
+        if let Some(effects) = effects {
+            self.apply(effects, None, target);
+        }
+        (done.0)(announced);
+    }
+
+    /// Whether `key` names a Surface open now in a live session.
+    pub(super) fn is_current(&self, key: &SurfaceKey) -> bool {
+        self.sessions
+            .get(key.session)
+            .is_some_and(|s| s.is_current(key))
+    }
+
+    /// What the webview of `key` reported: page input goes to its session through the session
+    /// table (R-SEC-4: the key is the view's, never the page's word); a refusal goes to the
+    /// delegate.
+    pub(super) fn handle_view_event(
+        &mut self,
+        key: SurfaceKey,
+        event: ViewEvent,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let input = match event {
+            ViewEvent::Ipc(raw) => {
+                // For `lineup-bench`'s patch profile: the event loop took the bridge message.
+                tracing::debug!(target: "lineup_phase", phase = "bridge_message_handled");
+                let dropped = self.views.bridge_message_taken(&key, &raw);
+                if dropped.messages > 0 {
+                    let flood = PageInput::Flood {
+                        count: dropped.messages,
+                    };
+                    self.page_input(&key, flood, target);
+                }
+                if dropped.diagnostics > 0 {
+                    let count = dropped.diagnostics;
+                    self.page_input(&key, PageInput::DiagnosticsDropped { count }, target);
+                }
+                return self.page_input(&key, PageInput::Message(&raw), target);
+            }
+            ViewEvent::UserCloseRequested => PageInput::UserClosed,
+            ViewEvent::Crashed => {
+                if self.is_current(&key) {
+                    self.delegate.notify_crashed(&key);
+                }
+                return self.lost(key, GoneReason::Crashed, target);
+            }
+            // The hang watchdog's termination (R-UI-12).
+            ViewEvent::Unresponsive => return self.lost(key, GoneReason::Unresponsive, target),
+            // Never reopened: the page would only fill its ceiling again (R-UI-12).
+            ViewEvent::MemoryExceeded => {
+                tracing::warn!("surface {key}: web process ended at its memory ceiling");
+                PageInput::Gone(GoneReason::Memory)
+            }
+            ViewEvent::IpcTooLarge { len } => PageInput::Oversized { len },
+            ViewEvent::LoadFinished => return,
+            ViewEvent::DocumentCommitted => {
+                if self.views.committed(&key) {
+                    PageInput::EmbedderReloaded
+                } else {
+                    PageInput::DocumentCommitted
+                }
+            }
+            ViewEvent::PageCloseAttempt => return self.refused(&key, Refusal::PageClose),
+            ViewEvent::NavigationRefused(url) => {
+                return self.refused(&key, Refusal::Navigation(url))
+            }
+            ViewEvent::NewWindowRefused(url) => return self.refused(&key, Refusal::NewWindow(url)),
+            ViewEvent::DownloadRefused(url) => return self.refused(&key, Refusal::Download(url)),
+            ViewEvent::PermissionDenied => return self.refused(&key, Refusal::Permission),
+            ViewEvent::DialogSuppressed => return self.refused(&key, Refusal::Dialog),
+            ViewEvent::DropRefused => return self.refused(&key, Refusal::Drop),
+            ViewEvent::FileChooserRefused => return self.refused(&key, Refusal::FileChooser),
+        };
+        self.page_input(&key, input, target);
+    }
+
+    /// Hands `input` of the view of `key` to its session and carries out what follows.
+    pub(super) fn page_input(
+        &mut self,
+        key: &SurfaceKey,
+        input: PageInput<'_>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let effects = self.sessions.handle_page(key, input);
+        self.apply(effects, None, target);
+    }
+
+    /// The view of `key` refused what its page tried; the delegate hears of it.
+    pub(super) fn refused(&mut self, key: &SurfaceKey, refusal: Refusal) {
+        if self.is_current(key) {
+            self.delegate.notify_refused(key, &refusal);
+        }
+    }
+
+    pub(super) fn poll_probe(&mut self, target: &EventLoopWindowTarget<HostEvent>) {
+        match self.views.poll_probe() {
+            ProbeNews::None | ProbeNews::Passed => {}
+            ProbeNews::Failed { reason, held } => {
+                self.delegate.notify_probe_failed(&reason);
+                let why = format!("the isolation probe failed (R-SEC-8): {reason}");
+                // Views created while the probe ran: their documents were never served (the
+                // gate refused them); they close, and the agent hears the open failed.
+                for key in held {
+                    self.page_input(&key, PageInput::OpenFailed(&why), target);
+                    self.destroy(&key);
+                }
+            }
+        }
+    }
+
+    /// Carries out the effects of one session (or of the session table); a capability effect's
+    /// answer goes back to that session.
+    pub(super) fn apply(
+        &mut self,
+        effects: SessionEffects,
+        line: Option<u64>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let SessionEffects { session, effects } = effects;
+        // Effects that arise while one is carried out (a capability answer's, a failed open's)
+        // go first, before the rest of the batch, as a nested call would take them; the
+        // outermost call drains the queue, so nothing recurses through here.
+        for effect in effects.into_iter().rev() {
+            self.work.push_front((session, effect, line));
+        }
+        if self.draining {
+            return;
+        }
+        self.draining = true;
+        while let Some((session, effect, line)) = self.work.pop_front() {
+            self.interpret(session, effect, line, target);
+        }
+        self.draining = false;
+    }
+
+    /// The one interpreter of the kernel's effects: every [`Effect`] by name.
+    pub(super) fn interpret(
+        &mut self,
+        session: SessionId,
+        effect: Effect,
+        line: Option<u64>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        match effect {
+            Effect::Component(effect) => self.component(effect, target),
+            Effect::Open(open) => self.open(open, target),
+            Effect::Replace { old, open } => {
+                self.destroy(&old);
+                self.delegate.notify_closed(&old, &CloseReason::Replaced);
+                self.open(open, target);
+            }
+            Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
+            Effect::Ready(key) => {
+                self.views.ready(&key);
+                self.delegate.notify_ready(&key);
+            }
+            Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
+            Effect::RestoreDocument(key) => {
+                // R-SEC-2a: the page replaced its document without a navigation (a
+                // `javascript:` URL); its own document is loaded again and gets the current
+                // state after its `ready` (R-UI-10).
+                if let Some(view) = self.views.view(&key) {
+                    if let Err(e) = view.restore_document() {
+                        tracing::warn!("surface {key}: cannot restore its document: {e}");
+                    }
+                }
+                self.delegate
+                    .notify_refused(&key, &Refusal::DocumentReplaced);
+            }
+            Effect::DeliverState { key, state } => {
+                if let Some(view) = self.views.view(&key) {
+                    if let Err(e) = view.deliver_state(&state.to_json()) {
+                        tracing::warn!("surface {key}: state not delivered: {e}");
+                    }
+                }
+            }
+            Effect::Resize { key, height } => {
+                self.views.resize(&key, height, self.delegate.as_mut());
+            }
+            Effect::Diagnostic { key, diagnostic } => {
+                self.views
+                    .diagnostic(&key, diagnostic, self.delegate.as_mut());
+            }
+            Effect::Close { key, reason } => {
+                self.destroy(&key);
+                self.delegate.notify_closed(&key, &reason);
+            }
+            Effect::Send(message) => {
+                if let Some(outbound) = self.outbound.as_mut() {
+                    outbound(&message);
+                }
+                self.delegate.notify_outbound(&message);
+            }
+            Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
+            Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
+            Effect::Capability(CapabilityEffect::Activity(activity)) => {
+                self.activity(&activity);
+            }
+            // Only sessions whose factory turned capabilities on emit capability work.
+            Effect::Capability(effect) => {
+                let answer = match self.driver.as_mut() {
+                    Some(driver) => driver.execute(session, effect),
+                    None => {
+                        // Its arguments are the agent's: not logged.
+                        tracing::error!(
+                            "a capability effect reached a host without capabilities; ignored"
+                        );
+                        None
+                    }
+                };
+                if let Some((ticket, answer)) = answer {
+                    self.capability_answered(session, ticket, answer, target);
+                }
+            }
+        }
+    }
+
+    /// Carries out each batch of `effects`, in order.
+    pub(super) fn apply_all(
+        &mut self,
+        effects: Vec<SessionEffects>,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        for effects in effects {
+            self.apply(effects, None, target);
+        }
+    }
+
+    /// R-SEC-8: the view is created at once, even while the isolation probe runs; its document
+    /// is then held until the probe passed ([`Shell::open_gated`]), and the view closed with
+    /// `open_failed` if it failed ([`Engine::poll_probe`]).
+    ///
+    /// [`Shell::open_gated`]: lineup_webview_shell::Shell::open_gated
+    pub(super) fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
+        self.views.hold_until_probed(&open.key);
+        self.create(open, Kept::default(), target);
+    }
+
+    /// Creates the webview of `open` ([`Views::create`], the one place a Surface's webview is
+    /// made); a reopened one keeps what its predecessor had (`kept`). A view that cannot be
+    /// made fails the open, or leaves a reopened Surface gone (R-UI-12).
+    pub(super) fn create(
+        &mut self,
+        open: SurfaceOpen,
+        kept: Kept,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let key = open.key.clone();
+        let limits = self.sessions.limits().clone();
+        match self
+            .views
+            .create(&open, &kept, &limits, &self.proxy, target)
+        {
+            Ok(()) => {
+                // The delegate hears of the Surface before it is asked where to put it, so a
+                // layout by key (a kiosk's regions) knows it on the first placement.
+                self.delegate.notify_opened(&key, &open.app);
+                self.views.relayout(self.delegate.as_mut());
+            }
+            Err(e) => {
+                let why = e.to_string();
+                match kept.lost {
+                    Some(reason) => {
+                        tracing::warn!("surface {key}: cannot be reopened: {why}");
+                        self.page_input(&key, PageInput::Gone(reason), target);
+                    }
+                    None => self.page_input(&key, PageInput::OpenFailed(&why), target),
+                }
+            }
+        }
+    }
+
+    /// Closes the webview of `key`, and lays out the rest again.
+    pub(super) fn destroy(&mut self, key: &SurfaceKey) {
+        if self.views.destroy(key) {
+            self.views.relayout(self.delegate.as_mut());
+        }
+    }
+
+    /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
+    /// session reopens the Surface within its budget, or closes it and tells the agent; with
+    /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
+    pub(super) fn lost(
+        &mut self,
+        key: SurfaceKey,
+        reason: GoneReason,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let input = if self.reopen {
+            PageInput::Lost(reason)
+        } else {
+            PageInput::Gone(reason)
+        };
+        self.page_input(&key, input, target);
+    }
+
+    /// Carries out [`Effect::Reopen`]: the webview of `old` goes, and `open` (same instance, new
+    /// generation) is created where it was, with the embedder's reloaded bundle if there was
+    /// one. Its state follows its page's `ready` (R-UI-12).
+    pub(super) fn reopen(
+        &mut self,
+        old: SurfaceKey,
+        mut open: SurfaceOpen,
+        reason: GoneReason,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let kept = self.views.kept(&old, reason);
+        if let Some(bundle) = &kept.reloaded {
+            open.app.bundle = bundle.clone();
+        }
+        tracing::warn!(
+            "surface {old}: web process lost ({reason}); reopened as {} (R-UI-12)",
+            open.key
+        );
+        self.destroy(&old);
+        self.delegate
+            .notify_closed(&old, &CloseReason::Reopened(reason));
+        self.create(open, kept, target);
+    }
+
+    /// Runs the hang watchdog (R-UI-12): the web process of a view past its deadline is
+    /// terminated (the crash path follows when the engine reports it, as `unresponsive`), and a
+    /// Surface whose termination the engine never reported ends anyway. Returns when to check
+    /// again.
+    pub(super) fn poll_watchdog(
+        &mut self,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> Option<Instant> {
+        let (verdicts, next) = self.views.poll_watchdog();
+        for (key, verdict) in verdicts {
+            match verdict {
+                Verdict::Terminate => {
+                    tracing::warn!(
+                        "surface {key}: its page stopped answering; its web process is terminated (R-UI-12)"
+                    );
+                    self.delegate.notify_unresponsive(&key);
+                    if let Some(view) = self.views.view(&key) {
+                        view.terminate_web_process();
+                    }
+                }
+                Verdict::TerminationLost => {
+                    tracing::warn!(
+                        "surface {key}: the engine did not report the termination of its web process; ended anyway"
+                    );
+                    self.lost(key, GoneReason::Unresponsive, target);
+                }
+                Verdict::Wait | Verdict::Ping => {}
+            }
+        }
+        next
+    }
+
+    /// What ran (original §5.3): logged (never the reason), told to the delegate, and shown in
+    /// the host's notice when the user saw nothing of it.
+    pub(super) fn activity(&mut self, activity: &Activity) {
+        tracing::info!("activity: {activity}");
+        self.delegate.notify_capability_ran(activity);
+        if let Some(notices) = self.notices.as_mut() {
+            notices.show(activity, self.views.standby.as_ref());
+        }
+    }
+
+    /// Standard components (R-STD-1): this host has no renderer for them yet, so it offers none
+    /// (each session's renderable set stays empty and `client.inventory` lists none), and a
+    /// component it is asked to show anyway fails closed: the session closes it with
+    /// `renderer_failed` (R-STD-13). Nothing is on screen to update, lock or hide.
+    pub(super) fn component(
+        &mut self,
+        effect: ComponentEffect,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        match effect {
+            ComponentEffect::Show(shown) => {
+                tracing::warn!(
+                    "component {}: no renderer for standard components; closed",
+                    shown.key
+                );
+                self.page_input(&shown.key, PageInput::ComponentFailed, target);
+            }
+            ComponentEffect::Update { .. }
+            | ComponentEffect::Lock { .. }
+            | ComponentEffect::Hide { .. } => {}
+        }
+    }
+
+    /// Ends every session: Surfaces close silently; waiting calls are cancelled and their
+    /// records finished (the store effects run; nothing is sent).
+    pub(super) fn close_all(&mut self) {
+        for ended in self.sessions.end_all() {
+            let SessionEffects { session, effects } = ended;
+            for effect in effects {
+                match effect {
+                    Effect::Close { key, reason } => {
+                        self.destroy(&key);
+                        self.delegate.notify_closed(&key, &reason);
+                    }
+                    Effect::Capability(effect) => {
+                        if let Some(driver) = self.driver.as_mut() {
+                            let _ = driver.execute(session, effect);
+                        }
+                    }
+                    // Ending sessions close and cancel; nothing opens, draws or is sent.
+                    Effect::Open(_)
+                    | Effect::Replace { .. }
+                    | Effect::Reopen { .. }
+                    | Effect::Ready(_)
+                    | Effect::Reloaded(_)
+                    | Effect::RestoreDocument(_)
+                    | Effect::DeliverState { .. }
+                    | Effect::Resize { .. }
+                    | Effect::Send(_)
+                    | Effect::Rejected(_)
+                    | Effect::Diagnostic { .. }
+                    | Effect::Dropped { .. }
+                    | Effect::Component(_) => {}
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Checks that no crate of the workspace has an import circle between its modules.
+
+For every library and binary crate under the workspace, each `.rs` file is a module (`src/a.rs`
+and `src/a/mod.rs` are `a`, `src/a/b.rs` is `a::b`). A `use crate::x::…`, `crate::x::…` path or
+`super::x::…` path in module `m` is an edge from `m` to the module it names, taken at the level
+where the two paths part (siblings under their common parent: `a::b` using `crate::a::c::T` is
+the edge `b -> c` under `a`; a module naming its own parent's items is no edge). Test modules
+(`tests.rs`, `*_tests.rs`, `tests/`) are left out. Exits 1 naming each circle.
+"""
+
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SKIP = {"target", "fuzz", ".git", "node_modules"}
+
+
+def crates():
+    for manifest in sorted(ROOT.rglob("Cargo.toml")):
+        rel = manifest.relative_to(ROOT)
+        if SKIP.intersection(rel.parts) or not (manifest.parent / "src").is_dir():
+            continue
+        yield manifest.parent
+
+
+def module_of(src, path):
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts[-1] in ("lib", "main", "mod"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def is_test(mod):
+    return any(p == "tests" or p.endswith("_tests") for p in mod)
+
+
+def strip_comments(text):
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def paths_in(text):
+    """Every `crate::…` or `super::…` path, with `use` groups flattened one level."""
+    for m in re.finditer(r"\b(crate|super)((?:::\w+)+)(::\{([^}]*)\})?", text):
+        head = [m.group(1)] + [p for p in m.group(2).split("::") if p]
+        if m.group(4):
+            for item in m.group(4).split(","):
+                item = item.strip().split(" as ")[0].strip()
+                yield head + [p for p in item.split("::") if p and p != "self"]
+        else:
+            yield head
+
+
+def resolve(mod, path, modules):
+    """The module a path names, as a tuple, or None."""
+    if path[0] == "crate":
+        base, rest = (), path[1:]
+    else:
+        base = mod
+        rest = path
+        while rest and rest[0] == "super":
+            base = base[:-1]
+            rest = rest[1:]
+    target = base
+    for part in rest:
+        if target + (part,) in modules:
+            target = target + (part,)
+        else:
+            break
+    return target
+
+
+def circles(edges):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    sys.setrecursionlimit(10000)
+    found = []
+    for crate in crates():
+        src = crate / "src"
+        files = {module_of(src, p): p for p in src.rglob("*.rs")}
+        modules = set(files)
+        edges = {}
+        for mod, path in files.items():
+            if is_test(mod):
+                continue
+            text = strip_comments(path.read_text(encoding="utf-8", errors="replace"))
+            text = re.split(r"#\[cfg\(test\)\]\s*mod tests\s*\{", text)[0]
+            for p in paths_in(text):
+                target = resolve(mod, p, modules)
+                if is_test(target):
+                    continue
+                # Where the two paths part: siblings under their common parent.
+                common = 0
+                while common < min(len(mod), len(target)) and mod[common] == target[common]:
+                    common += 1
+                if common == len(mod) or common == len(target):
+                    continue  # a module and its own ancestor or descendant
+                a, b = mod[: common + 1], target[: common + 1]
+                edges.setdefault(a, set()).add(b)
+        for comp in circles(edges):
+            names = " ⇄ ".join("::".join(m) for m in comp)
+            found.append(f"{crate.relative_to(ROOT)}: {names}")
+    if found:
+        print("import circles between modules:", *found, sep="\n  ")
+        return 1
+    print("no import circle between the modules of any crate")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
