@@ -16,13 +16,14 @@ use lineup_host_core::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use lineup_webview_shell::{open_url_host, ShellError};
+use lineup_host_core::open_url_host;
+use lineup_webview_shell::ShellError;
 
 mod dialogs;
 mod provider;
 mod recording;
 
-pub use provider::{AnswerSink, CapabilityProvider};
+pub use provider::{AnswerSink, CapabilityProvider, PromptWording};
 
 use dialogs::{Chosen, Dialogs};
 pub use lineup_webview_shell::{
@@ -124,6 +125,17 @@ impl Builtin {
         }
     }
 
+    /// What its consent prompt says it asks, in plain words (R-CAP-4): the built-in's own
+    /// wording, not the platform's.
+    pub fn headline(self) -> &'static str {
+        match self {
+            Builtin::OpenUrl => "asks to open a link in your browser",
+            Builtin::ClipboardWrite => "asks to copy text to your clipboard",
+            Builtin::PickFile => "asks you to choose a file to give it",
+            Builtin::SaveArtifact => "asks to save a file on your computer",
+        }
+    }
+
     /// Its `input_schema`.
     pub fn input_schema(self) -> Value {
         match self {
@@ -131,7 +143,7 @@ impl Builtin {
                 "type": "object",
                 "required": ["url"],
                 "properties": {
-                    "url": { "type": "string", "minLength": 1, "maxLength": lineup_webview_shell::MAX_URL_BYTES }
+                    "url": { "type": "string", "minLength": 1, "maxLength": lineup_host_core::MAX_URL_BYTES }
                 },
                 "additionalProperties": false
             }),
@@ -457,6 +469,31 @@ impl Builtins {
 }
 
 impl CapabilityProvider for Builtins {
+    /// The built-in's own wording; for `app.open_url` the host the link leads to, by
+    /// host-core's link rule, the one the kernel checked the argument with before any prompt
+    /// (`ArgumentRule::link`). A link that rule refuses gets no wording, so no prompt.
+    fn prompt_wording(
+        &self,
+        capability: &CapabilityName,
+        arguments: &JsonObject,
+    ) -> Option<Result<PromptWording, String>> {
+        let builtin = self.builtin(capability)?;
+        let link_host = match builtin {
+            Builtin::OpenUrl => match arguments.as_map().get("url") {
+                Some(Value::String(url)) => match open_url_host(url) {
+                    Ok(host) => Some(host),
+                    Err(e) => return Some(Err(format!("the url argument is refused: {e}"))),
+                },
+                _ => return Some(Err("app.open_url has no url argument".to_owned())),
+            },
+            Builtin::ClipboardWrite | Builtin::PickFile | Builtin::SaveArtifact => None,
+        };
+        Some(Ok(PromptWording {
+            headline: builtin.headline().to_owned(),
+            link_host,
+        }))
+    }
+
     /// Whether the permission check of `request` is a built-in's dialog.
     fn owns_hook(&self, request: &HookRequest) -> bool {
         matches!(

@@ -623,3 +623,48 @@ fn a_withdrawn_deadline_is_over() {
     assert!(until.is_over() && until.is_withdrawn());
     assert_eq!(until.remaining(), Duration::ZERO);
 }
+
+/// R-CAP-4: each built-in words its own prompt; `app.open_url` shows where the link leads, by
+/// host-core's link rule, and a link that rule refuses gets no prompt at all.
+#[test]
+fn r_cap_4_builtins_word_their_own_prompts() {
+    let (builtins, _) = Builtins::start(BuiltinConfig {
+        enabled: Builtin::ALL.into_iter().collect(),
+        desktop: Some(Arc::new(RecordingDesktop::new())),
+    })
+    .unwrap()
+    .unwrap();
+    let args = |v: serde_json::Value| JsonObject::try_from(v).unwrap();
+    let name = |n: &str| CapabilityName::try_from(n).unwrap();
+    let open = builtins
+        .prompt_wording(
+            &name("app.open_url"),
+            &args(json!({"url": "https://bücher.example/a"})),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(open.headline, "asks to open a link in your browser");
+    assert_eq!(open.link_host.as_deref(), Some("xn--bcher-kva.example"));
+    for refused in [
+        json!({"url": "https://bank.example@evil.example/"}),
+        json!({"url": 5}),
+        json!({}),
+    ] {
+        assert!(
+            builtins
+                .prompt_wording(&name("app.open_url"), &args(refused.clone()))
+                .unwrap()
+                .is_err(),
+            "{refused}"
+        );
+    }
+    let copy = builtins
+        .prompt_wording(&name("clipboard.write"), &args(json!({"text": "x"})))
+        .unwrap()
+        .unwrap();
+    assert_eq!(copy.headline, "asks to copy text to your clipboard");
+    assert_eq!(copy.link_host, None);
+    assert!(builtins
+        .prompt_wording(&name("weather.set_unit"), &args(json!({})))
+        .is_none());
+}

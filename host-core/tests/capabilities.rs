@@ -1599,3 +1599,30 @@ fn every_call_that_runs_is_in_the_activity_list_with_its_grant_and_unseen_ones_a
     );
     assert!(!format!("{first:?}").contains("totals"));
 }
+
+/// A prompt the host cannot show (none configured, or the capability's owner could not word the
+/// call) is the host's decision, never the user's: `failed`, audited as policy (R-CAP-4).
+#[test]
+fn r_cap_4_an_unavailable_prompt_fails_the_call_as_the_hosts_decision() {
+    let mut h = Harness::new(None);
+    h.register(open_url(Risk::UserConfirmation));
+    h.call("c1", "app.open_url", url_args(), 60);
+    h.consent(ConsentAnswer::Unavailable);
+    let failed = h.last_result();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(h.runs.is_empty());
+    let audit = h.audit_of("c1");
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.decision == Some(Decision::Cancelled)
+                && a.source == Some(DecisionSource::Policy)),
+        "{audit:?}"
+    );
+    assert!(
+        !audit
+            .iter()
+            .any(|a| a.source == Some(DecisionSource::Prompt)),
+        "not the user's: {audit:?}"
+    );
+}

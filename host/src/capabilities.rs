@@ -312,33 +312,43 @@ impl CapabilityDriver {
         let ticket = request.ticket;
         let Some(prompt) = self.prompt.as_mut() else {
             tracing::warn!(
-                "no consent prompt is configured; call {} cancelled",
+                "no consent prompt is configured; call {} failed",
                 request.call.key
             );
-            return Some((ticket, Answer::Consent(ConsentAnswer::Dismissed)));
+            return Some((ticket, Answer::Consent(ConsentAnswer::Unavailable)));
         };
         let agent = request
             .call
             .agent
             .as_ref()
             .map_or_else(|| "an unidentified agent".to_owned(), ToString::to_string);
-        let shown = PromptContent::new(
+        let mut shown = PromptContent::new(
             &agent,
             request.call.capability.clone(),
             request.call.version.clone(),
             request.call.risk,
             &request.reason,
             request.call.arguments.as_map(),
-        );
-        let shown = match shown {
-            Ok(shown) => shown
-                .with_remember(request.may_remember)
-                .with_expires_at(request.expires_at),
-            Err(e) => {
-                tracing::warn!("call {} refused before any prompt: {e}", request.call.key);
-                return Some((ticket, Answer::Consent(ConsentAnswer::Deny)));
+        )
+        .with_remember(request.may_remember)
+        .with_expires_at(request.expires_at);
+        // R-CAP-4: a capability's owner words its own prompt; the platform knows no name.
+        let wording = self.builtins.as_ref().and_then(|provider| {
+            provider.prompt_wording(&request.call.capability, &request.call.arguments)
+        });
+        match wording {
+            Some(Ok(wording)) => {
+                shown = shown.with_headline(&wording.headline);
+                if let Some(host) = &wording.link_host {
+                    shown = shown.with_link_host(host);
+                }
             }
-        };
+            Some(Err(why)) => {
+                tracing::warn!("call {}: no prompt can be shown: {why}", request.call.key);
+                return Some((ticket, Answer::Consent(ConsentAnswer::Unavailable)));
+            }
+            None => {}
+        }
         let sink = Arc::clone(&self.sink);
         let (pending, handle) = PendingConsent::new(shown, move |answer| {
             sink(session, ticket, Answer::Consent(answer));

@@ -51,19 +51,19 @@ pub use host::{
 };
 pub use lineup_builtins::{
     sanitize_file_name, AnswerSink, Builtin, BuiltinConfig, Builtins, CapabilityProvider,
-    DesktopCall, RecordingDesktop, UnknownBuiltin, MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN,
-    MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
+    DesktopCall, PromptWording, RecordingDesktop, UnknownBuiltin, MAX_ARTIFACT_BYTES,
+    MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
 };
 pub use lineup_webview_shell::{
     imitates_consent_prompt, kiosk_window, language_from_environment, monitors, on_terminate,
-    open_url_host, risk_in_words, skip_absent_a11y_bus, surface_window_title, tao, ArgumentLine,
-    ChooseFile, ConsentAnswer, ConsentHandle, ConsentPrompt, Contrast, CursorHider, CursorPolicy,
+    risk_in_words, skip_absent_a11y_bus, surface_window_title, tao, ArgumentLine, ChooseFile,
+    ConsentAnswer, ConsentHandle, ConsentPrompt, Contrast, CursorHider, CursorPolicy,
     DangerousViewConfig, Deadline, DeliveryStats, Desktop, DesktopError, Hardening, MonitorChoice,
     MonitorInfo, PendingConsent, PickedFile, Placement, ProbeStatus, PromptContent, PromptOptions,
     PromptQueue, PromptSnapshot, ProtocolStdout, Rect, RememberNotPermitted, SaveFile,
     SaveLocation, SavedFile, Shell, ShellError, StandbyColor, StandbyScreen, SurfaceView,
     SystemDesktop, SystemWallClock, Theme, ViewConfig, ViewEvent, CONSENT_PROMPT_TITLE,
     MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES,
-    MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_REASON_GRAPHEMES, MAX_STANDBY_STATUS_CHARS, MAX_URL_BYTES,
-    MIN_GUARD_DELAY, NOTICE_DURATION, NOTICE_TITLE, SURFACE_TITLE_MARKER,
+    MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
+    MAX_STANDBY_STATUS_CHARS, MIN_GUARD_DELAY, NOTICE_DURATION, NOTICE_TITLE, SURFACE_TITLE_MARKER,
 };

@@ -104,7 +104,6 @@ fn pending(answers: &Answers, label: &str, remember: bool) -> (PendingConsent, C
         label,
         arguments.as_object().unwrap(),
     )
-    .unwrap()
     .with_remember(remember);
     let sink = Arc::clone(&answers.0);
     let label = label.to_owned();
@@ -523,21 +522,10 @@ fn escaped(h: &mut Harness, x: &X11) -> Outcome {
         &reason,
         arguments.as_object().unwrap(),
     )
-    .map_err(|e| e.to_string())?;
-    // Userinfo is refused before any prompt.
-    ensure!(
-        PromptContent::new(
-            "agent-7",
-            "app.open_url".try_into().unwrap(),
-            "1".try_into().unwrap(),
-            Risk::UserConfirmation,
-            "r",
-            json!({ "url": "https://bank.example@evil.example/" })
-                .as_object()
-                .unwrap(),
-        )
-        .is_err(),
-        "a URL with userinfo was accepted"
+    // The built-in's own wording, as its provider gives it (R-CAP-4).
+    .with_headline(lineup_host::Builtin::OpenUrl.headline())
+    .with_link_host(
+        lineup_host_core::open_url_host("https://bücher.example/a").map_err(|e| e.to_string())?,
     );
     let mut q = queue(h)?;
     q.request(
@@ -647,8 +635,7 @@ fn long_reason(h: &mut Harness, x: &X11) -> Outcome {
         Risk::UserConfirmation,
         &reason,
         arguments.as_object().unwrap(),
-    )
-    .unwrap();
+    );
     let sink = Arc::clone(&answers.0);
     let (pending, _handle) = PendingConsent::new(request, move |answer| {
         if let Ok(mut all) = sink.lock() {

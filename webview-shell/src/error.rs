@@ -44,17 +44,6 @@ pub enum ShellError {
     )]
     NoContainer,
 
-    /// An `app.open_url` link was refused before any prompt: not http(s), no host, userinfo
-    /// (`name@host`), too long or not a URL ([`open_url_host`](crate::open_url_host)). The agent
-    /// got it wrong.
-    #[error("url '{url}' refused: it {reason}")]
-    UrlRefused {
-        /// The URL as given, cleaned and capped for logs.
-        url: String,
-        /// Why: the link rule's sentence.
-        reason: String,
-    },
-
     /// The embedder used the kernel wrongly (a limit that cannot work, a capability registered
     /// twice, a schema that does not compile): fix the call.
     #[error(transparent)]

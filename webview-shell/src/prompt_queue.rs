@@ -292,8 +292,7 @@ mod tests {
             Risk::UserConfirmation,
             "<img src=x onerror=alert(1)></script>",
             arguments.as_object().unwrap_or_else(|| panic!("object")),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        );
         let document = prompt_document(&request).unwrap_or_else(|e| panic!("{e}"));
         let html = document.html();
         for agent_markup in ["<b>", "<img", "<i>", "</script><"] {

@@ -48,6 +48,9 @@ pub enum ConsentAnswer {
     Deny,
     /// The prompt was dismissed, timed out, or dropped unanswered: `cancelled`.
     Dismissed,
+    /// No prompt could be shown (none is configured, or the capability's owner could not word
+    /// this call): `failed`, audited as the host's decision, never as the user's.
+    Unavailable,
 }
 
 /// The registered facts of a call a consent prompt or the embedder's hook decides on. The

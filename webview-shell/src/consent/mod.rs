@@ -5,12 +5,9 @@
 use std::fmt;
 
 use lineup_host_core::{
-    check_link, display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk,
-    Timestamp,
+    display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk, Timestamp,
 };
 use serde_json::{Map, Value};
-
-use crate::error::ShellError;
 
 /// The longest `reason` a prompt shows, in extended grapheme clusters, before its `…`.
 pub const MAX_REASON_GRAPHEMES: usize = 1000;
@@ -22,11 +19,8 @@ pub const MAX_ARGUMENTS_SHOWN: usize = 8;
 pub const MAX_ARGUMENT_KEY_GRAPHEMES: usize = 40;
 /// The longest argument value shown, in extended grapheme clusters, before its `…`.
 pub const MAX_ARGUMENT_VALUE_GRAPHEMES: usize = 160;
-/// The longest URL [`open_url_host`] accepts, in bytes.
-pub const MAX_URL_BYTES: usize = 8 * 1024;
-
-/// The capability whose `url` argument is shown as its parsed host (and refused with userinfo).
-const OPEN_URL: &str = "app.open_url";
+/// The longest headline a capability's own wording may give, in extended grapheme clusters.
+pub const MAX_HEADLINE_GRAPHEMES: usize = 120;
 
 /// What a consent prompt shows the user about one `app.call` (R-CAP-4): who asks, for which
 /// capability, at which risk, why, and with which arguments.
@@ -37,6 +31,11 @@ const OPEN_URL: &str = "app.open_url";
 /// ([`MAX_AGENT_GRAPHEMES`], [`MAX_REASON_GRAPHEMES`], [`MAX_ARGUMENT_KEY_GRAPHEMES`],
 /// [`MAX_ARGUMENT_VALUE_GRAPHEMES`], at most [`MAX_ARGUMENTS_SHOWN`] arguments). What comes out is
 /// plain text: a prompt must still show it as text, never as markup.
+///
+/// The platform layer knows no capability by name: what a capability asks in plain words
+/// ([`PromptContent::with_headline`]) and, for a link, where it leads
+/// ([`PromptContent::with_link_host`], checked by host-core's one URL rule) come from whoever
+/// owns the capability (the built-ins their own wording, R-CAP-4).
 ///
 /// ```
 /// use lineup_host_core::Risk;
@@ -49,7 +48,11 @@ const OPEN_URL: &str = "app.open_url";
 ///     Risk::UserConfirmation,
 ///     "To show you\u{202E} the shop",
 ///     arguments.as_object().ok_or("an object")?,
-/// )?;
+/// );
+/// assert_eq!(request.headline(), "asks to use “app.open_url”");
+/// let request = request
+///     .with_headline("asks to open a link in your browser")
+///     .with_link_host("xn--bcher-kva.example");
 /// assert_eq!(request.link_host(), Some("xn--bcher-kva.example"));
 /// assert_eq!(request.headline(), "asks to open a link in your browser");
 /// assert_eq!(request.reason(), "To show you the shop");
@@ -64,6 +67,7 @@ pub struct PromptContent {
     reason: String,
     arguments: Vec<ArgumentLine>,
     more_arguments: usize,
+    headline: String,
     link_host: Option<String>,
     remember_allowed: bool,
     expires_at: Option<Timestamp>,
@@ -97,9 +101,6 @@ impl PromptContent {
     /// embedder vouched for, or the envelope's sender): never a name a Surface or an app chose.
     /// Remembering the answer is not offered until [`PromptContent::with_remember`] says so.
     ///
-    /// For `app.open_url`, the `url` argument must be a string that [`open_url_host`] accepts;
-    /// otherwise the call is refused here, before any prompt, with
-    /// [`ShellError::UrlRefused`].
     pub fn new(
         agent: &str,
         capability: CapabilityName,
@@ -107,21 +108,7 @@ impl PromptContent {
         risk: Risk,
         reason: &str,
         arguments: &Map<String, Value>,
-    ) -> Result<Self, ShellError> {
-        let link_host = if capability.as_str() == OPEN_URL {
-            match arguments.get("url") {
-                Some(Value::String(url)) => Some(open_url_host(url)?),
-                _ => {
-                    return Err(ShellError::UrlRefused {
-                        url: String::new(),
-                        reason: "is missing: app.open_url needs a `url` argument that is a string"
-                            .to_owned(),
-                    })
-                }
-            }
-        } else {
-            None
-        };
+    ) -> Self {
         let lines = arguments
             .iter()
             .take(MAX_ARGUMENTS_SHOWN)
@@ -133,7 +120,8 @@ impl PromptContent {
                 value: summarize(value),
             })
             .collect();
-        Ok(Self {
+        let headline = format!("asks to use “{capability}”");
+        Self {
             agent: match display_line(agent, MAX_AGENT_GRAPHEMES) {
                 a if a.is_empty() => "(unnamed agent)".to_owned(),
                 a => a,
@@ -144,10 +132,29 @@ impl PromptContent {
             reason: display_text(reason, MAX_REASON_GRAPHEMES),
             arguments: lines,
             more_arguments: arguments.len().saturating_sub(MAX_ARGUMENTS_SHOWN),
-            link_host,
+            headline,
+            link_host: None,
             remember_allowed: false,
             expires_at: None,
-        })
+        }
+    }
+
+    /// What the capability asks, in plain words, as its owner words it ("asks to open a link
+    /// in your browser"); cleaned and capped at [`MAX_HEADLINE_GRAPHEMES`]. Without it the
+    /// prompt says "asks to use “name”".
+    pub fn with_headline(mut self, headline: impl AsRef<str>) -> Self {
+        let headline = display_line(headline.as_ref(), MAX_HEADLINE_GRAPHEMES);
+        if !headline.is_empty() {
+            self.headline = headline;
+        }
+        self
+    }
+
+    /// The host a link argument leads to, in punycode, as host-core's link rule gave it
+    /// (`lineup_host_core::open_url_host`); the prompt shows it on a line of its own.
+    pub fn with_link_host(mut self, host: impl AsRef<str>) -> Self {
+        self.link_host = Some(display_line(host.as_ref(), MAX_ARGUMENT_VALUE_GRAPHEMES));
+        self
     }
 
     /// Whether the prompt may offer "always" (R-CAP-3): only when `allowed` and the risk may be
@@ -190,17 +197,10 @@ impl PromptContent {
         self.risk
     }
 
-    /// What the agent asks to do, in plain words: the built-in capabilities' own sentence
-    /// (`app.open_url`: "asks to open a link in your browser"), otherwise one naming the
-    /// capability.
-    pub fn headline(&self) -> String {
-        match self.capability.as_str() {
-            OPEN_URL => "asks to open a link in your browser".to_owned(),
-            "clipboard.write" => "asks to copy text to your clipboard".to_owned(),
-            "device.pick_file" => "asks you to choose a file to give it".to_owned(),
-            "artifact.save" => "asks to save a file on your computer".to_owned(),
-            other => format!("asks to use “{other}”"),
-        }
+    /// What the agent asks to do, in plain words: the capability owner's wording
+    /// ([`PromptContent::with_headline`]), otherwise one naming the capability.
+    pub fn headline(&self) -> &str {
+        &self.headline
     }
 
     /// The risk in plain words ([`risk_in_words`]).
@@ -223,7 +223,8 @@ impl PromptContent {
         self.more_arguments
     }
 
-    /// For `app.open_url`, the host the link leads to, in punycode ([`open_url_host`]).
+    /// The host a link argument leads to, in punycode, when the capability's owner gave one
+    /// ([`PromptContent::with_link_host`]).
     pub fn link_host(&self) -> Option<&str> {
         self.link_host.as_deref()
     }
@@ -280,30 +281,6 @@ fn summarize(value: &Value) -> String {
             n => format!("an object with {n} fields"),
         },
     }
-}
-
-/// The host an `app.open_url` link leads to, as a prompt shows it, by host-core's link rule
-/// ([`check_link`]): parsed as a WHATWG URL (the `url` crate), `http` or `https` only, in punycode (`bücher.example` is
-/// `xn--bcher-kva.example`), an IPv6 address in brackets.
-///
-/// Refused with [`ShellError::UrlRefused`], before any prompt: a URL longer than
-/// [`MAX_URL_BYTES`], one that does not parse, another scheme, no host, and any userinfo
-/// (`https://bank.example@evil.example/`), even an empty one (`https://@evil.example/`), since it
-/// exists to make a link look like it leads somewhere else.
-///
-/// ```
-/// use lineup_webview_shell::open_url_host;
-/// assert_eq!(open_url_host("https://Bücher.example:8443/x").ok().as_deref(), Some("xn--bcher-kva.example"));
-/// assert!(open_url_host("https://bank.example@evil.example/").is_err());
-/// assert!(open_url_host("javascript:alert(1)").is_err());
-/// ```
-pub fn open_url_host(url: &str) -> Result<String, ShellError> {
-    check_link(url, MAX_URL_BYTES)
-        .map(|link| link.host().to_owned())
-        .map_err(|refusal| ShellError::UrlRefused {
-            url: display_line(url, MAX_ARGUMENT_VALUE_GRAPHEMES),
-            reason: refusal.to_string(),
-        })
 }
 
 mod pending;

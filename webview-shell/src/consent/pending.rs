@@ -33,7 +33,7 @@ struct Shared {
 /// let request = PromptContent::new(
 ///     "agent-7", "clipboard.write".try_into()?, "1".try_into()?,
 ///     Risk::UserConfirmation, "copy the summary", &serde_json::Map::new(),
-/// )?;
+/// );
 /// let (tx, rx) = mpsc::channel();
 /// let (pending, _handle) = PendingConsent::new(request, move |answer| { let _ = tx.send(answer); });
 /// drop(pending); // nobody answered

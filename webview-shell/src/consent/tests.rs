@@ -10,15 +10,14 @@ use lineup_host_core::ConsentAnswer;
 
 fn request(capability: &str, risk: Risk, arguments: Value) -> Result<PromptContent, String> {
     let map = arguments.as_object().cloned().unwrap_or_default();
-    PromptContent::new(
+    Ok(PromptContent::new(
         "agent-7",
         CapabilityName::try_from(capability).map_err(|e| e.to_string())?,
         OpaqueVersion::try_from("1").map_err(|e| e.to_string())?,
         risk,
         "why",
         &map,
-    )
-    .map_err(|e| e.to_string())
+    ))
 }
 
 fn pending(r: PromptContent) -> (PendingConsent, ConsentHandle, mpsc::Receiver<ConsentAnswer>) {
@@ -29,70 +28,37 @@ fn pending(r: PromptContent) -> (PendingConsent, ConsentHandle, mpsc::Receiver<C
     (p, h, rx)
 }
 
+/// R-CAP-4: the platform knows no capability by name; the wording and the link's host are the
+/// capability owner's, and cleaned like every agent-reachable string (R-SEC-6).
 #[test]
-fn r_cap_4_open_url_host_is_punycode_and_userinfo_is_refused() {
-    let accepted = [
-        ("https://example.com/a", "example.com"),
-        ("http://EXAMPLE.com:8080/", "example.com"),
-        ("https://bücher.example/", "xn--bcher-kva.example"),
-        ("https://пример.испытание/", "xn--e1afmkfd.xn--80akhbyknj4f"),
-        ("https://[::1]/x", "[::1]"),
-        ("https://127.0.0.1/", "127.0.0.1"),
-        ("https://a.example/path@x?q=@#@", "a.example"),
-    ];
-    for (url, host) in accepted {
-        assert_eq!(open_url_host(url).ok().as_deref(), Some(host), "{url}");
-    }
-    let refused = [
-        "https://bank.example@evil.example/",
-        "https://user:pw@evil.example/",
-        "https://@evil.example/",
-        "https://:@evil.example/",
-        "http:\\\\bank@evil.example/",
-        "https://a@b@evil.example",
-        "javascript:alert(1)",
-        "file:///etc/passwd",
-        "data:text/html,x",
-        "ftp://example.com/",
-        "not a url",
-        "",
-        "https://",
-    ];
-    for url in refused {
-        assert!(open_url_host(url).is_err(), "{url} must be refused");
-    }
-    let long = format!("https://example.com/{}", "a".repeat(MAX_URL_BYTES));
-    assert!(open_url_host(&long).is_err());
-}
-
-#[test]
-fn r_cap_4_open_url_request_needs_an_acceptable_url() {
-    let ok = request(
+fn r_cap_4_the_wording_is_the_owners_and_cleaned() {
+    let plain = request(
         "app.open_url",
         Risk::UserConfirmation,
-        json!({"url": "https://xn--bcher-kva.example/"}),
-    );
-    assert_eq!(
-        ok.ok().and_then(|r| r.link_host().map(str::to_owned)),
-        Some("xn--bcher-kva.example".to_owned())
-    );
-    for args in [
-        json!({}),
-        json!({"url": 5}),
         json!({"url": "https://u@h.example"}),
-    ] {
-        assert!(
-            request("app.open_url", Risk::UserConfirmation, args.clone()).is_err(),
-            "{args}"
-        );
-    }
-    // Other capabilities never get a link host.
-    let other = request(
-        "clipboard.write",
-        Risk::UserConfirmation,
-        json!({"url": "x"}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plain.headline(), "asks to use “app.open_url”");
+    assert_eq!(plain.link_host(), None, "no URL is parsed here");
+    let worded = plain
+        .with_headline("asks to open a link\u{202E} in your browser")
+        .with_link_host("xn--bcher-kva.example");
+    assert_eq!(worded.headline(), "asks to open a link in your browser");
+    assert_eq!(worded.link_host(), Some("xn--bcher-kva.example"));
+    let long = "w".repeat(MAX_HEADLINE_GRAPHEMES + 10);
+    let capped = request("x.y", Risk::UserConfirmation, json!({}))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_headline(&long);
+    assert!(capped.headline().ends_with('…'), "{}", capped.headline());
+    assert!(capped.headline().chars().count() <= MAX_HEADLINE_GRAPHEMES + 1);
+    let kept = request("x.y", Risk::UserConfirmation, json!({}))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_headline("\u{200B}");
+    assert_eq!(
+        kept.headline(),
+        "asks to use “x.y”",
+        "an empty wording is ignored"
     );
-    assert_eq!(other.ok().map(|r| r.link_host().is_none()), Some(true));
 }
 
 #[test]
@@ -229,7 +195,6 @@ fn risk_words_and_headlines_are_plain() {
         json!({"url": "https://a.example"}),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(r.headline(), "asks to open a link in your browser");
     assert_eq!(r.risk_words(), "It acts only if you allow it.");
     let r =
         request("weather.set_unit", Risk::Restricted, json!({})).unwrap_or_else(|e| panic!("{e}"));

@@ -248,6 +248,20 @@ impl Capabilities {
                     out,
                 );
             }
+            ConsentAnswer::Unavailable => {
+                let result = answer_with(
+                    &call.subject,
+                    Status::Failed,
+                    "no consent prompt could be shown on this host; the call did not run",
+                    None,
+                );
+                self.finish(
+                    call,
+                    result,
+                    Some((Decision::Cancelled, DecisionSource::Policy)),
+                    out,
+                );
+            }
             ConsentAnswer::Allow | ConsentAnswer::AllowAlways => {
                 let always = consent == ConsentAnswer::AllowAlways && risk.may_be_remembered();
                 let decision = if always {
