@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use lineup_host::{HostBuilder, HostHandle, ProtocolStdout};
 use lineup_host_core::{BundlePolicy, ConversationId, Frame, LineFramer, PartyId};
-use lineup_transport::{LineWriter, WriteError, WriterLimits};
+use lineup_transport::{LineWriter, OutboundLimits, WriteError};
 
 mod apps;
 mod audit;
@@ -235,13 +235,19 @@ fn host_builder(
     Ok(args.capabilities.apply(builder)?)
 }
 
+/// The outbound queue's bounds from `--outbound-queue` and `--max-waiting-answers`, for both
+/// links: back-pressure releases at half the answers' mark.
+fn outbound_limits(args: &HostArgs) -> OutboundLimits {
+    let mut limits = OutboundLimits::default();
+    limits.max_waiting_events = args.outbound_queue;
+    limits.answers_high_water = args.max_waiting_answers as usize;
+    limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
+    limits
+}
+
 fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Before any web process exists: only the protocol writer may reach the real stdout.
-    let mut writer_limits = WriterLimits::default();
-    writer_limits.max_waiting_events = args.outbound_queue;
-    writer_limits.answers_high_water = args.max_waiting_answers as usize;
-    writer_limits.answers_low_water = (args.max_waiting_answers as usize / 2).max(1);
-    let link = StdioLink::take_with(writer_limits)?;
+    let link = StdioLink::take_with(outbound_limits(&args))?;
     let link = link.until_closed(args.until_closed);
     let (builder, _lease) = host_builder(&args)?;
     let event_loop = lineup_host::event_loop()?;
@@ -252,7 +258,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
 /// starts), and the stdin reader with its back-pressure (R-ENV-4).
 pub(crate) struct StdioLink {
     writer: LineWriter,
-    limits: WriterLimits,
+    limits: OutboundLimits,
     /// At end of input: wait for the last Surface to close instead of closing them all.
     until_closed: bool,
 }
@@ -260,11 +266,11 @@ pub(crate) struct StdioLink {
 impl StdioLink {
     /// Takes stdout for the protocol, with the default writer limits.
     pub(crate) fn take() -> Result<Self, Box<dyn std::error::Error>> {
-        Self::take_with(WriterLimits::default())
+        Self::take_with(OutboundLimits::default())
     }
 
     /// Takes stdout for the protocol.
-    fn take_with(limits: WriterLimits) -> Result<Self, Box<dyn std::error::Error>> {
+    fn take_with(limits: OutboundLimits) -> Result<Self, Box<dyn std::error::Error>> {
         let writer = LineWriter::on_stdout(ProtocolStdout::take()?, limits)?;
         Ok(Self {
             writer,
@@ -359,11 +365,7 @@ fn host_connect(
     let agent = PartyId::try_from(agent)?;
     let (builder, _lease) = host_builder(&args)?;
     let event_loop = lineup_host::event_loop()?;
-    let outbound = lineup_transport::link::Outbound::new(lineup_transport::link::OutboundLimits {
-        max_waiting_events: args.outbound_queue,
-        answers_high_water: args.max_waiting_answers as usize,
-        answers_low_water: (args.max_waiting_answers as usize / 2).max(1),
-    });
+    let outbound = lineup_transport::link::Outbound::new(outbound_limits(&args));
     let sink = outbound.clone();
     let host = builder
         .on_outbound(move |message| sink.send(message))

@@ -218,12 +218,9 @@ impl Connect {
         event_loop: lineup_host::HostEventLoop,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let Self { mut config } = self;
+        // 4096 page events, back-pressure from 1024 answers down to 512.
         let outbound =
-            lineup_transport::link::Outbound::new(lineup_transport::link::OutboundLimits {
-                max_waiting_events: 4096,
-                answers_high_water: 1024,
-                answers_low_water: 512,
-            });
+            lineup_transport::link::Outbound::new(lineup_transport::OutboundLimits::default());
         let sink = outbound.clone();
         let host = builder
             .on_outbound(move |message| sink.send(message))

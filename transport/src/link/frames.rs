@@ -3,7 +3,9 @@
 //!
 //! [`Outbound::send`] is the host's outbound callback: it runs on the event-loop thread and
 //! never blocks. The link's writer takes frames with [`Outbound::next`] and removes each with
-//! [`Outbound::sent`] only once the WebSocket took it.
+//! [`Outbound::sent`] only once the WebSocket took it. The bounds, the counts, the back-pressure
+//! and the drop reports are the [`OutboundQueue`]'s that `--stdio` drains too; this module adds
+//! the phases below and the connection's greeting frames, sent ahead of that queue.
 //!
 //! | phase | answers (`client.error`, `app.result`, the user's or `agent_gone` `close`, …) | page events (`ui.event` but `close`) | `client.inventory` / `app.list` |
 //! | --- | --- | --- | --- |
@@ -20,24 +22,13 @@
 //! `HostHandle::report_events_dropped`, so the session builds the `client.error`
 //! `events_dropped` (R-ENV-5), as for `--stdio`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::stdio::LineKind;
+use crate::outbound::{LineKind, OutboundLimits, OutboundQueue};
 use lineup_host::HostHandle;
 use lineup_host_core::{InstanceId, Message};
 use tokio::sync::Notify;
-
-/// How much may wait in an [`Outbound`].
-#[derive(Debug, Clone, Copy)]
-pub struct OutboundLimits {
-    /// Page events waiting on a live connection; one more is dropped and counted.
-    pub max_waiting_events: usize,
-    /// Answers waiting when the link stops reading inbound frames (R-ENV-4).
-    pub answers_high_water: usize,
-    /// Answers waiting below which it reads again.
-    pub answers_low_water: usize,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -48,29 +39,12 @@ enum Phase {
     Live,
 }
 
-/// What is kept of an outbound envelope.
-#[derive(Debug)]
-enum Kind {
-    Answer,
-    Page(InstanceId),
-    Inventory,
-}
-
 struct State {
     phase: Phase,
-    /// Frames to send on the live connection, in order.
-    queue: VecDeque<(String, Kind)>,
-    /// Answers kept while away or greeting, in order.
-    kept: VecDeque<String>,
-    events_waiting: usize,
-    /// Answers in `queue` and `kept`.
-    answers_waiting: usize,
-    throttled: bool,
-    /// Page events dropped and not reported yet, per Surface.
-    dropped: BTreeMap<InstanceId, u64>,
-    /// Of `dropped`, those dropped on a live connection because too many waited (the agent
-    /// was there but behind), so the log says which it was.
-    dropped_behind: BTreeMap<InstanceId, u64>,
+    /// This connection's inventory and its `app.list`, sent before `queue`.
+    greeting_frames: VecDeque<String>,
+    /// The outbound policy: answers kept while away or greeting, then live frames, in order.
+    queue: OutboundQueue,
     /// Page events dropped since the connection was lost (for the log).
     dropped_away: u64,
     reporter: Option<HostHandle>,
@@ -78,14 +52,48 @@ struct State {
     greeting: u64,
 }
 
+impl State {
+    /// The next frame to send on a live connection: the greeting's, then the queue's.
+    fn front(&self) -> Option<&str> {
+        match self.greeting_frames.front() {
+            Some(line) => Some(line),
+            None => self.queue.front(),
+        }
+    }
+
+    /// Counts a page event made while no connection takes it.
+    fn drop_away(&mut self, instance: InstanceId) {
+        self.queue.drop_away(instance);
+        self.dropped_away += 1;
+    }
+
+    /// The greeting is over: the kept answers, already queued, follow the greeting's frames.
+    fn go_live(&mut self) {
+        if self.dropped_away > 0 {
+            tracing::warn!(
+                "{} page events were dropped while the agent was away; it gets one events_dropped report per surface",
+                self.dropped_away
+            );
+            self.dropped_away = 0;
+        }
+        self.phase = Phase::Live;
+    }
+
+    /// Queues a frame behind those waiting; a page event beyond the bound is counted by the
+    /// queue and reported once it has drained.
+    fn enqueue(&mut self, line: String, kind: LineKind) {
+        let _ = self.queue.offer(line, kind);
+    }
+}
+
 struct Shared {
-    limits: OutboundLimits,
     state: Mutex<State>,
     /// Wakes the writer: a frame may be ready.
     ready: Notify,
 }
 
-/// The outbound queue of the agent link; cloning shares it.
+/// The outbound queue of the agent link, an [`OutboundQueue`] with the link's phases on top;
+/// cloning shares it.
 #[derive(Clone)]
 pub struct Outbound {
     shared: Arc<Shared>,
@@ -96,8 +104,8 @@ impl std::fmt::Debug for Outbound {
         let s = self.lock();
         f.debug_struct("Outbound")
             .field("phase", &s.phase)
+            .field("greeting_frames", &s.greeting_frames.len())
             .field("queued", &s.queue.len())
-            .field("kept", &s.kept.len())
             .finish_non_exhaustive()
     }
 }
@@ -105,25 +113,12 @@ impl std::fmt::Debug for Outbound {
 impl Outbound {
     /// An empty queue, away (nothing is connected yet).
     pub fn new(limits: OutboundLimits) -> Self {
-        let limits = OutboundLimits {
-            answers_high_water: limits.answers_high_water.max(1),
-            answers_low_water: limits
-                .answers_low_water
-                .clamp(1, limits.answers_high_water.max(1)),
-            ..limits
-        };
         Self {
             shared: Arc::new(Shared {
-                limits,
                 state: Mutex::new(State {
                     phase: Phase::Away,
-                    queue: VecDeque::new(),
-                    kept: VecDeque::new(),
-                    events_waiting: 0,
-                    answers_waiting: 0,
-                    throttled: false,
-                    dropped: BTreeMap::new(),
-                    dropped_behind: BTreeMap::new(),
+                    greeting_frames: VecDeque::new(),
+                    queue: OutboundQueue::new(limits),
                     dropped_away: 0,
                     reporter: None,
                     greeting: 0,
@@ -145,45 +140,35 @@ impl Outbound {
 
     /// Takes one envelope from the host (its outbound callback); never blocks.
     pub fn send(&self, message: &Message) {
-        let kind = match message {
-            Message::ClientInventory(_) | Message::AppList(_) => Kind::Inventory,
-            _ => match LineKind::of(message) {
-                LineKind::PageEvent(instance) => Kind::Page(instance),
-                _ => Kind::Answer,
-            },
-        };
+        let kind = LineKind::of_reconnecting(message);
         let is_list = matches!(message, Message::AppList(_));
         let line = message.to_json();
         let mut s = self.lock();
         match (s.phase, kind) {
-            (Phase::Away | Phase::Greeting, Kind::Page(instance)) => {
-                drop_event(&mut s, instance, Dropped::Away);
+            (Phase::Away | Phase::Greeting, LineKind::PageEvent(instance)) => {
+                s.drop_away(instance);
             }
-            (Phase::Away | Phase::Greeting, Kind::Answer) => {
-                s.kept.push_back(line);
-                count_answer(&mut s, self.shared.limits);
-            }
-            (Phase::Away, Kind::Inventory) => {
+            (Phase::Away, LineKind::Inventory) => {
                 tracing::debug!("an inventory made while the agent is away is superseded by the one it gets when it connects");
             }
-            (Phase::Greeting, Kind::Inventory) if !is_list => {
-                s.queue.push_back((line, Kind::Inventory));
+            (Phase::Greeting, LineKind::Inventory) if !is_list => {
+                s.greeting_frames.push_back(line);
                 s.phase = Phase::AwaitList;
             }
-            (Phase::Greeting, Kind::Inventory) => {
+            (Phase::Greeting, LineKind::Inventory) => {
                 tracing::debug!("an app.list before the connection's inventory is superseded");
             }
-            (Phase::AwaitList, kind) => {
-                let list = matches!(kind, Kind::Inventory) && is_list;
-                if list {
-                    s.queue.push_back((line, kind));
-                    go_live(&mut s);
-                } else {
-                    go_live(&mut s);
-                    queue_live(&mut s, self.shared.limits, line, kind);
-                }
+            // Kept, in order, behind the answers kept before it.
+            (Phase::Away | Phase::Greeting, LineKind::Answer) => s.enqueue(line, LineKind::Answer),
+            (Phase::AwaitList, LineKind::Inventory) if is_list => {
+                s.greeting_frames.push_back(line);
+                s.go_live();
             }
-            (Phase::Live, kind) => queue_live(&mut s, self.shared.limits, line, kind),
+            (Phase::AwaitList, kind) => {
+                s.go_live();
+                s.enqueue(line, kind);
+            }
+            (Phase::Live, kind) => s.enqueue(line, kind),
         }
         drop(s);
         self.shared.ready.notify_one();
@@ -205,32 +190,19 @@ impl Outbound {
     pub fn greeting_done(&self, greeting: u64) {
         let mut s = self.lock();
         if s.greeting == greeting && matches!(s.phase, Phase::Greeting | Phase::AwaitList) {
-            go_live(&mut s);
+            s.go_live();
         }
         drop(s);
         self.shared.ready.notify_one();
     }
 
     /// The connection is gone: answers not yet sent are kept, in order, for the next one;
-    /// page events are dropped and counted.
+    /// page events are dropped and counted; inventories are discarded.
     pub fn set_away(&self) {
         let mut s = self.lock();
         s.phase = Phase::Away;
-        s.dropped_away = 0;
-        let queue = std::mem::take(&mut s.queue);
-        let mut kept = VecDeque::new();
-        for (line, kind) in queue {
-            match kind {
-                Kind::Answer => kept.push_back(line),
-                Kind::Page(instance) => {
-                    s.events_waiting = s.events_waiting.saturating_sub(1);
-                    drop_event(&mut s, instance, Dropped::Away);
-                }
-                Kind::Inventory => {}
-            }
-        }
-        kept.append(&mut s.kept);
-        s.kept = kept;
+        s.greeting_frames.clear();
+        s.dropped_away = s.queue.clear_keeping_answers();
     }
 
     /// The next frame to send on a live connection, once there is one; it stays queued until
@@ -239,29 +211,27 @@ impl Outbound {
         loop {
             let report = {
                 let mut s = self.lock();
-                if s.phase == Phase::Live {
-                    if let Some((line, _)) = s.queue.front() {
-                        return line.clone();
-                    }
-                    if !s.dropped.is_empty() && s.reporter.is_some() {
-                        let counts = std::mem::take(&mut s.dropped);
-                        let behind = std::mem::take(&mut s.dropped_behind);
-                        s.reporter.clone().map(|r| (r, counts, behind))
-                    } else {
-                        None
-                    }
+                if s.phase != Phase::Live {
+                    None
+                } else if let Some(line) = s.front() {
+                    return line.to_owned();
+                } else if s.reporter.is_some() && s.queue.pending_drops().next().is_some() {
+                    s.reporter
+                        .clone()
+                        .map(|reporter| (reporter, s.queue.take_drop_reports()))
                 } else {
                     None
                 }
             };
-            if let Some((reporter, counts, behind)) = report {
-                for (instance, count) in counts {
-                    let behind = behind.get(&instance).copied().unwrap_or(0).min(count);
+            if let Some((reporter, reports)) = report {
+                for dropped in reports {
+                    let counts = dropped.counts;
                     tracing::warn!(
-                        "surface {instance}: {}; the agent gets an events_dropped report",
-                        dropped_words(count - behind, behind)
+                        "surface {}: {}; the agent gets an events_dropped report",
+                        dropped.instance,
+                        dropped_words(counts.away, counts.behind)
                     );
-                    let _ = reporter.report_events_dropped(instance, count);
+                    let _ = reporter.report_events_dropped(dropped.instance, counts.total());
                 }
                 continue;
             }
@@ -271,57 +241,22 @@ impl Outbound {
 
     /// The frame [`Outbound::next`] returned was taken by the WebSocket.
     pub fn sent(&self) {
-        let limits = self.shared.limits;
         let mut s = self.lock();
-        if let Some((_, kind)) = s.queue.pop_front() {
-            match kind {
-                Kind::Page(_) => s.events_waiting = s.events_waiting.saturating_sub(1),
-                Kind::Answer => {
-                    s.answers_waiting = s.answers_waiting.saturating_sub(1);
-                    if s.answers_waiting < limits.answers_low_water {
-                        s.throttled = false;
-                    }
-                }
-                Kind::Inventory => {}
-            }
+        if s.greeting_frames.pop_front().is_none() {
+            s.queue.pop_sent();
         }
     }
 
     /// Whether the link should stop reading inbound frames: past `answers_high_water` answers
     /// wait, until fewer than `answers_low_water` do (R-ENV-4).
     pub fn backpressure(&self) -> bool {
-        self.lock().throttled
+        self.lock().queue.backpressure()
     }
 
     /// Answers waiting (queued or kept).
     pub fn answers_waiting(&self) -> usize {
-        self.lock().answers_waiting
+        self.lock().queue.answers_waiting()
     }
-}
-
-fn count_answer(s: &mut State, limits: OutboundLimits) {
-    s.answers_waiting += 1;
-    if s.answers_waiting >= limits.answers_high_water {
-        s.throttled = true;
-    }
-}
-
-/// Why a page event was dropped.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Dropped {
-    /// No live connection.
-    Away,
-    /// A live connection with too many events waiting.
-    Behind,
-}
-
-fn drop_event(s: &mut State, instance: InstanceId, why: Dropped) {
-    if why == Dropped::Behind {
-        *s.dropped_behind.entry(instance.clone()).or_default() += 1;
-    } else {
-        s.dropped_away += 1;
-    }
-    *s.dropped.entry(instance).or_default() += 1;
 }
 
 /// How many page events of one Surface were dropped, and why, in words.
@@ -336,37 +271,6 @@ fn dropped_words(away: u64, behind: u64) -> String {
             away + behind
         ),
     }
-}
-
-fn queue_live(s: &mut State, limits: OutboundLimits, line: String, kind: Kind) {
-    match &kind {
-        Kind::Page(instance) => {
-            if s.events_waiting >= limits.max_waiting_events {
-                let instance = instance.clone();
-                drop_event(s, instance, Dropped::Behind);
-                return;
-            }
-            s.events_waiting += 1;
-        }
-        Kind::Answer => count_answer(s, limits),
-        Kind::Inventory => {}
-    }
-    s.queue.push_back((line, kind));
-}
-
-/// The greeting is over: the kept answers follow what is queued (the inventory and its list).
-fn go_live(s: &mut State) {
-    if s.dropped_away > 0 {
-        tracing::warn!(
-            "{} page events were dropped while the agent was away; it gets one events_dropped report per surface",
-            s.dropped_away
-        );
-        s.dropped_away = 0;
-    }
-    let kept = std::mem::take(&mut s.kept);
-    s.queue
-        .extend(kept.into_iter().map(|line| (line, Kind::Answer)));
-    s.phase = Phase::Live;
 }
 
 #[cfg(test)]
@@ -385,11 +289,14 @@ mod tests {
         {
             let mut state = s.lock();
             state.phase = Phase::Live;
-            drop_event(&mut state, w1.clone(), Dropped::Behind);
+            state.enqueue("kept".into(), LineKind::PageEvent(w1.clone()));
+            state.enqueue("dropped".into(), LineKind::PageEvent(w1.clone()));
             assert_eq!(state.dropped_away, 0, "dropped while live is not away");
-            assert_eq!(state.dropped_behind.get(&w1), Some(&1));
-            drop_event(&mut state, w1.clone(), Dropped::Away);
-            assert_eq!(state.dropped.get(&w1), Some(&2));
+            let behind = DropCounts { behind: 1, away: 0 };
+            assert_eq!(state.queue.pending_drops().next(), Some((&w1, behind)));
+            state.drop_away(w1.clone());
+            let both = DropCounts { behind: 1, away: 1 };
+            assert_eq!(state.queue.pending_drops().next(), Some((&w1, both)));
         }
         assert_eq!(
             dropped_words(0, 3),
@@ -403,6 +310,7 @@ mod tests {
             .starts_with("3 page events dropped (2 while the agent was away, 1 because"));
     }
     use super::*;
+    use crate::outbound::DropCounts;
     use lineup_host_core::decode;
     use serde_json::{json, Value};
 
@@ -458,7 +366,7 @@ mod tests {
                 if s.phase != Phase::Live {
                     break;
                 }
-                s.queue.front().map(|(l, _)| l.clone())
+                s.front().map(str::to_owned)
             };
             let Some(line) = front else { break };
             o.sent();
@@ -470,6 +378,16 @@ mod tests {
             });
         }
         out
+    }
+
+    /// Page events dropped and not reported yet, of `instance` or of every Surface.
+    fn dropped(o: &Outbound, instance: Option<&str>) -> u64 {
+        o.lock()
+            .queue
+            .pending_drops()
+            .filter(|(i, _)| instance.is_none_or(|id| i.as_str() == id))
+            .map(|(_, counts)| counts.total())
+            .sum()
     }
 
     #[test]
@@ -496,9 +414,8 @@ mod tests {
                 "ui.event:clicked"
             ]
         );
-        let s = o.lock();
-        assert_eq!(s.dropped.values().sum::<u64>(), 2);
-        assert_eq!(s.answers_waiting, 0);
+        assert_eq!(dropped(&o, None), 2);
+        assert_eq!(o.answers_waiting(), 0);
     }
 
     #[test]
@@ -537,10 +454,7 @@ mod tests {
                 "ui.event:close"
             ]
         );
-        assert_eq!(
-            o.lock().dropped.get(&InstanceId::try_from("w1").unwrap()),
-            Some(&1)
-        );
+        assert_eq!(dropped(&o, Some("w1")), 1);
     }
 
     #[test]
@@ -552,7 +466,7 @@ mod tests {
             o.send(&page("w1"));
         }
         assert_eq!(o.lock().queue.len(), 2);
-        assert_eq!(o.lock().dropped.values().sum::<u64>(), 3);
+        assert_eq!(dropped(&o, None), 3);
         for i in 0..3 {
             o.send(&close(&format!("x{i}")));
         }

@@ -45,7 +45,7 @@ mod backoff;
 pub mod frames;
 pub mod token;
 
-pub use frames::{Outbound, OutboundLimits};
+pub use frames::Outbound;
 pub use token::Token;
 
 /// The longest wait for the TCP connection, the TLS and the WebSocket handshake together.

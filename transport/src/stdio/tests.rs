@@ -106,8 +106,8 @@ impl Write for Gate {
     }
 }
 
-fn limits(events: usize, high: usize, low: usize) -> WriterLimits {
-    WriterLimits {
+fn limits(events: usize, high: usize, low: usize) -> OutboundLimits {
+    OutboundLimits {
         max_waiting_events: events,
         answers_high_water: high,
         answers_low_water: low,
@@ -367,7 +367,7 @@ fn r_env_4_backpressure_engages_at_the_high_mark_and_releases_below_the_low_mark
 #[test]
 fn dropping_every_writer_still_writes_what_was_queued() {
     let gate = Gate::default();
-    let w = LineWriter::spawn(gate.clone(), WriterLimits::default()).unwrap();
+    let w = LineWriter::spawn(gate.clone(), OutboundLimits::default()).unwrap();
     w.send_line("one".into(), LineKind::Answer).unwrap();
     w.send_line("two".into(), event("a")).unwrap();
     drop(w);
