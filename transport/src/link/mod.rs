@@ -19,7 +19,7 @@
 //!   answer is the first after the next connection's inventory. Back-pressure as for `--stdio`
 //!   (R-ENV-4): no frame is read while too many answers wait for the agent or too many
 //!   envelopes wait for the event loop.
-//! - **Away.** Reconnects with [`backoff`]: full jitter, 1 s doubling to 60 s, reset after 30 s
+//! - **Away.** Reconnects with `backoff.rs`: full jitter, 1 s doubling to 60 s, reset after 30 s
 //!   connected. Open Surfaces stay on screen and patchable; after `grace` without a connection
 //!   every Surface closes with `agent_gone` (R-UI-12), told to the agent after the next
 //!   inventory. A reconnect within the grace cancels it.
