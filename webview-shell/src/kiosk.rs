@@ -2,8 +2,8 @@
 //! on a chosen monitor ([`kiosk_window`]), a pointer that hides when idle ([`CursorHider`]),
 //! an orderly end on `SIGTERM` ([`on_terminate`]), and web processes that do not look for an
 //! accessibility bus there is none of ([`skip_absent_a11y_bus`]).
-//! The standby screen is [`HostBuilder::standby`](crate::HostBuilder::standby); the region layout
-//! is the embedder's [`HostDelegate::request_child_placement`](crate::HostDelegate).
+//! The standby screen is `lineup_host::HostBuilder::standby`; the region layout
+//! is the embedder's `lineup_host::HostDelegate::request_child_placement`.
 
 use std::fmt;
 use std::rc::Rc;
@@ -85,8 +85,8 @@ fn info(index: usize, monitor: &MonitorHandle) -> MonitorInfo {
 
 /// Creates a kiosk window: undecorated, fullscreen on `choice`, placed and sized to that
 /// monitor as well (so it fills it even with no window manager, which is how many kiosks run);
-/// give it to [`HostBuilder::child_views_in`](crate::HostBuilder::child_views_in) with
-/// [`HostBuilder::ignore_parent_close`](crate::HostBuilder::ignore_parent_close).
+/// give it to `lineup_host::HostBuilder::child_views_in` with
+/// `lineup_host::HostBuilder::ignore_parent_close`.
 ///
 /// Fails naming the monitors there are when `choice` is not one of them.
 pub fn kiosk_window<T: 'static>(
@@ -130,7 +130,7 @@ pub fn kiosk_window<T: 'static>(
 /// `SIGTERM` (systemd stopping the unit) or `SIGINT` (Ctrl-C), in place of ending at once: so a
 /// kiosk can log that it is shutting down, say goodbye to its agent and end its event loop
 /// ([`HostHandle::shutdown`](crate::HostHandle::shutdown)). Call it on the event-loop thread,
-/// once the event loop exists ([`event_loop`](crate::event_loop)).
+/// once the event loop exists (`lineup_host::event_loop`).
 ///
 /// ## Platform-specific
 /// Linux (GLib's Unix signal sources on the main context the event loop runs); elsewhere it

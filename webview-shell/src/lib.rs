@@ -51,7 +51,7 @@
 //! ```
 //!
 //! App Capability consent (R-CAP-4) goes through [`PendingConsent`], a request object an
-//! embedder's [`ConsentPrompt`] answers once (dropping it answers `Cancelled`), or through the
+//! embedder's [`ConsentPrompt`] answers once (dropping it answers `Dismissed`, which the kernel reports `cancelled`), or through the
 //! built-in [`PromptQueue`]: a trusted, host-owned window that shows the agent's strings as text
 //! and takes input only after a guard delay.
 //!

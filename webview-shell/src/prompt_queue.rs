@@ -40,7 +40,7 @@ use crate::trusted::TrustedDocument;
 /// knows, under a nonce CSP; agent strings reach it as inert JSON and are set with
 /// `textContent`. Elsewhere [`PromptQueue::new`] fails with [`ShellError::Unsupported`].
 ///
-/// Clones share one queue: give one to [`HostBuilder::consent_prompt`](crate::HostBuilder::consent_prompt)
+/// Clones share one queue: give one to `lineup_host::HostBuilder::consent_prompt`
 /// and keep another to watch it, e.g. with [`PromptQueue::on_shown`].
 #[derive(Clone)]
 pub struct PromptQueue {

@@ -58,7 +58,7 @@ impl std::str::FromStr for StandbyColor {
 /// to the agent"; on a background colour that fills the window.
 ///
 /// All of it is the embedder's text, shown as text (never markup). Give it to
-/// [`HostBuilder::standby`](crate::HostBuilder::standby) with child-view placement.
+/// `lineup_host::HostBuilder::standby` with child-view placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StandbyScreen {
     title: String,
