@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Checks that no crate of the workspace has an import circle between its modules.
+"""Checks the workspace's layering: only the platform crate depends on the windowing and web
+engine crates directly, and no crate has an import circle between its modules.
+
+`cargo tree` must show wry, tao, webkit2gtk, gtk and x11rb as direct dependencies of
+`lineup-webview-shell` only, among the library and binary crates (test and bench crates may name
+them for their raw baselines and X11 helpers).
 
 For every library and binary crate under the workspace, each `.rs` file is a module (`src/a.rs`
 and `src/a/mod.rs` are `a`, `src/a/b.rs` is `a::b`). A `use crate::x::…`, `crate::x::…` path or
@@ -11,6 +16,7 @@ the edge `b -> c` under `a`; a module naming its own parent's items is no edge).
 
 import pathlib
 import re
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -104,8 +110,41 @@ def circles(edges):
     return out
 
 
+PLATFORM_CRATES = {"wry", "tao", "webkit2gtk", "gtk", "x11rb"}
+# Crates that may name the platform crates themselves: the platform crate, and the test and
+# bench crates (raw baselines, X11 helpers).
+MAY_NAME_PLATFORM = {"lineup-webview-shell", "lineup-tests", "lineup-bench", "lineup-procs"}
+
+
+def platform_dependents():
+    """Library and binary crates that depend directly on a windowing or web engine crate."""
+    found = []
+    for crate in crates():
+        name = re.search(r'^name\s*=\s*"([^"]+)"', (crate / "Cargo.toml").read_text(), re.M)
+        if not name or name.group(1) in MAY_NAME_PLATFORM:
+            continue
+        tree = subprocess.run(
+            ["cargo", "tree", "-p", name.group(1), "-e", "normal", "--depth", "1",
+             "--prefix", "none", "--offline"],
+            cwd=ROOT, capture_output=True, text=True, check=False,
+        )
+        if tree.returncode != 0:
+            found.append(f"{name.group(1)}: cargo tree failed: {tree.stderr.strip()[:200]}")
+            continue
+        direct = {line.split()[0] for line in tree.stdout.splitlines()[1:] if line.strip()}
+        named = sorted(direct & PLATFORM_CRATES)
+        if named:
+            found.append(f"{name.group(1)} depends on {', '.join(named)} directly")
+    return found
+
+
 def main():
     sys.setrecursionlimit(10000)
+    platform = platform_dependents()
+    if platform:
+        print("only lineup-webview-shell may depend on the platform crates:", *platform, sep="\n  ")
+        return 1
+    print("wry, tao, webkit2gtk, gtk and x11rb: reached through lineup-webview-shell only")
     found = []
     for crate in crates():
         src = crate / "src"
