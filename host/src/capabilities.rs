@@ -111,22 +111,26 @@ where
 /// permission or an extra identity check. The default denies.
 pub type PermissionHook = Box<dyn FnMut(&HookRequest) -> bool>;
 
-/// A [`CapabilityStore`] with its error erased, so the host can hold any store.
+/// A store's own error, boxed with its source chain intact.
+pub(crate) type StoreError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A [`CapabilityStore`] with its error type erased (boxed, never turned into text), so the host
+/// can hold any store.
 pub(crate) trait ErasedStore {
-    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, String>;
-    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, String>;
-    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, String>;
+    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, StoreError>;
+    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, StoreError>;
+    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, StoreError>;
     fn offered(
         &mut self,
         agent: &lineup_host_core::AgentIdentity,
-    ) -> Result<Vec<CapabilityName>, String>;
+    ) -> Result<Vec<CapabilityName>, StoreError>;
 }
 
 impl<S: CapabilityStore> ErasedStore for S {
     /// Executes one store effect (the mapping of `host-core`'s store module); `Ok(Some)` is the
     /// answer for the kernel.
-    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, String> {
-        let text = |e: S::Error| e.to_string();
+    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, StoreError> {
+        let text = |e: S::Error| -> StoreError { Box::new(e) };
         match effect {
             CapabilityEffect::LookupCall { key, owner, .. } => {
                 let record = self.call(owner, key).map_err(text)?;
@@ -145,7 +149,7 @@ impl<S: CapabilityStore> ErasedStore for S {
                 (Ok(()), Some(_)) => Ok(Some(Answer::Persisted)),
                 (Err(e), Some(_)) => Ok(Some(Answer::PersistFailed(e.to_string()))),
                 (Ok(()), None) => Ok(None),
-                (Err(e), None) => Err(e.to_string()),
+                (Err(e), None) => Err(Box::new(e)),
             },
             CapabilityEffect::CheckGrant { key, .. } => {
                 let grant = self.grant(key).map_err(text)?;
@@ -175,19 +179,21 @@ impl<S: CapabilityStore> ErasedStore for S {
         }
     }
 
-    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, String> {
-        self.next_revision_epoch().map_err(|e| e.to_string())
+    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, StoreError> {
+        self.next_revision_epoch()
+            .map_err(|e| Box::new(e) as StoreError)
     }
 
-    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, String> {
-        self.unfinished_calls().map_err(|e| e.to_string())
+    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, StoreError> {
+        self.unfinished_calls()
+            .map_err(|e| Box::new(e) as StoreError)
     }
 
     fn offered(
         &mut self,
         agent: &lineup_host_core::AgentIdentity,
-    ) -> Result<Vec<CapabilityName>, String> {
-        CapabilityStore::offered(self, agent).map_err(|e| e.to_string())
+    ) -> Result<Vec<CapabilityName>, StoreError> {
+        CapabilityStore::offered(self, agent).map_err(|e| Box::new(e) as StoreError)
     }
 }
 

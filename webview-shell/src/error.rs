@@ -50,8 +50,9 @@ pub enum ShellError {
     Usage(#[from] lineup_host_core::UsageError),
 
     /// The capability store could not be read or written (R-CAP-5, R-CAP-6); nothing was run.
+    /// The store's own error is the source.
     #[error("the capability store failed: {0}")]
-    Store(String),
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
 
     /// The window system or the web engine failed.
     #[error("platform error: {0}")]
@@ -60,4 +61,22 @@ pub enum ShellError {
     /// This platform lacks the feature; nothing was done.
     #[error("unsupported on this platform: {0}")]
     Unsupported(&'static str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShellError;
+
+    /// A store failure keeps its source for the embedder's error chain, not only its words.
+    #[test]
+    fn a_store_failure_keeps_its_source() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "calls.db: read-only");
+        let error = ShellError::Store(Box::new(io));
+        let source = std::error::Error::source(&error).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("calls.db: read-only"));
+        assert_eq!(
+            error.to_string(),
+            "the capability store failed: calls.db: read-only"
+        );
+    }
 }
