@@ -109,6 +109,11 @@ struct HostArgs {
     /// costs a web process (about 70–80 MiB) while it waits, and makes an open about 5× faster.
     #[arg(long, default_value_t = 1)]
     warm_pool: usize,
+    /// Render the standard components `markdown`, `confirm` and `choice` v1 in trusted windows
+    /// of the host's own, and list them in `client.inventory` (R-STD-1). Without it, none is
+    /// offered.
+    #[arg(long)]
+    builtin_components: bool,
     /// Open a session for this conversation at start (with capabilities on, its
     /// `client.inventory` is written at once). Other conversations still get a session each
     /// when an accepted envelope names them (R-SES-1).
@@ -227,6 +232,9 @@ fn host_builder(
         .limits(limits)
         .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs))
         .warm_pool(args.warm_pool);
+    if args.builtin_components {
+        builder = builder.builtin_components(Some(lineup_host::ComponentOptions::default()));
+    }
     builder = args.look.apply(builder);
     if let Some(conversation) = &args.conversation {
         builder = builder.conversation_id(ConversationId::try_from(conversation.as_str())?);

@@ -3,12 +3,13 @@
 //! session its [`SurfaceKey`](crate::SurfaceKey) names, as agent input goes through
 //! [`Sessions::handle_inbound`](crate::Sessions::handle_inbound).
 
+use crate::component::UserAnswer;
 use crate::effect::{Effect, GoneReason};
 use crate::session::Session;
 use crate::SurfaceKey;
 
-/// One report of a Surface's webview, for its session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One report of a Surface's webview (or of a standard component's view), for its session.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PageInput<'a> {
     /// A bridge message the page posted (R-UI-6, R-UI-7).
     Message(&'a str),
@@ -43,6 +44,12 @@ pub enum PageInput<'a> {
     /// A standard component's renderer failed after its open was accepted: it closes with
     /// `renderer_failed` (R-STD-13).
     ComponentFailed,
+    /// The user answered a standard component in the host's own view, after its input gate
+    /// (R-STD-6, R-STD-8): checked against the props, then `submit` or `cancel` upstream; a
+    /// refused answer is dropped and counted.
+    ComponentAnswered(&'a UserAnswer),
+    /// The user closed a standard component's view: one `ui.event close {}` upstream (R-UI-5).
+    ComponentClosed,
 }
 
 impl PageInput<'_> {
@@ -63,6 +70,11 @@ impl PageInput<'_> {
             PageInput::EmbedderReloaded => session.embedder_reloaded(key),
             PageInput::OpenFailed(why) => session.open_failed(key, why),
             PageInput::ComponentFailed => session.component_failed(key),
+            // A refused answer is counted by the session; nothing else follows.
+            PageInput::ComponentAnswered(answer) => session
+                .component_answered(key, answer.clone())
+                .unwrap_or_default(),
+            PageInput::ComponentClosed => session.component_closed_by_user(key),
         }
     }
 }

@@ -24,6 +24,7 @@ use lineup_webview_shell::{Contrast, ProbeStatus, ShellError, SurfaceView, Theme
 
 mod activity;
 mod builder;
+mod components;
 mod engine;
 mod factory;
 mod handle;
@@ -428,6 +429,7 @@ impl Host {
                 }
             }
             Inner::View { key, event } => self.engine.handle_view_event(key, event, target),
+            Inner::Component { key, action } => self.engine.component_report(key, action, target),
             Inner::Reload { instance, bundle } => {
                 let max = self.engine.sessions.limits().max_bundle_bytes;
                 self.engine.views.reload_bundle(&instance, &bundle, max);

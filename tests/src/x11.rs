@@ -133,6 +133,17 @@ impl X11 {
         Ok((reply.dst_x, reply.dst_y))
     }
 
+    /// The width and height of `window`, in pixels.
+    pub fn window_size(&self, window: u32) -> Result<(u16, u16), X11Error> {
+        let reply = self
+            .conn
+            .get_geometry(window)
+            .map_err(|e| X11Error::new("get_geometry", e))?
+            .reply()
+            .map_err(|e| X11Error::new("get_geometry", e))?;
+        Ok((reply.width, reply.height))
+    }
+
     fn fake(&self, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), X11Error> {
         self.conn
             .xtest_fake_input(kind, detail, x11rb::CURRENT_TIME, self.root, x, y, 0)

@@ -60,6 +60,8 @@
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
 mod clock;
+mod component_window;
+mod components;
 mod config;
 mod consent;
 #[cfg(test)]
@@ -88,6 +90,11 @@ mod trusted;
 mod view;
 
 pub use clock::SystemWallClock;
+pub use component_window::ComponentWindow;
+pub use components::{
+    component_window_title, ComponentAction, ComponentContent, ComponentOptions,
+    COMPONENT_TITLE_MARKER, DANGER_GUARD_DELAY, MIN_COMPONENT_GUARD_DELAY,
+};
 pub use config::{
     language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
 };

@@ -89,6 +89,7 @@ pub struct HostBuilder {
     standby: Option<crate::StandbyScreen>,
     ignore_parent_close: bool,
     activity_notices: bool,
+    components: Option<lineup_webview_shell::ComponentOptions>,
 }
 
 impl Default for HostBuilder {
@@ -137,6 +138,7 @@ impl HostBuilder {
             standby: None,
             ignore_parent_close: false,
             activity_notices: true,
+            components: None,
         }
     }
 
@@ -327,6 +329,23 @@ impl HostBuilder {
         self
     }
 
+    /// Whether the host renders standard components itself (R-STD-1, R-STD-14): on, every
+    /// session offers `markdown`, `confirm` and `choice` v1 in `client.inventory` and shows
+    /// each in a trusted window of the host's own, whose input gate waits `options`' guard
+    /// delay after the window was mapped or focused and needs a real input event for each
+    /// answer (R-STD-8); answers go upstream as `submit`/`cancel` with `via: "host"`. `None`
+    /// (the default) offers none, and a component shown anyway closes with `renderer_failed`.
+    ///
+    /// ## Platform-specific
+    /// Linux only; elsewhere a shown component closes with `renderer_failed`.
+    pub fn builtin_components(
+        mut self,
+        options: Option<lineup_webview_shell::ComponentOptions>,
+    ) -> Self {
+        self.components = options;
+        self
+    }
+
     /// Whether a Surface whose web process died (crashed, killed by the system or a signal) or
     /// was ended by the hang watchdog is reopened in place (R-UI-12): the same bundle, window or
     /// child slot, requested height and last state, under a new generation, with nothing sent
@@ -486,6 +505,9 @@ impl HostBuilder {
         template.bundle_policy = self.bundle_policy.clone();
         template.agent_id = self.agent_id.clone();
         template.app_catalog = self.app_center.clone().map(CatalogRef);
+        if self.components.is_some() {
+            template.standard_components = super::components::rendered_set();
+        }
         // R-UI-11: one language for the engine and the document's `<html lang>`.
         let language = self
             .language
@@ -580,6 +602,7 @@ impl HostBuilder {
                 delegate: self.delegate,
                 reopen: self.reopen,
                 notices: self.activity_notices.then(ActivityNotices::default),
+                components: self.components.map(super::components::ComponentViews::new),
                 work: VecDeque::new(),
                 draining: false,
             },

@@ -13,11 +13,12 @@ use lineup_host_core::{
     SurfaceOpen, Ticket,
 };
 use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
-use lineup_webview_shell::ViewEvent;
+use lineup_webview_shell::{ComponentAction, ViewEvent};
 
 use super::activity::ActivityNotices;
 use super::builder::OutboundFn;
-use super::handle::HostEvent;
+use super::components::{ComponentViews, ReportSink};
+use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
 use super::views::Kept;
 use super::views::{ProbeNews, Views};
@@ -44,6 +45,11 @@ pub(super) struct Engine {
     ///
     /// [`HostBuilder::activity_notices`]: super::HostBuilder::activity_notices
     pub(super) notices: Option<ActivityNotices>,
+    /// The built-in renderer of standard components, when
+    /// [`HostBuilder::builtin_components`] is on.
+    ///
+    /// [`HostBuilder::builtin_components`]: super::HostBuilder::builtin_components
+    pub(super) components: Option<ComponentViews>,
     /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
     pub(super) work: VecDeque<(SessionId, Effect, Option<u64>)>,
     /// Whether [`Engine::apply`] is draining `work` further up the stack.
@@ -455,26 +461,43 @@ impl Engine {
         }
     }
 
-    /// Standard components (R-STD-1): this host has no renderer for them yet, so it offers none
-    /// (each session's renderable set stays empty and `client.inventory` lists none), and a
-    /// component it is asked to show anyway fails closed: the session closes it with
-    /// `renderer_failed` (R-STD-13). Nothing is on screen to update, lock or hide.
+    /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
+    /// hides each instance's window; without it, or for a component it does not draw, a shown
+    /// component fails closed: the session closes it with `renderer_failed` (R-STD-13).
     pub(super) fn component(
         &mut self,
         effect: ComponentEffect,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
-        match effect {
-            ComponentEffect::Show(shown) => {
-                tracing::warn!(
-                    "component {}: no renderer for standard components; closed",
-                    shown.key
-                );
-                self.page_input(&shown.key, PageInput::ComponentFailed, target);
-            }
-            ComponentEffect::Update { .. }
-            | ComponentEffect::Lock { .. }
-            | ComponentEffect::Hide { .. } => {}
+        let proxy = self.proxy.clone();
+        let sink = move |key: SurfaceKey| -> ReportSink {
+            Box::new(move |action| {
+                let report = Inner::Component {
+                    key: key.clone(),
+                    action,
+                };
+                if proxy.send_event(HostEvent(report)).is_err() {
+                    tracing::debug!("component report after the loop ended; dropped");
+                }
+            })
+        };
+        let views = self.components.as_mut();
+        if let Some(key) = ComponentViews::carry_out(views, effect, target, sink) {
+            self.page_input(&key, PageInput::ComponentFailed, target);
+        }
+    }
+
+    /// What the window of component `key` reported: the user's answer or close, or its
+    /// failure, goes to its session through the session table.
+    pub(super) fn component_report(
+        &mut self,
+        key: SurfaceKey,
+        action: ComponentAction,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let views = self.components.as_ref();
+        if let Some(input) = views.and_then(|v| v.input_of(&key, action)) {
+            self.page_input(&key, input.page_input(), target);
         }
     }
 

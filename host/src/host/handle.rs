@@ -77,6 +77,11 @@ pub(super) enum Inner {
         key: SurfaceKey,
         event: ViewEvent,
     },
+    /// What a standard component's window reported.
+    Component {
+        key: SurfaceKey,
+        action: lineup_webview_shell::ComponentAction,
+    },
     Reload {
         instance: InstanceId,
         bundle: InlineBundle,

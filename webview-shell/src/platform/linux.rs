@@ -34,9 +34,11 @@ use webkit2gtk::{
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
 mod clipboard;
+mod components;
 pub(crate) mod desktop;
 mod events;
 mod features;
+mod guard;
 mod harden;
 mod network;
 mod notice;
@@ -48,6 +50,7 @@ mod theme;
 mod trusted;
 mod watchdog;
 
+pub(crate) use components::PlatformComponent;
 pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;

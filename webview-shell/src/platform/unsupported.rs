@@ -144,6 +144,37 @@ impl PlatformPrompt {
     }
 }
 
+/// Never constructed.
+pub(crate) struct PlatformComponent {
+    never: Infallible,
+}
+
+impl PlatformComponent {
+    pub(crate) fn new(
+        _content: &crate::components::ComponentContent,
+        _guard_delay: std::time::Duration,
+        _on_action: std::rc::Rc<dyn Fn(crate::components::ComponentAction)>,
+    ) -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
+    }
+
+    pub(crate) fn accepts_input(&self) -> bool {
+        match self.never {}
+    }
+
+    pub(crate) fn run(&self, _script: &str) {
+        match self.never {}
+    }
+
+    pub(crate) fn lock(&self) {
+        match self.never {}
+    }
+
+    pub(crate) fn restart_guard(&self, _why: &str) {
+        match self.never {}
+    }
+}
+
 pub fn apply_theme(_theme: Theme) {}
 
 /// No desktop setting to read here: regular contrast unless the embedder asks.

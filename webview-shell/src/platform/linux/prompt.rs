@@ -11,6 +11,7 @@ use gtk::gdk;
 use gtk::glib;
 use gtk::prelude::*;
 
+use super::guard::Guard;
 use super::trusted::{TrustedEvent, TrustedView};
 use lineup_host_core::ConsentAnswer;
 
@@ -21,6 +22,8 @@ use crate::trusted::TrustedDocument;
 
 /// The prompt window's title; no Surface window shows it or an imitation (R-SEC-5).
 const TITLE: &str = crate::title::CONSENT_PROMPT_TITLE;
+/// The longest message the prompt's document posts (`rendered`, `allow`, …).
+const MAX_MESSAGE_BYTES: usize = 64;
 /// How often a showing prompt checks whether its request was withdrawn.
 const WITHDRAW_POLL: Duration = Duration::from_millis(100);
 /// How long the document may take to render before the prompt gives up (answering `Cancelled`).
@@ -47,23 +50,6 @@ struct PromptState {
     swallowed_buttons: RefCell<HashSet<u32>>,
 }
 
-/// Input is taken once `delay` has passed since the last restart; never before the first.
-struct Guard {
-    delay: Duration,
-    open_at: Cell<Option<Instant>>,
-}
-
-impl Guard {
-    fn restart(&self, why: &str) {
-        tracing::debug!(why, "consent prompt guard delay restarted");
-        self.open_at.set(Some(Instant::now() + self.delay));
-    }
-
-    fn open(&self) -> bool {
-        self.open_at.get().is_some_and(|at| Instant::now() >= at)
-    }
-}
-
 impl PlatformPrompt {
     /// Whether this platform has the built-in prompt.
     pub(crate) fn supported() -> Result<(), ShellError> {
@@ -86,6 +72,7 @@ impl PlatformPrompt {
         let events = Rc::clone(&slot);
         let view = TrustedView::new(
             document,
+            MAX_MESSAGE_BYTES,
             Rc::new(move |event| {
                 if let Some(state) = events.get().and_then(Weak::upgrade) {
                     state.view_event(event);
@@ -109,10 +96,7 @@ impl PlatformPrompt {
         let state = Rc::new(PromptState {
             window,
             view,
-            guard: Guard {
-                delay: options.guard_delay(),
-                open_at: Cell::new(None),
-            },
+            guard: Guard::new(options.guard_delay()),
             remember_allowed,
             on_outcome: RefCell::new(Some(on_outcome)),
             on_shown: RefCell::new(Some(on_shown)),

@@ -38,6 +38,8 @@ impl PlatformStandby {
         let document = screen.document()?;
         let view = TrustedView::new(
             document,
+            // The standby page posts nothing the host acts on.
+            64,
             Rc::new(|event| {
                 if event == TrustedEvent::Crashed {
                     tracing::error!("the standby screen's web process ended");

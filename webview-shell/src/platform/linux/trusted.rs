@@ -21,8 +21,6 @@ use crate::trusted::{TrustedDocument, TRUSTED_SCHEME, TRUSTED_URL};
 
 /// The name of the one message handler of a trusted view.
 const HANDLER: &str = "lineupHost";
-/// The longest message the host takes from a trusted document.
-const MAX_MESSAGE_BYTES: usize = 64;
 /// The memory ceiling of a trusted view's web process, in MiB.
 const MEMORY_LIMIT_MIB: u32 = 256;
 
@@ -44,9 +42,11 @@ pub(crate) struct TrustedView {
 }
 
 impl TrustedView {
-    /// Creates the view and starts loading `document`; `on_event` hears the document's messages.
+    /// Creates the view and starts loading `document`; `on_event` hears the document's messages
+    /// of at most `max_message_bytes` (longer ones are dropped).
     pub(crate) fn new(
         document: TrustedDocument,
+        max_message_bytes: usize,
         on_event: Rc<dyn Fn(TrustedEvent)>,
     ) -> Result<Self, ShellError> {
         let data = webkit2gtk::WebsiteDataManager::builder()
@@ -103,7 +103,7 @@ impl TrustedView {
             let Some(text) = result.js_value().map(|v| v.to_str().to_string()) else {
                 return;
             };
-            if text.len() <= MAX_MESSAGE_BYTES {
+            if text.len() <= max_message_bytes {
                 events(TrustedEvent::Message(text));
             }
         });

@@ -1,0 +1,67 @@
+//! The built-in renderer's window for one standard component instance (R-STD-8, R-STD-9):
+//! what the host shows a [`ShownComponent`](lineup_host_core::ShownComponent) in when no
+//! embedder renders it.
+
+use std::rc::Rc;
+
+use lineup_host_core::{JsonObject, SafeMarkdown};
+use tao::event_loop::EventLoopWindowTarget;
+
+use crate::components::{update_script, ComponentAction, ComponentContent, ComponentOptions};
+use crate::error::ShellError;
+use crate::platform::{check_display, PlatformComponent};
+
+/// One standard component shown by the host itself: a trusted, host-owned window apart from
+/// every Surface, titled [`component_window_title`](crate::component_window_title).
+///
+/// - The window shows one host-written document for every component id; the component's
+///   cleaned props and state and its Markdown tree reach it as inert JSON, and its script
+///   builds the page with `createElement` and `textContent` only. Links are inert text.
+/// - Input is taken only after the guard delay ([`ComponentOptions`]) since the window was
+///   mapped, focused or shown, and each answer needs a real input event in this window within
+///   the last second, used once (R-STD-8); Enter never reaches the page; Escape is
+///   [`ComponentAction::Cancel`].
+/// - Dropping it closes the window.
+///
+/// ## Platform-specific
+/// Linux: a GTK window holding a WebKitGTK view with its own ephemeral context (sandboxed,
+/// all network refused) under a nonce CSP. Elsewhere [`ComponentWindow::new`] fails with
+/// [`ShellError::Unsupported`].
+pub struct ComponentWindow {
+    platform: PlatformComponent,
+}
+
+impl ComponentWindow {
+    /// Starts rendering `content`; the window is shown once its document has rendered.
+    /// `on_action` hears, on the event-loop thread from the main loop (never from inside a
+    /// method of this window), what the user did; `target` proves that this is that thread.
+    pub fn new<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        content: &ComponentContent,
+        options: &ComponentOptions,
+        on_action: impl Fn(ComponentAction) + 'static,
+    ) -> Result<Self, ShellError> {
+        let _ = target;
+        check_display()?;
+        let delay = options.guard_delay_for(content);
+        let platform = PlatformComponent::new(content, delay, Rc::new(on_action))?;
+        Ok(Self { platform })
+    }
+
+    /// Shows `state` (and its Markdown) in place of the old; `reopened` unlocks the page for a
+    /// new round. A change the user sees starts the guard delay again.
+    pub fn update(&self, state: &JsonObject, markdown: Option<&SafeMarkdown>, reopened: bool) {
+        self.platform.run(&update_script(state, markdown, reopened));
+        self.platform.restart_guard("updated");
+    }
+
+    /// Locks the page: the round was answered (R-STD-7).
+    pub fn lock(&self) {
+        self.platform.lock();
+    }
+
+    /// Whether the window is shown and its guard delay has passed.
+    pub fn accepts_input(&self) -> bool {
+        self.platform.accepts_input()
+    }
+}

@@ -1,0 +1,336 @@
+//! A standard component's window on Linux (R-STD-8, §4 of standard-components.md): a GTK
+//! toplevel of the host's own holding a [`TrustedView`] of the one component document. Its
+//! input gate runs on GTK's events before the engine sees any: nothing is taken until the
+//! guard delay after map or focus, each answer needs a real input event in this window (a
+//! *credit*, not flagged `send_event`, at most [`CREDIT_LIFETIME`] old, used once), Enter never
+//! reaches the page and Escape is `cancel`.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashSet;
+use std::rc::{Rc, Weak};
+use std::time::{Duration, Instant};
+
+use gtk::gdk;
+use gtk::glib;
+use gtk::prelude::*;
+use lineup_host_core::InputKind;
+
+use super::guard::Guard;
+use super::trusted::{TrustedEvent, TrustedView};
+use crate::components::{
+    component_document, component_window_title, parse_message, ComponentAction, ComponentContent,
+    PageMessage, CREDIT_LIFETIME, LOCK_SCRIPT, MAX_COMPONENT_MESSAGE_BYTES,
+};
+use crate::error::ShellError;
+
+/// How long the document may take to render before the window reports a failure.
+const RENDER_TIMEOUT: Duration = Duration::from_secs(20);
+/// The window's size; its buttons sit at fixed places from the bottom right corner.
+const WIDTH: i32 = 480;
+const HEIGHT: i32 = 320;
+
+/// Who hears what the user did.
+type ActionSink = Rc<dyn Fn(ComponentAction)>;
+
+/// One component window, closed when dropped.
+pub(crate) struct PlatformComponent {
+    state: Rc<ComponentState>,
+}
+
+struct ComponentState {
+    window: gtk::Window,
+    view: TrustedView,
+    guard: Guard,
+    on_action: ActionSink,
+    shown: Cell<bool>,
+    /// Whether the window has reported its last action (closed or failed).
+    ended: Cell<bool>,
+    /// The last real input event that reached the page, not yet used by an answer.
+    credit: Cell<Option<(InputKind, Instant)>>,
+    /// Keys and buttons whose press fell inside the guard delay: their release is dropped too.
+    swallowed_keys: RefCell<HashSet<u16>>,
+    swallowed_buttons: RefCell<HashSet<u32>>,
+}
+
+impl PlatformComponent {
+    /// Builds the window and its view and starts rendering `content`; the window is mapped
+    /// once the document has rendered. `on_action` hears, from the main loop, what the user did.
+    pub(crate) fn new(
+        content: &ComponentContent,
+        guard_delay: Duration,
+        on_action: ActionSink,
+    ) -> Result<Self, ShellError> {
+        let document = component_document(content)?;
+        let slot: Rc<OnceCell<Weak<ComponentState>>> = Rc::new(OnceCell::new());
+        let events = Rc::clone(&slot);
+        let view = TrustedView::new(
+            document,
+            MAX_COMPONENT_MESSAGE_BYTES,
+            Rc::new(move |event| {
+                if let Some(state) = events.get().and_then(Weak::upgrade) {
+                    state.view_event(event);
+                }
+            }),
+        )?;
+        let window = gtk::Window::new(gtk::WindowType::Toplevel);
+        window.set_title(&component_window_title(content.kind));
+        window.set_default_size(WIDTH, HEIGHT);
+        window.set_position(gtk::WindowPosition::Center);
+        window.set_type_hint(gdk::WindowTypeHint::Dialog);
+        window.set_keep_above(true);
+        window
+            .add_events(gdk::EventMask::VISIBILITY_NOTIFY_MASK | gdk::EventMask::FOCUS_CHANGE_MASK);
+        window.add(view.widget());
+        let state = Rc::new(ComponentState {
+            window,
+            view,
+            guard: Guard::new(guard_delay),
+            on_action,
+            shown: Cell::new(false),
+            ended: Cell::new(false),
+            credit: Cell::new(None),
+            swallowed_keys: RefCell::new(HashSet::new()),
+            swallowed_buttons: RefCell::new(HashSet::new()),
+        });
+        // Cannot be set already: the cell was created above and is set only here.
+        let _ = slot.set(Rc::downgrade(&state));
+        connect(&state);
+        watch_render(&state);
+        Ok(Self { state })
+    }
+
+    /// Whether the window is shown and its guard delay has passed.
+    pub(crate) fn accepts_input(&self) -> bool {
+        self.state.accepts_input()
+    }
+
+    /// Runs the host's own `script` (an update built by the port) in the page.
+    pub(crate) fn run(&self, script: &str) {
+        self.state.view.evaluate(script, Box::new(|_| {}));
+    }
+
+    /// Locks the page after an answer.
+    pub(crate) fn lock(&self) {
+        self.run(LOCK_SCRIPT);
+    }
+
+    /// A change the user sees: the guard delay starts again (R-STD-8 (b)).
+    pub(crate) fn restart_guard(&self, why: &str) {
+        self.state.guard.restart(why);
+    }
+}
+
+impl ComponentState {
+    fn accepts_input(&self) -> bool {
+        self.shown.get() && self.guard.open()
+    }
+
+    fn view_event(&self, event: TrustedEvent) {
+        let message = match event {
+            TrustedEvent::Message(text) => parse_message(&text),
+            TrustedEvent::Crashed => return self.end(ComponentAction::Failed),
+        };
+        let Some(message) = message else {
+            tracing::debug!("component page message not understood; dropped");
+            return;
+        };
+        let action = match message {
+            PageMessage::Rendered {} => return self.show(),
+            PageMessage::Submit { answer } => self
+                .credit()
+                .map(|input| ComponentAction::Submit { answer, input }),
+            PageMessage::Cancel {} => self.credit().map(|input| ComponentAction::Cancel { input }),
+        };
+        match action {
+            Some(action) => self.report(action),
+            None => tracing::debug!(
+                "component answer without a real input event after the guard delay; dropped"
+            ),
+        }
+    }
+
+    /// The input kind of the unused credit, used up now; `None` when there is none that the
+    /// gate let through in the last [`CREDIT_LIFETIME`] (R-STD-8 (a)).
+    fn credit(&self) -> Option<InputKind> {
+        let (kind, at) = self.credit.take()?;
+        (self.accepts_input() && at.elapsed() <= CREDIT_LIFETIME).then_some(kind)
+    }
+
+    fn grant(&self, kind: InputKind, synthetic: bool) {
+        if !synthetic {
+            self.credit.set(Some((kind, Instant::now())));
+        }
+    }
+
+    fn show(&self) {
+        if self.shown.replace(true) || self.ended.get() {
+            return;
+        }
+        self.window.show_all();
+        self.window.present();
+        self.view.widget().grab_focus();
+        self.guard.restart("shown");
+    }
+
+    fn report(&self, action: ComponentAction) {
+        if self.ended.get() {
+            return;
+        }
+        let sink = Rc::clone(&self.on_action);
+        glib::idle_add_local_once(move || sink(action));
+    }
+
+    /// Reports `action` and takes no more input: the window closed or failed.
+    fn end(&self, action: ComponentAction) {
+        self.report(action);
+        self.ended.set(true);
+        self.window.hide();
+    }
+
+    fn key_press(&self, event: &gdk::EventKey) -> glib::Propagation {
+        if !self.accepts_input() {
+            self.swallowed_keys
+                .borrow_mut()
+                .insert(event.hardware_keycode());
+            return glib::Propagation::Stop;
+        }
+        use gdk::keys::constants as key;
+        let k = event.keyval();
+        if [key::Return, key::KP_Enter, key::ISO_Enter].contains(&k) {
+            return glib::Propagation::Stop;
+        }
+        glib::Propagation::Proceed
+    }
+
+    fn key_release(&self, event: &gdk::EventKey) -> glib::Propagation {
+        use gdk::keys::constants as key;
+        let swallowed = self
+            .swallowed_keys
+            .borrow_mut()
+            .remove(&event.hardware_keycode());
+        let k = event.keyval();
+        if swallowed || [key::Return, key::KP_Enter, key::ISO_Enter].contains(&k) {
+            return glib::Propagation::Stop;
+        }
+        if k == key::Escape {
+            if !event.is_send_event() && self.accepts_input() {
+                self.report(ComponentAction::Cancel {
+                    input: InputKind::Keyboard,
+                });
+            }
+            return glib::Propagation::Stop;
+        }
+        // The page acts on a key's release (a button's Space) or press (a radio's arrows):
+        // either finds the credit of this release or of the press before it.
+        self.grant(InputKind::Keyboard, event.is_send_event());
+        glib::Propagation::Proceed
+    }
+
+    fn button_press(&self, event: &gdk::EventButton) -> glib::Propagation {
+        if self.accepts_input() {
+            return glib::Propagation::Proceed;
+        }
+        tracing::debug!("component click inside the guard delay ignored");
+        self.swallowed_buttons.borrow_mut().insert(event.button());
+        glib::Propagation::Stop
+    }
+
+    fn button_release(&self, event: &gdk::EventButton) -> glib::Propagation {
+        if self.swallowed_buttons.borrow_mut().remove(&event.button()) {
+            return glib::Propagation::Stop;
+        }
+        if self.accepts_input() {
+            self.grant(InputKind::Pointer, event.is_send_event());
+        }
+        glib::Propagation::Proceed
+    }
+
+    fn touch(&self, event: &gdk::Event) -> glib::Propagation {
+        if !self.accepts_input() {
+            return glib::Propagation::Stop;
+        }
+        if event.event_type() == gdk::EventType::TouchEnd {
+            self.grant(InputKind::Touch, event.is_send_event());
+        }
+        glib::Propagation::Proceed
+    }
+
+    /// Map and focus restart the guard delay (R-STD-8 (b)).
+    fn window_event(&self, event: &gdk::Event) {
+        match event.event_type() {
+            gdk::EventType::Map => self.guard.restart("mapped"),
+            gdk::EventType::FocusChange
+                if event
+                    .downcast_ref::<gdk::EventFocus>()
+                    .is_some_and(|f| f.is_in()) =>
+            {
+                self.guard.restart("focused");
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for ComponentState {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        self.ended.set(true);
+        self.window.hide();
+        // SAFETY: the window is this component's own toplevel; nothing else holds it but GTK
+        // and the signal handlers connected in `connect`, which reach this state through a
+        // `Weak` that no longer upgrades, so no Rust code uses the widget after it is
+        // destroyed.
+        unsafe { self.window.destroy() };
+    }
+}
+
+/// Connects the window's and the view's input and state signals, each reaching the state
+/// through a `Weak`.
+fn connect(state: &Rc<ComponentState>) {
+    let weak = Rc::downgrade(state);
+    let with = move |f: &dyn Fn(&ComponentState) -> glib::Propagation| {
+        weak.upgrade()
+            .map_or(glib::Propagation::Proceed, |state| f(&state))
+    };
+    let w = with.clone();
+    state
+        .window
+        .connect_key_press_event(move |_, e| w(&|s| s.key_press(e)));
+    let w = with.clone();
+    state
+        .window
+        .connect_key_release_event(move |_, e| w(&|s| s.key_release(e)));
+    let w = with.clone();
+    state.window.connect_event(move |_, e| {
+        w(&|s| {
+            s.window_event(e);
+            glib::Propagation::Proceed
+        })
+    });
+    let w = with.clone();
+    state.window.connect_delete_event(move |_, _| {
+        w(&|s| {
+            s.end(ComponentAction::Close);
+            glib::Propagation::Stop
+        })
+    });
+    let view = state.view.widget();
+    let w = with.clone();
+    view.connect_button_press_event(move |_, e| w(&|s| s.button_press(e)));
+    let w = with.clone();
+    view.connect_button_release_event(move |_, e| w(&|s| s.button_release(e)));
+    view.connect_touch_event(move |_, e| with(&|s| s.touch(e)));
+}
+
+/// Reports a failure when the document never renders.
+fn watch_render(state: &Rc<ComponentState>) {
+    let weak = Rc::downgrade(state);
+    glib::timeout_add_local_once(RENDER_TIMEOUT, move || {
+        if let Some(state) = weak.upgrade() {
+            if !state.shown.get() {
+                tracing::error!("a component's document did not render; it fails");
+                state.end(ComponentAction::Failed);
+            }
+        }
+    });
+}
