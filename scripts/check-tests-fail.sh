@@ -29,9 +29,9 @@
 #                             tests/src/runner.rs's unit test
 #                             `a_filter_that_matches_no_scenario_fails_the_run_and_is_named` fails.
 #
-# Besides the breaks, one real-webview binary is run (under xvfb-run when there is no display)
-# with a filter that matches none of its scenarios, unpatched: it must exit non-zero and name the
-# filter.
+# Besides the breaks, the real-webview binary `scenarios` is run (under xvfb-run when there is no
+# display) with a filter that matches none of its scenarios in any of its groups, unpatched: it
+# must exit non-zero and name the filter.
 #
 # The scratch copy is the working tree's files (tracked and untracked, not ignored) at
 # $CARGO_TARGET_DIR/check-tests-fail/tree, kept between runs: a file is copied only when it
@@ -132,22 +132,22 @@ run_break() {
     fi
 }
 
-# Runs real-webview binary `first_surface` with a filter that matches none of its scenarios.
+# Runs the real-webview binary `scenarios` with a filter that matches none of its scenarios.
 run_unmatched_filter() {
     local filter="no_scenario_is_called_this"
     local log="$log_dir/unmatched-filter.log"
-    printf -- '--> unmatched-filter: lineup-tests --test first_surface -- %s\n' "$filter"
+    printf -- '--> unmatched-filter: lineup-tests --test scenarios -- %s\n' "$filter"
     local xvfb=()
     if [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
         xvfb=(xvfb-run -a -s "-screen 0 1280x1024x24")
     fi
     local status=0
-    "${xvfb[@]}" cargo test -q -p lineup-tests --test first_surface -- "$filter" >"$log" 2>&1 ||
+    "${xvfb[@]}" cargo test -q -p lineup-tests --test scenarios -- "$filter" >"$log" 2>&1 ||
         status=$?
     if [[ $status -eq 0 ]]; then
-        fail "unmatched-filter: first_surface passed with a filter that matches nothing (see $log)"
+        fail "unmatched-filter: scenarios passed with a filter that matches nothing (see $log)"
     elif ! grep -q "no scenario matches the filter \`$filter\`" "$log"; then
-        fail "unmatched-filter: first_surface failed (status $status) without naming the filter (see $log)"
+        fail "unmatched-filter: scenarios failed (status $status) without naming the filter (see $log)"
         tail -n 20 "$log"
     else
         printf 'ok unmatched-filter: status %s, %s\n' "$status" \

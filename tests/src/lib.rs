@@ -1,7 +1,8 @@
 //! Shared support of the integration tests, above all the real-webview end-to-end tests that run
 //! real WebKitGTK webviews under Xvfb (`xvfb-run -a cargo test -p lineup-tests`).
 //!
-//! - [`runner`]: the scenario runner of the `harness = false` binaries and the `ensure!` macro;
+//! - [`runner`]: the scenario runner of the `harness = false` binary `scenarios` (one process per
+//!   group of scenarios) and the `ensure!` macro;
 //! - [`view_harness`]: views opened straight from a [`Shell`](lineup_host::Shell);
 //! - [`host_harness`]: a whole [`Host`](lineup_host::Host) driven by lineup.v1
 //!   envelopes, with a recording delegate;

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;
 
-fn main() {
+pub(crate) fn run() {
     let _home = private_home("authors");
     // Before any thread or web context exists.
     std::env::remove_var("LC_ALL");

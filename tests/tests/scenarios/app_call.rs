@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 const TITLE: &str = "Permission request";
 
-fn main() {
+pub(crate) fn run() {
     let _home = private_home("app_call");
     let mut h = HostHarness::start();
     let x = match X11::connect() {

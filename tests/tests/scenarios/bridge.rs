@@ -15,7 +15,7 @@ use lineup_tests::host_harness::{test_app, HostHarness, Note, TestHost};
 use lineup_tests::runner::Outcome;
 use serde_json::{json, Map, Value};
 
-fn main() {
+pub(crate) fn run() {
     let _home = private_home("bridge");
     let mut h = HostHarness::start();
     h.run(

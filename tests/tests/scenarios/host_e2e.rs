@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;
 
-fn main() {
+pub(crate) fn run() {
     let home = private_home("host_e2e");
     let mut h = HostHarness::start();
     let x = match X11::connect() {

@@ -16,7 +16,7 @@ use lineup_tests::runner::Outcome;
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use serde_json::json;
 
-fn main() {
+pub(crate) fn run() {
     let home = private_home("isolation");
     let mut h = Harness::start(ViewConfig::default());
     h.run(

@@ -17,7 +17,7 @@ use serde_json::json;
 use tao::dpi::LogicalSize;
 use tao::window::WindowBuilder;
 
-fn main() {
+pub(crate) fn run() {
     private_home("input");
     let mut h = Harness::start(ViewConfig::default());
     let x = match X11::connect() {

@@ -4,8 +4,9 @@
 //! positive control in the same run: the same page with the protection turned off through
 //! `dangerous()` does reach the canary, or the test process itself uses the channel.
 //!
-//! The binary runs itself again in a private mount namespace whose `/etc/resolv.conf` names a DNS
-//! stub of its own (see `lineup_tests::dns`), so it sees every host name the engine looks up.
+//! The group's process runs itself again in a private mount namespace whose `/etc/resolv.conf`
+//! names a DNS stub of its own (see `lineup_tests::dns`), so it sees every host name the engine
+//! looks up.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::time::{Duration, Instant};
@@ -21,7 +22,7 @@ use lineup_tests::procs::{self, descendants, web_processes};
 use lineup_tests::runner::Outcome;
 use lineup_tests::x11::{xid_of, X11};
 
-fn main() {
+pub(crate) fn run() {
     let home = private_home("leaks");
     let dns = match private_resolver(&home) {
         Ok(stub) => stub,

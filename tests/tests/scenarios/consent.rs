@@ -31,7 +31,7 @@ const ESCAPE: u32 = 0xff1b;
 /// The guard delay under test: the default.
 const GUARD: Duration = Duration::from_secs(1);
 
-fn main() {
+pub(crate) fn run() {
     private_home("consent");
     let mut h = Harness::start(ViewConfig::default());
     let x = match X11::connect() {

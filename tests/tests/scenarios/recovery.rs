@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::window::WindowBuilder;
 
-fn main() {
+pub(crate) fn run() {
     let _home = private_home("recovery");
     let mut h = HostHarness::start();
     h.run(

@@ -20,7 +20,7 @@ use lineup_tests::runner::Outcome;
 use lineup_tests::x11::X11;
 use serde_json::{json, Value};
 
-fn main() {
+pub(crate) fn run() {
     let _home = private_home("builtins");
     let mut h = HostHarness::start();
     h.run(

@@ -13,7 +13,7 @@ use lineup_tests::host_harness::{test_app, HostHarness, Note};
 use lineup_tests::procs::web_processes;
 use lineup_tests::runner::Outcome;
 
-fn main() {
+pub(crate) fn run() {
     private_home("first_surface");
     let mut h = HostHarness::start();
     h.run(

@@ -15,7 +15,7 @@ use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use tao::event_loop::EventLoop;
 
-fn main() {
+pub(crate) fn run() {
     private_home("probe");
     let mut harness = Harness::start(ViewConfig::default().with_max_views(2));
     harness.run(

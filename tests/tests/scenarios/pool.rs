@@ -17,7 +17,7 @@ use lineup_tests::procs::{mount_namespace, web_processes};
 use lineup_tests::runner::Outcome;
 use serde_json::json;
 
-fn main() {
+pub(crate) fn run() {
     private_home("pool");
     let mut h = HostHarness::start();
     h.run(
