@@ -8,11 +8,11 @@
 //! registered on the context directly.
 
 use std::cell::RefCell;
-use std::ptr;
+
 use std::rc::{Rc, Weak};
 
 use gtk::gdk;
-use gtk::glib::{self, prelude::*, translate::IntoGlib};
+use gtk::glib::{self, prelude::*};
 use gtk::prelude::*;
 use lineup_surface_runtime::{DeliveryKey, SurfaceDocument, SurfaceServer, SCHEME};
 
@@ -39,6 +39,7 @@ pub(crate) mod desktop;
 mod events;
 mod features;
 mod guard;
+mod handlers;
 mod harden;
 mod network;
 mod notice;
@@ -60,6 +61,7 @@ pub use theme::{apply_theme, desktop_high_contrast};
 use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
 use events::{push, EventQueue};
 use features::{feature_enabled, set_feature_enabled};
+use handlers::disconnect_all_handlers;
 use harden::{harden, termination_words};
 pub(crate) use network::refuse_all_network;
 
@@ -612,46 +614,6 @@ fn clamp_i32(value: u32) -> i32 {
 
 fn wry_error(error: wry::Error) -> ShellError {
     ShellError::Platform(format!("webview: {error}"))
-}
-
-/// Disconnects every handler of `signal` on `object`, returning how many there were.
-///
-/// wry connects handlers it keeps no handle to: a `close` handler that destroys the view, and an
-/// IPC handler that keeps the view alive. GLib offers no safe way to find a handler it did not
-/// return, hence the two FFI calls.
-#[allow(unsafe_code)]
-fn disconnect_all_handlers(object: &impl IsA<glib::Object>, signal: &str) -> usize {
-    let Some(signal_id) = glib::subclass::signal::SignalId::lookup(signal, object.type_()) else {
-        return 0;
-    };
-    let instance = object.upcast_ref::<glib::Object>().as_ptr();
-    let mut removed = 0;
-    // A view has a handful of handlers at most; the bound only guards against a GLib surprise.
-    while removed < 64 {
-        // SAFETY: `instance` points to a live GObject for the whole call (`object` holds a
-        // strong reference). With G_SIGNAL_MATCH_ID only `signal_id`, looked up on the instance's own
-        // type, is compared; the null closure, func and data pointers are not read.
-        // g_signal_handler_find returns 0 or the id of a handler connected to this instance.
-        let handler = unsafe {
-            glib::gobject_ffi::g_signal_handler_find(
-                instance.cast(),
-                glib::gobject_ffi::G_SIGNAL_MATCH_ID,
-                signal_id.into_glib(),
-                0,
-                ptr::null_mut(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        };
-        if handler == 0 {
-            break;
-        }
-        // SAFETY: `handler` was just returned by g_signal_handler_find for this live instance
-        // and has not been disconnected yet.
-        unsafe { glib::gobject_ffi::g_signal_handler_disconnect(instance.cast(), handler) };
-        removed += 1;
-    }
-    removed
 }
 
 /// Evaluates `script` in the page's world, then whatever state waited meanwhile, one after the
