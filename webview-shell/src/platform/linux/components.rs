@@ -15,7 +15,7 @@ use gtk::glib;
 use gtk::prelude::*;
 use lineup_host_core::InputKind;
 
-use super::guard::Guard;
+use super::guard::{connect, Guard, GuardedWindow};
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::components::{
     component_document, component_window_title, parse_message, ComponentAction, ComponentContent,
@@ -257,17 +257,7 @@ impl ComponentState {
 
     /// Map and focus restart the guard delay (R-STD-8 (b)).
     fn window_event(&self, event: &gdk::Event) {
-        match event.event_type() {
-            gdk::EventType::Map => self.guard.restart("mapped"),
-            gdk::EventType::FocusChange
-                if event
-                    .downcast_ref::<gdk::EventFocus>()
-                    .is_some_and(|f| f.is_in()) =>
-            {
-                self.guard.restart("focused");
-            }
-            _ => {}
-        }
+        self.guard.restart_on_map_or_focus(event);
     }
 }
 
@@ -284,42 +274,42 @@ impl Drop for ComponentState {
     }
 }
 
-/// Connects the window's and the view's input and state signals, each reaching the state
-/// through a `Weak`.
-fn connect(state: &Rc<ComponentState>) {
-    let weak = Rc::downgrade(state);
-    let with = move |f: &dyn Fn(&ComponentState) -> glib::Propagation| {
-        weak.upgrade()
-            .map_or(glib::Propagation::Proceed, |state| f(&state))
-    };
-    let w = with.clone();
-    state
-        .window
-        .connect_key_press_event(move |_, e| w(&|s| s.key_press(e)));
-    let w = with.clone();
-    state
-        .window
-        .connect_key_release_event(move |_, e| w(&|s| s.key_release(e)));
-    let w = with.clone();
-    state.window.connect_event(move |_, e| {
-        w(&|s| {
-            s.window_event(e);
-            glib::Propagation::Proceed
-        })
-    });
-    let w = with.clone();
-    state.window.connect_delete_event(move |_, _| {
-        w(&|s| {
-            s.end(ComponentAction::Close);
-            glib::Propagation::Stop
-        })
-    });
-    let view = state.view.widget();
-    let w = with.clone();
-    view.connect_button_press_event(move |_, e| w(&|s| s.button_press(e)));
-    let w = with.clone();
-    view.connect_button_release_event(move |_, e| w(&|s| s.button_release(e)));
-    view.connect_touch_event(move |_, e| with(&|s| s.touch(e)));
+impl GuardedWindow for ComponentState {
+    fn window(&self) -> &gtk::Window {
+        &self.window
+    }
+
+    fn view(&self) -> &webkit2gtk::WebView {
+        self.view.widget()
+    }
+
+    fn on_key_press(&self, event: &gdk::EventKey) -> glib::Propagation {
+        self.key_press(event)
+    }
+
+    fn on_key_release(&self, event: &gdk::EventKey) -> glib::Propagation {
+        self.key_release(event)
+    }
+
+    fn on_window_event(&self, event: &gdk::Event) {
+        self.window_event(event);
+    }
+
+    fn on_close_requested(&self) {
+        self.end(ComponentAction::Close);
+    }
+
+    fn on_button_press(&self, event: &gdk::EventButton) -> glib::Propagation {
+        self.button_press(event)
+    }
+
+    fn on_button_release(&self, event: &gdk::EventButton) -> glib::Propagation {
+        self.button_release(event)
+    }
+
+    fn on_touch(&self, event: &gdk::Event) -> glib::Propagation {
+        self.touch(event)
+    }
 }
 
 /// Reports a failure when the document never renders.

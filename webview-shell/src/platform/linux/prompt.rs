@@ -11,7 +11,7 @@ use gtk::gdk;
 use gtk::glib;
 use gtk::prelude::*;
 
-use super::guard::Guard;
+use super::guard::{connect, Guard, GuardedWindow};
 use super::trusted::{TrustedEvent, TrustedView};
 use lineup_host_core::ConsentAnswer;
 
@@ -233,27 +233,19 @@ impl PromptState {
     /// Map, focus and visibility changes restart the guard delay; being covered also raises
     /// the window again.
     fn window_event(&self, event: &gdk::Event) {
-        match event.event_type() {
-            gdk::EventType::Map => self.guard.restart("mapped"),
-            gdk::EventType::FocusChange
-                if event
-                    .downcast_ref::<gdk::EventFocus>()
-                    .is_some_and(|f| f.is_in()) =>
-            {
-                self.guard.restart("focused");
+        if self.guard.restart_on_map_or_focus(event)
+            || event.event_type() != gdk::EventType::VisibilityNotify
+        {
+            return;
+        }
+        self.guard.restart("visibility changed");
+        let covered = event
+            .downcast_ref::<gdk::EventVisibility>()
+            .is_none_or(|v| v.state() != gdk::VisibilityState::Unobscured);
+        if covered {
+            if let Some(own) = self.window.window() {
+                own.raise();
             }
-            gdk::EventType::VisibilityNotify => {
-                self.guard.restart("visibility changed");
-                let covered = event
-                    .downcast_ref::<gdk::EventVisibility>()
-                    .is_none_or(|v| v.state() != gdk::VisibilityState::Unobscured);
-                if covered {
-                    if let Some(own) = self.window.window() {
-                        own.raise();
-                    }
-                }
-            }
-            _ => {}
         }
     }
 }
@@ -271,50 +263,47 @@ impl Drop for PromptState {
     }
 }
 
-/// Connects the window's and the view's input and state signals, each reaching the state
-/// through a `Weak`.
-fn connect(state: &Rc<PromptState>) {
-    let weak = Rc::downgrade(state);
-    let with = move |f: &dyn Fn(&PromptState) -> glib::Propagation| {
-        weak.upgrade()
-            .map_or(glib::Propagation::Proceed, |state| f(&state))
-    };
-    let w = with.clone();
-    state
-        .window
-        .connect_key_press_event(move |_, e| w(&|s| s.key_press(e)));
-    let w = with.clone();
-    state
-        .window
-        .connect_key_release_event(move |_, e| w(&|s| s.key_release(e)));
-    let w = with.clone();
-    state.window.connect_event(move |_, e| {
-        w(&|s| {
-            s.window_event(e);
+impl GuardedWindow for PromptState {
+    fn window(&self) -> &gtk::Window {
+        &self.window
+    }
+
+    fn view(&self) -> &webkit2gtk::WebView {
+        self.view.widget()
+    }
+
+    fn on_key_press(&self, event: &gdk::EventKey) -> glib::Propagation {
+        self.key_press(event)
+    }
+
+    fn on_key_release(&self, event: &gdk::EventKey) -> glib::Propagation {
+        self.key_release(event)
+    }
+
+    fn on_window_event(&self, event: &gdk::Event) {
+        self.window_event(event);
+    }
+
+    fn on_close_requested(&self) {
+        self.conclude(PromptOutcome::Answered(ConsentAnswer::Dismissed));
+    }
+
+    fn on_button_press(&self, event: &gdk::EventButton) -> glib::Propagation {
+        self.button_press(event)
+    }
+
+    fn on_button_release(&self, event: &gdk::EventButton) -> glib::Propagation {
+        self.button_release(event)
+    }
+
+    /// Touch passes to the page only while the prompt is shown and its guard is open.
+    fn on_touch(&self, _event: &gdk::Event) -> glib::Propagation {
+        if self.shown.get() && self.guard.open() {
             glib::Propagation::Proceed
-        })
-    });
-    let w = with.clone();
-    state.window.connect_delete_event(move |_, _| {
-        w(&|s| {
-            s.conclude(PromptOutcome::Answered(ConsentAnswer::Dismissed));
+        } else {
             glib::Propagation::Stop
-        })
-    });
-    let view = state.view.widget();
-    let w = with.clone();
-    view.connect_button_press_event(move |_, e| w(&|s| s.button_press(e)));
-    let w = with.clone();
-    view.connect_button_release_event(move |_, e| w(&|s| s.button_release(e)));
-    view.connect_touch_event(move |_, _| {
-        with(&|s| {
-            if s.shown.get() && s.guard.open() {
-                glib::Propagation::Proceed
-            } else {
-                glib::Propagation::Stop
-            }
-        })
-    });
+        }
+    }
 }
 
 /// Ends the prompt when its request is withdrawn, or when its document never renders.
