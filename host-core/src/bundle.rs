@@ -8,6 +8,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::breakout::Breakout;
 use crate::diagnostic::SourcePart;
 use crate::ids::{shorten, InvalidValue};
 use crate::redact::Fingerprint;
@@ -16,15 +17,18 @@ use crate::redact::Fingerprint;
 /// their element (R-UI-6a).
 ///
 /// `html` is a body fragment, `css` goes into a `<style>` element and `js` into a `<script>`
-/// element. Construction refuses, case-insensitively, `</style` in `css` and `</script` or `<!--`
-/// in `js`, the only sequences that could end those elements early or change how the HTML parser
-/// reads them. The size limit depends on configuration and is checked by the decoder.
+/// element. Construction refuses what would end those elements early or keep the script element
+/// from ending ([`Breakout`]): `</style` in `css`; `</script`, and a `<!--` followed by `<script`
+/// with no `-->` after it, in `js`. A `<!--` alone passes. The size limit depends on
+/// configuration and is checked by the decoder.
 ///
 /// ```
 /// use lineup_host_core::InlineBundle;
 /// let bundle = InlineBundle::new("<p>hi</p>", "p { color: red }", "console.log(1)").unwrap();
 /// assert_eq!(bundle.len(), 9 + 16 + 14);
 /// assert!(InlineBundle::new("", "", "s = '</script>'").is_err());
+/// assert!(InlineBundle::new("", "", "s = '<!--<script>'").is_err());
+/// assert!(InlineBundle::new("", "", "s = '<!--'").is_ok());
 /// ```
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawBundle", into = "RawBundle")]
@@ -68,22 +72,15 @@ impl InlineBundle {
     ) -> Result<Self, InvalidValue> {
         let (html, css, js) = (html.into(), css.into(), js.into());
         if let Some(found) = Breakout::find(&css, &js) {
-            let text = if found.part == SourcePart::Css {
-                &css
+            let (kind, text) = if found.part == SourcePart::Css {
+                ("app.css", &css)
             } else {
-                &js
+                ("app.js", &js)
             };
             return Err(InvalidValue {
-                kind: if found.part == SourcePart::Css {
-                    "app.css"
-                } else {
-                    "app.js"
-                },
+                kind,
                 value: shorten(&text[found.offset..], 40),
-                reason: format!(
-                    "contains {:?} at byte {}, which would end the element early (R-UI-6a); {}",
-                    found.sequence, found.offset, found.hint
-                ),
+                reason: found.to_string(),
             });
         }
         Ok(Self { html, css, js })
@@ -136,58 +133,6 @@ impl fmt::Debug for InlineBundle {
             .field("css", &Fingerprint::of(&self.css))
             .field("js", &Fingerprint::of(&self.js))
             .finish()
-    }
-}
-
-/// A sequence in `css` or `js` that would end its element early or change how the HTML parser
-/// reads it (R-UI-6a): `</style` in `css`, `</script` or `<!--` in `js`, in any ASCII case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Breakout {
-    /// The part it is in.
-    pub part: SourcePart,
-    /// Its byte offset in that part (always on a character boundary).
-    pub offset: usize,
-    /// The sequence, lowercase.
-    pub sequence: &'static str,
-    /// How to write it instead.
-    pub hint: &'static str,
-}
-
-impl Breakout {
-    /// The first breakout of `css`, then of `js`, if any.
-    ///
-    /// ```
-    /// use lineup_host_core::{Breakout, SourcePart};
-    /// let found = Breakout::find("", "x = '</SCRIPT>'").unwrap();
-    /// assert_eq!((found.part, found.offset, found.sequence), (SourcePart::Js, 5, "</script"));
-    /// ```
-    pub fn find(css: &str, js: &str) -> Option<Self> {
-        const SEQUENCES: [(SourcePart, &str, &str); 3] = [
-            (
-                SourcePart::Css,
-                "</style",
-                "write '<\\/style' or split the string",
-            ),
-            (
-                SourcePart::Js,
-                "</script",
-                "write '<\\/script' inside strings",
-            ),
-            (SourcePart::Js, "<!--", "write '<\\!--' inside strings"),
-        ];
-        SEQUENCES.iter().find_map(|(part, sequence, hint)| {
-            let text = if *part == SourcePart::Css { css } else { js };
-            // ASCII lowercasing keeps every byte offset.
-            text.to_ascii_lowercase()
-                .find(sequence)
-                .map(|offset| Breakout {
-                    part: *part,
-                    offset,
-                    sequence,
-                    hint,
-                })
-        })
     }
 }
 
@@ -305,9 +250,18 @@ mod tests {
         assert!(InlineBundle::new("</script></style>", "", "").is_ok());
         let err = InlineBundle::new("", "a{}</STYLE><script>", "").unwrap_err();
         assert_eq!(err.kind, "app.css");
-        assert!(err.reason.contains("byte 3"), "{err}");
-        assert!(InlineBundle::new("", "", "x='</ScRiPt>'").is_err());
-        assert!(InlineBundle::new("", "", "x='<!--'").is_err());
+        assert!(err.reason.contains("</style\" at 1:4"), "{err}");
+        let err = InlineBundle::new("", "", "x='</ScRiPt>'").unwrap_err();
+        assert_eq!(err.kind, "app.js");
+        assert!(err.reason.contains("<\\/script"), "the fix: {err}");
+        let err = InlineBundle::new("", "", "x='<!--'+\n'<script>'").unwrap_err();
+        assert!(
+            err.reason.contains("at 1:4") && err.reason.contains("at 2:2"),
+            "{err}"
+        );
+        // A bare `<!--` passes unchanged (R-UI-6a as amended): it cannot end the element.
+        let bundle = InlineBundle::new("", "", "x='<!--'").unwrap();
+        assert_eq!(bundle.js(), "x='<!--'");
         assert!(InlineBundle::new("", "", "x='<\\/script>'").is_ok());
     }
 }

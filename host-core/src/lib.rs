@@ -42,6 +42,7 @@
 #![forbid(unsafe_code)]
 
 mod apps;
+mod breakout;
 mod bridge;
 mod bundle;
 mod capability;
@@ -73,8 +74,9 @@ mod url_policy;
 pub use apps::{
     AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface,
 };
+pub use breakout::Breakout;
 pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
-pub use bundle::{Breakout, InlineBundle, Integrity};
+pub use bundle::{InlineBundle, Integrity};
 pub use capability::{
     unvouched_identity, Activity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord,
     CallKey, CallRecord, CallState, CallSummary, Capabilities, Capability, CapabilityEffect,
