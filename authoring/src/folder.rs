@@ -117,17 +117,13 @@ impl BundleFolder {
 
     fn bundle_of(html: String, css: String, js: String) -> Result<InlineBundle, AuthoringError> {
         if let Some(found) = Breakout::find(&css, &js) {
-            let (file, text) = match found.part {
-                SourcePart::Css => ("style.css", &css),
-                _ => ("script.js", &js),
+            let file = match found.part {
+                SourcePart::Css => "style.css",
+                _ => "script.js",
             };
-            let at = SourcePosition::of_offset(found.part, text, found.offset);
             return Err(refused(
-                format!("{file}:{}:{}", at.line, at.column),
-                format!(
-                    "contains {:?}, which would end the element early (R-UI-6a); {}",
-                    found.sequence, found.hint
-                ),
+                format!("{file}:{}:{}", found.at.line, found.at.column),
+                found.to_string(),
             ));
         }
         check_js("script.js", &js)?;

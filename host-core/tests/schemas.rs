@@ -961,8 +961,8 @@ fn raw_envelope(v: &str, message_type: &str, payload: &str) -> String {
 }
 
 /// Refusals only the Rust decoder can make. The schema sees a parsed value, so it cannot see
-/// duplicate keys, nesting depth, byte sizes, sums over several strings or the difference between
-/// `1` and `1.0`; each row checks that the schema does accept the message (the gap is real and
+/// duplicate keys, nesting depth, byte sizes, sums over several strings, the HTML Standard's
+/// script-data states or the difference between `1` and `1.0`; each row checks that the schema does accept the message (the gap is real and
 /// listed in `schemas/README.md`) and that Rust refuses it with the expected code.
 #[test]
 fn rust_only_refusals() {
@@ -1012,6 +1012,13 @@ fn rust_only_refusals() {
                 "html": "x".repeat(limits.max_bundle_bytes - 1), "css": "é", "js": ""}))
             .to_string(),
             ErrorCode::BundleTooLarge,
+        ),
+        (
+            "js with a <!-- followed by <script and no --> after it (script-data states)",
+            open(json!({"id": "com.example.w", "version": "1.0.0",
+                "html": "", "css": "", "js": "x = '<!--<script>'"}))
+            .to_string(),
+            ErrorCode::InvalidField,
         ),
         ("v written 1.0", raw_envelope("1.0", "ui.close", close), ErrorCode::UnsupportedVersion),
         ("v written 1e0", raw_envelope("1e0", "ui.close", close), ErrorCode::UnsupportedVersion),

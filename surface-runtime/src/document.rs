@@ -213,8 +213,9 @@ fn advance(from: (u32, u32), text: &str) -> (u32, u32) {
 /// one. The bridge is not part of it: the webview layer injects
 /// [`DeliveryKey::bridge_script`](crate::DeliveryKey::bridge_script) as a user script that runs
 /// at document start, before any guest code, and that the page cannot read (R-UI-6). [`InlineBundle`] has
-/// already refused `</style` in `css` and `</script`/`<!--` in `js`, so neither can end its
-/// element early, and assembly cannot fail.
+/// already refused `</style` in `css`, and in `js` `</script` and a `<!--` followed by `<script`
+/// with no `-->` after it ([`Breakout`](lineup_host_core::Breakout)), so neither can end its
+/// element early or keep it from ending, and assembly cannot fail.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SurfaceDocument {
     html: String,
