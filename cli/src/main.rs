@@ -109,9 +109,9 @@ struct HostArgs {
     /// costs a web process (about 70–80 MiB) while it waits, and makes an open about 5× faster.
     #[arg(long, default_value_t = 1)]
     warm_pool: usize,
-    /// Render the standard components `markdown`, `confirm` and `choice` v1 in trusted windows
-    /// of the host's own, and list them in `client.inventory` (R-STD-1). Without it, none is
-    /// offered.
+    /// Render the standard components (the v1 catalog: markdown, text, status, progress,
+    /// alert, confirm, choice, input, form) in trusted windows of the host's own, and list them
+    /// in `client.inventory` (R-STD-1, R-STD-14). Without it, none is offered.
     #[arg(long)]
     builtin_components: bool,
     /// Open a session for this conversation at start (with capabilities on, its

@@ -19,6 +19,8 @@
     missing_docs
 )]
 
+#[path = "support/screen.rs"]
+mod screen;
 #[path = "support/stdio_host.rs"]
 mod stdio_host;
 
@@ -28,6 +30,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lineup_host_core::Timestamp;
 use lineup_tests::x11::X11;
+use screen::{display, screen};
 use serde_json::{json, Value};
 use stdio_host::{envelope, is, StdioHost};
 
@@ -36,30 +39,6 @@ const PICK_TITLE: &str = "Choose a file to give to the agent";
 /// XK_Return, XK_Escape.
 const RETURN: u32 = 0xff0d;
 const ESCAPE: u32 = 0xff1b;
-
-/// One test at a time on the display: their windows and keys must not cross.
-fn screen() -> std::sync::MutexGuard<'static, ()> {
-    static SCREEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SCREEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A connection to the display, retried while Xvfb resets after its last client left.
-fn display() -> X11 {
-    assert!(
-        std::env::var_os("DISPLAY").is_some(),
-        "no DISPLAY: run under `xvfb-run -a`"
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match X11::connect() {
-            Ok(x) => return x,
-            Err(e) if Instant::now() > deadline => panic!("no display: {e}"),
-            Err(_) => thread::sleep(Duration::from_millis(100)),
-        }
-    }
-}
 
 /// An RFC 3339 time `secs` from now.
 fn in_secs(secs: u64) -> String {

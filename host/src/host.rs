@@ -297,6 +297,7 @@ impl Host {
         wake_at(self.poll_apps(target));
         wake_at(self.poll_policy(target));
         wake_at(self.engine.poll_watchdog(target));
+        wake_at(self.engine.poll_component_expiry(target));
         let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
         wake_at(self.engine.views.refill_pool(idle, target));
         if let Some(idle) = self.session_idle {

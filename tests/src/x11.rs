@@ -175,6 +175,17 @@ impl X11 {
     /// The keycode that produces `keysym` (say `0x63` for `c`, `0xffe3` for Control_L) without a
     /// modifier.
     pub fn keycode(&self, keysym: u32) -> Result<u8, X11Error> {
+        let (min, per, keysyms) = self.keyboard_map()?;
+        keysyms
+            .chunks(per)
+            .position(|syms| syms.first() == Some(&keysym))
+            .and_then(|i| u8::try_from(i).ok())
+            .map(|i| min + i)
+            .ok_or_else(|| X11Error::new("keycode", format!("no key for keysym {keysym:#x}")))
+    }
+
+    /// The keyboard map: the first keycode, the keysyms per keycode, and the keysyms.
+    fn keyboard_map(&self) -> Result<(u8, usize, Vec<u32>), X11Error> {
         let setup = self.conn.setup();
         let (min, max) = (setup.min_keycode, setup.max_keycode);
         let map = self
@@ -183,13 +194,11 @@ impl X11 {
             .map_err(|e| X11Error::new("get_keyboard_mapping", e))?
             .reply()
             .map_err(|e| X11Error::new("get_keyboard_mapping", e))?;
-        let per = usize::from(map.keysyms_per_keycode.max(1));
-        map.keysyms
-            .chunks(per)
-            .position(|syms| syms.first() == Some(&keysym))
-            .and_then(|i| u8::try_from(i).ok())
-            .map(|i| min + i)
-            .ok_or_else(|| X11Error::new("keycode", format!("no key for keysym {keysym:#x}")))
+        Ok((
+            min,
+            usize::from(map.keysyms_per_keycode.max(1)),
+            map.keysyms,
+        ))
     }
 
     /// Presses the keys of `keysyms` in order and releases them in reverse order, through XTEST
@@ -233,6 +242,35 @@ impl X11 {
         self.conn
             .set_input_focus(xproto::InputFocus::PARENT, window, x11rb::CURRENT_TIME)
             .map_err(|e| X11Error::new("set_input_focus", e))?;
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
+    }
+
+    /// Types `text` through XTEST, one key (with Shift where the keyboard map needs it) per
+    /// character; each character must be on the keyboard map (ASCII under Xvfb's default map).
+    pub fn type_text(&self, text: &str) -> Result<(), X11Error> {
+        const SHIFT_L: u32 = 0xffe1;
+        let (min, per, keysyms) = self.keyboard_map()?;
+        let shift = self.keycode(SHIFT_L)?;
+        for c in text.chars() {
+            // Latin-1 keysyms are the code point itself.
+            let keysym = u32::from(c);
+            let found = keysyms.chunks(per).enumerate().find_map(|(i, syms)| {
+                let level = syms.iter().take(2).position(|s| *s == keysym)?;
+                Some((u8::try_from(i).ok()? + min, level == 1))
+            });
+            let Some((code, shifted)) = found else {
+                return Err(X11Error::new("type_text", format!("no key for {c:?}")));
+            };
+            if shifted {
+                self.fake(KEY_PRESS_EVENT, shift, 0, 0)?;
+            }
+            self.fake(KEY_PRESS_EVENT, code, 0, 0)?;
+            self.fake(KEY_RELEASE_EVENT, code, 0, 0)?;
+            if shifted {
+                self.fake(KEY_RELEASE_EVENT, shift, 0, 0)?;
+            }
+        }
         self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
         Ok(())
     }

@@ -43,8 +43,7 @@ impl ComponentWindow {
     ) -> Result<Self, ShellError> {
         let _ = target;
         check_display()?;
-        let delay = options.guard_delay_for(content);
-        let platform = PlatformComponent::new(content, delay, Rc::new(on_action))?;
+        let platform = PlatformComponent::new(content, options, Rc::new(on_action))?;
         Ok(Self { platform })
     }
 

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use lineup_host_core::{ComponentKind, InputKind, JsonObject, SafeMarkdown, ShownComponent};
+use lineup_surface_runtime::{HIGH_CONTRAST_THEME_CSS, THEME_CSS};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -50,15 +51,18 @@ pub fn component_window_title(kind: ComponentKind) -> String {
 /// | setting | default |
 /// | --- | --- |
 /// | guard delay: input taken only this long after the window was last mapped, focused or shown | 500 ms, never below [`MIN_COMPONENT_GUARD_DELAY`]; a danger confirm waits at least [`DANGER_GUARD_DELAY`] |
+/// | high contrast: the high-contrast values of the host's custom properties (R-UI-11, R-STD-9) | off |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ComponentOptions {
     guard_delay: Duration,
+    high_contrast: bool,
 }
 
 impl Default for ComponentOptions {
     fn default() -> Self {
         Self {
             guard_delay: Duration::from_millis(500),
+            high_contrast: false,
         }
     }
 }
@@ -73,6 +77,20 @@ impl ComponentOptions {
     pub fn with_guard_delay(mut self, delay: Duration) -> Self {
         self.guard_delay = delay.max(MIN_COMPONENT_GUARD_DELAY);
         self
+    }
+
+    /// Whether the window gets the high-contrast values of the `--lineup-*` custom properties
+    /// ([`HIGH_CONTRAST_THEME_CSS`](lineup_surface_runtime::HIGH_CONTRAST_THEME_CSS)) and
+    /// `data-lineup-contrast="more"` on its root element; light or dark follows
+    /// `prefers-color-scheme` either way (R-UI-11, R-STD-9).
+    pub fn with_high_contrast(mut self, high_contrast: bool) -> Self {
+        self.high_contrast = high_contrast;
+        self
+    }
+
+    /// Whether [`ComponentOptions::with_high_contrast`] is on.
+    pub fn high_contrast(&self) -> bool {
+        self.high_contrast
     }
 
     /// The guard delay for `content`: [`DANGER_GUARD_DELAY`] at least for a danger confirm.
@@ -146,6 +164,8 @@ pub(crate) enum PageMessage {
     },
     /// The cancel button was used.
     Cancel {},
+    /// A dismissible alert's dismiss button was used: the user closes it.
+    Dismiss {},
 }
 
 /// `text` as a [`PageMessage`], or `None` when it is anything else.
@@ -156,9 +176,12 @@ pub(crate) fn parse_message(text: &str) -> Option<PageMessage> {
     serde_json::from_str(text).ok()
 }
 
-/// The one host-written document, with `content` as its inert data.
+/// The one host-written document, with `content` as its inert data, in the host's theme: the
+/// R-UI-11 custom properties (regular or high contrast, as `options` says) before the
+/// components' own sheet.
 pub(crate) fn component_document(
     content: &ComponentContent,
+    options: &ComponentOptions,
 ) -> Result<TrustedDocument, ShellError> {
     let data = json!({
         "kind": content.kind.as_str(),
@@ -166,8 +189,21 @@ pub(crate) fn component_document(
         "state": content.state,
         "markdown": content.markdown,
         "locked": false,
+        "contrast": if options.high_contrast { "more" } else { "normal" },
     });
-    TrustedDocument::new(HTML, CSS, JS, &data)
+    let theme = if options.high_contrast {
+        HIGH_CONTRAST_THEME_CSS
+    } else {
+        THEME_CSS
+    };
+    TrustedDocument::new(HTML, &format!("{theme}\n{CSS}"), JS, &data)
+}
+
+/// Whether Enter may reach the page of a `kind` component: in the one-line fields of an
+/// `input` or a `form` its release submits, and in a multi-line field it breaks the line.
+/// Never on `confirm` or `choice`, where nothing is typed (R-STD-8).
+pub(crate) fn takes_enter(kind: ComponentKind) -> bool {
+    matches!(kind, ComponentKind::Input | ComponentKind::Form)
 }
 
 /// The host's script that shows a new `state` (and its Markdown) in the page; the data goes
@@ -226,6 +262,10 @@ mod tests {
         assert_eq!(
             parse_message(r#"{"type":"cancel"}"#),
             Some(PageMessage::Cancel {})
+        );
+        assert_eq!(
+            parse_message(r#"{"type":"dismiss"}"#),
+            Some(PageMessage::Dismiss {})
         );
         for bad in [
             "submit",

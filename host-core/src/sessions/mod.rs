@@ -23,6 +23,7 @@ use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats};
 use crate::SurfaceKey;
 
 mod capabilities;
+mod components;
 mod lifecycle;
 
 pub use crate::keys::SessionId;

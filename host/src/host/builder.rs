@@ -330,7 +330,7 @@ impl HostBuilder {
     }
 
     /// Whether the host renders standard components itself (R-STD-1, R-STD-14): on, every
-    /// session offers `markdown`, `confirm` and `choice` v1 in `client.inventory` and shows
+    /// session offers the whole v1 catalog (R-STD-14) in `client.inventory` and shows
     /// each in a trusted window of the host's own, whose input gate waits `options`' guard
     /// delay after the window was mapped or focused and needs a real input event for each
     /// answer (R-STD-8); answers go upstream as `submit`/`cancel` with `via: "host"`. `None`

@@ -11,13 +11,9 @@ use lineup_host_core::{
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
 
-/// The components the built-in renderer draws.
+/// The components the built-in renderer draws: the whole v1 catalog.
 pub(super) fn rendered_set() -> ComponentSet {
-    ComponentSet::of([
-        ComponentKind::Markdown,
-        ComponentKind::Confirm,
-        ComponentKind::Choice,
-    ])
+    ComponentSet::of(ComponentKind::ALL)
 }
 
 /// Who hears what the window of a key reports.
@@ -60,12 +56,14 @@ impl ComponentViews {
     }
 
     /// Carries out `effect` on the windows of `views` (`None`: no renderer), making a new
-    /// window's report sink with `sink`. Returns the key of a component that could not be
-    /// shown: its session closes it with `renderer_failed` (R-STD-13).
+    /// window's report sink with `sink`; a new window gets the high-contrast look when
+    /// `high_contrast` (read at each open, like a Surface's). Returns the key of a component
+    /// that could not be shown: its session closes it with `renderer_failed` (R-STD-13).
     pub(super) fn carry_out<T: 'static>(
         views: Option<&mut Self>,
         effect: ComponentEffect,
         target: &EventLoopWindowTarget<T>,
+        high_contrast: bool,
         sink: impl FnOnce(SurfaceKey) -> ReportSink,
     ) -> Option<SurfaceKey> {
         let Some(views) = views else {
@@ -87,7 +85,8 @@ impl ComponentViews {
                 }
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
-                match ComponentWindow::new(target, &content, &views.options, report) {
+                let options = views.options.clone().with_high_contrast(high_contrast);
+                match ComponentWindow::new(target, &content, &options, report) {
                     Ok(window) => {
                         views.windows.insert(shown.key, window);
                     }

@@ -7,13 +7,14 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use lineup_host_core::WallClock;
 use lineup_host_core::{
     Activity, Answer, CapabilityEffect, CloseReason, ComponentEffect, ConversationId, Effect,
     GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey,
     SurfaceOpen, Ticket,
 };
 use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
-use lineup_webview_shell::{ComponentAction, ViewEvent};
+use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
 use super::activity::ActivityNotices;
 use super::builder::OutboundFn;
@@ -481,10 +482,28 @@ impl Engine {
                 }
             })
         };
+        let high_contrast = self.views.high_contrast();
         let views = self.components.as_mut();
-        if let Some(key) = ComponentViews::carry_out(views, effect, target, sink) {
+        if let Some(key) = ComponentViews::carry_out(views, effect, target, high_contrast, sink) {
             self.page_input(&key, PageInput::ComponentFailed, target);
         }
+    }
+
+    /// Closes the components whose `props.expires_at` passed, `expired` (R-STD-7); returns
+    /// when the next one is due.
+    pub(super) fn poll_component_expiry(
+        &mut self,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) -> Option<Instant> {
+        let next = self.sessions.next_component_expiry()?;
+        let now = SystemWallClock.now();
+        if next <= now {
+            let effects = self.sessions.expire_components(now);
+            self.apply_all(effects, target);
+            let next = self.sessions.next_component_expiry()?;
+            return Some(Instant::now() + now.until(&next));
+        }
+        Some(Instant::now() + now.until(&next))
     }
 
     /// What the window of component `key` reported: the user's answer or close, or its

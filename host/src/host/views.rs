@@ -220,12 +220,18 @@ impl Views {
 
     /// The document options of a Surface opening now: the contrast is read at open.
     fn document_options(&self) -> DocumentOptions {
-        let high = match self.contrast {
+        self.document
+            .clone()
+            .with_high_contrast(self.high_contrast())
+    }
+
+    /// Whether a Surface or a component opening now gets the high-contrast values (R-UI-11).
+    pub(super) fn high_contrast(&self) -> bool {
+        match self.contrast {
             Contrast::High => true,
             Contrast::Normal => false,
             _ => lineup_webview_shell::desktop_high_contrast(),
-        };
-        self.document.clone().with_high_contrast(high)
+        }
     }
 
     /// Whether the isolation probe's verdict has been taken.

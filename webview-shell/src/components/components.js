@@ -2,7 +2,9 @@
 // Agent strings arrive as JSON data, already validated and cleaned by the host, and reach the
 // page only through createElement and textContent (R-STD-9, R-STD-10); Markdown arrives as the
 // host's closed node tree, never as markup. Answers go to the host's message handler as JSON,
-// which takes them only with a real input event after the guard delay (R-STD-8).
+// which takes them only with a real input event after the guard delay (R-STD-8). Agent values
+// never become a class, a style or an attribute other than `value`, `min`, `max`, `step`,
+// `placeholder` and the `aria-value*` numbers: the look is the host's (R-STD-9).
 (function () {
   'use strict';
   var post = function (message) {
@@ -11,9 +13,11 @@
   var data = JSON.parse(document.getElementById('data').textContent);
   var main = document.getElementById('content');
   var actions = document.getElementById('actions');
+  var props = data.props || {};
   var locked = !!data.locked;
   var controls = [];
-  var errorLine = null;
+  var nextId = 0;
+  if (data.contrast === 'more') { document.documentElement.dataset.lineupContrast = 'more'; }
 
   // An element with agent text: text only, direction from its content (R-STD-12).
   var el = function (tag, text, className) {
@@ -25,6 +29,7 @@
     if (className) { e.className = className; }
     return e;
   };
+  var uid = function (prefix) { nextId += 1; return prefix + '-' + nextId; };
   var HEADINGS = ['h2', 'h3', 'h4'];
 
   // One node of the closed Markdown tree; anything unknown renders as nothing.
@@ -83,7 +88,7 @@
       case 'rule': return el('hr');
       case 'break': return el('br');
       case 'text': return document.createTextNode(String(n.text));
-      // Links are inert text for now: their text, then the host they lead to.
+      // Links are inert text: their text, then the host they lead to (R-STD-11).
       case 'link': {
         var span = kids('span', n.children);
         span.className = 'link';
@@ -113,12 +118,378 @@
     return b;
   };
 
-  var showError = function (state) {
-    if (errorLine) { errorLine.remove(); errorLine = null; }
-    if (state && typeof state.error === 'string' && state.error !== '') {
-      errorLine = el('p', state.error, 'error');
-      errorLine.setAttribute('role', 'alert');
-      main.appendChild(errorLine);
+  // Severity and status show as an icon and a word, never colour alone (R-STD-12); the words
+  // and the class names are the host's, picked by the agent's enum.
+  var SEVERITY = {
+    info: ['\u2139', 'Info'], success: ['\u2714', 'Success'],
+    warning: ['\u26A0', 'Warning'], error: ['\u2716', 'Error']
+  };
+  var STATUS = {
+    pending: ['\u25CB', 'Pending'], in_progress: ['\u25D4', 'In progress'],
+    complete: ['\u2714', 'Complete'], error: ['\u2716', 'Error'],
+    cancelled: ['\u2298', 'Cancelled']
+  };
+  var badge = function (table, key) {
+    var entry = table[key] || table[Object.keys(table)[0]];
+    var b = el('span', null, 'badge tone-' + (table[key] ? key : Object.keys(table)[0]));
+    var icon = el('span', entry[0], 'icon');
+    icon.setAttribute('aria-hidden', 'true');
+    b.appendChild(icon);
+    b.appendChild(el('span', entry[1], 'word'));
+    return b;
+  };
+
+  // The error line of a question: shown with it, announced (R-STD-7 rounds).
+  var errorLine = function (text, id) {
+    var p = el('p', text, 'error');
+    p.id = id;
+    p.setAttribute('role', 'alert');
+    return p;
+  };
+
+  // --- fields (input, choice, toggle), shared by input, choice and form -------------------
+  var INPUT_TYPES = {
+    text: 'text', number: 'number', email: 'email', url: 'url', date: 'date',
+    time: 'time', datetime: 'datetime-local', secret: 'password'
+  };
+
+  // A labelled input control for field props `f`; returns {box, read, errorAt}.
+  var inputField = function (f, labelId) {
+    var box = el('div', null, 'field');
+    var id = uid('input');
+    var label = el('label', f.label, 'label');
+    label.htmlFor = id;
+    if (labelId) { label.id = labelId; }
+    box.appendChild(label);
+    var kind = f.type || 'text';
+    var control;
+    if (kind === 'multiline') {
+      control = document.createElement('textarea');
+      control.rows = 4;
+    } else {
+      control = document.createElement('input');
+      control.type = INPUT_TYPES[kind] || 'text';
+    }
+    control.id = id;
+    control.required = f.required === true;
+    if (kind === 'number') {
+      if (typeof f.min === 'number') { control.min = String(f.min); }
+      if (typeof f.max === 'number') { control.max = String(f.max); }
+      control.step = typeof f.step === 'number' ? String(f.step) : (f.integer ? '1' : 'any');
+    } else if (INPUT_TYPES[kind] === 'text' || kind === 'multiline' || kind === 'secret'
+        || kind === 'email' || kind === 'url') {
+      control.maxLength = typeof f.max_length === 'number' ? f.max_length : 1000;
+      if (typeof f.min_length === 'number') { control.minLength = f.min_length; }
+    }
+    if (kind === 'secret') { control.autocomplete = 'off'; }
+    if (typeof f.placeholder === 'string') { control.placeholder = f.placeholder; }
+    if (f['default'] !== undefined && f['default'] !== null && kind !== 'secret') {
+      control.value = String(f['default']);
+    }
+    control.dir = 'auto';
+    var described = [];
+    if (f.description) {
+      var d = el('p', f.description, 'description');
+      d.id = uid('description');
+      described.push(d.id);
+      box.appendChild(d);
+    }
+    box.appendChild(control);
+    controls.push(control);
+    var errId = uid('error');
+    control.setAttribute('aria-describedby', described.concat([errId]).join(' '));
+    return {
+      box: box,
+      control: control,
+      errorId: errId,
+      read: function () {
+        if (kind === 'number') {
+          return control.value === '' ? null : Number(control.value);
+        }
+        if (control.value === '' && f.required !== true) { return null; }
+        return control.value;
+      }
+    };
+  };
+
+  // A group of radio buttons or checkboxes for choice props `f`.
+  var choiceField = function (f, legendId) {
+    var set = el('fieldset', null, 'field');
+    var legend = el('legend', f.label);
+    if (legendId) { legend.id = legendId; }
+    set.appendChild(legend);
+    if (f.description) { set.appendChild(el('p', f.description, 'description')); }
+    var multiple = f.multiple === true;
+    var defaults = [].concat(f['default'] === undefined ? [] : f['default']);
+    var group = uid('choice');
+    var boxes = [];
+    (f.options || []).forEach(function (option) {
+      var label = el('label', null, 'option');
+      var box = document.createElement('input');
+      box.type = multiple ? 'checkbox' : 'radio';
+      box.name = group;
+      box.value = option.value;
+      box.id = uid('option');
+      box.checked = defaults.indexOf(option.value) >= 0;
+      boxes.push(box);
+      controls.push(box);
+      label.appendChild(box);
+      label.appendChild(el('span', ' ' + option.label));
+      if (option.description) {
+        label.appendChild(el('span', option.description, 'option-description'));
+      }
+      set.appendChild(label);
+    });
+    var errId = uid('error');
+    set.setAttribute('aria-describedby', errId);
+    return {
+      box: set,
+      boxes: boxes,
+      errorId: errId,
+      read: function () {
+        var picked = boxes.filter(function (b) { return b.checked; })
+          .map(function (b) { return b.value; });
+        if (multiple) { return picked; }
+        return picked.length === 1 ? picked[0] : null;
+      }
+    };
+  };
+
+  var toggleField = function (f) {
+    var box = el('div', null, 'field');
+    var label = el('label', null, 'option');
+    var control = document.createElement('input');
+    control.type = 'checkbox';
+    control.id = uid('toggle');
+    control.setAttribute('role', 'switch');
+    control.checked = f['default'] === true;
+    controls.push(control);
+    label.appendChild(control);
+    label.appendChild(el('span', ' ' + f.label));
+    box.appendChild(label);
+    if (f.description) { box.appendChild(el('p', f.description, 'description')); }
+    var errId = uid('error');
+    control.setAttribute('aria-describedby', errId);
+    return { box: box, control: control, errorId: errId, read: function () { return control.checked; } };
+  };
+
+  // Shows `text` (or nothing) as the error of field `field`.
+  var fieldError = function (field, text) {
+    var old = document.getElementById(field.errorId);
+    if (old) { old.remove(); }
+    if (typeof text === 'string' && text !== '') {
+      field.box.appendChild(errorLine(text, field.errorId));
+    }
+  };
+
+  // Whether the page's own checks pass; shows the browser's message on the first that fails.
+  var valid = function () {
+    for (var i = 0; i < controls.length; i += 1) {
+      var c = controls[i];
+      if (typeof c.checkValidity === 'function' && !c.checkValidity()) {
+        c.reportValidity();
+        return false;
+      }
+    }
+    return true;
+  };
+
+  var footer = function (submit) {
+    actions.appendChild(button('cancel', props.cancel_label || 'Cancel', function () {
+      post({ type: 'cancel' });
+    }));
+    if (submit) {
+      actions.appendChild(button('submit', props.submit_label || 'Submit', submit));
+    }
+  };
+
+  var heading = function (text) {
+    var h = el('h1', text);
+    h.id = 'title';
+    main.appendChild(h);
+    return h;
+  };
+
+  // --- the components ----------------------------------------------------------------------
+  // Each has `render` (once, from the props) and `show` (the state, again on every patch).
+  var fields = [];
+  var stateBox = null;
+  var replaceState = function () {
+    if (stateBox) { stateBox.remove(); }
+    stateBox = el('div', null, 'state');
+    main.appendChild(stateBox);
+    return stateBox;
+  };
+
+  var kinds = {
+    markdown: {
+      show: function (state, tree) {
+        replaceState().appendChild(markdown(tree));
+      }
+    },
+    text: {
+      show: function (state) {
+        var variant = { caption: 'caption', heading: 'heading' }[state.variant] || 'body';
+        var p = el(variant === 'heading' ? 'h1' : 'p', state.text, 'text-' + variant);
+        replaceState().appendChild(p);
+      }
+    },
+    status: {
+      render: function () { main.setAttribute('role', 'status'); },
+      show: function (state) {
+        var box = replaceState();
+        var line = el('div', null, 'status-line');
+        line.appendChild(badge(STATUS, state.status));
+        var title = el('span', state.title, 'status-title');
+        title.id = 'title';
+        line.appendChild(title);
+        box.appendChild(line);
+        if (state.detail) { box.appendChild(el('p', state.detail, 'description')); }
+        if (Array.isArray(state.steps) && state.steps.length > 0) {
+          var list = el('ol', null, 'steps');
+          state.steps.forEach(function (step) {
+            var li = el('li');
+            li.appendChild(badge(STATUS, step.status));
+            li.appendChild(el('span', ' ' + step.title));
+            list.appendChild(li);
+          });
+          box.appendChild(list);
+        }
+      }
+    },
+    progress: {
+      render: function () {
+        var label = el('label', props.label, 'label');
+        label.id = 'title';
+        main.appendChild(label);
+        if (props.description) { main.appendChild(el('p', props.description, 'description')); }
+        var bar = document.createElement('progress');
+        bar.id = 'bar';
+        bar.setAttribute('aria-labelledby', 'title');
+        bar.max = typeof props.max === 'number' ? props.max : 100;
+        main.appendChild(bar);
+        kinds.progress.bar = bar;
+        actions.appendChild(button('cancel', props.cancel_label || 'Cancel', function () {
+          post({ type: 'cancel' });
+        }));
+      },
+      show: function (state) {
+        var bar = kinds.progress.bar;
+        var box = replaceState();
+        if (typeof state.value === 'number') {
+          bar.value = Math.min(state.value, bar.max);
+          bar.setAttribute('aria-valuenow', String(bar.value));
+        } else {
+          bar.removeAttribute('value');
+          bar.removeAttribute('aria-valuenow');
+        }
+        bar.setAttribute('aria-valuemin', '0');
+        bar.setAttribute('aria-valuemax', String(bar.max));
+        if (typeof state.text === 'string' && state.text !== '') {
+          bar.setAttribute('aria-valuetext', state.text);
+          box.appendChild(el('p', state.text, 'description'));
+        } else {
+          bar.removeAttribute('aria-valuetext');
+        }
+      }
+    },
+    alert: {
+      render: function () {
+        if (props.dismissible === true) {
+          actions.appendChild(button('dismiss', 'Dismiss', function () {
+            post({ type: 'dismiss' });
+          }));
+        }
+      },
+      show: function (state, tree) {
+        var box = replaceState();
+        var severity = SEVERITY[state.severity] ? state.severity : 'info';
+        // Announced as an alert only when it is an error or a warning (R-STD-12).
+        box.setAttribute('role', severity === 'error' || severity === 'warning' ? 'alert' : 'status');
+        box.className = 'state alert tone-' + severity;
+        var line = el('div', null, 'status-line');
+        line.appendChild(badge(SEVERITY, severity));
+        var title = el('span', state.title, 'status-title');
+        title.id = 'title';
+        line.appendChild(title);
+        box.appendChild(line);
+        if (tree) { box.appendChild(markdown(tree)); }
+      }
+    },
+    confirm: {
+      render: function () {
+        heading(props.title);
+        if (props.description) { main.appendChild(el('p', props.description, 'description')); }
+        if (data.markdown) { main.appendChild(markdown(data.markdown)); }
+        var danger = props.tone === 'danger';
+        var deny = button('deny', props.deny_label || 'Cancel', function () {
+          post({ type: 'submit', answer: false });
+        });
+        var confirm = button('confirm', props.confirm_label || 'Confirm', function () {
+          post({ type: 'submit', answer: true });
+        });
+        confirm.className = danger ? 'danger' : 'primary';
+        confirm.setAttribute('aria-describedby', 'title');
+        actions.appendChild(deny);
+        actions.appendChild(confirm);
+        // No autofocus on the positive action; a danger confirm focuses deny (R-STD-12).
+        if (danger) { deny.focus(); }
+      }
+    },
+    choice: {
+      render: function () {
+        var field = choiceField(props, 'title');
+        fields.push(field);
+        main.appendChild(field.box);
+        var immediate = props.immediate === true && props.multiple !== true;
+        if (immediate) {
+          field.boxes.forEach(function (box) {
+            box.addEventListener('change', function () {
+              if (!locked && box.checked) { post({ type: 'submit', answer: box.value }); }
+            });
+          });
+        }
+        footer(immediate ? null : function () {
+          var answer = field.read();
+          if (answer !== null) { post({ type: 'submit', answer: answer }); }
+        });
+      },
+      show: function (state) { fieldError(fields[0], state.error); }
+    },
+    input: {
+      render: function () {
+        var field = inputField(props, 'title');
+        fields.push(field);
+        main.appendChild(field.box);
+        footer(function () {
+          if (valid()) { post({ type: 'submit', answer: field.read() }); }
+        });
+      },
+      show: function (state) { fieldError(fields[0], state.error); }
+    },
+    form: {
+      render: function () {
+        if (props.title) { heading(props.title); }
+        if (props.label) { main.setAttribute('aria-label', props.label); }
+        if (data.markdown) { main.appendChild(markdown(data.markdown)); }
+        (props.fields || []).forEach(function (f) {
+          var field = f.kind === 'choice' ? choiceField(f) :
+            (f.kind === 'toggle' ? toggleField(f) : inputField(f));
+          field.name = f.name;
+          fields.push(field);
+          main.appendChild(field.box);
+        });
+        footer(function () {
+          if (!valid()) { return; }
+          var answer = {};
+          fields.forEach(function (field) { answer[field.name] = field.read(); });
+          post({ type: 'submit', answer: answer });
+        });
+      },
+      show: function (state) {
+        var errors = state.errors || {};
+        fields.forEach(function (field) { fieldError(field, errors[field.name]); });
+      }
     }
   };
 
@@ -131,81 +502,9 @@
     controls.forEach(function (c) { c.disabled = false; });
   };
 
-  var props = data.props || {};
-  var render = {
-    markdown: function () {
-      main.appendChild(markdown(data.markdown));
-    },
-    confirm: function () {
-      var title = el('h1', props.title);
-      title.id = 'title';
-      main.appendChild(title);
-      if (props.description) { main.appendChild(el('p', props.description, 'description')); }
-      if (data.markdown) { main.appendChild(markdown(data.markdown)); }
-      var danger = props.tone === 'danger';
-      var deny = button('deny', props.deny_label || 'Cancel', function () {
-        post({ type: 'submit', answer: false });
-      });
-      var confirm = button('confirm', props.confirm_label || 'Confirm', function () {
-        post({ type: 'submit', answer: true });
-      });
-      if (danger) { confirm.className = 'danger'; }
-      confirm.setAttribute('aria-describedby', 'title');
-      actions.appendChild(deny);
-      actions.appendChild(confirm);
-      // No autofocus on the positive action; a danger confirm focuses deny (R-STD-12).
-      if (danger) { deny.focus(); }
-    },
-    choice: function () {
-      var set = el('fieldset');
-      var legend = el('legend', props.label);
-      set.appendChild(legend);
-      if (props.description) { set.appendChild(el('p', props.description, 'description')); }
-      var multiple = props.multiple === true;
-      var defaults = [].concat(props['default'] === undefined ? [] : props['default']);
-      var boxes = [];
-      var pick = function () {
-        var picked = boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
-        if (multiple) { return picked; }
-        return picked.length === 1 ? picked[0] : null;
-      };
-      (props.options || []).forEach(function (option, i) {
-        var label = el('label', null, 'option');
-        var box = document.createElement('input');
-        box.type = multiple ? 'checkbox' : 'radio';
-        box.name = 'choice';
-        box.value = option.value;
-        box.id = 'option-' + i;
-        box.checked = defaults.indexOf(option.value) >= 0;
-        box.addEventListener('change', function () {
-          if (!multiple && props.immediate === true && !locked && box.checked) {
-            post({ type: 'submit', answer: option.value });
-          }
-        });
-        boxes.push(box);
-        controls.push(box);
-        label.appendChild(box);
-        label.appendChild(el('span', ' ' + option.label));
-        if (option.description) {
-          label.appendChild(el('span', option.description, 'option-description'));
-        }
-        set.appendChild(label);
-      });
-      main.appendChild(set);
-      actions.appendChild(button('cancel', props.cancel_label || 'Cancel', function () {
-        post({ type: 'cancel' });
-      }));
-      if (!(props.immediate === true && !multiple)) {
-        actions.appendChild(button('submit', props.submit_label || 'Submit', function () {
-          var answer = pick();
-          if (answer !== null) { post({ type: 'submit', answer: answer }); }
-        }));
-      }
-    }
-  };
-
-  (render[data.kind] || function () {})();
-  showError(data.state);
+  var kind = kinds[data.kind] || {};
+  if (kind.render) { kind.render(); }
+  if (kind.show) { kind.show(data.state || {}, data.markdown); }
   if (locked) { lock(); }
 
   // The host's own calls: a new state (its data as a JSON string, parsed here), the lock
@@ -213,20 +512,28 @@
   window.lineupComponent = Object.freeze({
     update: function (json) {
       var next = JSON.parse(json);
-      if (data.kind === 'markdown') {
-        main.textContent = '';
-        main.appendChild(markdown(next.markdown));
-      }
-      showError(next.state);
+      if (kind.show) { kind.show(next.state || {}, next.markdown); }
       if (next.reopened) { unlock(); }
       return 'ok';
     },
     lock: function () { lock(); return 'ok'; }
   });
 
-  // Enter does nothing anywhere here; the host drops it as well (R-STD-8).
+  // Enter never activates a button here (R-STD-8); the host drops it before the page on
+  // confirm and choice. In a one-line field of an input or a form, Enter's release submits.
   document.addEventListener('keydown', function (e) {
-    if (e.key === 'Enter') { e.preventDefault(); e.stopPropagation(); }
+    if (e.key === 'Enter' && !(e.target && e.target.localName === 'textarea')) {
+      e.preventDefault();
+      e.stopPropagation();
+    }
+  }, true);
+  document.addEventListener('keyup', function (e) {
+    var t = e.target;
+    if (e.key !== 'Enter' || !t || t.localName !== 'input' || locked) { return; }
+    if (data.kind === 'input' || data.kind === 'form') {
+      var submit = document.getElementById('submit');
+      if (submit) { submit.click(); }
+    }
   }, true);
   post({ type: 'rendered' });
 })();

@@ -152,7 +152,7 @@ pub(crate) struct PlatformComponent {
 impl PlatformComponent {
     pub(crate) fn new(
         _content: &crate::components::ComponentContent,
-        _guard_delay: std::time::Duration,
+        _options: &crate::components::ComponentOptions,
         _on_action: std::rc::Rc<dyn Fn(crate::components::ComponentAction)>,
     ) -> Result<Self, ShellError> {
         Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))

@@ -18,8 +18,9 @@ use lineup_host_core::InputKind;
 use super::guard::{connect, Guard, GuardedWindow};
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::components::{
-    component_document, component_window_title, parse_message, ComponentAction, ComponentContent,
-    PageMessage, CREDIT_LIFETIME, LOCK_SCRIPT, MAX_COMPONENT_MESSAGE_BYTES,
+    component_document, component_window_title, parse_message, takes_enter, ComponentAction,
+    ComponentContent, ComponentOptions, PageMessage, CREDIT_LIFETIME, LOCK_SCRIPT,
+    MAX_COMPONENT_MESSAGE_BYTES,
 };
 use crate::error::ShellError;
 
@@ -42,6 +43,8 @@ struct ComponentState {
     view: TrustedView,
     guard: Guard,
     on_action: ActionSink,
+    /// Whether Enter reaches the page ([`takes_enter`]).
+    enter: bool,
     shown: Cell<bool>,
     /// Whether the window has reported its last action (closed or failed).
     ended: Cell<bool>,
@@ -53,14 +56,16 @@ struct ComponentState {
 }
 
 impl PlatformComponent {
-    /// Builds the window and its view and starts rendering `content`; the window is mapped
-    /// once the document has rendered. `on_action` hears, from the main loop, what the user did.
+    /// Builds the window and its view and starts rendering `content` as `options` say; the
+    /// window is mapped once the document has rendered. `on_action` hears, from the main loop,
+    /// what the user did.
     pub(crate) fn new(
         content: &ComponentContent,
-        guard_delay: Duration,
+        options: &ComponentOptions,
         on_action: ActionSink,
     ) -> Result<Self, ShellError> {
-        let document = component_document(content)?;
+        let document = component_document(content, options)?;
+        let guard_delay = options.guard_delay_for(content);
         let slot: Rc<OnceCell<Weak<ComponentState>>> = Rc::new(OnceCell::new());
         let events = Rc::clone(&slot);
         let view = TrustedView::new(
@@ -86,6 +91,7 @@ impl PlatformComponent {
             view,
             guard: Guard::new(guard_delay),
             on_action,
+            enter: takes_enter(content.kind),
             shown: Cell::new(false),
             ended: Cell::new(false),
             credit: Cell::new(None),
@@ -140,6 +146,10 @@ impl ComponentState {
                 .credit()
                 .map(|input| ComponentAction::Submit { answer, input }),
             PageMessage::Cancel {} => self.credit().map(|input| ComponentAction::Cancel { input }),
+            PageMessage::Dismiss {} => match self.credit() {
+                Some(_) => return self.end(ComponentAction::Close),
+                None => None,
+            },
         };
         match action {
             Some(action) => self.report(action),
@@ -194,25 +204,21 @@ impl ComponentState {
                 .insert(event.hardware_keycode());
             return glib::Propagation::Stop;
         }
-        use gdk::keys::constants as key;
-        let k = event.keyval();
-        if [key::Return, key::KP_Enter, key::ISO_Enter].contains(&k) {
+        if is_enter(event) && !self.enter {
             return glib::Propagation::Stop;
         }
         glib::Propagation::Proceed
     }
 
     fn key_release(&self, event: &gdk::EventKey) -> glib::Propagation {
-        use gdk::keys::constants as key;
         let swallowed = self
             .swallowed_keys
             .borrow_mut()
             .remove(&event.hardware_keycode());
-        let k = event.keyval();
-        if swallowed || [key::Return, key::KP_Enter, key::ISO_Enter].contains(&k) {
+        if swallowed || (is_enter(event) && !self.enter) {
             return glib::Propagation::Stop;
         }
-        if k == key::Escape {
+        if event.keyval() == gdk::keys::constants::Escape {
             if !event.is_send_event() && self.accepts_input() {
                 self.report(ComponentAction::Cancel {
                     input: InputKind::Keyboard,
@@ -310,6 +316,12 @@ impl GuardedWindow for ComponentState {
     fn on_touch(&self, event: &gdk::Event) -> glib::Propagation {
         self.touch(event)
     }
+}
+
+/// Whether `event` is one of the Enter keys.
+fn is_enter(event: &gdk::EventKey) -> bool {
+    use gdk::keys::constants as key;
+    [key::Return, key::KP_Enter, key::ISO_Enter].contains(&event.keyval())
 }
 
 /// Reports a failure when the document never renders.

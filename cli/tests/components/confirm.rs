@@ -1,0 +1,110 @@
+//! `confirm`: R-STD-8's guard and credit, R-STD-7's one answer per round, Enter and Escape.
+
+use std::thread;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::stdio_host::is;
+use super::{click_last_button, shown, start_with, submits, CATALOG, ESCAPE, RETURN};
+
+const TITLE: &str = "confirm — LineUp question";
+
+#[test]
+fn r_std_8_a_confirm_is_answered_once_by_a_real_click_after_the_guard() {
+    let (started, mut host) = start_with(
+        "m-1",
+        "deploy.ok",
+        json!({"id": "confirm", "version": "1",
+               "props": {"title": "Deploy to production?", "body": "3 services, **no** migrations. <b>x</b>",
+                         "confirm_label": "Deploy", "deny_label": "Keep"}}),
+    );
+    let x = &started.x;
+    let inventory = host.expect("client.inventory", is("client.inventory"));
+    let listed: Vec<(String, String)> = inventory["payload"]["standard_components"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no standard_components: {inventory}"))
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_owned(),
+                c["version"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    for id in CATALOG {
+        assert!(
+            listed.contains(&(id.to_owned(), "1".to_owned())),
+            "{id} v1 not listed: {listed:?}"
+        );
+    }
+
+    // R-STD-8 (b): a click at once, inside the guard delay, is dropped.
+    let window = shown(x, TITLE);
+    click_last_button(x, window);
+    host.drain(Duration::from_millis(1500));
+    assert!(
+        submits(&host).is_empty(),
+        "a click inside the guard delay answered: {:?}",
+        submits(&host)
+    );
+    assert!(
+        !host.seen.iter().any(|(_, v)| is("ui.event")(v)),
+        "no event at all: {:?}",
+        host.seen
+    );
+
+    // After the guard: exactly one submit, made by the host from a pointer release.
+    click_last_button(x, window);
+    let submit = host.expect("the submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(submit["payload"]["instance_id"], "deploy.ok");
+    let data = &submit["payload"]["data"];
+    assert_eq!(data["answer"], true, "{submit}");
+    assert_eq!(data["via"], "host", "{submit}");
+    assert_eq!(data["input"], "pointer", "{submit}");
+    assert_eq!(data["round"], 1, "{submit}");
+    assert_eq!(data["opened_by"], "m-1", "{submit}");
+    assert_eq!(data["state_from"], "m-1", "{submit}");
+    assert!(data["answer_id"].as_str().is_some_and(|id| !id.is_empty()));
+
+    // R-STD-7: the round is answered; a second click sends nothing more.
+    thread::sleep(Duration::from_millis(300));
+    click_last_button(x, window);
+    host.drain(Duration::from_millis(2000));
+    assert_eq!(submits(&host).len(), 1, "{:?}", submits(&host));
+    host.stop();
+}
+
+#[test]
+fn r_std_8_enter_never_confirms_and_escape_cancels_from_the_keyboard() {
+    let (started, mut host) = start_with(
+        "m-2",
+        "drop.db",
+        json!({"id": "confirm", "version": "1",
+               "props": {"title": "Drop the database?", "tone": "danger"}}),
+    );
+    let x = &started.x;
+    let window = shown(x, TITLE);
+    x.focus(window).unwrap();
+    // Past the danger guard delay (1 s): Enter still answers nothing.
+    thread::sleep(Duration::from_millis(1500));
+    x.key(RETURN).unwrap();
+    host.drain(Duration::from_millis(1500));
+    assert!(
+        !host.seen.iter().any(|(_, v)| is("ui.event")(v)),
+        "Enter answered: {:?}",
+        host.seen
+    );
+    x.key(ESCAPE).unwrap();
+    let cancel = host.expect("the cancel", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "cancel"
+    });
+    let data = &cancel["payload"]["data"];
+    assert!(data.get("answer").is_none(), "{cancel}");
+    assert_eq!(data["via"], "host", "{cancel}");
+    assert_eq!(data["input"], "keyboard", "{cancel}");
+    assert_eq!(data["opened_by"], "m-2", "{cancel}");
+    host.stop();
+}
