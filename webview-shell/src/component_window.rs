@@ -7,6 +7,7 @@ use std::rc::Rc;
 use lineup_host_core::{JsonObject, SafeMarkdown};
 use tao::event_loop::EventLoopWindowTarget;
 
+use crate::component_snapshot::ComponentSnapshot;
 use crate::components::{update_script, ComponentAction, ComponentContent, ComponentOptions};
 use crate::error::ShellError;
 use crate::platform::{check_display, PlatformComponent};
@@ -62,5 +63,11 @@ impl ComponentWindow {
     /// Whether the window is shown and its guard delay has passed.
     pub fn accepts_input(&self) -> bool {
         self.platform.accepts_input()
+    }
+
+    /// Reads back what the window's page shows; `done` hears it on the event-loop thread
+    /// (`None` when the page could not be read).
+    pub fn snapshot(&self, done: impl FnOnce(Option<ComponentSnapshot>) + 'static) {
+        self.platform.snapshot(Box::new(done));
     }
 }

@@ -60,6 +60,7 @@
 //! [`ShellError::Unsupported`]. See `FEATURES.md` for what is enforced where.
 
 mod clock;
+mod component_snapshot;
 mod component_window;
 mod components;
 mod config;
@@ -90,6 +91,7 @@ mod trusted;
 mod view;
 
 pub use clock::SystemWallClock;
+pub use component_snapshot::{ComponentSnapshot, SnapshotElement};
 pub use component_window::ComponentWindow;
 pub use components::{
     component_window_title, ComponentAction, ComponentContent, ComponentOptions,

@@ -14,6 +14,7 @@ mod app_call;
 mod authors;
 mod bridge;
 mod builtins;
+mod components;
 mod consent;
 mod first_surface;
 mod host_e2e;
@@ -37,6 +38,7 @@ const GROUPS: &[(&str, fn())] = &[
     ("authors", authors::run),
     ("bridge", bridge::run),
     ("builtins", builtins::run),
+    ("components", components::run),
     ("consent", consent::run),
     ("first_surface", first_surface::run),
     ("host_e2e", host_e2e::run),

@@ -158,6 +158,13 @@ impl PlatformComponent {
         Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
     }
 
+    pub(crate) fn snapshot(
+        &self,
+        _done: Box<dyn FnOnce(Option<crate::component_snapshot::ComponentSnapshot>)>,
+    ) {
+        match self.never {}
+    }
+
     pub(crate) fn accepts_input(&self) -> bool {
         match self.never {}
     }

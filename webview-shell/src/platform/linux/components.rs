@@ -17,6 +17,7 @@ use lineup_host_core::InputKind;
 
 use super::guard::{connect, Guard, GuardedWindow};
 use super::trusted::{TrustedEvent, TrustedView};
+use crate::component_snapshot::{parse_snapshot, ComponentSnapshot, SNAPSHOT_JS};
 use crate::components::{
     component_document, component_window_title, parse_message, takes_enter, ComponentAction,
     ComponentContent, ComponentOptions, PageMessage, CREDIT_LIFETIME, LOCK_SCRIPT,
@@ -113,6 +114,14 @@ impl PlatformComponent {
     /// Runs the host's own `script` (an update built by the port) in the page.
     pub(crate) fn run(&self, script: &str) {
         self.state.view.evaluate(script, Box::new(|_| {}));
+    }
+
+    /// Reads the page back (see [`ComponentSnapshot`]).
+    pub(crate) fn snapshot(&self, done: Box<dyn FnOnce(Option<ComponentSnapshot>)>) {
+        self.state.view.evaluate(
+            SNAPSHOT_JS,
+            Box::new(move |json| done(json.as_deref().and_then(parse_snapshot))),
+        );
     }
 
     /// Locks the page after an answer.
