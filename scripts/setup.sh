@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages lineup-host builds and tests against (WebKitGTK, GTK, libsoup, Xvfb,
-# Node.js, bubblewrap, Xorg's dummy driver and xrandr, systemd-analyze) when they are missing, and checks the Rust toolchain. Safe to run again.
+# Node.js, bubblewrap, Xorg's dummy driver and xrandr, systemd-analyze, D-Bus and the accessibility
+# bus with its Python client) when they are missing, and checks the Rust toolchain. Safe to run again.
 set -euo pipefail
 
 debian_packages=(
@@ -19,9 +20,13 @@ debian_packages=(
     x11-xserver-utils         # xrandr, which turns the second output on
     systemd                   # systemd-analyze, which checks the kiosk's systemd unit
     python3                   # the architecture map's check and the kiosk tests' helpers
+    dbus                      # dbus-daemon: the private session bus of the screen-reader test
+    at-spi2-core              # the accessibility bus and registry a screen reader reads (R-STD-12)
+    python3-gi                # the screen-reader test's AT-SPI client (system Python)
+    gir1.2-atspi-2.0          # its Atspi bindings
 )
-fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd python3)
-arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu xorg-server xf86-video-dummy xorg-xrandr systemd python)
+fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd python3 dbus-daemon at-spi2-core python3-gobject)
+arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu xorg-server xf86-video-dummy xorg-xrandr systemd python dbus at-spi2-core python-gobject)
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() {
@@ -71,7 +76,7 @@ missing_tools() {
             pkg-config --exists "$library" || printf '%s\n' "$library (pkg-config)"
         done
     fi
-    for tool in cc xvfb-run xauth node bwrap Xorg xrandr systemd-analyze python3; do
+    for tool in cc xvfb-run xauth node bwrap Xorg xrandr systemd-analyze python3 dbus-daemon; do
         command -v "$tool" >/dev/null 2>&1 || printf '%s\n' "$tool"
     done
 }

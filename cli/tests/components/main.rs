@@ -17,6 +17,7 @@ mod screen;
 #[path = "../support/stdio_host.rs"]
 mod stdio_host;
 
+mod a11y;
 mod catalog;
 mod confirm;
 mod questions;

@@ -39,7 +39,18 @@ impl StdioHost {
     /// [`StdioHost::start`] with `HOME` also in `home` (so GTK's dialogs keep their state
     /// there) and the working directory `cwd`.
     pub(crate) fn start_in(home: &Path, cwd: &Path, args: &[&str]) -> Self {
+        Self::start_with_env(home, cwd, &[], args)
+    }
+
+    /// [`StdioHost::start_in`] with the variables of `env` set as well.
+    pub(crate) fn start_with_env(
+        home: &Path,
+        cwd: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Self {
         let mut command = Command::new(LINEUP);
+        command.envs(env.iter().copied());
         // GTK's dialogs keep their settings in memory: no dconf, no D-Bus session here.
         command
             .current_dir(cwd)

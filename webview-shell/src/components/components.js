@@ -235,10 +235,14 @@
       controls.push(box);
       label.appendChild(box);
       label.appendChild(el('span', ' ' + option.label));
-      if (option.description) {
-        label.appendChild(el('span', option.description, 'option-description'));
-      }
       set.appendChild(label);
+      // The option's description describes it; it is not part of its name (R-STD-12).
+      if (option.description) {
+        var d = el('span', option.description, 'option-description');
+        d.id = uid('description');
+        box.setAttribute('aria-describedby', d.id);
+        set.appendChild(d);
+      }
     });
     var errId = uid('error');
     set.setAttribute('aria-describedby', errId);
@@ -344,6 +348,7 @@
         title.id = 'title';
         line.appendChild(title);
         box.appendChild(line);
+        main.setAttribute('aria-labelledby', 'title');
         if (state.detail) { box.appendChild(el('p', state.detail, 'description')); }
         if (Array.isArray(state.steps) && state.steps.length > 0) {
           var list = el('ol', null, 'steps');
@@ -413,6 +418,7 @@
         title.id = 'title';
         line.appendChild(title);
         box.appendChild(line);
+        box.setAttribute('aria-labelledby', 'title');
         if (tree) { box.appendChild(markdown(tree)); }
       }
     },

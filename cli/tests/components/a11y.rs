@@ -1,0 +1,174 @@
+//! R-STD-12 as a screen reader meets it: on a private session bus with the accessibility bus
+//! (at-spi2-core), each component's controls are read back through AT-SPI (the system Python's
+//! `gi.repository.Atspi`, `support/atspi_tree.py`) with their roles and names: buttons, the
+//! entry of an input, a form's fields, a choice's radio buttons in a named group, a named
+//! progress bar, the status region and the alert, and no control without a name.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::screen::{display, screen};
+use super::stdio_host::{envelope, StdioHost};
+use super::{shown, title};
+
+/// A session bus of the test's own (`dbus-daemon --session`), killed when dropped; it starts
+/// the accessibility bus on demand, as a desktop session does.
+struct SessionBus {
+    child: Child,
+    address: String,
+}
+
+impl SessionBus {
+    fn start() -> Self {
+        let mut child = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon (scripts/setup.sh installs it)");
+        let mut address = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let address = address.trim().to_owned();
+        assert!(!address.is_empty(), "dbus-daemon printed no address");
+        Self { child, address }
+    }
+}
+
+impl Drop for SessionBus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One accessible as AT-SPI reports it.
+#[derive(Debug, Deserialize)]
+struct Node {
+    frame: String,
+    role: String,
+    name: String,
+}
+
+/// The system Python, which has the distribution's `gi` bindings.
+fn system_python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+/// The roles of controls and live regions that must carry a name.
+const NAMED: [&str; 7] = [
+    "push button",
+    "entry",
+    "radio button",
+    "toggle button",
+    "check box",
+    "progress bar",
+    "notification",
+];
+
+#[test]
+fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
+    let _screen = screen();
+    let x = display();
+    let bus = SessionBus::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = StdioHost::start_with_env(
+        tmp.path(),
+        tmp.path(),
+        &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)],
+        &["--builtin-components"],
+    );
+    let opens = [
+        json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "Deploy to production?", "confirm_label": "Deploy",
+                         "deny_label": "Keep"}}}),
+        json!({"instance_id": "p1", "component": {"id": "progress", "version": "1",
+               "props": {"label": "Uploading", "cancel_label": "Stop"}},
+               "state": {"value": 40}}),
+        json!({"instance_id": "c1", "component": {"id": "choice", "version": "1",
+               "props": {"label": "Region", "options": [
+                   {"value": "eu", "label": "Europe"},
+                   {"value": "us", "label": "US", "description": "Virginia"}]}}}),
+        json!({"instance_id": "i1", "component": {"id": "input", "version": "1",
+               "props": {"label": "Ticket title", "type": "text"}}}),
+        json!({"instance_id": "f1", "component": {"id": "form", "version": "1",
+               "props": {"title": "New user", "fields": [
+                   {"name": "email", "kind": "input", "label": "Email", "type": "email"},
+                   {"name": "admin", "kind": "toggle", "label": "Admin"}]}}}),
+        json!({"instance_id": "s1", "component": {"id": "status", "version": "1"},
+               "state": {"status": "in_progress", "title": "Migrating"}}),
+        json!({"instance_id": "e1", "component": {"id": "alert", "version": "1"},
+               "state": {"severity": "error", "title": "Deploy failed"}}),
+    ];
+    for (i, open) in opens.into_iter().enumerate() {
+        host.send(&envelope(&format!("m-{i}"), "ui.open", open));
+    }
+    let ids = [
+        "confirm", "progress", "choice", "input", "form", "status", "alert",
+    ];
+    let titles: Vec<String> = ids.iter().map(|id| title(id)).collect();
+    for t in &titles {
+        shown(&x, t);
+    }
+    let read = Command::new(system_python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/atspi_tree.py"
+        ))
+        .arg("30")
+        .args(&titles)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .output()
+        .expect("the AT-SPI reader (python3-gi, gir1.2-atspi-2.0)");
+    assert!(
+        read.status.success(),
+        "the AT-SPI reader failed: {}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let nodes: Vec<Node> = serde_json::from_slice(&read.stdout).unwrap();
+    let has = |id: &str, role: &str, name: &str| {
+        nodes
+            .iter()
+            .any(|n| n.frame == title(id) && n.role == role && n.name.trim() == name)
+    };
+    for (id, role, name) in [
+        ("confirm", "heading", "Deploy to production?"),
+        ("confirm", "push button", "Deploy"),
+        ("confirm", "push button", "Keep"),
+        ("progress", "progress bar", "Uploading"),
+        ("progress", "push button", "Stop"),
+        ("choice", "panel", "Region"),
+        ("choice", "radio button", "Europe"),
+        ("choice", "radio button", "US"),
+        ("input", "entry", "Ticket title"),
+        ("input", "push button", "Submit"),
+        ("form", "entry", "Email"),
+        ("form", "toggle button", "Admin"),
+        ("status", "status bar", "Migrating"),
+        ("alert", "notification", "Deploy failed"),
+    ] {
+        assert!(
+            has(id, role, name),
+            "AT-SPI has no {role} {name:?} in the {id} window: {:#?}",
+            nodes
+                .iter()
+                .filter(|n| n.frame == title(id))
+                .collect::<Vec<_>>()
+        );
+    }
+    let unnamed: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| NAMED.contains(&n.role.as_str()) && n.name.trim().is_empty())
+        .collect();
+    assert!(unnamed.is_empty(), "controls without a name: {unnamed:?}");
+    host.stop();
+}
