@@ -67,8 +67,19 @@ impl Session {
             id: component.id.clone(),
             version: component.version.clone(),
         };
-        let kind = self.offered_kind(&key)?;
-        let state = state.unwrap_or_default();
+        // R-STD-13: a display component this host cannot render, sent with a fallback, is
+        // shown as `text`; the agent hears `degraded` after the open.
+        let (kind, degraded) = match self.offered_kind(&key) {
+            Ok(kind) => (kind, None),
+            Err(refusal) => {
+                let degraded = self.degrade(&key, component.fallback_text.as_deref(), refusal)?;
+                (ComponentKind::Text, Some(degraded))
+            }
+        };
+        let state = match &degraded {
+            Some(d) => d.state.clone(),
+            None => state.unwrap_or_default(),
+        };
         // R-STD-3: sizes before anything is parsed further.
         let bytes =
             serde_json::to_string(&component).map_or(0, |s| s.len()) + state.to_json().len();
@@ -99,7 +110,11 @@ impl Session {
                 Some(display_text(text, usize::MAX))
             }
         };
-        let props = Value::Object(component.props.unwrap_or_default().into_map());
+        // The props of a degraded component belong to the one asked for: `text` has none.
+        let props = match degraded {
+            Some(_) => Value::Object(serde_json::Map::new()),
+            None => Value::Object(component.props.unwrap_or_default().into_map()),
+        };
         let compiled = kind.schemas();
         let props = check_part(&compiled.props, PROPS, &props)?;
         let props = JsonObject::try_from(props).unwrap_or_default();
@@ -147,7 +162,8 @@ impl Session {
             instance: instance_id.clone(),
             generation,
         };
-        self.components.insert(instance_id, instance);
+        let opener = instance.opener.clone();
+        self.components.insert(instance_id.clone(), instance);
         fx.push(Effect::Component(ComponentEffect::Show(ShownComponent {
             key,
             kind,
@@ -157,6 +173,10 @@ impl Session {
             placement,
             fallback_text,
         })));
+        if let Some(degraded) = &degraded {
+            let event = self.degraded_event(&instance_id, degraded, opener);
+            fx.push(event);
+        }
         Ok(())
     }
 

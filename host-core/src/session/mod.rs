@@ -33,6 +33,7 @@ pub use crate::session_config::{BundlePolicy, CatalogRef, Clock, SessionConfig};
 mod agent;
 mod capabilities;
 mod components;
+mod degrade;
 mod page;
 mod refuse;
 
