@@ -2,7 +2,9 @@
 //! what the host shows a [`ShownComponent`](lineup_host_core::ShownComponent) in when no
 //! embedder renders it.
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use lineup_host_core::{JsonObject, SafeMarkdown};
 use tao::event_loop::EventLoopWindowTarget;
@@ -30,7 +32,15 @@ use crate::platform::{check_display, PlatformComponent};
 /// [`ShellError::Unsupported`].
 pub struct ComponentWindow {
     platform: PlatformComponent,
+    /// What the page shows now: the last state and Markdown given to it.
+    shown: RefCell<(JsonObject, Option<SafeMarkdown>)>,
+    /// When a patch last restarted the guard delay.
+    patch_restart: Cell<Option<Instant>>,
 }
+
+/// Patches restart the guard delay at most this often, so that an agent cannot keep a question
+/// unanswerable by patching it (R-STD-8 (b)).
+pub const PATCH_GUARD_INTERVAL: Duration = Duration::from_secs(2);
 
 impl ComponentWindow {
     /// Starts rendering `content`; the window is shown once its document has rendered.
@@ -45,14 +55,34 @@ impl ComponentWindow {
         let _ = target;
         check_display()?;
         let platform = PlatformComponent::new(content, options, Rc::new(on_action))?;
-        Ok(Self { platform })
+        let state = JsonObject::try_from(serde_json::Value::Object(content.state.clone()))
+            .unwrap_or_default();
+        Ok(Self {
+            platform,
+            shown: RefCell::new((state, content.markdown.clone())),
+            patch_restart: Cell::new(None),
+        })
     }
 
     /// Shows `state` (and its Markdown) in place of the old; `reopened` unlocks the page for a
-    /// new round. A change the user sees starts the guard delay again.
+    /// new round. A change the user sees starts the guard delay again, at most once per
+    /// [`PATCH_GUARD_INTERVAL`]; a patch that changes nothing shown (and reopens nothing) does
+    /// not touch the page or the guard (R-STD-8 (b)).
     pub fn update(&self, state: &JsonObject, markdown: Option<&SafeMarkdown>, reopened: bool) {
+        let next = (state.clone(), markdown.cloned());
+        if !reopened && *self.shown.borrow() == next {
+            return;
+        }
         self.platform.run(&update_script(state, markdown, reopened));
-        self.platform.restart_guard("updated");
+        *self.shown.borrow_mut() = next;
+        let due = self
+            .patch_restart
+            .get()
+            .is_none_or(|at| at.elapsed() >= PATCH_GUARD_INTERVAL);
+        if due {
+            self.patch_restart.set(Some(Instant::now()));
+            self.platform.restart_guard("updated");
+        }
     }
 
     /// Locks the page: the round was answered (R-STD-7).
@@ -63,6 +93,16 @@ impl ComponentWindow {
     /// Whether the window is shown and its guard delay has passed.
     pub fn accepts_input(&self) -> bool {
         self.platform.accepts_input()
+    }
+
+    /// A control for activation tests: the page itself posts `message` to the host, as its
+    /// script would, with no input event behind it (R-STD-8 must drop an answer so made).
+    #[cfg(feature = "test-controls")]
+    pub fn post_from_page_for_test(&self, message: &str) {
+        let literal = serde_json::Value::String(message.to_owned()).to_string();
+        self.platform.run(&format!(
+            "window.webkit.messageHandlers.lineupHost.postMessage({literal}); 'ok'"
+        ));
     }
 
     /// Reads back what the window's page shows; `done` hears it on the event-loop thread

@@ -7,7 +7,11 @@
 //!   autofocuses;
 //! - R-STD-9, R-STD-10 (§5 checks 1 and 15): hostile text in every Markdown sink and in every
 //!   label leaves no handler, link, source or agent string in a class or a style, with a positive
-//!   control for the check itself.
+//!   control for the check itself;
+//! - R-STD-10 (§5 check 2): images and links in every Markdown sink reach no loopback canary
+//!   (which a direct connection does reach: the positive control);
+//! - R-STD-8 (§5 check 8): a submit the page posts with no input event, and a click right after
+//!   a patch, are dropped; a real click after the guard answers.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::cell::RefCell;
@@ -15,10 +19,11 @@ use std::rc::Rc;
 
 use lineup_host::ViewConfig;
 use lineup_host::{
-    apply_theme, component_window_title, ComponentContent, ComponentOptions, ComponentSnapshot,
-    ComponentWindow, SnapshotElement, Theme,
+    apply_theme, component_window_title, ComponentAction, ComponentContent, ComponentOptions,
+    ComponentSnapshot, ComponentWindow, SnapshotElement, Theme, PATCH_GUARD_INTERVAL,
 };
-use lineup_host_core::{parse_markdown, ComponentKind, LinkPolicy};
+use lineup_host_core::{parse_markdown, ComponentKind, InputKind, JsonObject, LinkPolicy};
+use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::runner::{Outcome, WAIT};
@@ -47,6 +52,14 @@ pub(crate) fn run() {
     h.run(
         "r_std_10_hostile_text_in_every_sink_leaves_no_handler_link_source_class_or_style",
         |h| hostile(h, &x),
+    );
+    h.run(
+        "r_std_10_no_image_or_link_in_any_markdown_sink_reaches_the_network",
+        |h| no_fetch(h, &x),
+    );
+    h.run(
+        "r_std_8_answers_without_a_real_input_event_or_inside_the_guard_are_dropped",
+        |h| activation(h, &x),
     );
     h.finish();
 }
@@ -492,5 +505,169 @@ fn hostile(h: &mut Harness, x: &X11) -> Outcome {
         );
         close(h, x, window, xid);
     }
+    Ok(())
+}
+
+fn no_fetch(h: &mut Harness, x: &X11) -> Outcome {
+    let canary = Canary::start().map_err(|e| e.to_string())?;
+    let md = format!(
+        "![a]({}) <img src=\"{}\"> [c]({}) <{}> [d][r]\n\n[r]: {}",
+        canary.url("image"),
+        canary.url("raw-image"),
+        canary.url("link"),
+        canary.url("autolink"),
+        canary.url("reference"),
+    );
+    let options = ComponentOptions::new();
+    let sinks = [
+        sample(
+            ComponentKind::Markdown,
+            json!({}),
+            json!({"text": "x"}),
+            Some(&md),
+        ),
+        sample(
+            ComponentKind::Alert,
+            json!({}),
+            json!({"severity": "info", "title": "t"}),
+            Some(&md),
+        ),
+        sample(
+            ComponentKind::Confirm,
+            json!({"title": "t"}),
+            json!({}),
+            Some(&md),
+        ),
+        sample(
+            ComponentKind::Form,
+            json!({"fields": [{"name": "a", "kind": "toggle", "label": "A"}]}),
+            json!({}),
+            Some(&md),
+        ),
+    ];
+    let mut open = Vec::new();
+    for content in sinks {
+        let (window, xid, snapshot) = show(h, x, &content, &options)?;
+        let found = unsafe_parts(&snapshot.elements, "\u{0}");
+        ensure!(found.is_empty(), "{}: {found:?}", content.kind);
+        open.push((window, xid));
+    }
+    h.settle(std::time::Duration::from_millis(1500));
+    let reached = canary.connections();
+    for (window, xid) in open {
+        close(h, x, window, xid);
+    }
+    ensure!(reached == 0, "{reached} connection(s) reached the canary");
+    // The positive control: the canary counts a connection that does reach it.
+    let url = canary.url("");
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    ensure!(
+        h.wait_for(WAIT, || canary.connections() == 1),
+        "the canary did not count a direct connection"
+    );
+    Ok(())
+}
+
+/// The answers a window reported, in order.
+type Reported = Rc<RefCell<Vec<ComponentAction>>>;
+
+fn activation(h: &mut Harness, x: &X11) -> Outcome {
+    let content = sample(
+        ComponentKind::Confirm,
+        json!({"title": "Deploy?", "confirm_label": "Deploy"}),
+        json!({}),
+        None,
+    );
+    let reported: Reported = Rc::default();
+    let sink = Rc::clone(&reported);
+    let window = ComponentWindow::new(
+        &h.event_loop,
+        &content,
+        &ComponentOptions::new(),
+        move |a| {
+            sink.borrow_mut().push(a);
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let title = component_window_title(ComponentKind::Confirm);
+    let mut xid = None;
+    ensure!(
+        h.wait_for(WAIT, || {
+            xid = x.find_window_by_title(&title).filter(|w| x.is_viewable(*w));
+            xid.is_some()
+        }),
+        "the confirm was never shown"
+    );
+    let xid = xid.unwrap_or_default();
+    ensure!(
+        h.wait_for(WAIT, || window.accepts_input()),
+        "the guard never opened"
+    );
+    // The page posts an answer with no input event behind it: dropped.
+    window.post_from_page_for_test(r#"{"type":"submit","answer":true}"#);
+    h.settle(std::time::Duration::from_millis(600));
+    ensure!(
+        reported.borrow().is_empty(),
+        "a page-made submit answered: {:?}",
+        reported.borrow()
+    );
+    let click = |x: &X11| -> Outcome {
+        let (w, hh) = x.window_size(xid).map_err(|e| e.to_string())?;
+        let cx = i16::try_from(w).unwrap_or(0) - 20 - 60;
+        let cy = i16::try_from(hh).unwrap_or(0) - 10 - 17;
+        x.click_in(xid, cx, cy).map_err(|e| e.to_string())
+    };
+    // A real click after the guard answers (the positive control), with the pointer's kind.
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 1),
+        "a real click after the guard did not answer"
+    );
+    ensure!(
+        matches!(
+            reported.borrow()[0],
+            ComponentAction::Submit {
+                input: InputKind::Pointer,
+                ..
+            }
+        ),
+        "{:?}",
+        reported.borrow()
+    );
+    // A patch the user sees restarts the guard: a click right after it is dropped...
+    window.update(&JsonObject::default(), None, true);
+    click(x)?;
+    h.settle(std::time::Duration::from_millis(300));
+    ensure!(
+        reported.borrow().len() == 1,
+        "a click right after a patch answered: {:?}",
+        reported.borrow()
+    );
+    // ...and one after the guard delay answers again.
+    h.settle(std::time::Duration::from_millis(500));
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 2),
+        "a click after the patch's guard did not answer"
+    );
+    // Patches restart the guard at most once per PATCH_GUARD_INTERVAL: a second patch within
+    // it leaves the question answerable, so patching cannot keep it locked...
+    let error = |text: &str| JsonObject::try_from(json!({"error": text})).unwrap_or_default();
+    window.update(&error("one"), None, true);
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 3),
+        "a second patch inside the interval restarted the guard"
+    );
+    // ...and a patch that changes nothing shown restarts nothing either.
+    h.settle(PATCH_GUARD_INTERVAL);
+    window.update(&error("one"), None, false);
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 4),
+        "a patch that changed nothing restarted the guard"
+    );
+    close(h, x, window, xid);
     Ok(())
 }
