@@ -158,6 +158,11 @@ impl CapabilityArgs {
         let policy = lineup_store::Store::open_existing(&dir)
             .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
         builder = builder.capability_policy(std::rc::Rc::new(policy));
+        // R-STD-15: the standard components of vouched sessions, kept for a restart, on a
+        // connection of their own.
+        let records = lineup_store::Store::open_existing(&dir)
+            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+        builder = builder.component_store(records);
         if !self.enable.is_empty() {
             tracing::info!(
                 "built-in capabilities: {}",

@@ -50,6 +50,9 @@ pub enum PageInput<'a> {
     ComponentAnswered(&'a UserAnswer),
     /// The user closed a standard component's view: one `ui.event close {}` upstream (R-UI-5).
     ComponentClosed,
+    /// A standard component's view reports the user's unsent draft (R-STD-15): kept for a
+    /// vouched session's restoration, never a `secret` input's.
+    ComponentDraft(&'a serde_json::Value),
 }
 
 impl PageInput<'_> {
@@ -75,6 +78,7 @@ impl PageInput<'_> {
                 .component_answered(key, answer.clone())
                 .unwrap_or_default(),
             PageInput::ComponentClosed => session.component_closed_by_user(key),
+            PageInput::ComponentDraft(draft) => session.component_draft(key, draft),
         }
     }
 }

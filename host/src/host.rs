@@ -31,6 +31,7 @@ mod handle;
 mod link;
 mod policy;
 mod pool;
+mod records;
 mod standby;
 mod views;
 

@@ -77,6 +77,7 @@ mod db;
 mod digest;
 mod error;
 mod grants;
+mod instances;
 pub mod kernel;
 mod lease;
 mod migrate;

@@ -173,6 +173,20 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE audit ADD COLUMN note TEXT;
     ALTER TABLE audit ADD COLUMN count INTEGER;
     ",
+    // 8: the open standard-component instances of vouched identities, for a restart (R-STD-15):
+    // `record` is the kernel's InstanceRecord as JSON; `updated_at` is unix seconds.
+    "
+    CREATE TABLE open_instances (
+        owner           TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        instance_id     TEXT NOT NULL,
+        kind            TEXT NOT NULL,
+        record          TEXT NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        PRIMARY KEY (owner, conversation_id, instance_id)
+    ) STRICT;
+    CREATE INDEX open_instances_by_age ON open_instances (owner, updated_at);
+    ",
 ];
 
 /// The schema version this build writes.
@@ -244,7 +258,7 @@ mod tests {
         std::fs::write(dir.join(crate::DB_FILE), b"").unwrap();
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 7);
+        assert_eq!(SCHEMA_VERSION, 8);
         store.verify_audit().unwrap();
     }
 
@@ -449,7 +463,7 @@ mod tests {
                 err,
                 StoreError::SchemaTooNew {
                     found: 99,
-                    supported: 7,
+                    supported: 8,
                     ..
                 }
             ),

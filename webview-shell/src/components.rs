@@ -116,6 +116,10 @@ pub struct ComponentContent {
     pub state: serde_json::Map<String, Value>,
     /// Its Markdown sink as the closed tree, when it has one.
     pub markdown: Option<SafeMarkdown>,
+    /// The user's draft to put back into the controls (a restored instance's, R-STD-15).
+    pub draft: Option<Value>,
+    /// Whether it shows locked: its round was answered (R-STD-7).
+    pub locked: bool,
 }
 
 impl From<&ShownComponent> for ComponentContent {
@@ -125,6 +129,8 @@ impl From<&ShownComponent> for ComponentContent {
             props: shown.props.as_map().clone(),
             state: shown.state.as_map().clone(),
             markdown: shown.markdown.clone(),
+            draft: shown.draft.clone(),
+            locked: shown.locked,
         }
     }
 }
@@ -145,6 +151,8 @@ pub enum ComponentAction {
         /// The input event that carried it.
         input: InputKind,
     },
+    /// The user's unsent draft changed (no answer: no input event is needed, R-STD-15).
+    Draft(Value),
     /// The user closed the window.
     Close,
     /// The view failed: its web process ended, or its document never rendered.
@@ -166,6 +174,11 @@ pub(crate) enum PageMessage {
     Cancel {},
     /// A dismissible alert's dismiss button was used: the user closes it.
     Dismiss {},
+    /// The user's unsent draft, as the page reads its controls.
+    Draft {
+        /// The draft, in the shape of the component's answer.
+        draft: Value,
+    },
 }
 
 /// `text` as a [`PageMessage`], or `None` when it is anything else.
@@ -188,7 +201,8 @@ pub(crate) fn component_document(
         "props": content.props,
         "state": content.state,
         "markdown": content.markdown,
-        "locked": false,
+        "locked": content.locked,
+        "draft": content.draft,
         "contrast": if options.high_contrast { "more" } else { "normal" },
     });
     let theme = if options.high_contrast {
@@ -310,6 +324,8 @@ mod tests {
             props: serde_json::Map::new(),
             state: serde_json::Map::new(),
             markdown: None,
+            draft: None,
+            locked: false,
         };
         let options = ComponentOptions::new().with_guard_delay(Duration::from_millis(1));
         assert_eq!(options.guard_delay_for(&content), MIN_COMPONENT_GUARD_DELAY);

@@ -21,6 +21,7 @@ mod a11y;
 mod catalog;
 mod confirm;
 mod questions;
+mod restore;
 
 use std::thread;
 use std::time::{Duration, Instant};

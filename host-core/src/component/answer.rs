@@ -138,6 +138,10 @@ pub(crate) struct Instance {
     pub(crate) round: u32,
     pub(crate) status: Status,
     pub(crate) expires_at: Option<Timestamp>,
+    /// The user's unsent draft, as the view last reported it (R-STD-15).
+    pub(crate) draft: Option<Value>,
+    /// The event (`submit` or `cancel`) and data of the last answer (R-STD-15 `last`).
+    pub(crate) last: Option<(&'static str, JsonObject)>,
 }
 
 impl Instance {
@@ -201,6 +205,8 @@ impl Instance {
             });
         }
         self.status = Status::Answered;
+        self.draft = None;
+        self.last = Some((event, data.clone()));
         Ok((event, data))
     }
 

@@ -1,11 +1,15 @@
 //! What the kernel asks the driver to do with standard components ([`ComponentEffect`], carried
 //! by [`Effect::Component`](crate::Effect::Component)) and why an instance goes away.
 
+use serde_json::Value;
+
+use crate::ids::{ConversationId, InstanceId, PartyId};
 use crate::json::JsonObject;
 use crate::keys::SurfaceKey;
 use crate::markdown::SafeMarkdown;
 
 use super::catalog::ComponentKind;
+use super::record::InstanceRecord;
 use super::wire::Placement;
 
 /// A component the driver is to show: validated, every display string cleaned, its Markdown
@@ -27,6 +31,10 @@ pub struct ShownComponent {
     pub placement: Option<Placement>,
     /// The cleaned `fallback_text` of a display component (R-STD-13).
     pub fallback_text: Option<String>,
+    /// The user's draft, put back into the controls: a restored instance's (R-STD-15).
+    pub draft: Option<Value>,
+    /// Whether it shows locked: a restored instance whose round was answered (R-STD-7).
+    pub locked: bool,
 }
 
 /// Why a component instance goes away.
@@ -81,5 +89,31 @@ pub enum ComponentEffect {
         key: SurfaceKey,
         /// Why.
         reason: ComponentClosed,
+    },
+    /// Keep `record` for `owner`, in place of any record of the same conversation and
+    /// instance: the instance of a vouched session changed (R-STD-15).
+    Persist {
+        /// The vouched identity.
+        owner: PartyId,
+        /// What to keep.
+        record: Box<InstanceRecord>,
+    },
+    /// Forget `owner`'s record of `instance`: it closed (R-STD-15).
+    Forget {
+        /// The vouched identity.
+        owner: PartyId,
+        /// Its conversation.
+        conversation: ConversationId,
+        /// The instance.
+        instance: InstanceId,
+    },
+    /// Read `owner`'s records of `conversation` and hand them to
+    /// [`Sessions::restore_components`](crate::Sessions::restore_components): the vouched
+    /// identity established the conversation (R-STD-15).
+    Restore {
+        /// The vouched identity.
+        owner: PartyId,
+        /// The conversation.
+        conversation: ConversationId,
     },
 }

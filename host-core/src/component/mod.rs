@@ -13,6 +13,7 @@
 mod answer;
 mod catalog;
 mod effect;
+mod record;
 mod rules;
 mod validate;
 mod wire;
@@ -21,6 +22,10 @@ pub use answer::{AnswerRefusal, InputKind, UserAnswer, Via};
 pub(crate) use answer::{Instance, Status};
 pub use catalog::{ComponentKey, ComponentKind, ComponentSet, V1};
 pub use effect::{ComponentClosed, ComponentEffect, ShownComponent};
+pub use record::{
+    InstanceRecord, InstanceStore, InstanceStoreError, RecordStatus, MAX_DRAFT_BYTES,
+    MAX_RECORDS_PER_IDENTITY, RECORD_TTL_SECS,
+};
 pub use rules::DEFAULT_MAX_LENGTH;
 pub(crate) use rules::{check_props, check_state};
 pub(crate) use validate::{check_bytes, check_part, check_values, invalid};

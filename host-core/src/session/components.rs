@@ -14,7 +14,7 @@ use crate::display::display_text;
 use crate::markdown::{parse_markdown, SafeMarkdown};
 use crate::timestamp::Timestamp;
 
-const PROPS: &str = "payload.component.props";
+pub(super) const PROPS: &str = "payload.component.props";
 const STATE: &str = "payload.state";
 
 impl Session {
@@ -156,6 +156,8 @@ impl Session {
             round: 1,
             status: AnswerStatus::Open,
             expires_at,
+            draft: None,
+            last: None,
         };
         let key = SurfaceKey {
             session: self.config.session_id,
@@ -172,17 +174,20 @@ impl Session {
             markdown,
             placement,
             fallback_text,
+            draft: None,
+            locked: false,
         })));
         if let Some(degraded) = &degraded {
             let event = self.degraded_event(&instance_id, degraded, opener);
             fx.push(event);
         }
+        self.persist_component(&instance_id, fx);
         Ok(())
     }
 
     /// The kind of `key` when the driver renders it now; `unsupported` or `revoked` otherwise
     /// (R-STD-4).
-    fn offered_kind(&self, key: &ComponentKey) -> Result<ComponentKind, ProtocolError> {
+    pub(super) fn offered_kind(&self, key: &ComponentKey) -> Result<ComponentKind, ProtocolError> {
         let set = &self.config.standard_components;
         if let Some(kind) = key.kind().filter(|_| set.contains(key)) {
             return Ok(kind);
@@ -221,7 +226,7 @@ impl Session {
     }
 
     /// `state` checked against the state schema of `kind` and against `props`, cleaned.
-    fn checked_state(
+    pub(super) fn checked_state(
         &self,
         kind: ComponentKind,
         props: &JsonObject,
@@ -235,7 +240,7 @@ impl Session {
     }
 
     /// The Markdown sink of `kind`, parsed (R-STD-10).
-    fn markdown_of(
+    pub(super) fn markdown_of(
         &self,
         kind: ComponentKind,
         props: &JsonObject,
@@ -279,6 +284,7 @@ impl Session {
                 },
                 reason: ComponentClosed::Replaced,
             }));
+            self.forget_component(instance, fx);
         }
     }
 
@@ -298,6 +304,7 @@ impl Session {
                 },
                 reason: ComponentClosed::Replaced,
             }));
+            self.forget_component(instance, fx);
         }
     }
 
@@ -357,6 +364,7 @@ impl Session {
             round: instance.round,
             reopened,
         }));
+        self.persist_component(instance_id, fx);
         Ok(true)
     }
 
@@ -379,6 +387,7 @@ impl Session {
             },
             reason: ComponentClosed::Agent(reason),
         }));
+        self.forget_component(instance_id, fx);
         true
     }
 
@@ -427,13 +436,15 @@ impl Session {
             data,
         };
         self.stats.events_forwarded += 1;
-        Ok(vec![
+        let mut fx = vec![
             Effect::Component(ComponentEffect::Lock {
                 key: key.clone(),
                 round,
             }),
             Effect::Send(self.outbound(payload, Some(opener))),
-        ])
+        ];
+        self.persist_component(&key.instance, &mut fx);
+        Ok(fx)
     }
 
     /// The user closed component `key`: it is hidden and exactly one `ui.event close {}` goes
@@ -500,13 +511,15 @@ impl Session {
             event: close_event(),
             data: JsonObject::from(map),
         };
-        vec![
+        let mut fx = vec![
             Effect::Component(ComponentEffect::Hide {
                 key: key.clone(),
                 reason,
             }),
             Effect::Send(self.outbound(payload, Some(old.opener))),
-        ]
+        ];
+        self.forget_component(&key.instance, &mut fx);
+        fx
     }
 
     /// Hides every component (the session ended), sending nothing upstream.

@@ -36,6 +36,7 @@ mod components;
 mod degrade;
 mod page;
 mod refuse;
+mod restore;
 
 struct Entry {
     generation: Generation,

@@ -30,4 +30,21 @@ impl Sessions {
             .filter_map(|slot| slot.session.next_component_expiry())
             .min()
     }
+
+    /// Shows again `conversation`'s instances of `records`, read back after a
+    /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
+    /// ([`Session::restore_components`], R-STD-15); `None` when the conversation has no
+    /// session now.
+    pub fn restore_components(
+        &mut self,
+        conversation: &ConversationId,
+        records: Vec<crate::InstanceRecord>,
+    ) -> Option<SessionEffects> {
+        let id = *self.by_conversation.get(conversation)?;
+        let slot = self.sessions.get_mut(&id)?;
+        Some(SessionEffects {
+            session: id,
+            effects: slot.session.restore_components(records),
+        })
+    }
 }

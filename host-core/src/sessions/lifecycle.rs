@@ -51,7 +51,9 @@ impl Sessions {
         let mut config = self.config_for(id, agent);
         config.conversation_id = Some(conversation.clone());
         let mut session = Session::new(config, self.factory.clock())?;
-        let effects = self.start_capabilities(&mut session)?;
+        let mut effects = self.start_capabilities(&mut session)?;
+        // R-STD-15: the vouched identity's component records of this conversation.
+        effects.extend(session.restore_request());
         self.insert(id, conversation, session);
         Ok(SessionEffects {
             session: id,
@@ -208,6 +210,7 @@ impl Sessions {
             return refused(answer);
         }
         effects.extend(answer);
+        effects.extend(candidate.restore_request());
         self.insert(id, conversation, candidate);
         SessionEffects {
             session: id,

@@ -90,6 +90,7 @@ pub struct HostBuilder {
     ignore_parent_close: bool,
     activity_notices: bool,
     components: Option<lineup_webview_shell::ComponentOptions>,
+    component_store: Option<Box<dyn lineup_host_core::InstanceStore>>,
 }
 
 impl Default for HostBuilder {
@@ -139,6 +140,7 @@ impl HostBuilder {
             ignore_parent_close: false,
             activity_notices: true,
             components: None,
+            component_store: None,
         }
     }
 
@@ -169,6 +171,19 @@ impl HostBuilder {
         self.capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .store = Box::new(store);
+        self
+    }
+
+    /// Where the standard components of vouched sessions are kept for a restart (R-STD-15):
+    /// each open instance with its state, round, last answer and the user's draft (never a
+    /// `secret` one), forgotten at close; when the same vouched identity establishes the
+    /// conversation again, they are shown again and the agent gets `restored` for each. The
+    /// default keeps nothing; the `lineup-store` crate's SQLite store keeps them.
+    pub fn component_store(
+        mut self,
+        store: impl lineup_host_core::InstanceStore + 'static,
+    ) -> Self {
+        self.component_store = Some(Box::new(store));
         self
     }
 
@@ -603,6 +618,7 @@ impl HostBuilder {
                 reopen: self.reopen,
                 notices: self.activity_notices.then(ActivityNotices::default),
                 components: self.components.map(super::components::ComponentViews::new),
+                records: super::records::Records::new(self.component_store),
                 work: VecDeque::new(),
                 draining: false,
             },

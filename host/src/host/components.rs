@@ -10,6 +10,7 @@ use lineup_host_core::{
 };
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
+use serde_json::Value;
 
 /// The components the built-in renderer draws: the whole v1 catalog.
 pub(super) fn rendered_set() -> ComponentSet {
@@ -23,6 +24,8 @@ pub(super) type ReportSink = Box<dyn Fn(ComponentAction)>;
 pub(super) enum ComponentInput {
     /// The user answered, through the host's own input gate (`via: "host"`).
     Answered(UserAnswer),
+    /// The user's unsent draft changed (R-STD-15).
+    Draft(Value),
     /// The user closed the window.
     Closed,
     /// The view failed.
@@ -35,6 +38,7 @@ impl ComponentInput {
         match self {
             ComponentInput::Answered(answer) => PageInput::ComponentAnswered(answer),
             ComponentInput::Closed => PageInput::ComponentClosed,
+            ComponentInput::Draft(draft) => PageInput::ComponentDraft(draft),
             ComponentInput::Failed => PageInput::ComponentFailed,
         }
     }
@@ -117,6 +121,10 @@ impl ComponentViews {
                     tracing::debug!("component {key}: hidden ({reason:?})");
                 }
             }
+            // The engine carries out the records' effects itself (R-STD-15).
+            ComponentEffect::Persist { .. }
+            | ComponentEffect::Forget { .. }
+            | ComponentEffect::Restore { .. } => {}
         }
         None
     }
@@ -144,6 +152,7 @@ impl ComponentViews {
                 input,
             }),
             ComponentAction::Close => ComponentInput::Closed,
+            ComponentAction::Draft(draft) => ComponentInput::Draft(draft),
             ComponentAction::Failed => ComponentInput::Failed,
         })
     }

@@ -21,6 +21,7 @@ use super::builder::OutboundFn;
 use super::components::{ComponentViews, ReportSink};
 use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
+use super::records::Records;
 use super::views::Kept;
 use super::views::{ProbeNews, Views};
 use crate::capabilities::CapabilityDriver;
@@ -51,6 +52,8 @@ pub(super) struct Engine {
     ///
     /// [`HostBuilder::builtin_components`]: super::HostBuilder::builtin_components
     pub(super) components: Option<ComponentViews>,
+    /// Where component records go for a restart (R-STD-15).
+    pub(super) records: Records,
     /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
     pub(super) work: VecDeque<(SessionId, Effect, Option<u64>)>,
     /// Whether [`Engine::apply`] is draining `work` further up the stack.
@@ -470,6 +473,30 @@ impl Engine {
         effect: ComponentEffect,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
+        let effect = match effect {
+            ComponentEffect::Persist { owner, record } => {
+                return self.records.persist(&owner, &record);
+            }
+            ComponentEffect::Forget {
+                owner,
+                conversation,
+                instance,
+            } => return self.records.forget(&owner, &conversation, &instance),
+            ComponentEffect::Restore {
+                owner,
+                conversation,
+            } => {
+                let records = self.records.read(&owner, &conversation);
+                if let Some(effects) = self.sessions.restore_components(&conversation, records) {
+                    self.apply(effects, None, target);
+                }
+                return;
+            }
+            shown @ (ComponentEffect::Show(_)
+            | ComponentEffect::Update { .. }
+            | ComponentEffect::Lock { .. }
+            | ComponentEffect::Hide { .. }) => shown,
+        };
         let proxy = self.proxy.clone();
         let sink = move |key: SurfaceKey| -> ReportSink {
             Box::new(move |action| {

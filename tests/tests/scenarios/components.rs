@@ -77,6 +77,8 @@ fn sample(kind: ComponentKind, props: Value, state: Value, md: Option<&str>) -> 
         props: map(props),
         state: map(state),
         markdown: md.map(|text| parse_markdown(text, LinkPolicy::Confirm)),
+        draft: None,
+        locked: false,
     }
 }
 

@@ -202,12 +202,16 @@
       box: box,
       control: control,
       errorId: errId,
+      secret: kind === 'secret',
       read: function () {
         if (kind === 'number') {
           return control.value === '' ? null : Number(control.value);
         }
         if (control.value === '' && f.required !== true) { return null; }
         return control.value;
+      },
+      write: function (v) {
+        if (v !== null && v !== undefined && kind !== 'secret') { control.value = String(v); }
       }
     };
   };
@@ -255,6 +259,10 @@
           .map(function (b) { return b.value; });
         if (multiple) { return picked; }
         return picked.length === 1 ? picked[0] : null;
+      },
+      write: function (v) {
+        var values = [].concat(v === null || v === undefined ? [] : v);
+        boxes.forEach(function (b) { b.checked = values.indexOf(b.value) >= 0; });
       }
     };
   };
@@ -274,7 +282,13 @@
     if (f.description) { box.appendChild(el('p', f.description, 'description')); }
     var errId = uid('error');
     control.setAttribute('aria-describedby', errId);
-    return { box: box, control: control, errorId: errId, read: function () { return control.checked; } };
+    return {
+      box: box,
+      control: control,
+      errorId: errId,
+      read: function () { return control.checked; },
+      write: function (v) { control.checked = v === true; }
+    };
   };
 
   // Shows `text` (or nothing) as the error of field `field`.
@@ -511,6 +525,40 @@
   var kind = kinds[data.kind] || {};
   if (kind.render) { kind.render(); }
   if (kind.show) { kind.show(data.state || {}, data.markdown); }
+
+  // The user's unsent draft (R-STD-15): put back when the host restores the instance, and
+  // reported as the user types, so that it survives a restart; a secret field's never is.
+  var readDraft = function () {
+    if (data.kind === 'form') {
+      var draft = {};
+      fields.forEach(function (f) { if (!f.secret) { draft[f.name] = f.read(); } });
+      return draft;
+    }
+    if (fields.length === 1 && !fields[0].secret) { return fields[0].read(); }
+    return undefined;
+  };
+  var writeDraft = function (draft) {
+    if (draft === undefined || draft === null) { return; }
+    if (data.kind === 'form' && typeof draft === 'object' && !Array.isArray(draft)) {
+      fields.forEach(function (f) {
+        if (Object.prototype.hasOwnProperty.call(draft, f.name)) { f.write(draft[f.name]); }
+      });
+    } else if (data.kind !== 'form' && fields.length === 1) {
+      fields[0].write(draft);
+    }
+  };
+  writeDraft(data.draft);
+  var draftTimer = null;
+  var reportDraft = function () {
+    if (locked || fields.length === 0) { return; }
+    clearTimeout(draftTimer);
+    draftTimer = setTimeout(function () {
+      var draft = readDraft();
+      if (draft !== undefined && !locked) { post({ type: 'draft', draft: draft }); }
+    }, 400);
+  };
+  main.addEventListener('input', reportDraft);
+  main.addEventListener('change', reportDraft);
   if (locked) { lock(); }
 
   // The host's own calls: a new state (its data as a JSON string, parsed here), the lock

@@ -155,6 +155,12 @@ impl ComponentState {
                 .credit()
                 .map(|input| ComponentAction::Submit { answer, input }),
             PageMessage::Cancel {} => self.credit().map(|input| ComponentAction::Cancel { input }),
+            PageMessage::Draft { draft } => {
+                if self.shown.get() && !self.ended.get() {
+                    self.report(ComponentAction::Draft(draft));
+                }
+                return;
+            }
             PageMessage::Dismiss {} => match self.credit() {
                 Some(_) => return self.end(ComponentAction::Close),
                 None => None,

@@ -1,0 +1,178 @@
+//! R-STD-15 end to end: a vouched host keeps its components in the data directory; after a
+//! SIGKILL and a restart, the same identity re-establishing the conversation gets each one shown
+//! again with a `restored` event, an open input with the draft the user typed before the kill
+//! (the secret field's draft is never in the database), an answered confirm with its
+//! `answer_id`; another identity gets nothing.
+
+use std::path::Path;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::screen::{display, screen};
+use super::stdio_host::{envelope, is, StdioHost};
+use super::{click_last_button, events, focus_past_guard, shown, title, RETURN, TAB};
+
+/// XK_End.
+const END: u32 = 0xff57;
+
+fn start(home: &Path, agent: &str) -> StdioHost {
+    let data = home.join("lineup-data");
+    let data = data.to_str().unwrap();
+    StdioHost::start_with_env(
+        home,
+        home,
+        &[],
+        &[
+            "--builtin-components",
+            "--agent-id",
+            agent,
+            "--data-dir",
+            data,
+        ],
+    )
+}
+
+/// Every byte of the data directory's files, as text (lossy), for a search.
+fn data_dir_bytes(home: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(home.join("lineup-data")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    all
+}
+
+fn restored(host: &StdioHost) -> Vec<(String, Value)> {
+    events(host, "restored")
+        .into_iter()
+        .map(|v| {
+            (
+                v["payload"]["instance_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                v["payload"]["data"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_identity() {
+    let _screen = screen();
+    let x = display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = start(tmp.path(), "a1");
+    host.send(&envelope(
+        "m-1",
+        "ui.open",
+        json!({"instance_id": "i1", "component": {"id": "input", "version": "1",
+               "props": {"label": "Ticket title", "type": "text"}}}),
+    ));
+    let window = shown(&x, &title("input"));
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.type_text("Disk full").unwrap();
+    host.send(&envelope(
+        "m-2",
+        "ui.open",
+        json!({"instance_id": "f1", "component": {"id": "form", "version": "1",
+               "props": {"fields": [
+                   {"name": "user", "kind": "input", "label": "User"},
+                   {"name": "token", "kind": "input", "label": "Token", "type": "secret"}]}}}),
+    ));
+    let window = shown(&x, &title("form"));
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.type_text("ops").unwrap();
+    x.key(TAB).unwrap();
+    x.type_text("hunter2").unwrap();
+    host.send(&envelope(
+        "m-3",
+        "ui.open",
+        json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "Restart the worker?"}}}),
+    ));
+    let window = shown(&x, &title("confirm"));
+    thread::sleep(Duration::from_millis(800));
+    click_last_button(&x, window);
+    let submit = host.expect("the confirm's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    let answer_id = submit["payload"]["data"]["answer_id"].clone();
+    // The drafts are reported 400 ms after the last key; then the host is killed.
+    thread::sleep(Duration::from_millis(1200));
+    drop(host);
+
+    let bytes = data_dir_bytes(tmp.path());
+    assert!(
+        bytes.contains("Disk full"),
+        "the draft was not kept (positive control)"
+    );
+    assert!(
+        !bytes.contains("hunter2"),
+        "the secret draft reached the data directory"
+    );
+
+    // The restart: the same identity's first envelope re-establishes the conversation.
+    let mut host = start(tmp.path(), "a1");
+    host.send(&envelope(
+        "m-4",
+        "ui.open",
+        json!({"instance_id": "note", "component": {"id": "text", "version": "1"},
+               "state": {"text": "Back."}}),
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while restored(&host).len() < 3 && std::time::Instant::now() < deadline {
+        host.drain(Duration::from_millis(200));
+    }
+    let back = restored(&host);
+    let of = |id: &str| {
+        back.iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_else(|| panic!("{id} was not restored: {back:?}"))
+    };
+    assert_eq!(of("i1")["status"], "open");
+    assert_eq!(of("i1")["opened_by"], "m-1");
+    assert_eq!(of("f1")["status"], "open");
+    assert_eq!(of("k1")["status"], "answered");
+    assert_eq!(of("k1")["last"]["answer_id"], answer_id);
+
+    // The input shows the draft typed before the kill: one more word and Enter send it all.
+    // Every window is mapped first: a window that maps takes the keyboard focus.
+    for id in ["form", "confirm", "text"] {
+        shown(&x, &title(id));
+    }
+    let window = shown(&x, &title("input"));
+    thread::sleep(Duration::from_millis(500));
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.key(END).unwrap();
+    x.type_text(" again").unwrap();
+    x.key(RETURN).unwrap();
+    let submit = host.expect("the restored input's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(submit["payload"]["instance_id"], "i1", "{submit}");
+    assert_eq!(
+        submit["payload"]["data"]["answer"], "Disk full again",
+        "{submit}"
+    );
+    drop(host);
+
+    // Another identity re-establishing the same conversation gets nothing back.
+    let mut host = start(tmp.path(), "a2");
+    let other = json!({"v": 1, "id": "m-5", "type": "lineup.v1.ui.open", "conversation_id": "c1",
+                       "sender": {"kind": "agent", "id": "a2"},
+                       "payload": {"instance_id": "note", "component": {"id": "text", "version": "1"},
+                                   "state": {"text": "Hi."}}});
+    host.send(&other.to_string());
+    host.drain(Duration::from_millis(2500));
+    assert!(restored(&host).is_empty(), "{:?}", restored(&host));
+    host.stop();
+}

@@ -1,0 +1,256 @@
+//! R-STD-15 through the kernel: a vouched session keeps a record of each component instance on
+//! every change and forgets it at close; a draft is kept except a `secret` input's; an
+//! unvouched session keeps nothing; after a restart the records come back as shown instances
+//! with `restored` events, and a tampered record is forgotten, not shown.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use lineup_host_core::{
+    Clock, ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord, Limits,
+    Message, PartyId, RecordStatus, Session, SessionConfig, SurfaceKey, UserAnswer, Via,
+};
+use serde_json::{json, Value};
+
+struct Still;
+impl Clock for Still {
+    fn monotonic(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+fn session(vouched: bool) -> Session {
+    let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    config.standard_components = ComponentSet::all_v1();
+    config.limits = Limits::default();
+    if vouched {
+        config.agent_id = Some(PartyId::try_from("a1").unwrap());
+    }
+    Session::new(config, Box::new(Still)).unwrap()
+}
+
+fn envelope(id: &str, kind: &str, payload: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "v": 1, "id": id, "type": format!("lineup.v1.{kind}"), "conversation_id": "c1",
+        "sender": {"kind": "agent", "id": "a1"}, "payload": payload
+    }))
+    .unwrap()
+}
+
+fn records(fx: &[Effect]) -> Vec<InstanceRecord> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Component(ComponentEffect::Persist { owner, record }) => {
+                assert_eq!(owner.as_str(), "a1");
+                Some((**record).clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn forgets(fx: &[Effect]) -> usize {
+    fx.iter()
+        .filter(|e| matches!(e, Effect::Component(ComponentEffect::Forget { .. })))
+        .count()
+}
+
+fn key_of(fx: &[Effect]) -> SurfaceKey {
+    fx.iter()
+        .find_map(|e| match e {
+            Effect::Component(ComponentEffect::Show(s)) => Some(s.key.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn input(secret: bool) -> Value {
+    json!({"instance_id": "i1", "component": {"id": "input", "version": "1",
+           "props": {"label": "Token", "type": if secret { "secret" } else { "text" }}}})
+}
+
+#[test]
+fn r_std_15_a_vouched_instance_is_kept_on_every_change_and_forgotten_at_close() {
+    let mut s = session(true);
+    let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
+    let key = key_of(&fx);
+    let kept = records(&fx);
+    assert_eq!(kept.len(), 1, "{fx:?}");
+    assert_eq!(kept[0].component, "input");
+    assert_eq!((kept[0].status, kept[0].round), (RecordStatus::Open, 1));
+    assert_eq!(kept[0].conversation.as_str(), "c1");
+
+    // The user's draft is kept...
+    let fx = s.component_draft(&key, &json!("half a ti"));
+    assert_eq!(records(&fx)[0].draft, Some(json!("half a ti")));
+    // ...unless it is not the answer's shape.
+    let fx = s.component_draft(&key, &json!({"x": 1}));
+    assert!(records(&fx).is_empty());
+
+    // A patch is kept with its id.
+    let fx = s.handle_inbound(&envelope(
+        "m-2",
+        "ui.patch",
+        json!({"instance_id": "i1", "state": {"error": "Shorter"}}),
+    ));
+    assert_eq!(records(&fx)[0].state_from.as_str(), "m-2");
+
+    // An answer is kept with its data; the draft goes.
+    let answer = UserAnswer::Submit {
+        answer: json!("A title"),
+        via: Via::Host,
+        input: InputKind::Keyboard,
+    };
+    let fx = s.component_answered(&key, answer.clone()).unwrap();
+    let kept = records(&fx);
+    assert_eq!(kept[0].status, RecordStatus::Answered);
+    assert_eq!(kept[0].draft, None);
+    assert_eq!(
+        kept[0].last.as_ref().map(|l| l.as_map()["answer"].clone()),
+        Some(json!("A title"))
+    );
+
+    // The agent's close forgets it.
+    let fx = s.handle_inbound(&envelope("m-3", "ui.close", json!({"instance_id": "i1"})));
+    assert_eq!(forgets(&fx), 1, "{fx:?}");
+}
+
+#[test]
+fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
+    let mut s = session(true);
+    let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(true)));
+    let key = key_of(&fx);
+    let fx = s.component_draft(&key, &json!("hunter2"));
+    assert!(records(&fx).is_empty(), "a secret draft was kept: {fx:?}");
+    // A form keeps its other fields' drafts, never the secret one.
+    let fx = s.handle_inbound(&envelope(
+        "m-2",
+        "ui.open",
+        json!({"instance_id": "f1", "component": {"id": "form", "version": "1",
+               "props": {"fields": [
+                   {"name": "user", "kind": "input", "label": "User"},
+                   {"name": "pass", "kind": "input", "label": "Password", "type": "secret"},
+                   {"name": "admin", "kind": "toggle", "label": "Admin"}]}}}),
+    ));
+    let form = key_of(&fx);
+    let fx = s.component_draft(
+        &form,
+        &json!({"user": "ops", "pass": "hunter2", "admin": true}),
+    );
+    let draft = records(&fx)[0].draft.clone().unwrap();
+    assert_eq!(draft, json!({"user": "ops", "admin": true}));
+    assert!(!serde_json::to_string(&records(&fx))
+        .unwrap()
+        .contains("hunter2"));
+
+    let mut s = session(false);
+    let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
+    assert!(s.restore_request().is_none());
+    let key = key_of(&fx);
+    let fx2 = s.component_draft(&key, &json!("x"));
+    assert!(records(&fx).is_empty() && records(&fx2).is_empty());
+}
+
+#[test]
+fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_forgotten() {
+    // The first run: an open choice with a draft, and an answered confirm.
+    let mut s = session(true);
+    let fx = s.handle_inbound(&envelope(
+        "m-1",
+        "ui.open",
+        json!({"instance_id": "c1", "component": {"id": "choice", "version": "1",
+               "props": {"label": "Region", "options": [
+                   {"value": "eu", "label": "Europe"}, {"value": "us", "label": "US"}]}}}),
+    ));
+    let choice = key_of(&fx);
+    let mut kept = records(&s.component_draft(&choice, &json!("us")));
+    let fx = s.handle_inbound(&envelope(
+        "m-2",
+        "ui.open",
+        json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "Go?"}}}),
+    ));
+    let confirm = key_of(&fx);
+    let yes = UserAnswer::Submit {
+        answer: json!(true),
+        via: Via::Host,
+        input: InputKind::Pointer,
+    };
+    let answered = records(&s.component_answered(&confirm, yes.clone()).unwrap());
+    let answer_id = answered[0].last.as_ref().unwrap().as_map()["answer_id"].clone();
+    kept.extend(answered);
+
+    // A tampered record: props the schema refuses.
+    let mut tampered = kept[0].clone();
+    tampered.instance_id = "bad".try_into().unwrap();
+    tampered.props = serde_json::from_value(json!({"label": "x", "options": []})).unwrap();
+    kept.push(tampered);
+    // Another conversation's record is not this session's.
+    let mut elsewhere = kept[0].clone();
+    elsewhere.conversation = "c2".try_into().unwrap();
+    elsewhere.instance_id = "other".try_into().unwrap();
+    kept.push(elsewhere);
+
+    // The restart: the same identity re-establishes the conversation.
+    let mut s = session(true);
+    let fx = s.handle_inbound(&envelope("m-9", "ui.close", json!({"instance_id": "none"})));
+    assert!(
+        fx.iter()
+            .chain(s.restore_request().iter())
+            .any(|e| matches!(
+                e,
+                Effect::Component(ComponentEffect::Restore { owner, conversation })
+                    if owner.as_str() == "a1" && conversation.as_str() == "c1"
+            )),
+        "no restore request"
+    );
+    let fx = s.restore_components(kept);
+    let shown: Vec<(String, bool, Option<Value>)> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Component(ComponentEffect::Show(s)) => {
+                Some((s.key.instance.to_string(), s.locked, s.draft.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("c1".to_owned(), false, Some(json!("us"))),
+            ("k1".to_owned(), true, None)
+        ]
+    );
+    let restored: Vec<Value> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send(Message::UiEvent(env)) if env.payload.event.as_str() == "restored" => {
+                Some(serde_json::to_value(&env.payload.data).unwrap())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored.len(), 2, "{fx:?}");
+    assert_eq!(restored[0]["status"], "open");
+    assert_eq!(restored[0]["opened_by"], "m-1");
+    assert_eq!(restored[1]["status"], "answered");
+    assert_eq!(restored[1]["last"]["answer_id"], answer_id);
+    assert_eq!(forgets(&fx), 1, "the tampered record is forgotten: {fx:?}");
+    assert_eq!(s.component_count(), 2);
+    // The restored question answers in its kept round; the answered one stays locked.
+    let restored_choice = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Component(ComponentEffect::Show(s)) if s.kind == ComponentKind::Choice => {
+                Some(s.key.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    let pick = UserAnswer::Submit {
+        answer: json!("us"),
+        via: Via::Host,
+        input: InputKind::Pointer,
+    };
+    assert!(s.component_answered(&restored_choice, pick).is_ok());
+}

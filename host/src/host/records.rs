@@ -1,0 +1,60 @@
+//! R-STD-15 on the host's side: the store the kernel's component records go to
+//! ([`HostBuilder::component_store`](super::HostBuilder::component_store)). A write that fails is
+//! logged and the instance goes on (the record is a convenience for a restart, never a condition
+//! of the answer); without a store nothing is kept and nothing is restored.
+
+use lineup_host_core::{ConversationId, InstanceId, InstanceRecord, InstanceStore, PartyId};
+
+/// Where component records go, if anywhere.
+#[derive(Default)]
+pub(super) struct Records {
+    store: Option<Box<dyn InstanceStore>>,
+}
+
+impl Records {
+    /// Records kept in `store`.
+    pub(super) fn new(store: Option<Box<dyn InstanceStore>>) -> Self {
+        Self { store }
+    }
+
+    /// Keeps `record` for `owner`.
+    pub(super) fn persist(&mut self, owner: &PartyId, record: &InstanceRecord) {
+        if let Some(store) = self.store.as_mut() {
+            if let Err(e) = store.put_instance(owner, record) {
+                tracing::warn!(
+                    "component {} not kept for a restart: {e}",
+                    record.instance_id
+                );
+            }
+        }
+    }
+
+    /// Forgets `owner`'s record of `instance` in `conversation`.
+    pub(super) fn forget(
+        &mut self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+        instance: &InstanceId,
+    ) {
+        if let Some(store) = self.store.as_mut() {
+            if let Err(e) = store.forget_instance(owner, conversation, instance) {
+                tracing::warn!("the record of component {instance} not deleted: {e}");
+            }
+        }
+    }
+
+    /// `owner`'s records of `conversation` (none without a store, or when it cannot be read).
+    pub(super) fn read(
+        &mut self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+    ) -> Vec<InstanceRecord> {
+        let Some(store) = self.store.as_mut() else {
+            return Vec::new();
+        };
+        store.instances(owner, conversation).unwrap_or_else(|e| {
+            tracing::warn!("component records of {conversation} not read: {e}");
+            Vec::new()
+        })
+    }
+}
