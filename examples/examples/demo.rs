@@ -25,7 +25,11 @@
 //!    after Allow, once, on a thread of its own. Nobody at the screen (as under `xvfb-run`)? The
 //!    call's `expires_at` passes, the prompt goes away and the agent gets `app.result`
 //!    `expired`.
-//! 5. The demo installs the example app package `examples/apps/dashboard` (an image and a font
+//! 5. The host renders the protocol's standard components itself (R-STD-1): beside the
+//!    dashboard the agent sends a Markdown message, a `progress` it advances with patches, and a
+//!    `confirm`; no agent code runs in their windows, and only a real click (or key) on the
+//!    confirm after its guard delay answers it, as a `ui.event submit` with `via: "host"`.
+//! 6. The demo installs the example app package `examples/apps/dashboard` (an image and a font
 //!    among its assets) into a temporary app center; `client.inventory` lists it, and the agent
 //!    opens it by id (`app: {id, surface}`) instead of sending code. Its page reports that its
 //!    image and font loaded from its own assets.
@@ -41,8 +45,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use lineup_host::{
-    event_loop, Host, HostBuilder, HostClosed, HostDelegate, HostHandle, PromptContent,
-    PromptOptions, PromptQueue, Refusal,
+    event_loop, ComponentOptions, Host, HostBuilder, HostClosed, HostDelegate, HostHandle,
+    PromptContent, PromptOptions, PromptQueue, Refusal,
 };
 use lineup_host_core::{
     display_title, Capability, CapabilityName, CloseReason, HandlerError, InlineApp, JsonObject,
@@ -94,6 +98,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .capability(share_capability()?, share)
         .consent_prompt(prompts.clone())
         .app_center(apps.store())
+        .builtin_components(Some(ComponentOptions::default()))
         .on_outbound(move |message| {
             println!("host → agent: {}", message.to_json());
             let _ = to_agent.send(message.clone());
@@ -375,6 +380,7 @@ impl Agent {
             self.wait(STEP)?;
         }
 
+        self.components()?;
         self.share()?;
         self.installed_app()?;
 
@@ -395,6 +401,45 @@ impl Agent {
 
         println!("agent: done; shutting the host down");
         self.handle.shutdown()
+    }
+
+    /// Standard components beside the Surface: a Markdown message, a progress the agent
+    /// advances, and a confirm the person may answer; then they are closed.
+    fn components(&mut self) -> Result<(), HostClosed> {
+        println!("agent → host: ui.open summary (markdown), fetch (progress), keep (confirm)");
+        self.send(
+            "ui.open",
+            json!({"instance_id": "summary", "component": {"id": "markdown", "version": "1"},
+                   "state": {"text": format!("**{}**: {} °C\n\n- 北京 → 上海 → 广州\n- 3 updates", self.city, self.temperature)}}),
+        )?;
+        self.send(
+            "ui.open",
+            json!({"instance_id": "fetch", "component": {"id": "progress", "version": "1",
+                   "props": {"label": "Fetching the forecast", "cancel_label": "Stop"}},
+                   "state": {"value": 0, "text": "0 of 5 days"}}),
+        )?;
+        self.wait(STEP)?;
+        for day in 1..=5 {
+            self.send(
+                "ui.patch",
+                json!({"instance_id": "fetch",
+                       "state": {"value": day * 20, "text": format!("{day} of 5 days")}}),
+            )?;
+            self.wait(STEP / 3)?;
+        }
+        self.send(
+            "ui.open",
+            json!({"instance_id": "keep", "component": {"id": "confirm", "version": "1",
+                   "props": {"title": "Keep the forecast?", "body": "5 days for **广州**",
+                             "confirm_label": "Keep", "deny_label": "Discard"}}}),
+        )?;
+        // Someone at the screen may click; the answer arrives as a `ui.event submit`.
+        self.wait(STEP * 2)?;
+        for instance in ["keep", "fetch", "summary"] {
+            println!("agent → host: ui.close {instance}");
+            self.send("ui.close", json!({"instance_id": instance}))?;
+        }
+        Ok(())
     }
 
     /// Asks for `weather.share` and waits for its one `app.result`.
@@ -515,6 +560,14 @@ impl Agent {
     }
 
     fn on_event(&mut self, event: &UiEvent) -> Result<(), HostClosed> {
+        if matches!(event.event.as_str(), "submit" | "cancel") {
+            println!(
+                "agent: {} answered {} ({})",
+                event.instance_id,
+                event.event.as_str(),
+                event.data.to_json()
+            );
+        }
         if event.event.as_str() == "refresh" {
             println!(
                 "agent: the user asked for a refresh ({}); sending fresh data",
