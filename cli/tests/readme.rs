@@ -243,3 +243,53 @@ fn every_flag_the_readme_names_is_an_option_of_its_command() {
         ]
     );
 }
+
+// ---- standard components ----
+
+/// The `ui.open` payloads of the README's `## Standard components` section, one per line.
+fn component_examples(text: &str) -> Vec<serde_json::Value> {
+    let section = text
+        .split("\n## ")
+        .find(|s| s.starts_with("Standard components"))
+        .expect("a `## Standard components` section");
+    let block = section
+        .split("```jsonl\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a jsonl block of payloads");
+    block
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn r_std_1_every_component_example_of_the_readme_opens_and_the_catalog_is_covered() {
+    use lineup_host_core::{
+        ComponentEffect, ComponentKind, ComponentSet, Effect, PartyId, Session, SessionConfig,
+    };
+    struct Still;
+    impl lineup_host_core::Clock for Still {
+        fn monotonic(&self) -> std::time::Duration {
+            std::time::Duration::ZERO
+        }
+    }
+    let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    config.standard_components = ComponentSet::all_v1();
+    let mut session = Session::new(config, Box::new(Still)).unwrap();
+    let mut shown = BTreeSet::new();
+    for (i, payload) in component_examples(&readme()).into_iter().enumerate() {
+        let envelope = serde_json::json!({"v": 1, "id": format!("m-{i}"),
+            "type": "lineup.v1.ui.open", "conversation_id": "c1",
+            "sender": {"kind": "agent", "id": "a1"}, "payload": payload});
+        let effects = session.handle_inbound(envelope.to_string().as_bytes());
+        let kind = effects.iter().find_map(|e| match e {
+            Effect::Component(ComponentEffect::Show(s)) => Some(s.kind),
+            _ => None,
+        });
+        let kind = kind.unwrap_or_else(|| panic!("example {i} did not open: {effects:?}"));
+        shown.insert(kind.as_str());
+    }
+    let catalog: BTreeSet<&str> = ComponentKind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(shown, catalog, "the README shows one example per component");
+}
