@@ -86,11 +86,11 @@ pub use capability::{
     MAX_ACTIVITY, UNVOUCHED_PREFIX,
 };
 pub use component::{
-    AnswerRefusal, ComponentClosed, ComponentEffect, ComponentKey, ComponentKind, ComponentOpen,
-    ComponentRef, ComponentSet, InputKind, InstanceRecord, InstanceStore, InstanceStoreError,
-    Placement, RecordStatus, ShownComponent, UserAnswer, Via, DEFAULT_MAX_LENGTH,
-    MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_DRAFT_BYTES, MAX_FALLBACK_BYTES,
-    MAX_RECORDS_PER_IDENTITY, MAX_SAFE_INTEGER, RECORD_TTL_SECS, V1,
+    validate_answer, AnswerRefusal, ComponentClosed, ComponentEffect, ComponentKey, ComponentKind,
+    ComponentOpen, ComponentRef, ComponentSet, InputKind, InstanceRecord, InstanceStore,
+    InstanceStoreError, Placement, RecordStatus, ShownComponent, UserAnswer, Via,
+    DEFAULT_MAX_LENGTH, MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_DRAFT_BYTES,
+    MAX_FALLBACK_BYTES, MAX_RECORDS_PER_IDENTITY, MAX_SAFE_INTEGER, RECORD_TTL_SECS, V1,
 };
 pub use decode::decode;
 pub use diagnostic::{

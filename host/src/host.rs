@@ -32,6 +32,7 @@ mod link;
 mod policy;
 mod pool;
 mod records;
+mod renderer;
 mod standby;
 mod views;
 
@@ -43,6 +44,7 @@ use handle::*;
 pub use handle::{event_loop, HostClosed, HostEvent, HostEventLoop, HostHandle};
 use link::AnnounceDone;
 use policy::{PolicyChange, PolicyWatch};
+pub use renderer::{ComponentRenderer, ComponentReply, Declined};
 use views::{Views, ViewsConfig};
 
 struct MonotonicClock(Instant);
@@ -432,6 +434,9 @@ impl Host {
             }
             Inner::View { key, event } => self.engine.handle_view_event(key, event, target),
             Inner::Component { key, action } => self.engine.component_report(key, action, target),
+            Inner::EmbedderComponent { key, input } => {
+                self.engine.embedder_report(key, input, target);
+            }
             Inner::Reload { instance, bundle } => {
                 let max = self.engine.sessions.limits().max_bundle_bytes;
                 self.engine.views.reload_bundle(&instance, &bundle, max);

@@ -46,8 +46,8 @@ pub use capabilities::tokio_handler;
 pub use capabilities::{typed, CapabilityHandler, PermissionHook};
 pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
 pub use host::{
-    event_loop, DangerousHostBuilder, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
-    HostHandle,
+    event_loop, ComponentRenderer, ComponentReply, DangerousHostBuilder, Declined, Host,
+    HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle,
 };
 pub use lineup_builtins::{
     sanitize_file_name, AnswerSink, Builtin, BuiltinConfig, Builtins, CapabilityProvider,

@@ -114,6 +114,34 @@ pub enum AnswerRefusal {
     },
 }
 
+/// Checks `answer` against the answer schema of `kind` and against `props` (the options of a
+/// choice, an input's type, length, range and pattern, a form's fields), as the kernel checks
+/// every answer before it is sent (R-STD-6, R-STD-16): `Err(AnswerRefusal::Invalid)` names the
+/// field and why.
+///
+/// ```
+/// use lineup_host_core::{validate_answer, ComponentKind, JsonObject};
+/// let props = JsonObject::try_from(serde_json::json!({"label": "Region",
+///     "options": [{"value": "eu", "label": "Europe"}]})).unwrap_or_default();
+/// assert!(validate_answer(ComponentKind::Choice, &props, &serde_json::json!("eu")).is_ok());
+/// assert!(validate_answer(ComponentKind::Choice, &props, &serde_json::json!("us")).is_err());
+/// ```
+pub fn validate_answer(
+    kind: ComponentKind,
+    props: &JsonObject,
+    answer: &Value,
+) -> Result<(), AnswerRefusal> {
+    if let Some(error) = kind.schemas().answer.validator.iter_errors(answer).next() {
+        let field = super::validate::dotted("answer", error.instance_path().as_str());
+        return Err(AnswerRefusal::Invalid {
+            field,
+            reason: crate::ids::shorten(&error.to_string(), 160),
+        });
+    }
+    check_answer(kind, props.as_map(), answer)
+        .map_err(|(field, reason)| AnswerRefusal::Invalid { field, reason })
+}
+
 /// Where an instance stands in its round (R-STD-7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -169,22 +197,7 @@ impl Instance {
             return Err(AnswerRefusal::Locked { round: self.round });
         }
         if let Some(value) = value {
-            if let Some(error) = self
-                .kind
-                .schemas()
-                .answer
-                .validator
-                .iter_errors(value)
-                .next()
-            {
-                let field = super::validate::dotted("answer", error.instance_path().as_str());
-                return Err(AnswerRefusal::Invalid {
-                    field,
-                    reason: crate::ids::shorten(&error.to_string(), 160),
-                });
-            }
-            check_answer(self.kind, self.props.as_map(), value)
-                .map_err(|(field, reason)| AnswerRefusal::Invalid { field, reason })?;
+            validate_answer(self.kind, &self.props, value)?;
         }
         let mut data = Map::new();
         if let Some(value) = value {

@@ -18,7 +18,7 @@ mod rules;
 mod validate;
 mod wire;
 
-pub use answer::{AnswerRefusal, InputKind, UserAnswer, Via};
+pub use answer::{validate_answer, AnswerRefusal, InputKind, UserAnswer, Via};
 pub(crate) use answer::{Instance, Status};
 pub use catalog::{ComponentKey, ComponentKind, ComponentSet, V1};
 pub use effect::{ComponentClosed, ComponentEffect, ShownComponent};

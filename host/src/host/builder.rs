@@ -91,6 +91,7 @@ pub struct HostBuilder {
     activity_notices: bool,
     components: Option<lineup_webview_shell::ComponentOptions>,
     component_store: Option<Box<dyn lineup_host_core::InstanceStore>>,
+    component_renderer: Option<Box<dyn super::renderer::ComponentRenderer>>,
 }
 
 impl Default for HostBuilder {
@@ -141,6 +142,7 @@ impl HostBuilder {
             activity_notices: true,
             components: None,
             component_store: None,
+            component_renderer: None,
         }
     }
 
@@ -171,6 +173,20 @@ impl HostBuilder {
         self.capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .store = Box::new(store);
+        self
+    }
+
+    /// The embedder's own renderer of standard components (R-STD-16): it draws, in the app's
+    /// own UI, the components it [supports](super::renderer::ComponentRenderer::supports);
+    /// `client.inventory` lists them with the built-in renderer's. Its answers are checked
+    /// again, one per round, and go upstream with `via: "embedder"`. What it declines the
+    /// built-in renderer draws when [`HostBuilder::builtin_components`] is on; otherwise that
+    /// component closes `renderer_failed`.
+    pub fn component_renderer(
+        mut self,
+        renderer: impl super::renderer::ComponentRenderer + 'static,
+    ) -> Self {
+        self.component_renderer = Some(Box::new(renderer));
         self
     }
 
@@ -520,9 +536,10 @@ impl HostBuilder {
         template.bundle_policy = self.bundle_policy.clone();
         template.agent_id = self.agent_id.clone();
         template.app_catalog = self.app_center.clone().map(CatalogRef);
-        if self.components.is_some() {
-            template.standard_components = super::components::rendered_set();
-        }
+        template.standard_components = super::components::rendered_set(
+            self.components.is_some(),
+            self.component_renderer.as_deref(),
+        );
         // R-UI-11: one language for the engine and the document's `<html lang>`.
         let language = self
             .language
@@ -617,7 +634,10 @@ impl HostBuilder {
                 delegate: self.delegate,
                 reopen: self.reopen,
                 notices: self.activity_notices.then(ActivityNotices::default),
-                components: self.components.map(super::components::ComponentViews::new),
+                components: super::components::ComponentViews::new(
+                    self.components,
+                    self.component_renderer,
+                ),
                 records: super::records::Records::new(self.component_store),
                 work: VecDeque::new(),
                 draining: false,

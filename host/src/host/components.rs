@@ -1,32 +1,46 @@
-//! The built-in renderer of standard components (R-STD-8, §4 of standard-components.md): one
-//! [`ComponentWindow`] per shown instance, keyed by its [`SurfaceKey`]. It carries out the
-//! kernel's [`ComponentEffect`]s on its windows, and turns what a window reported into the page
+//! The renderers of standard components (R-STD-8, R-STD-16, §4 of standard-components.md): the
+//! embedder's [`ComponentRenderer`] for what it supports and accepts, else the built-in one, a
+//! [`ComponentWindow`] per shown instance. It carries out the kernel's [`ComponentEffect`]s on
+//! whichever drew the instance, and turns what a window or the embedder reported into the page
 //! input that goes to the session through the session table ([`ComponentInput`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
 };
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
 use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
 use serde_json::Value;
 
-/// The components the built-in renderer draws: the whole v1 catalog.
-pub(super) fn rendered_set() -> ComponentSet {
-    ComponentSet::of(ComponentKind::ALL)
+use super::handle::EmbedderInput;
+use super::handle::HostEvent;
+use super::renderer::{ComponentRenderer, ComponentReply};
+
+/// The components drawn when the built-in renderer is `builtin` and the embedder's is
+/// `renderer`: the whole v1 catalog with the built-in one, else what the embedder's supports.
+pub(super) fn rendered_set(
+    builtin: bool,
+    renderer: Option<&dyn ComponentRenderer>,
+) -> ComponentSet {
+    ComponentSet::of(
+        ComponentKind::ALL
+            .into_iter()
+            .filter(|k| builtin || renderer.is_some_and(|r| r.supports(*k))),
+    )
 }
 
 /// Who hears what the window of a key reports.
 pub(super) type ReportSink = Box<dyn Fn(ComponentAction)>;
 
-/// What a component window's report means for its session.
+/// What a renderer's report means for its session.
 pub(super) enum ComponentInput {
-    /// The user answered, through the host's own input gate (`via: "host"`).
+    /// The user answered: through the host's own input gate (`via: "host"`), or in the
+    /// embedder's UI (`via: "embedder"`).
     Answered(UserAnswer),
     /// The user's unsent draft changed (R-STD-15).
     Draft(Value),
-    /// The user closed the window.
+    /// The user closed it.
     Closed,
     /// The view failed.
     Failed,
@@ -44,29 +58,44 @@ impl ComponentInput {
     }
 }
 
-/// The built-in renderer's windows.
+/// The renderers and what each one shows.
 pub(super) struct ComponentViews {
-    options: ComponentOptions,
+    /// The built-in renderer's options; `None` when it is off.
+    options: Option<ComponentOptions>,
     windows: HashMap<SurfaceKey, ComponentWindow>,
+    renderer: Option<Box<dyn ComponentRenderer>>,
+    /// The instances the embedder's renderer shows.
+    drawn: HashSet<SurfaceKey>,
 }
 
 impl ComponentViews {
-    /// No window yet; each one behaves as `options` says.
-    pub(super) fn new(options: ComponentOptions) -> Self {
-        Self {
+    /// Nothing shown yet; the built-in renderer on with `options`, the embedder's `renderer`
+    /// first for what it supports. `None` when neither renders anything.
+    pub(super) fn new(
+        options: Option<ComponentOptions>,
+        renderer: Option<Box<dyn ComponentRenderer>>,
+    ) -> Option<Self> {
+        if options.is_none() && renderer.is_none() {
+            return None;
+        }
+        Some(Self {
             options,
             windows: HashMap::new(),
-        }
+            renderer,
+            drawn: HashSet::new(),
+        })
     }
 
-    /// Carries out `effect` on the windows of `views` (`None`: no renderer), making a new
-    /// window's report sink with `sink`; a new window gets the high-contrast look when
-    /// `high_contrast` (read at each open, like a Surface's). Returns the key of a component
-    /// that could not be shown: its session closes it with `renderer_failed` (R-STD-13).
+    /// Carries out `effect` on the renderer of its instance (`views` `None`: no renderer),
+    /// making a new window's report sink with `sink` and an embedder's reply with `proxy`; a
+    /// new window gets the high-contrast look when `high_contrast` (read at each open, like a
+    /// Surface's). Returns the key of a component that could not be shown: its session closes
+    /// it with `renderer_failed` (R-STD-13).
     pub(super) fn carry_out<T: 'static>(
         views: Option<&mut Self>,
         effect: ComponentEffect,
         target: &EventLoopWindowTarget<T>,
+        proxy: &EventLoopProxy<HostEvent>,
         high_contrast: bool,
         sink: impl FnOnce(SurfaceKey) -> ReportSink,
     ) -> Option<SurfaceKey> {
@@ -79,17 +108,28 @@ impl ComponentViews {
         };
         match effect {
             ComponentEffect::Show(shown) => {
-                if !rendered_set().contains_kind(shown.kind) {
+                if let Some(renderer) = views.renderer.as_mut() {
+                    if renderer.supports(shown.kind) {
+                        let reply = ComponentReply::new(&shown, proxy.clone());
+                        match renderer.show(&shown, reply) {
+                            Ok(()) => {
+                                views.drawn.insert(shown.key);
+                                return None;
+                            }
+                            Err(e) => tracing::debug!("component {}: {e}", shown.key),
+                        }
+                    }
+                }
+                let Some(options) = views.options.as_ref() else {
                     tracing::warn!(
-                        "component {}: {} is not rendered; closed",
-                        shown.key,
-                        shown.kind
+                        "component {}: declined and no built-in renderer; closed",
+                        shown.key
                     );
                     return Some(shown.key);
-                }
+                };
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
-                let options = views.options.clone().with_high_contrast(high_contrast);
+                let options = options.clone().with_high_contrast(high_contrast);
                 match ComponentWindow::new(target, &content, &options, report) {
                     Ok(window) => {
                         views.windows.insert(shown.key, window);
@@ -107,17 +147,24 @@ impl ComponentViews {
                 round: _,
                 reopened,
             } => {
-                if let Some(window) = views.windows.get(&key) {
+                if let Some(renderer) = views.embedder_of(&key) {
+                    renderer.update(&key, &state, markdown.as_ref(), reopened);
+                } else if let Some(window) = views.windows.get(&key) {
                     window.update(&state, markdown.as_ref(), reopened);
                 }
             }
             ComponentEffect::Lock { key, round: _ } => {
-                if let Some(window) = views.windows.get(&key) {
+                if let Some(renderer) = views.embedder_of(&key) {
+                    renderer.lock(&key);
+                } else if let Some(window) = views.windows.get(&key) {
                     window.lock();
                 }
             }
             ComponentEffect::Hide { key, reason } => {
-                if views.windows.remove(&key).is_some() {
+                if let Some(renderer) = views.embedder_of(&key) {
+                    renderer.hide(&key, &reason);
+                    views.drawn.remove(&key);
+                } else if views.windows.remove(&key).is_some() {
                     tracing::debug!("component {key}: hidden ({reason:?})");
                 }
             }
@@ -127,6 +174,15 @@ impl ComponentViews {
             | ComponentEffect::Restore { .. } => {}
         }
         None
+    }
+
+    /// The embedder's renderer, when it shows `key`.
+    fn embedder_of(&mut self, key: &SurfaceKey) -> Option<&mut Box<dyn ComponentRenderer>> {
+        if self.drawn.contains(key) {
+            self.renderer.as_mut()
+        } else {
+            None
+        }
     }
 
     /// What `action`, reported by the window of `key`, means for its session; `None` when
@@ -154,6 +210,22 @@ impl ComponentViews {
             ComponentAction::Close => ComponentInput::Closed,
             ComponentAction::Draft(draft) => ComponentInput::Draft(draft),
             ComponentAction::Failed => ComponentInput::Failed,
+        })
+    }
+
+    /// What the embedder reported for `key`, when its renderer shows it (R-STD-16).
+    pub(super) fn embedder_input_of(
+        &self,
+        key: &SurfaceKey,
+        input: EmbedderInput,
+    ) -> Option<ComponentInput> {
+        if !self.drawn.contains(key) {
+            return None;
+        }
+        Some(match input {
+            EmbedderInput::Answered(answer) => ComponentInput::Answered(answer),
+            EmbedderInput::Closed => ComponentInput::Closed,
+            EmbedderInput::Draft(draft) => ComponentInput::Draft(draft),
         })
     }
 }

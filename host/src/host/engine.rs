@@ -19,6 +19,7 @@ use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 use super::activity::ActivityNotices;
 use super::builder::OutboundFn;
 use super::components::{ComponentViews, ReportSink};
+use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
 use super::records::Records;
@@ -511,7 +512,9 @@ impl Engine {
         };
         let high_contrast = self.views.high_contrast();
         let views = self.components.as_mut();
-        if let Some(key) = ComponentViews::carry_out(views, effect, target, high_contrast, sink) {
+        let failed =
+            ComponentViews::carry_out(views, effect, target, &self.proxy, high_contrast, sink);
+        if let Some(key) = failed {
             self.page_input(&key, PageInput::ComponentFailed, target);
         }
     }
@@ -543,6 +546,20 @@ impl Engine {
     ) {
         let views = self.components.as_ref();
         if let Some(input) = views.and_then(|v| v.input_of(&key, action)) {
+            self.page_input(&key, input.page_input(), target);
+        }
+    }
+
+    /// What the embedder's renderer reported for component `key` (R-STD-16): its answer
+    /// (`via: "embedder"`), close or draft goes to the session, which checks it again.
+    pub(super) fn embedder_report(
+        &mut self,
+        key: SurfaceKey,
+        input: EmbedderInput,
+        target: &EventLoopWindowTarget<HostEvent>,
+    ) {
+        let views = self.components.as_ref();
+        if let Some(input) = views.and_then(|v| v.embedder_input_of(&key, input)) {
             self.page_input(&key, input.page_input(), target);
         }
     }

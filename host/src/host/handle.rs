@@ -82,6 +82,11 @@ pub(super) enum Inner {
         key: SurfaceKey,
         action: lineup_webview_shell::ComponentAction,
     },
+    /// What the embedder's renderer reported for a component it draws (R-STD-16).
+    EmbedderComponent {
+        key: SurfaceKey,
+        input: EmbedderInput,
+    },
     Reload {
         instance: InstanceId,
         bundle: InlineBundle,
@@ -292,4 +297,15 @@ impl HostHandle {
     pub fn shutdown_when_last_closed(&self) -> Result<(), HostClosed> {
         self.send(Inner::ShutdownWhenEmpty)
     }
+}
+
+/// What the embedder reports for a component it draws.
+#[derive(Debug, Clone)]
+pub(super) enum EmbedderInput {
+    /// An answer, `via: "embedder"`.
+    Answered(lineup_host_core::UserAnswer),
+    /// The user closed it.
+    Closed,
+    /// The user's unsent draft.
+    Draft(serde_json::Value),
 }

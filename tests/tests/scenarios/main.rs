@@ -16,6 +16,7 @@ mod bridge;
 mod builtins;
 mod components;
 mod consent;
+mod embedder_components;
 mod first_surface;
 mod host_e2e;
 mod input;
@@ -40,6 +41,7 @@ const GROUPS: &[(&str, fn())] = &[
     ("builtins", builtins::run),
     ("components", components::run),
     ("consent", consent::run),
+    ("embedder_components", embedder_components::run),
     ("first_surface", first_surface::run),
     ("host_e2e", host_e2e::run),
     ("input", input::run),
