@@ -216,9 +216,24 @@ fn fill_strings(value: &Value, canary_http: &str) -> Value {
     }
 }
 
-/// Fills `{{canary.http}}` in a text.
+/// Fills `{{canary.http}}` in a text, and each `{{in_secs:N}}` with the RFC 3339 UTC time N
+/// seconds from now (0 ≤ N ≤ 86400).
 pub(crate) fn fill_text(text: &str, canary_http: &str) -> String {
-    text.replace("{{canary.http}}", canary_http)
+    let mut out = text.replace("{{canary.http}}", canary_http);
+    while let Some(start) = out.find("{{in_secs:") {
+        let rest = &out[start + "{{in_secs:".len()..];
+        let Some(end) = rest.find("}}") else { break };
+        let secs: i64 = rest[..end].parse().unwrap_or(0).clamp(0, 86_400);
+        let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(secs);
+        let at = at
+            .replace_nanosecond(0)
+            .unwrap_or(at)
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let token_len = "{{in_secs:".len() + end + 2;
+        out.replace_range(start..start + token_len, &at);
+    }
+    out
 }
 
 /// `sha256-` + base64 of SHA-256 over `N(html) N(css) N(js)` (R-UI-2a).

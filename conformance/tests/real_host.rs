@@ -1,4 +1,5 @@
-//! The kit against the real `lineup host --stdio` with real WebKitGTK webviews (issue 27): every
+//! The kit against the real `lineup host --stdio --builtin-components` with real WebKitGTK webviews
+//! (issue 27; the built-in renderer for the `components` group): every
 //! case ends as expected (expected failures still failing), the closing line counts them, and the
 //! JSON report agrees. The HTTP canary's positive control is among the cases and must pass.
 //!
@@ -33,7 +34,7 @@ fn the_kit_passes_against_the_real_lineup_host() {
         .arg(&report)
         .arg("--")
         .arg(&lineup)
-        .args(["host", "--stdio"])
+        .args(["host", "--stdio", "--builtin-components"])
         .output()
         .expect("the kit runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
