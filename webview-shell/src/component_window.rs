@@ -12,7 +12,7 @@ use tao::event_loop::EventLoopWindowTarget;
 use crate::component_snapshot::ComponentSnapshot;
 use crate::components::{update_script, ComponentAction, ComponentContent, ComponentOptions};
 use crate::error::ShellError;
-use crate::platform::{check_display, PlatformComponent};
+use crate::platform::{check_display, PlatformComponent, PlatformComponentProcess};
 
 /// One standard component shown by the host itself: a trusted, host-owned window apart from
 /// every Surface, titled [`component_window_title`](crate::component_window_title).
@@ -52,9 +52,32 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
+        Self::create(target, None, content, options, Rc::new(on_action))
+    }
+
+    /// [`ComponentWindow::new`], with the view in `process`: the web process this window shares
+    /// with the other component windows of the same conversation.
+    pub fn in_process<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        process: &ComponentProcess,
+        content: &ComponentContent,
+        options: &ComponentOptions,
+        on_action: impl Fn(ComponentAction) + 'static,
+    ) -> Result<Self, ShellError> {
+        Self::create(target, Some(process), content, options, Rc::new(on_action))
+    }
+
+    fn create<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        process: Option<&ComponentProcess>,
+        content: &ComponentContent,
+        options: &ComponentOptions,
+        on_action: Rc<dyn Fn(ComponentAction)>,
+    ) -> Result<Self, ShellError> {
         let _ = target;
         check_display()?;
-        let platform = PlatformComponent::new(content, options, Rc::new(on_action))?;
+        let process = process.map(|p| &p.platform);
+        let platform = PlatformComponent::new(content, options, process, on_action)?;
         let state = JsonObject::try_from(serde_json::Value::Object(content.state.clone()))
             .unwrap_or_default();
         Ok(Self {
@@ -109,5 +132,27 @@ impl ComponentWindow {
     /// (`None` when the page could not be read).
     pub fn snapshot(&self, done: impl FnOnce(Option<ComponentSnapshot>) + 'static) {
         self.platform.snapshot(Box::new(done));
+    }
+}
+
+/// A web process that the component windows of one conversation share (§4 of
+/// standard-components.md): each window's view is a related view of the others', in one
+/// sandboxed, ephemeral context with all network refused, so a component costs a view, not a
+/// process. Views are told apart by a random token in each host-written document; no agent code
+/// runs in any of them. Dropping it lets the process end with its last window.
+///
+/// ## Platform-specific
+/// Linux only; elsewhere [`ComponentProcess::new`] fails with [`ShellError::Unsupported`].
+#[derive(Clone)]
+pub struct ComponentProcess {
+    platform: PlatformComponentProcess,
+}
+
+impl ComponentProcess {
+    /// A new shared context; its web process starts with the first window.
+    pub fn new() -> Result<Self, ShellError> {
+        Ok(Self {
+            platform: PlatformComponentProcess::new()?,
+        })
     }
 }

@@ -195,6 +195,7 @@ pub(crate) fn parse_message(text: &str) -> Option<PageMessage> {
 pub(crate) fn component_document(
     content: &ComponentContent,
     options: &ComponentOptions,
+    token: Option<&str>,
 ) -> Result<TrustedDocument, ShellError> {
     let data = json!({
         "kind": content.kind.as_str(),
@@ -204,6 +205,7 @@ pub(crate) fn component_document(
         "locked": content.locked,
         "draft": content.draft,
         "contrast": if options.high_contrast { "more" } else { "normal" },
+        "token": token,
     });
     let theme = if options.high_contrast {
         HIGH_CONTRAST_THEME_CSS

@@ -92,7 +92,7 @@ mod view;
 
 pub use clock::SystemWallClock;
 pub use component_snapshot::{ComponentSnapshot, SnapshotElement};
-pub use component_window::{ComponentWindow, PATCH_GUARD_INTERVAL};
+pub use component_window::{ComponentProcess, ComponentWindow, PATCH_GUARD_INTERVAL};
 pub use components::{
     component_window_title, ComponentAction, ComponentContent, ComponentOptions,
     COMPONENT_TITLE_MARKER, DANGER_GUARD_DELAY, MIN_COMPONENT_GUARD_DELAY,

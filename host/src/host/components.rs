@@ -6,11 +6,14 @@
 
 use std::collections::{HashMap, HashSet};
 
+use lineup_host_core::SessionId;
 use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
 };
 use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
-use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
+use lineup_webview_shell::{
+    ComponentAction, ComponentContent, ComponentOptions, ComponentProcess, ComponentWindow,
+};
 use serde_json::Value;
 
 use super::handle::EmbedderInput;
@@ -63,6 +66,8 @@ pub(super) struct ComponentViews {
     /// The built-in renderer's options; `None` when it is off.
     options: Option<ComponentOptions>,
     windows: HashMap<SurfaceKey, ComponentWindow>,
+    /// The web process each conversation's windows share, while it has one.
+    processes: HashMap<SessionId, ComponentProcess>,
     renderer: Option<Box<dyn ComponentRenderer>>,
     /// The instances the embedder's renderer shows.
     drawn: HashSet<SurfaceKey>,
@@ -81,6 +86,7 @@ impl ComponentViews {
         Some(Self {
             options,
             windows: HashMap::new(),
+            processes: HashMap::new(),
             renderer,
             drawn: HashSet::new(),
         })
@@ -130,7 +136,14 @@ impl ComponentViews {
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
                 let options = options.clone().with_high_contrast(high_contrast);
-                match ComponentWindow::new(target, &content, &options, report) {
+                let process = views.process_of(shown.key.session);
+                let window = match process {
+                    Some(process) => {
+                        ComponentWindow::in_process(target, &process, &content, &options, report)
+                    }
+                    None => ComponentWindow::new(target, &content, &options, report),
+                };
+                match window {
                     Ok(window) => {
                         views.windows.insert(shown.key, window);
                     }
@@ -166,6 +179,10 @@ impl ComponentViews {
                     views.drawn.remove(&key);
                 } else if views.windows.remove(&key).is_some() {
                     tracing::debug!("component {key}: hidden ({reason:?})");
+                    let session = key.session;
+                    if !views.windows.keys().any(|k| k.session == session) {
+                        views.processes.remove(&session);
+                    }
                 }
             }
             // The engine carries out the records' effects itself (R-STD-15).
@@ -174,6 +191,24 @@ impl ComponentViews {
             | ComponentEffect::Restore { .. } => {}
         }
         None
+    }
+
+    /// The web process the component windows of `session` share, made on first use; `None`
+    /// when it cannot be made (each window then gets a process of its own).
+    fn process_of(&mut self, session: SessionId) -> Option<ComponentProcess> {
+        if let Some(process) = self.processes.get(&session) {
+            return Some(process.clone());
+        }
+        match ComponentProcess::new() {
+            Ok(process) => {
+                self.processes.insert(session, process.clone());
+                Some(process)
+            }
+            Err(e) => {
+                tracing::warn!("no shared component process: {e}");
+                None
+            }
+        }
     }
 
     /// The embedder's renderer, when it shows `key`.

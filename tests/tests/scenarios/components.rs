@@ -11,7 +11,9 @@
 //! - R-STD-10 (§5 check 2): images and links in every Markdown sink reach no loopback canary
 //!   (which a direct connection does reach: the positive control);
 //! - R-STD-8 (§5 check 8): a submit the page posts with no input event, and a click right after
-//!   a patch, are dropped; a real click after the guard answers.
+//!   a patch, are dropped; a real click after the guard answers;
+//! - process cost (§4): windows in one `ComponentProcess` share one web process, and a message
+//!   of one reaches only its own window's listener.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::cell::RefCell;
@@ -20,7 +22,8 @@ use std::rc::Rc;
 use lineup_host::ViewConfig;
 use lineup_host::{
     apply_theme, component_window_title, ComponentAction, ComponentContent, ComponentOptions,
-    ComponentSnapshot, ComponentWindow, SnapshotElement, Theme, PATCH_GUARD_INTERVAL,
+    ComponentProcess, ComponentSnapshot, ComponentWindow, SnapshotElement, Theme,
+    PATCH_GUARD_INTERVAL,
 };
 use lineup_host_core::{parse_markdown, ComponentKind, InputKind, JsonObject, LinkPolicy};
 use lineup_tests::canary::Canary;
@@ -60,6 +63,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_8_answers_without_a_real_input_event_or_inside_the_guard_are_dropped",
         |h| activation(h, &x),
+    );
+    h.run(
+        "a_conversations_components_share_one_web_process_and_each_answer_reaches_its_own",
+        |h| shared(h, &x),
     );
     h.finish();
 }
@@ -671,5 +678,77 @@ fn activation(h: &mut Harness, x: &X11) -> Outcome {
         "a patch that changed nothing restarted the guard"
     );
     close(h, x, window, xid);
+    Ok(())
+}
+
+fn shared(h: &mut Harness, x: &X11) -> Outcome {
+    let before = lineup_tests::procs::web_processes();
+    let process = ComponentProcess::new().map_err(|e| e.to_string())?;
+    let options = ComponentOptions::new();
+    let reported: Vec<Reported> = vec![Rc::default(), Rc::default(), Rc::default()];
+    let mut windows = Vec::new();
+    for (i, kind) in [
+        ComponentKind::Markdown,
+        ComponentKind::Text,
+        ComponentKind::Confirm,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let content = match kind {
+            ComponentKind::Confirm => sample(kind, json!({"title": "Shared?"}), json!({}), None),
+            ComponentKind::Text => sample(kind, json!({}), json!({"text": "t"}), None),
+            _ => sample(kind, json!({}), json!({"text": "m"}), Some("**m**")),
+        };
+        let sink = Rc::clone(&reported[i]);
+        let window =
+            ComponentWindow::in_process(&h.event_loop, &process, &content, &options, move |a| {
+                sink.borrow_mut().push(a);
+            })
+            .map_err(|e| e.to_string())?;
+        windows.push(window);
+    }
+    let title = component_window_title(ComponentKind::Confirm);
+    let mut xid = None;
+    ensure!(
+        h.wait_for(WAIT, || {
+            xid = x.find_window_by_title(&title).filter(|w| x.is_viewable(*w));
+            xid.is_some()
+        }),
+        "the shared confirm was never shown"
+    );
+    let xid = xid.unwrap_or_default();
+    h.settle(std::time::Duration::from_millis(500));
+    let now = lineup_tests::procs::web_processes();
+    let new: Vec<&u32> = now.difference(&before).collect();
+    ensure!(
+        new.len() == 1,
+        "three windows started {} web processes",
+        new.len()
+    );
+    // Each page rendered through the shared handler: every window was shown (the page's
+    // `rendered` reached its own window), and a click answers the confirm alone.
+    ensure!(
+        h.wait_for(WAIT, || windows[2].accepts_input()),
+        "the confirm never took input"
+    );
+    let (w, hh) = x.window_size(xid).map_err(|e| e.to_string())?;
+    let (cx, cy) = (
+        i16::try_from(w).unwrap_or(0) - 80,
+        i16::try_from(hh).unwrap_or(0) - 27,
+    );
+    x.click_in(xid, cx, cy).map_err(|e| e.to_string())?;
+    ensure!(
+        h.wait_for(WAIT, || !reported[2].borrow().is_empty()),
+        "the shared confirm's click did not answer"
+    );
+    ensure!(
+        reported[0].borrow().is_empty() && reported[1].borrow().is_empty(),
+        "another window heard the confirm's answer"
+    );
+    for window in windows {
+        drop(window);
+    }
+    h.settle(std::time::Duration::from_millis(300));
     Ok(())
 }

@@ -7,10 +7,13 @@
 // `placeholder` and the `aria-value*` numbers: the look is the host's (R-STD-9).
 (function () {
   'use strict';
+  var data = JSON.parse(document.getElementById('data').textContent);
+  // In a web process the conversation's component views share, the host tells this view's
+  // messages apart by the token in its data.
   var post = function (message) {
+    if (data.token) { message.token = data.token; }
     window.webkit.messageHandlers.lineupHost.postMessage(JSON.stringify(message));
   };
-  var data = JSON.parse(document.getElementById('data').textContent);
   var main = document.getElementById('content');
   var actions = document.getElementById('actions');
   var props = data.props || {};

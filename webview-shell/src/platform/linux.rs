@@ -45,6 +45,7 @@ mod network;
 mod notice;
 mod processes;
 mod prompt;
+mod shared_trusted;
 mod snapshot;
 mod standby;
 mod theme;
@@ -55,6 +56,7 @@ pub(crate) use components::PlatformComponent;
 pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
+pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
 pub(crate) use standby::PlatformStandby;
 pub use theme::{apply_theme, desktop_high_contrast};
 

@@ -10,8 +10,8 @@ pub(crate) use linux::desktop;
 pub use linux::{apply_theme, check_display, desktop_high_contrast};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
-    check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformNotice,
-    PlatformPrompt, PlatformStandby, PlatformView,
+    check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
+    PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -22,6 +22,6 @@ pub(crate) use unsupported::desktop;
 pub use unsupported::{apply_theme, check_display, desktop_high_contrast};
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformNotice,
-    PlatformPrompt, PlatformStandby, PlatformView,
+    check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
+    PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
 };

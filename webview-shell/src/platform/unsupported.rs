@@ -144,6 +144,18 @@ impl PlatformPrompt {
     }
 }
 
+/// A shared component process: none here.
+#[derive(Clone)]
+pub(crate) struct PlatformComponentProcess {
+    never: Infallible,
+}
+
+impl PlatformComponentProcess {
+    pub(crate) fn new() -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
+    }
+}
+
 /// Never constructed.
 pub(crate) struct PlatformComponent {
     never: Infallible,
@@ -153,6 +165,7 @@ impl PlatformComponent {
     pub(crate) fn new(
         _content: &crate::components::ComponentContent,
         _options: &crate::components::ComponentOptions,
+        _process: Option<&PlatformComponentProcess>,
         _on_action: std::rc::Rc<dyn Fn(crate::components::ComponentAction)>,
     ) -> Result<Self, ShellError> {
         Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))

@@ -16,6 +16,7 @@ use gtk::prelude::*;
 use lineup_host_core::InputKind;
 
 use super::guard::{connect, Guard, GuardedWindow};
+use super::shared_trusted::SharedTrusted;
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::component_snapshot::{parse_snapshot, ComponentSnapshot, SNAPSHOT_JS};
 use crate::components::{
@@ -57,27 +58,35 @@ struct ComponentState {
 }
 
 impl PlatformComponent {
-    /// Builds the window and its view and starts rendering `content` as `options` say; the
+    /// Builds the window and its view and starts rendering `content` as `options` say, in
+    /// `process` (shared with other component views) or in a web process of its own; the
     /// window is mapped once the document has rendered. `on_action` hears, from the main loop,
     /// what the user did.
     pub(crate) fn new(
         content: &ComponentContent,
         options: &ComponentOptions,
+        process: Option<&SharedTrusted>,
         on_action: ActionSink,
     ) -> Result<Self, ShellError> {
-        let document = component_document(content, options)?;
+        let token = match process {
+            Some(_) => Some(SharedTrusted::token()?),
+            None => None,
+        };
+        let document = component_document(content, options, token.as_deref())?;
         let guard_delay = options.guard_delay_for(content);
         let slot: Rc<OnceCell<Weak<ComponentState>>> = Rc::new(OnceCell::new());
         let events = Rc::clone(&slot);
-        let view = TrustedView::new(
-            document,
-            MAX_COMPONENT_MESSAGE_BYTES,
-            Rc::new(move |event| {
-                if let Some(state) = events.get().and_then(Weak::upgrade) {
-                    state.view_event(event);
-                }
-            }),
-        )?;
+        let on_event: Rc<dyn Fn(TrustedEvent)> = Rc::new(move |event| {
+            if let Some(state) = events.get().and_then(Weak::upgrade) {
+                state.view_event(event);
+            }
+        });
+        let view = match (process, token) {
+            (Some(process), Some(token)) => {
+                process.view(token, document, MAX_COMPONENT_MESSAGE_BYTES, on_event)?
+            }
+            _ => TrustedView::new(document, MAX_COMPONENT_MESSAGE_BYTES, on_event)?,
+        };
         let window = gtk::Window::new(gtk::WindowType::Toplevel);
         window.set_title(&component_window_title(content.kind));
         window.set_default_size(WIDTH, HEIGHT);

@@ -20,7 +20,7 @@ use crate::error::ShellError;
 use crate::trusted::{TrustedDocument, TRUSTED_SCHEME, TRUSTED_URL};
 
 /// The name of the one message handler of a trusted view.
-const HANDLER: &str = "lineupHost";
+pub(super) const HANDLER: &str = "lineupHost";
 /// The memory ceiling of a trusted view's web process, in MiB.
 const MEMORY_LIMIT_MIB: u32 = 256;
 
@@ -36,9 +36,20 @@ pub(crate) enum TrustedEvent {
 /// A view of one host-written document.
 pub(crate) struct TrustedView {
     view: webkit2gtk::WebView,
-    manager: webkit2gtk::UserContentManager,
-    _context: webkit2gtk::WebContext,
+    owner: Owner,
     other_requests: Rc<Cell<usize>>,
+}
+
+/// Whose context a trusted view is in.
+enum Owner {
+    /// Its own, with its own message handler.
+    Own {
+        manager: webkit2gtk::UserContentManager,
+        _context: webkit2gtk::WebContext,
+    },
+    /// A context shared with other views (`shared_trusted.rs`): `_release` forgets this
+    /// view's document and message route there when the view is dropped.
+    Shared { _release: Release },
 }
 
 impl TrustedView {
@@ -49,28 +60,7 @@ impl TrustedView {
         max_message_bytes: usize,
         on_event: Rc<dyn Fn(TrustedEvent)>,
     ) -> Result<Self, ShellError> {
-        let data = webkit2gtk::WebsiteDataManager::builder()
-            .is_ephemeral(true)
-            .build();
-        if !data.is_ephemeral() {
-            return Err(ShellError::Platform(
-                "the trusted view's data manager is not ephemeral".to_owned(),
-            ));
-        }
-        refuse_all_network(&data, None)?;
-        let context = webkit2gtk::WebContext::builder()
-            .website_data_manager(&data)
-            .memory_pressure_settings(&memory_pressure(MEMORY_LIMIT_MIB))
-            .build();
-        context.set_sandbox_enabled(true);
-        if !context.is_sandbox_enabled() {
-            return Err(ShellError::Platform(
-                "the trusted view's web-process sandbox did not take effect".to_owned(),
-            ));
-        }
-        context.set_cache_model(CacheModel::DocumentViewer);
-        context.set_automation_allowed(false);
-        context.set_spell_checking_enabled(false);
+        let context = trusted_context(MEMORY_LIMIT_MIB)?;
 
         // The document at its one URL, and nothing else, from this context's own scheme.
         let other_requests = Rc::new(Cell::new(0usize));
@@ -87,10 +77,6 @@ impl TrustedView {
                 finish_request(request, 404, &headers[..1], Vec::new());
             }
         });
-        let security = context.security_manager().ok_or_else(|| {
-            ShellError::Platform("the trusted context has no security manager".to_owned())
-        })?;
-        security.register_uri_scheme_as_secure(TRUSTED_SCHEME);
 
         let manager = webkit2gtk::UserContentManager::new();
         if !manager.register_script_message_handler(HANDLER) {
@@ -118,14 +104,29 @@ impl TrustedView {
                 "the trusted view was not created in its own context".to_owned(),
             ));
         }
-        harden(&view, on_event);
+        harden(&view, TRUSTED_URL.to_owned(), on_event);
         view.load_uri(TRUSTED_URL);
         Ok(Self {
             view,
-            manager,
-            _context: context,
+            owner: Owner::Own {
+                manager,
+                _context: context,
+            },
             other_requests,
         })
+    }
+
+    /// A view in a context shared with other views; `release` runs when it is dropped.
+    pub(super) fn member(
+        view: webkit2gtk::WebView,
+        release: Release,
+        other_requests: Rc<Cell<usize>>,
+    ) -> Self {
+        Self {
+            view,
+            owner: Owner::Shared { _release: release },
+            other_requests,
+        }
     }
 
     /// The view's widget.
@@ -155,14 +156,73 @@ impl TrustedView {
 
 impl Drop for TrustedView {
     fn drop(&mut self) {
-        self.manager.unregister_script_message_handler(HANDLER);
+        match &self.owner {
+            Owner::Own { manager, .. } => manager.unregister_script_message_handler(HANDLER),
+            // The membership forgets its route when dropped with the view.
+            Owner::Shared { .. } => {}
+        }
         self.view.stop_loading();
     }
 }
 
-/// No navigation but to the document, no new windows, permissions, dialogs, menus, drops,
-/// downloads, devtools or clipboard script access.
-fn harden(view: &webkit2gtk::WebView, on_event: Rc<dyn Fn(TrustedEvent)>) {
+/// Runs its closure once, when dropped.
+pub(super) struct Release(Option<Box<dyn FnOnce()>>);
+
+impl Release {
+    /// Runs `f` when dropped.
+    pub(super) fn new(f: impl FnOnce() + 'static) -> Self {
+        Self(Some(Box::new(f)))
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
+}
+
+/// An ephemeral, sandboxed context of trusted views whose web process may use `limit_mib`,
+/// every network request refused, with the trusted scheme marked secure (its documents are
+/// registered by the caller).
+pub(super) fn trusted_context(limit_mib: u32) -> Result<webkit2gtk::WebContext, ShellError> {
+    let data = webkit2gtk::WebsiteDataManager::builder()
+        .is_ephemeral(true)
+        .build();
+    if !data.is_ephemeral() {
+        return Err(ShellError::Platform(
+            "the trusted view's data manager is not ephemeral".to_owned(),
+        ));
+    }
+    refuse_all_network(&data, None)?;
+    let context = webkit2gtk::WebContext::builder()
+        .website_data_manager(&data)
+        .memory_pressure_settings(&memory_pressure(limit_mib))
+        .build();
+    context.set_sandbox_enabled(true);
+    if !context.is_sandbox_enabled() {
+        return Err(ShellError::Platform(
+            "the trusted view's web-process sandbox did not take effect".to_owned(),
+        ));
+    }
+    context.set_cache_model(CacheModel::DocumentViewer);
+    context.set_automation_allowed(false);
+    context.set_spell_checking_enabled(false);
+    let security = context.security_manager().ok_or_else(|| {
+        ShellError::Platform("the trusted context has no security manager".to_owned())
+    })?;
+    security.register_uri_scheme_as_secure(TRUSTED_SCHEME);
+    Ok(context)
+}
+
+/// No navigation but to the document at `allowed_url`, no new windows, permissions, dialogs,
+/// menus, drops, downloads, devtools or clipboard script access.
+pub(super) fn harden(
+    view: &webkit2gtk::WebView,
+    allowed_url: String,
+    on_event: Rc<dyn Fn(TrustedEvent)>,
+) {
     if let Some(settings) = WebViewExt::settings(view) {
         settings.set_enable_developer_extras(false);
         settings.set_javascript_can_open_windows_automatically(false);
@@ -174,14 +234,14 @@ fn harden(view: &webkit2gtk::WebView, on_event: Rc<dyn Fn(TrustedEvent)>) {
         settings.set_allow_universal_access_from_file_urls(false);
         settings.set_enable_write_console_messages_to_stdout(false);
     }
-    view.connect_decide_policy(|_, decision, kind| {
+    view.connect_decide_policy(move |_, decision, kind| {
         let allowed = match kind {
             PolicyDecisionType::NavigationAction => decision
                 .downcast_ref::<NavigationPolicyDecision>()
                 .and_then(|d| d.navigation_action())
                 .and_then(|a| a.request())
                 .and_then(|r| r.uri())
-                .is_some_and(|uri| uri == TRUSTED_URL),
+                .is_some_and(|uri| uri == allowed_url),
             PolicyDecisionType::Response => decision
                 .downcast_ref::<ResponsePolicyDecision>()
                 .is_some_and(|r| r.is_mime_type_supported()),
