@@ -1,0 +1,174 @@
+//! The input gate of a component window (R-STD-8) and the web process a conversation's windows
+//! share (§4 of standard-components.md).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use lineup_host::{
+    ComponentAction, ComponentOptions, ComponentProcess, ComponentWindow, PATCH_GUARD_INTERVAL,
+};
+use lineup_host_core::{ComponentKind, InputKind, JsonObject};
+use lineup_tests::ensure;
+use lineup_tests::runner::{Outcome, WAIT};
+use lineup_tests::view_harness::Harness;
+use lineup_tests::x11::X11;
+use serde_json::json;
+
+use super::{close, mapped, sample};
+
+/// The answers a window reported, in order.
+type Reported = Rc<RefCell<Vec<ComponentAction>>>;
+
+pub(super) fn activation(h: &mut Harness, x: &X11) -> Outcome {
+    let content = sample(
+        ComponentKind::Confirm,
+        json!({"title": "Deploy?", "confirm_label": "Deploy"}),
+        json!({}),
+        None,
+    );
+    let reported: Reported = Rc::default();
+    let sink = Rc::clone(&reported);
+    let window = ComponentWindow::new(
+        &h.event_loop,
+        &content,
+        &ComponentOptions::new(),
+        move |a| {
+            sink.borrow_mut().push(a);
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let xid = mapped(h, x, ComponentKind::Confirm)?;
+    ensure!(
+        h.wait_for(WAIT, || window.accepts_input()),
+        "the guard never opened"
+    );
+    // The page posts an answer with no input event behind it: dropped.
+    window.post_from_page_for_test(r#"{"type":"submit","answer":true}"#);
+    h.settle(std::time::Duration::from_millis(600));
+    ensure!(
+        reported.borrow().is_empty(),
+        "a page-made submit answered: {:?}",
+        reported.borrow()
+    );
+    let click = |x: &X11| -> Outcome {
+        let (w, hh) = x.window_size(xid).map_err(|e| e.to_string())?;
+        let cx = i16::try_from(w).unwrap_or(0) - 20 - 60;
+        let cy = i16::try_from(hh).unwrap_or(0) - 10 - 17;
+        x.click_in(xid, cx, cy).map_err(|e| e.to_string())
+    };
+    // A real click after the guard answers (the positive control), with the pointer's kind.
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 1),
+        "a real click after the guard did not answer"
+    );
+    ensure!(
+        matches!(
+            reported.borrow()[0],
+            ComponentAction::Submit {
+                input: InputKind::Pointer,
+                ..
+            }
+        ),
+        "{:?}",
+        reported.borrow()
+    );
+    // A patch the user sees restarts the guard: a click right after it is dropped...
+    window.update(&JsonObject::default(), None, true);
+    click(x)?;
+    h.settle(std::time::Duration::from_millis(300));
+    ensure!(
+        reported.borrow().len() == 1,
+        "a click right after a patch answered: {:?}",
+        reported.borrow()
+    );
+    // ...and one after the guard delay answers again.
+    h.settle(std::time::Duration::from_millis(500));
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 2),
+        "a click after the patch's guard did not answer"
+    );
+    // Patches restart the guard at most once per PATCH_GUARD_INTERVAL: a second patch within
+    // it leaves the question answerable, so patching cannot keep it locked...
+    let error = |text: &str| JsonObject::try_from(json!({"error": text})).unwrap_or_default();
+    window.update(&error("one"), None, true);
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 3),
+        "a second patch inside the interval restarted the guard"
+    );
+    // ...and a patch that changes nothing shown restarts nothing either.
+    h.settle(PATCH_GUARD_INTERVAL);
+    window.update(&error("one"), None, false);
+    click(x)?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 4),
+        "a patch that changed nothing restarted the guard"
+    );
+    close(h, x, window, xid);
+    Ok(())
+}
+
+pub(super) fn shared(h: &mut Harness, x: &X11) -> Outcome {
+    let before = lineup_tests::procs::web_processes();
+    let process = ComponentProcess::new().map_err(|e| e.to_string())?;
+    let options = ComponentOptions::new();
+    let reported: Vec<Reported> = vec![Rc::default(), Rc::default(), Rc::default()];
+    let mut windows = Vec::new();
+    for (i, kind) in [
+        ComponentKind::Markdown,
+        ComponentKind::Text,
+        ComponentKind::Confirm,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let content = match kind {
+            ComponentKind::Confirm => sample(kind, json!({"title": "Shared?"}), json!({}), None),
+            ComponentKind::Text => sample(kind, json!({}), json!({"text": "t"}), None),
+            _ => sample(kind, json!({}), json!({"text": "m"}), Some("**m**")),
+        };
+        let sink = Rc::clone(&reported[i]);
+        let window =
+            ComponentWindow::in_process(&h.event_loop, &process, &content, &options, move |a| {
+                sink.borrow_mut().push(a);
+            })
+            .map_err(|e| e.to_string())?;
+        windows.push(window);
+    }
+    let xid = mapped(h, x, ComponentKind::Confirm)?;
+    h.settle(std::time::Duration::from_millis(500));
+    let now = lineup_tests::procs::web_processes();
+    let new: Vec<&u32> = now.difference(&before).collect();
+    ensure!(
+        new.len() == 1,
+        "three windows started {} web processes",
+        new.len()
+    );
+    // Each page rendered through the shared handler: every window was shown (the page's
+    // `rendered` reached its own window), and a click answers the confirm alone.
+    ensure!(
+        h.wait_for(WAIT, || windows[2].accepts_input()),
+        "the confirm never took input"
+    );
+    let (w, hh) = x.window_size(xid).map_err(|e| e.to_string())?;
+    let (cx, cy) = (
+        i16::try_from(w).unwrap_or(0) - 80,
+        i16::try_from(hh).unwrap_or(0) - 27,
+    );
+    x.click_in(xid, cx, cy).map_err(|e| e.to_string())?;
+    ensure!(
+        h.wait_for(WAIT, || !reported[2].borrow().is_empty()),
+        "the shared confirm's click did not answer"
+    );
+    ensure!(
+        reported[0].borrow().is_empty() && reported[1].borrow().is_empty(),
+        "another window heard the confirm's answer"
+    );
+    for window in windows {
+        drop(window);
+    }
+    h.settle(std::time::Duration::from_millis(300));
+    Ok(())
+}
