@@ -34,6 +34,21 @@ enum ContrastArg {
 }
 
 impl LookArgs {
+    /// Sets the process's colour scheme as asked (R-UI-11) and returns whether the high-contrast
+    /// values apply, for a window the host makes itself (a component's preview).
+    pub(crate) fn apply_to_process(&self) -> bool {
+        lineup_host::apply_theme(match self.theme {
+            ThemeArg::Light => Theme::Light,
+            ThemeArg::Dark => Theme::Dark,
+            ThemeArg::System => Theme::System,
+        });
+        match self.contrast {
+            ContrastArg::More => true,
+            ContrastArg::Normal => false,
+            ContrastArg::System => lineup_host::desktop_high_contrast(),
+        }
+    }
+
     /// `builder` with the theme and contrast asked for.
     pub(crate) fn apply(&self, builder: HostBuilder) -> HostBuilder {
         let theme = match self.theme {

@@ -22,6 +22,7 @@ use lineup_host_core::{
     ConversationId, InlineApp, InstanceId, JsonObject, Limits, Message, SurfaceKey,
 };
 
+mod component;
 mod delegate;
 use delegate::Delegate;
 
@@ -51,6 +52,10 @@ mod exit {
 /// An app package folder (with manifest.json) is previewed as the installed app would run: its
 /// main (or first) Surface opened by id, its assets served from its own host under the
 /// installed app's policy; nothing is installed.
+///
+/// A JSON file whose `ui.open` carries `component` (a standard component, R-STD-1) is checked
+/// as the host checks it and shown in the host's own renderer; each answer is printed as the
+/// `ui.event` the agent would get, and `--screenshot` writes the window's document as PNG.
 ///
 /// Exit codes: 0 passed; 1 could not run (unreadable or refused source, no display, open
 /// refused, Surface closed or crashed, screenshot not written); 2 usage; 3 page error (uncaught
@@ -114,6 +119,10 @@ pub(crate) fn run(args: PreviewArgs) -> ExitCode {
 }
 
 fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
+    if let Some(payload) = component::read(&args.source) {
+        let timeout = std::time::Duration::from_secs(args.timeout);
+        return component::run(payload, &args.look, args.screenshot, timeout, out);
+    }
     let mut source = PreviewSource::new(&args.source)?;
     if let Some(surface) = &args.surface {
         source = source.with_surface(lineup_host_core::SurfaceId::try_from(surface.as_str())?)?;

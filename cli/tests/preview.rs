@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
 
+#[path = "preview/component.rs"]
+mod component;
 #[path = "preview/look.rs"]
 mod look;
 #[path = "preview/package.rs"]

@@ -118,6 +118,11 @@ impl ComponentWindow {
         self.platform.accepts_input()
     }
 
+    /// Whether the window is on screen: its document rendered and it was mapped.
+    pub fn is_shown(&self) -> bool {
+        self.platform.is_shown()
+    }
+
     /// A control for activation tests: the page itself posts `message` to the host, as its
     /// script would, with no input event behind it (R-STD-8 must drop an answer so made).
     #[cfg(feature = "test-controls")]
@@ -126,6 +131,13 @@ impl ComponentWindow {
         self.platform.run(&format!(
             "window.webkit.messageHandlers.lineupHost.postMessage({literal}); 'ok'"
         ));
+    }
+
+    /// WebKit's own snapshot of the window's whole document as PNG bytes, taken after two
+    /// animation frames (`lineup preview --screenshot` of a component); `done` hears it on the
+    /// event-loop thread.
+    pub fn snapshot_png(&self, done: impl FnOnce(Result<Vec<u8>, ShellError>) + 'static) {
+        self.platform.snapshot_png(Box::new(done));
     }
 
     /// Reads back what the window's page shows; `done` hears it on the event-loop thread

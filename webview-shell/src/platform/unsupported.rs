@@ -178,6 +178,14 @@ impl PlatformComponent {
         match self.never {}
     }
 
+    pub(crate) fn snapshot_png(&self, _done: Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>) {
+        match self.never {}
+    }
+
+    pub(crate) fn is_shown(&self) -> bool {
+        match self.never {}
+    }
+
     pub(crate) fn accepts_input(&self) -> bool {
         match self.never {}
     }

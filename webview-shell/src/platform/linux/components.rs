@@ -120,6 +120,11 @@ impl PlatformComponent {
         self.state.accepts_input()
     }
 
+    /// Whether the window is shown.
+    pub(crate) fn is_shown(&self) -> bool {
+        self.state.shown.get() && !self.state.ended.get()
+    }
+
     /// Runs the host's own `script` (an update built by the port) in the page.
     pub(crate) fn run(&self, script: &str) {
         self.state.view.evaluate(script, Box::new(|_| {}));
@@ -131,6 +136,11 @@ impl PlatformComponent {
             SNAPSHOT_JS,
             Box::new(move |json| done(json.as_deref().and_then(parse_snapshot))),
         );
+    }
+
+    /// WebKit's snapshot of the whole document as PNG bytes.
+    pub(crate) fn snapshot_png(&self, done: Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>) {
+        super::snapshot::full_document_png(self.state.view.widget(), done);
     }
 
     /// Locks the page after an answer.

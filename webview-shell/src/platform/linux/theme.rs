@@ -8,7 +8,12 @@ use super::*;
 /// theme (`HighContrastInverse`), which is dark although WebKit would read it as light: then it
 /// asks for dark, so Surfaces get the dark high-contrast values. WebKit views follow a change
 /// live.
+///
+/// Before GTK is initialised (before the first event loop is made) it does nothing.
 pub fn apply_theme(theme: Theme) {
+    if !gtk::is_initialized() {
+        return;
+    }
     let dark = match theme {
         Theme::Dark => true,
         Theme::Light => false,
@@ -35,10 +40,14 @@ fn desktop_inverse_contrast() -> bool {
     })
 }
 
-/// Whether `GTK_THEME`, else GTK's theme name, lowercased, satisfies `test`.
+/// Whether `GTK_THEME`, else GTK's theme name, lowercased, satisfies `test` (`GTK_THEME` only,
+/// before GTK is initialised).
 fn desktop_theme_is(test: impl Fn(&str) -> bool) -> bool {
     if let Ok(theme) = std::env::var("GTK_THEME") {
         return test(&theme.to_ascii_lowercase());
+    }
+    if !gtk::is_initialized() {
+        return false;
     }
     gtk::Settings::default()
         .and_then(|settings| settings.gtk_theme_name())
