@@ -10,9 +10,12 @@ use lineup_host_core::{JsonObject, SafeMarkdown};
 use tao::event_loop::EventLoopWindowTarget;
 
 use crate::component_snapshot::ComponentSnapshot;
+use crate::components::COMPONENT_STACK_TITLE;
 use crate::components::{update_script, ComponentAction, ComponentContent, ComponentOptions};
 use crate::error::ShellError;
-use crate::platform::{check_display, PlatformComponent, PlatformComponentProcess};
+use crate::platform::{
+    check_display, PlatformComponent, PlatformComponentProcess, PlatformComponentStack,
+};
 
 /// One standard component shown by the host itself: a trusted, host-owned window apart from
 /// every Surface, titled [`component_window_title`](crate::component_window_title).
@@ -52,7 +55,7 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
-        Self::create(target, None, content, options, Rc::new(on_action))
+        Self::create(target, None, None, content, options, Rc::new(on_action))
     }
 
     /// [`ComponentWindow::new`], with the view in `process`: the web process this window shares
@@ -64,12 +67,40 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
-        Self::create(target, Some(process), content, options, Rc::new(on_action))
+        Self::create(
+            target,
+            Some(process),
+            None,
+            content,
+            options,
+            Rc::new(on_action),
+        )
+    }
+
+    /// [`ComponentWindow::new`], with the view stacked at the bottom of `stack`, its
+    /// conversation's window, in the web process of the stack (R-STD-13). Dropping it takes
+    /// the view out of the stack; the stack's window hides once it holds none.
+    pub fn in_stack<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        stack: &ComponentStack,
+        content: &ComponentContent,
+        options: &ComponentOptions,
+        on_action: impl Fn(ComponentAction) + 'static,
+    ) -> Result<Self, ShellError> {
+        Self::create(
+            target,
+            Some(&stack.process),
+            Some(&stack.platform),
+            content,
+            options,
+            Rc::new(on_action),
+        )
     }
 
     fn create<T: 'static>(
         target: &EventLoopWindowTarget<T>,
         process: Option<&ComponentProcess>,
+        stack: Option<&PlatformComponentStack>,
         content: &ComponentContent,
         options: &ComponentOptions,
         on_action: Rc<dyn Fn(ComponentAction)>,
@@ -77,7 +108,7 @@ impl ComponentWindow {
         let _ = target;
         check_display()?;
         let process = process.map(|p| &p.platform);
-        let platform = PlatformComponent::new(content, options, process, on_action)?;
+        let platform = PlatformComponent::new(content, options, process, stack, on_action)?;
         let state = JsonObject::try_from(serde_json::Value::Object(content.state.clone()))
             .unwrap_or_default();
         Ok(Self {
@@ -165,6 +196,31 @@ impl ComponentProcess {
     pub fn new() -> Result<Self, ShellError> {
         Ok(Self {
             platform: PlatformComponentProcess::new()?,
+        })
+    }
+}
+
+/// The window a conversation's standard components stack in, in open order (R-STD-13), titled
+/// [`COMPONENT_STACK_TITLE`], with the web process they share ([`ComponentProcess`]). The stack
+/// hands each component the input meant for it: keys to the one whose view has the focus; a
+/// map, a focus or a change of the column's layout restarts every component's guard delay
+/// (R-STD-8 (b)); the close button closes each one as the user's close.
+///
+/// ## Platform-specific
+/// Linux only; elsewhere [`ComponentStack::new`] fails with [`ShellError::Unsupported`].
+#[derive(Clone)]
+pub struct ComponentStack {
+    process: ComponentProcess,
+    platform: PlatformComponentStack,
+}
+
+impl ComponentStack {
+    /// A new, empty stack; its window is mapped with its first shown component.
+    pub fn new() -> Result<Self, ShellError> {
+        check_display()?;
+        Ok(Self {
+            process: ComponentProcess::new()?,
+            platform: PlatformComponentStack::new(COMPONENT_STACK_TITLE),
         })
     }
 }

@@ -19,6 +19,10 @@ use crate::trusted::{inert_json, TrustedDocument};
 /// component's id, never agent text (R-SEC-5).
 pub const COMPONENT_TITLE_MARKER: &str = " — LineUp question";
 
+/// The title of the window a conversation's components stack in (R-STD-13): the host's own
+/// words, ending with [`COMPONENT_TITLE_MARKER`].
+pub const COMPONENT_STACK_TITLE: &str = "questions — LineUp question";
+
 /// The shortest guard delay [`ComponentOptions::with_guard_delay`] accepts (R-STD-8).
 pub const MIN_COMPONENT_GUARD_DELAY: Duration = Duration::from_millis(250);
 
@@ -163,8 +167,17 @@ pub enum ComponentAction {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum PageMessage {
-    /// The document built its DOM.
-    Rendered {},
+    /// The document built its DOM; `height` is its content's, in CSS pixels.
+    Rendered {
+        /// The content's height.
+        #[serde(default)]
+        height: Option<f64>,
+    },
+    /// The content's height changed (an update, a reopened round's error line).
+    Resize {
+        /// The new height, in CSS pixels.
+        height: f64,
+    },
     /// A submit button (or an immediate choice) was used.
     Submit {
         /// The answer the page built.
@@ -199,6 +212,7 @@ pub(crate) fn component_document(
 ) -> Result<TrustedDocument, ShellError> {
     let data = json!({
         "kind": content.kind.as_str(),
+        "title": component_window_title(content.kind),
         "props": content.props,
         "state": content.state,
         "markdown": content.markdown,
@@ -267,7 +281,17 @@ mod tests {
     fn page_messages_are_parsed_strictly() {
         assert_eq!(
             parse_message(r#"{"type":"rendered"}"#),
-            Some(PageMessage::Rendered {})
+            Some(PageMessage::Rendered { height: None })
+        );
+        assert_eq!(
+            parse_message(r#"{"type":"rendered","height":120.5}"#),
+            Some(PageMessage::Rendered {
+                height: Some(120.5)
+            })
+        );
+        assert_eq!(
+            parse_message(r#"{"type":"resize","height":88}"#),
+            Some(PageMessage::Resize { height: 88.0 })
         );
         assert_eq!(
             parse_message(r#"{"type":"submit","answer":true}"#),

@@ -92,10 +92,12 @@ mod view;
 
 pub use clock::SystemWallClock;
 pub use component_snapshot::{ComponentSnapshot, SnapshotElement};
-pub use component_window::{ComponentProcess, ComponentWindow, PATCH_GUARD_INTERVAL};
+pub use component_window::{
+    ComponentProcess, ComponentStack, ComponentWindow, PATCH_GUARD_INTERVAL,
+};
 pub use components::{
     component_window_title, ComponentAction, ComponentContent, ComponentOptions,
-    COMPONENT_TITLE_MARKER, DANGER_GUARD_DELAY, MIN_COMPONENT_GUARD_DELAY,
+    COMPONENT_STACK_TITLE, COMPONENT_TITLE_MARKER, DANGER_GUARD_DELAY, MIN_COMPONENT_GUARD_DELAY,
 };
 pub use config::{
     language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,

@@ -1,6 +1,7 @@
 //! R-STD-12 as a screen reader meets it: on a private session bus with the accessibility bus
 //! (at-spi2-core), each component's controls are read back through AT-SPI (the system Python's
-//! `gi.repository.Atspi`, `support/atspi_tree.py`) with their roles and names: buttons, the
+//! `gi.repository.Atspi`, `support/atspi_tree.py`) with their roles and names, each in a
+//! document named for its component inside the conversation's one stacked window: buttons, the
 //! entry of an input, a form's fields, a choice's radio buttons in a named group, a named
 //! progress bar, the status region and the alert, and no control without a name.
 
@@ -13,7 +14,7 @@ use serde_json::json;
 
 use super::screen::{display, screen};
 use super::stdio_host::{envelope, StdioHost};
-use super::{shown, title};
+use super::{shown, title, STACK};
 
 /// A session bus of the test's own (`dbus-daemon --session`), killed when dropped; it starts
 /// the accessibility bus on demand, as a desktop session does.
@@ -47,10 +48,11 @@ impl Drop for SessionBus {
     }
 }
 
-/// One accessible as AT-SPI reports it.
+/// One accessible as AT-SPI reports it: the window and the web document it is in.
 #[derive(Debug, Deserialize)]
 struct Node {
     frame: String,
+    document: String,
     role: String,
     name: String,
 }
@@ -116,9 +118,8 @@ fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
         "confirm", "progress", "choice", "input", "form", "status", "alert",
     ];
     let titles: Vec<String> = ids.iter().map(|id| title(id)).collect();
-    for t in &titles {
-        shown(&x, t);
-    }
+    // R-STD-13: the conversation's components share one window.
+    shown(&x, STACK);
     let read = Command::new(system_python())
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -136,9 +137,9 @@ fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
     );
     let nodes: Vec<Node> = serde_json::from_slice(&read.stdout).unwrap();
     let has = |id: &str, role: &str, name: &str| {
-        nodes
-            .iter()
-            .any(|n| n.frame == title(id) && n.role == role && n.name.trim() == name)
+        nodes.iter().any(|n| {
+            n.frame == STACK && n.document == title(id) && n.role == role && n.name.trim() == name
+        })
     };
     for (id, role, name) in [
         ("confirm", "heading", "Deploy to production?"),
@@ -158,10 +159,10 @@ fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
     ] {
         assert!(
             has(id, role, name),
-            "AT-SPI has no {role} {name:?} in the {id} window: {:#?}",
+            "AT-SPI has no {role} {name:?} in the {id} document: {:#?}",
             nodes
                 .iter()
-                .filter(|n| n.frame == title(id))
+                .filter(|n| n.document == title(id))
                 .collect::<Vec<_>>()
         );
     }

@@ -6,9 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::stdio_host::is;
-use super::{click_last_button, shown, start_with, submits, CATALOG, ESCAPE, RETURN};
-
-const TITLE: &str = "confirm — LineUp question";
+use super::{click_last_button, shown, start_with, submits, CATALOG, ESCAPE, RETURN, STACK};
 
 #[test]
 fn r_std_8_a_confirm_is_answered_once_by_a_real_click_after_the_guard() {
@@ -40,7 +38,7 @@ fn r_std_8_a_confirm_is_answered_once_by_a_real_click_after_the_guard() {
     }
 
     // R-STD-8 (b): a click at once, inside the guard delay, is dropped.
-    let window = shown(x, TITLE);
+    let window = shown(x, STACK);
     click_last_button(x, window);
     host.drain(Duration::from_millis(1500));
     assert!(
@@ -86,7 +84,7 @@ fn r_std_8_enter_never_confirms_and_escape_cancels_from_the_keyboard() {
                "props": {"title": "Drop the database?", "tone": "danger"}}),
     );
     let x = &started.x;
-    let window = shown(x, TITLE);
+    let window = shown(x, STACK);
     x.focus(window).unwrap();
     // Past the danger guard delay (1 s): Enter still answers nothing.
     thread::sleep(Duration::from_millis(1500));

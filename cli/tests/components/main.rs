@@ -44,9 +44,37 @@ const TAB: u32 = 0xff09;
 const DOWN: u32 = 0xff54;
 const SPACE: u32 = 0x20;
 
-/// The title of a component's window: its id, then the host's marker.
+/// The name of a component's document (and of its window when it has one of its own): its
+/// id, then the host's marker.
 fn title(id: &str) -> String {
     format!("{id} — LineUp question")
+}
+
+/// The title of the window a conversation's components stack in (R-STD-13).
+const STACK: &str = "questions — LineUp question";
+
+/// The stack `window`, once it is taller than `height`: a component added below the others
+/// was shown. Returns the new height.
+fn grown(x: &X11, window: u32, height: u16) -> u16 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, now) = x.window_size(window).unwrap();
+        if now > height {
+            // The layout settles (and restarts the guards) before the caller goes on.
+            thread::sleep(Duration::from_millis(100));
+            return x.window_size(window).unwrap().1;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stack did not grow past {height} px"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The stack window's height now.
+fn height(x: &X11, window: u32) -> u16 {
+    x.window_size(window).unwrap().1
 }
 
 /// The viewable window titled `title`, waiting up to 30 s for it.
@@ -62,8 +90,8 @@ fn shown(x: &X11, title: &str) -> u32 {
 }
 
 /// Clicks the last button of the footer (confirm, submit, a progress's cancel, an alert's
-/// dismiss), at a fixed place from the window's bottom right corner (120 × 34 px buttons,
-/// 20 px right and 10 px bottom padding).
+/// dismiss) of the bottom component of `window`, at a fixed place from the window's bottom
+/// right corner (120 × 34 px buttons, 20 px right and 10 px bottom padding).
 fn click_last_button(x: &X11, window: u32) {
     let (w, h) = x.window_size(window).unwrap();
     let cx = i16::try_from(w).unwrap() - 20 - 60;

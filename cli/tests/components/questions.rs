@@ -1,5 +1,6 @@
 //! `choice`, `input` and `form` answered from the keyboard through XTEST, with the answer
-//! R-STD-6 names; a `state.error` patch opens round 2 with the draft kept (R-STD-7).
+//! R-STD-6 names; a `state.error` patch opens round 2 with the draft kept (R-STD-7). The three
+//! stack in the conversation's one window (R-STD-13): the one shown last has the keyboard.
 
 use std::thread;
 use std::time::Duration;
@@ -7,7 +8,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::stdio_host::{envelope, StdioHost};
-use super::{focus_past_guard, shown, start_with, submits, title, DOWN, RETURN, SPACE, TAB};
+use super::{
+    focus_past_guard, grown, height, shown, start_with, submits, DOWN, RETURN, SPACE, STACK, TAB,
+};
 
 /// The `n`th submit, waiting for it.
 fn nth_submit(host: &mut StdioHost, n: usize) -> Value {
@@ -34,7 +37,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
                    {"value": "eu", "label": "Europe"}, {"value": "us", "label": "US"}]}}),
     );
     let x = &started.x;
-    let window = shown(x, &title("choice"));
+    let window = shown(x, STACK);
     focus_past_guard(x, window);
     for key in [TAB, DOWN, TAB, TAB, SPACE] {
         x.key(key).unwrap();
@@ -47,6 +50,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
     assert_eq!(submit["payload"]["data"]["opened_by"], "m-1", "{submit}");
 
     // A text input: typed, then Enter's release submits; an error patch reopens it.
+    let before = height(x, window);
     host.send(&envelope(
         "m-2",
         "ui.open",
@@ -54,7 +58,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
                "props": {"label": "Ticket title", "type": "text", "required": true,
                          "max_length": 120}}}),
     ));
-    let window = shown(x, &title("input"));
+    grown(x, window, before);
     focus_past_guard(x, window);
     x.key(TAB).unwrap();
     x.type_text("Disk full").unwrap();
@@ -81,6 +85,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
     assert_eq!(submit["payload"]["data"]["state_from"], "m-3", "{submit}");
 
     // A form: an e-mail typed, a toggle and a choice picked with Space, then Submit.
+    let before = height(x, window);
     host.send(&envelope(
         "m-4",
         "ui.open",
@@ -91,7 +96,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
                    {"name": "team", "kind": "choice", "label": "Team",
                     "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]}]}}}),
     ));
-    let window = shown(x, &title("form"));
+    grown(x, window, before);
     focus_past_guard(x, window);
     x.key(TAB).unwrap();
     x.type_text("ops@example.org").unwrap();

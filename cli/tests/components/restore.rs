@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 
 use super::screen::{display, screen};
 use super::stdio_host::{envelope, is, StdioHost};
-use super::{click_last_button, events, focus_past_guard, shown, title, RETURN, TAB};
+use super::{
+    click_last_button, events, focus_past_guard, grown, height, shown, RETURN, STACK, TAB,
+};
 
 /// XK_End.
 const END: u32 = 0xff57;
@@ -73,10 +75,11 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
         json!({"instance_id": "i1", "component": {"id": "input", "version": "1",
                "props": {"label": "Ticket title", "type": "text"}}}),
     ));
-    let window = shown(&x, &title("input"));
+    let window = shown(&x, STACK);
     focus_past_guard(&x, window);
     x.key(TAB).unwrap();
     x.type_text("Disk full").unwrap();
+    let before = height(&x, window);
     host.send(&envelope(
         "m-2",
         "ui.open",
@@ -85,7 +88,8 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
                    {"name": "user", "kind": "input", "label": "User"},
                    {"name": "token", "kind": "input", "label": "Token", "type": "secret"}]}}}),
     ));
-    let window = shown(&x, &title("form"));
+    // The form stacks below the input and takes the keyboard (R-STD-13).
+    let before = grown(&x, window, before);
     focus_past_guard(&x, window);
     x.key(TAB).unwrap();
     x.type_text("ops").unwrap();
@@ -97,7 +101,7 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
         json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
                "props": {"title": "Restart the worker?"}}}),
     ));
-    let window = shown(&x, &title("confirm"));
+    grown(&x, window, before);
     thread::sleep(Duration::from_millis(800));
     click_last_button(&x, window);
     let submit = host.expect("the confirm's submit", |v| {
@@ -144,12 +148,16 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
     assert_eq!(of("k1")["last"]["answer_id"], answer_id);
 
     // The input shows the draft typed before the kill: one more word and Enter send it all.
-    // Every window is mapped first: a window that maps takes the keyboard focus.
-    for id in ["form", "confirm", "text"] {
-        shown(&x, &title(id));
+    // The agent closes the other three; the one left in the stack has the keyboard.
+    let window = shown(&x, STACK);
+    for (i, id) in ["f1", "k1", "note"].into_iter().enumerate() {
+        host.send(&envelope(
+            &format!("m-c{i}"),
+            "ui.close",
+            json!({"instance_id": id}),
+        ));
     }
-    let window = shown(&x, &title("input"));
-    thread::sleep(Duration::from_millis(500));
+    thread::sleep(Duration::from_millis(800));
     focus_past_guard(&x, window);
     x.key(TAB).unwrap();
     x.key(END).unwrap();

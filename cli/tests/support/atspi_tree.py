@@ -1,8 +1,10 @@
 """Reads the accessibility tree of the application named `lineup` through AT-SPI, as a screen
-reader does, and prints it as JSON: one object per accessible, {frame, role, name, depth}.
+reader does, and prints it as JSON: one object per accessible, {frame, document, role, name, depth}: the title
+of the window it is in and the name of the web document it is in ("" outside one).
 
-Usage: atspi_tree.py TIMEOUT_SECONDS TITLE...; waits until a frame with each TITLE holds a
-push button, an entry, a progress bar, a radio button or a status region (or the time is up).
+Usage: atspi_tree.py TIMEOUT_SECONDS TITLE...; waits until a frame or a document named each
+TITLE holds a push button, an entry, a progress bar, a radio button or a status region (or the
+time is up).
 Needs python3-gi and gir1.2-atspi-2.0 (the system Python), and the session bus in
 DBUS_SESSION_BUS_ADDRESS that the host runs on.
 """
@@ -19,14 +21,17 @@ CONTENT = {"push button", "entry", "progress bar", "radio button", "status bar",
            "notification", "heading", "paragraph", "toggle button"}
 
 
-def walk(node, frame, depth, out):
+def walk(node, frame, document, depth, out):
     try:
         role, name = node.get_role_name(), node.get_name() or ""
     except Exception:
         return
     if role == "frame":
         frame = name
-    out.append({"frame": frame, "role": role, "name": name, "depth": depth})
+    if role == "document web":
+        document = name
+    out.append({"frame": frame, "document": document, "role": role, "name": name,
+                "depth": depth})
     try:
         count = node.get_child_count()
     except Exception:
@@ -37,7 +42,7 @@ def walk(node, frame, depth, out):
         except Exception:
             continue
         if child is not None and depth < 60:
-            walk(child, frame, depth + 1, out)
+            walk(child, frame, document, depth + 1, out)
 
 
 def tree():
@@ -46,7 +51,7 @@ def tree():
     for i in range(desktop.get_child_count()):
         app = desktop.get_child_at_index(i)
         if app is not None and app.get_name() == "lineup":
-            walk(app, "", 0, out)
+            walk(app, "", "", 0, out)
     return out
 
 
@@ -55,7 +60,8 @@ def main():
     titles = sys.argv[2:]
     while True:
         out = tree()
-        ready = all(any(n["frame"] == t and n["role"] in CONTENT for n in out) for t in titles)
+        ready = all(any(t in (n["frame"], n["document"]) and n["role"] in CONTENT for n in out)
+                    for t in titles)
         if ready or time.time() > deadline:
             print(json.dumps(out))
             return

@@ -12,7 +12,7 @@ use lineup_host_core::{
 };
 use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
 use lineup_webview_shell::{
-    ComponentAction, ComponentContent, ComponentOptions, ComponentProcess, ComponentWindow,
+    ComponentAction, ComponentContent, ComponentOptions, ComponentStack, ComponentWindow,
 };
 use serde_json::Value;
 
@@ -66,8 +66,9 @@ pub(super) struct ComponentViews {
     /// The built-in renderer's options; `None` when it is off.
     options: Option<ComponentOptions>,
     windows: HashMap<SurfaceKey, ComponentWindow>,
-    /// The web process each conversation's windows share, while it has one.
-    processes: HashMap<SessionId, ComponentProcess>,
+    /// The window (and web process) each conversation's components stack in, while it has
+    /// one (R-STD-13).
+    stacks: HashMap<SessionId, ComponentStack>,
     renderer: Option<Box<dyn ComponentRenderer>>,
     /// The instances the embedder's renderer shows.
     drawn: HashSet<SurfaceKey>,
@@ -86,7 +87,7 @@ impl ComponentViews {
         Some(Self {
             options,
             windows: HashMap::new(),
-            processes: HashMap::new(),
+            stacks: HashMap::new(),
             renderer,
             drawn: HashSet::new(),
         })
@@ -136,10 +137,10 @@ impl ComponentViews {
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
                 let options = options.clone().with_high_contrast(high_contrast);
-                let process = views.process_of(shown.key.session);
-                let window = match process {
-                    Some(process) => {
-                        ComponentWindow::in_process(target, &process, &content, &options, report)
+                let stack = views.stack_of(shown.key.session);
+                let window = match stack {
+                    Some(stack) => {
+                        ComponentWindow::in_stack(target, &stack, &content, &options, report)
                     }
                     None => ComponentWindow::new(target, &content, &options, report),
                 };
@@ -181,7 +182,7 @@ impl ComponentViews {
                     tracing::debug!("component {key}: hidden ({reason:?})");
                     let session = key.session;
                     if !views.windows.keys().any(|k| k.session == session) {
-                        views.processes.remove(&session);
+                        views.stacks.remove(&session);
                     }
                 }
             }
@@ -193,19 +194,19 @@ impl ComponentViews {
         None
     }
 
-    /// The web process the component windows of `session` share, made on first use; `None`
-    /// when it cannot be made (each window then gets a process of its own).
-    fn process_of(&mut self, session: SessionId) -> Option<ComponentProcess> {
-        if let Some(process) = self.processes.get(&session) {
-            return Some(process.clone());
+    /// The window the components of `session` stack in, made on first use; `None` when it
+    /// cannot be made (each component then gets a window of its own).
+    fn stack_of(&mut self, session: SessionId) -> Option<ComponentStack> {
+        if let Some(stack) = self.stacks.get(&session) {
+            return Some(stack.clone());
         }
-        match ComponentProcess::new() {
-            Ok(process) => {
-                self.processes.insert(session, process.clone());
-                Some(process)
+        match ComponentStack::new() {
+            Ok(stack) => {
+                self.stacks.insert(session, stack.clone());
+                Some(stack)
             }
             Err(e) => {
-                tracing::warn!("no shared component process: {e}");
+                tracing::warn!("no component stack: {e}");
                 None
             }
         }

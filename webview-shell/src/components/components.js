@@ -20,6 +20,9 @@
   var locked = !!data.locked;
   var controls = [];
   var nextId = 0;
+  // The document's name, as a screen reader announces each component of a stacked window:
+  // the host's own words, never agent text (R-STD-12, R-SEC-5).
+  document.title = data.title;
   if (data.contrast === 'more') { document.documentElement.dataset.lineupContrast = 'more'; }
 
   // An element with agent text: text only, direction from its content (R-STD-12).
@@ -592,5 +595,31 @@
       if (submit) { submit.click(); }
     }
   }, true);
-  post({ type: 'rendered' });
+  // The content's height, for a view stacked with others in its conversation's window: the
+  // main part as laid out at its natural height, and the buttons.
+  var contentHeight = function () {
+    var style = getComputedStyle(main);
+    var pad = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
+    var inner = 0;
+    Array.prototype.forEach.call(main.children, function (c) {
+      inner = Math.max(inner, c.offsetTop + c.offsetHeight - main.offsetTop);
+    });
+    return Math.ceil(inner + pad + (actions.children.length > 0 ? actions.offsetHeight : 0));
+  };
+  var lastHeight = 0;
+  var reportHeight = function () {
+    var h = contentHeight();
+    if (h !== lastHeight) {
+      lastHeight = h;
+      post({ type: 'resize', height: h });
+    }
+  };
+  var observer = new ResizeObserver(function () { reportHeight(); });
+  Array.prototype.forEach.call(main.children, function (c) { observer.observe(c); });
+  new MutationObserver(function () {
+    Array.prototype.forEach.call(main.children, function (c) { observer.observe(c); });
+    reportHeight();
+  }).observe(main, { childList: true, subtree: true });
+  lastHeight = contentHeight();
+  post({ type: 'rendered', height: lastHeight });
 })();

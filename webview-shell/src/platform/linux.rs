@@ -34,6 +34,7 @@ use webkit2gtk::{
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
 mod clipboard;
+mod component_stack;
 mod components;
 pub(crate) mod desktop;
 mod events;
@@ -52,6 +53,7 @@ mod theme;
 mod trusted;
 mod watchdog;
 
+pub(crate) use component_stack::ComponentStack as PlatformComponentStack;
 pub(crate) use components::PlatformComponent;
 pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};

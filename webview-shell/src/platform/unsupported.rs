@@ -156,6 +156,16 @@ impl PlatformComponentProcess {
     }
 }
 
+/// A component stack: none here.
+#[derive(Clone)]
+pub(crate) struct PlatformComponentStack;
+
+impl PlatformComponentStack {
+    pub(crate) fn new(_title: &str) -> Self {
+        Self
+    }
+}
+
 /// Never constructed.
 pub(crate) struct PlatformComponent {
     never: Infallible,
@@ -166,6 +176,7 @@ impl PlatformComponent {
         _content: &crate::components::ComponentContent,
         _options: &crate::components::ComponentOptions,
         _process: Option<&PlatformComponentProcess>,
+        _stack: Option<&PlatformComponentStack>,
         _on_action: std::rc::Rc<dyn Fn(crate::components::ComponentAction)>,
     ) -> Result<Self, ShellError> {
         Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))

@@ -15,7 +15,8 @@ use gtk::glib;
 use gtk::prelude::*;
 use lineup_host_core::InputKind;
 
-use super::guard::{connect, Guard, GuardedWindow};
+use super::component_stack::{ComponentStack, Stacked};
+use super::guard::{connect, connect_view, Guard, GuardedWindow};
 use super::shared_trusted::SharedTrusted;
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::component_snapshot::{parse_snapshot, ComponentSnapshot, SNAPSHOT_JS};
@@ -31,6 +32,9 @@ const RENDER_TIMEOUT: Duration = Duration::from_secs(20);
 /// The window's size; its buttons sit at fixed places from the bottom right corner.
 const WIDTH: i32 = 480;
 const HEIGHT: i32 = 320;
+/// The bounds of a stacked view's height, in pixels.
+const MIN_STACKED_HEIGHT: f64 = 48.0;
+const MAX_STACKED_HEIGHT: f64 = 640.0;
 
 /// Who hears what the user did.
 type ActionSink = Rc<dyn Fn(ComponentAction)>;
@@ -40,8 +44,16 @@ pub(crate) struct PlatformComponent {
     state: Rc<ComponentState>,
 }
 
+/// Where a component's view is.
+enum Frame {
+    /// A window of its own.
+    Own(gtk::Window),
+    /// Its conversation's stack window.
+    Stacked(ComponentStack),
+}
+
 struct ComponentState {
-    window: gtk::Window,
+    frame: Frame,
     view: TrustedView,
     guard: Guard,
     on_action: ActionSink,
@@ -66,6 +78,7 @@ impl PlatformComponent {
         content: &ComponentContent,
         options: &ComponentOptions,
         process: Option<&SharedTrusted>,
+        stack: Option<&ComponentStack>,
         on_action: ActionSink,
     ) -> Result<Self, ShellError> {
         let token = match process {
@@ -87,17 +100,24 @@ impl PlatformComponent {
             }
             _ => TrustedView::new(document, MAX_COMPONENT_MESSAGE_BYTES, on_event)?,
         };
-        let window = gtk::Window::new(gtk::WindowType::Toplevel);
-        window.set_title(&component_window_title(content.kind));
-        window.set_default_size(WIDTH, HEIGHT);
-        window.set_position(gtk::WindowPosition::Center);
-        window.set_type_hint(gdk::WindowTypeHint::Dialog);
-        window.set_keep_above(true);
-        window
-            .add_events(gdk::EventMask::VISIBILITY_NOTIFY_MASK | gdk::EventMask::FOCUS_CHANGE_MASK);
-        window.add(view.widget());
+        let frame = match stack {
+            Some(stack) => Frame::Stacked(stack.clone()),
+            None => {
+                let window = gtk::Window::new(gtk::WindowType::Toplevel);
+                window.set_title(&component_window_title(content.kind));
+                window.set_default_size(WIDTH, HEIGHT);
+                window.set_position(gtk::WindowPosition::Center);
+                window.set_type_hint(gdk::WindowTypeHint::Dialog);
+                window.set_keep_above(true);
+                window.add_events(
+                    gdk::EventMask::VISIBILITY_NOTIFY_MASK | gdk::EventMask::FOCUS_CHANGE_MASK,
+                );
+                window.add(view.widget());
+                Frame::Own(window)
+            }
+        };
         let state = Rc::new(ComponentState {
-            window,
+            frame,
             view,
             guard: Guard::new(guard_delay),
             on_action,
@@ -110,7 +130,13 @@ impl PlatformComponent {
         });
         // Cannot be set already: the cell was created above and is set only here.
         let _ = slot.set(Rc::downgrade(&state));
-        connect(&state);
+        match &state.frame {
+            Frame::Own(_) => connect(&state),
+            Frame::Stacked(stack) => {
+                stack.add(&state, HEIGHT);
+                connect_view(&state);
+            }
+        }
         watch_render(&state);
         Ok(Self { state })
     }
@@ -169,7 +195,11 @@ impl ComponentState {
             return;
         };
         let action = match message {
-            PageMessage::Rendered {} => return self.show(),
+            PageMessage::Rendered { height } => {
+                self.resize(height);
+                return self.show();
+            }
+            PageMessage::Resize { height } => return self.resize(Some(height)),
             PageMessage::Submit { answer } => self
                 .credit()
                 .map(|input| ComponentAction::Submit { answer, input }),
@@ -210,10 +240,27 @@ impl ComponentState {
         if self.shown.replace(true) || self.ended.get() {
             return;
         }
-        self.window.show_all();
-        self.window.present();
-        self.view.widget().grab_focus();
-        self.guard.restart("shown");
+        match &self.frame {
+            Frame::Own(window) => {
+                window.show_all();
+                window.present();
+                self.view.widget().grab_focus();
+                self.guard.restart("shown");
+            }
+            Frame::Stacked(stack) => stack.show(self.view.widget()),
+        }
+    }
+
+    /// A stacked view takes its content's height (in CSS pixels, as the page measured it).
+    fn resize(&self, height: Option<f64>) {
+        if let (Frame::Stacked(stack), Some(height)) = (&self.frame, height) {
+            if height.is_finite() {
+                // Whole pixels within the stack's bounds: the cast cannot overflow.
+                #[allow(clippy::cast_possible_truncation)]
+                let height = height.clamp(MIN_STACKED_HEIGHT, MAX_STACKED_HEIGHT) as i32;
+                stack.resize(self.view.widget(), height);
+            }
+        }
     }
 
     fn report(&self, action: ComponentAction) {
@@ -228,7 +275,10 @@ impl ComponentState {
     fn end(&self, action: ComponentAction) {
         self.report(action);
         self.ended.set(true);
-        self.window.hide();
+        match &self.frame {
+            Frame::Own(window) => window.hide(),
+            Frame::Stacked(stack) => stack.remove(self.view.widget()),
+        }
     }
 
     fn key_press(&self, event: &gdk::EventKey) -> glib::Propagation {
@@ -305,18 +355,26 @@ impl Drop for ComponentState {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
         self.ended.set(true);
-        self.window.hide();
-        // SAFETY: the window is this component's own toplevel; nothing else holds it but GTK
-        // and the signal handlers connected in `connect`, which reach this state through a
-        // `Weak` that no longer upgrades, so no Rust code uses the widget after it is
-        // destroyed.
-        unsafe { self.window.destroy() };
+        match &self.frame {
+            Frame::Own(window) => {
+                window.hide();
+                // SAFETY: the window is this component's own toplevel; nothing else holds it
+                // but GTK and the signal handlers connected in `connect`, which reach this state
+                // through a `Weak` that no longer upgrades, so no Rust code uses the widget
+                // after it is destroyed.
+                unsafe { window.destroy() };
+            }
+            Frame::Stacked(stack) => stack.remove(self.view.widget()),
+        }
     }
 }
 
 impl GuardedWindow for ComponentState {
     fn window(&self) -> &gtk::Window {
-        &self.window
+        match &self.frame {
+            Frame::Own(window) => window,
+            Frame::Stacked(stack) => stack.window(),
+        }
     }
 
     fn view(&self) -> &webkit2gtk::WebView {
@@ -369,4 +427,10 @@ fn watch_render(state: &Rc<ComponentState>) {
             }
         }
     });
+}
+
+impl Stacked for ComponentState {
+    fn restart_guard(&self, why: &str) {
+        self.guard.restart(why);
+    }
 }

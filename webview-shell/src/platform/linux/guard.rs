@@ -79,11 +79,24 @@ pub(super) trait GuardedWindow: 'static {
 /// Connects the window's and the view's input and state signals of `state`, each reaching it
 /// through a `Weak`, so that the handlers GTK keeps never keep the state alive.
 pub(super) fn connect<S: GuardedWindow>(state: &Rc<S>) {
+    connect_window(state);
+    connect_view(state);
+}
+
+/// `f` on `state` while it lives; `Proceed` once it is gone.
+fn through<S: 'static>(
+    state: &Rc<S>,
+) -> impl Fn(&dyn Fn(&S) -> glib::Propagation) -> glib::Propagation + Clone {
     let weak = Rc::downgrade(state);
-    let with = move |f: &dyn Fn(&S) -> glib::Propagation| {
+    move |f: &dyn Fn(&S) -> glib::Propagation| {
         weak.upgrade()
             .map_or(glib::Propagation::Proceed, |state| f(&state))
-    };
+    }
+}
+
+/// Connects the window's signals (keys, state changes, the close button) of `state`.
+pub(super) fn connect_window<S: GuardedWindow>(state: &Rc<S>) {
+    let with = through(state);
     let window = state.window();
     let w = with.clone();
     window.connect_key_press_event(move |_, e| w(&|s| s.on_key_press(e)));
@@ -103,6 +116,11 @@ pub(super) fn connect<S: GuardedWindow>(state: &Rc<S>) {
             glib::Propagation::Stop
         })
     });
+}
+
+/// Connects the view's pointer and touch signals of `state`.
+pub(super) fn connect_view<S: GuardedWindow>(state: &Rc<S>) {
+    let with = through(state);
     let view = state.view();
     let w = with.clone();
     view.connect_button_press_event(move |_, e| w(&|s| s.on_button_press(e)));
