@@ -63,3 +63,12 @@ pub(crate) fn document_bytes(total: usize) -> Result<Rc<Vec<u8>>, String> {
     let document = SurfaceDocument::assemble(&bundle, &DocumentOptions::default());
     Ok(Rc::new(document.html().as_bytes().to_vec()))
 }
+
+/// The standard component the bench opens (R-STD-1): a Markdown message, what a chat shows
+/// most, with the state it shows.
+pub(crate) fn component_json() -> (Value, Value) {
+    (
+        json!({ "id": "markdown", "version": "1" }),
+        json!({ "text": "**Deploy** finished: 3 services, no migrations.\n\n- api\n- web\n- worker" }),
+    )
+}

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lineup_host::HostBuilder;
+use lineup_host::{ComponentOptions, HostBuilder};
 use serde_json::{json, Value};
 
 use crate::app::{app_json, document_bytes, SMALL};
@@ -69,8 +69,9 @@ pub(crate) fn memory_child(variant: &str, counts: &[usize]) -> Result<Vec<Value>
 
 /// The child modes: `first VARIANT` (open one Surface as soon as the process starts, report
 /// `RESULT` at its ready; `first hardened-pair` creates two raw hardened views together and
-/// reports once both are ready) and `memory VARIANT N1,N2,…` (open Surfaces one after another;
-/// at each count, settle and report the PSS of the process tree).
+/// reports once both are ready) and `memory VARIANT N1,N2,…` (open Surfaces, or with
+/// `components` standard components of one conversation, one after another; at each count,
+/// settle and report the PSS of the process tree).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let start = Instant::now();
     let mode = args.first().map(String::as_str).unwrap_or_default();
@@ -82,7 +83,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         "plain" => Some(Kind::Plain),
         "hardened" => Some(Kind::Hardened),
         "hardened-bridge" => Some(Kind::HardenedWithBridge),
-        "ours" | "ours-pool" | "hardened-pair" => None,
+        "ours" | "ours-pool" | "hardened-pair" | "components" => None,
         other => return Err(format!("unknown variant {other}")),
     };
     match mode {
@@ -154,8 +155,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 return Err("memory needs ascending counts, as 1,10,16".to_owned());
             }
             let pool = usize::from(variant == "ours-pool");
+            let components = variant == "components";
             if kind.is_none() {
-                lab.start_host(HostBuilder::new().warm_pool(pool))?;
+                let builder = HostBuilder::new().warm_pool(pool);
+                lab.start_host(if components {
+                    builder.builtin_components(Some(ComponentOptions::default()))
+                } else {
+                    builder
+                })?;
                 lab.wait_probe()?;
             }
             let mut views = Vec::new();
@@ -164,6 +171,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 while opened < count {
                     match kind {
                         Some(kind) => views.push(lab.open_raw(kind, &bytes)?.0),
+                        None if components => {
+                            let (component, state) = crate::app::component_json();
+                            lab.open_component(&format!("m{opened}"), &component, Some(&state))?;
+                        }
                         None => {
                             lab.open_ours(&format!("m{opened}"), &app, None)?;
                         }

@@ -266,6 +266,55 @@ impl Lab {
         }
     }
 
+    /// Sends `ui.open` of the standard `component` as `instance` and waits until the built-in
+    /// renderer shows it (its document rendered, its window mapped); returns open → shown.
+    pub(crate) fn open_component(
+        &mut self,
+        instance: &str,
+        component: &Value,
+        state: Option<&Value>,
+    ) -> Result<Duration, String> {
+        let mut payload = json!({ "instance_id": instance, "component": component });
+        if let Some(state) = state {
+            payload["state"] = state.clone();
+        }
+        let bytes = self.envelope("lineup.v1.ui.open", payload);
+        let start = Instant::now();
+        self.send(bytes)?;
+        let name = instance.to_owned();
+        let shown = self.pump(Duration::from_secs(30), |h, _, _| {
+            h.is_some_and(|h| {
+                h.shown_components()
+                    .iter()
+                    .any(|k| k.instance.as_str() == name)
+            })
+        });
+        if shown {
+            Ok(start.elapsed())
+        } else {
+            Err(format!("component {instance} was not shown"))
+        }
+    }
+
+    /// Closes the component `instance` and waits until it is no longer shown.
+    pub(crate) fn close_component(&mut self, instance: &str) -> Result<(), String> {
+        let bytes = self.envelope("lineup.v1.ui.close", json!({ "instance_id": instance }));
+        self.send(bytes)?;
+        let name = instance.to_owned();
+        let gone = self.pump(Duration::from_secs(10), |h, _, _| {
+            h.is_some_and(|h| {
+                h.shown_components()
+                    .iter()
+                    .all(|k| k.instance.as_str() != name)
+            })
+        });
+        if gone {
+            Ok(())
+        } else {
+            Err(format!("component {instance} did not close"))
+        }
+    }
+
     /// Opens a raw view of `kind` serving `html` and waits for its `ready`; returns it with
     /// open → ready.
     pub(crate) fn open_raw(

@@ -176,6 +176,17 @@ impl Host {
         self.engine.views.keys()
     }
 
+    /// The standard components the built-in renderer shows now: their documents rendered and
+    /// their views in a mapped window (R-STD-13). Components the embedder's renderer draws are
+    /// not listed.
+    pub fn shown_components(&self) -> Vec<SurfaceKey> {
+        self.engine
+            .components
+            .as_ref()
+            .map(components::ComponentViews::shown)
+            .unwrap_or_default()
+    }
+
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
         self.engine.views.view(key)

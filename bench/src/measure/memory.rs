@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::components::component_memory;
 use super::plan::Plan;
 use super::progress;
 use crate::child;
@@ -34,6 +35,13 @@ pub(super) fn measure(
             Some(row[1]),
             Some(row[2]),
         ));
+    }
+    // Standard components: one conversation's, at the same counts.
+    let components = child::memory_child("components", plan.memory_counts)?;
+    let surfaces: Vec<f64> = per.iter().map(|(_, row)| row[0]).collect();
+    figures.extend(component_memory(plan.memory_counts, &components, &surfaces));
+    for (count, result) in plan.memory_counts.iter().zip(components) {
+        memory.insert(format!("components_{count}"), result);
     }
     if let (Some((lo, a)), Some((hi, b))) = (per.first(), per.last()) {
         if hi > lo {

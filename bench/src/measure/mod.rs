@@ -5,11 +5,13 @@
 //! - [`run`]: the order of the measurements;
 //! - [`opens`], [`patches`], [`events`], [`floods`], [`stdio`], [`memory`]: one kind of
 //!   measurement each, ours beside the raw baselines;
+//! - [`components`]: standard components beside Surfaces;
 //! - [`machine`]: what the numbers were taken on.
 
 use std::time::Instant;
 
 mod command;
+mod components;
 mod events;
 mod floods;
 mod machine;

@@ -3,9 +3,10 @@
 
 use std::time::Instant;
 
-use lineup_host::HostBuilder;
+use lineup_host::{ComponentOptions, HostBuilder};
 use serde_json::{json, Value};
 
+use super::components::component_opens;
 use super::events::event_samples;
 use super::floods::{event_flood, patch_flood};
 use super::memory;
@@ -32,7 +33,9 @@ pub(super) fn run(plan: Plan) -> Result<Measured, String> {
     let mut details = serde_json::Map::new();
     let mut lab = Lab::new()?;
     progress("starting the host and its isolation probe");
-    lab.start_host(HostBuilder::new())?;
+    // The built-in renderer is on for the standard components' figures; it changes nothing of
+    // a Surface's path.
+    lab.start_host(HostBuilder::new().builtin_components(Some(ComponentOptions::default())))?;
     let probe_start = Instant::now();
     lab.wait_probe()?;
     details.insert(
@@ -52,6 +55,10 @@ pub(super) fn run(plan: Plan) -> Result<Measured, String> {
         Some(&plain),
         Some(&hardened),
     ));
+
+    // Standard components beside those Surfaces (R-STD-13).
+    progress("standard component open → first paint");
+    figures.extend(component_opens(&mut lab, plan.opens, &ours)?);
 
     let cold_samples = (ours.clone(), plain.clone(), hardened.clone());
     let cold_baselines = (plain.clone(), hardened.clone());

@@ -194,6 +194,15 @@ impl ComponentViews {
         None
     }
 
+    /// The instances the built-in renderer shows now.
+    pub(super) fn shown(&self) -> Vec<SurfaceKey> {
+        self.windows
+            .iter()
+            .filter(|(_, w)| w.is_shown())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
     /// The window the components of `session` stack in, made on first use; `None` when it
     /// cannot be made (each component then gets a window of its own).
     fn stack_of(&mut self, session: SessionId) -> Option<ComponentStack> {
