@@ -189,6 +189,12 @@ fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
         v["type"] == "lineup.v1.client.inventory"
     });
     assert_eq!(inventory["conversation_id"], "lobby");
+    // R-STD-14: the kiosk renders no standard component, so it lists none.
+    assert_eq!(
+        inventory["payload"]["standard_components"],
+        serde_json::json!([]),
+        "{inventory}"
+    );
     sampler.wait_for(STANDBY, "the standby screen");
     // Undecorated and fullscreen: the standby colour reaches monitor 1's corners.
     for (cx, cy) in [

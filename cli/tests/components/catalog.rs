@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use lineup_host_core::Timestamp;
 use serde_json::json;
 
-use super::stdio_host::{envelope, is, StdioHost};
+use super::stdio_host::{envelope, error_for, is, StdioHost};
 use super::{click_last_button, display, events, height, screen, shown, CATALOG, STACK};
 
 #[test]
@@ -151,5 +151,41 @@ fn r_std_7_a_question_past_its_expires_at_closes_expired() {
         !x.is_viewable(window),
         "the expired question is still shown"
     );
+    host.stop();
+}
+
+#[test]
+fn r_std_14_without_a_renderer_the_inventory_lists_none_and_an_open_is_unsupported() {
+    // R-STD-14: the inventory lists exactly what renders now. `lineup host --stdio` without
+    // `--builtin-components` renders none: it lists none, and a confirm is refused (R-STD-4)
+    // with nothing shown. The positive control is every test above, with the renderer on.
+    let _screen = screen();
+    let x = display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = StdioHost::start(tmp.path(), &[]);
+    host.send(&envelope(
+        "m-1",
+        "ui.open",
+        json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "Deploy?"}}}),
+    ));
+    let inventory = host.expect("client.inventory", is("client.inventory"));
+    assert_eq!(
+        inventory["payload"]["standard_components"],
+        json!([]),
+        "{inventory}"
+    );
+    let refused = host.expect("the refusal", error_for("m-1"));
+    assert_eq!(refused["payload"]["code"], "unsupported", "{refused}");
+    assert_eq!(
+        refused["payload"]["field"], "payload.component.id",
+        "{refused}"
+    );
+    host.drain(Duration::from_millis(1000));
+    assert!(
+        x.find_window_by_title(STACK).is_none(),
+        "a component window was made"
+    );
+    assert!(events(&host, "submit").is_empty());
     host.stop();
 }
