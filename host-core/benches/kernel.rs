@@ -47,7 +47,10 @@ fn ready_session() -> (Session, SurfaceKey) {
             _ => None,
         })
         .unwrap();
-    session.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready"}"#);
+    session.handle_bridge(
+        &key,
+        r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef"}"#,
+    );
     (session, key)
 }
 

@@ -13,12 +13,48 @@ use crate::limits::Limits;
 /// The namespace every upstream bridge message carries (R-UI-6).
 pub const BRIDGE_NAMESPACE: &str = "lineup.surface.v1";
 
+/// The id the bridge draws for each document it runs in (`ready`'s `document`): 16 to 64
+/// lowercase hexadecimal digits. The page can post any id, so it tells documents apart for the
+/// page's own good only: a forged id can cost a page its own document, never anything else.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DocumentId(String);
+
+impl DocumentId {
+    /// The shortest and longest ids taken, in hexadecimal digits.
+    pub const LENGTHS: std::ops::RangeInclusive<usize> = 16..=64;
+
+    /// The id, if `text` is one.
+    ///
+    /// ```
+    /// use lineup_host_core::DocumentId;
+    /// assert!(DocumentId::parse("0123456789abcdef0123456789abcdef").is_some());
+    /// assert!(DocumentId::parse("0123").is_none());
+    /// assert!(DocumentId::parse("0123456789ABCDEF0123456789abcdef").is_none());
+    /// ```
+    pub fn parse(text: &str) -> Option<Self> {
+        (Self::LENGTHS.contains(&text.len())
+            && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| Self(text.to_owned()))
+    }
+
+    /// The id's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A validated message from a Surface page. It carries no instance id: the instance is the
 /// webview that received it (R-UI-6, R-SEC-4).
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeMessage {
-    /// The guest script has run; the Surface wants its state (R-UI-3).
-    Ready,
+    /// The guest script has run; the Surface wants its state (R-UI-3). `document` is the id
+    /// the bridge drew for the document it runs in: a second `ready` with the same id is a
+    /// duplicate (dropped and counted), one with another id without a commit is a document that
+    /// replaced the Surface's in place (R-SEC-2a).
+    Ready {
+        /// The document's id.
+        document: DocumentId,
+    },
     /// A user action (R-UI-6, R-UI-7).
     Event {
         /// The event name.
@@ -51,6 +87,8 @@ struct RawBridge<'a> {
     data: Option<&'a RawValue>,
     #[serde(borrow)]
     height: Option<&'a RawValue>,
+    #[serde(borrow)]
+    document: Option<&'a RawValue>,
     #[serde(rename = "kind", borrow)]
     diagnostic_kind: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -126,7 +164,22 @@ impl BridgeMessage {
             .field("namespace"));
         }
         match string_field(msg.kind, "type")?.as_str() {
-            "ready" => Ok(BridgeMessage::Ready),
+            "ready" => {
+                let text = string_field(msg.document, "document")?;
+                let document = DocumentId::parse(&text).ok_or_else(|| {
+                    refuse(
+                        "R-UI-10",
+                        format!(
+                            "document {:?} must be {} to {} lowercase hexadecimal digits",
+                            crate::ids::shorten(&text, 40),
+                            DocumentId::LENGTHS.start(),
+                            DocumentId::LENGTHS.end()
+                        ),
+                    )
+                    .field("document")
+                })?;
+                Ok(BridgeMessage::Ready { document })
+            }
             "close_attempt" => Ok(BridgeMessage::CloseAttempt),
             "event" => {
                 let name = string_field(msg.event, "event")?;

@@ -217,8 +217,11 @@ pub struct Stats {
     pub bridge_flooded: u64,
     /// Bridge events named `close` dropped: a page cannot forge a user close (R-UI-5).
     pub forged_close: u64,
-    /// Repeated `ready` messages ignored.
+    /// Repeated `ready` messages of one document, dropped (R-UI-10).
     pub duplicate_ready: u64,
+    /// `ready` messages from a document that replaced a Surface's in place without a
+    /// navigation; each had the Surface's own document loaded again (R-SEC-2a).
+    pub replaced_documents: u64,
     /// New main-frame documents after the first, in any Surface (R-UI-10).
     pub reloads: u64,
     /// Page diagnostics handed to the embedder (R-DIAG-1).

@@ -75,7 +75,7 @@ pub use apps::{
     AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface,
 };
 pub use breakout::Breakout;
-pub use bridge::{BridgeMessage, BRIDGE_NAMESPACE};
+pub use bridge::{BridgeMessage, DocumentId, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
 pub use capability::{
     unvouched_identity, Activity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord,

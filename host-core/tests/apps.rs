@@ -210,7 +210,7 @@ fn r_ui_9_open_by_id_serves_the_catalogs_bytes_and_lists_the_app() {
     assert_eq!(app.integrity, Some(app.bundle.digest()));
 
     // Declared events go up; undeclared ones are dropped and counted.
-    s.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready"}"#);
+    s.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}"#);
     let up = sent(&s.handle_bridge(&key, &event("refresh")));
     assert_eq!(of_type(&up, "ui.event").len(), 1);
     let fx = s.handle_bridge(&key, &event("exfiltrate"));

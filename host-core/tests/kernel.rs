@@ -71,7 +71,9 @@ fn bridge_event(event: &str, data: &str) -> String {
     )
 }
 
-const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready"}"#;
+const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}"#;
+/// A `ready` from another document.
+const READY_OTHER: &str = r#"{"namespace":"lineup.surface.v1","type":"ready","document":"fedcba9876543210fedcba9876543210"}"#;
 
 /// The `client.error` (or `app.result`) a refusal produced, as JSON.
 fn reply(effects: &[Effect]) -> Value {
@@ -742,13 +744,29 @@ fn r_ui_3_state_only_after_ready_and_patches_before_ready_coalesce() {
         }
         other => panic!("{other:?}"),
     }
-    // A second ready without a document commit delivers nothing, is counted, and has the
-    // Surface's own document loaded again (R-SEC-2a: the page replaced its document in place).
+    // A second ready of the same document delivers nothing, is counted, and changes nothing:
+    // a page saying ready twice is not a reload (R-UI-10).
+    for _ in 0..200 {
+        assert!(matches!(
+            s.handle_bridge(&key, READY).as_slice(),
+            [Effect::Dropped { .. }]
+        ));
+    }
+    assert_eq!(s.stats().duplicate_ready, 200);
+    assert_eq!(s.stats().reloads, 0);
+    // A ready of another document with no commit: a document that replaced the Surface's in
+    // place (a `javascript:` URL), which has its own document loaded again (R-SEC-2a).
     assert!(matches!(
-        s.handle_bridge(&key, READY).as_slice(),
+        s.handle_bridge(&key, READY_OTHER).as_slice(),
         [Effect::Dropped { .. }, Effect::RestoreDocument(k)] if *k == key
     ));
-    assert_eq!(s.stats().duplicate_ready, 1);
+    assert_eq!(s.stats().replaced_documents, 1);
+    // A ready without a document id is not the bridge's: refused, nothing changes.
+    let keyless = s.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready"}"#);
+    assert!(
+        matches!(keyless.as_slice(), [Effect::Dropped { error, .. }] if error.field.as_deref() == Some("document")),
+        "{keyless:?}"
+    );
 }
 
 #[test]
@@ -1129,7 +1147,7 @@ fn r_ui_10_a_reloaded_document_gets_the_current_state_exactly_once_after_its_rea
     // Exactly once: a second ready of the same document delivers nothing.
     assert!(matches!(
         s.handle_bridge(&key, READY).as_slice(),
-        [Effect::Dropped { .. }, Effect::RestoreDocument(_)]
+        [Effect::Dropped { .. }]
     ));
     assert_eq!(s.stats().reloads, 1);
 }

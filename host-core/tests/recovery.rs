@@ -29,7 +29,7 @@ impl FakeClock {
     }
 }
 
-const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready"}"#;
+const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}"#;
 
 fn session() -> (Session, FakeClock) {
     let clock = FakeClock::default();

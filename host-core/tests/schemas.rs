@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use jsonschema::{Draft, Registry, Validator};
 use lineup_host_core::{
-    decode, BridgeMessage, ErrorCode, InlineBundle, Limits, Message, ProtocolError, Risk, Status,
-    SurfaceSource,
+    decode, BridgeMessage, DocumentId, ErrorCode, InlineBundle, Limits, Message, ProtocolError,
+    Risk, Status, SurfaceSource,
 };
 use serde_json::{json, Value};
 
@@ -234,7 +234,9 @@ fn check_valid(name: &str, kind: Kind, bytes: &[u8]) -> Vec<String> {
             }
             if let Ok(decoded) = rust {
                 let expected = match value["type"].as_str() {
-                    Some("ready") => Some(BridgeMessage::Ready),
+                    Some("ready") => Some(BridgeMessage::Ready {
+                        document: DocumentId::parse(value["document"].as_str().unwrap()).unwrap(),
+                    }),
                     Some("event") => Some(BridgeMessage::Event {
                         event: value["event"].as_str().unwrap().try_into().unwrap(),
                         data: value["data"].clone().try_into().unwrap(),
@@ -807,7 +809,8 @@ fn generated_valid() -> Vec<(String, Kind, Value)> {
     out.push((
         "bridge ready with an ignored instance_id".into(),
         Kind::Bridge,
-        json!({"namespace": NAMESPACE, "type": "ready", "instance_id": "other"}),
+        json!({"namespace": NAMESPACE, "type": "ready", "instance_id": "other",
+               "document": "0123456789abcdef0123456789abcdef"}),
     ));
     out
 }
@@ -1072,7 +1075,9 @@ fn rust_only_refusals() {
         ),
         (
             "bridge message over 20 KiB",
-            json!({"namespace": NAMESPACE, "type": "ready", "pad": padding}).to_string(),
+            json!({"namespace": NAMESPACE, "type": "ready",
+                   "document": "0123456789abcdef0123456789abcdef", "pad": padding})
+            .to_string(),
         ),
         (
             "bridge duplicate key",

@@ -132,7 +132,7 @@ fn count_call(conversation: &str, call_id: &str) -> Vec<u8> {
     )
 }
 
-const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready"}"#;
+const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}"#;
 
 fn conversation(c: &str) -> ConversationId {
     ConversationId::try_from(c).unwrap()

@@ -11,7 +11,8 @@
 // Upstream messages, as strings:
 //   {"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<object>}
 //   {"namespace":"lineup.surface.v1","type":"resize","height":<number>}
-//   {"namespace":"lineup.surface.v1","type":"ready"}          (once, after the guest script ran)
+//   {"namespace":"lineup.surface.v1","type":"ready","document":<32 hex digits>}
+//                                                             (once, after the guest script ran)
 //   {"namespace":"lineup.surface.v1","type":"close_attempt"}  (each window.close(), R-UI-5)
 //   {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"console"|"error"|"rejection"|"csp",
 //    "level":"debug"|"log"|"info"|"warn"|"error","message":<text>,"source"?,"line"?,"column"?,
@@ -570,13 +571,35 @@
     );
   }
 
+  // A new id for each document this bridge runs in, drawn before any guest code: with it the
+  // host tells a second `ready` of this document (dropped) from a document that replaced this
+  // one in place (R-UI-10, R-SEC-2a).
+  var documentId = (function () {
+    var bytes = new Uint8Array(16);
+    var hex = '0123456789abcdef';
+    var out = '';
+    try {
+      win.crypto.getRandomValues(bytes);
+    } catch (ignored) {
+      for (var j = 0; j < 16; j++) {
+        bytes[j] = (Math.random() * 256) | 0;
+      }
+    }
+    for (var i = 0; i < 16; i++) {
+      out += hex[bytes[i] >> 4] + hex[bytes[i] & 15];
+    }
+    return out;
+  })();
+
   var readySent = false;
   function sendReady() {
     if (readySent) {
       return;
     }
     readySent = true;
-    send(message('ready'));
+    var m = message('ready');
+    m.document = documentId;
+    send(m);
   }
 
   var api = record();

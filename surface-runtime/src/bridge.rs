@@ -49,7 +49,8 @@ impl DeliveryKey {
     ///
     /// - `{"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<data or {}>}`
     /// - `{"namespace":"lineup.surface.v1","type":"resize","height":<number>}`
-    /// - `{"namespace":"lineup.surface.v1","type":"ready"}`, once per document, after the guest
+    /// - `{"namespace":"lineup.surface.v1","type":"ready","document":<id>}`, once per document
+    ///   (the id drawn anew for each document the bridge runs in), after the guest
     ///   script has run.
     ///
     /// The primitives it uses are captured before guest code runs, so a guest cannot change what

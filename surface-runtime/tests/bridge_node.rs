@@ -15,6 +15,37 @@ fn bridge_script() -> String {
     DeliveryKey::from_random_bytes(KEY).bridge_script()
 }
 
+/// What stands in [`EXPECTED`] for each document id a `ready` carried.
+const DOCUMENT: &str = "0123456789abcdef0123456789abcdef";
+
+/// `stdout` with each `ready`'s document id replaced by [`DOCUMENT`], once each id was checked
+/// to be 32 lowercase hex digits, drawn anew for each document (R-UI-10).
+fn with_documents_replaced(stdout: &str) -> String {
+    const FIELD: &str = r#""document":""#;
+    let mut seen = Vec::new();
+    let mut out = String::new();
+    let mut rest = stdout;
+    while let Some(at) = rest.find(FIELD) {
+        let (before, after) = rest.split_at(at + FIELD.len());
+        out.push_str(before);
+        let id = &after[..after.find('"').unwrap_or(after.len())];
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+            "document id {id:?}"
+        );
+        assert!(
+            !seen.contains(&id.to_owned()),
+            "document id {id} drawn twice"
+        );
+        seen.push(id.to_owned());
+        out.push_str(DOCUMENT);
+        rest = &after[id.len()..];
+    }
+    out.push_str(rest);
+    assert_eq!(seen.len(), 3, "{stdout}");
+    out
+}
+
 /// What reaches the host in each scenario of the harness, line by line: `webkit`/`ipc` lines are
 /// strings posted on that channel, `record` lines come from guest code, `reported` lines are
 /// subscriber errors rethrown from a timer.
@@ -27,7 +58,7 @@ record caught TypeError
 webkit {"namespace":"lineup.surface.v1","type":"resize","height":240}
 webkit {"namespace":"lineup.surface.v1","type":"event","event":"noData","data":{}}
 -- DOMContentLoaded, twice
-webkit {"namespace":"lineup.surface.v1","type":"ready"}
+webkit {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}
 -- state 21
 record first 21
 webkit {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"error","level":"error","message":"Error: subscriber threw"}
@@ -44,11 +75,11 @@ reported subscriber threw
 == ipc channel, document already loaded
 listeners 3
 ipc {"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"n":1}}
-ipc {"namespace":"lineup.surface.v1","type":"ready"}
+ipc {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}
 == no channel
 record no throw
 == bridge evaluated twice
-webkit {"namespace":"lineup.surface.v1","type":"ready"}
+webkit {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}
 == forged deliveries
 record key in sources false
 record state {"real":1}
@@ -94,7 +125,7 @@ fn r_ui_6_bridge_posts_exact_messages_despite_a_tampering_guest() {
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(stdout, EXPECTED);
+    assert_eq!(with_documents_replaced(&stdout), EXPECTED);
 }
 
 /// The bridge and the host's decoder agree: every message the bridge posted in the harness is one

@@ -213,7 +213,7 @@ impl Session {
             opener: env.sender,
             app: app.clone(),
             reopens: ReopenBudget::default(),
-            ready: false,
+            ready: None,
             state: state.unwrap_or_default(),
             documents: VecDeque::new(),
             committed: false,
@@ -288,7 +288,7 @@ impl Session {
             .ok_or_else(|| unknown_instance(&instance_id, UiPatch::TYPE))?;
         // R-UI-3: the patch replaces the whole state; before `ready`, only the latest is kept.
         entry.state = state;
-        if entry.ready {
+        if entry.ready.is_some() {
             fx.push(Effect::DeliverState {
                 key: SurfaceKey {
                     session: self.config.session_id,

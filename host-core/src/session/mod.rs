@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::apps::{refusal_error, reserved_error, Assets, CatalogRefusal};
-use crate::bridge::BridgeMessage;
+use crate::bridge::{BridgeMessage, DocumentId};
 use crate::capability::{Answer, Capabilities, Capability, CapabilitySetup, Out, Ticket};
 use crate::component::ComponentOpen;
 use crate::decode::decode;
@@ -46,7 +46,8 @@ struct Entry {
     app: InlineApp,
     /// Its reopens within `Limits::reopen_window` (R-UI-12).
     reopens: ReopenBudget,
-    ready: bool,
+    /// The document whose `ready` was taken since the last commit (R-UI-3, R-UI-10).
+    ready: Option<DocumentId>,
     state: JsonObject,
     /// When the main frame committed its recent documents, for the reload-loop bound (R-UI-10).
     documents: VecDeque<Duration>,
@@ -99,7 +100,7 @@ struct DiagnosticBudget {
 ///
 /// // The page says it is ready: it gets its state.
 /// let key = surface.key.clone();
-/// let effects = session.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready"}"#);
+/// let effects = session.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef"}"#);
 /// assert!(matches!(effects.as_slice(), [Effect::Ready(_), Effect::DeliverState { .. }]));
 /// ```
 pub struct Session {

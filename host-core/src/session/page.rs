@@ -33,7 +33,7 @@ impl Session {
             }
         };
         match message {
-            BridgeMessage::Ready => self.ready(key, &mut fx),
+            BridgeMessage::Ready { document } => self.ready(key, document, &mut fx),
             BridgeMessage::Event { event, data } => self.event(key, event, data, &mut fx),
             BridgeMessage::Resize { height } => fx.push(Effect::Resize {
                 key: key.clone(),
@@ -221,7 +221,7 @@ impl Session {
         self.next_generation += 1;
         entry.generation = generation;
         // A new page: it says `ready` and gets the state; its first commit is not a reload.
-        entry.ready = false;
+        entry.ready = None;
         entry.committed = false;
         entry.documents.clear();
         self.stats.reopened += 1;
@@ -301,7 +301,7 @@ impl Session {
             return;
         };
         if entry.committed {
-            entry.ready = false;
+            entry.ready = None;
             self.stats.reloads += 1;
             fx.push(Effect::Reloaded(key.clone()));
         }
@@ -375,29 +375,50 @@ impl Session {
         fx
     }
 
-    pub(super) fn ready(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) {
+    /// The page said `ready` from `document` (R-UI-3): the first since the last commit gets the
+    /// state. Another from the same document is dropped and counted, and changes nothing: a
+    /// page saying `ready` twice is not a reload (R-UI-10). One from another document without a
+    /// commit is a document that replaced the Surface's in place (a `javascript:` URL): the
+    /// Surface's own document is loaded again (R-SEC-2a), which counts as a reload.
+    pub(super) fn ready(&mut self, key: &SurfaceKey, document: DocumentId, fx: &mut Vec<Effect>) {
         let Some(entry) = self.surfaces.get_mut(&key.instance) else {
             return;
         };
-        if entry.ready {
-            self.stats.duplicate_ready += 1;
-            fx.push(Effect::Dropped {
-                key: key.clone(),
-                error: ProtocolError::new(
-                    ErrorCode::InvalidBridgeMessage,
-                    "R-UI-3",
-                    "ready was already received from this document; the surface's document is loaded again",
-                ),
-            });
-            fx.push(Effect::RestoreDocument(key.clone()));
-            return;
+        match &entry.ready {
+            Some(taken) if *taken == document => {
+                self.stats.duplicate_ready += 1;
+                fx.push(Effect::Dropped {
+                    key: key.clone(),
+                    error: ProtocolError::new(
+                        ErrorCode::InvalidBridgeMessage,
+                        "R-UI-10",
+                        "ready was already received from this document; dropped",
+                    )
+                    .field("type"),
+                });
+            }
+            Some(_) => {
+                self.stats.replaced_documents += 1;
+                fx.push(Effect::Dropped {
+                    key: key.clone(),
+                    error: ProtocolError::new(
+                        ErrorCode::InvalidBridgeMessage,
+                        "R-SEC-2a",
+                        "ready came from another document without a navigation; the surface's document is loaded again",
+                    )
+                    .field("document"),
+                });
+                fx.push(Effect::RestoreDocument(key.clone()));
+            }
+            None => {
+                entry.ready = Some(document);
+                fx.push(Effect::Ready(key.clone()));
+                fx.push(Effect::DeliverState {
+                    key: key.clone(),
+                    state: entry.state.clone(),
+                });
+            }
         }
-        entry.ready = true;
-        fx.push(Effect::Ready(key.clone()));
-        fx.push(Effect::DeliverState {
-            key: key.clone(),
-            state: entry.state.clone(),
-        });
     }
 
     pub(super) fn event(

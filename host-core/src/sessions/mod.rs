@@ -384,6 +384,7 @@ fn add(total: &mut Stats, more: &Stats) {
     total.bridge_flooded += more.bridge_flooded;
     total.forged_close += more.forged_close;
     total.duplicate_ready += more.duplicate_ready;
+    total.replaced_documents += more.replaced_documents;
     total.reloads += more.reloads;
     total.diagnostics += more.diagnostics;
     total.diagnostics_suppressed += more.diagnostics_suppressed;
