@@ -1,5 +1,8 @@
 //! `lineup bundle <folder>`: a bundle folder as a ready `ui.open` envelope (or `app` object) on
 //! stdout, its size against the limit and its integrity on stderr (R-UI-2, R-UI-2a, R-UI-6a).
+//! `lineup bundle FILE.json` of a standard component: `component.rs`.
+
+mod component;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,10 +13,11 @@ use lineup_authoring::{BundleFolder, OpenOptions};
 use lineup_host_core::{AppId, AppVersion, ConversationId, InstanceId, Limits, PartyId};
 
 /// Prints a bundle folder (`index.html`, `style.css`, `script.js`, optional `state.json`) as a
-/// ready `lineup.v1.ui.open` envelope, files inlined and `integrity` computed.
+/// ready `lineup.v1.ui.open` envelope, files inlined and `integrity` computed; or a standard
+/// component's `ui.open` payload (a JSON file with `component`), checked as the host checks it.
 #[derive(Debug, Args)]
 pub(crate) struct BundleArgs {
-    /// The folder.
+    /// The folder, or a JSON file holding a standard component's `ui.open` payload.
     folder: PathBuf,
     /// Print only the `app` object, not the whole envelope.
     #[arg(long)]
@@ -59,6 +63,25 @@ pub(crate) fn run(args: BundleArgs) -> ExitCode {
 }
 
 fn bundle(args: BundleArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(payload) = component::read(&args.folder)? {
+        if args.app_only || args.id.is_some() || args.name.is_some() || args.version.is_some() {
+            return Err(
+                "--app-only, --id, --name and --version are for a Surface's bundle folder; a \
+                 standard component has no app"
+                    .into(),
+            );
+        }
+        if args.state.is_some() {
+            return Err(
+                "--state is for a bundle folder; put a component's state in its file".into(),
+            );
+        }
+        let line = component::envelope(payload, &args.folder, &args)?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{line}")?;
+        stdout.flush()?;
+        return Ok(());
+    }
     let folder = BundleFolder::read(&args.folder)?;
     let mut options = OpenOptions::for_folder(&folder)?;
     if let Some(id) = args.instance_id {

@@ -107,3 +107,64 @@ fn r_ui_6a_a_syntax_error_in_the_script_is_refused_at_its_line_and_column() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A standard component's `ui.open` payload in a JSON file (R-STD-1, R-STD-3).
+fn component_file(name: &str, payload: &serde_json::Value) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lineup-bundle-components-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, payload.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn r_std_3_a_component_file_is_checked_as_the_host_checks_it() {
+    // The positive control: a confirm becomes a ready envelope, its instance id the file's name.
+    let good = component_file(
+        "deploy.ok.json",
+        &serde_json::json!({"component": {"id": "confirm", "version": "1",
+            "props": {"title": "Deploy to production?", "confirm_label": "Deploy"}}}),
+    );
+    let out = bundle(&good);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["type"], "lineup.v1.ui.open");
+    assert_eq!(envelope["payload"]["instance_id"], "deploy.ok");
+    assert_eq!(envelope["payload"]["component"]["id"], "confirm");
+
+    // Each refusal is the host's: the code, the exact field, the limit where one was hit.
+    for (name, payload, wants) in [
+        (
+            "dup.json",
+            serde_json::json!({"component": {"id": "choice", "version": "1", "props": {
+                "label": "Region", "options": [{"value": "eu", "label": "EU"},
+                                               {"value": "eu", "label": "Europe"}]}}}),
+            vec!["invalid_field", "payload.component.props.options.1.value"],
+        ),
+        (
+            "long.json",
+            serde_json::json!({"component": {"id": "input", "version": "1", "props": {
+                "label": "Title", "max_length": 3001}}}),
+            vec![
+                "invalid_field",
+                "payload.component.props.max_length",
+                "3000",
+            ],
+        ),
+        (
+            "chart.json",
+            serde_json::json!({"component": {"id": "chart", "version": "1"}}),
+            vec!["unsupported", "payload.component.id"],
+        ),
+    ] {
+        assert_plain_refusal(&bundle(&component_file(name, &payload)), &wants);
+    }
+    // A JSON file that opens no component is not taken for one.
+    let surface = component_file("app.json", &serde_json::json!({"app": {}}));
+    assert_plain_refusal(&bundle(&surface), &["component"]);
+}
