@@ -189,12 +189,17 @@ fn the_kiosk_fills_the_chosen_monitor_and_its_screen_is_never_empty() {
         v["type"] == "lineup.v1.client.inventory"
     });
     assert_eq!(inventory["conversation_id"], "lobby");
-    // R-STD-14: the kiosk renders no standard component, so it lists none.
-    assert_eq!(
-        inventory["payload"]["standard_components"],
-        serde_json::json!([]),
-        "{inventory}"
-    );
+    // R-STD-13, R-STD-14: the kiosk draws the standard components itself, so it lists the
+    // v1 catalog.
+    let listed = inventory["payload"]["standard_components"].to_string();
+    for id in [
+        "markdown", "text", "status", "progress", "alert", "confirm", "choice", "input", "form",
+    ] {
+        assert!(
+            listed.contains(&format!(r#""id":"{id}""#)),
+            "{id} in {listed}"
+        );
+    }
     sampler.wait_for(STANDBY, "the standby screen");
     // Undecorated and fullscreen: the standby colour reaches monitor 1's corners.
     for (cx, cy) in [

@@ -2,7 +2,8 @@
 //! (issue 30, items 1 and 2): each region's Surface paints its own colour inside its own
 //! rectangle only — after an open, after its web process is killed and it is reopened, and
 //! after the other Surface closes — and a region with no Surface shows the standby screen's
-//! background, never the toolkit's light grey.
+//! background, never the toolkit's light grey. Standard components go over the Surfaces: to the
+//! region naming their instance id, or to the top of the default region (R-STD-13).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -51,6 +52,39 @@ fn two_region_toml(dir: &Path) -> PathBuf {
     let path = dir.join("kiosk.toml");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A `lineup kiosk --stdio` on `display` with `config` and `extra` arguments, once it sent its
+/// inventory.
+struct Started {
+    kiosk: std::process::Child,
+    stdin: std::process::ChildStdin,
+    rx: std::sync::mpsc::Receiver<Value>,
+    x: X11,
+}
+
+fn start(display: &Display, config: &Path, extra: &[&str]) -> Started {
+    let mut kiosk = Command::new(lineup())
+        .args(["kiosk", "--stdio", "--config"])
+        .arg(config)
+        .args(extra)
+        .env("DISPLAY", &display.name)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = kiosk.stdin.take().unwrap();
+    let rx = lines(kiosk.stdout.take().unwrap());
+    let x = X11::connect_to(Some(&display.name)).unwrap();
+    wait_for(&rx, "inventory", |v| {
+        v["type"] == "lineup.v1.client.inventory"
+    });
+    Started {
+        kiosk,
+        stdin,
+        rx,
+        x,
+    }
 }
 
 /// A full-page Surface in `colour` that says `shown` after each state.
@@ -151,20 +185,12 @@ fn each_region_shows_its_own_surface_and_an_empty_region_the_standby_background(
     let display = Display::start();
     let dir = tempfile::tempdir().unwrap();
     let config = two_region_toml(dir.path());
-    let mut kiosk = Command::new(lineup())
-        .args(["kiosk", "--stdio", "--config"])
-        .arg(&config)
-        .env("DISPLAY", &display.name)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = kiosk.stdin.take().unwrap();
-    let rx = lines(kiosk.stdout.take().unwrap());
-    let x = X11::connect_to(Some(&display.name)).unwrap();
-    wait_for(&rx, "inventory", |v| {
-        v["type"] == "lineup.v1.client.inventory"
-    });
+    let Started {
+        mut kiosk,
+        mut stdin,
+        rx,
+        x,
+    } = start(&display, &config, &[]);
     wait_for_colour(&x, &MAIN_POINTS, STANDBY, "the standby screen");
 
     // The status strip first, alone: in its own rectangle; `main` stays the standby colour
@@ -229,6 +255,100 @@ fn each_region_shows_its_own_surface_and_an_empty_region_the_standby_background(
     assert!(status.success(), "{status}");
 }
 
+/// Whether `p` is none of the Surfaces' colours nor the standby background: a component's.
+fn neither(p: [u8; 3]) -> bool {
+    p != STANDBY && p != MAIN && p != STATUS
+}
+
+/// Waits until every one of `points` shows a component (see [`neither`]).
+fn wait_for_component(x: &X11, points: &[(i16, i16)], what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let seen: Vec<[u8; 3]> = points
+            .iter()
+            .map(|(px, py)| x.pixel(*px, *py).unwrap())
+            .collect();
+        if seen.iter().all(|p| neither(*p)) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: {seen:?} at {points:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn r_std_13_components_go_to_their_region_over_the_surfaces() {
+    let _screen = one_screen();
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = two_region_toml(dir.path());
+    let Started {
+        mut kiosk,
+        mut stdin,
+        rx,
+        x,
+    } = start(&display, &config, &[]);
+    send(&mut stdin, &open("open-1", "main", MAIN));
+    wait_for(&rx, "the main Surface's state", shown_by("main"));
+    wait_for_colour(&x, &MAIN_POINTS, MAIN, "the main Surface");
+
+    // `status-strip` is named by the status region: a component with that id goes there.
+    send(
+        &mut stdin,
+        &envelope(
+            "open-2",
+            "ui.open",
+            json!({"instance_id": "status-strip", "component": {"id": "status", "version": "1"},
+                   "state": {"status": "in_progress", "title": "Migrating"}}),
+        ),
+    );
+    wait_for_component(
+        &x,
+        &STATUS_POINTS[1..2],
+        "the status component in its region",
+    );
+    assert_colour(
+        &x,
+        &MAIN_POINTS[..1],
+        MAIN,
+        "main beside the status component",
+    );
+
+    // Another goes to the top of the default region, over the main Surface, whose pixels stay
+    // on screen below it.
+    send(
+        &mut stdin,
+        &envelope(
+            "open-3",
+            "ui.open",
+            json!({"instance_id": "note", "component": {"id": "text", "version": "1"},
+                   "state": {"text": "Back in five minutes."}}),
+        ),
+    );
+    wait_for_component(
+        &x,
+        &[(645, 5), (1270, 5)],
+        "the text component at main's top",
+    );
+    assert_colour(&x, &[(1275, 400)], MAIN, "main under the text component");
+
+    // The agent closes it: the Surface is uncovered, and nothing goes upstream (R-UI-5).
+    send(
+        &mut stdin,
+        &envelope("close-3", "ui.close", json!({"instance_id": "note"})),
+    );
+    wait_for_colour(
+        &x,
+        &[(645, 5), (1270, 5)],
+        MAIN,
+        "main after the component closed",
+    );
+
+    drop(stdin);
+    let status = kiosk.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
 /// Points inside the activity notice, which sits in the kiosk window's bottom left corner over
 /// the Surfaces (here the status strip), clear of its rounded corners and its text.
 const NOTICE_POINTS: [(i16, i16); 2] = [(652, 462), (700, 469)];
@@ -243,22 +363,17 @@ fn a_display_only_call_shows_the_notice_in_the_standby_colours() {
     let dir = tempfile::tempdir().unwrap();
     let config = two_region_toml(dir.path());
     let count = dir.path().join("runs.txt");
-    let mut kiosk = Command::new(lineup())
-        .args(["kiosk", "--stdio", "--config"])
-        .arg(&config)
-        .arg("--dangerous-test-capability")
-        .arg(&count)
-        .env("DISPLAY", &display.name)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = kiosk.stdin.take().unwrap();
-    let rx = lines(kiosk.stdout.take().unwrap());
-    let x = X11::connect_to(Some(&display.name)).unwrap();
-    wait_for(&rx, "inventory", |v| {
-        v["type"] == "lineup.v1.client.inventory"
-    });
+    let count_arg = count.to_str().unwrap();
+    let Started {
+        mut kiosk,
+        mut stdin,
+        rx,
+        x,
+    } = start(
+        &display,
+        &config,
+        &["--dangerous-test-capability", count_arg],
+    );
     send(&mut stdin, &open("open-1", "status-strip", STATUS));
     wait_for(&rx, "the status strip's state", shown_by("status-strip"));
     wait_for_colour(&x, &NOTICE_POINTS, STATUS, "the status strip, before");

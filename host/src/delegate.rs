@@ -3,7 +3,7 @@
 use std::fmt;
 
 use lineup_host_core::{
-    Activity, CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey,
+    Activity, CloseReason, ComponentKind, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey,
 };
 
 use lineup_webview_shell::page_text;
@@ -88,6 +88,55 @@ pub struct ChildSlot<'a> {
     /// The height the page last asked for with `LineUpSurface.resize`, clamped to
     /// `HostBuilder::resize_bounds`; `None` until it asks.
     pub requested_height: Option<u32>,
+}
+
+/// One standard component to place in the window of the child views, for
+/// [`HostDelegate::request_component_placement`] (R-STD-13). Components sit in a layer over the
+/// Surfaces' views: never under a Surface's pixels, whatever bounds they get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ComponentSlot<'a> {
+    /// The component instance.
+    pub key: &'a SurfaceKey,
+    /// Which component it is.
+    pub kind: ComponentKind,
+    /// Its place among the components shown in the window, in open order.
+    pub index: usize,
+    /// How many are shown.
+    pub count: usize,
+    /// The width of the window's content area, in logical pixels.
+    pub width: u32,
+    /// The height of the window's content area, in logical pixels.
+    pub height: u32,
+    /// Its content's height as its page measured it; `None` until it rendered.
+    pub content_height: Option<u32>,
+    /// The heights of the components before it in open order, each with a
+    /// [`COMPONENT_GAP`]: where it starts in a column of them all.
+    pub offset: u32,
+}
+
+/// The gap between two components in the default column, in logical pixels.
+pub const COMPONENT_GAP: u32 = 8;
+
+/// The width of the default column of components, in logical pixels (narrower windows: all of
+/// their width less the margins).
+pub const COMPONENT_COLUMN_WIDTH: u32 = 420;
+
+impl ComponentSlot<'_> {
+    /// The default place: a column of components at the right edge of the window,
+    /// [`COMPONENT_COLUMN_WIDTH`] wide, [`COMPONENT_GAP`] from its edges, each as tall as its
+    /// content (200 px until it rendered), in open order.
+    pub fn column(&self) -> Rect {
+        let width = COMPONENT_COLUMN_WIDTH.min(self.width.saturating_sub(2 * COMPONENT_GAP));
+        let x = self.width.saturating_sub(width + COMPONENT_GAP);
+        let y = COMPONENT_GAP.saturating_add(self.offset);
+        Rect {
+            x: i32::try_from(x).unwrap_or(0),
+            y: i32::try_from(y).unwrap_or(i32::MAX),
+            width: width.max(1),
+            height: self.content_height.unwrap_or(200).max(1),
+        }
+    }
 }
 
 /// Receives the host's notifications. Every method has a default that does nothing, so an
@@ -202,6 +251,15 @@ pub trait HostDelegate {
             bounds.height = height;
         }
         bounds
+    }
+
+    /// Where a standard component drawn by the built-in renderer goes when Surfaces are child
+    /// views ([`HostBuilder::child_views_in`](crate::HostBuilder::child_views_in)), in the same
+    /// window, over them (R-STD-13). The default is [`ComponentSlot::column`]; a kiosk places
+    /// them by instance id. Asked again whenever one opens, closes or changes height, and when
+    /// the window is resized.
+    fn request_component_placement(&mut self, slot: &ComponentSlot<'_>) -> Rect {
+        slot.column()
     }
 
     /// The isolation probe failed: no Surface will be served (R-SEC-8).

@@ -24,6 +24,7 @@ use lineup_webview_shell::{Contrast, ProbeStatus, ShellError, SurfaceView, Theme
 
 mod activity;
 mod builder;
+mod component_layout;
 mod components;
 mod engine;
 mod factory;
@@ -515,7 +516,7 @@ impl Host {
         }
         match event {
             WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
-                self.engine.views.relayout(self.engine.delegate.as_mut())
+                self.engine.relayout()
             }
             WindowEvent::CloseRequested if self.ignore_parent_close => {
                 tracing::info!("close request for the kiosk window ignored");

@@ -44,7 +44,10 @@ mod watchdog;
 #[cfg(feature = "tokio")]
 pub use capabilities::tokio_handler;
 pub use capabilities::{typed, CapabilityHandler, PermissionHook};
-pub use delegate::{ChildSlot, HostDelegate, NoDelegate, Refusal};
+pub use delegate::{
+    ChildSlot, ComponentSlot, HostDelegate, NoDelegate, Refusal, COMPONENT_COLUMN_WIDTH,
+    COMPONENT_GAP,
+};
 pub use host::{
     event_loop, ComponentRenderer, ComponentReply, DangerousHostBuilder, Declined, Host,
     HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle,

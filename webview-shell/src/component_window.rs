@@ -8,13 +8,16 @@ use std::time::{Duration, Instant};
 
 use lineup_host_core::{JsonObject, SafeMarkdown};
 use tao::event_loop::EventLoopWindowTarget;
+use tao::window::Window;
 
 use crate::component_snapshot::ComponentSnapshot;
 use crate::components::COMPONENT_STACK_TITLE;
 use crate::components::{update_script, ComponentAction, ComponentContent, ComponentOptions};
+use crate::config::Rect;
 use crate::error::ShellError;
 use crate::platform::{
     check_display, PlatformComponent, PlatformComponentProcess, PlatformComponentStack,
+    PlatformPlace,
 };
 
 /// One standard component shown by the host itself: a trusted, host-owned window apart from
@@ -55,7 +58,14 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
-        Self::create(target, None, None, content, options, Rc::new(on_action))
+        Self::create(
+            target,
+            None,
+            PlatformPlace::Own,
+            content,
+            options,
+            Rc::new(on_action),
+        )
     }
 
     /// [`ComponentWindow::new`], with the view in `process`: the web process this window shares
@@ -67,10 +77,11 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
+        let place = PlatformPlace::Own;
         Self::create(
             target,
             Some(process),
-            None,
+            place,
             content,
             options,
             Rc::new(on_action),
@@ -87,20 +98,45 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
+        let place = PlatformPlace::Stacked(&stack.platform);
         Self::create(
             target,
             Some(&stack.process),
-            Some(&stack.platform),
+            place,
             content,
             options,
             Rc::new(on_action),
         )
     }
 
+    /// [`ComponentWindow::new`], with the view in `parent` (an embedder's window, or the
+    /// kiosk's) at `bounds`, in logical pixels of its content area: in a layer over the
+    /// Surfaces' child views, so a component is never under a Surface's pixels (R-STD-13), in
+    /// `process` when given. The view does not take the keyboard when shown; its content's
+    /// height comes as [`ComponentAction::Resized`], for [`ComponentWindow::set_bounds`].
+    pub fn in_parent<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        parent: &Window,
+        bounds: Rect,
+        process: Option<&ComponentProcess>,
+        content: &ComponentContent,
+        options: &ComponentOptions,
+        on_action: impl Fn(ComponentAction) + 'static,
+    ) -> Result<Self, ShellError> {
+        let place = PlatformPlace::Child { parent, bounds };
+        Self::create(target, process, place, content, options, Rc::new(on_action))
+    }
+
+    /// Moves a view made by [`ComponentWindow::in_parent`] to `bounds` (restarting its guard
+    /// delay: what is under the pointer changed); nothing for a window.
+    pub fn set_bounds(&self, bounds: Rect) {
+        self.platform.set_bounds(bounds);
+    }
+
     fn create<T: 'static>(
         target: &EventLoopWindowTarget<T>,
         process: Option<&ComponentProcess>,
-        stack: Option<&PlatformComponentStack>,
+        place: PlatformPlace<'_>,
         content: &ComponentContent,
         options: &ComponentOptions,
         on_action: Rc<dyn Fn(ComponentAction)>,
@@ -108,7 +144,7 @@ impl ComponentWindow {
         let _ = target;
         check_display()?;
         let process = process.map(|p| &p.platform);
-        let platform = PlatformComponent::new(content, options, process, stack, on_action)?;
+        let platform = PlatformComponent::new(content, options, process, place, on_action)?;
         let state = JsonObject::try_from(serde_json::Value::Object(content.state.clone()))
             .unwrap_or_default();
         Ok(Self {

@@ -161,6 +161,14 @@ pub enum ComponentAction {
     Close,
     /// The view failed: its web process ended, or its document never rendered.
     Failed,
+    /// The content of a view in an embedder's window ([`ComponentWindow::in_parent`]) is now
+    /// `height` logical pixels tall: lay it out again. Not an answer; no other frame reports it.
+    ///
+    /// [`ComponentWindow::in_parent`]: crate::ComponentWindow::in_parent
+    Resized {
+        /// The content's height.
+        height: u32,
+    },
 }
 
 /// A message of the component document, parsed strictly; anything else is dropped.

@@ -41,6 +41,8 @@ pub(crate) struct HostConfig {
     pub(crate) data_dir: Option<PathBuf>,
     pub(crate) bundle_policy: String,
     pub(crate) max_surfaces: usize,
+    /// Whether the host renders the standard components itself (R-STD-13), in the regions.
+    pub(crate) standard_components: bool,
 }
 
 /// One `[[region]]`: a rectangle of the monitor, in percent, and which Surfaces go there.
@@ -164,6 +166,8 @@ struct HostTable {
     bundle_policy: Spanned<String>,
     #[serde(default = "default_max_surfaces")]
     max_surfaces: usize,
+    #[serde(default = "default_true")]
+    standard_components: bool,
 }
 
 impl Default for HostTable {
@@ -173,6 +177,7 @@ impl Default for HostTable {
             data_dir: None,
             bundle_policy: default_policy(),
             max_surfaces: default_max_surfaces(),
+            standard_components: true,
         }
     }
 }
@@ -183,6 +188,10 @@ fn default_client_id() -> String {
 
 fn default_policy() -> Spanned<String> {
     Spanned::new(0..0, "allow".to_owned())
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_max_surfaces() -> usize {
@@ -389,6 +398,7 @@ impl KioskConfig {
                 data_dir: host.data_dir,
                 bundle_policy: host.bundle_policy.into_inner(),
                 max_surfaces: host.max_surfaces,
+                standard_components: host.standard_components,
             },
         })
     }

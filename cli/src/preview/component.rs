@@ -160,6 +160,8 @@ fn answered(
         },
         ComponentAction::Draft(draft) => return Some(session.component_draft(key, &draft)),
         ComponentAction::Close | ComponentAction::Failed => return None,
+        // Only views in an embedder's window report their height.
+        ComponentAction::Resized { .. } => return Some(Vec::new()),
     };
     Some(session.component_answered(key, answer).unwrap_or_default())
 }

@@ -11,14 +11,17 @@ use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
 };
 use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::window::Window;
 use lineup_webview_shell::{
     ComponentAction, ComponentContent, ComponentOptions, ComponentStack, ComponentWindow,
 };
 use serde_json::Value;
 
+use super::component_layout::ChildComponents;
 use super::handle::EmbedderInput;
 use super::handle::HostEvent;
 use super::renderer::{ComponentRenderer, ComponentReply};
+use crate::delegate::HostDelegate;
 
 /// The components drawn when the built-in renderer is `builtin` and the embedder's is
 /// `renderer`: the whole v1 catalog with the built-in one, else what the embedder's supports.
@@ -72,6 +75,23 @@ pub(super) struct ComponentViews {
     renderer: Option<Box<dyn ComponentRenderer>>,
     /// The instances the embedder's renderer shows.
     drawn: HashSet<SurfaceKey>,
+    /// The built-in renderer's views in the window of the child views, when Surfaces are
+    /// child views.
+    children: ChildComponents,
+}
+
+/// What showing a component needs of the engine.
+pub(super) struct ShowContext<'a, T: 'static> {
+    /// The event loop.
+    pub(super) target: &'a EventLoopWindowTarget<T>,
+    /// For an embedder's reply.
+    pub(super) proxy: &'a EventLoopProxy<HostEvent>,
+    /// The desktop's contrast, read at each open (like a Surface's).
+    pub(super) high_contrast: bool,
+    /// The window of the child views, when Surfaces are child views: components go there.
+    pub(super) parent: Option<&'a Window>,
+    /// Where a component in `parent` goes.
+    pub(super) delegate: &'a mut dyn HostDelegate,
 }
 
 impl ComponentViews {
@@ -90,22 +110,29 @@ impl ComponentViews {
             stacks: HashMap::new(),
             renderer,
             drawn: HashSet::new(),
+            children: ChildComponents::default(),
         })
     }
 
     /// Carries out `effect` on the renderer of its instance (`views` `None`: no renderer),
-    /// making a new window's report sink with `sink` and an embedder's reply with `proxy`; a
-    /// new window gets the high-contrast look when `high_contrast` (read at each open, like a
-    /// Surface's). Returns the key of a component that could not be shown: its session closes
-    /// it with `renderer_failed` (R-STD-13).
+    /// making a new window's report sink with `sink` and an embedder's reply with `cx.proxy`;
+    /// a new window gets the high-contrast look when `cx.high_contrast`. With `cx.parent` the
+    /// built-in renderer's views go into that window, where `cx.delegate` places them; else a
+    /// conversation's stack in a window of its own. Returns the key of a component that could
+    /// not be shown: its session closes it with `renderer_failed` (R-STD-13).
     pub(super) fn carry_out<T: 'static>(
         views: Option<&mut Self>,
         effect: ComponentEffect,
-        target: &EventLoopWindowTarget<T>,
-        proxy: &EventLoopProxy<HostEvent>,
-        high_contrast: bool,
+        cx: ShowContext<'_, T>,
         sink: impl FnOnce(SurfaceKey) -> ReportSink,
     ) -> Option<SurfaceKey> {
+        let ShowContext {
+            target,
+            proxy,
+            high_contrast,
+            parent,
+            delegate,
+        } = cx;
         let Some(views) = views else {
             if let ComponentEffect::Show(shown) = effect {
                 tracing::warn!("component {}: no renderer; closed", shown.key);
@@ -137,15 +164,33 @@ impl ComponentViews {
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
                 let options = options.clone().with_high_contrast(high_contrast);
-                let stack = views.stack_of(shown.key.session);
-                let window = match stack {
-                    Some(stack) => {
-                        ComponentWindow::in_stack(target, &stack, &content, &options, report)
+                let window = if let Some(parent) = parent {
+                    let process = views.children.process_of(shown.key.session);
+                    let bounds = views
+                        .children
+                        .first_bounds(parent, &shown.key, shown.kind, delegate);
+                    ComponentWindow::in_parent(
+                        target,
+                        parent,
+                        bounds,
+                        process.as_ref(),
+                        &content,
+                        &options,
+                        report,
+                    )
+                } else {
+                    match views.stack_of(shown.key.session) {
+                        Some(stack) => {
+                            ComponentWindow::in_stack(target, &stack, &content, &options, report)
+                        }
+                        None => ComponentWindow::new(target, &content, &options, report),
                     }
-                    None => ComponentWindow::new(target, &content, &options, report),
                 };
                 match window {
                     Ok(window) => {
+                        if parent.is_some() {
+                            views.children.add(shown.key.clone(), shown.kind);
+                        }
                         views.windows.insert(shown.key, window);
                     }
                     Err(e) => {
@@ -180,6 +225,12 @@ impl ComponentViews {
                     views.drawn.remove(&key);
                 } else if views.windows.remove(&key).is_some() {
                     tracing::debug!("component {key}: hidden ({reason:?})");
+                    if views.children.holds(&key) {
+                        views.children.remove(&key);
+                        if let Some(parent) = parent {
+                            views.children.relayout(parent, &views.windows, delegate);
+                        }
+                    }
                     let session = key.session;
                     if !views.windows.keys().any(|k| k.session == session) {
                         views.stacks.remove(&session);
@@ -192,6 +243,25 @@ impl ComponentViews {
             | ComponentEffect::Restore { .. } => {}
         }
         None
+    }
+
+    /// The content of child component `key` is `height` tall: the components in `parent` are
+    /// laid out again.
+    pub(super) fn resized(
+        &mut self,
+        key: &SurfaceKey,
+        height: u32,
+        parent: &Window,
+        delegate: &mut dyn HostDelegate,
+    ) {
+        if self.children.resized(key, height) {
+            self.children.relayout(parent, &self.windows, delegate);
+        }
+    }
+
+    /// Lays the components in `parent` out again (the window was resized).
+    pub(super) fn relayout(&self, parent: &Window, delegate: &mut dyn HostDelegate) {
+        self.children.relayout(parent, &self.windows, delegate);
     }
 
     /// The instances the built-in renderer shows now.
@@ -255,6 +325,8 @@ impl ComponentViews {
             ComponentAction::Close => ComponentInput::Closed,
             ComponentAction::Draft(draft) => ComponentInput::Draft(draft),
             ComponentAction::Failed => ComponentInput::Failed,
+            // Layout, not input: the engine lays the view out again.
+            ComponentAction::Resized { .. } => return None,
         })
     }
 

@@ -18,7 +18,7 @@ use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
 use super::activity::ActivityNotices;
 use super::builder::OutboundFn;
-use super::components::{ComponentViews, ReportSink};
+use super::components::{ComponentViews, ReportSink, ShowContext};
 use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
@@ -383,6 +383,15 @@ impl Engine {
         }
     }
 
+    /// Lays the child views out again, Surfaces and the components over them (the window of
+    /// the child views was resized).
+    pub(super) fn relayout(&mut self) {
+        self.views.relayout(self.delegate.as_mut());
+        if let (Some(views), Some(parent)) = (self.components.as_ref(), self.views.parent()) {
+            views.relayout(parent, self.delegate.as_mut());
+        }
+    }
+
     /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
     /// session reopens the Surface within its budget, or closes it and tells the agent; with
     /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
@@ -510,10 +519,14 @@ impl Engine {
                 }
             })
         };
-        let high_contrast = self.views.high_contrast();
-        let views = self.components.as_mut();
-        let failed =
-            ComponentViews::carry_out(views, effect, target, &self.proxy, high_contrast, sink);
+        let cx = ShowContext {
+            target,
+            proxy: &self.proxy,
+            high_contrast: self.views.high_contrast(),
+            parent: self.views.parent(),
+            delegate: self.delegate.as_mut(),
+        };
+        let failed = ComponentViews::carry_out(self.components.as_mut(), effect, cx, sink);
         if let Some(key) = failed {
             self.page_input(&key, PageInput::ComponentFailed, target);
         }
@@ -544,6 +557,12 @@ impl Engine {
         action: ComponentAction,
         target: &EventLoopWindowTarget<HostEvent>,
     ) {
+        if let ComponentAction::Resized { height } = action {
+            if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
+                views.resized(&key, height, parent, self.delegate.as_mut());
+            }
+            return;
+        }
         let views = self.components.as_ref();
         if let Some(input) = views.and_then(|v| v.input_of(&key, action)) {
             self.page_input(&key, input.page_input(), target);

@@ -533,6 +533,14 @@ impl Views {
         }
     }
 
+    /// The window of the child views, when Surfaces are child views.
+    pub(super) fn parent(&self) -> Option<&lineup_webview_shell::tao::window::Window> {
+        match &self.layout {
+            Layout::Children(parent) => Some(parent),
+            _ => None,
+        }
+    }
+
     /// Whether `window_id` is the parent window that holds the child views.
     pub(super) fn is_parent(&self, window_id: WindowId) -> bool {
         matches!(&self.layout, Layout::Children(parent) if parent.id() == window_id)

@@ -6,6 +6,8 @@
 //! `renderer_failed` when the built-in renderer is off.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
+mod child;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -27,6 +29,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_16_an_embedders_renderer_answers_via_embedder_once_per_round_after_a_recheck",
         answers,
+    );
+    h.run(
+        "r_std_13_components_sit_over_the_surfaces_in_the_embedders_window_and_take_their_own_input",
+        child::in_the_window,
     );
     h.finish();
 }

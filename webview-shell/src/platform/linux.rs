@@ -42,6 +42,7 @@ mod features;
 mod guard;
 mod handlers;
 mod harden;
+mod layers;
 mod network;
 mod notice;
 mod processes;
@@ -54,7 +55,7 @@ mod trusted;
 mod watchdog;
 
 pub(crate) use component_stack::ComponentStack as PlatformComponentStack;
-pub(crate) use components::PlatformComponent;
+pub(crate) use components::{PlatformComponent, PlatformPlace};
 pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::PlatformPrompt;
@@ -67,6 +68,7 @@ use events::{push, EventQueue};
 use features::{feature_enabled, set_feature_enabled};
 use handlers::disconnect_all_handlers;
 use harden::{harden, termination_words};
+use layers::child_container;
 pub(crate) use network::refuse_all_network;
 
 use crate::config::{Placement, Rect, Theme, ViewConfig};
@@ -581,28 +583,6 @@ fn wry_builder<'a>(
                 push(&ipc, ViewEvent::Ipc(body));
             }
         })
-}
-
-/// The `gtk::Fixed` child views of `parent` live in, added to its default vbox the first time;
-/// under the standby screen's `gtk::Overlay` when there is one.
-fn child_container(parent: &Window) -> Result<gtk::Fixed, ShellError> {
-    let vbox = parent.default_vbox().ok_or(ShellError::NoContainer)?;
-    if let Some(fixed) =
-        vbox.children()
-            .into_iter()
-            .find_map(|child| match child.downcast::<gtk::Overlay>() {
-                Ok(overlay) => overlay
-                    .child()
-                    .and_then(|c| c.downcast::<gtk::Fixed>().ok()),
-                Err(child) => child.downcast::<gtk::Fixed>().ok(),
-            })
-    {
-        return Ok(fixed);
-    }
-    let fixed = gtk::Fixed::new();
-    vbox.pack_start(&fixed, true, true, 0);
-    fixed.show();
-    Ok(fixed)
 }
 
 fn wry_rect(bounds: Rect) -> wry::Rect {

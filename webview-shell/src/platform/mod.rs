@@ -11,7 +11,8 @@ pub use linux::{apply_theme, check_display, desktop_high_contrast};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
-    PlatformComponentStack, PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
+    PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPrompt, PlatformStandby,
+    PlatformView,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -23,5 +24,6 @@ pub use unsupported::{apply_theme, check_display, desktop_high_contrast};
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
-    PlatformComponentStack, PlatformNotice, PlatformPrompt, PlatformStandby, PlatformView,
+    PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPrompt, PlatformStandby,
+    PlatformView,
 };

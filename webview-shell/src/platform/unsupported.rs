@@ -166,6 +166,21 @@ impl PlatformComponentStack {
     }
 }
 
+/// Where a new component's view goes (the Linux variants; none is built here).
+pub(crate) enum PlatformPlace<'a> {
+    /// A window of its own.
+    Own,
+    /// A stack window.
+    Stacked(&'a PlatformComponentStack),
+    /// An embedder's window.
+    Child {
+        /// The window.
+        parent: &'a tao::window::Window,
+        /// Where.
+        bounds: crate::config::Rect,
+    },
+}
+
 /// Never constructed.
 pub(crate) struct PlatformComponent {
     never: Infallible,
@@ -176,7 +191,7 @@ impl PlatformComponent {
         _content: &crate::components::ComponentContent,
         _options: &crate::components::ComponentOptions,
         _process: Option<&PlatformComponentProcess>,
-        _stack: Option<&PlatformComponentStack>,
+        _place: PlatformPlace<'_>,
         _on_action: std::rc::Rc<dyn Fn(crate::components::ComponentAction)>,
     ) -> Result<Self, ShellError> {
         Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
@@ -194,6 +209,10 @@ impl PlatformComponent {
     }
 
     pub(crate) fn is_shown(&self) -> bool {
+        match self.never {}
+    }
+
+    pub(crate) fn set_bounds(&self, _bounds: crate::config::Rect) {
         match self.never {}
     }
 

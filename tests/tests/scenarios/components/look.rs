@@ -2,6 +2,8 @@
 //! roles and names (R-STD-12), and no handler, link, source, class or style from hostile text,
 //! nor any request from an image or link in a Markdown sink (R-STD-10).
 
+use std::time::Duration;
+
 use lineup_host::{apply_theme, ComponentOptions, SnapshotElement, Theme};
 use lineup_host_core::ComponentKind;
 use lineup_tests::canary::Canary;
@@ -65,9 +67,14 @@ pub(super) fn themed(h: &mut Harness, x: &X11) -> Outcome {
                 snapshot.accent
             );
             let (ox, oy) = x.window_origin(xid).map_err(|e| e.to_string())?;
+            // The window maps once the page rendered; its first frame may follow a moment later.
+            let painted = h.wait_for(Duration::from_secs(5), || {
+                x.pixel(ox + 3, oy + 3)
+                    .is_ok_and(|p| near(p, background, 2))
+            });
             let pixel = x.pixel(ox + 3, oy + 3).map_err(|e| e.to_string())?;
             ensure!(
-                near(pixel, background, 2),
+                painted,
                 "{theme:?} {kind}: the screen shows {pixel:?} where the background is"
             );
             if let Some(id) = accent_element(kind) {

@@ -16,7 +16,7 @@ use gtk::prelude::*;
 use lineup_host_core::InputKind;
 
 use super::component_stack::{ComponentStack, Stacked};
-use super::guard::{connect, connect_view, Guard, GuardedWindow};
+use super::guard::{connect, connect_child, connect_view, Guard, GuardedWindow};
 use super::shared_trusted::SharedTrusted;
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::component_snapshot::{parse_snapshot, ComponentSnapshot, SNAPSHOT_JS};
@@ -25,6 +25,7 @@ use crate::components::{
     ComponentContent, ComponentOptions, PageMessage, CREDIT_LIFETIME, LOCK_SCRIPT,
     MAX_COMPONENT_MESSAGE_BYTES,
 };
+use crate::config::Rect;
 use crate::error::ShellError;
 
 /// How long the document may take to render before the window reports a failure.
@@ -44,12 +45,35 @@ pub(crate) struct PlatformComponent {
     state: Rc<ComponentState>,
 }
 
+/// Where a new component's view goes.
+pub(crate) enum PlatformPlace<'a> {
+    /// A window of its own.
+    Own,
+    /// Its conversation's stack window (R-STD-13).
+    Stacked(&'a ComponentStack),
+    /// The components' layer of an embedder's (or the kiosk's) window, over its Surfaces'
+    /// child views, at `bounds` (R-STD-13).
+    Child {
+        /// The window.
+        parent: &'a tao::window::Window,
+        /// Where, in logical pixels of its content area.
+        bounds: Rect,
+    },
+}
+
 /// Where a component's view is.
 enum Frame {
     /// A window of its own.
     Own(gtk::Window),
     /// Its conversation's stack window.
     Stacked(ComponentStack),
+    /// The components' layer of an embedder's window.
+    Child {
+        layer: gtk::Fixed,
+        toplevel: gtk::Window,
+        /// The toplevel's handler that restarts the guard on a map or a focus.
+        handler: RefCell<Option<glib::SignalHandlerId>>,
+    },
 }
 
 struct ComponentState {
@@ -78,7 +102,7 @@ impl PlatformComponent {
         content: &ComponentContent,
         options: &ComponentOptions,
         process: Option<&SharedTrusted>,
-        stack: Option<&ComponentStack>,
+        place: PlatformPlace<'_>,
         on_action: ActionSink,
     ) -> Result<Self, ShellError> {
         let token = match process {
@@ -100,9 +124,22 @@ impl PlatformComponent {
             }
             _ => TrustedView::new(document, MAX_COMPONENT_MESSAGE_BYTES, on_event)?,
         };
-        let frame = match stack {
-            Some(stack) => Frame::Stacked(stack.clone()),
-            None => {
+        let frame = match place {
+            PlatformPlace::Stacked(stack) => Frame::Stacked(stack.clone()),
+            PlatformPlace::Child { parent, bounds } => {
+                use tao::platform::unix::WindowExtUnix;
+                let layer = super::layers::component_layer(parent)?;
+                let widget = view.widget();
+                layer.put(widget, bounds.x, bounds.y);
+                widget.set_size_request(clamp(bounds.width), clamp(bounds.height));
+                let toplevel = parent.gtk_window().clone().upcast::<gtk::Window>();
+                Frame::Child {
+                    layer,
+                    toplevel,
+                    handler: RefCell::new(None),
+                }
+            }
+            PlatformPlace::Own => {
                 let window = gtk::Window::new(gtk::WindowType::Toplevel);
                 window.set_title(&component_window_title(content.kind));
                 window.set_default_size(WIDTH, HEIGHT);
@@ -136,6 +173,10 @@ impl PlatformComponent {
                 stack.add(&state, HEIGHT);
                 connect_view(&state);
             }
+            Frame::Child { handler, .. } => {
+                connect_view(&state);
+                handler.replace(Some(connect_child(&state)));
+            }
         }
         watch_render(&state);
         Ok(Self { state })
@@ -147,6 +188,11 @@ impl PlatformComponent {
     }
 
     /// Whether the window is shown.
+    /// Moves a child view to `bounds`; nothing for another frame.
+    pub(crate) fn set_bounds(&self, bounds: Rect) {
+        self.state.set_bounds(bounds);
+    }
+
     pub(crate) fn is_shown(&self) -> bool {
         self.state.shown.get() && !self.state.ended.get()
     }
@@ -248,18 +294,45 @@ impl ComponentState {
                 self.guard.restart("shown");
             }
             Frame::Stacked(stack) => stack.show(self.view.widget()),
+            // Shown where the embedder placed it, without taking the keyboard from the app:
+            // the user clicks or tabs into it.
+            Frame::Child { .. } => {
+                self.view.widget().show();
+                self.guard.restart("shown");
+            }
         }
     }
 
-    /// A stacked view takes its content's height (in CSS pixels, as the page measured it).
+    /// Moves a child view to `bounds`; nothing for another frame.
+    fn set_bounds(&self, bounds: Rect) {
+        if let Frame::Child { layer, .. } = &self.frame {
+            let widget = self.view.widget();
+            layer.move_(widget, bounds.x, bounds.y);
+            widget.set_size_request(clamp(bounds.width), clamp(bounds.height));
+            // What is under the pointer moved (R-STD-8 (b)).
+            self.guard.restart("moved");
+        }
+    }
+
+    /// A stacked view takes its content's height (in CSS pixels, as the page measured it);
+    /// a child view's is reported, for the host to lay it out again.
     fn resize(&self, height: Option<f64>) {
-        if let (Frame::Stacked(stack), Some(height)) = (&self.frame, height) {
-            if height.is_finite() {
-                // Whole pixels within the stack's bounds: the cast cannot overflow.
-                #[allow(clippy::cast_possible_truncation)]
-                let height = height.clamp(MIN_STACKED_HEIGHT, MAX_STACKED_HEIGHT) as i32;
-                stack.resize(self.view.widget(), height);
+        let Some(height) = height.filter(|h| h.is_finite()) else {
+            return;
+        };
+        // Whole pixels within the bounds: the cast cannot overflow.
+        #[allow(clippy::cast_possible_truncation)]
+        let height = height.clamp(MIN_STACKED_HEIGHT, MAX_STACKED_HEIGHT) as i32;
+        match &self.frame {
+            Frame::Stacked(stack) => stack.resize(self.view.widget(), height),
+            Frame::Child { .. } => {
+                if !self.ended.get() {
+                    let height = u32::try_from(height).unwrap_or(0);
+                    let sink = Rc::clone(&self.on_action);
+                    glib::idle_add_local_once(move || sink(ComponentAction::Resized { height }));
+                }
             }
+            Frame::Own(_) => {}
         }
     }
 
@@ -278,6 +351,7 @@ impl ComponentState {
         match &self.frame {
             Frame::Own(window) => window.hide(),
             Frame::Stacked(stack) => stack.remove(self.view.widget()),
+            Frame::Child { .. } => self.view.widget().hide(),
         }
     }
 
@@ -365,6 +439,16 @@ impl Drop for ComponentState {
                 unsafe { window.destroy() };
             }
             Frame::Stacked(stack) => stack.remove(self.view.widget()),
+            Frame::Child {
+                layer,
+                toplevel,
+                handler,
+            } => {
+                if let Some(handler) = handler.take() {
+                    toplevel.disconnect(handler);
+                }
+                layer.remove(self.view.widget());
+            }
         }
     }
 }
@@ -374,6 +458,7 @@ impl GuardedWindow for ComponentState {
         match &self.frame {
             Frame::Own(window) => window,
             Frame::Stacked(stack) => stack.window(),
+            Frame::Child { toplevel, .. } => toplevel,
         }
     }
 
@@ -408,6 +493,11 @@ impl GuardedWindow for ComponentState {
     fn on_touch(&self, event: &gdk::Event) -> glib::Propagation {
         self.touch(event)
     }
+}
+
+/// A size in logical pixels as GTK takes it.
+fn clamp(value: u32) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
 }
 
 /// Whether `event` is one of the Enter keys.

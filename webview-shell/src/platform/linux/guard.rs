@@ -118,6 +118,24 @@ pub(super) fn connect_window<S: GuardedWindow>(state: &Rc<S>) {
     });
 }
 
+/// Connects the signals of a view in an embedder's window: keys on the view itself (the window's
+/// other widgets keep theirs), and the toplevel's map and focus, which restart the guard. Returns
+/// the toplevel's handler, to be disconnected when the view goes.
+pub(super) fn connect_child<S: GuardedWindow>(state: &Rc<S>) -> glib::SignalHandlerId {
+    let with = through(state);
+    let view = state.view();
+    let w = with.clone();
+    view.connect_key_press_event(move |_, e| w(&|s| s.on_key_press(e)));
+    let w = with.clone();
+    view.connect_key_release_event(move |_, e| w(&|s| s.on_key_release(e)));
+    state.window().connect_event(move |_, e| {
+        with(&|s| {
+            s.on_window_event(e);
+            glib::Propagation::Proceed
+        })
+    })
+}
+
 /// Connects the view's pointer and touch signals of `state`.
 pub(super) fn connect_view<S: GuardedWindow>(state: &Rc<S>) {
     let with = through(state);

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use gtk::glib;
 use gtk::prelude::*;
-use tao::platform::unix::WindowExtUnix;
 use tao::window::Window;
 use webkit2gtk::WebViewExt as _;
 
@@ -55,11 +54,7 @@ impl PlatformStandby {
             f64::from(b) / 255.0,
             1.0,
         ));
-        let vbox = parent.default_vbox().ok_or(ShellError::NoContainer)?;
-        let fixed = super::child_container(parent)?;
-        vbox.remove(&fixed);
-        let overlay = gtk::Overlay::new();
-        overlay.add(&fixed);
+        let overlay = super::layers::overlay_of(parent)?;
         overlay.add_overlay(view.widget());
         let indicator = indicator(screen);
         overlay.add_overlay(&indicator);
@@ -68,8 +63,9 @@ impl PlatformStandby {
         let notice = label(screen, gtk::Align::Start, gtk::Align::End);
         overlay.add_overlay(&notice);
         overlay.set_overlay_pass_through(&notice, true);
-        vbox.pack_start(&overlay, true, true, 0);
-        overlay.show_all();
+        // Not `show_all`: the components' layer shows only the views of shown components.
+        view.widget().show();
+        indicator.show_all();
         indicator.hide();
         notice.hide();
         Ok(Self {
