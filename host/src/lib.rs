@@ -59,7 +59,7 @@ pub use lineup_builtins::{
 };
 pub use lineup_webview_shell::{
     apply_theme, component_window_title, desktop_high_contrast, imitates_consent_prompt,
-    kiosk_window, language_from_environment, monitors, on_terminate, risk_in_words,
+    kiosk_window, language_from_environment, monitors, native, on_terminate, risk_in_words,
     skip_absent_a11y_bus, surface_window_title, tao, ArgumentLine, ChooseFile, ComponentAction,
     ComponentContent, ComponentOptions, ComponentProcess, ComponentSnapshot, ComponentStack,
     ComponentWindow, ConsentAnswer, ConsentHandle, ConsentPrompt, Contrast, CursorHider,

@@ -135,6 +135,15 @@ pub use title::{
 };
 pub use view::SurfaceView;
 
-/// The windowing and event-loop library the platform layer is built on, for embedders that
-/// make their own windows and event loop.
+/// The windowing and event-loop library the platform layer is built on (tao 0.37), for
+/// embedders that make their own windows and event loop.
 pub use tao;
+
+/// The native toolkit the windows and views are made of, for an embedder's own widgets beside
+/// them (say, an embedder's renderer of standard components, R-STD-16): on Linux, `native::gtk`
+/// is GTK 3 through the `gtk` crate 0.18, the one tao's `default_vbox` and WebKitGTK use.
+/// Elsewhere it is empty.
+pub mod native {
+    #[cfg(target_os = "linux")]
+    pub use gtk;
+}
