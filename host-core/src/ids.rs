@@ -399,6 +399,41 @@ pub enum Status {
     Failed,
 }
 
+impl fmt::Display for Risk {
+    /// The protocol's spelling, as [`Risk::as_str`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Status {
+    /// The status as the protocol writes it (`completed`, `rejected`, `cancelled`, `expired`,
+    /// `unsupported`, `failed`), for messages and logs.
+    ///
+    /// ```
+    /// use lineup_host_core::Status;
+    /// assert_eq!(Status::Rejected.as_str(), "rejected");
+    /// assert_eq!(Status::Expired.to_string(), "expired");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Completed => "completed",
+            Status::Rejected => "rejected",
+            Status::Cancelled => "cancelled",
+            Status::Expired => "expired",
+            Status::Unsupported => "unsupported",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    /// The protocol's spelling, as [`Status::as_str`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The sender or target of an envelope: `{kind, id}` (R-ENV-1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Party {
@@ -411,6 +446,32 @@ pub struct Party {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn r_cap_2_r_cap_4_status_and_risk_are_spelled_as_on_the_wire() {
+        for status in [
+            Status::Completed,
+            Status::Rejected,
+            Status::Cancelled,
+            Status::Expired,
+            Status::Unsupported,
+            Status::Failed,
+        ] {
+            let wire = serde_json::to_value(status).unwrap_or_default();
+            assert_eq!(wire, status.as_str(), "{status:?}");
+            assert_eq!(status.to_string(), status.as_str());
+        }
+        for risk in [
+            Risk::DisplayOnly,
+            Risk::UserConfirmation,
+            Risk::SystemPermission,
+            Risk::Restricted,
+        ] {
+            let wire = serde_json::to_value(risk).unwrap_or_default();
+            assert_eq!(wire, risk.as_str(), "{risk:?}");
+            assert_eq!(risk.to_string(), risk.as_str());
+        }
+    }
 
     #[test]
     fn r_ui_1_instance_id_bounds() {

@@ -276,6 +276,14 @@ impl Host {
         Ok(())
     }
 
+    /// Ends every session as a shutdown does: each Surface's view closes (nothing goes
+    /// upstream), waiting capability calls are cancelled and their records finished. For an
+    /// embedder that drives the host from its own loop ([`Host::handle_event`]) and tears down
+    /// there; dropping the host does it too. Calling it again does nothing more.
+    pub fn close_all(&mut self) {
+        self.engine.close_all();
+    }
+
     /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
     /// Other threads use [`HostHandle::send_inbound`] instead.
     pub fn handle_inbound(&mut self, bytes: &[u8], target: &EventLoopWindowTarget<HostEvent>) {
@@ -530,5 +538,12 @@ impl Host {
             }
             _ => {}
         }
+    }
+}
+
+impl Drop for Host {
+    /// [`Host::close_all`]: an embedder's own loop tears down by dropping the host.
+    fn drop(&mut self) {
+        self.engine.close_all();
     }
 }

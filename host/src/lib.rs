@@ -34,9 +34,11 @@
 #![forbid(unsafe_code)]
 
 mod capabilities;
+mod clock;
 #[cfg(test)]
 mod debug_tests;
 mod delegate;
+mod envelopes;
 mod host;
 mod standby_rule;
 mod watchdog;
@@ -44,10 +46,12 @@ mod watchdog;
 #[cfg(feature = "tokio")]
 pub use capabilities::tokio_handler;
 pub use capabilities::{typed, CapabilityHandler, PermissionHook};
+pub use clock::TimestampExt;
 pub use delegate::{
     ChildSlot, ComponentSlot, HostDelegate, NoDelegate, Refusal, COMPONENT_COLUMN_WIDTH,
     COMPONENT_GAP,
 };
+pub use envelopes::AgentEnvelopes;
 pub use host::{
     event_loop, ComponentRenderer, ComponentReply, DangerousHostBuilder, Declined, Host,
     HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle,

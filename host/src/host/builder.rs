@@ -465,8 +465,15 @@ impl HostBuilder {
         self
     }
 
-    /// Puts every Surface as a child view inside `parent`, a window the embedder owns, at the
-    /// bounds [`HostDelegate::request_child_bounds`] returns; re-laid out when `parent` resizes.
+    /// Puts every Surface as a child view inside `parent`, a window the embedder owns, where
+    /// [`HostDelegate::request_child_placement`] says (by default equal columns from
+    /// [`HostDelegate::request_child_bounds`], each with the height its page asked for); laid
+    /// out again when `parent` resizes. The views live in a `gtk::Fixed` the host packs into
+    /// tao's `default_vbox` of `parent` (under a `gtk::Overlay` once there are standard
+    /// components or a standby screen), which expands to the space the vbox's other children
+    /// leave: an app's own widgets packed into that vbox (not expanding) keep their natural
+    /// size beside the views. With the built-in renderer on, standard components join the
+    /// Surfaces there, over them ([`HostDelegate::request_component_placement`], R-STD-13).
     pub fn child_views_in(mut self, parent: Rc<Window>) -> Self {
         self.layout = Layout::Children(parent);
         self

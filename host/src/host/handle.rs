@@ -285,6 +285,23 @@ impl HostHandle {
         self.send(Inner::StandbyIndicator(text))
     }
 
+    /// Hands the host a typed envelope, as an agent would send it: serialized and then checked
+    /// exactly like [`HostHandle::send_inbound`]'s bytes (nothing typed skips a check).
+    /// [`AgentEnvelopes`](crate::AgentEnvelopes) fills in its id, conversation and sender.
+    pub fn send_envelope<P: lineup_host_core::Payload>(
+        &self,
+        envelope: &lineup_host_core::Envelope<P>,
+    ) -> Result<(), HostClosed> {
+        match serde_json::to_vec(envelope) {
+            Ok(bytes) => self.send_inbound(bytes),
+            Err(e) => {
+                // Not reached for the protocol's payloads; the host would refuse empty input.
+                tracing::error!("an envelope did not serialize: {e}");
+                self.send_inbound(Vec::new())
+            }
+        }
+    }
+
     /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)

@@ -34,22 +34,39 @@ fn accent_element(kind: ComponentKind) -> Option<&'static str> {
 }
 
 pub(super) fn themed(h: &mut Harness, x: &X11) -> Outcome {
+    // Light and dark, each regular and high contrast (§5 check 15).
     let themes = [
         (
             Theme::Light,
+            false,
             [0xff, 0xff, 0xff],
             [0x0a, 0x66, 0xd8],
             "#0a66d8",
         ),
         (
             Theme::Dark,
+            false,
             [0x1e, 0x1f, 0x22],
             [0x5e, 0xa1, 0xff],
             "#5ea1ff",
         ),
+        (
+            Theme::Light,
+            true,
+            [0xff, 0xff, 0xff],
+            [0x00, 0x00, 0xc0],
+            "#0000c0",
+        ),
+        (
+            Theme::Dark,
+            true,
+            [0x00, 0x00, 0x00],
+            [0xff, 0xff, 0x00],
+            "#ffff00",
+        ),
     ];
-    let options = ComponentOptions::new();
-    for (theme, background, accent, accent_css) in themes {
+    for (theme, high_contrast, background, accent, accent_css) in themes {
+        let options = ComponentOptions::new().with_high_contrast(high_contrast);
         apply_theme(theme);
         for sample in catalog() {
             let kind = sample.content.kind;
@@ -57,12 +74,12 @@ pub(super) fn themed(h: &mut Harness, x: &X11) -> Outcome {
             for text in &sample.shows {
                 ensure!(
                     snapshot.text.contains(text),
-                    "{theme:?} {kind}: {text:?} is not in the page's text"
+                    "{theme:?} (high contrast {high_contrast}) {kind}: {text:?} is not in the page's text"
                 );
             }
             ensure!(
                 snapshot.background == css(background) && snapshot.accent == accent_css,
-                "{theme:?} {kind}: background {} accent {}",
+                "{theme:?} (high contrast {high_contrast}) {kind}: background {} accent {}",
                 snapshot.background,
                 snapshot.accent
             );
@@ -75,7 +92,7 @@ pub(super) fn themed(h: &mut Harness, x: &X11) -> Outcome {
             let pixel = x.pixel(ox + 3, oy + 3).map_err(|e| e.to_string())?;
             ensure!(
                 painted,
-                "{theme:?} {kind}: the screen shows {pixel:?} where the background is"
+                "{theme:?} (high contrast {high_contrast}) {kind}: the screen shows {pixel:?} where the background is"
             );
             if let Some(id) = accent_element(kind) {
                 let [bx, by, _, bh] = snapshot.boxes.get(id).copied().unwrap_or_default();
@@ -83,7 +100,7 @@ pub(super) fn themed(h: &mut Harness, x: &X11) -> Outcome {
                 let pixel = x.pixel(px, py).map_err(|e| e.to_string())?;
                 ensure!(
                     near(pixel, accent, 8),
-                    "{theme:?} {kind}: the screen shows {pixel:?} inside #{id}, not {accent:?}"
+                    "{theme:?} (high contrast {high_contrast}) {kind}: the screen shows {pixel:?} inside #{id}, not {accent:?}"
                 );
             }
             close(h, x, window, xid);

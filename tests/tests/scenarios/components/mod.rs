@@ -1,6 +1,7 @@
 //! The built-in renderer of standard components, window by window under Xvfb, read back from
 //! each page and from the screen's pixels:
-//! - R-STD-9: every component of the v1 catalog, in light and in dark, shows its agent text and
+//! - R-STD-9: every component of the v1 catalog, in light and in dark, regular and high
+//!   contrast, shows its agent text and
 //!   paints the theme's background and accent, on screen and in the page's computed style;
 //! - R-STD-12: every control has a role and an accessible name, a progress bar its numbers,
 //!   status and alert their live roles, a danger confirm focuses deny and nothing else
