@@ -188,6 +188,24 @@ impl Host {
             .unwrap_or_default()
     }
 
+    /// Hides (`false`) or shows (`true`) the webview of Surface `key` without closing it: its
+    /// page, state and web process stay; a hidden child view takes no room, and the others are
+    /// laid out again at once, so an app switching conversations hides one set and shows
+    /// another with no window growth. The agent is told nothing. Returns whether `key` is open.
+    pub fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        let known = self.engine.views.set_visible(key, visible);
+        if known {
+            self.engine.relayout();
+        }
+        known
+    }
+
+    /// Lays the child views (and the standard components over them) out again, asking the
+    /// delegate where each goes: after the app changed what its placement returns.
+    pub fn relayout(&mut self) {
+        self.engine.relayout();
+    }
+
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
         self.engine.views.view(key)

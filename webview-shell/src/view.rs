@@ -103,6 +103,13 @@ impl SurfaceView {
         self.inner.set_bounds(bounds)
     }
 
+    /// Shows or hides the view without closing it: a child view keeps its page, state and web
+    /// process while hidden (an app switching conversations), and takes no room or input; a
+    /// view's own window is hidden or shown.
+    pub fn set_visible(&self, visible: bool) {
+        self.inner.set_visible(visible);
+    }
+
     /// The window the view owns, when it was opened with
     /// [`Placement::Window`](crate::Placement::Window).
     pub fn window(&self) -> Option<&Window> {

@@ -47,6 +47,10 @@ pub(super) struct Kept {
     /// The loss the reopen answers; should the new webview not be created, the Surface is gone
     /// for this reason.
     pub(super) lost: Option<GoneReason>,
+    /// Whether the embedder had hidden it ([`Host::set_surface_visible`]): a reopen keeps it so.
+    ///
+    /// [`Host::set_surface_visible`]: crate::Host::set_surface_visible
+    pub(super) hidden: bool,
 }
 
 /// One open Surface's webview and what the host keeps beside it.
@@ -58,6 +62,8 @@ pub(super) struct Live {
     layout: DocumentLayout,
     /// The height the page last asked for, clamped; honoured in child-view placement.
     pub(super) requested_height: Option<u32>,
+    /// Hidden by the embedder: no room in the layout, no input, page and state kept.
+    pub(super) hidden: bool,
     /// Documents the embedder loaded ([`HostHandle::reload_bundle`]) whose commit is still to
     /// come; those commits do not count toward the reload-loop bound (R-UI-10).
     ///
@@ -342,6 +348,9 @@ impl Views {
                     event,
                 }));
             })?;
+        if kept.hidden {
+            view.set_visible(false);
+        }
         if let Some(bounds) = kept.window {
             if let Err(e) = view.set_bounds(bounds) {
                 tracing::warn!("surface {key}: cannot put it where it was: {e}");
@@ -355,6 +364,7 @@ impl Views {
                 backlog,
                 layout,
                 requested_height: kept.requested_height,
+                hidden: kept.hidden,
                 embedder_reloads: 0,
                 reloaded: kept.reloaded.clone(),
                 opening_since: Some(Instant::now()),
@@ -517,8 +527,9 @@ impl Views {
         };
         let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
         let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
-        let count = self.live.len();
-        for (index, live) in self.live.values().enumerate() {
+        let shown: Vec<&Live> = self.live.values().filter(|l| !l.hidden).collect();
+        let count = shown.len();
+        for (index, live) in shown.into_iter().enumerate() {
             let bounds = delegate.request_child_placement(&ChildSlot {
                 key: &live.key,
                 index,
@@ -531,6 +542,17 @@ impl Views {
                 tracing::warn!("surface {}: cannot lay out: {e}", live.key);
             }
         }
+    }
+
+    /// Hides or shows the view of `key` (a child view leaves the layout while hidden); returns
+    /// whether `key` has a view.
+    pub(super) fn set_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        let Some(live) = self.live_mut(key) else {
+            return false;
+        };
+        live.hidden = !visible;
+        live.view.set_visible(visible);
+        true
     }
 
     /// The window of the child views, when Surfaces are child views.
@@ -575,6 +597,7 @@ impl Views {
                 requested_height: live.requested_height,
                 reloaded: live.reloaded.clone(),
                 lost: Some(reason),
+                hidden: live.hidden,
             })
             .unwrap_or(Kept {
                 lost: Some(reason),

@@ -1080,6 +1080,9 @@ fn last_size(rec: &Recorder, instance: &str) -> Option<Value> {
     rec.data(instance, "size").into_iter().last()
 }
 
+/// Two child views share the parent in columns and follow its resize; `Host::set_surface_visible`
+/// hides one (the other takes the window, which keeps its size) and shows it again, telling the
+/// agent nothing; closing the parent closes both, one `close` each.
 fn child_views(h: &mut HostHarness, x: &X11) -> Outcome {
     let parent = Rc::new(
         WindowBuilder::new()
@@ -1119,6 +1122,40 @@ fn child_views(h: &mut HostHarness, x: &X11) -> Outcome {
         "no re-layout after the parent grew to 800 x 400: left {:?} right {:?}",
         t.rec.data("left", "size"),
         t.rec.data("right", "size")
+    );
+    // Switching away: `left` is hidden, `right` takes the whole window, which keeps its size;
+    // shown again, the two share it as before. The agent hears nothing of it.
+    let sent = t.rec.sent_count();
+    ensure!(t.host.set_surface_visible(&left, false), "left is not open");
+    let right_alone = |_: &lineup_host::Host, rec: &Recorder| {
+        last_size(rec, "right") == Some(json!({ "w": 800, "h": 400 }))
+    };
+    ensure!(
+        h.wait(&mut t, right_alone),
+        "right did not take the window with left hidden: {:?}",
+        t.rec.data("right", "size")
+    );
+    let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
+    ensure!(
+        (size.width.round(), size.height.round()) == (800.0, 400.0),
+        "the window changed size: {size:?}"
+    );
+    ensure!(t.host.set_surface_visible(&left, true), "left is gone");
+    ensure!(
+        h.wait(&mut t, halves(400, 400)),
+        "left did not come back: left {:?} right {:?}",
+        t.rec.data("left", "size"),
+        t.rec.data("right", "size")
+    );
+    // Only the pages' own `size` events went upstream: no close, no lifecycle event.
+    let other: Vec<Value> = t.rec.sent()[sent..]
+        .iter()
+        .filter(|m| !(m["type"] == "lineup.v1.ui.event" && m["payload"]["event"] == "size"))
+        .cloned()
+        .collect();
+    ensure!(
+        other.is_empty(),
+        "hiding or showing a Surface sent {other:?}"
     );
     // The user closes the window that holds both: each Surface sends one close.
     x.request_close(xid_of(&parent)?)?;

@@ -309,6 +309,14 @@ impl PlatformView {
         Ok(())
     }
 
+    /// Shows or hides the child view, or the view's own window.
+    pub(crate) fn set_visible(&self, visible: bool) {
+        match &self.container {
+            Container::Child(_) => self.engine_view.set_visible(visible),
+            Container::Window(window) => window.set_visible(visible),
+        }
+    }
+
     /// The window the view owns, in window placement.
     pub(crate) fn window(&self) -> Option<&Window> {
         match &self.container {

@@ -74,6 +74,10 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn set_visible(&self, _visible: bool) {
+        match self.never {}
+    }
+
     pub(crate) fn set_bounds(&self, _bounds: Rect) -> Result<(), ShellError> {
         match self.never {}
     }
