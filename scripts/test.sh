@@ -27,6 +27,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "map: ARCHITECTURE.md's Entry points name only functions that exist"
 python3 scripts/check-architecture.py
 
+step "docs: cargo doc of the public crates, with no broken intra-doc link"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lineup-host -p lineup-host-core \
+    -p lineup-webview-shell -p lineup-surface-runtime -p lineup-transport -p lineup-store \
+    -p lineup-builtins -p lineup-authoring -p lineup-packages
+
 step "layers: no import circle between the modules of any crate"
 python3 scripts/check-layers.py
 

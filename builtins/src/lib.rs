@@ -426,7 +426,7 @@ pub struct BuiltinConfig {
 }
 
 /// Runs the enabled built-ins for the capability driver: their handlers on threads of their own,
-/// and their dialogs ([`dialogs`]) in place of the permission hook.
+/// and their dialogs (the crate's `dialogs` module) in place of the permission hook.
 pub struct Builtins {
     enabled: BTreeSet<Builtin>,
     desktop: Arc<dyn Desktop>,
@@ -503,7 +503,7 @@ impl CapabilityProvider for Builtins {
     }
 
     /// The permission check of a built-in with a dialog: the dialog, on a thread of its own,
-    /// bounded by the call's deadline ([`dialogs`]).
+    /// bounded by the call's deadline (the `dialogs` module).
     fn hook(&mut self, session: SessionId, request: HookRequest, sink: &AnswerSink) {
         match self.builtin(&request.call.capability) {
             Some(builtin @ (Builtin::PickFile | Builtin::SaveArtifact)) => {

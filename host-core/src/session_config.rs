@@ -53,7 +53,7 @@ impl BundlePolicy {
     }
 }
 
-/// How a [`Session`] is set up.
+/// How a [`Session`](crate::Session) is set up.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SessionConfig {
@@ -71,7 +71,7 @@ pub struct SessionConfig {
     /// The agent the transport vouches for (R-SES-1): an inbound envelope whose `sender.id` is
     /// another is refused `wrong_sender`. `None` accepts any `sender.id`.
     pub agent_id: Option<PartyId>,
-    /// The session's id in its host's session table, carried by every [`SurfaceKey`] it makes;
+    /// The session's id in its host's session table, carried by every [`SurfaceKey`](crate::SurfaceKey) it makes;
     /// [`SessionId::STANDALONE`] for a session outside a table.
     pub session_id: SessionId,
     /// The installed apps that `ui.open` by app id opens and `client.inventory` lists

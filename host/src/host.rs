@@ -159,7 +159,8 @@ impl Host {
     }
 
     /// Ends the session of `conversation`: its Surfaces close without a word upstream
-    /// ([`CloseReason::SessionEnded`] to the delegate), its calls waiting for a decision are
+    /// ([`CloseReason::SessionEnded`](lineup_host_core::CloseReason::SessionEnded) to the
+    /// delegate), its calls waiting for a decision are
     /// cancelled and their prompts withdrawn; calls already running finish and are recorded.
     /// Returns whether it was open; the rest happens at the next event.
     pub fn end_session(&mut self, conversation: &ConversationId) -> bool {

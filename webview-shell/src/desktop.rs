@@ -274,8 +274,8 @@ pub enum DesktopError {
 
 /// The desktop effects of the built-ins. The host calls these from a thread of its own, never
 /// from the GUI thread, and only after consent (R-SEC-5); an implementation that needs the GUI
-/// thread marshals there itself. [`SystemDesktop`] is the real one;
-/// [`RecordingDesktop`](crate::RecordingDesktop) records calls for tests.
+/// thread marshals there itself. [`SystemDesktop`](crate::SystemDesktop) is the real one;
+/// `lineup_builtins::RecordingDesktop` records calls for tests.
 pub trait Desktop: Send + Sync + 'static {
     /// Opens `uri` (http or https, no userinfo: checked before) with the desktop's handler.
     fn open_uri(&self, uri: &url::Url) -> Result<(), DesktopError>;

@@ -129,7 +129,7 @@ pub fn kiosk_window<T: 'static>(
 /// Runs `on_signal` on the event-loop thread, with the signal's name, when the process gets
 /// `SIGTERM` (systemd stopping the unit) or `SIGINT` (Ctrl-C), in place of ending at once: so a
 /// kiosk can log that it is shutting down, say goodbye to its agent and end its event loop
-/// ([`HostHandle::shutdown`](crate::HostHandle::shutdown)). Call it on the event-loop thread,
+/// (`lineup_host::HostHandle::shutdown`). Call it on the event-loop thread,
 /// once the event loop exists (`lineup_host::event_loop`).
 ///
 /// ## Platform-specific

@@ -59,7 +59,7 @@ pub(crate) enum PromptOutcome {
     Withdrawn,
 }
 
-/// What a showing prompt displays, read back from its page ([`PromptQueue::snapshot`]). `Debug`
+/// What a showing prompt displays, read back from its page ([`PromptQueue::snapshot`](crate::PromptQueue::snapshot)). `Debug`
 /// shows each element's text and each argument, the agent's reason and arguments among them, as
 /// [`Fingerprint`]s (logs reach journald).
 #[derive(Clone, Default, PartialEq, Deserialize)]

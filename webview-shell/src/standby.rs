@@ -54,7 +54,7 @@ impl std::str::FromStr for StandbyColor {
 }
 
 /// What the standby screen shows: a title, a message, and a status line the embedder updates
-/// ([`HostHandle::set_standby_status`](crate::HostHandle::set_standby_status)), say "connecting
+/// (`lineup_host::HostHandle::set_standby_status`), say "connecting
 /// to the agent"; on a background colour that fills the window.
 ///
 /// All of it is the embedder's text, shown as text (never markup). Give it to

@@ -192,7 +192,8 @@ impl HostHandle {
     }
 
     /// Hands one inbound envelope to the host, numbered for diagnostics
-    /// ([`HostDelegate::notify_rejected`] receives the number).
+    /// ([`HostDelegate::notify_rejected`](crate::HostDelegate::notify_rejected) receives the
+    /// number).
     pub fn send_inbound_line(&self, line: u64, bytes: Vec<u8>) -> Result<(), HostClosed> {
         self.send(Inner::Inbound {
             line: Some(line),
@@ -210,7 +211,7 @@ impl HostHandle {
     }
 
     /// Reports that `count` page events of Surface `instance` were dropped on the way out because
-    /// the agent's reader fell behind (for instance by [`crate::LineWriter`], once its queue
+    /// the agent's reader fell behind (for instance by `lineup_transport`'s `LineWriter`, once its queue
     /// drained). The host's session builds the `client.error` `events_dropped` and sends it
     /// through the outbound callback, like every other outbound message.
     pub fn report_events_dropped(
