@@ -1,6 +1,6 @@
 //! What a hostile Surface could leak below the page's policy (R-SEC-3, R-SEC-5, R-UI-12): network
 //! traffic that CSP does not cover (speculative connections, host-name lookups), processes left
-//! behind by closed Surfaces, the system clipboard, and memory. Each negative check has its
+//! behind by closed Surfaces or a dropped host, the system clipboard, and memory. Each negative check has its
 //! positive control in the same run: the same page with the protection turned off through
 //! `dangerous()` does reach the canary, or the test process itself uses the channel.
 //!
@@ -58,6 +58,10 @@ pub(crate) fn run() {
     h.run(
         "closing_a_surface_ends_all_of_its_processes_after_20_cycles",
         process_cycles,
+    );
+    h.run(
+        "dropping_the_host_in_an_own_loop_ends_every_process_it_started",
+        dropped_host,
     );
     h.run(
         "r_ui_12_an_array_buffer_bomb_past_256_mib_closes_its_surface_as_memory_and_another_keeps_answering",
@@ -338,6 +342,63 @@ fn process_cycles(h: &mut HostHarness) -> Outcome {
         processes()
     );
     h.shut_down(t)
+}
+
+/// An embedder driving the host from its own loop tears down by dropping it (`Drop for Host`,
+/// `Host::close_all`): with two Surfaces and a standard component open, every web, network and
+/// sandbox process the host started ends, and no close goes upstream.
+fn dropped_host(h: &mut HostHarness) -> Outcome {
+    let mut t: TestHost =
+        h.host(hardened().builtin_components(Some(lineup_host::ComponentOptions::default())))?;
+    h.wait(&mut t, |_, _| {
+        !processes()
+            .iter()
+            .any(|n| n.starts_with("WebKit") || n == "bwrap")
+    });
+    let baseline = processes();
+    h.open(&mut t, "a", test_app("a", "<p>a</p>", ""), None)?;
+    h.open(&mut t, "b", test_app("b", "<p>b</p>", ""), None)?;
+    t.send(t.agent.envelope(
+        "lineup.v1.ui.open",
+        serde_json::json!({"instance_id": "k", "component": {"id": "confirm", "version": "1",
+                           "props": {"title": "Stay?"}}}),
+    ))?;
+    ensure!(
+        h.wait(&mut t, |host, _| !host.shown_components().is_empty()),
+        "the component was not shown"
+    );
+    let while_open = processes();
+    // Control: the open Surfaces and the component do run processes of their own.
+    ensure!(
+        while_open
+            .iter()
+            .filter(|n| n.starts_with("WebKitWebProces"))
+            .count()
+            >= 3,
+        "control: fewer than three web processes while open: {while_open:?}"
+    );
+    // The recorder outlives the host: what the drop sent, if anything, is seen.
+    let rec = t.rec.clone();
+    drop(t);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !within(&processes(), &baseline) && Instant::now() < deadline {
+        h.discard(Duration::from_millis(100));
+    }
+    println!(
+        "  processes: baseline {baseline:?}, open {while_open:?}, after the drop {:?}",
+        processes()
+    );
+    ensure!(
+        within(&processes(), &baseline),
+        "after the host was dropped {:?} run, beyond the baseline {baseline:?}",
+        processes()
+    );
+    ensure!(
+        rec.events_named("close").is_empty(),
+        "the teardown told the agent of a close: {:?}",
+        rec.ui_events()
+    );
+    Ok(())
 }
 
 /// Allocates and fills 32 MiB ArrayBuffers, every 50 ms, up to `mib`, reporting its progress.
