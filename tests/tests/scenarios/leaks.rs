@@ -1,7 +1,7 @@
 //! What a hostile Surface could leak below the page's policy (R-SEC-3, R-SEC-5, R-UI-12): network
 //! traffic that CSP does not cover (speculative connections, host-name lookups), processes left
-//! behind by closed Surfaces or a dropped host, the system clipboard, and memory. Each negative check has its
-//! positive control in the same run: the same page with the protection turned off through
+//! behind by closed Surfaces or a dropped host, the system clipboard, and memory. Each negative
+//! check has its positive control in the same run: the same page with the protection turned off through
 //! `dangerous()` does reach the canary, or the test process itself uses the channel.
 //!
 //! The group's process runs itself again in a private mount namespace whose `/etc/resolv.conf`
