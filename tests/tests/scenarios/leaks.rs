@@ -1,8 +1,8 @@
 //! What a hostile Surface could leak below the page's policy (R-SEC-3, R-SEC-5, R-UI-12): network
 //! traffic that CSP does not cover (speculative connections, host-name lookups), processes left
 //! behind by closed Surfaces or a dropped host, the system clipboard, and memory. Each negative
-//! check has its positive control in the same run: the same page with the protection turned off through
-//! `dangerous()` does reach the canary, or the test process itself uses the channel.
+//! check has its positive control in the same run: the same page with the protection turned off
+//! through `dangerous()` does reach the canary, or the test process itself uses the channel.
 //!
 //! The group's process runs itself again in a private mount namespace whose `/etc/resolv.conf`
 //! names a DNS stub of its own (see `lineup_tests::dns`), so it sees every host name the engine
