@@ -2,8 +2,8 @@
 """Checks the workspace's layering: only the platform crate depends on the windowing and web
 engine crates directly, and no crate has an import circle between its modules.
 
-`cargo tree` must show wry, tao, webkit2gtk, gtk and x11rb as direct dependencies of
-`lineup-webview-shell` only, among the library and binary crates (test and bench crates may name
+`cargo tree` must show wry, tao, webkit2gtk, gtk, x11rb and servo as direct dependencies of
+`lineup-webview-shell` (and of `lineup-servo`, the Servo engine's crate) only, among the library and binary crates (test and bench crates may name
 them for their raw baselines and X11 helpers).
 
 For every library and binary crate under the workspace, each `.rs` file is a module (`src/a.rs`
@@ -110,10 +110,13 @@ def circles(edges):
     return out
 
 
-PLATFORM_CRATES = {"wry", "tao", "webkit2gtk", "gtk", "x11rb"}
-# Crates that may name the platform crates themselves: the platform crate, and the test and
-# bench crates (raw baselines, X11 helpers).
-MAY_NAME_PLATFORM = {"lineup-webview-shell", "lineup-tests", "lineup-bench", "lineup-procs"}
+PLATFORM_CRATES = {"wry", "tao", "webkit2gtk", "gtk", "x11rb", "servo"}
+# Crates that may name the platform crates themselves: the platform crate, the Servo engine's
+# (`engines/servo`, a workspace of its own), and the test and bench crates (raw baselines, X11
+# helpers).
+MAY_NAME_PLATFORM = {
+    "lineup-webview-shell", "lineup-servo", "lineup-tests", "lineup-bench", "lineup-procs",
+}
 
 
 def platform_dependents():
@@ -144,7 +147,7 @@ def main():
     if platform:
         print("only lineup-webview-shell may depend on the platform crates:", *platform, sep="\n  ")
         return 1
-    print("wry, tao, webkit2gtk, gtk and x11rb: reached through lineup-webview-shell only")
+    print("wry, tao, webkit2gtk, gtk, x11rb and servo: reached through the platform crates only")
     found = []
     for crate in crates():
         src = crate / "src"

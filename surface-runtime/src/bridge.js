@@ -29,6 +29,8 @@
 
   var win = window;
   var NAMESPACE = 'lineup.surface.v1';
+  // Before each message on the console channel; `CONSOLE_MARKER` in bridge.rs.
+  var CONSOLE_MARKER = '\u0001lineup.surface.v1\u0001';
   // Replaced by the host with 32 random hex digits before the script is injected.
   var DELIVERY_KEY = '@@LINEUP_DELIVERY_KEY@@';
 
@@ -84,6 +86,22 @@
       var ipc = win.ipc;
       if (ipc && typeof ipc.postMessage === 'function') {
         return bindTo(ipc.postMessage, ipc);
+      }
+    } catch (ignored) {
+      // fall through to the console channel
+    }
+    // A backend without a message handler (Servo) reads the page's console: the message goes out
+    // as the one argument of a '%s' format, so no '%' in it is a format, behind a marker that
+    // tells it from the page's own console output. The host still knows the sender only by the
+    // webview the console line came from.
+    try {
+      var consoleObject = win.console;
+      var consoleDebug = consoleObject && consoleObject.debug;
+      if (typeof consoleDebug === 'function') {
+        var debugOut = bindTo(consoleDebug, consoleObject);
+        return function (text) {
+          debugOut('%s', CONSOLE_MARKER + text);
+        };
       }
     } catch (ignored) {
       // no channel

@@ -32,6 +32,12 @@ const KEY_PLACEHOLDER: &str = "@@LINEUP_DELIVERY_KEY@@";
 #[derive(Clone, PartialEq, Eq)]
 pub struct DeliveryKey(String);
 
+/// What the bridge puts before each message it posts on the console channel, the one a backend
+/// without a message handler reads (Servo's console messages): a console line that does not
+/// start with it is the page's own output. Anyone in the page can write it, so like every
+/// channel it says nothing of who sent: the sender is the webview the line came from (R-SEC-4).
+pub const CONSOLE_MARKER: &str = "\u{1}lineup.surface.v1\u{1}";
+
 impl DeliveryKey {
     /// Builds the key from 16 bytes the caller drew from a cryptographic random source; draw new
     /// ones for every webview.
@@ -45,7 +51,9 @@ impl DeliveryKey {
     /// It defines one non-writable, non-configurable global, `LineUpSurface`, a frozen object with
     /// `event(name, data)`, `onState(callback)` and `resize(height)`, and the host's state entry
     /// point `window.LineUpSurface.__deliverState(key, json)`. It posts strings on wry's IPC
-    /// channel (`window.webkit.messageHandlers.ipc` when present, else `window.ipc`):
+    /// channel (`window.webkit.messageHandlers.ipc` when present, else `window.ipc`), and where
+    /// neither exists (Servo) on the console: `console.debug("%s", CONSOLE_MARKER + message)`
+    /// with the `console.debug` of document start (see [`CONSOLE_MARKER`]):
     ///
     /// - `{"namespace":"lineup.surface.v1","type":"event","event":<name>,"data":<data or {}>}`
     /// - `{"namespace":"lineup.surface.v1","type":"resize","height":<number>}`
@@ -94,6 +102,19 @@ mod tests {
         assert!(!script.contains(KEY_PLACEHOLDER));
         assert_eq!(script.matches(&"c3".repeat(16)).count(), 1);
         assert_eq!(BRIDGE_JS.matches(KEY_PLACEHOLDER).count(), 1);
+    }
+
+    #[test]
+    fn the_console_channel_uses_the_marker_the_host_looks_for() {
+        let escaped: String = CONSOLE_MARKER
+            .chars()
+            .map(|c| match c {
+                '\u{1}' => "\\u0001".to_owned(),
+                c => c.to_string(),
+            })
+            .collect();
+        assert_eq!(escaped, "\\u0001lineup.surface.v1\\u0001");
+        assert!(BRIDGE_JS.contains(&format!("var CONSOLE_MARKER = '{escaped}';")));
     }
 
     #[test]

@@ -53,7 +53,7 @@ mod headers;
 mod server;
 mod token;
 
-pub use bridge::DeliveryKey;
+pub use bridge::{DeliveryKey, CONSOLE_MARKER};
 pub use csp::ContentSecurityPolicy;
 pub use document::{
     DangerousDocumentOptions, DocumentLayout, DocumentOptions, SurfaceDocument,

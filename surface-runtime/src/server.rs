@@ -80,6 +80,12 @@ impl Response {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The `404` every server answers for a URI that is not its own, for a scheme handler that
+    /// has no server to ask (an unknown token).
+    pub fn not_found() -> Self {
+        Self::error(404, "not found\n")
+    }
+
     fn error(status: u16, text: &str) -> Self {
         Self {
             status,
@@ -190,7 +196,7 @@ impl SurfaceServer {
     /// cannot be read. Error bodies are short plain text with the security headers (R-SEC-2).
     pub fn respond(&self, method: &str, uri: &str) -> Response {
         let mut response = match self.resource(uri) {
-            None => Response::error(404, "not found\n"),
+            None => Response::not_found(),
             Some(resource) if method == "GET" || method == "HEAD" => Response {
                 status: 200,
                 headers: resource.headers.clone(),

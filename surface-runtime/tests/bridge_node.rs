@@ -42,12 +42,13 @@ fn with_documents_replaced(stdout: &str) -> String {
         rest = &after[id.len()..];
     }
     out.push_str(rest);
-    assert_eq!(seen.len(), 3, "{stdout}");
+    assert_eq!(seen.len(), 4, "{stdout}");
     out
 }
 
-/// What reaches the host in each scenario of the harness, line by line: `webkit`/`ipc` lines are
-/// strings posted on that channel, `record` lines come from guest code, `reported` lines are
+/// What reaches the host in each scenario of the harness, line by line: `webkit`/`ipc`/`console`
+/// lines are strings posted on that channel (`console` ones behind the marker, `page console`
+/// ones the page's own console output), `record` lines come from guest code, `reported` lines are
 /// subscriber errors rethrown from a timer.
 const EXPECTED: &str = r#"== tampering guest
 listeners error/capture=true,unhandledrejection/capture=true,securitypolicyviolation/capture=true,DOMContentLoaded/capture=true
@@ -76,6 +77,11 @@ reported subscriber threw
 listeners 3
 ipc {"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"n":1}}
 ipc {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}
+== console channel
+console {"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"p":"100%s"}}
+page console mine %s x
+console {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"console","level":"debug","message":"mine %s x"}
+console {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}
 == no channel
 record no throw
 == bridge evaluated twice

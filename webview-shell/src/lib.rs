@@ -74,6 +74,7 @@ mod event;
 mod gate;
 mod hardening;
 mod kiosk;
+mod navigation;
 mod notice;
 mod notice_window;
 mod platform;
@@ -120,6 +121,7 @@ pub use kiosk::{
     MonitorChoice, MonitorInfo,
 };
 pub use lineup_host_core::ConsentAnswer;
+pub use navigation::{navigation_allowed, same_document};
 pub use notice::{ActivityNotice, NOTICE_DURATION, NOTICE_TITLE};
 pub use notice_window::NoticeWindow;
 pub use platform::{apply_theme, check_display, desktop_high_contrast};

@@ -17,7 +17,7 @@ const line = (text) => out.push(text);
 
 // A fake page: a window with the given channels, a document in the given ready state, and queues
 // for listeners, timers and microtasks.
-function page({ webkit = true, ipc = true, readyState = 'loading' } = {}) {
+function page({ webkit = true, ipc = true, console = false, readyState = 'loading' } = {}) {
   const listeners = [];
   const timers = [];
   const microtasks = [];
@@ -54,6 +54,16 @@ function page({ webkit = true, ipc = true, readyState = 'loading' } = {}) {
       postMessage(message) {
         assert.equal(typeof message, 'string');
         line(`ipc ${message}`);
+      },
+    };
+  }
+  if (console) {
+    // The engine's console, as Servo's: a '%s' format takes the next argument as it is.
+    sandbox.console = {
+      debug(format, ...args) {
+        const text = format === '%s' && args.length === 1 ? String(args[0]) : [format, ...args].join(' ');
+        const marker = '\u0001lineup.surface.v1\u0001';
+        line(text.startsWith(marker) ? `console ${text.slice(marker.length)}` : `page console ${text}`);
       },
     };
   }
@@ -219,6 +229,16 @@ const scenarios = {
     line(`listeners ${p.listeners.length}`);
     p.guest(`LineUpSurface.event('go', { n: 1 });`);
     p.flushTimers();
+    p.flushTimers();
+  },
+
+  // Without a message handler the bridge posts on the console, behind the marker; the page's own
+  // console output still reaches the engine's console, unmarked, and comes back as a diagnostic.
+  'console channel'() {
+    const p = page({ webkit: false, ipc: false, console: true, readyState: 'complete' });
+    p.bridge();
+    p.guest(`LineUpSurface.event('go', {p: '100%s'}); console.debug('mine %s', 'x');`);
+    p.flushMicrotasks();
     p.flushTimers();
   },
 

@@ -638,37 +638,3 @@ pub fn check_display() -> Result<(), ShellError> {
         ))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::harden::navigation_allowed;
-
-    const DOC: &str = "lineup-surface://00112233445566778899aabbccddeeff/";
-
-    #[test]
-    fn r_sec_2a_navigation_allows_only_the_document_and_srcdoc_subframes() {
-        assert!(navigation_allowed(DOC, DOC));
-        assert!(navigation_allowed(DOC, &format!("{DOC}#section")));
-        assert!(navigation_allowed(DOC, "about:srcdoc"));
-        for refused in [
-            "about:blank",
-            "https://example.com/",
-            "lineup-surface://ffeeddccbbaa99887766554433221100/",
-            "lineup-surface://00112233445566778899aabbccddeeff/index.html",
-            "lineup-surface://00112233445566778899aabbccddeeff/other",
-            "lineup-surface://00112233445566778899aabbccddeeff",
-            "about:blank#x",
-            "about:srcdoc?x",
-            "data:text/html,hi",
-            "blob:lineup-surface://00112233445566778899aabbccddeeff/1",
-            "javascript:alert(1)",
-            "file:///etc/passwd",
-            "",
-        ] {
-            assert!(
-                !navigation_allowed(DOC, refused),
-                "{refused} must be refused"
-            );
-        }
-    }
-}

@@ -3,6 +3,7 @@
 //! and the web process's end, told to the view's owner.
 
 use super::*;
+use crate::navigation::{navigation_allowed, same_document};
 
 /// Everything wry leaves open, closed on the engine's view directly.
 pub(super) fn harden(
@@ -243,21 +244,6 @@ pub(super) fn navigation_uri(decision: &PolicyDecision) -> Option<String> {
         .request()?
         .uri()
         .map(|u| u.to_string())
-}
-
-/// R-SEC-2a: the document itself (a `#fragment` changes nothing), and `about:srcdoc`, which
-/// WebKit asks about for srcdoc subframes without saying which frame asks.
-///
-/// `about:blank` is refused in every frame: a main frame sent there by its own sandboxed page
-/// takes its web process down (WebKitGTK 2.50), and a subframe loses nothing by the refusal,
-/// since an iframe's initial document is that empty document already and stays.
-pub(super) fn navigation_allowed(document: &str, uri: &str) -> bool {
-    same_document(document, uri) || uri == "about:srcdoc"
-}
-
-/// Whether `uri` is the Surface's document, whatever its fragment.
-pub(super) fn same_document(document: &str, uri: &str) -> bool {
-    uri.split_once('#').map_or(uri, |(before, _)| before) == document
 }
 
 /// Whether a drag started in this very view.

@@ -1,0 +1,212 @@
+//! The one Servo of the process and the Surfaces it shows.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+
+use lineup_surface_runtime::{DeliveryKey, SurfaceServer};
+use servo::protocol_handler::ProtocolRegistry;
+use servo::{
+    EventLoopWaker, RenderingContext, Servo, ServoBuilder, SoftwareRenderingContext,
+    UserContentManager, UserScript, WebViewBuilder,
+};
+
+use crate::clipboard::OwnClipboard;
+use crate::delegate::{EventQueue, SurfaceDelegate, ViewLink};
+use crate::preferences::{options, preferences};
+use crate::protocol::{Routes, SurfaceProtocol};
+use crate::surface::ServoSurface;
+use crate::ServoError;
+
+/// How the engine is set up.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    max_ipc_bytes: usize,
+    test_helpers: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            max_ipc_bytes: 256 * 1024,
+            test_helpers: false,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// The most bytes one bridge message may have; longer ones are dropped and reported as
+    /// [`ViewEvent::IpcTooLarge`]. 256 KiB by default, as with WebKitGTK.
+    pub fn with_max_ipc_bytes(mut self, bytes: usize) -> Self {
+        self.max_ipc_bytes = bytes;
+        self
+    }
+
+    /// Turns on Servo's `ServoTestUtils` in every page, whose `panic()` makes a script thread
+    /// panic: for crash tests only.
+    pub fn dangerous_with_test_helpers(mut self) -> Self {
+        self.test_helpers = true;
+        self
+    }
+}
+
+/// Servo, set up for Surfaces: the `lineup-surface` scheme, hardened preferences, and the views
+/// it shows, whose events it hands out after each turn ([`ServoEngine::spin`]).
+///
+/// Servo allows one instance per process, and it is neither `Send` nor `Sync`: make the engine
+/// once, on the thread that runs the event loop.
+pub struct ServoEngine {
+    servo: Servo,
+    routes: Routes,
+    config: EngineConfig,
+    views: RefCell<Vec<Weak<ViewLink>>>,
+}
+
+impl ServoEngine {
+    /// Starts Servo. `wake` is called from any thread when Servo has work; the embedder then
+    /// calls [`ServoEngine::spin`] on the engine's thread (say, by sending its event loop a user
+    /// event).
+    pub fn start(
+        config: EngineConfig,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<Self, ServoError> {
+        static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if STARTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err(ServoError::AlreadyStarted);
+        }
+        let routes = Routes::default();
+        let mut registry = ProtocolRegistry::default();
+        registry
+            .register(
+                SurfaceProtocol::SCHEME,
+                SurfaceProtocol {
+                    routes: routes.clone(),
+                },
+            )
+            .map_err(|e| ServoError::Engine(format!("registering the scheme: {e:?}")))?;
+        let servo = ServoBuilder::default()
+            .opts(options())
+            .preferences(preferences(config.test_helpers))
+            .event_loop_waker(Box::new(Waker(Arc::new(wake))))
+            .protocol_registry(registry)
+            .build();
+        Ok(Self {
+            servo,
+            routes,
+            config,
+            views: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Opens `server`'s document in a new webview of `width` × `height` device pixels, drawn in
+    /// software; `on_event` gets what the view reports, on this thread, from
+    /// [`ServoEngine::spin`]. The bridge runs in the page before the guest's scripts, with a
+    /// delivery key of the view's own.
+    pub fn open(
+        &self,
+        server: SurfaceServer,
+        width: u32,
+        height: u32,
+        on_event: impl Fn(ViewEvent) + 'static,
+    ) -> Result<ServoSurface, ServoError> {
+        let url = url::Url::parse(&server.url())
+            .map_err(|e| ServoError::Engine(format!("the document URL: {e}")))?;
+        let token = server.token().as_str().to_owned();
+        let context = Rc::new(
+            SoftwareRenderingContext::new(dpi::PhysicalSize { width, height })
+                .map_err(|e| ServoError::Engine(format!("software rendering: {e:?}")))?,
+        );
+        context
+            .make_current()
+            .map_err(|e| ServoError::Engine(format!("software rendering: {e:?}")))?;
+        let key = DeliveryKey::from_random_bytes(random_bytes()?);
+        let contents = Rc::new(UserContentManager::new(&self.servo));
+        contents.add_script(Rc::new(UserScript::new(key.bridge_script(), None)));
+        let events: Rc<EventQueue> = Rc::default();
+        let delegate = Rc::new(SurfaceDelegate {
+            document: url.to_string(),
+            events: Rc::clone(&events),
+            max_ipc_bytes: self.config.max_ipc_bytes,
+            frame_ready: Cell::new(false),
+        });
+        self.routes.add(server);
+        let rendering: Rc<dyn RenderingContext> = context.clone();
+        let webview = WebViewBuilder::new(&self.servo, rendering)
+            .delegate(delegate.clone())
+            .user_content_manager(Rc::clone(&contents))
+            .clipboard_delegate(Rc::new(OwnClipboard::default()))
+            .build();
+        // Bound before the first request: the document is served to this webview only.
+        self.routes.bind(&token, webview.id());
+        webview.load(url.clone());
+        let link = Rc::new(ViewLink {
+            events,
+            on_event: Box::new(on_event),
+        });
+        self.views.borrow_mut().push(Rc::downgrade(&link));
+        Ok(ServoSurface {
+            webview,
+            token,
+            key,
+            url,
+            delegate,
+            context,
+            _contents: contents,
+            _link: link,
+            routes: self.routes.clone(),
+        })
+    }
+
+    /// Lets Servo do its pending work, then hands every live view's events to its closure, in
+    /// order, with no engine callback on the stack.
+    pub fn spin(&self) {
+        self.servo.spin_event_loop();
+        let live: Vec<Rc<ViewLink>> = {
+            let mut views = self.views.borrow_mut();
+            views.retain(|v| v.strong_count() > 0);
+            views.iter().filter_map(Weak::upgrade).collect()
+        };
+        for view in live {
+            loop {
+                let next = view.events.borrow_mut().pop_front();
+                match next {
+                    Some(event) => (view.on_event)(event),
+                    None => break,
+                }
+            }
+        }
+    }
+
+    /// The Servo instance, for what this crate does not wrap.
+    pub fn servo(&self) -> &Servo {
+        &self.servo
+    }
+}
+
+impl std::fmt::Debug for ServoEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServoEngine")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn random_bytes() -> Result<[u8; 16], ServoError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| ServoError::Engine(format!("randomness: {e}")))?;
+    Ok(bytes)
+}
+
+/// Servo's waker over the embedder's closure.
+#[derive(Clone)]
+struct Waker(Arc<dyn Fn() + Send + Sync>);
+
+impl EventLoopWaker for Waker {
+    fn clone_box(&self) -> Box<dyn EventLoopWaker> {
+        Box::new(self.clone())
+    }
+
+    fn wake(&self) {
+        (self.0)();
+    }
+}

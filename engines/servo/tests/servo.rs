@@ -1,0 +1,450 @@
+//! The Servo backend's suite (#28), against a real Servo under Xvfb: one process, one Servo, so
+//! one `harness = false` binary whose scenarios run in turn. `-- crash` runs the crash scenario
+//! alone, in an engine with `ServoTestUtils` on (a page's way to panic its script thread).
+
+use std::cell::RefCell;
+use std::net::TcpListener;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use lineup_host_core::InlineBundle;
+use lineup_servo::{EngineConfig, JSValue, ServoEngine, ServoSurface, ViewEvent};
+use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+
+type Events = Rc<RefCell<Vec<ViewEvent>>>;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Lab {
+    engine: ServoEngine,
+    next: std::cell::Cell<u8>,
+}
+
+struct Opened {
+    surface: ServoSurface,
+    events: Events,
+}
+
+impl Lab {
+    fn new(config: EngineConfig) -> Self {
+        let engine = ServoEngine::start(config, || {}).expect("Servo starts");
+        Self {
+            engine,
+            next: std::cell::Cell::new(1),
+        }
+    }
+
+    fn open_with(&self, html: &str, js: &str, options: &DocumentOptions) -> Opened {
+        let bundle = InlineBundle::new(html, "body{margin:0;background:#fff}", js).expect("bundle");
+        let document = SurfaceDocument::assemble(&bundle, options);
+        let n = self.next.get();
+        self.next.set(n + 1);
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("random");
+        bytes[0] = n;
+        let server = SurfaceServer::new(SurfaceToken::from_random_bytes(bytes), document);
+        let events: Events = Rc::default();
+        let sink = Rc::clone(&events);
+        let surface = self
+            .engine
+            .open(server, 480, 320, move |event| sink.borrow_mut().push(event))
+            .expect("open");
+        Opened { surface, events }
+    }
+
+    fn open(&self, html: &str, js: &str) -> Opened {
+        self.open_with(html, js, &DocumentOptions::default())
+    }
+
+    /// Spins Servo until `done` holds; false after [`WAIT`].
+    fn spin_until(&self, mut done: impl FnMut() -> bool) -> bool {
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            self.engine.spin();
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        false
+    }
+
+    /// Spins for `time` whatever happens.
+    fn spin_for(&self, time: Duration) {
+        let deadline = Instant::now() + time;
+        while Instant::now() < deadline {
+            self.engine.spin();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn eval(&self, surface: &ServoSurface, script: &str) -> Result<JSValue, String> {
+        let out: Rc<RefCell<Option<Result<JSValue, String>>>> = Rc::default();
+        let sink = Rc::clone(&out);
+        surface.evaluate(script, move |r| *sink.borrow_mut() = Some(r));
+        if !self.spin_until(|| out.borrow().is_some()) {
+            return Err(format!("no answer to {script}"));
+        }
+        out.take().unwrap_or_else(|| Err("no answer".into()))
+    }
+
+    /// Waits for the page's `ready` (the bridge ran and the guest script finished).
+    fn ready(&self, opened: &Opened) -> Result<(), String> {
+        if self.spin_until(|| {
+            ipc(&opened.events)
+                .iter()
+                .any(|m| m.contains(r#""type":"ready""#))
+        }) {
+            Ok(())
+        } else {
+            Err(format!("no ready; events {:?}", opened.events.borrow()))
+        }
+    }
+}
+
+/// The bridge messages a view posted, in order.
+fn ipc(events: &Events) -> Vec<String> {
+    events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            ViewEvent::Ipc(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn check(condition: bool, what: &str) -> Result<(), String> {
+    if condition {
+        Ok(())
+    } else {
+        Err(what.to_owned())
+    }
+}
+
+fn string(value: Result<JSValue, String>) -> String {
+    match value {
+        Ok(JSValue::String(s)) => s,
+        other => format!("{other:?}"),
+    }
+}
+
+/// R-UI-6a, R-UI-3, R-SEC-4: the bridge is there before the guest's first line; state goes in
+/// through the delivery key and events come out on the console channel, as this view's.
+fn bridge_round_trips(lab: &Lab) -> Result<(), String> {
+    let page = lab.open(
+        "<p id=t>waiting</p>",
+        "LineUpSurface.event('first', {bridge: typeof LineUpSurface});\
+         LineUpSurface.onState(function (s) { document.getElementById('t').textContent = s.city;\
+           LineUpSurface.event('got', {city: s.city}); LineUpSurface.resize(123); });",
+    );
+    lab.ready(&page)?;
+    let first = ipc(&page.events);
+    check(
+        first
+            .first()
+            .is_some_and(|m| m.contains(r#""event":"first","data":{"bridge":"object"}"#)),
+        &format!("the guest's first line saw the bridge: {first:?}"),
+    )?;
+    page.surface
+        .deliver_state(r#"{"city":"上海"}"#)
+        .map_err(|e| e.to_string())?;
+    check(
+        lab.spin_until(|| {
+            ipc(&page.events)
+                .iter()
+                .any(|m| m.contains(r#""city":"上海""#))
+        }),
+        &format!("the state round trip: {:?}", ipc(&page.events)),
+    )?;
+    check(
+        lab.spin_until(|| {
+            ipc(&page.events)
+                .iter()
+                .any(|m| m.contains(r#""type":"resize","height":123"#))
+        }),
+        "the resize message",
+    )?;
+    // R-UI-6: a forged delivery without the key changes nothing.
+    let forged = lab.eval(
+        &page.surface,
+        "try { LineUpSurface.__deliverState('0'.repeat(32), '{\"city\":\"x\"}'); } catch (e) {}\
+         document.getElementById('t').textContent",
+    );
+    check(string(forged) == "上海", "a forged delivery was ignored")?;
+    Ok(())
+}
+
+/// R-SEC-2, R-SEC-8: the document's CSP applies: opaque origin, no eval, no storage.
+fn csp_sandbox_applies(lab: &Lab) -> Result<(), String> {
+    let page = lab.open("<p>probe</p>", "");
+    lab.ready(&page)?;
+    let origin = string(lab.eval(&page.surface, "self.origin"));
+    check(origin == "null", &format!("opaque origin, got {origin}"))?;
+    let eval = string(lab.eval(
+        &page.surface,
+        "(function(){ try { (0, eval)('1'); return 'eval ran'; } catch (e) { return 'blocked ' + e.name; } })()",
+    ));
+    check(
+        eval.starts_with("blocked"),
+        &format!("eval blocked: {eval}"),
+    )?;
+    let storage = string(lab.eval(
+        &page.surface,
+        "(function(){ try { localStorage.setItem('k','v'); return 'stored'; } catch (e) { return 'threw ' + e.name; } })()",
+    ));
+    check(
+        storage.starts_with("threw"),
+        &format!("localStorage throws: {storage}"),
+    )?;
+    // Positive control: without the CSP the same checks pass the other way.
+    let open = lab.open_with(
+        "<p>no csp</p>",
+        "",
+        &DocumentOptions::default().dangerous().without_csp(),
+    );
+    lab.ready(&open)?;
+    let origin = string(lab.eval(&open.surface, "self.origin"));
+    check(
+        origin != "null",
+        &format!("without the CSP the origin is the scheme's: {origin}"),
+    )?;
+    Ok(())
+}
+
+/// R-SEC-3: nothing reaches the network, with the CSP and (positive control of the second layer)
+/// without it, where only the delegate's cancel stands between the page and the canary.
+fn no_network(lab: &Lab) -> Result<(), String> {
+    let canary = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    canary.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let port = canary.local_addr().map_err(|e| e.to_string())?.port();
+    let js = format!(
+        "fetch('http://127.0.0.1:{port}/f').catch(function(){{}});\
+         new Image().src = 'http://127.0.0.1:{port}/i';\
+         var x = new XMLHttpRequest(); try {{ x.open('GET', 'http://127.0.0.1:{port}/x'); x.send(); }} catch (e) {{}}"
+    );
+    let strict = lab.open("<p>net</p>", &js);
+    let open = lab.open_with(
+        "<p>net</p>",
+        &js,
+        &DocumentOptions::default().dangerous().without_csp(),
+    );
+    lab.ready(&strict)?;
+    lab.ready(&open)?;
+    lab.spin_for(Duration::from_millis(1500));
+    let mut reached = 0;
+    while canary.accept().is_ok() {
+        reached += 1;
+    }
+    check(
+        reached == 0,
+        &format!("{reached} connections reached the canary"),
+    )?;
+    // Positive control: the canary counts a connection when one comes.
+    let _probe = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_millis(50));
+    check(canary.accept().is_ok(), "the canary sees a real connection")?;
+    Ok(())
+}
+
+/// R-SEC-2, R-UI-5: navigation, popups, dialogs and window.close() are refused and the page
+/// lives on and still takes a state.
+fn refusals(lab: &Lab) -> Result<(), String> {
+    let page = lab.open(
+        "<p id=t>here</p>",
+        "LineUpSurface.onState(function (s) { LineUpSurface.event('state', s); });",
+    );
+    lab.ready(&page)?;
+    let popup = string(lab.eval(&page.surface, "String(window.open('https://example.com/'))"));
+    check(popup == "null", &format!("window.open gives null: {popup}"))?;
+    let confirm = string(lab.eval(&page.surface, "String(confirm('sure?'))"));
+    check(
+        confirm == "false",
+        &format!("confirm answered false: {confirm}"),
+    )?;
+    lab.eval(&page.surface, "window.close(); 1")?;
+    lab.eval(&page.surface, "location.href = 'https://example.com/'; 1")?;
+    check(
+        lab.spin_until(|| {
+            page.events
+                .borrow()
+                .iter()
+                .any(|e| matches!(e, ViewEvent::NavigationRefused(_)))
+        }),
+        &format!("navigation refused: {:?}", page.events.borrow()),
+    )?;
+    lab.spin_for(Duration::from_millis(500));
+    let still = string(lab.eval(
+        &page.surface,
+        "document.getElementById('t').textContent + ' ' + location.href",
+    ));
+    check(
+        still == format!("here {}", page.surface.url()),
+        &format!("the page stayed: {still}"),
+    )?;
+    page.surface
+        .deliver_state(r#"{"n":2}"#)
+        .map_err(|e| e.to_string())?;
+    check(
+        lab.spin_until(|| {
+            ipc(&page.events)
+                .iter()
+                .any(|m| m.contains(r#""event":"state","data":{"n":2}"#))
+        }),
+        "the page still takes a state",
+    )?;
+    let events = page.events.borrow();
+    check(
+        events
+            .iter()
+            .any(|e| matches!(e, ViewEvent::NewWindowRefused(_))),
+        &format!("new window reported: {events:?}"),
+    )?;
+    check(
+        events
+            .iter()
+            .any(|e| matches!(e, ViewEvent::DialogSuppressed)),
+        &format!("dialog reported: {events:?}"),
+    )?;
+    Ok(())
+}
+
+/// R-SEC-2: one Surface cannot reach another's document or messages.
+fn surfaces_apart(lab: &Lab) -> Result<(), String> {
+    let a = lab.open(
+        "<p>a</p>",
+        "var c = new BroadcastChannel('lineup'); setTimeout(function(){ c.postMessage('from a'); }, 50);",
+    );
+    let b = lab.open(
+        "<p>b</p>",
+        "var c = new BroadcastChannel('lineup'); c.onmessage = function (m) { LineUpSurface.event('heard', {m: String(m.data)}); };",
+    );
+    lab.ready(&a)?;
+    lab.ready(&b)?;
+    // B, even without its CSP, asks for A's document: the scheme answers only A's webview.
+    let c = lab.open_with(
+        "<p>c</p>",
+        "",
+        &DocumentOptions::default().dangerous().without_csp(),
+    );
+    lab.ready(&c)?;
+    let script = format!(
+        "fetch('{}').then(function (r) {{ return 'status ' + r.status; }}, function (e) {{ return 'failed ' + e.name; }})",
+        a.surface.url()
+    );
+    let got = string(lab.eval(&c.surface, &script));
+    check(
+        !got.contains("200"),
+        &format!("another Surface's document was not served: {got}"),
+    )?;
+    lab.eval(&a.surface, "c.postMessage('again'); 1")?;
+    lab.spin_for(Duration::from_millis(500));
+    check(
+        !ipc(&b.events).iter().any(|m| m.contains("heard")),
+        "a BroadcastChannel message crossed Surfaces",
+    )?;
+    Ok(())
+}
+
+/// The Surface renders: a screenshot with the page's colours in it.
+fn renders(lab: &Lab, out: &std::path::Path) -> Result<(), String> {
+    let page = lab.open(
+        "<div id=bar style='width:200px;height:100px;background:rgb(200,30,40)'></div><p id=t></p>",
+        "LineUpSurface.onState(function (s) { document.getElementById('t').textContent = s.label; });",
+    );
+    lab.ready(&page)?;
+    page.surface
+        .deliver_state(r#"{"label":"Shanghai 21°"}"#)
+        .map_err(|e| e.to_string())?;
+    lab.spin_for(Duration::from_millis(300));
+    let png: Rc<RefCell<Option<Result<Vec<u8>, String>>>> = Rc::default();
+    let sink = Rc::clone(&png);
+    page.surface
+        .screenshot_png(move |r| *sink.borrow_mut() = Some(r.map_err(|e| e.to_string())));
+    check(lab.spin_until(|| png.borrow().is_some()), "a screenshot")?;
+    let bytes = png.take().unwrap_or_else(|| Err("none".into()))?;
+    std::fs::write(out, &bytes).map_err(|e| e.to_string())?;
+    let image = image::load_from_memory(&bytes)
+        .map_err(|e| e.to_string())?
+        .to_rgba8();
+    let red = image
+        .pixels()
+        .filter(|p| p[0] > 180 && p[1] < 60 && p[2] < 70)
+        .count();
+    check(
+        red > 15_000,
+        &format!("{red} red pixels of the 200×100 bar"),
+    )?;
+    Ok(())
+}
+
+/// A script thread's panic is reported as `crashed` and the engine lives on.
+fn crash(lab: &Lab) -> Result<(), String> {
+    let other = lab.open("<p>other</p>", "");
+    lab.ready(&other)?;
+    let victim = lab.open("<p>victim</p>", "");
+    lab.ready(&victim)?;
+    victim.surface.evaluate("ServoTestUtils.panic()", |_| {});
+    check(
+        lab.spin_until(|| {
+            victim
+                .events
+                .borrow()
+                .iter()
+                .any(|e| matches!(e, ViewEvent::Crashed))
+        }),
+        &format!("the crash was reported: {:?}", victim.events.borrow()),
+    )?;
+    let fresh = lab.open("<p>after</p>", "");
+    lab.ready(&fresh)?;
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let crash_only = args.iter().any(|a| a == "crash");
+    let out = std::path::PathBuf::from(
+        std::env::var("CARGO_TARGET_TMPDIR")
+            .unwrap_or_else(|_| std::env::temp_dir().display().to_string()),
+    );
+    let started = Instant::now();
+    type Scenario<'a> = (&'a str, Box<dyn Fn(&Lab) -> Result<(), String> + 'a>);
+    let (lab, scenarios): (Lab, Vec<Scenario<'_>>) = if crash_only {
+        (
+            Lab::new(EngineConfig::default().dangerous_with_test_helpers()),
+            vec![("crash", Box::new(crash))],
+        )
+    } else {
+        let png = out.join("servo-surface.png");
+        (
+            Lab::new(EngineConfig::default()),
+            vec![
+                ("bridge_round_trips", Box::new(bridge_round_trips)),
+                ("csp_sandbox_applies", Box::new(csp_sandbox_applies)),
+                ("no_network", Box::new(no_network)),
+                ("refusals", Box::new(refusals)),
+                ("surfaces_apart", Box::new(surfaces_apart)),
+                ("renders", Box::new(move |lab| renders(lab, &png))),
+            ],
+        )
+    };
+    let mut failed = 0;
+    for (name, scenario) in &scenarios {
+        let at = Instant::now();
+        match scenario(&lab) {
+            Ok(()) => println!("servo: {name} ... ok ({} ms)", at.elapsed().as_millis()),
+            Err(why) => {
+                failed += 1;
+                println!("servo: {name} ... FAILED: {why}");
+            }
+        }
+    }
+    println!(
+        "servo: {} passed, {failed} failed in {} ms",
+        scenarios.len() - failed,
+        started.elapsed().as_millis()
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the Servo engine backend (#28, `engines/servo`, a workspace of its own) and runs its suite
+# under Xvfb. A cold build takes 1.5 to 2 hours on two cores; the target directory lives outside
+# the work tree (LINEUP_SERVO_TARGET, default ~/.cache/lineup-servo-target) so that it is reused.
+#   bash scripts/servo.sh           # install, build, test
+#   bash scripts/servo.sh build     # install and build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+    clang-19 libclang-19-dev llvm-19-dev # SpiderMonkey from source (mozjs_sys) and its bindgen
+    python3 m4 pkg-config cmake          # SpiderMonkey's configure, harfbuzz and friends
+    libfontconfig1-dev                   # Servo's system font list
+    libegl1-mesa-dev libgles-dev libgl1-mesa-dri # surfman's software GL (llvmpipe)
+    libx11-dev libxkbcommon-dev          # X11 for the window the Surface is shown in
+)
+missing=()
+for package in "${packages[@]}"; do
+    if [[ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" != "install ok installed" ]]; then
+        missing+=("$package")
+    fi
+done
+if ((${#missing[@]})); then
+    runner=()
+    [[ "$(id -u)" -ne 0 ]] && runner=(sudo -n)
+    "${runner[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${runner[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+bash scripts/setup.sh >/dev/null
+
+export CARGO_TARGET_DIR="${LINEUP_SERVO_TARGET:-$HOME/.cache/lineup-servo-target}"
+export MOZJS_FROM_SOURCE=1
+export CC=clang-19 CXX=clang++-19
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+manifest=engines/servo/Cargo.toml
+
+start=$(date +%s)
+cargo build --manifest-path "$manifest" --all-targets
+echo "servo: built in $(($(date +%s) - start)) s (target $CARGO_TARGET_DIR)"
+[[ "${1:-}" == build ]] && exit 0
+
+start=$(date +%s)
+xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest"
+echo "servo: suite passed in $(($(date +%s) - start)) s"
