@@ -3,6 +3,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::error::{refused, AuthoringError};
+use crate::scripts::JoinedScript;
+use crate::source::read_text;
+
 use lineup_host_core::{
     AppId, AppVersion, Breakout, ConversationId, Envelope, InlineApp, InlineBundle, InstanceId,
     Integrity, JsonObject, Limits, Message, MessageId, Party, PartyId, SourcePart, SourcePosition,
@@ -12,45 +16,6 @@ use lineup_host_core::{
 /// The files of a bundle folder: the body fragment, the style sheet, the script, the state.
 pub const FILES: [&str; 4] = ["index.html", "style.css", "script.js", "state.json"];
 
-/// What went wrong reading a bundle folder; each message names the file (and where known its
-/// line and column) and hints at the fix.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AuthoringError {
-    /// A file could not be read.
-    #[error("{path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A file's content is refused, at `file:line:col` when known.
-    #[error("{at}: {reason}")]
-    Refused {
-        /// `index.html:1:1`, `script.js:3:14`, `state.json`, an option name.
-        at: String,
-        /// Why, with the rule and the fix.
-        reason: String,
-    },
-    /// The script does not parse as the classic script the host runs it as: the page would
-    /// stop with a `SyntaxError` that the engine reports only as `Script error.` (R-UI-6a).
-    #[error("{file}:{error}")]
-    Syntax {
-        /// `script.js`, or a package's script file.
-        file: String,
-        /// Where and why.
-        error: crate::SyntaxError,
-    },
-}
-
-pub(crate) fn refused(at: impl Into<String>, reason: impl Into<String>) -> AuthoringError {
-    AuthoringError::Refused {
-        at: at.into(),
-        reason: reason.into(),
-    }
-}
-
 /// A bundle folder as read from disk: `index.html` (a body fragment, required), `style.css` and
 /// `script.js` (empty when absent), and `state.json` (optional).
 #[derive(Clone, PartialEq)]
@@ -58,6 +23,7 @@ pub struct BundleFolder {
     path: PathBuf,
     bundle: InlineBundle,
     state: Option<JsonObject>,
+    warnings: Vec<String>,
 }
 
 impl fmt::Debug for BundleFolder {
@@ -76,7 +42,7 @@ impl BundleFolder {
     /// `state.json`, when present, must be one JSON object (R-UI-3).
     pub fn read(path: impl AsRef<Path>) -> Result<Self, AuthoringError> {
         let path = path.as_ref().to_path_buf();
-        let bundle = Self::read_bundle(&path)?;
+        let (bundle, warnings) = Self::read_code(&path)?;
         let state_path = path.join("state.json");
         let state = if state_path.is_file() {
             Some(read_state(&state_path)?)
@@ -87,6 +53,7 @@ impl BundleFolder {
             path,
             bundle,
             state,
+            warnings,
         })
     }
 
@@ -100,34 +67,44 @@ impl BundleFolder {
             path,
             bundle,
             state,
+            warnings: Vec::new(),
         }
     }
 
     /// Reads and checks only the code of the folder at `path` (`index.html`, `style.css`,
     /// `script.js`), as [`BundleFolder::read`] does, leaving `state.json` alone: a preview
     /// reloads edited code even while the state file is broken.
+    ///
+    /// The script is `script.js`, after the library files of `scripts/` (`*.js`, in name order)
+    /// when the folder has them: each file is checked on its own and joined with a newline after
+    /// it, so a trailing line comment cannot swallow the next file, and errors name the file
+    /// and its own line.
     pub fn read_bundle(path: impl AsRef<Path>) -> Result<InlineBundle, AuthoringError> {
-        let path = path.as_ref();
-        let html = read_text(&path.join("index.html"), true)?;
-        let css = read_text(&path.join("style.css"), false)?;
-        let js = read_text(&path.join("script.js"), false)?;
-        check_fragment(&html)?;
-        Self::bundle_of(html, css, js)
+        Self::read_code(path.as_ref()).map(|(bundle, _)| bundle)
     }
 
-    fn bundle_of(html: String, css: String, js: String) -> Result<InlineBundle, AuthoringError> {
-        if let Some(found) = Breakout::find(&css, &js) {
-            let file = match found.part {
-                SourcePart::Css => "style.css",
-                _ => "script.js",
-            };
+    /// The checked bundle and the warnings an author should see (a script file ending in a
+    /// line comment).
+    pub(crate) fn read_code(path: &Path) -> Result<(InlineBundle, Vec<String>), AuthoringError> {
+        let html = read_text(&path.join("index.html"), true)?;
+        let css = read_text(&path.join("style.css"), false)?;
+        let script = JoinedScript::read(path)?;
+        check_fragment(&html)?;
+        if let Some(found) = Breakout::find(&css, "") {
             return Err(refused(
-                format!("{file}:{}:{}", found.at.line, found.at.column),
+                format!("style.css:{}:{}", found.at.line, found.at.column),
                 found.to_string(),
             ));
         }
-        check_js("script.js", &js)?;
-        InlineBundle::new(html, css, js).map_err(|e| refused("bundle", e.to_string()))
+        let bundle = InlineBundle::new(html, css, script.text)
+            .map_err(|e| refused("bundle", e.to_string()))?;
+        Ok((bundle, script.warnings))
+    }
+
+    /// What an author should know about the folder that the host does not refuse: a script
+    /// file of `scripts/` that ends in a line comment.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The folder.
@@ -276,36 +253,6 @@ fn sanitize(name: &str, keep: impl Fn(char) -> bool) -> String {
         .collect::<String>()
         .trim_end_matches('-')
         .to_owned()
-}
-
-fn read_text(path: &Path, required: bool) -> Result<String, AuthoringError> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
-            refused(
-                path.display().to_string(),
-                format!(
-                    "is not UTF-8 (byte {}); save it as UTF-8",
-                    e.utf8_error().valid_up_to()
-                ),
-            )
-        }),
-        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(source) => Err(AuthoringError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
-}
-
-/// `Err` with the first syntax error of `js`, the script file `file` (R-UI-6a).
-pub(crate) fn check_js(file: &str, js: &str) -> Result<(), AuthoringError> {
-    match crate::check_script(js) {
-        Some(error) => Err(AuthoringError::Syntax {
-            file: file.to_owned(),
-            error,
-        }),
-        None => Ok(()),
-    }
 }
 
 /// Reads `path` as one JSON object (R-UI-3).

@@ -1,5 +1,5 @@
 //! What Surface authors work with: a bundle folder (`index.html`, `style.css`, `script.js`,
-//! optionally `state.json`) read and checked as production would, and turned into a ready
+//! library scripts in `scripts/`, optionally `state.json`) read and checked as production would, and turned into a ready
 //! `lineup.v1.ui.open` envelope or `app` object with its `integrity` (R-UI-2a, R-UI-6a).
 //!
 //! ```no_run
@@ -14,14 +14,19 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod error;
 mod folder;
 mod package;
 mod preview;
+mod scripts;
+mod source;
 mod syntax;
 
-pub use folder::{AuthoringError, BundleFolder, OpenOptions, FILES};
+pub use error::AuthoringError;
+pub use folder::{BundleFolder, OpenOptions, FILES};
 pub use package::PreviewCatalog;
 pub use preview::{
     PackageReading, PreviewBundle, PreviewSource, SizeReport, SourceWatcher, DEBOUNCE,
 };
+pub use scripts::SCRIPTS_DIR;
 pub use syntax::{check_script, SyntaxError};

@@ -12,7 +12,8 @@ use lineup_host_core::{
 };
 use lineup_packages::{ManifestLimits, Package, PackageFiles, PackageLimits, MANIFEST};
 
-use crate::folder::{check_js, refused, AuthoringError};
+use crate::error::{refused, AuthoringError};
+use crate::source::check_js;
 
 /// Whether `dir` is an app package folder: it has a `manifest.json`.
 pub(crate) fn is_package(dir: &Path) -> bool {

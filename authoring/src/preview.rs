@@ -15,7 +15,8 @@ use lineup_host_core::{
 use lineup_packages::Package;
 use notify::Watcher;
 
-use crate::folder::{refused, AuthoringError, BundleFolder, OpenOptions, FILES};
+use crate::error::{refused, AuthoringError};
+use crate::folder::{BundleFolder, OpenOptions, FILES};
 
 /// How long a preview waits after the last file event before it reads the files again, so one
 /// editor save (often a write, a rename and a metadata change) is one reload.
@@ -47,6 +48,9 @@ pub struct PreviewBundle {
     pub instance_id: InstanceId,
     /// For an app package folder: the package, opened by id as an installed app would be.
     pub package: Option<PackageReading>,
+    /// What the author should know but the host does not refuse (a library script ending in a
+    /// line comment), one line each.
+    pub warnings: Vec<String>,
 }
 
 /// An app package as a preview read it: the package and the Surface it opens.
@@ -106,7 +110,7 @@ impl PreviewSource {
     pub fn read(&self) -> Result<PreviewBundle, AuthoringError> {
         match self {
             Self::Folder(path) => {
-                let bundle = BundleFolder::read_bundle(path)?;
+                let (bundle, warnings) = BundleFolder::read_code(path)?;
                 // The defaults of `lineup bundle`, from the folder's name.
                 let named = BundleFolder::from_parts(path.clone(), bundle, None);
                 let options = OpenOptions::for_folder(&named)?;
@@ -114,6 +118,7 @@ impl PreviewSource {
                     app: named.app(&options),
                     instance_id: options.instance_id,
                     package: None,
+                    warnings,
                 })
             }
             Self::Json(path) => read_json(path),
@@ -284,11 +289,12 @@ fn read_json(path: &Path) -> Result<PreviewBundle, AuthoringError> {
             .map_err(|e| refused(at("payload.instance_id"), e.to_string()))?,
         None => default_instance(&app.id),
     };
-    crate::folder::check_js("script.js", app.bundle.js())?;
+    crate::source::check_js("script.js", app.bundle.js())?;
     Ok(PreviewBundle {
         app,
         instance_id,
         package: None,
+        warnings: Vec::new(),
     })
 }
 
@@ -320,6 +326,7 @@ fn read_package(path: &Path, surface: Option<&SurfaceId>) -> Result<PreviewBundl
             package: Arc::new(package),
             surface,
         }),
+        warnings: Vec::new(),
     })
 }
 
@@ -529,6 +536,7 @@ mod tests {
             },
             instance_id: InstanceId::try_from("big".to_owned()).unwrap(),
             package: None,
+            warnings: Vec::new(),
         };
         let mut limits = Limits::default();
         let report = bundle.size_report(&limits);

@@ -1,5 +1,6 @@
 //! `lineup bundle <folder>`: a bundle folder as a ready `ui.open` envelope (or `app` object) on
 //! stdout, its size against the limit and its integrity on stderr (R-UI-2, R-UI-2a, R-UI-6a).
+//! Library scripts in the folder's `scripts/` are joined before `script.js`.
 //! `lineup bundle FILE.json` of a standard component: `component.rs`.
 
 mod component;
@@ -83,6 +84,13 @@ fn bundle(args: BundleArgs) -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let folder = BundleFolder::read(&args.folder)?;
+    for warning in folder.warnings() {
+        // A plain message for the author, as the errors are.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("warning: {warning}");
+        }
+    }
     let mut options = OpenOptions::for_folder(&folder)?;
     if let Some(id) = args.instance_id {
         options.instance_id = InstanceId::try_from(id)?;

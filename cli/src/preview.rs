@@ -144,6 +144,9 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
         }
         Err(e) => return Err(e.into()),
     };
+    for warning in &bundle.warnings {
+        out.line(format_args!("warning: {warning}"));
+    }
     let limits = Limits::default();
     let report = bundle.size_report(&limits);
     out.line(format_args!("{}: {report}", source.path().display()));
@@ -512,6 +515,9 @@ impl Context {
                     || bundle.package != applied.package
                     || !open =>
             {
+                for warning in &bundle.warnings {
+                    self.out.line(format_args!("warning: {warning}"));
+                }
                 let report = bundle.size_report(limits);
                 self.out
                     .line(format_args!("{}: {report}", source.path().display()));

@@ -28,7 +28,9 @@ fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     for (file, content) in files {
-        std::fs::write(dir.join(file), content).unwrap();
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
     }
     dir
 }
@@ -40,6 +42,55 @@ fn bundle(dir: &Path, extra: &[&str]) -> std::process::Output {
         .args(extra)
         .output()
         .expect("lineup bundle runs")
+}
+
+/// Feeds `envelope` to a real `lineup host --stdio` and waits for the page's event `name`;
+/// then ends input. The event, every stdout line, stderr and the host's exit status.
+fn first_event(
+    envelope: &str,
+    name: &str,
+) -> (Option<Value>, Vec<String>, String, std::process::ExitStatus) {
+    let mut host = Command::new(LINEUP)
+        .args(["host", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lineup host runs");
+    let mut stdin = host.stdin.take().unwrap();
+    stdin.write_all(envelope.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let stdout = host.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap_or_default();
+            let _ = tx.send(line.clone());
+            lines.push(line);
+        }
+        lines
+    });
+    let mut stderr_pipe = host.stderr.take().unwrap();
+    let errors = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr_pipe.read_to_string(&mut text);
+        text
+    });
+    let mut booted = None;
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["payload"]["event"] == name {
+            booted = Some(message);
+            break;
+        }
+    }
+    // The page's console message has surely been posted before its event; end input.
+    drop(stdin);
+    let status = host.wait().unwrap();
+    let lines = reader.join().unwrap();
+    let stderr = errors.join().unwrap();
+    (booted, lines, stderr, status)
 }
 
 #[test]
@@ -81,46 +132,7 @@ fn r_ui_2a_bundle_output_is_accepted_by_the_host_and_console_output_stays_off_st
         .as_str()
         .is_some_and(|i| i.starts_with("sha256-")));
 
-    let mut host = Command::new(LINEUP)
-        .args(["host", "--stdio"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("lineup host runs");
-    let mut stdin = host.stdin.take().unwrap();
-    stdin.write_all(envelope.as_bytes()).unwrap();
-    stdin.flush().unwrap();
-    let stdout = host.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let reader = thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap_or_default();
-            let _ = tx.send(line.clone());
-            lines.push(line);
-        }
-        lines
-    });
-    let mut stderr_pipe = host.stderr.take().unwrap();
-    let errors = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr_pipe.read_to_string(&mut text);
-        text
-    });
-    let mut booted = None;
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-        if message["payload"]["event"] == "booted" {
-            booted = Some(message);
-            break;
-        }
-    }
-    // The page's console message has surely been posted before its event; end input.
-    drop(stdin);
-    let status = host.wait().unwrap();
-    let lines = reader.join().unwrap();
-    let stderr = errors.join().unwrap();
+    let (booted, lines, stderr, status) = first_event(&envelope, "booted");
     let booted =
         booted.unwrap_or_else(|| panic!("no booted event; stdout {lines:?}; stderr {stderr}"));
     assert_eq!(booted["payload"]["data"]["city"], "北京");
@@ -189,4 +201,40 @@ fn r_ui_6a_bundle_refuses_a_breakout_and_a_whole_document_naming_file_line_and_c
     let app: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(app["id"], "com.example.fixed-app");
     assert!(app.get("payload").is_none() && app["integrity"].is_string());
+}
+
+/// #26 item 3: a library in `scripts/` that ends in `//# sourceMappingURL=…` with no newline,
+/// then the author's `script.js`. Joined naively the author's first line would be a comment and
+/// the Surface would never answer; joined by `lineup bundle` it runs, and the author is warned.
+#[test]
+fn library_scripts_join_before_script_js_and_a_trailing_line_comment_is_warned_about() {
+    let dir = folder(
+        "joined",
+        &[
+            ("index.html", "<p id=t></p>"),
+            (
+                "scripts/lib.min.js",
+                "window.lib={twice:function(n){return 2*n}};\n//# sourceMappingURL=lib.min.js.map",
+            ),
+            (
+                "script.js",
+                "LineUpSurface.onState(function (s) { LineUpSurface.event('joined', {n: lib.twice(s.n)}); });\n",
+            ),
+            ("state.json", "{\"n\":21}"),
+        ],
+    );
+    let out = bundle(&dir, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: scripts/lib.min.js: ends in a line comment"),
+        "{stderr}"
+    );
+    let envelope = String::from_utf8(out.stdout).unwrap();
+    let value: Value = serde_json::from_str(&envelope).unwrap();
+    let js = value["payload"]["app"]["js"].as_str().unwrap();
+    assert!(js.contains(".map\nLineUpSurface.onState"), "{js}");
+    let (joined, lines, stderr, _) = first_event(&envelope, "joined");
+    let joined = joined.unwrap_or_else(|| panic!("no event; stdout {lines:?}; stderr {stderr}"));
+    assert_eq!(joined["payload"]["data"]["n"], 42);
 }

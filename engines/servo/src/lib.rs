@@ -22,11 +22,13 @@ mod engine;
 mod preferences;
 mod protocol;
 mod surface;
+mod window;
 
 pub use engine::{EngineConfig, ServoEngine};
 pub use lineup_webview_shell::ViewEvent;
 pub use servo::JSValue;
 pub use surface::ServoSurface;
+pub use window::SurfaceWindow;
 
 /// Why the Servo backend could not do something.
 #[derive(Debug, thiserror::Error)]

@@ -95,6 +95,16 @@ impl ServoSurface {
         });
     }
 
+    /// Passes an input event (pointer, key) to the page.
+    pub fn notify_input(&self, event: servo::InputEvent) {
+        self.webview.notify_input_event(event);
+    }
+
+    /// Gives the view keyboard focus or takes it away.
+    pub fn set_focused(&self, focused: bool) {
+        self.webview.set_focused(focused);
+    }
+
     /// Whether Servo drew a new frame since the last call.
     pub fn take_frame_ready(&self) -> bool {
         self.delegate.frame_ready.replace(false)
