@@ -32,6 +32,7 @@ mod handle;
 mod link;
 mod policy;
 mod pool;
+mod proxy;
 mod records;
 mod renderer;
 mod standby;
@@ -42,9 +43,11 @@ pub use builder::{DangerousHostBuilder, HostBuilder};
 use engine::Engine;
 use factory::*;
 use handle::*;
-pub use handle::{event_loop, HostClosed, HostEvent, HostEventLoop, HostHandle};
+pub use handle::{event_loop, event_loop_with, HostClosed, HostEvent, HostEventLoop, HostHandle};
 use link::AnnounceDone;
 use policy::{PolicyChange, PolicyWatch};
+use proxy::HostProxy;
+pub use proxy::HostUserEvent;
 pub use renderer::{ComponentRenderer, ComponentReply, Declined};
 use views::{Views, ViewsConfig};
 
@@ -244,10 +247,10 @@ impl Host {
 
     /// Withdraws capability `name` from every session ([`HostHandle::withdraw_capability`]) on
     /// the loop thread; `false` when no capability of that name was registered.
-    pub fn withdraw_capability(
+    pub fn withdraw_capability<T: HostUserEvent>(
         &mut self,
         name: &CapabilityName,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) -> bool {
         match self.engine.sessions.unregister_capability(name) {
             Ok(effects) => {
@@ -263,12 +266,12 @@ impl Host {
     }
 
     /// [`HostHandle::set_capability_visible`] on the loop thread.
-    pub fn set_capability_visible(
+    pub fn set_capability_visible<T: HostUserEvent>(
         &mut self,
         agent: &AgentIdentity,
         name: &CapabilityName,
         visible: bool,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         match self
             .engine
@@ -286,7 +289,7 @@ impl Host {
 
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
     /// parent window is closed), then closes every Surface and returns.
-    pub fn run(mut self, mut event_loop: EventLoop<HostEvent>) -> Result<(), ShellError> {
+    pub fn run<T: HostUserEvent>(mut self, mut event_loop: EventLoop<T>) -> Result<(), ShellError> {
         use lineup_webview_shell::tao::platform::run_return::EventLoopExtRunReturn;
         event_loop.run_return(|event, target, flow| {
             *flow = self.handle_event(event, target);
@@ -305,21 +308,32 @@ impl Host {
 
     /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
     /// Other threads use [`HostHandle::send_inbound`] instead.
-    pub fn handle_inbound(&mut self, bytes: &[u8], target: &EventLoopWindowTarget<HostEvent>) {
+    pub fn handle_inbound<T: HostUserEvent>(
+        &mut self,
+        bytes: &[u8],
+        target: &EventLoopWindowTarget<T>,
+    ) {
         let effects = self.engine.sessions.handle_inbound(bytes);
         self.engine.apply(effects, None, target);
     }
 
     /// Handles one event of a loop the embedder runs; returns the control flow the host needs
     /// (`Exit` once it was shut down).
-    pub fn handle_event(
+    ///
+    /// The loop's user-event type may be the app's own ([`HostUserEvent`]): the host takes the
+    /// events that carry a [`HostEvent`] and leaves the app's own to the app.
+    pub fn handle_event<T: HostUserEvent>(
         &mut self,
-        event: Event<'_, HostEvent>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        event: Event<'_, T>,
+        target: &EventLoopWindowTarget<T>,
     ) -> ControlFlow {
         let idle_turn = matches!(event, Event::MainEventsCleared);
         match event {
-            Event::UserEvent(HostEvent(inner)) => self.handle_user_event(inner, target),
+            Event::UserEvent(user) => {
+                if let Ok(HostEvent(inner)) = user.into_host_event() {
+                    self.handle_user_event(inner, target);
+                }
+            }
             Event::WindowEvent {
                 window_id, event, ..
             } => self.handle_window_event(window_id, &event, target),
@@ -368,7 +382,10 @@ impl Host {
 
     /// Looks at the app center's change marker when due; when it moved, every session hears of
     /// it. Returns when to look again.
-    fn poll_apps(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+    fn poll_apps<T: HostUserEvent>(
+        &mut self,
+        target: &EventLoopWindowTarget<T>,
+    ) -> Option<Instant> {
         let (changed, next) = self.apps.as_mut()?.poll();
         if changed {
             let effects = self.engine.sessions.apps_changed();
@@ -379,7 +396,10 @@ impl Host {
 
     /// Applies what changed in the operator's capability policy, when due; returns when to
     /// look again.
-    fn poll_policy(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+    fn poll_policy<T: HostUserEvent>(
+        &mut self,
+        target: &EventLoopWindowTarget<T>,
+    ) -> Option<Instant> {
         let (changes, next) = self.policy.as_mut()?.poll(&self.engine.sessions);
         for change in changes {
             match change {
@@ -396,7 +416,10 @@ impl Host {
 
     /// Applies what enabling capabilities produced, then expires and times out calls whose
     /// deadline passed; returns when to look again.
-    fn poll_capabilities(&mut self, target: &EventLoopWindowTarget<HostEvent>) -> Option<Instant> {
+    fn poll_capabilities<T: HostUserEvent>(
+        &mut self,
+        target: &EventLoopWindowTarget<T>,
+    ) -> Option<Instant> {
         while let Some(effects) = self.pending.pop_front() {
             self.engine.apply(effects, None, target);
         }
@@ -413,7 +436,11 @@ impl Host {
         Some(Instant::now() + wait)
     }
 
-    fn handle_user_event(&mut self, inner: Inner, target: &EventLoopWindowTarget<HostEvent>) {
+    fn handle_user_event<T: HostUserEvent>(
+        &mut self,
+        inner: Inner,
+        target: &EventLoopWindowTarget<T>,
+    ) {
         match inner {
             Inner::CapabilityAnswer {
                 session,
@@ -532,11 +559,11 @@ impl Host {
         let _ = self.engine.proxy.send_event(HostEvent(Inner::Wake));
     }
 
-    fn handle_window_event(
+    fn handle_window_event<T: HostUserEvent>(
         &mut self,
         window_id: WindowId,
         event: &WindowEvent<'_>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         if !self.engine.views.is_parent(window_id) {
             return self.engine.views.window_event(window_id, event);

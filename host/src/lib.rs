@@ -53,8 +53,8 @@ pub use delegate::{
 };
 pub use envelopes::AgentEnvelopes;
 pub use host::{
-    event_loop, ComponentRenderer, ComponentReply, DangerousHostBuilder, Declined, Host,
-    HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle,
+    event_loop, event_loop_with, ComponentRenderer, ComponentReply, DangerousHostBuilder, Declined,
+    Host, HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle, HostUserEvent,
 };
 pub use lineup_builtins::{
     sanitize_file_name, AnswerSink, Builtin, BuiltinConfig, Builtins, CapabilityProvider,

@@ -533,7 +533,10 @@ impl HostBuilder {
     /// opened before the probe passes gets its view at once, side by side with the probe's, but
     /// its document is held until the probe passed; if the probe fails, that Surface is closed
     /// unserved and its open fails (`surface_failed` upstream), and later opens are refused.
-    pub fn build(self, event_loop: &EventLoop<HostEvent>) -> Result<Host, ShellError> {
+    ///
+    /// The loop's user-event type is [`HostEvent`] ([`event_loop`](crate::event_loop) makes one)
+    /// or an app's own enum that carries it ([`HostUserEvent`]).
+    pub fn build<T: HostUserEvent>(self, event_loop: &EventLoop<T>) -> Result<Host, ShellError> {
         let mut prefix = [0u8; 6];
         getrandom::fill(&mut prefix)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
@@ -575,7 +578,7 @@ impl HostBuilder {
             (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
         };
         let shell = Shell::start(event_loop, view_config)?;
-        let proxy = event_loop.create_proxy();
+        let proxy = HostProxy::new(event_loop.create_proxy());
         let usage = ShellError::Usage;
         let start = Instant::now();
         // R-INV-1: every session gets its inventory, capabilities on or off; off is the

@@ -10,7 +10,7 @@ use lineup_host_core::SessionId;
 use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
 };
-use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
 use lineup_webview_shell::{
     ComponentAction, ComponentContent, ComponentOptions, ComponentStack, ComponentWindow,
@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::component_layout::ChildComponents;
 use super::handle::EmbedderInput;
-use super::handle::HostEvent;
+use super::proxy::HostProxy;
 use super::renderer::{ComponentRenderer, ComponentReply};
 use crate::delegate::HostDelegate;
 
@@ -85,7 +85,7 @@ pub(super) struct ShowContext<'a, T: 'static> {
     /// The event loop.
     pub(super) target: &'a EventLoopWindowTarget<T>,
     /// For an embedder's reply.
-    pub(super) proxy: &'a EventLoopProxy<HostEvent>,
+    pub(super) proxy: &'a HostProxy,
     /// The desktop's contrast, read at each open (like a Surface's).
     pub(super) high_contrast: bool,
     /// The window of the child views, when Surfaces are child views: components go there.

@@ -13,7 +13,7 @@ use lineup_host_core::{
     GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey,
     SurfaceOpen, Ticket,
 };
-use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
 use super::activity::ActivityNotices;
@@ -22,6 +22,7 @@ use super::components::{ComponentViews, ReportSink, ShowContext};
 use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
+use super::proxy::{HostProxy, HostUserEvent};
 use super::records::Records;
 use super::views::Kept;
 use super::views::{ProbeNews, Views};
@@ -37,7 +38,7 @@ pub(super) struct Engine {
     pub(super) views: Views,
     /// Carries out the capability kernels' effects, when capabilities are enabled.
     pub(super) driver: Option<CapabilityDriver>,
-    pub(super) proxy: EventLoopProxy<HostEvent>,
+    pub(super) proxy: HostProxy,
     pub(super) outbound: Option<OutboundFn>,
     pub(super) delegate: Box<dyn HostDelegate>,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
@@ -63,12 +64,12 @@ pub(super) struct Engine {
 
 impl Engine {
     /// Hands an answer to the capability kernel and carries out what follows.
-    pub(super) fn capability_answered(
+    pub(super) fn capability_answered<T: HostUserEvent>(
         &mut self,
         session: SessionId,
         ticket: Ticket,
         answer: Answer,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         match self.sessions.capability_answered(session, ticket, answer) {
             Ok(effects) => self.apply(effects, None, target),
@@ -79,12 +80,12 @@ impl Engine {
     /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
     /// inventory went to the outbound callback. A conversation whose session ended gets it
     /// opened again, vouching for `agent` (R-SES-1).
-    pub(super) fn announce_inventory(
+    pub(super) fn announce_inventory<T: HostUserEvent>(
         &mut self,
         conversation: ConversationId,
         agent: Option<PartyId>,
         done: AnnounceDone,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let effects = match self.sessions.announce_inventory(&conversation) {
             Some(effects) => Some(effects),
@@ -120,11 +121,11 @@ impl Engine {
     /// What the webview of `key` reported: page input goes to its session through the session
     /// table (R-SEC-4: the key is the view's, never the page's word); a refusal goes to the
     /// delegate.
-    pub(super) fn handle_view_event(
+    pub(super) fn handle_view_event<T: HostUserEvent>(
         &mut self,
         key: SurfaceKey,
         event: ViewEvent,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let input = match event {
             ViewEvent::Ipc(raw) => {
@@ -181,11 +182,11 @@ impl Engine {
     }
 
     /// Hands `input` of the view of `key` to its session and carries out what follows.
-    pub(super) fn page_input(
+    pub(super) fn page_input<T: HostUserEvent>(
         &mut self,
         key: &SurfaceKey,
         input: PageInput<'_>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let effects = self.sessions.handle_page(key, input);
         self.apply(effects, None, target);
@@ -198,7 +199,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn poll_probe(&mut self, target: &EventLoopWindowTarget<HostEvent>) {
+    pub(super) fn poll_probe<T: HostUserEvent>(&mut self, target: &EventLoopWindowTarget<T>) {
         match self.views.poll_probe() {
             ProbeNews::None | ProbeNews::Passed => {}
             ProbeNews::Failed { reason, held } => {
@@ -216,11 +217,11 @@ impl Engine {
 
     /// Carries out the effects of one session (or of the session table); a capability effect's
     /// answer goes back to that session.
-    pub(super) fn apply(
+    pub(super) fn apply<T: HostUserEvent>(
         &mut self,
         effects: SessionEffects,
         line: Option<u64>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let SessionEffects { session, effects } = effects;
         // Effects that arise while one is carried out (a capability answer's, a failed open's)
@@ -240,12 +241,12 @@ impl Engine {
     }
 
     /// The one interpreter of the kernel's effects: every [`Effect`] by name.
-    pub(super) fn interpret(
+    pub(super) fn interpret<T: HostUserEvent>(
         &mut self,
         session: SessionId,
         effect: Effect,
         line: Option<u64>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         match effect {
             Effect::Component(effect) => self.component(effect, target),
@@ -322,10 +323,10 @@ impl Engine {
     }
 
     /// Carries out each batch of `effects`, in order.
-    pub(super) fn apply_all(
+    pub(super) fn apply_all<T: HostUserEvent>(
         &mut self,
         effects: Vec<SessionEffects>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         for effects in effects {
             self.apply(effects, None, target);
@@ -337,7 +338,11 @@ impl Engine {
     /// `open_failed` if it failed ([`Engine::poll_probe`]).
     ///
     /// [`Shell::open_gated`]: lineup_webview_shell::Shell::open_gated
-    pub(super) fn open(&mut self, open: SurfaceOpen, target: &EventLoopWindowTarget<HostEvent>) {
+    pub(super) fn open<T: HostUserEvent>(
+        &mut self,
+        open: SurfaceOpen,
+        target: &EventLoopWindowTarget<T>,
+    ) {
         self.views.hold_until_probed(&open.key);
         self.create(open, Kept::default(), target);
     }
@@ -345,11 +350,11 @@ impl Engine {
     /// Creates the webview of `open` ([`Views::create`], the one place a Surface's webview is
     /// made); a reopened one keeps what its predecessor had (`kept`). A view that cannot be
     /// made fails the open, or leaves a reopened Surface gone (R-UI-12).
-    pub(super) fn create(
+    pub(super) fn create<T: HostUserEvent>(
         &mut self,
         open: SurfaceOpen,
         kept: Kept,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let key = open.key.clone();
         let limits = self.sessions.limits().clone();
@@ -395,11 +400,11 @@ impl Engine {
     /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
     /// session reopens the Surface within its budget, or closes it and tells the agent; with
     /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
-    pub(super) fn lost(
+    pub(super) fn lost<T: HostUserEvent>(
         &mut self,
         key: SurfaceKey,
         reason: GoneReason,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let input = if self.reopen {
             PageInput::Lost(reason)
@@ -412,12 +417,12 @@ impl Engine {
     /// Carries out [`Effect::Reopen`]: the webview of `old` goes, and `open` (same instance, new
     /// generation) is created where it was, with the embedder's reloaded bundle if there was
     /// one. Its state follows its page's `ready` (R-UI-12).
-    pub(super) fn reopen(
+    pub(super) fn reopen<T: HostUserEvent>(
         &mut self,
         old: SurfaceKey,
         mut open: SurfaceOpen,
         reason: GoneReason,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let kept = self.views.kept(&old, reason);
         if let Some(bundle) = &kept.reloaded {
@@ -437,9 +442,9 @@ impl Engine {
     /// terminated (the crash path follows when the engine reports it, as `unresponsive`), and a
     /// Surface whose termination the engine never reported ends anyway. Returns when to check
     /// again.
-    pub(super) fn poll_watchdog(
+    pub(super) fn poll_watchdog<T: HostUserEvent>(
         &mut self,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) -> Option<Instant> {
         let (verdicts, next) = self.views.poll_watchdog();
         for (key, verdict) in verdicts {
@@ -478,10 +483,10 @@ impl Engine {
     /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
     /// hides each instance's window; without it, or for a component it does not draw, a shown
     /// component fails closed: the session closes it with `renderer_failed` (R-STD-13).
-    pub(super) fn component(
+    pub(super) fn component<T: HostUserEvent>(
         &mut self,
         effect: ComponentEffect,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let effect = match effect {
             ComponentEffect::Persist { owner, record } => {
@@ -534,9 +539,9 @@ impl Engine {
 
     /// Closes the components whose `props.expires_at` passed, `expired` (R-STD-7); returns
     /// when the next one is due.
-    pub(super) fn poll_component_expiry(
+    pub(super) fn poll_component_expiry<T: HostUserEvent>(
         &mut self,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) -> Option<Instant> {
         let next = self.sessions.next_component_expiry()?;
         let now = SystemWallClock.now();
@@ -551,11 +556,11 @@ impl Engine {
 
     /// What the window of component `key` reported: the user's answer or close, or its
     /// failure, goes to its session through the session table.
-    pub(super) fn component_report(
+    pub(super) fn component_report<T: HostUserEvent>(
         &mut self,
         key: SurfaceKey,
         action: ComponentAction,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         if let ComponentAction::Resized { height } = action {
             if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
@@ -571,11 +576,11 @@ impl Engine {
 
     /// What the embedder's renderer reported for component `key` (R-STD-16): its answer
     /// (`via: "embedder"`), close or draft goes to the session, which checks it again.
-    pub(super) fn embedder_report(
+    pub(super) fn embedder_report<T: HostUserEvent>(
         &mut self,
         key: SurfaceKey,
         input: EmbedderInput,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) {
         let views = self.components.as_ref();
         if let Some(input) = views.and_then(|v| v.embedder_input_of(&key, input)) {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{
     AgentIdentity, AppCatalog, Capability, CapabilitySetup, Clock, SessionFactory,
 };
-use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use crate::capabilities::{CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore};
 use lineup_builtins::AnswerSink;
@@ -26,10 +26,10 @@ pub(super) type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
 /// Starts capabilities from `config`: the driver that carries out every session's capability
 /// effects, the store it shares with the session factory, the registrations and the store's
 /// unfinished records.
-pub(super) fn start_capabilities(
+pub(super) fn start_capabilities<T: HostUserEvent>(
     config: CapabilityConfig,
-    target: &EventLoopWindowTarget<HostEvent>,
-    proxy: EventLoopProxy<HostEvent>,
+    target: &EventLoopWindowTarget<T>,
+    proxy: HostProxy,
 ) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
     let CapabilityConfig {
         registrations,

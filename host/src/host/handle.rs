@@ -8,14 +8,15 @@ use lineup_host_core::{
     AgentIdentity, Answer, CapabilityName, ConversationId, GoneReason, InlineBundle, InstanceId,
     PartyId, SessionId, SurfaceKey, Ticket,
 };
-use lineup_webview_shell::tao::event_loop::{EventLoop, EventLoopBuilder, EventLoopProxy};
+use lineup_webview_shell::tao::event_loop::{EventLoop, EventLoopBuilder};
 
 use lineup_webview_shell::ShellError;
 use lineup_webview_shell::ViewEvent;
 
 use super::*;
 
-/// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews.
+/// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews. An
+/// app with user events of its own carries it in a variant of its enum ([`HostUserEvent`]).
 /// `Debug` shows an inbound envelope as a length and a digest (logs reach journald).
 #[derive(Debug)]
 pub struct HostEvent(pub(super) Inner);
@@ -143,8 +144,14 @@ pub type HostEventLoop = lineup_webview_shell::tao::event_loop::EventLoop<HostEv
 /// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one this
 /// returns [`ShellError::Platform`] rather than letting GTK abort the process.
 pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
+    event_loop_with::<HostEvent>()
+}
+
+/// Creates an event loop whose user events are the app's own type `T`, one variant of which
+/// carries the host's ([`HostUserEvent`]), checking the display as [`event_loop`] does.
+pub fn event_loop_with<T: HostUserEvent>() -> Result<EventLoop<T>, ShellError> {
     lineup_webview_shell::check_display()?;
-    Ok(EventLoopBuilder::<HostEvent>::with_user_event().build())
+    Ok(EventLoopBuilder::<T>::with_user_event().build())
 }
 
 /// The event loop has ended; nothing more can be sent to the host.
@@ -155,7 +162,7 @@ pub struct HostClosed;
 /// A `Send + Clone` handle that forwards input into the host's event loop from any thread.
 #[derive(Debug, Clone)]
 pub struct HostHandle {
-    pub(super) proxy: EventLoopProxy<HostEvent>,
+    pub(super) proxy: HostProxy,
     /// Inbound lines handed to the event loop and not handled yet, over every clone.
     pub(super) inbound: Arc<AtomicUsize>,
 }

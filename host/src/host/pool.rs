@@ -7,7 +7,7 @@ use lineup_surface_runtime::SurfaceToken;
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use super::builder::Layout;
-use super::handle::HostEvent;
+use super::proxy::HostUserEvent;
 use super::views::Views;
 use lineup_webview_shell::ShellError;
 
@@ -40,10 +40,10 @@ impl Views {
     /// At an idle turn (every event of the turn handled, opens included, and no inbound
     /// envelope waiting), starts one pool view if the pool is short; returns when to come back
     /// while it still is.
-    pub(super) fn refill_pool(
+    pub(super) fn refill_pool<T: HostUserEvent>(
         &mut self,
         idle_turn: bool,
-        target: &EventLoopWindowTarget<HostEvent>,
+        target: &EventLoopWindowTarget<T>,
     ) -> Option<Instant> {
         if self.shell.config().warm_pool() == 0 || !matches!(self.layout, Layout::Windows) {
             return None;

@@ -11,10 +11,10 @@ use lineup_host_core::{
     validate_answer, AnswerRefusal, ComponentClosed, ComponentKind, InputKind, JsonObject,
     SafeMarkdown, ShownComponent, SurfaceKey, UserAnswer, Via,
 };
-use lineup_webview_shell::tao::event_loop::EventLoopProxy;
 use serde_json::Value;
 
 use super::handle::{EmbedderInput, HostEvent, Inner};
+use super::proxy::HostProxy;
 
 /// Draws standard components in the embedder's own UI, on the event-loop thread
 /// ([`HostBuilder::component_renderer`](crate::HostBuilder::component_renderer)).
@@ -70,7 +70,7 @@ pub struct ComponentReply {
     key: SurfaceKey,
     kind: ComponentKind,
     props: JsonObject,
-    proxy: EventLoopProxy<HostEvent>,
+    proxy: HostProxy,
 }
 
 impl fmt::Debug for ComponentReply {
@@ -83,7 +83,7 @@ impl fmt::Debug for ComponentReply {
 }
 
 impl ComponentReply {
-    pub(super) fn new(shown: &ShownComponent, proxy: EventLoopProxy<HostEvent>) -> Self {
+    pub(super) fn new(shown: &ShownComponent, proxy: HostProxy) -> Self {
         Self {
             key: shown.key.clone(),
             kind: shown.kind,

@@ -19,7 +19,7 @@ use lineup_surface_runtime::{
 };
 use lineup_webview_shell::tao::dpi::LogicalSize;
 use lineup_webview_shell::tao::event::WindowEvent;
-use lineup_webview_shell::tao::event_loop::{EventLoopProxy, EventLoopWindowTarget};
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::WindowId;
 use lineup_webview_shell::{
     Contrast, Placement, ProbeStatus, Rect, Shell, ShellError, SurfaceView, ViewEvent,
@@ -28,6 +28,7 @@ use lineup_webview_shell::{
 use super::builder::Layout;
 use super::handle::{HostEvent, Inner};
 
+use super::proxy::{HostProxy, HostUserEvent};
 use super::standby::HostStandby;
 use crate::delegate::{ChildSlot, HostDelegate};
 use crate::watchdog::{Verdict, Watchdog};
@@ -277,13 +278,13 @@ impl Views {
     /// Creates the webview of `open` (the one place a Surface's webview is made), placed where
     /// its predecessor was when it is a reopen (`kept`). Its view events go to the loop through
     /// `proxy`, tagged with its key: the closure is the view's identity (R-SEC-4).
-    pub(super) fn create(
+    pub(super) fn create<T: HostUserEvent>(
         &mut self,
         open: &SurfaceOpen,
         kept: &Kept,
         limits: &Limits,
-        proxy: &EventLoopProxy<HostEvent>,
-        target: &EventLoopWindowTarget<HostEvent>,
+        proxy: &HostProxy,
+        target: &EventLoopWindowTarget<T>,
     ) -> Result<(), ShellError> {
         let key = open.key.clone();
         let token = self.surface_token()?;

@@ -1,0 +1,109 @@
+//! A chat app's own event loop with its own user events, and the host living in it: the loop's
+//! user-event type is the app's enum, one variant of which carries the host's events
+//! ([`HostUserEvent`]). The app handles its own events and hands every event to
+//! [`Host::handle_event`], which takes the host's and leaves the app's alone.
+//!
+//! ```sh
+//! cargo run -p lineup-examples --example own_events             # on a desktop
+//! xvfb-run -a cargo run -p lineup-examples --example own_events -- --check
+//! ```
+//!
+//! `--check` exits 0 once the app's own event and the Surface's event both arrived: what CI runs.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::cell::Cell;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use lineup_host::tao::event::Event;
+use lineup_host::tao::event_loop::ControlFlow;
+use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
+use lineup_host::{event_loop_with, Host, HostBuilder, HostEvent, HostUserEvent};
+use lineup_host_core::Message;
+use serde_json::json;
+
+/// The app's user events: its own, and the host's.
+#[derive(Debug)]
+enum AppEvent {
+    /// A chat message arrived on the app's network thread.
+    Chat(String),
+    /// The host's own event, passed through untouched.
+    Host(HostEvent),
+}
+
+impl From<HostEvent> for AppEvent {
+    fn from(event: HostEvent) -> Self {
+        AppEvent::Host(event)
+    }
+}
+
+impl HostUserEvent for AppEvent {
+    fn into_host_event(self) -> Result<HostEvent, Self> {
+        match self {
+            AppEvent::Host(event) => Ok(event),
+            other => Err(other),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let check = std::env::args().any(|a| a == "--check");
+    let Ok(mut event_loop) = event_loop_with::<AppEvent>() else {
+        eprintln!("no display: run it on a desktop or under xvfb-run -a");
+        return ExitCode::FAILURE;
+    };
+    let shown = Rc::new(Cell::new(false));
+    let seen = Rc::clone(&shown);
+    let host: Result<Host, _> = HostBuilder::new()
+        .on_outbound(move |m: &Message| {
+            if let Message::UiEvent(_) = m {
+                println!("host → agent: {}", m.to_json());
+                seen.set(true);
+            }
+        })
+        .build(&event_loop);
+    let Ok(mut host) = host else {
+        return ExitCode::FAILURE;
+    };
+
+    // The app's network thread: a chat message for the app, a Surface for the host.
+    let app = event_loop.create_proxy();
+    let handle = host.handle();
+    std::thread::spawn(move || {
+        let _ = app.send_event(AppEvent::Chat("The forecast is in.".to_owned()));
+        let open = json!({"v": 1, "id": "m-1", "type": "lineup.v1.ui.open", "conversation_id": "c1",
+            "sender": {"kind": "agent", "id": "agent"},
+            "payload": {"instance_id": "weather", "app": {"id": "com.example.weather", "version": "1.0.0",
+                "html": "<p id=t>…</p>", "css": "",
+                "js": "LineUpSurface.onState(function (s) { t.textContent = s.city; LineUpSurface.event('shown', {}); });"},
+                "state": {"city": "Berlin"}}});
+        let _ = handle.send_inbound(open.to_string().into_bytes());
+    });
+
+    let chats = Cell::new(0);
+    let started = Instant::now();
+    event_loop.run_return(|event, target, flow| {
+        // The app's own events are the app's business…
+        if let Event::UserEvent(AppEvent::Chat(text)) = &event {
+            println!("chat: {text}");
+            chats.set(chats.get() + 1);
+        }
+        // …and every event goes to the host, which takes its own.
+        *flow = host.handle_event(event, target);
+        let done = chats.get() > 0 && shown.get();
+        if check && (done || started.elapsed() > Duration::from_secs(20)) {
+            *flow = ControlFlow::Exit;
+        }
+    });
+    host.close_all();
+    if check && !(chats.get() > 0 && shown.get()) {
+        eprintln!(
+            "--check: chat {}, Surface event {}",
+            chats.get(),
+            shown.get()
+        );
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
