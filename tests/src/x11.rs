@@ -122,6 +122,24 @@ impl X11 {
         None
     }
 
+    /// The window `window` is transient for (its `WM_TRANSIENT_FOR`), if it says.
+    pub fn transient_for(&self, window: u32) -> Result<Option<u32>, X11Error> {
+        let reply = self
+            .conn
+            .get_property(
+                false,
+                window,
+                AtomEnum::WM_TRANSIENT_FOR,
+                AtomEnum::WINDOW,
+                0,
+                1,
+            )
+            .map_err(|e| X11Error::new("get_property", e))?
+            .reply()
+            .map_err(|e| X11Error::new("get_property", e))?;
+        Ok(reply.value32().and_then(|mut v| v.next()))
+    }
+
     /// The root coordinates of the top-left corner of `window`.
     pub fn window_origin(&self, window: u32) -> Result<(i16, i16), X11Error> {
         let reply = self

@@ -11,7 +11,7 @@ use tao::event_loop::EventLoopWindowTarget;
 
 use crate::consent::{ConsentPrompt, PendingConsent, PromptContent};
 use crate::error::ShellError;
-use crate::platform::{check_display, PlatformPrompt};
+use crate::platform::{check_display, PlatformPrompt, PromptParent};
 use crate::prompt::{PromptOptions, PromptOutcome, PromptSnapshot};
 use crate::trusted::TrustedDocument;
 
@@ -55,6 +55,8 @@ struct Queue {
     waiting: VecDeque<PendingConsent>,
     showing: Option<Showing>,
     on_shown: Option<ShownObserver>,
+    /// The embedder's window the prompts are attached to ([`PromptQueue::attach_to`]).
+    parent: Option<PromptParent>,
 }
 
 struct Showing {
@@ -78,8 +80,17 @@ impl PromptQueue {
                 waiting: VecDeque::new(),
                 showing: None,
                 on_shown: None,
+                parent: None,
             })),
         })
+    }
+
+    /// Attaches the prompts shown from now on to `window`, the embedder's: each is transient
+    /// for it (the window manager keeps the prompt with that window) and centred on it, instead
+    /// of centred on the screen. It still keeps itself above every Surface. The window is held
+    /// weakly; once it is gone, prompts are centred on the screen again.
+    pub fn attach_to(&self, window: &tao::window::Window) {
+        self.inner.borrow_mut().parent = Some(PromptParent::of(window));
     }
 
     /// `observer` hears each request whose prompt window is on screen: shown and presented with
@@ -183,6 +194,7 @@ fn advance(inner: &Rc<RefCell<Queue>>) {
             PlatformPrompt::new(
                 document,
                 &queue.options,
+                queue.parent.as_ref(),
                 next.request().remember_allowed(),
                 next.watch(),
                 Box::new(move |outcome| {

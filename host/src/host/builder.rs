@@ -585,7 +585,12 @@ impl HostBuilder {
         // kernel with nothing registered, so every `app.call` is answered `unsupported`.
         let config = self.capabilities.unwrap_or_default();
         let (driver, store, started) = {
-            let (driver, store, started) = start_capabilities(config, event_loop, proxy.clone())?;
+            let parent = match &self.layout {
+                Layout::Children(parent) => Some(parent.as_ref()),
+                Layout::Windows => None,
+            };
+            let (driver, store, started) =
+                start_capabilities(config, event_loop, proxy.clone(), parent)?;
             (Some(driver), Some(store), Some(started))
         };
         let factory = HostSessions {

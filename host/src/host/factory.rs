@@ -25,11 +25,12 @@ pub(super) type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
 
 /// Starts capabilities from `config`: the driver that carries out every session's capability
 /// effects, the store it shares with the session factory, the registrations and the store's
-/// unfinished records.
+/// unfinished records. With `parent` (child views), the built-in prompt is attached to it.
 pub(super) fn start_capabilities<T: HostUserEvent>(
     config: CapabilityConfig,
     target: &EventLoopWindowTarget<T>,
     proxy: HostProxy,
+    parent: Option<&lineup_webview_shell::tao::window::Window>,
 ) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
     let CapabilityConfig {
         registrations,
@@ -55,7 +56,14 @@ pub(super) fn start_capabilities<T: HostUserEvent>(
     };
     let prompt: Box<dyn ConsentPrompt> = match prompt {
         PromptChoice::Custom(prompt) => prompt,
-        PromptChoice::BuiltIn => Box::new(PromptQueue::new(target, PromptOptions::default())?),
+        PromptChoice::BuiltIn => {
+            let queue = PromptQueue::new(target, PromptOptions::default())?;
+            // With child views, the prompt belongs to the embedder's window (#24).
+            if let Some(parent) = parent {
+                queue.attach_to(parent);
+            }
+            Box::new(queue)
+        }
     };
     // The proxy is `Send` but not `Sync`; answers come from handler and prompt threads.
     let proxy = std::sync::Mutex::new(proxy);

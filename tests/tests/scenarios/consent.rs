@@ -2,7 +2,8 @@
 //! the guard delay is ignored, a click after it answers, focus starts on Deny, Enter does nothing,
 //! Escape and the window manager's close cancel, dropping the queue cancels, requests are shown
 //! first in first out (each reported once by `on_shown` when on screen) and withdrawn ones close,
-//! the prompt stays above a Surface window, and the
+//! the prompt stays above a Surface window, is attached to the embedder's window when given one,
+//! and the
 //! agent's strings are shown as text, cleaned and capped (with a positive control).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
@@ -63,6 +64,10 @@ pub(crate) fn run() {
     h.run(
         "r_cap_4_prompt_raises_itself_above_a_surface_mapped_over_it_and_restarts_its_guard",
         |h| above_surface(h, &x),
+    );
+    h.run(
+        "a_prompt_attached_to_the_embedders_window_is_transient_for_it_and_centred_on_it",
+        |h| attached(h, &x),
     );
     h.run(
         "r_sec_6_agent_markup_bidi_and_a_10_kib_reason_shown_as_capped_text",
@@ -504,6 +509,58 @@ fn above_surface(h: &mut Harness, x: &X11) -> Outcome {
         answers.all()
     );
     view.close();
+    Ok(())
+}
+
+/// #24: with the embedder's window given (`attach_to`, which the host does for child views), the
+/// prompt is transient for it and centred on it; without (the positive control), neither.
+fn attached(h: &mut Harness, x: &X11) -> Outcome {
+    let app = lineup_host::tao::window::WindowBuilder::new()
+        .with_title("the embedder's window")
+        .with_position(lineup_host::tao::dpi::PhysicalPosition::new(600, 500))
+        .with_inner_size(lineup_host::tao::dpi::PhysicalSize::new(640u32, 480u32))
+        .build(&h.event_loop)
+        .map_err(|e| e.to_string())?;
+    let app_xid = xid_of(&app)?;
+    h.settle(Duration::from_millis(300));
+    let answers = Answers::default();
+    let mut plain = queue(h)?;
+    plain.request(pending(&answers, "plain", false).0);
+    let (prompt, _) = shown(h, x)?;
+    let unattached = x.transient_for(prompt).map_err(|e| e.to_string())?;
+    drop(plain);
+    ensure!(
+        h.wait_for(WAIT, || !x.is_viewable(prompt)),
+        "the unattached prompt closed"
+    );
+    let mut attached = queue(h)?;
+    attached.attach_to(&app);
+    attached.request(pending(&answers, "attached", false).0);
+    let (prompt, _) = shown(h, x)?;
+    let parent = x.transient_for(prompt).map_err(|e| e.to_string())?;
+    let centre = |w: u32| -> Result<(i32, i32), String> {
+        let (x0, y0) = x.window_origin(w).map_err(|e| e.to_string())?;
+        let (width, height) = x.window_size(w).map_err(|e| e.to_string())?;
+        Ok((
+            i32::from(x0) + i32::from(width) / 2,
+            i32::from(y0) + i32::from(height) / 2,
+        ))
+    };
+    let (px, py) = centre(prompt)?;
+    let (ax, ay) = centre(app_xid)?;
+    drop(attached);
+    ensure!(
+        unattached.is_none(),
+        "an unattached prompt is transient for {unattached:?}"
+    );
+    ensure!(
+        parent == Some(app_xid),
+        "transient for {parent:?}, not the embedder's window {app_xid}"
+    );
+    ensure!(
+        (px - ax).abs() <= 40 && (py - ay).abs() <= 40,
+        "prompt centred at ({px}, {py}), the embedder's window at ({ax}, {ay})"
+    );
     Ok(())
 }
 

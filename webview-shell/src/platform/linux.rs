@@ -58,7 +58,7 @@ pub(crate) use component_stack::ComponentStack as PlatformComponentStack;
 pub(crate) use components::{PlatformComponent, PlatformPlace};
 pub(crate) use notice::PlatformNotice;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
-pub(crate) use prompt::PlatformPrompt;
+pub(crate) use prompt::{PlatformPrompt, PromptParent};
 pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
 pub(crate) use standby::PlatformStandby;
 pub use theme::{apply_theme, desktop_high_contrast};

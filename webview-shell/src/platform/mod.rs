@@ -12,7 +12,7 @@ pub use linux::{apply_theme, check_display, desktop_high_contrast};
 pub(crate) use linux::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
     PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPrompt, PlatformStandby,
-    PlatformView,
+    PlatformView, PromptParent,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -25,5 +25,5 @@ pub use unsupported::{apply_theme, check_display, desktop_high_contrast};
 pub(crate) use unsupported::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
     PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPrompt, PlatformStandby,
-    PlatformView,
+    PlatformView, PromptParent,
 };

@@ -113,6 +113,15 @@ pub fn check_display() -> Result<(), ShellError> {
 
 const PROMPT_UNSUPPORTED: &str = "the built-in consent prompt needs WebKitGTK, so Linux, for now";
 
+/// The window a prompt is attached to: nothing to keep where there is no prompt.
+pub(crate) struct PromptParent;
+
+impl PromptParent {
+    pub(crate) fn of(_window: &tao::window::Window) -> Self {
+        Self
+    }
+}
+
 /// Never constructed: the built-in consent prompt's window.
 pub(crate) struct PlatformPrompt {
     never: Infallible,
@@ -126,6 +135,7 @@ impl PlatformPrompt {
     pub(crate) fn new(
         _document: crate::trusted::TrustedDocument,
         _options: &crate::prompt::PromptOptions,
+        _parent: Option<&PromptParent>,
         _remember_allowed: bool,
         _withdrawal: crate::consent::ConsentHandle,
         _on_outcome: Box<dyn Fn(crate::prompt::PromptOutcome)>,

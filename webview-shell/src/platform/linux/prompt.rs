@@ -50,6 +50,23 @@ struct PromptState {
     swallowed_buttons: RefCell<HashSet<u32>>,
 }
 
+/// The window a prompt is attached to, kept weakly: the prompt never keeps it alive.
+pub(crate) struct PromptParent(glib::WeakRef<gtk::Window>);
+
+impl PromptParent {
+    /// `window`'s GTK window.
+    pub(crate) fn of(window: &tao::window::Window) -> Self {
+        use tao::platform::unix::WindowExtUnix;
+        Self(
+            window
+                .gtk_window()
+                .clone()
+                .upcast::<gtk::Window>()
+                .downgrade(),
+        )
+    }
+}
+
 impl PlatformPrompt {
     /// Whether this platform has the built-in prompt.
     pub(crate) fn supported() -> Result<(), ShellError> {
@@ -63,6 +80,7 @@ impl PlatformPrompt {
     pub(crate) fn new(
         document: TrustedDocument,
         options: &PromptOptions,
+        parent: Option<&PromptParent>,
         remember_allowed: bool,
         withdrawal: ConsentHandle,
         on_outcome: OutcomeSink,
@@ -83,7 +101,15 @@ impl PlatformPrompt {
         let window = gtk::Window::new(gtk::WindowType::Toplevel);
         window.set_title(TITLE);
         window.set_default_size(560, 480);
-        window.set_position(gtk::WindowPosition::Center);
+        // Attached to the embedder's window where it gave one: transient for it (the window
+        // manager keeps it with that window) and centred on it; else centred on the screen.
+        match parent.and_then(|p| p.0.upgrade()) {
+            Some(parent) => {
+                window.set_transient_for(Some(&parent));
+                window.set_position(gtk::WindowPosition::CenterOnParent);
+            }
+            None => window.set_position(gtk::WindowPosition::Center),
+        }
         window.set_type_hint(gdk::WindowTypeHint::Dialog);
         // Above every Surface window where a window manager honours it; without one (or when it
         // does not), the prompt raises itself whenever it is covered.
