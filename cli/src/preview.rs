@@ -24,6 +24,7 @@ use lineup_host_core::{
 
 mod component;
 mod delegate;
+mod engine;
 use delegate::Delegate;
 
 /// Exit codes of `lineup preview` (`--check` and `--screenshot`).
@@ -96,6 +97,10 @@ pub(crate) struct PreviewArgs {
     /// first by id).
     #[arg(long, value_name = "ID")]
     surface: Option<String>,
+    /// The web engine: `webkit` (this binary's) or `servo`, which runs `lineup-servo preview`
+    /// (built by `scripts/servo.sh`; found beside this binary, on PATH, or at $LINEUP_SERVO).
+    #[arg(long, value_name = "ENGINE", default_value = "webkit")]
+    engine: engine::Engine,
     #[command(flatten)]
     look: crate::look::LookArgs,
 }
@@ -119,6 +124,22 @@ pub(crate) fn run(args: PreviewArgs) -> ExitCode {
 }
 
 fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
+    if args.engine == engine::Engine::Servo {
+        let unsupported = [
+            (args.check, "--check"),
+            (args.devtools, "--devtools"),
+            (args.wait_event.is_some(), "--wait-event"),
+            (args.surface.is_some(), "--surface"),
+        ];
+        if let Some((_, flag)) = unsupported.iter().find(|(set, _)| *set) {
+            out.line(format_args!(
+                "error: {flag} is not available with --engine servo (lineup-servo preview takes \
+                 a bundle folder and --screenshot)"
+            ));
+            return Ok(2);
+        }
+        return engine::servo_preview(&args.source, args.screenshot.as_deref());
+    }
     if let Some(payload) = component::read(&args.source) {
         let timeout = std::time::Duration::from_secs(args.timeout);
         return component::run(payload, &args.look, args.screenshot, timeout, out);
