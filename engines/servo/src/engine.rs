@@ -4,7 +4,12 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
-use lineup_surface_runtime::{DeliveryKey, SurfaceServer};
+use std::time::Instant;
+
+use lineup_host_core::InlineBundle;
+use lineup_surface_runtime::{
+    DeliveryKey, DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken,
+};
 use servo::protocol_handler::ProtocolRegistry;
 use servo::{
     EventLoopWaker, RenderingContext, Servo, ServoBuilder, SoftwareRenderingContext,
@@ -14,6 +19,7 @@ use servo::{
 use crate::clipboard::OwnClipboard;
 use crate::delegate::{EventQueue, SurfaceDelegate, ViewLink};
 use crate::preferences::{options, preferences};
+use crate::probe::{Probe, ProbeStatus, PROBE_TIMEOUT};
 use crate::protocol::{Routes, SurfaceProtocol};
 use crate::surface::ServoSurface;
 use crate::ServoError;
@@ -60,6 +66,7 @@ pub struct ServoEngine {
     routes: Routes,
     config: EngineConfig,
     views: RefCell<Vec<Weak<ViewLink>>>,
+    probe: RefCell<Probe>,
 }
 
 impl ServoEngine {
@@ -90,19 +97,60 @@ impl ServoEngine {
             .event_loop_waker(Box::new(Waker(Arc::new(wake))))
             .protocol_registry(registry)
             .build();
-        Ok(Self {
+        let engine = Self {
             servo,
             routes,
             config,
             views: RefCell::new(Vec::new()),
-        })
+            probe: RefCell::new(Probe {
+                view: None,
+                loaded: Rc::default(),
+                report: Rc::default(),
+                asked: false,
+                deadline: Instant::now() + PROBE_TIMEOUT,
+                status: ProbeStatus::Pending,
+            }),
+        };
+        let probe_page = InlineBundle::new("<p>lineup isolation probe</p>", "", "")
+            .map_err(|e| ServoError::Engine(format!("the probe page: {e}")))?;
+        let server = SurfaceServer::new(
+            SurfaceToken::from_random_bytes(random_bytes()?),
+            SurfaceDocument::assemble(&probe_page, &DocumentOptions::default()),
+        );
+        let loaded = Rc::clone(&engine.probe.borrow().loaded);
+        let view = engine.open_view(server, 64, 64, Probe::sink(&loaded))?;
+        engine.probe.borrow_mut().view = Some(view);
+        Ok(engine)
+    }
+
+    /// Where the isolation probe stands (R-SEC-8): [`ServoEngine::open`] serves Surfaces only
+    /// once it passed.
+    pub fn probe_status(&self) -> ProbeStatus {
+        self.probe.borrow().status.clone()
     }
 
     /// Opens `server`'s document in a new webview of `width` × `height` device pixels, drawn in
     /// software; `on_event` gets what the view reports, on this thread, from
     /// [`ServoEngine::spin`]. The bridge runs in the page before the guest's scripts, with a
     /// delivery key of the view's own.
+    ///
+    /// Refused with [`ServoError::ProbePending`] until the isolation probe passed (spin the
+    /// engine meanwhile), and with [`ServoError::ProbeFailed`] for good if it failed.
     pub fn open(
+        &self,
+        server: SurfaceServer,
+        width: u32,
+        height: u32,
+        on_event: impl Fn(ViewEvent) + 'static,
+    ) -> Result<ServoSurface, ServoError> {
+        match self.probe_status() {
+            ProbeStatus::Passed => self.open_view(server, width, height, on_event),
+            ProbeStatus::Pending => Err(ServoError::ProbePending),
+            ProbeStatus::Failed(why) => Err(ServoError::ProbeFailed(why)),
+        }
+    }
+
+    fn open_view(
         &self,
         server: SurfaceServer,
         width: u32,
@@ -175,6 +223,18 @@ impl ServoEngine {
                 }
             }
         }
+        self.probe.borrow_mut().advance();
+    }
+
+    /// Spins until the isolation probe has a verdict (or `timeout` passed) and returns it: for
+    /// a program that has nothing to show before its first Surface.
+    pub fn wait_for_probe(&self, timeout: std::time::Duration) -> ProbeStatus {
+        let deadline = Instant::now() + timeout;
+        while self.probe_status() == ProbeStatus::Pending && Instant::now() < deadline {
+            self.spin();
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        self.probe_status()
     }
 
     /// The Servo instance, for what this crate does not wrap.

@@ -20,12 +20,14 @@ mod clipboard;
 mod delegate;
 mod engine;
 mod preferences;
+mod probe;
 mod protocol;
 mod surface;
 mod window;
 
 pub use engine::{EngineConfig, ServoEngine};
 pub use lineup_webview_shell::ViewEvent;
+pub use probe::ProbeStatus;
 pub use servo::JSValue;
 pub use surface::ServoSurface;
 pub use window::SurfaceWindow;
@@ -39,6 +41,12 @@ pub enum ServoError {
     /// The state to deliver was not one JSON object (R-UI-3).
     #[error("invalid state: {0}")]
     InvalidState(String),
+    /// The isolation probe has not passed yet: spin the engine and try again (R-SEC-8).
+    #[error("the isolation probe has not passed yet")]
+    ProbePending,
+    /// The isolation probe failed: no Surface is served by this engine (R-SEC-8).
+    #[error("the isolation probe failed: {0}")]
+    ProbeFailed(String),
     /// Servo or the rendering context refused.
     #[error("Servo: {0}")]
     Engine(String),

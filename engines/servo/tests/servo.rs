@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::InlineBundle;
-use lineup_servo::{EngineConfig, JSValue, ServoEngine, ServoSurface, ViewEvent};
+use lineup_servo::{EngineConfig, JSValue, ProbeStatus, ServoEngine, ServoSurface, ViewEvent};
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 
 type Events = Rc<RefCell<Vec<ViewEvent>>>;
@@ -28,6 +28,9 @@ struct Opened {
 impl Lab {
     fn new(config: EngineConfig) -> Self {
         let engine = ServoEngine::start(config, || {}).expect("Servo starts");
+        // R-SEC-8: nothing is served before the probe passed.
+        let status = engine.wait_for_probe(WAIT);
+        assert_eq!(status, ProbeStatus::Passed, "the isolation probe");
         Self {
             engine,
             next: std::cell::Cell::new(1),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use lineup_authoring::BundleFolder;
-use lineup_servo::{EngineConfig, ServoEngine, SurfaceWindow, ViewEvent};
+use lineup_servo::{EngineConfig, ProbeStatus, ServoEngine, SurfaceWindow, ViewEvent};
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 use tao::event::{Event, WindowEvent};
 use tao::event_loop::{ControlFlow, EventLoopBuilder};
@@ -88,6 +88,11 @@ fn preview(
         }
     })
     .map_err(|e| e.to_string())?;
+    // R-SEC-8: the Surface is served only once the isolation probe passed.
+    match engine.wait_for_probe(Duration::from_secs(60)) {
+        ProbeStatus::Passed => {}
+        other => return Err(format!("the isolation probe: {other:?}")),
+    }
     let mut window = SurfaceWindow::new(
         &event_loop,
         &format!("{} — Servo", folder.name()),
