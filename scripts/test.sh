@@ -40,8 +40,9 @@ xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
 
 step "examples: each example that checks itself runs headless with --check"
 cargo build -p lineup-examples --examples
-xvfb-run -a -s "-screen 0 1280x1024x24" target/debug/examples/native_components --check
-xvfb-run -a -s "-screen 0 1280x1024x24" target/debug/examples/own_events --check
+for example in minimal chat_layout capability tokio_agent own_events native_components kiosk; do
+    xvfb-run -a -s "-screen 0 1280x1024x24" "target/debug/examples/$example" --check
+done
 
 step "honest tests: each of four tests fails against a patch that breaks what it tests"
 # Builds only the affected test binaries, from a scratch copy, into the same target directory.

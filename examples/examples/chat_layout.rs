@@ -1,0 +1,112 @@
+//! A chat app's window: its own GTK header of conversations on top, the Surfaces of the chosen
+//! conversation as child views below it, and switching conversations hides one set of Surfaces
+//! and shows the other (their pages, states and web processes kept), with no window growth.
+//!
+//! ```sh
+//! cargo run -p lineup-examples --example chat_layout             # on a desktop
+//! xvfb-run -a cargo run -p lineup-examples --example chat_layout -- --check
+//! ```
+//!
+//! `--check` switches to each conversation once both Surfaces are ready, then exits 0.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::cell::{Cell, RefCell};
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use lineup_host::native::gtk::{self, prelude::*};
+use lineup_host::tao::event_loop::ControlFlow;
+use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
+use lineup_host::tao::platform::unix::WindowExtUnix;
+use lineup_host::tao::window::WindowBuilder;
+use lineup_host::{event_loop, HostBuilder, HostDelegate};
+use lineup_host_core::SurfaceKey;
+use serde_json::json;
+
+const CONVERSATIONS: [&str; 2] = ["weather", "tasks"];
+
+/// Hears which Surfaces are ready.
+struct Ready(Rc<RefCell<Vec<SurfaceKey>>>);
+
+impl HostDelegate for Ready {
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        self.0.borrow_mut().push(key.clone());
+    }
+}
+
+fn main() -> ExitCode {
+    let check = std::env::args().any(|a| a == "--check");
+    let Ok(mut event_loop) = event_loop() else {
+        eprintln!("no display: run it on a desktop or under xvfb-run -a");
+        return ExitCode::FAILURE;
+    };
+    let Ok(window) = WindowBuilder::new()
+        .with_title("chat")
+        .with_inner_size(lineup_host::tao::dpi::LogicalSize::new(640.0, 480.0))
+        .build(&event_loop)
+    else {
+        return ExitCode::FAILURE;
+    };
+    let window = Rc::new(window);
+    // The app's own widgets, first in the window's box; the host's views go below them.
+    let chosen = Rc::new(Cell::new(Some(0usize)));
+    let header = gtk::Box::new(gtk::Orientation::Horizontal, 6);
+    for (i, name) in CONVERSATIONS.iter().enumerate() {
+        let button = gtk::Button::with_label(name);
+        let chosen = Rc::clone(&chosen);
+        button.connect_clicked(move |_| chosen.set(Some(i)));
+        header.pack_start(&button, false, false, 6);
+    }
+    if let Some(vbox) = window.default_vbox() {
+        vbox.pack_start(&header, false, false, 6);
+    }
+    header.show_all();
+
+    let ready = Rc::new(RefCell::new(Vec::new()));
+    let Ok(mut host) = HostBuilder::new()
+        .child_views_in(Rc::clone(&window))
+        .delegate(Ready(Rc::clone(&ready)))
+        .build(&event_loop)
+    else {
+        return ExitCode::FAILURE;
+    };
+    let handle = host.handle();
+    for name in CONVERSATIONS {
+        let open = json!({"v": 1, "id": format!("open-{name}"), "type": "lineup.v1.ui.open",
+            "conversation_id": format!("c-{name}"), "sender": {"kind": "agent", "id": "agent"},
+            "payload": {"instance_id": name, "app": {"id": format!("com.example.{name}"), "version": "1.0.0",
+                "html": format!("<h1>{name}</h1>"), "css": "h1{font:24px sans-serif}", "js": ""}}});
+        let _ = handle.send_inbound(open.to_string().into_bytes());
+    }
+
+    let mut switches = 0;
+    event_loop.run_return(|event, target, flow| {
+        *flow = host.handle_event(event, target);
+        // Both Surfaces open: show the chosen conversation's, hide the other's.
+        if ready.borrow().len() < CONVERSATIONS.len() {
+            return;
+        }
+        if let Some(i) = chosen.take() {
+            for key in host.surfaces() {
+                host.set_surface_visible(&key, key.instance.as_str() == CONVERSATIONS[i]);
+            }
+            println!("showing {}", CONVERSATIONS[i]);
+            switches += 1;
+            if check && switches < CONVERSATIONS.len() {
+                chosen.set(Some(switches));
+            }
+        }
+        if check && switches == CONVERSATIONS.len() {
+            *flow = ControlFlow::Exit;
+        }
+    });
+    host.close_all();
+    if check && switches < CONVERSATIONS.len() {
+        eprintln!(
+            "--check: {switches} switches, {} Surfaces ready",
+            ready.borrow().len()
+        );
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
