@@ -12,7 +12,7 @@ packages=(
     python3 m4 pkg-config cmake          # SpiderMonkey's configure, harfbuzz and friends
     libfontconfig1-dev                   # Servo's system font list
     libegl1-mesa-dev libgles-dev libgl1-mesa-dri # surfman's software GL (llvmpipe)
-    libx11-dev libxkbcommon-dev          # X11 for the window the Surface is shown in
+    libx11-dev libx11-xcb-dev libxkbcommon-dev # X11 for the window a Surface is shown in (softbuffer)
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -64,6 +64,8 @@ impl SurfaceWindow {
     pub fn present(&mut self, view: &ServoSurface) -> Result<(), ServoError> {
         if view.take_frame_ready() {
             let context = view.rendering_context();
+            // Every view draws into a context of its own: read from this one.
+            let _ = context.make_current();
             let size = context.size();
             let rect = servo::DeviceIntRect::from_size(servo::DeviceIntSize::new(
                 size.width as i32,
