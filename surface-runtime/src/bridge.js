@@ -69,6 +69,9 @@
     return;
   }
 
+  // Whether the post channel is the console (an engine without a message handler, Servo).
+  var consoleChannel = false;
+
   // The post channel, chosen once, now. On WebKitGTK wry's window.ipc.postMessage forwards to
   // window.webkit.messageHandlers.ipc, so that handler is used directly when it exists.
   var post = (function () {
@@ -99,6 +102,7 @@
       var consoleDebug = consoleObject && consoleObject.debug;
       if (typeof consoleDebug === 'function') {
         var debugOut = bindTo(consoleDebug, consoleObject);
+        consoleChannel = true;
         return function (text) {
           debugOut('%s', CONSOLE_MARKER + text);
         };
@@ -636,8 +640,9 @@
   var nativeClose = typeof win.close === 'function' ? win.close : null;
   function close() {
     send(message('close_attempt'));
-    // The engine's own close request still reaches the host, which refuses it.
-    if (nativeClose !== null) {
+    // The engine's own close request still reaches the host, which refuses it (WebKit); an
+    // engine that asks no one before closing (Servo) never gets it.
+    if (nativeClose !== null && !consoleChannel) {
       reflectApply(nativeClose, win, []);
     }
   }

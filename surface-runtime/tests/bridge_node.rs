@@ -81,6 +81,7 @@ ipc {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef
 console {"namespace":"lineup.surface.v1","type":"event","event":"go","data":{"p":"100%s"}}
 page console mine %s x
 console {"namespace":"lineup.surface.v1","type":"diagnostic","kind":"console","level":"debug","message":"mine %s x"}
+console {"namespace":"lineup.surface.v1","type":"close_attempt"}
 console {"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}
 == no channel
 record no throw

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use lineup_surface_runtime::CONSOLE_MARKER;
+use lineup_surface_runtime::{CONSOLE_MARKER, SCHEME};
 use lineup_webview_shell::{navigation_allowed, ViewEvent};
 use servo::{
     AllowOrDenyRequest, AuthenticationRequest, ConsoleLogLevel, CreateNewWebViewRequest,
@@ -58,6 +58,15 @@ impl WebViewDelegate for SurfaceDelegate {
         self.push(ViewEvent::Crashed);
     }
 
+    /// Servo closes a view without asking when its page closes it (a top-level page with one
+    /// history entry may: R-UI-5 is kept by the bridge's own `window.close`, but another
+    /// window's `close` called on this one still works): the Surface is lost, reported as a
+    /// crash so that its owner reopens or closes it.
+    fn notify_closed(&self, _webview: WebView) {
+        tracing::warn!("a Surface's page closed its own view");
+        self.push(ViewEvent::Crashed);
+    }
+
     /// R-SEC-2, R-SEC-2a: the Surface's own document and srcdoc subframes; nothing else.
     fn request_navigation(&self, _webview: WebView, request: NavigationRequest) {
         let url = request.url.to_string();
@@ -106,13 +115,19 @@ impl WebViewDelegate for SurfaceDelegate {
 
     fn request_move_to(&self, _webview: WebView, _point: servo::DeviceIntPoint) {}
 
-    /// R-SEC-3: a Surface loads nothing over the network. Servo asks here for every HTTP(S)
-    /// load of the view (CSP refuses them first; this refuses what CSP would let through).
+    /// R-SEC-3: a Surface loads nothing over the network. Servo asks here about every load of
+    /// the view, its own document included: the Surface scheme (whose handler serves a token
+    /// to its own webview only), `data:`, `blob:` and `about:` go on (dropping the request is
+    /// Servo's "go on"; the CSP still governs them); every other load is cancelled, a wall
+    /// behind the CSP.
     fn load_web_resource(&self, _webview: WebView, load: WebResourceLoad) {
         let url = load.request().url.clone();
+        if matches!(url.scheme(), SCHEME | "data" | "blob" | "about") {
+            drop(load);
+            return;
+        }
         let len = url.as_str().len();
-        load.intercept(servo::WebResourceResponse::new(url))
-            .cancel();
+        load.intercept(servo::WebResourceResponse::new(url)).cancel();
         tracing::debug!(len, "a Surface's network load was cancelled");
     }
 

@@ -19,10 +19,11 @@ use servo::{
 use crate::clipboard::OwnClipboard;
 use crate::delegate::{EventQueue, SurfaceDelegate, ViewLink};
 use crate::preferences::{options, preferences};
-use crate::probe::{Probe, ProbeStatus, PROBE_TIMEOUT};
+use crate::probe::{Probe, ProbeStatus, PROBE_JS, PROBE_TIMEOUT};
 use crate::protocol::{Routes, SurfaceProtocol};
 use crate::surface::ServoSurface;
 use crate::ServoError;
+use lineup_webview_shell::ViewEvent;
 
 /// How the engine is set up.
 #[derive(Clone, Debug)]
@@ -97,6 +98,9 @@ impl ServoEngine {
             .event_loop_waker(Box::new(Waker(Arc::new(wake))))
             .protocol_registry(registry)
             .build();
+        if std::env::var_os("LINEUP_SERVO_LOG").is_some() {
+            servo.setup_logging();
+        }
         let engine = Self {
             servo,
             routes,
@@ -104,21 +108,19 @@ impl ServoEngine {
             views: RefCell::new(Vec::new()),
             probe: RefCell::new(Probe {
                 view: None,
-                loaded: Rc::default(),
                 report: Rc::default(),
-                asked: false,
                 deadline: Instant::now() + PROBE_TIMEOUT,
                 status: ProbeStatus::Pending,
             }),
         };
-        let probe_page = InlineBundle::new("<p>lineup isolation probe</p>", "", "")
+        let probe_page = InlineBundle::new("<p>lineup isolation probe</p>", "", PROBE_JS)
             .map_err(|e| ServoError::Engine(format!("the probe page: {e}")))?;
         let server = SurfaceServer::new(
             SurfaceToken::from_random_bytes(random_bytes()?),
             SurfaceDocument::assemble(&probe_page, &DocumentOptions::default()),
         );
-        let loaded = Rc::clone(&engine.probe.borrow().loaded);
-        let view = engine.open_view(server, 64, 64, Probe::sink(&loaded))?;
+        let report = Rc::clone(&engine.probe.borrow().report);
+        let view = engine.open_view(server, 64, 64, Probe::sink(&report))?;
         engine.probe.borrow_mut().view = Some(view);
         Ok(engine)
     }
@@ -183,10 +185,10 @@ impl ServoEngine {
             .delegate(delegate.clone())
             .user_content_manager(Rc::clone(&contents))
             .clipboard_delegate(Rc::new(OwnClipboard::default()))
+            .url(url.clone())
             .build();
         // Bound before the first request: the document is served to this webview only.
         self.routes.bind(&token, webview.id());
-        webview.load(url.clone());
         let link = Rc::new(ViewLink {
             events,
             on_event: Box::new(on_event),

@@ -8,21 +8,21 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_webview_shell::ViewEvent;
-use servo::JSValue;
 
 use crate::surface::ServoSurface;
 
 /// How long the probe may take before it fails.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The probe page's checks, evaluated in its main world once it loaded.
+/// The probe page's checks, run by its own script as a guest's would be, and reported on the
+/// bridge.
 pub(crate) const PROBE_JS: &str = "(function () {\
   var r = [self.origin];\
   try { (0, eval)('1'); r.push('eval ran'); } catch (e) { r.push('eval blocked'); }\
   try { localStorage.length; r.push('storage open'); } catch (e) { r.push('storage blocked'); }\
   try { indexedDB.open('x'); r.push('indexeddb open'); } catch (e) { r.push('indexeddb blocked'); }\
-  return r.join(',');\
-})()";
+  LineUpSurface.event('probe', {report: r.join(',')});\
+})();";
 
 /// What the probe's page must report.
 const EXPECTED: &str = "null,eval blocked,storage blocked,indexeddb blocked";
@@ -38,18 +38,16 @@ pub enum ProbeStatus {
     Failed(String),
 }
 
-/// The running probe: its view, what it has seen and its deadline.
+/// The running probe: its view, what its page reported and its deadline.
 pub(crate) struct Probe {
     pub(crate) view: Option<ServoSurface>,
-    pub(crate) loaded: Rc<RefCell<bool>>,
-    pub(crate) report: Rc<RefCell<Option<Result<JSValue, String>>>>,
-    pub(crate) asked: bool,
+    pub(crate) report: Rc<RefCell<Option<String>>>,
     pub(crate) deadline: Instant,
     pub(crate) status: ProbeStatus,
 }
 
 impl Probe {
-    /// Moves the probe on: asks the page once it loaded, judges once it answered.
+    /// Moves the probe on: judges once the page reported.
     pub(crate) fn advance(&mut self) {
         if self.status != ProbeStatus::Pending {
             return;
@@ -57,26 +55,21 @@ impl Probe {
         if Instant::now() > self.deadline {
             return self.fail("the probe timed out".to_owned());
         }
-        let Some(view) = &self.view else {
-            return self.fail("the probe has no view".to_owned());
+        let Some(report) = self.report.borrow_mut().take() else {
+            return;
         };
-        if *self.loaded.borrow() && !self.asked {
-            self.asked = true;
-            let report = Rc::clone(&self.report);
-            view.evaluate(PROBE_JS, move |r| *report.borrow_mut() = Some(r));
+        if report != EXPECTED {
+            return self.fail(format!(
+                "the probe page reported {report:?}, not {EXPECTED:?}"
+            ));
         }
-        let answer = self.report.borrow_mut().take();
-        match answer {
-            None => {}
-            Some(Ok(JSValue::String(text))) if text == EXPECTED => match engine_read_back() {
-                Ok(()) => {
-                    self.status = ProbeStatus::Passed;
-                    self.view = None;
-                    tracing::info!("the Servo isolation probe passed");
-                }
-                Err(why) => self.fail(why),
-            },
-            Some(other) => self.fail(format!("the probe page reported {other:?}, not {EXPECTED}")),
+        match engine_read_back() {
+            Ok(()) => {
+                self.status = ProbeStatus::Passed;
+                self.view = None;
+                tracing::info!("the Servo isolation probe passed");
+            }
+            Err(why) => self.fail(why),
         }
     }
 
@@ -86,12 +79,17 @@ impl Probe {
         self.view = None;
     }
 
-    /// The probe view's event sink: it needs to know the page loaded.
-    pub(crate) fn sink(loaded: &Rc<RefCell<bool>>) -> impl Fn(ViewEvent) + 'static {
-        let loaded = Rc::clone(loaded);
+    /// The probe view's event sink: the page's report, from its bridge message.
+    pub(crate) fn sink(report: &Rc<RefCell<Option<String>>>) -> impl Fn(ViewEvent) + 'static {
+        let report = Rc::clone(report);
         move |event| {
-            if event == ViewEvent::LoadFinished {
-                *loaded.borrow_mut() = true;
+            if let ViewEvent::Ipc(message) = event {
+                let value: serde_json::Value = serde_json::from_str(&message).unwrap_or_default();
+                if value["event"] == "probe" {
+                    if let Some(text) = value["data"]["report"].as_str() {
+                        *report.borrow_mut() = Some(text.to_owned());
+                    }
+                }
             }
         }
     }

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use lineup_surface_runtime::{DeliveryKey, SurfaceDocument};
-use servo::{JSValue, RenderingContext, SoftwareRenderingContext, UserContentManager, WebView};
+use servo::{JSValue, SoftwareRenderingContext, UserContentManager, WebView};
 
 use crate::delegate::{SurfaceDelegate, ViewLink};
 use crate::protocol::Routes;

@@ -131,9 +131,9 @@ impl SurfaceWindow {
                     _ => MouseButtonAction::Up,
                 };
                 let button = match button {
-                    TaoButton::Left => MouseButton::Left,
-                    TaoButton::Right => MouseButton::Right,
-                    TaoButton::Middle => MouseButton::Middle,
+                    TaoButton::Left => MouseButton::Primary,
+                    TaoButton::Right => MouseButton::Secondary,
+                    TaoButton::Middle => MouseButton::Auxiliary,
                     _ => return true,
                 };
                 Some(InputEvent::MouseButton(MouseButtonEvent::new(
