@@ -127,7 +127,8 @@ impl WebViewDelegate for SurfaceDelegate {
             return;
         }
         let len = url.as_str().len();
-        load.intercept(servo::WebResourceResponse::new(url)).cancel();
+        load.intercept(servo::WebResourceResponse::new(url))
+            .cancel();
         tracing::debug!(len, "a Surface's network load was cancelled");
     }
 

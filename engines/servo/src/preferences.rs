@@ -22,25 +22,29 @@ pub(crate) fn options() -> Opts {
 /// the async clipboard) off. `test_helpers` turns on `ServoTestUtils` (its `panic()` is the
 /// crash test's script-thread panic); never outside tests.
 pub(crate) fn preferences(test_helpers: bool) -> Preferences {
-    let mut prefs = Preferences::default();
-    prefs.devtools_server_enabled = false;
-    prefs.js_disable_jit = true;
-    prefs.js_baseline_jit_enabled = false;
-    prefs.js_ion_enabled = false;
-    prefs.js_wasm_enabled = false;
-    prefs.network_http_proxy_uri = String::new();
-    prefs.network_https_proxy_uri = String::new();
-    prefs.dom_async_clipboard_enabled = false;
-    prefs.dom_bluetooth_enabled = false;
-    prefs.dom_gamepad_enabled = false;
-    prefs.dom_geolocation_enabled = false;
-    prefs.dom_notification_enabled = false;
-    prefs.dom_serviceworker_enabled = false;
-    prefs.dom_storage_manager_api_enabled = false;
-    prefs.dom_webgpu_enabled = false;
-    prefs.dom_webxr_enabled = false;
-    prefs.dom_servo_helpers_enabled = test_helpers;
-    prefs.layout_threads = 1;
-    prefs.thread_pool_webrender_workers_max = 1;
-    prefs
+    Preferences {
+        devtools_server_enabled: false,
+        js_disable_jit: true,
+        js_baseline_jit_enabled: false,
+        js_ion_enabled: false,
+        js_wasm_enabled: false,
+        network_http_proxy_uri: String::new(),
+        network_https_proxy_uri: String::new(),
+        dom_async_clipboard_enabled: false,
+        dom_bluetooth_enabled: false,
+        dom_gamepad_enabled: false,
+        dom_geolocation_enabled: false,
+        dom_notification_enabled: false,
+        dom_serviceworker_enabled: false,
+        dom_storage_manager_api_enabled: false,
+        dom_webgpu_enabled: false,
+        dom_webxr_enabled: false,
+        dom_servo_helpers_enabled: test_helpers,
+        // R-UI-11: the environment's language as a BCP 47 tag (`en` under the POSIX locale,
+        // whose `C` Servo would otherwise hand the page, and `Intl` refuse).
+        intl_locale_override: lineup_webview_shell::language_from_environment().to_string(),
+        layout_threads: 1,
+        thread_pool_webrender_workers_max: 1,
+        ..Preferences::default()
+    }
 }

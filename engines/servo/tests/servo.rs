@@ -13,6 +13,9 @@ use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, Su
 
 type Events = Rc<RefCell<Vec<ViewEvent>>>;
 
+/// A value a callback fills in later.
+type Slot<T> = Rc<RefCell<Option<T>>>;
+
 const WAIT: Duration = Duration::from_secs(60);
 
 struct Lab {
@@ -82,7 +85,7 @@ impl Lab {
     }
 
     fn eval(&self, surface: &ServoSurface, script: &str) -> Result<JSValue, String> {
-        let out: Rc<RefCell<Option<Result<JSValue, String>>>> = Rc::default();
+        let out: Slot<Result<JSValue, String>> = Rc::default();
         let sink = Rc::clone(&out);
         surface.evaluate(script, move |r| *sink.borrow_mut() = Some(r));
         if !self.spin_until(|| out.borrow().is_some()) {
@@ -390,7 +393,7 @@ fn renders(lab: &Lab, out: &std::path::Path) -> Result<(), String> {
         .deliver_state(r#"{"label":"Shanghai 21°"}"#)
         .map_err(|e| e.to_string())?;
     lab.spin_for(Duration::from_millis(300));
-    let png: Rc<RefCell<Option<Result<Vec<u8>, String>>>> = Rc::default();
+    let png: Slot<Result<Vec<u8>, String>> = Rc::default();
     let sink = Rc::clone(&png);
     page.surface
         .screenshot_png(move |r| *sink.borrow_mut() = Some(r.map_err(|e| e.to_string())));
@@ -411,13 +414,45 @@ fn renders(lab: &Lab, out: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `lineup-servo preview` (what `lineup preview --engine servo` runs) shows the chart example
+/// with its state: the window's frame, written as PNG, has the line drawn from `state.json`.
+fn preview_screenshot(out: &std::path::Path) -> Result<(), String> {
+    let chart =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/surfaces/chart");
+    let _ = std::fs::remove_file(out);
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lineup-servo"))
+        .arg("preview")
+        .arg(&chart)
+        .arg("--screenshot")
+        .arg(out)
+        .status()
+        .map_err(|e| e.to_string())?;
+    check(status.success(), &format!("lineup-servo preview: {status}"))?;
+    let image = image::open(out).map_err(|e| e.to_string())?.to_rgba8();
+    // The series line: the theme's accent, rgb(10, 102, 216).
+    let line = image
+        .pixels()
+        .filter(|p| p[2] > 170 && p[0] < 80 && (70..150).contains(&p[1]))
+        .count();
+    check(
+        line > 300,
+        &format!("{line} pixels of the series line in {}", out.display()),
+    )
+}
+
 /// A script thread's panic is reported as `crashed` and the engine lives on.
 fn crash(lab: &Lab) -> Result<(), String> {
     let other = lab.open("<p>other</p>", "");
     lab.ready(&other)?;
     let victim = lab.open("<p>victim</p>", "");
     lab.ready(&victim)?;
-    victim.surface.evaluate("ServoTestUtils.panic()", |_| {});
+    // As Servo's own crash test does: without a panic hook of the embedder's, the script
+    // thread's panic is not reported to the rest of Servo.
+    std::panic::set_hook(Box::new(|info| eprintln!("panic: {info}")));
+    victim.surface.evaluate(
+        "setTimeout(function () { ServoTestUtils.panic(); }, 0); 1",
+        |_| {},
+    );
     check(
         lab.spin_until(|| {
             victim
@@ -426,7 +461,11 @@ fn crash(lab: &Lab) -> Result<(), String> {
                 .iter()
                 .any(|e| matches!(e, ViewEvent::Crashed))
         }),
-        &format!("the crash was reported: {:?}", victim.events.borrow()),
+        &format!(
+            "the crash was reported: {:?} {:?}",
+            victim.events.borrow(),
+            ipc(&victim.events)
+        ),
     )?;
     let fresh = lab.open("<p>after</p>", "");
     lab.ready(&fresh)?;
@@ -449,6 +488,7 @@ fn main() {
         )
     } else {
         let png = out.join("servo-surface.png");
+        let preview_png = out.join("servo-preview-chart.png");
         (
             Lab::new(EngineConfig::default()),
             vec![
@@ -462,6 +502,10 @@ fn main() {
                     Box::new(close_through_another_window),
                 ),
                 ("renders", Box::new(move |lab| renders(lab, &png))),
+                (
+                    "preview_screenshot",
+                    Box::new(move |_| preview_screenshot(&preview_png)),
+                ),
             ],
         )
     };

@@ -82,6 +82,14 @@ fn preview(
 
     let event_loop = EventLoopBuilder::<Wake>::with_user_event().build();
     let proxy = Mutex::new(event_loop.create_proxy());
+    // A turn of the loop every 50 ms whatever Servo does: the loop's own timed wake-up does not
+    // come while Servo's threads are idle, and the screenshot's settle time must pass.
+    let ticker = event_loop.create_proxy();
+    std::thread::spawn(move || {
+        while ticker.send_event(Wake).is_ok() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
     let engine = ServoEngine::start(EngineConfig::default(), move || {
         if let Ok(proxy) = proxy.lock() {
             let _ = proxy.send_event(Wake);
@@ -105,6 +113,7 @@ fn preview(
     let view = engine
         .open(server, width, height, move |event| match &event {
             ViewEvent::Ipc(message) if message.contains(r#""type":"ready""#) => {
+                eprintln!("page: ready");
                 *seen.borrow_mut() = true;
             }
             ViewEvent::Ipc(message) => eprintln!("page: {message}"),
@@ -115,8 +124,14 @@ fn preview(
     let outcome: Rc<RefCell<Result<(), String>>> = Rc::new(RefCell::new(Ok(())));
     let result = Rc::clone(&outcome);
 
+    // Servo must shut down (its Drop) before the process ends: SpiderMonkey's static
+    // destructors crash when its threads still run.
+    let mut live = Some((view, engine));
     event_loop.run(move |event, _target, control_flow| {
         *control_flow = ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(50));
+        let Some((view, engine)) = live.as_ref() else {
+            return;
+        };
         engine.spin();
         if *ready.borrow() && state_sent_at.is_none() {
             if let Some(state) = &state {
@@ -134,9 +149,9 @@ fn preview(
             if matches!(event, WindowEvent::CloseRequested) {
                 *control_flow = ControlFlow::Exit;
             }
-            window.handle_window_event(&view, *window_id, event);
+            window.handle_window_event(view, *window_id, event);
         }
-        if let Err(e) = window.present(&view) {
+        if let Err(e) = window.present(view) {
             *result.borrow_mut() = Err(e.to_string());
             *control_flow = ControlFlow::Exit;
         }
@@ -154,6 +169,10 @@ fn preview(
             let code = i32::from(result.borrow().is_err());
             if let Err(e) = &*result.borrow() {
                 eprintln!("lineup-servo: {e}");
+            }
+            if let Some((view, engine)) = live.take() {
+                view.close();
+                drop(engine);
             }
             std::process::exit(code);
         }
