@@ -45,4 +45,6 @@ echo "servo: built in $(($(date +%s) - start)) s (target $CARGO_TARGET_DIR)"
 start=$(date +%s)
 # The suite: one process, one Servo, its scenarios in turn (see engines/servo/tests/servo.rs).
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo
+# The probe's positive control needs an engine of its own (one Servo per process).
+xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo -- probe-control
 echo "servo: suite passed in $(($(date +%s) - start)) s"

@@ -30,6 +30,7 @@ use lineup_webview_shell::ViewEvent;
 pub struct EngineConfig {
     max_ipc_bytes: usize,
     test_helpers: bool,
+    probe_without_csp: bool,
 }
 
 impl Default for EngineConfig {
@@ -37,6 +38,7 @@ impl Default for EngineConfig {
         Self {
             max_ipc_bytes: 256 * 1024,
             test_helpers: false,
+            probe_without_csp: false,
         }
     }
 }
@@ -46,6 +48,13 @@ impl EngineConfig {
     /// [`ViewEvent::IpcTooLarge`]. 256 KiB by default, as with WebKitGTK.
     pub fn with_max_ipc_bytes(mut self, bytes: usize) -> Self {
         self.max_ipc_bytes = bytes;
+        self
+    }
+
+    /// Serves the isolation probe's page without its CSP, so that the probe fails: the probe's
+    /// own positive control, for tests only (no Surface is ever served by such an engine).
+    pub fn dangerous_probe_without_csp(mut self) -> Self {
+        self.probe_without_csp = true;
         self
     }
 
@@ -117,7 +126,14 @@ impl ServoEngine {
             .map_err(|e| ServoError::Engine(format!("the probe page: {e}")))?;
         let server = SurfaceServer::new(
             SurfaceToken::from_random_bytes(random_bytes()?),
-            SurfaceDocument::assemble(&probe_page, &DocumentOptions::default()),
+            SurfaceDocument::assemble(
+                &probe_page,
+                &if engine.config.probe_without_csp {
+                    DocumentOptions::default().dangerous().without_csp()
+                } else {
+                    DocumentOptions::default()
+                },
+            ),
         );
         let report = Rc::clone(&engine.probe.borrow().report);
         let view = engine.open_view(server, 64, 64, Probe::sink(&report))?;

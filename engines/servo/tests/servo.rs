@@ -548,6 +548,38 @@ fn pss_kib() -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let crash_only = args.iter().any(|a| a == "crash");
+    if args.iter().any(|a| a == "probe-control") {
+        // R-SEC-8's positive control: the probe page served without its CSP runs eval, and the
+        // probe fails closed; no Surface opens.
+        let engine =
+            ServoEngine::start(EngineConfig::default().dangerous_probe_without_csp(), || {})
+                .expect("Servo starts");
+        let status = engine.wait_for_probe(WAIT);
+        let refused = engine.open(
+            SurfaceServer::new(
+                SurfaceToken::from_random_bytes([9; 16]),
+                SurfaceDocument::assemble(
+                    &InlineBundle::new("<p>x</p>", "", "").expect("bundle"),
+                    &DocumentOptions::default(),
+                ),
+            ),
+            64,
+            64,
+            |_| {},
+        );
+        let failed = matches!(&status, ProbeStatus::Failed(why) if why.contains("eval ran"));
+        println!(
+            "servo: probe_control: {status:?}; open: {:?}",
+            refused.as_ref().err()
+        );
+        drop(engine);
+        if !failed || refused.is_ok() {
+            println!("servo: probe_control ... FAILED");
+            std::process::exit(1);
+        }
+        println!("servo: probe_control ... ok");
+        return;
+    }
     if args.iter().any(|a| a == "bench") {
         bench(Instant::now());
         return;
@@ -589,7 +621,9 @@ fn main() {
     // Other arguments (but cargo's own flags) pick scenarios by part of their name.
     let filters: Vec<&String> = args[1..]
         .iter()
-        .filter(|a| !a.starts_with('-') && a.as_str() != "crash" && a.as_str() != "bench")
+        .filter(|a| {
+            !a.starts_with('-') && !["crash", "bench", "probe-control"].contains(&a.as_str())
+        })
         .collect();
     let scenarios: Vec<_> = scenarios
         .into_iter()
