@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use lineup_host_core::InlineBundle;
 use lineup_servo::{EngineConfig, JSValue, ProbeStatus, ServoEngine, ServoSurface, ViewEvent};
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
+use servo::{ClipboardAction, InputEvent};
 
 type Events = Rc<RefCell<Vec<ViewEvent>>>;
 
@@ -345,6 +346,42 @@ fn close_through_another_window(lab: &Lab) -> Result<(), String> {
     )
 }
 
+/// R-SEC-5: a Surface's copy stays its own: another Surface's paste gets nothing of it (Servo's
+/// fallback would share one string between every view), and the copying Surface's own paste gets
+/// it back (the positive control that copy and paste work at all).
+fn clipboard_per_surface(lab: &Lab) -> Result<(), String> {
+    let field = "<p id=p>secret-a</p><textarea id=t></textarea>";
+    let a = lab.open(field, "");
+    let b = lab.open(field, "document.getElementById('p').textContent = 'other';");
+    lab.ready(&a)?;
+    lab.ready(&b)?;
+    lab.eval(
+        &a.surface,
+        "getSelection().selectAllChildren(document.getElementById('p')); 1",
+    )?;
+    a.surface
+        .notify_input(InputEvent::EditingAction(ClipboardAction::Copy));
+    lab.spin_for(Duration::from_millis(300));
+    let paste = |opened: &Opened| -> Result<String, String> {
+        lab.eval(&opened.surface, "document.getElementById('t').focus(); 1")?;
+        opened
+            .surface
+            .notify_input(InputEvent::EditingAction(ClipboardAction::Paste));
+        lab.spin_for(Duration::from_millis(300));
+        Ok(string(lab.eval(
+            &opened.surface,
+            "document.getElementById('t').value",
+        )))
+    };
+    let in_b = paste(&b)?;
+    let in_a = paste(&a)?;
+    check(in_b.is_empty(), &format!("another Surface pasted {in_b:?}"))?;
+    check(
+        in_a == "secret-a",
+        &format!("the copying Surface pasted {in_a:?}"),
+    )
+}
+
 /// R-SEC-2: one Surface cannot reach another's document or messages.
 fn surfaces_apart(lab: &Lab) -> Result<(), String> {
     let a = lab.open(
@@ -606,6 +643,7 @@ fn main() {
                 ("no_network", Box::new(no_network)),
                 ("refusals", Box::new(refusals)),
                 ("surfaces_apart", Box::new(surfaces_apart)),
+                ("clipboard_per_surface", Box::new(clipboard_per_surface)),
                 (
                     "close_through_another_window",
                     Box::new(close_through_another_window),
