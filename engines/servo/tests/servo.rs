@@ -346,6 +346,60 @@ fn close_through_another_window(lab: &Lab) -> Result<(), String> {
     )
 }
 
+/// R-UI-10: a page's own reload commits the Surface's document again and says `ready` again
+/// (a new document id); the embedder's `replace_document` serves a new bundle under the same
+/// token, and the page shows it.
+fn reloads(lab: &Lab) -> Result<(), String> {
+    let page = lab.open("<p id=t>first</p>", "");
+    lab.ready(&page)?;
+    let readies = || {
+        ipc(&page.events)
+            .iter()
+            .filter(|m| m.contains(r#""type":"ready""#))
+            .count()
+    };
+    let commits = || {
+        page.events
+            .borrow()
+            .iter()
+            .filter(|e| matches!(e, ViewEvent::DocumentCommitted))
+            .count()
+    };
+    page.surface.evaluate(
+        "setTimeout(function () { location.reload(); }, 0); 1",
+        |_| {},
+    );
+    check(
+        lab.spin_until(|| readies() == 2 && commits() == 2),
+        &format!("a reload: {} commits, {} readies", commits(), readies()),
+    )?;
+    let documents: std::collections::HashSet<String> = ipc(&page.events)
+        .iter()
+        .filter(|m| m.contains(r#""type":"ready""#))
+        .cloned()
+        .collect();
+    check(
+        documents.len() == 2,
+        "each document says ready with its own id",
+    )?;
+    let bundle = InlineBundle::new("<p id=t>second</p>", "", "").map_err(|e| e.to_string())?;
+    page.surface
+        .replace_document(SurfaceDocument::assemble(
+            &bundle,
+            &DocumentOptions::default(),
+        ))
+        .map_err(|e| e.to_string())?;
+    check(
+        lab.spin_until(|| readies() == 3),
+        "the replaced document says ready",
+    )?;
+    let text = string(lab.eval(&page.surface, "document.getElementById('t').textContent"));
+    check(
+        text == "second",
+        &format!("the replaced document shows {text:?}"),
+    )
+}
+
 /// R-SEC-5: a Surface's copy stays its own: another Surface's paste gets nothing of it (Servo's
 /// fallback would share one string between every view), and the copying Surface's own paste gets
 /// it back (the positive control that copy and paste work at all).
@@ -644,6 +698,7 @@ fn main() {
                 ("refusals", Box::new(refusals)),
                 ("surfaces_apart", Box::new(surfaces_apart)),
                 ("clipboard_per_surface", Box::new(clipboard_per_surface)),
+                ("reloads", Box::new(reloads)),
                 (
                     "close_through_another_window",
                     Box::new(close_through_another_window),
