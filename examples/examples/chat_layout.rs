@@ -7,7 +7,8 @@
 //! xvfb-run -a cargo run -p lineup-examples --example chat_layout -- --check
 //! ```
 //!
-//! `--check` switches to each conversation once both Surfaces are ready, then exits 0.
+//! `--check` switches to each conversation once both Surfaces are ready, checks that the window
+//! kept its size from the start, then exits 0.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::cell::{Cell, RefCell};
@@ -19,7 +20,7 @@ use lineup_host::tao::event_loop::ControlFlow;
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
 use lineup_host::tao::platform::unix::WindowExtUnix;
 use lineup_host::tao::window::WindowBuilder;
-use lineup_host::{event_loop, HostBuilder, HostDelegate};
+use lineup_host::{event_loop, ChildSlot, HostBuilder, HostDelegate, Rect};
 use lineup_host_core::SurfaceKey;
 use serde_json::json;
 
@@ -32,7 +33,21 @@ impl HostDelegate for Ready {
     fn notify_ready(&mut self, key: &SurfaceKey) {
         self.0.borrow_mut().push(key.clone());
     }
+
+    /// One conversation shows at a time, so every Surface gets the whole area under the header
+    /// (the default stacks them in a column, which would grow the window to hold them all).
+    fn request_child_placement(&mut self, slot: &ChildSlot<'_>) -> Rect {
+        Rect {
+            x: 0,
+            y: 0,
+            width: slot.width,
+            height: slot.height.saturating_sub(HEADER),
+        }
+    }
 }
+
+/// The header's height, taken from the window's content area (the slot's size).
+const HEADER: u32 = 48;
 
 fn main() -> ExitCode {
     let check = std::env::args().any(|a| a == "--check");
@@ -80,6 +95,7 @@ fn main() -> ExitCode {
     }
 
     let mut switches = 0;
+    let size_at_start = window.inner_size();
     event_loop.run_return(|event, target, flow| {
         *flow = host.handle_event(event, target);
         // Both Surfaces open: show the chosen conversation's, hide the other's.
@@ -106,6 +122,12 @@ fn main() -> ExitCode {
             "--check: {switches} switches, {} Surfaces ready",
             ready.borrow().len()
         );
+        return ExitCode::FAILURE;
+    }
+    // Hidden Surfaces take no room: switching never grows the window.
+    let size = window.inner_size();
+    if check && size != size_at_start {
+        eprintln!("--check: the window went from {size_at_start:?} to {size:?}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
