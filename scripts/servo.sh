@@ -47,4 +47,6 @@ start=$(date +%s)
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo
 # The probe's positive control needs an engine of its own (one Servo per process).
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo -- probe-control
+# A script thread's panic, through Servo's test bindings (a second build of Servo's script crate).
+xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --features crash-tests --test servo -- crash
 echo "servo: suite passed in $(($(date +%s) - start)) s"

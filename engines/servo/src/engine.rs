@@ -107,9 +107,7 @@ impl ServoEngine {
             .event_loop_waker(Box::new(Waker(Arc::new(wake))))
             .protocol_registry(registry)
             .build();
-        if std::env::var_os("LINEUP_SERVO_LOG").is_some() {
-            servo.setup_logging();
-        }
+        report_script_panics(&servo);
         let engine = Self {
             servo,
             routes,
@@ -273,6 +271,28 @@ fn random_bytes() -> Result<[u8; 16], ServoError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| ServoError::Engine(format!("randomness: {e}")))?;
     Ok(bytes)
+}
+
+/// Servo learns that a script thread panicked only from an error-level `log` record reaching its
+/// constellation: this installs Servo's logger (the `log` crate's global logger, with
+/// `env_logger`'s `RUST_LOG` filter for the rest) and a panic hook that logs each panic at error
+/// level before the hook that was there. Without it a page's panic would go unreported
+/// (`notify_crashed` never comes). An embedder that set a `log` logger of its own keeps it, and
+/// is told that script panics will not be reported.
+fn report_script_panics(servo: &Servo) {
+    let installed =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| servo.setup_logging())).is_ok();
+    if !installed {
+        tracing::warn!(
+            "a log logger is set already: a Surface's script panic will not be reported as a crash"
+        );
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        log::error!("{info}");
+        previous(info);
+    }));
 }
 
 /// Servo's waker over the embedder's closure.

@@ -537,9 +537,6 @@ fn crash(lab: &Lab) -> Result<(), String> {
     lab.ready(&other)?;
     let victim = lab.open("<p>victim</p>", "");
     lab.ready(&victim)?;
-    // As Servo's own crash test does: without a panic hook of the embedder's, the script
-    // thread's panic is not reported to the rest of Servo.
-    std::panic::set_hook(Box::new(|info| eprintln!("panic: {info}")));
     victim.surface.evaluate(
         "setTimeout(function () { ServoTestUtils.panic(); }, 0); 1",
         |_| {},
