@@ -16,6 +16,8 @@
 //! ## Platform-specific
 //! Linux, drawn in software (`SoftwareRenderingContext`); built by `scripts/servo.sh`.
 
+#![warn(missing_docs)]
+
 mod clipboard;
 mod delegate;
 mod engine;
