@@ -26,6 +26,7 @@ mod activity;
 mod builder;
 mod component_layout;
 mod components;
+mod dangerous;
 mod engine;
 mod factory;
 mod handle;
@@ -39,7 +40,8 @@ mod standby;
 mod views;
 
 use activity::ActivityNotices;
-pub use builder::{DangerousHostBuilder, HostBuilder};
+pub use builder::HostBuilder;
+pub use dangerous::DangerousHostBuilder;
 use engine::Engine;
 use factory::*;
 use handle::*;

@@ -68,8 +68,8 @@ pub struct HostBuilder {
     conversation_id: Option<ConversationId>,
     limits: Limits,
     bundle_policy: BundlePolicy,
-    view_config: ViewConfig,
-    document: DocumentOptions,
+    pub(super) view_config: ViewConfig,
+    pub(super) document: DocumentOptions,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
     layout: Layout,
@@ -526,7 +526,7 @@ impl HostBuilder {
 
     /// The settings that weaken isolation.
     pub fn dangerous(self) -> DangerousHostBuilder {
-        DangerousHostBuilder(self)
+        DangerousHostBuilder::new(self)
     }
 
     /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
@@ -676,36 +676,4 @@ impl HostBuilder {
 #[allow(clippy::panic)]
 fn unreachable_party() -> PartyId {
     panic!("\"lineup-host\" is a valid party id")
-}
-
-/// The settings of a [`HostBuilder`] that weaken isolation, behind [`HostBuilder::dangerous`].
-#[derive(Debug)]
-pub struct DangerousHostBuilder(HostBuilder);
-
-impl DangerousHostBuilder {
-    /// Enables the web inspector in every Surface (preview mode, R-SEC-2).
-    pub fn with_devtools(mut self) -> HostBuilder {
-        self.0.view_config = self.0.view_config.dangerous().with_devtools();
-        self.0
-    }
-
-    /// Runs web processes outside WebKit's bubblewrap sandbox (R-SEC-8).
-    pub fn without_web_sandbox(mut self) -> HostBuilder {
-        self.0.view_config = self.0.view_config.dangerous().without_web_sandbox();
-        self.0
-    }
-
-    /// Lets Surfaces reach the network layer without the proxy that refuses every connection
-    /// (R-SEC-3). Only for tests that prove a leak would be seen (a positive control).
-    pub fn without_network_proxy(mut self) -> HostBuilder {
-        self.0.view_config = self.0.view_config.dangerous().without_network_proxy();
-        self.0
-    }
-
-    /// Serves Surface documents without a Content-Security-Policy header. Only for tests that
-    /// prove a security test would see a leak (a positive control).
-    pub fn without_csp(mut self) -> HostBuilder {
-        self.0.document = DocumentOptions::default().dangerous().without_csp();
-        self.0
-    }
 }
