@@ -47,6 +47,7 @@ mod bridge;
 mod bundle;
 mod capability;
 mod component;
+mod component_link;
 mod decode;
 mod diagnostic;
 mod display;
@@ -92,6 +93,7 @@ pub use component::{
     DEFAULT_MAX_LENGTH, MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_DRAFT_BYTES,
     MAX_FALLBACK_BYTES, MAX_RECORDS_PER_IDENTITY, MAX_SAFE_INTEGER, RECORD_TTL_SECS, V1,
 };
+pub use component_link::{link_action, ComponentLink, LINK_ACTION};
 pub use decode::decode;
 pub use diagnostic::{
     csp_hint, CspViolation, Diagnostic, DiagnosticKind, DiagnosticLevel, PageText, SourcePart,

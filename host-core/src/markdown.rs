@@ -119,6 +119,44 @@ pub struct SafeMarkdown {
     pub truncated: bool,
 }
 
+impl SafeMarkdown {
+    /// Calls `f` on every node of the tree, depth first, each node before its content.
+    pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a MarkdownNode)) {
+        self.blocks.iter().for_each(|node| node.visit(f));
+    }
+}
+
+impl MarkdownNode {
+    /// Calls `f` on this node, then on every node of its content, depth first.
+    pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a MarkdownNode)) {
+        f(self);
+        let children: &[MarkdownNode] = match self {
+            MarkdownNode::Paragraph { children }
+            | MarkdownNode::Heading { children, .. }
+            | MarkdownNode::Emphasis { children }
+            | MarkdownNode::Strong { children }
+            | MarkdownNode::Strike { children }
+            | MarkdownNode::Item { children, .. }
+            | MarkdownNode::Blockquote { children }
+            | MarkdownNode::Link { children, .. } => children,
+            MarkdownNode::List { items, .. } => items,
+            MarkdownNode::Table { header, rows } => {
+                for cell in header.iter().chain(rows.iter().flatten()) {
+                    cell.iter().for_each(|node| node.visit(f));
+                }
+                return;
+            }
+            MarkdownNode::Code { .. }
+            | MarkdownNode::CodeBlock { .. }
+            | MarkdownNode::Rule
+            | MarkdownNode::Break
+            | MarkdownNode::Text { .. }
+            | MarkdownNode::Image { .. } => return,
+        };
+        children.iter().for_each(|node| node.visit(f));
+    }
+}
+
 /// Parses untrusted Markdown (CommonMark, GFM tables, strikethrough, task lists) into the closed
 /// tree (R-STD-10): raw HTML becomes literal text, images their alt text behind a marker, links
 /// that break the URL policy (or all links, under [`LinkPolicy::Off`]) their text.

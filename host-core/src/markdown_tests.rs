@@ -5,30 +5,14 @@ use super::*;
 /// Every text, code and alt string of `nodes`, and every link URL, in order.
 fn strings(nodes: &[MarkdownNode], out: &mut Vec<String>) {
     for node in nodes {
-        match node {
-            MarkdownNode::Paragraph { children }
-            | MarkdownNode::Heading { children, .. }
-            | MarkdownNode::Emphasis { children }
-            | MarkdownNode::Strong { children }
-            | MarkdownNode::Strike { children }
-            | MarkdownNode::Item { children, .. }
-            | MarkdownNode::Blockquote { children } => strings(children, out),
-            MarkdownNode::List { items, .. } => strings(items, out),
-            MarkdownNode::Table { header, rows } => {
-                for cell in header.iter().chain(rows.iter().flatten()) {
-                    strings(cell, out);
-                }
-            }
-            MarkdownNode::Link { link, children } => {
-                out.push(format!("LINK {}", link.url));
-                strings(children, out);
-            }
+        node.visit(&mut |n| match n {
+            MarkdownNode::Link { link, .. } => out.push(format!("LINK {}", link.url)),
             MarkdownNode::Code { text }
             | MarkdownNode::CodeBlock { text, .. }
             | MarkdownNode::Text { text } => out.push(text.clone()),
             MarkdownNode::Image { alt } => out.push(format!("IMAGE {alt}")),
-            MarkdownNode::Rule | MarkdownNode::Break => {}
-        }
+            _ => {}
+        });
     }
 }
 

@@ -401,6 +401,30 @@ impl CapabilityDriver {
     pub(crate) fn answered(&mut self, session: SessionId, ticket: Ticket) {
         self.prompts.remove(&(session, ticket));
     }
+
+    /// Shows `content` in the consent prompt, which answers through `respond` (exactly once,
+    /// `Dismissed` when it is dropped); [`ConsentAnswer::Unavailable`] at once when no prompt
+    /// is configured. The host's own questions (a component's link confirm, R-STD-11) use it.
+    pub(crate) fn ask(
+        &mut self,
+        content: PromptContent,
+        respond: impl FnOnce(lineup_host_core::ConsentAnswer) + Send + 'static,
+    ) {
+        let Some(prompt) = self.prompt.as_mut() else {
+            respond(lineup_host_core::ConsentAnswer::Unavailable);
+            return;
+        };
+        let (pending, _handle) = PendingConsent::new(content, respond);
+        prompt.request(pending);
+    }
+
+    /// Appends `record` to the audit (R-CAP-6); a failure is logged.
+    pub(crate) fn audit(&mut self, record: lineup_host_core::AuditRecord) {
+        let effect = CapabilityEffect::Audit(record);
+        if let Err(e) = self.store.borrow_mut().execute(&effect) {
+            tracing::error!("capability store: audit not written: {e}");
+        }
+    }
 }
 
 fn ticket_of(effect: &CapabilityEffect) -> Option<Ticket> {

@@ -25,6 +25,7 @@ use lineup_webview_shell::{Contrast, ProbeStatus, ShellError, SurfaceView, Theme
 mod activity;
 mod builder;
 mod component_layout;
+mod component_links;
 mod components;
 mod dangerous;
 mod engine;
@@ -192,6 +193,16 @@ impl Host {
             .as_ref()
             .map(components::ComponentViews::shown)
             .unwrap_or_default()
+    }
+
+    /// A control for activation tests: the page of component `key`, shown by the built-in
+    /// renderer, itself posts `message` to the host, with no input event behind it (R-STD-8,
+    /// R-STD-11). Does nothing when no such view shows.
+    #[cfg(feature = "test-controls")]
+    pub fn post_from_component_page_for_test(&self, key: &SurfaceKey, message: &str) {
+        if let Some(window) = self.engine.components.as_ref().and_then(|c| c.window(key)) {
+            window.post_from_page_for_test(message);
+        }
     }
 
     /// Hides (`false`) or shows (`true`) the webview of Surface `key` without closing it: its
@@ -502,6 +513,10 @@ impl Host {
             }
             Inner::View { key, event } => self.engine.handle_view_event(key, event, target),
             Inner::Component { key, action } => self.engine.component_report(key, action, target),
+            Inner::LinkAnswered { link, answer } => {
+                let driver = self.engine.driver.as_mut();
+                self.engine.links.answered(&link, answer, driver);
+            }
             Inner::EmbedderComponent { key, input } => {
                 self.engine.embedder_report(key, input, target);
             }

@@ -190,13 +190,17 @@ impl ComponentWindow {
         self.platform.is_shown()
     }
 
-    /// A control for activation tests: the page itself posts `message` to the host, as its
-    /// script would, with no input event behind it (R-STD-8 must drop an answer so made).
+    /// A control for activation tests: the page itself posts `message` (a JSON object) to the
+    /// host, as its script would (with its view's token, when its process is shared), with no
+    /// input event behind it (R-STD-8 must drop an answer so made).
     #[cfg(feature = "test-controls")]
     pub fn post_from_page_for_test(&self, message: &str) {
         let literal = serde_json::Value::String(message.to_owned()).to_string();
         self.platform.run(&format!(
-            "window.webkit.messageHandlers.lineupHost.postMessage({literal}); 'ok'"
+            "(function () {{ var m = JSON.parse({literal}); \
+             var d = JSON.parse(document.getElementById('data').textContent); \
+             if (d.token) {{ m.token = d.token; }} \
+             window.webkit.messageHandlers.lineupHost.postMessage(JSON.stringify(m)); }})(); 'ok'"
         ));
     }
 

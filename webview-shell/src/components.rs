@@ -155,6 +155,15 @@ pub enum ComponentAction {
         /// The input event that carried it.
         input: InputKind,
     },
+    /// The user activated the link to `url` in the component's Markdown (R-STD-11): the host
+    /// follows it only when it is a link of the kernel's own tree, and only after its link
+    /// confirm. Not an answer: the round stays open.
+    Link {
+        /// The link's URL, as the page holds it from the kernel's tree.
+        url: String,
+        /// The input event that carried it.
+        input: InputKind,
+    },
     /// The user's unsent draft changed (no answer: no input event is needed, R-STD-15).
     Draft(Value),
     /// The user closed the window.
@@ -195,6 +204,11 @@ pub(crate) enum PageMessage {
     Cancel {},
     /// A dismissible alert's dismiss button was used: the user closes it.
     Dismiss {},
+    /// A link in the component's Markdown was used.
+    Link {
+        /// Its URL, as the kernel's tree gave it.
+        url: String,
+    },
     /// The user's unsent draft, as the page reads its controls.
     Draft {
         /// The draft, in the shape of the component's answer.
@@ -315,11 +329,20 @@ mod tests {
             parse_message(r#"{"type":"dismiss"}"#),
             Some(PageMessage::Dismiss {})
         );
+        assert_eq!(
+            parse_message(r#"{"type":"link","url":"https://example.com/"}"#),
+            Some(PageMessage::Link {
+                url: "https://example.com/".into()
+            })
+        );
         for bad in [
             "submit",
             r#"{"type":"submit"}"#,
             r#"{"type":"cancel","via":"embedder"}"#,
             r#"{"type":"close"}"#,
+            r#"{"type":"link"}"#,
+            r#"{"type":"link","url":7}"#,
+            r#"{"type":"link","url":"https://example.com/","input":"pointer"}"#,
             r#"{"type":"submit","answer":true,"input":"pointer"}"#,
             "[]",
             "",

@@ -132,7 +132,9 @@ fn kiosk(
         .conversation_id(ConversationId::try_from(config.agent.conversation.clone())?)
         .child_views_in(Rc::clone(&window))
         .standby(standby)
-        .bundle_policy(crate::bundle_policy(&config.host.bundle_policy, &[])?);
+        .bundle_policy(crate::bundle_policy(&config.host.bundle_policy, &[])?)
+        // R-STD-11: a kiosk has no browser to hand a link to; links are inert text.
+        .link_policy(lineup_host_core::LinkPolicy::Off);
     if !config.allow_close {
         builder = builder.ignore_parent_close();
     }

@@ -98,6 +98,17 @@ pub(super) fn run(
         *flow = ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(50));
         let actions = std::mem::take(&mut heard.borrow_mut().actions);
         for action in actions {
+            if let ComponentAction::Link { url, .. } = &action {
+                // R-STD-11: a host asks its link confirm here; the preview opens nothing.
+                match session.component_link(&shown.key, url) {
+                    Some(link) => out.line(format_args!(
+                        "user → link to {} (a host asks its link confirm first; not opened)",
+                        link.link.host
+                    )),
+                    None => out.line(format_args!("user → a link the host does not follow")),
+                }
+                continue;
+            }
             match answered(&mut session, &shown.key, action) {
                 Some(effects) => print_sent(&effects, out),
                 None => {
@@ -160,8 +171,8 @@ fn answered(
         },
         ComponentAction::Draft(draft) => return Some(session.component_draft(key, &draft)),
         ComponentAction::Close | ComponentAction::Failed => return None,
-        // Only views in an embedder's window report their height.
-        ComponentAction::Resized { .. } => return Some(Vec::new()),
+        // Only views in an embedder's window report their height; links are handled above.
+        ComponentAction::Resized { .. } | ComponentAction::Link { .. } => return Some(Vec::new()),
     };
     Some(session.component_answered(key, answer).unwrap_or_default())
 }

@@ -251,6 +251,9 @@ pub enum AuditKind {
     /// The envelope was refused before the pipeline (malformed, wrong sender, a table limit):
     /// `error` says why; a flood of identical ones is one record with a count (R-CAP-6).
     Refused,
+    /// The user activated a link in a standard component (R-STD-11): `decision` and `source`
+    /// are the host's link confirm's, `status` `completed` when it was opened.
+    Link,
 }
 
 /// A decision about a call.

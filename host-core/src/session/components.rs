@@ -10,7 +10,9 @@ use crate::component::{
     ComponentEffect, ComponentKey, ComponentKind, ComponentOpen, ComponentSet, Instance,
     ShownComponent, Status as AnswerStatus, UserAnswer, MAX_COMPONENT_BYTES, MAX_FALLBACK_BYTES,
 };
+use crate::component_link::{find_link, ComponentLink};
 use crate::display::display_text;
+use crate::ids::CallId;
 use crate::markdown::{parse_markdown, SafeMarkdown};
 use crate::timestamp::Timestamp;
 
@@ -389,6 +391,39 @@ impl Session {
         }));
         self.forget_component(instance_id, fx);
         true
+    }
+
+    /// The user activated the link to `url` in component `key` (after the driver's activation
+    /// checks, R-STD-8): the link, when it is one the kernel put in the instance's current
+    /// Markdown tree (R-STD-11), for the host's link confirm; `None` for any other URL, a
+    /// stale key, or under [`LinkPolicy::Off`](crate::LinkPolicy::Off), where no tree has one.
+    pub fn component_link(&mut self, key: &SurfaceKey, url: &str) -> Option<ComponentLink> {
+        let instance = self.current_component(key)?;
+        let tree = self.markdown_of(instance.kind, &instance.props, &instance.state)?;
+        let link = find_link(&tree, url)?.clone();
+        let kind = instance.kind;
+        let agent = self
+            .config
+            .agent_id
+            .as_ref()
+            .and_then(|id| AgentIdentity::try_from(id.as_str()).ok());
+        let sender = match &self.config.agent_id {
+            Some(id) => id.as_str().to_owned(),
+            None => instance.opener.id.as_str().to_owned(),
+        };
+        let conversation = self.conversation.clone()?;
+        let activation =
+            CallId::try_from(format!("link:{}:{}", key.instance, self.next_link)).ok()?;
+        self.next_link += 1;
+        Some(ComponentLink {
+            key: key.clone(),
+            kind,
+            link,
+            conversation,
+            agent,
+            sender,
+            activation,
+        })
     }
 
     fn current_component(&self, key: &SurfaceKey) -> Option<&Instance> {

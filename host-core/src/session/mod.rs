@@ -115,6 +115,8 @@ pub struct Session {
     offered_components: BTreeSet<crate::component::ComponentKind>,
     /// The number of the next `answer_id` (R-STD-6).
     next_answer: u64,
+    /// The number of the next link activation (`link:<instance>:<n>`, R-STD-11).
+    next_link: u64,
     next_generation: u64,
     next_message: u64,
     recent_opens: VecDeque<Duration>,
@@ -151,6 +153,7 @@ impl Session {
             components: BTreeMap::new(),
             offered_components,
             next_answer: 1,
+            next_link: 1,
             conversation: config.conversation_id.clone(),
             config,
             clock,

@@ -23,6 +23,12 @@ impl Sessions {
         all
     }
 
+    /// The link to `url` the user activated in component `key`, when it is one of that
+    /// instance's current links ([`Session::component_link`], R-STD-11).
+    pub fn component_link(&mut self, key: &SurfaceKey, url: &str) -> Option<crate::ComponentLink> {
+        self.get_mut(key.session)?.component_link(key, url)
+    }
+
     /// The earliest `props.expires_at` of the open components of every session.
     pub fn next_component_expiry(&self) -> Option<Timestamp> {
         self.sessions

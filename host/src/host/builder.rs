@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use lineup_host_core::{
     AppCatalog, BundlePolicy, Capability, CapabilityPolicy, CapabilitySetup, CapabilityStore,
-    CatalogRef, ConversationId, HookRequest, LanguageTag, Limits, Message, PartyId, SessionConfig,
-    Sessions,
+    CatalogRef, ConversationId, HookRequest, LanguageTag, Limits, LinkPolicy, Message, PartyId,
+    SessionConfig, Sessions,
 };
 use lineup_surface_runtime::DocumentOptions;
 use lineup_webview_shell::tao::event_loop::EventLoop;
@@ -46,6 +46,7 @@ pub(super) enum Layout {
 /// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 16 Surfaces in each and in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
 /// | vouched agent | none: any `sender.id`, and "always" lasts one conversation |
 /// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
+/// | links in standard components (R-STD-11) | [`LinkPolicy::Confirm`]: a link opens only after a real input event and the host's link confirm, audited; [`HostBuilder::link_policy`] |
 /// | placement | a window of its own per Surface, 480 × 360, titled with the sanitised app name |
 /// | resize requests | clamped to 40 ..= 2000 logical pixels |
 /// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, network through a refusing proxy, isolation probe |
@@ -68,6 +69,7 @@ pub struct HostBuilder {
     conversation_id: Option<ConversationId>,
     limits: Limits,
     bundle_policy: BundlePolicy,
+    link_policy: LinkPolicy,
     pub(super) view_config: ViewConfig,
     pub(super) document: DocumentOptions,
     window_size: (u32, u32),
@@ -106,6 +108,7 @@ impl std::fmt::Debug for HostBuilder {
             .field("client_id", &self.client_id)
             .field("limits", &self.limits)
             .field("bundle_policy", &self.bundle_policy)
+            .field("link_policy", &self.link_policy)
             .field("view_config", &self.view_config)
             .finish_non_exhaustive()
     }
@@ -119,6 +122,7 @@ impl HostBuilder {
             conversation_id: None,
             limits: Limits::default(),
             bundle_policy: BundlePolicy::default(),
+            link_policy: LinkPolicy::default(),
             view_config: ViewConfig::default(),
             document: DocumentOptions::default(),
             window_size: (480, 360),
@@ -254,7 +258,8 @@ impl HostBuilder {
         builtins.iter().fold(self, |b, builtin| b.builtin(*builtin))
     }
 
-    /// Where the built-in capabilities act: the real desktop by default; a
+    /// Where the built-in capabilities act, and where a standard component's link opens once
+    /// the user allowed it in the link confirm (R-STD-11): the real desktop by default; a
     /// [`RecordingDesktop`](crate::RecordingDesktop) in tests.
     pub fn desktop(mut self, desktop: impl crate::Desktop) -> Self {
         self.capabilities
@@ -440,6 +445,16 @@ impl HostBuilder {
         self
     }
 
+    /// Whether links in the standard components' Markdown are live (R-STD-11):
+    /// [`LinkPolicy::Confirm`] (the default) shows each as a control with its punycode host,
+    /// which opens, on [`HostBuilder::desktop`], only after a real input event in the
+    /// component's view and the host's link confirm, the answer audited;
+    /// [`LinkPolicy::Off`] shows every link as inert text, as a kiosk with no browser wants.
+    pub fn link_policy(mut self, policy: LinkPolicy) -> Self {
+        self.link_policy = policy;
+        self
+    }
+
     /// Which inline bundles are accepted (R-SEC-7).
     pub fn bundle_policy(mut self, policy: BundlePolicy) -> Self {
         self.bundle_policy = policy;
@@ -544,6 +559,7 @@ impl HostBuilder {
         let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
         template.limits = self.limits.clone();
         template.bundle_policy = self.bundle_policy.clone();
+        template.link_policy = self.link_policy;
         template.agent_id = self.agent_id.clone();
         template.app_catalog = self.app_center.clone().map(CatalogRef);
         template.standard_components = super::components::rendered_set(
@@ -584,6 +600,9 @@ impl HostBuilder {
         // R-INV-1: every session gets its inventory, capabilities on or off; off is the
         // kernel with nothing registered, so every `app.call` is answered `unsupported`.
         let config = self.capabilities.unwrap_or_default();
+        // The components' allowed links open where the built-ins act (R-STD-11).
+        let links =
+            super::component_links::Links::new(config.builtins.desktop.clone(), proxy.clone());
         let (driver, store, started) = {
             let parent = match &self.layout {
                 Layout::Children(parent) => Some(parent.as_ref()),
@@ -654,6 +673,7 @@ impl HostBuilder {
                     self.component_renderer,
                 ),
                 records: super::records::Records::new(self.component_store),
+                links,
                 work: VecDeque::new(),
                 draining: false,
             },

@@ -300,6 +300,17 @@ impl ComponentViews {
         }
     }
 
+    /// The built-in renderer's view of `key`, while it has one.
+    #[cfg(feature = "test-controls")]
+    pub(super) fn window(&self, key: &SurfaceKey) -> Option<&ComponentWindow> {
+        self.windows.get(key)
+    }
+
+    /// Whether the built-in renderer shows `key` now.
+    pub(super) fn shows(&self, key: &SurfaceKey) -> bool {
+        self.windows.contains_key(key)
+    }
+
     /// What `action`, reported by the window of `key`, means for its session; `None` when
     /// that window is gone (the key is the window's, never the page's word).
     pub(super) fn input_of(
@@ -325,8 +336,9 @@ impl ComponentViews {
             ComponentAction::Close => ComponentInput::Closed,
             ComponentAction::Draft(draft) => ComponentInput::Draft(draft),
             ComponentAction::Failed => ComponentInput::Failed,
-            // Layout, not input: the engine lays the view out again.
-            ComponentAction::Resized { .. } => return None,
+            // Layout, not input: the engine lays the view out again; a link is not an answer
+            // (the engine asks the link confirm).
+            ComponentAction::Resized { .. } | ComponentAction::Link { .. } => return None,
         })
     }
 

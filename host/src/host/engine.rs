@@ -18,6 +18,7 @@ use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
 use super::activity::ActivityNotices;
 use super::builder::OutboundFn;
+use super::component_links::Links;
 use super::components::{ComponentViews, ReportSink, ShowContext};
 use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
@@ -56,6 +57,8 @@ pub(super) struct Engine {
     pub(super) components: Option<ComponentViews>,
     /// Where component records go for a restart (R-STD-15).
     pub(super) records: Records,
+    /// The link confirm of the components' links (R-STD-11).
+    pub(super) links: Links,
     /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
     pub(super) work: VecDeque<(SessionId, Effect, Option<u64>)>,
     /// Whether [`Engine::apply`] is draining `work` further up the stack.
@@ -565,6 +568,19 @@ impl Engine {
         if let ComponentAction::Resized { height } = action {
             if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
                 views.resized(&key, height, parent, self.delegate.as_mut());
+            }
+            return;
+        }
+        if let ComponentAction::Link { url, .. } = &action {
+            // R-STD-11: only a window the built-in renderer shows, only a link of the kernel's
+            // own tree, and only after the link confirm.
+            let shown = self.components.as_ref().is_some_and(|v| v.shows(&key));
+            let link = shown
+                .then(|| self.sessions.component_link(&key, url))
+                .flatten();
+            match (link, self.driver.as_mut()) {
+                (Some(link), Some(driver)) => self.links.confirm(link, driver),
+                _ => tracing::debug!("a link {key} does not show; not followed"),
             }
             return;
         }

@@ -83,6 +83,11 @@ pub(super) enum Inner {
         key: SurfaceKey,
         action: lineup_webview_shell::ComponentAction,
     },
+    /// The link confirm's answer for a link the user activated in a component (R-STD-11).
+    LinkAnswered {
+        link: Box<lineup_host_core::ComponentLink>,
+        answer: lineup_host_core::ConsentAnswer,
+    },
     /// What the embedder's renderer reported for a component it draws (R-STD-16).
     EmbedderComponent {
         key: SurfaceKey,

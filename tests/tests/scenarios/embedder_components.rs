@@ -7,6 +7,7 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 mod child;
+mod links;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,6 +34,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_13_components_sit_over_the_surfaces_in_the_embedders_window_and_take_their_own_input",
         child::in_the_window,
+    );
+    h.run(
+        "r_std_11_a_components_link_opens_only_after_real_input_and_the_link_confirm_audited",
+        links::followed_after_the_confirm,
     );
     h.finish();
 }

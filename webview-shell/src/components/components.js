@@ -94,12 +94,20 @@
       case 'rule': return el('hr');
       case 'break': return el('br');
       case 'text': return document.createTextNode(String(n.text));
-      // Links are inert text: their text, then the host they lead to (R-STD-11).
+      // A link is a host control: its text, then the host it leads to in punycode. Using it
+      // asks the host, which opens nothing without a real input event and its link confirm
+      // (R-STD-11). The URL goes back as the kernel gave it; the host follows only a link of
+      // its own tree. Under the kiosk's policy the tree has no link node at all.
       case 'link': {
-        var span = kids('span', n.children);
-        span.className = 'link';
-        span.appendChild(el('span', ' (' + n.link.host + ')', 'link-host'));
-        return span;
+        var a = kids('button', n.children);
+        a.type = 'button';
+        a.id = uid('link');
+        a.className = 'link';
+        a.setAttribute('role', 'link');
+        a.appendChild(el('span', ' (' + n.link.host + ')', 'link-host'));
+        var url = n.link.url;
+        a.addEventListener('click', function () { post({ type: 'link', url: url }); });
+        return a;
       }
       case 'image': return el('span', '\uD83D\uDDBC ' + n.alt, 'image');
       default: return document.createTextNode('');

@@ -13,6 +13,8 @@
 //!   (which a direct connection does reach: the positive control);
 //! - R-STD-8 (§5 check 8): a submit the page posts with no input event, and a click right after
 //!   a patch, are dropped; a real click after the guard answers;
+//! - R-STD-11 (§5 check 3): a link is a control showing its punycode host, reported only with a
+//!   real click or key; hostile links and every link under the kiosk's policy are inert text;
 //! - process cost (§4): windows in one `ComponentProcess` share one web process, and a message
 //!   of one reaches only its own window's listener.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
@@ -33,9 +35,11 @@ use lineup_tests::x11::X11;
 use serde_json::{json, Value};
 
 mod gate;
+mod links;
 mod look;
 
 use gate::{activation, shared};
+use links::links;
 use look::{hostile, labelled, no_fetch, themed};
 
 pub(crate) fn run() {
@@ -67,6 +71,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_8_answers_without_a_real_input_event_or_inside_the_guard_are_dropped",
         |h| activation(h, &x),
+    );
+    h.run(
+        "r_std_11_a_link_is_a_control_with_its_punycode_host_used_only_by_real_input",
+        |h| links(h, &x),
     );
     h.run(
         "a_conversations_components_share_one_web_process_and_each_answer_reaches_its_own",

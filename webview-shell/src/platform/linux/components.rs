@@ -250,6 +250,9 @@ impl ComponentState {
                 .credit()
                 .map(|input| ComponentAction::Submit { answer, input }),
             PageMessage::Cancel {} => self.credit().map(|input| ComponentAction::Cancel { input }),
+            PageMessage::Link { url } => self
+                .credit()
+                .map(|input| ComponentAction::Link { url, input }),
             PageMessage::Draft { draft } => {
                 if self.shown.get() && !self.ended.get() {
                     self.report(ComponentAction::Draft(draft));
