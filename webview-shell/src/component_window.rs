@@ -204,6 +204,14 @@ impl ComponentWindow {
         ));
     }
 
+    /// A control for activation tests: a press and a release of the key `keyval` (a GDK
+    /// keysym), each flagged `send_event` as a key another program forged would be, fed to
+    /// this window through the toolkit's main dispatch (R-STD-8 must drop an answer it makes).
+    #[cfg(feature = "test-controls")]
+    pub fn forge_key_for_test(&self, keyval: u32) {
+        self.platform.forge_key(keyval);
+    }
+
     /// WebKit's own snapshot of the window's whole document as PNG bytes, taken after two
     /// animation frames (`lineup preview --screenshot` of a component); `done` hears it on the
     /// event-loop thread.

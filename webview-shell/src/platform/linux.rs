@@ -39,6 +39,8 @@ mod components;
 pub(crate) mod desktop;
 mod events;
 mod features;
+#[cfg(feature = "test-controls")]
+mod forged;
 mod guard;
 mod handlers;
 mod harden;

@@ -110,6 +110,85 @@ pub(super) fn activation(h: &mut Harness, x: &X11) -> Outcome {
     Ok(())
 }
 
+/// R-STD-8 (§5 check 8): forged keys (flagged `send_event`) reach the page, which acts on them,
+/// but earn no credit: the answer they make is dropped; the same key from the user answers.
+pub(super) fn forged_keys(h: &mut Harness, x: &X11) -> Outcome {
+    const TAB: u32 = 0xff09;
+    const SPACE: u32 = 0x20;
+    let content = sample(
+        ComponentKind::Confirm,
+        json!({"title": "Rotate the keys?", "confirm_label": "Rotate"}),
+        json!({}),
+        None,
+    );
+    let reported: Reported = Rc::default();
+    let sink = Rc::clone(&reported);
+    let window = ComponentWindow::new(
+        &h.event_loop,
+        &content,
+        &ComponentOptions::new(),
+        move |a| sink.borrow_mut().push(a),
+    )
+    .map_err(|e| e.to_string())?;
+    let xid = mapped(h, x, ComponentKind::Confirm)?;
+    x.focus(xid).map_err(|e| e.to_string())?;
+    ensure!(
+        h.wait_for(WAIT, || window.accepts_input()),
+        "the guard never opened"
+    );
+    let focused = |h: &mut Harness| -> String {
+        let slot: Rc<RefCell<Option<String>>> = Rc::default();
+        let fill = Rc::clone(&slot);
+        window
+            .snapshot(move |s| *fill.borrow_mut() = Some(s.map(|s| s.focused).unwrap_or_default()));
+        h.wait_for(WAIT, || slot.borrow().is_some());
+        let taken = slot.borrow_mut().take();
+        taken.unwrap_or_default()
+    };
+    // Forged keys reach the page: a forged Tab moves the focus to a button...
+    let before = focused(h);
+    window.forge_key_for_test(TAB);
+    let mut moved = false;
+    for _ in 0..20 {
+        h.settle(std::time::Duration::from_millis(100));
+        if focused(h) != before {
+            moved = true;
+            break;
+        }
+    }
+    ensure!(
+        moved,
+        "a forged Tab never reached the page (focus stayed on {before:?})"
+    );
+    // ...and a forged Space presses it, but answers nothing.
+    window.forge_key_for_test(SPACE);
+    h.settle(std::time::Duration::from_millis(700));
+    ensure!(
+        reported.borrow().is_empty(),
+        "a forged key answered: {:?}",
+        reported.borrow()
+    );
+    // The user's own Space on the same button answers (the positive control).
+    x.key(SPACE).map_err(|e| e.to_string())?;
+    ensure!(
+        h.wait_for(WAIT, || reported.borrow().len() == 1),
+        "a real Space did not answer"
+    );
+    ensure!(
+        matches!(
+            reported.borrow()[0],
+            ComponentAction::Submit {
+                input: InputKind::Keyboard,
+                ..
+            }
+        ),
+        "{:?}",
+        reported.borrow()
+    );
+    close(h, x, window, xid);
+    Ok(())
+}
+
 pub(super) fn shared(h: &mut Harness, x: &X11) -> Outcome {
     let before = lineup_tests::procs::web_processes();
     let process = ComponentProcess::new().map_err(|e| e.to_string())?;

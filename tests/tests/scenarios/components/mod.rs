@@ -11,8 +11,9 @@
 //!   control for the check itself;
 //! - R-STD-10 (§5 check 2): images and links in every Markdown sink reach no loopback canary
 //!   (which a direct connection does reach: the positive control);
-//! - R-STD-8 (§5 check 8): a submit the page posts with no input event, and a click right after
-//!   a patch, are dropped; a real click after the guard answers;
+//! - R-STD-8 (§5 check 8): a submit the page posts with no input event, a click right after a
+//!   patch, and keys flagged `send_event` are dropped; a real click or key after the guard
+//!   answers;
 //! - R-STD-11 (§5 check 3): a link is a control showing its punycode host, reported only with a
 //!   real click or key; hostile links and every link under the kiosk's policy are inert text;
 //! - process cost (§4): windows in one `ComponentProcess` share one web process, and a message
@@ -38,7 +39,7 @@ mod gate;
 mod links;
 mod look;
 
-use gate::{activation, shared};
+use gate::{activation, forged_keys, shared};
 use links::links;
 use look::{hostile, labelled, no_fetch, themed};
 
@@ -71,6 +72,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_8_answers_without_a_real_input_event_or_inside_the_guard_are_dropped",
         |h| activation(h, &x),
+    );
+    h.run(
+        "r_std_8_forged_keys_reach_the_page_but_answer_nothing",
+        |h| forged_keys(h, &x),
     );
     h.run(
         "r_std_11_a_link_is_a_control_with_its_punycode_host_used_only_by_real_input",

@@ -197,6 +197,12 @@ impl PlatformComponent {
         self.state.shown.get() && !self.state.ended.get()
     }
 
+    /// Feeds the window a press and release of `keyval` flagged `send_event` (a test control).
+    #[cfg(feature = "test-controls")]
+    pub(crate) fn forge_key(&self, keyval: u32) {
+        super::forged::forge_key(GuardedWindow::window(&*self.state), keyval);
+    }
+
     /// Runs the host's own `script` (an update built by the port) in the page.
     pub(crate) fn run(&self, script: &str) {
         self.state.view.evaluate(script, Box::new(|_| {}));
