@@ -14,10 +14,7 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::json;
 
-use super::{close, mapped, sample};
-
-/// The answers a window reported, in order.
-type Reported = Rc<RefCell<Vec<ComponentAction>>>;
+use super::{close, mapped, recorded, sample, Reported};
 
 pub(super) fn activation(h: &mut Harness, x: &X11) -> Outcome {
     let content = sample(
@@ -26,17 +23,7 @@ pub(super) fn activation(h: &mut Harness, x: &X11) -> Outcome {
         json!({}),
         None,
     );
-    let reported: Reported = Rc::default();
-    let sink = Rc::clone(&reported);
-    let window = ComponentWindow::new(
-        &h.event_loop,
-        &content,
-        &ComponentOptions::new(),
-        move |a| {
-            sink.borrow_mut().push(a);
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    let (window, reported) = recorded(h, &content)?;
     let xid = mapped(h, x, ComponentKind::Confirm)?;
     ensure!(
         h.wait_for(WAIT, || window.accepts_input()),
@@ -121,15 +108,7 @@ pub(super) fn forged_keys(h: &mut Harness, x: &X11) -> Outcome {
         json!({}),
         None,
     );
-    let reported: Reported = Rc::default();
-    let sink = Rc::clone(&reported);
-    let window = ComponentWindow::new(
-        &h.event_loop,
-        &content,
-        &ComponentOptions::new(),
-        move |a| sink.borrow_mut().push(a),
-    )
-    .map_err(|e| e.to_string())?;
+    let (window, reported) = recorded(h, &content)?;
     let xid = mapped(h, x, ComponentKind::Confirm)?;
     x.focus(xid).map_err(|e| e.to_string())?;
     ensure!(

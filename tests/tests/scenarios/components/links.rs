@@ -17,7 +17,7 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::json;
 
-use super::{close, mapped, sample};
+use super::{close, mapped, recorded, sample};
 
 const TEXT: &str = "Read [the guide](https://Bücher.example/guide) or [this](javascript:alert(1)) \
     or [bank](https://bank.example@evil.example/).";
@@ -43,15 +43,7 @@ pub(super) fn links(h: &mut Harness, x: &X11) -> Outcome {
         json!({"text": "x"}),
         Some(TEXT),
     );
-    let reported: Rc<RefCell<Vec<ComponentAction>>> = Rc::default();
-    let sink = Rc::clone(&reported);
-    let window = ComponentWindow::new(
-        &h.event_loop,
-        &content,
-        &ComponentOptions::new(),
-        move |a| sink.borrow_mut().push(a),
-    )
-    .map_err(|e| e.to_string())?;
+    let (window, reported) = recorded(h, &content)?;
     let xid = mapped(h, x, ComponentKind::Markdown)?;
     h.settle(Duration::from_millis(300));
     let snapshot = read(h, &window)?;

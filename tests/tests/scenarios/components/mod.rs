@@ -24,8 +24,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use lineup_host::{
-    component_window_title, ComponentContent, ComponentOptions, ComponentSnapshot, ComponentWindow,
-    ViewConfig,
+    component_window_title, ComponentAction, ComponentContent, ComponentOptions, ComponentSnapshot,
+    ComponentWindow, ViewConfig,
 };
 use lineup_host_core::{parse_markdown, ComponentKind, LinkPolicy};
 use lineup_tests::ensure;
@@ -243,6 +243,23 @@ pub(super) fn mapped(h: &mut Harness, x: &X11, kind: ComponentKind) -> Result<u3
         "{kind} was never shown"
     );
     Ok(xid.unwrap_or_default())
+}
+
+/// The actions a window reported, in order.
+pub(super) type Reported = Rc<RefCell<Vec<ComponentAction>>>;
+
+/// `content` in a window of its own with the default options, and what it reports.
+pub(super) fn recorded(
+    h: &Harness,
+    content: &ComponentContent,
+) -> Result<(ComponentWindow, Reported), String> {
+    let reported: Reported = Rc::default();
+    let sink = Rc::clone(&reported);
+    let window = ComponentWindow::new(&h.event_loop, content, &ComponentOptions::new(), move |a| {
+        sink.borrow_mut().push(a)
+    })
+    .map_err(|e| format!("{}: {e}", content.kind))?;
+    Ok((window, reported))
 }
 
 /// Closes `window` and waits until X no longer shows it.
