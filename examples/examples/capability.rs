@@ -8,13 +8,15 @@
 //!
 //! Interactively the host's own prompt asks the person. `--check` plugs in the app's own
 //! consent prompt instead (any `FnMut(PendingConsent)` is one), which prints what it would show
-//! and allows; it exits 0 once the `app.result` went out: what CI runs.
+//! and allows; it exits 0 once the `app.result` went out and the agent's note Surface shows on
+//! screen in its colour: what CI runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::cell::OnceCell;
 use std::process::ExitCode;
 use std::rc::Rc;
 
+use lineup_examples::ScreenCheck;
 use lineup_host::{event_loop, typed, HostBuilder, HostHandle, PendingConsent, TimestampExt};
 use lineup_host_core::{
     Capability, CapabilityName, HandlerError, JsonObject, Message, OpaqueVersion, Risk, Status,
@@ -59,6 +61,8 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
     let stop = Rc::clone(&stopper);
     let outcome: Rc<OnceCell<Status>> = Rc::default();
     let answered = Rc::clone(&outcome);
+    let screen = ScreenCheck::default();
+    let verdict = screen.clone();
     let mut builder = HostBuilder::new()
         .capability(
             save,
@@ -69,7 +73,7 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
                 println!("host → agent: {}", message.to_json());
                 let _ = answered.set(result.payload.status);
                 if let (true, Some(handle)) = (check, stop.get()) {
-                    let _ = handle.shutdown();
+                    screen.ask_then_stop(handle, "note", NOTE);
                 }
             }
         });
@@ -88,6 +92,13 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
     let host = builder.build(&event_loop)?;
     let handle = host.handle();
     let _ = stopper.set(handle.clone());
+    // The agent shows the note it is about to save, then asks to save it.
+    let open = json!({"v": 1, "id": "m-0", "type": "lineup.v1.ui.open", "conversation_id": "c1",
+        "sender": {"kind": "agent", "id": "agent"},
+        "payload": {"instance_id": "note", "app": {"id": "com.example.note", "version": "1.0.0",
+            "html": "<h1>Standup, Friday</h1>", "js": "",
+            "css": "body { background: rgb(250, 210, 60); font: 20px sans-serif; }"}}});
+    handle.send_inbound(open.to_string().into_bytes())?;
     let call = json!({"v": 1, "id": "m-1", "type": "lineup.v1.app.call", "conversation_id": "c1",
         "sender": {"kind": "agent", "id": "agent"},
         "payload": {"call_id": "call-1", "capability": "notes.save",
@@ -96,8 +107,12 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
     handle.send_inbound(call.to_string().into_bytes())?;
     host.run(event_loop)?;
     match outcome.get() {
+        Some(Status::Completed) if check => Ok(verdict.verdict()?),
         Some(Status::Completed) => Ok(()),
         other if check => Err(format!("--check: the call ended {other:?}").into()),
         _ => Ok(()),
     }
 }
+
+/// The note Surface's background, which `--check` looks for on screen.
+const NOTE: [u8; 3] = [250, 210, 60];

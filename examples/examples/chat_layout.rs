@@ -7,24 +7,28 @@
 //! xvfb-run -a cargo run -p lineup-examples --example chat_layout -- --check
 //! ```
 //!
-//! `--check` switches to each conversation once both Surfaces are ready, checks that the window
-//! kept its size from the start, then exits 0.
+//! `--check` switches to each conversation once both Surfaces are ready, reads the window back
+//! from the screen after each switch (the chosen conversation's colour shows, the other's does
+//! not), checks that the window kept its size from the start, then exits 0.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::cell::{Cell, RefCell};
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use lineup_host::native::gtk::{self, prelude::*};
 use lineup_host::tao::event_loop::ControlFlow;
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
 use lineup_host::tao::platform::unix::WindowExtUnix;
 use lineup_host::tao::window::WindowBuilder;
-use lineup_host::{event_loop, ChildSlot, HostBuilder, HostDelegate, Rect};
+use lineup_host::{event_loop, window_pixels, ChildSlot, HostBuilder, HostDelegate, Rect};
 use lineup_host_core::SurfaceKey;
 use serde_json::json;
 
 const CONVERSATIONS: [&str; 2] = ["weather", "tasks"];
+/// Each conversation's Surface background, which `--check` looks for on screen.
+const COLOURS: [[u8; 3]; 2] = [[40, 120, 220], [230, 160, 30]];
 
 /// Hears which Surfaces are ready.
 struct Ready(Rc<RefCell<Vec<SurfaceKey>>>);
@@ -86,15 +90,16 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let handle = host.handle();
-    for name in CONVERSATIONS {
+    for (name, [r, g, b]) in CONVERSATIONS.into_iter().zip(COLOURS) {
+        let css = format!("body{{background:rgb({r},{g},{b})}} h1{{font:24px sans-serif}}");
         let open = json!({"v": 1, "id": format!("open-{name}"), "type": "lineup.v1.ui.open",
             "conversation_id": format!("c-{name}"), "sender": {"kind": "agent", "id": "agent"},
             "payload": {"instance_id": name, "app": {"id": format!("com.example.{name}"), "version": "1.0.0",
-                "html": format!("<h1>{name}</h1>"), "css": "h1{font:24px sans-serif}", "js": ""}}});
+                "html": format!("<h1>{name}</h1>"), "css": css, "js": ""}}});
         let _ = handle.send_inbound(open.to_string().into_bytes());
     }
 
-    let mut switches = 0;
+    let (mut switches, mut shown) = (0, None);
     let size_at_start = window.inner_size();
     event_loop.run_return(|event, target, flow| {
         *flow = host.handle_event(event, target);
@@ -107,9 +112,19 @@ fn main() -> ExitCode {
                 host.set_surface_visible(&key, key.instance.as_str() == CONVERSATIONS[i]);
             }
             println!("showing {}", CONVERSATIONS[i]);
-            switches += 1;
-            if check && switches < CONVERSATIONS.len() {
-                chosen.set(Some(switches));
+            shown = check.then(|| (i, Instant::now()));
+        }
+        // --check: the screen shows the chosen conversation's colour and not the other's.
+        if let Some((i, since)) = shown {
+            *flow = ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(50));
+            let count = |p: &lineup_host::WindowPixels, c| p.count_near([0, 0, 9999, 9999], c, 12);
+            let on_screen = window_pixels(&window)
+                .is_ok_and(|p| count(&p, COLOURS[i]) > 1000 && count(&p, COLOURS[1 - i]) == 0);
+            if on_screen {
+                (switches, shown) = (switches + 1, None);
+                chosen.set((switches < CONVERSATIONS.len()).then_some(switches));
+            } else if since.elapsed() > Duration::from_secs(5) {
+                *flow = ControlFlow::Exit;
             }
         }
         if check && switches == CONVERSATIONS.len() {
@@ -119,7 +134,7 @@ fn main() -> ExitCode {
     host.close_all();
     if check && switches < CONVERSATIONS.len() {
         eprintln!(
-            "--check: {switches} switches, {} Surfaces ready",
+            "--check: {switches} switches seen on screen, {} Surfaces ready",
             ready.borrow().len()
         );
         return ExitCode::FAILURE;

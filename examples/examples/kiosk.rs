@@ -8,13 +8,15 @@
 //! xvfb-run -a cargo run -p lineup-examples --example kiosk -- --check
 //! ```
 //!
-//! `--check` ends once the Surface said it is ready: what CI runs.
+//! `--check` ends once the Surface said it is ready and shows on screen in its colour (the
+//! standby screen lifted): what CI runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::cell::OnceCell;
 use std::process::ExitCode;
 use std::rc::Rc;
 
+use lineup_examples::ScreenCheck;
 use lineup_host::{
     event_loop, kiosk_window, on_terminate, HostBuilder, HostDelegate, HostHandle, MonitorChoice,
     StandbyScreen,
@@ -22,17 +24,17 @@ use lineup_host::{
 use lineup_host_core::SurfaceKey;
 use serde_json::json;
 
-/// Shuts the host down at the Surface's `ready` when checking.
+/// Checks the screen at the Surface's `ready`, then shuts the host down, when checking.
 struct Delegate {
-    check: bool,
+    check: Option<ScreenCheck>,
     handle: Rc<OnceCell<HostHandle>>,
 }
 
 impl HostDelegate for Delegate {
     fn notify_ready(&mut self, key: &SurfaceKey) {
         println!("ready: {}", key.instance);
-        if let (true, Some(handle)) = (self.check, self.handle.get()) {
-            let _ = handle.shutdown();
+        if let (Some(screen), Some(handle)) = (&self.check, self.handle.get()) {
+            screen.ask_then_stop(handle, "welcome", WELCOME);
         }
     }
 }
@@ -53,12 +55,13 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
     let (window, monitor) = kiosk_window(&event_loop, &MonitorChoice::Index(0), "lobby")?;
     println!("kiosk on {monitor:?}");
     let handle = Rc::new(OnceCell::new());
+    let screen = ScreenCheck::default();
     let host = HostBuilder::new()
         .child_views_in(window)
         .standby(StandbyScreen::new("Lobby").message("Starting…"))
         .ignore_parent_close()
         .delegate(Delegate {
-            check,
+            check: check.then(|| screen.clone()),
             handle: Rc::clone(&handle),
         })
         .build(&event_loop)?;
@@ -72,8 +75,15 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
         "sender": {"kind": "agent", "id": "agent"},
         "payload": {"instance_id": "welcome", "app": {"id": "com.example.welcome", "version": "1.0.0",
             "html": "<main><h1>Welcome</h1></main>",
-            "css": "main{display:grid;place-items:center;height:100vh;font:48px sans-serif}", "js": ""}}});
+            "css": "main{display:grid;place-items:center;height:100vh;font:48px sans-serif}\
+                    body{margin:0;background:rgb(200,90,40)}", "js": ""}}});
     host.handle().send_inbound(open.to_string().into_bytes())?;
     host.run(event_loop)?;
+    if check {
+        screen.verdict()?;
+    }
     Ok(())
 }
+
+/// The welcome Surface's background, which `--check` looks for on screen.
+const WELCOME: [u8; 3] = [200, 90, 40];

@@ -5,13 +5,15 @@
 //! xvfb-run -a cargo run -p lineup-examples --example minimal -- --check
 //! ```
 //!
-//! `--check` exits 0 once the page's first event reached the agent side: what CI runs.
+//! `--check` exits 0 once the page's first event reached the agent side and its button shows on
+//! screen in its colour: what CI runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::cell::OnceCell;
 use std::process::ExitCode;
 use std::rc::Rc;
 
+use lineup_examples::ScreenCheck;
 use lineup_host::{event_loop, AgentEnvelopes, HostBuilder, HostHandle};
 use lineup_host_core::{
     AppId, AppVersion, ConversationId, InlineApp, InlineBundle, InstanceId, Message, PartyId,
@@ -35,13 +37,15 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
     // handle it gets once it does.
     let stopper: Rc<OnceCell<HostHandle>> = Rc::default();
     let stop = Rc::clone(&stopper);
+    let screen = ScreenCheck::default();
+    let verdict = screen.clone();
     let host = HostBuilder::new()
         .window_size(360, 160)
         .on_outbound(move |message: &Message| {
             // What the host sends the agent; a real embedder writes it to its agent connection.
             println!("host → agent: {}", message.to_json());
             if let (true, Message::UiEvent(_), Some(handle)) = (check, message, stop.get()) {
-                let _ = handle.shutdown();
+                screen.ask_then_stop(handle, "hello", BUTTON);
             }
         })
         .build(&event_loop)?;
@@ -60,11 +64,19 @@ fn run(check: bool) -> Result<(), Box<dyn std::error::Error>> {
             name: Some("Hello".to_owned()),
             version: AppVersion::try_from("1.0.0")?,
             integrity: None,
-            bundle: InlineBundle::new("<button>Say hello</button>", "", js)?,
+            bundle: InlineBundle::new("<button>Say hello</button>", CSS, js)?,
         }),
         state: None,
     });
     handle.send_envelope(&open)?;
     host.run(event_loop)?; // until shutdown (or the window is closed)
+    if check {
+        verdict.verdict()?;
+    }
     Ok(())
 }
+
+/// The button's colour, which `--check` looks for on screen.
+const BUTTON: [u8; 3] = [30, 110, 220];
+const CSS: &str = "button { background: rgb(30, 110, 220); color: white; border: 0; \
+    font: 18px sans-serif; padding: 24px 48px; }";

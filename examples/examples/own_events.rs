@@ -8,7 +8,8 @@
 //! xvfb-run -a cargo run -p lineup-examples --example own_events -- --check
 //! ```
 //!
-//! `--check` exits 0 once the app's own event and the Surface's event both arrived: what CI runs.
+//! `--check` exits 0 once the app's own event and the Surface's event both arrived and the
+//! Surface shows on screen in its colour: what CI runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::cell::Cell;
@@ -16,6 +17,7 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use lineup_examples::ScreenCheck;
 use lineup_host::tao::event::Event;
 use lineup_host::tao::event_loop::ControlFlow;
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
@@ -75,7 +77,7 @@ fn main() -> ExitCode {
         let open = json!({"v": 1, "id": "m-1", "type": "lineup.v1.ui.open", "conversation_id": "c1",
             "sender": {"kind": "agent", "id": "agent"},
             "payload": {"instance_id": "weather", "app": {"id": "com.example.weather", "version": "1.0.0",
-                "html": "<p id=t>…</p>", "css": "",
+                "html": "<p id=t>…</p>", "css": "body { background: rgb(0, 150, 140); }",
                 "js": "LineUpSurface.onState(function (s) { t.textContent = s.city; LineUpSurface.event('shown', {}); });"},
                 "state": {"city": "Berlin"}}});
         let _ = handle.send_inbound(open.to_string().into_bytes());
@@ -83,6 +85,9 @@ fn main() -> ExitCode {
 
     let chats = Cell::new(0);
     let started = Instant::now();
+    let asked = Cell::new(false);
+    let screen = ScreenCheck::default();
+    let handle = host.handle();
     event_loop.run_return(|event, target, flow| {
         // The app's own events are the app's business…
         if let Event::UserEvent(AppEvent::Chat(text)) = &event {
@@ -91,8 +96,12 @@ fn main() -> ExitCode {
         }
         // …and every event goes to the host, which takes its own.
         *flow = host.handle_event(event, target);
+        // Both arrived: the Surface must show on screen in its colour.
         let done = chats.get() > 0 && shown.get();
-        if check && (done || started.elapsed() > Duration::from_secs(20)) {
+        if check && done && !asked.replace(true) {
+            screen.ask(&handle, "weather", WEATHER);
+        }
+        if check && (screen.is_done() || started.elapsed() > Duration::from_secs(20)) {
             *flow = ControlFlow::Exit;
         }
     });
@@ -105,5 +114,12 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    if let (true, Err(e)) = (check, screen.verdict()) {
+        eprintln!("--check: {e}");
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }
+
+/// The weather Surface's background, which `--check` looks for on screen.
+const WEATHER: [u8; 3] = [0, 150, 140];

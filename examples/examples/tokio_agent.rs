@@ -8,14 +8,16 @@
 //! xvfb-run -a cargo run -p lineup-examples --example tokio_agent -- --check
 //! ```
 //!
-//! The agent opens a counter, patches it three times as its page reports each state, closes it
-//! and shuts the host down, so the example ends by itself (`--check`, which CI passes, changes
-//! nothing); it fails if that takes over 30 s.
+//! The agent opens a counter, patches it three times as its page reports each state, checks
+//! that the counter shows on screen in its colour, closes it and shuts the host down, so the
+//! example ends by itself (`--check`, which CI passes, changes nothing); it fails if that takes
+//! over 30 s or the counter is not on screen.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use lineup_examples::ScreenCheck;
 use lineup_host::{event_loop, HostBuilder, HostClosed, HostHandle};
 use lineup_host_core::Message;
 use serde_json::json;
@@ -50,7 +52,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     match runtime.block_on(agent) {
-        Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
+        Ok(Ok(Ok(Ok(())))) => ExitCode::SUCCESS,
         other => {
             eprintln!("tokio_agent: the agent did not finish: {other:?}");
             ExitCode::FAILURE
@@ -58,11 +60,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// The agent: open, patch on each reported state, close.
+/// The counter's colour, which the agent looks for on screen.
+const COUNTER: [u8; 3] = [120, 60, 200];
+
+/// The agent: open, patch on each reported state, check the screen, close.
 async fn agent(
     host: &HostHandle,
     mut from_host: mpsc::UnboundedReceiver<Message>,
-) -> Result<(), HostClosed> {
+) -> Result<Result<(), String>, HostClosed> {
     let send = |id: &str, kind: &str, payload: serde_json::Value| {
         let envelope = json!({"v": 1, "id": id, "type": format!("lineup.v1.{kind}"),
             "conversation_id": "c1", "sender": {"kind": "agent", "id": "agent"}, "payload": payload});
@@ -72,7 +77,8 @@ async fn agent(
         "m-open",
         "ui.open",
         json!({"instance_id": "counter",
-        "app": {"id": "com.example.counter", "version": "1.0.0", "html": "<h1 id=n>…</h1>", "css": "",
+        "app": {"id": "com.example.counter", "version": "1.0.0", "html": "<h1 id=n>…</h1>",
+            "css": "body { background: rgb(120, 60, 200); color: white; }",
             "js": "LineUpSurface.onState(function (s) { n.textContent = s.n; LineUpSurface.event('showing', {n: s.n}); });"},
         "state": {"n": 0}}),
     )?;
@@ -97,8 +103,13 @@ async fn agent(
                 )?;
             }
             Some(_) => {
+                let screen = ScreenCheck::default();
+                screen.ask(host, "counter", COUNTER);
+                while !screen.is_done() {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
                 send("m-close", "ui.close", json!({"instance_id": "counter"}))?;
-                return Ok(());
+                return Ok(screen.verdict());
             }
             None => {}
         }

@@ -524,6 +524,14 @@ impl Host {
                 let max = self.engine.sessions.limits().max_bundle_bytes;
                 self.engine.views.reload_bundle(&instance, &bundle, max);
             }
+            Inner::ScreenPixels { instance, done } => {
+                (done.0)(match self.engine.views.by_instance(&instance) {
+                    Some(live) => live.view.screen_pixels(),
+                    None => Err(ShellError::Platform(format!(
+                        "surface {instance} is not open"
+                    ))),
+                })
+            }
             Inner::Snapshot { instance, done } => match self.engine.views.by_instance(&instance) {
                 Some(live) => live.view.snapshot_png(done.0),
                 None => (done.0)(Err(ShellError::Platform(format!(

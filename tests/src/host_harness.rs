@@ -610,6 +610,34 @@ impl HostHarness {
         self.wait_until(t, Instant::now() + duration, |_, _| false);
     }
 
+    /// Waits for `instance`'s page to report its `policy` (and, with `violation`, the CSP
+    /// `violation` it saw) and checks that it ran sandboxed: an opaque origin, `eval` and
+    /// storage blocked (R-SEC-2, R-SEC-3). Returns the violation's data when asked for.
+    pub fn expect_sandboxed(
+        &mut self,
+        t: &mut TestHost,
+        instance: &str,
+        violation: bool,
+    ) -> Result<Option<Value>, String> {
+        let reported = self.wait(t, |_, rec| {
+            !rec.data(instance, "policy").is_empty()
+                && (!violation || !rec.data(instance, "violation").is_empty())
+        });
+        if !reported {
+            return Err(format!(
+                "{instance}: no policy or violation report: {:?}",
+                t.rec.ui_events()
+            ));
+        }
+        let policy = t.rec.data(instance, "policy")[0].clone();
+        if policy != json!({ "origin": "null", "eval": "blocked", "storage": "blocked" }) {
+            return Err(format!(
+                "{instance}: the sandbox and script policy are not in force: {policy}"
+            ));
+        }
+        Ok(violation.then(|| t.rec.data(instance, "violation")[0].clone()))
+    }
+
     /// Sends `ui.open` of `app` as `instance` and waits until that Surface is ready; returns its
     /// key.
     pub fn open(

@@ -109,8 +109,9 @@ impl ViewConfig {
     /// its server. A pool view is used once and never reused; it counts toward
     /// [`ViewConfig::max_views`] (the process cap) with the open views, and is refilled one per
     /// idle turn of the event loop. 0 (the default) disables the pool; each pool view costs a
-    /// web process (about 70–80 MiB PSS) while it waits. Only views in a window of their own
-    /// come from the pool.
+    /// web process (about 70–80 MiB PSS) while it waits. Pool views are placed as the
+    /// [`Shell::fill_pool`](crate::Shell::fill_pool) caller says: in windows of their own, or
+    /// hidden child views of the embedder's window, which only child placements take.
     pub fn with_warm_pool(mut self, views: usize) -> Self {
         self.warm_pool = views;
         self

@@ -90,6 +90,7 @@ mod system_desktop;
 mod title;
 mod trusted;
 mod view;
+mod window_pixels;
 
 pub use clock::SystemWallClock;
 pub use component_snapshot::{ComponentSnapshot, SnapshotElement};
@@ -124,7 +125,7 @@ pub use lineup_host_core::ConsentAnswer;
 pub use navigation::{navigation_allowed, same_document};
 pub use notice::{ActivityNotice, NOTICE_DURATION, NOTICE_TITLE};
 pub use notice_window::NoticeWindow;
-pub use platform::{apply_theme, check_display, desktop_high_contrast};
+pub use platform::{apply_theme, check_display, desktop_high_contrast, window_pixels};
 pub use prompt::{PromptOptions, PromptSnapshot, MIN_GUARD_DELAY};
 pub use prompt_queue::PromptQueue;
 pub use shell::{ProbeStatus, Shell};
@@ -136,6 +137,7 @@ pub use title::{
     imitates_consent_prompt, surface_window_title, CONSENT_PROMPT_TITLE, SURFACE_TITLE_MARKER,
 };
 pub use view::SurfaceView;
+pub use window_pixels::WindowPixels;
 
 /// The windowing and event-loop library the platform layer is built on (tao 0.37), for
 /// embedders that make their own windows and event loop.

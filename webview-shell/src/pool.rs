@@ -16,7 +16,7 @@ use lineup_host_core::InlineBundle;
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 use tao::event_loop::EventLoopWindowTarget;
 
-use crate::config::{Placement, ViewConfig};
+use crate::config::{Placement, Rect, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
@@ -36,10 +36,12 @@ pub(crate) struct Pooled {
 }
 
 impl Pooled {
-    /// Starts a hidden view under a fresh token, its document request held.
+    /// Starts a hidden view under a fresh token, its document request held: in a window of
+    /// its own, or, with `parent`, as a hidden child view of that window (the embedder's).
     pub(crate) fn start<T: 'static>(
         target: &EventLoopWindowTarget<T>,
         config: &ViewConfig,
+        parent: Option<&tao::window::Window>,
     ) -> Result<Self, ShellError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes)
@@ -60,10 +62,21 @@ impl Pooled {
             target,
             placeholder,
             config,
-            Placement::Window {
-                title: String::new(),
-                width: 480,
-                height: 360,
+            match parent {
+                Some(parent) => Placement::Child {
+                    parent,
+                    bounds: Rect {
+                        x: 0,
+                        y: 0,
+                        width: 1,
+                        height: 1,
+                    },
+                },
+                None => Placement::Window {
+                    title: String::new(),
+                    width: 480,
+                    height: 360,
+                },
             },
             false,
             Box::new(move |event| match forward.borrow().as_ref() {
@@ -93,26 +106,39 @@ impl Pooled {
         !self.lost.get()
     }
 
+    /// Whether the view was started as a child view.
+    pub(crate) fn is_child(&self) -> bool {
+        self.view.is_child()
+    }
+
     /// Gives the view to a Surface: its events go to `events`, `server` answers its scheme, its
-    /// window is titled, sized and shown. The caller settles the gate.
+    /// window is titled, sized and shown, or, for a child view, it is placed at its bounds and
+    /// shown. The caller settles the gate.
     pub(crate) fn bind(
         self,
         server: SurfaceServer,
         placement: &Placement<'_>,
         events: Box<dyn Fn(ViewEvent)>,
     ) -> Result<(PlatformView, Rc<Gate>), ShellError> {
-        let Placement::Window {
-            title,
-            width,
-            height,
-        } = placement
-        else {
-            return Err(ShellError::Platform(
-                "only window placements come from the pool".to_owned(),
-            ));
-        };
-        *self.sink.borrow_mut() = Some(events);
-        self.view.bind(server, title, *width, *height)?;
+        match placement {
+            Placement::Window {
+                title,
+                width,
+                height,
+            } if !self.is_child() => {
+                *self.sink.borrow_mut() = Some(events);
+                self.view.bind(server, title, *width, *height)?;
+            }
+            Placement::Child { bounds, .. } if self.is_child() => {
+                *self.sink.borrow_mut() = Some(events);
+                self.view.bind_child(server, *bounds)?;
+            }
+            Placement::Window { .. } | Placement::Child { .. } => {
+                return Err(ShellError::Platform(
+                    "a pool view serves only the placement it was started for".to_owned(),
+                ))
+            }
+        }
         Ok((self.view, self.gate))
     }
 }

@@ -266,12 +266,12 @@ impl Shell {
             ProbeStatus::Pending => false,
             ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
         };
-        let pooled = matches!(placement, Placement::Window { .. })
-            && self
-                .pool
-                .borrow()
-                .front()
-                .is_some_and(|p| &p.token == server.token());
+        let child = matches!(placement, Placement::Child { .. });
+        let pooled = self
+            .pool
+            .borrow()
+            .front()
+            .is_some_and(|p| &p.token == server.token() && p.is_child() == child);
         let (view, gate) = if pooled {
             let slot = Slot::take(&self.live, self.config.max_views())?;
             let pooled = self
@@ -301,9 +301,9 @@ impl Shell {
         Ok(view)
     }
 
-    /// The token of the pool view the next [`Shell::open_gated`] in a window takes, if one is
-    /// ready: the Surface's server must be made for it. Views whose web process ended while
-    /// they waited are dropped here.
+    /// The token of the pool view the next [`Shell::open_gated`] takes, if one is ready: the
+    /// Surface's server must be made for it. Views whose web process ended while they waited
+    /// are dropped here.
     pub fn pooled_token(&self) -> Option<SurfaceToken> {
         let mut pool = self.pool.borrow_mut();
         pool.retain(Pooled::usable);
@@ -322,8 +322,14 @@ impl Shell {
 
     /// Starts one pool view if the pool is below [`ViewConfig::warm_pool`], the open and
     /// pooled views together stay within [`ViewConfig::max_views`] (the process cap), and the
-    /// probe has not failed; returns whether the pool still wants more.
-    pub fn fill_pool<T: 'static>(&self, target: &EventLoopWindowTarget<T>) -> bool {
+    /// probe has not failed; returns whether the pool still wants more. The view gets a window
+    /// of its own, or, with `parent`, is a hidden child view of it, for Surfaces placed there
+    /// ([`Placement::Child`]); give every call of one shell the same `parent`.
+    pub fn fill_pool<T: 'static>(
+        &self,
+        target: &EventLoopWindowTarget<T>,
+        parent: Option<&tao::window::Window>,
+    ) -> bool {
         self.close_finished_probe();
         let want = self.config.warm_pool();
         let have = self.pooled();
@@ -333,7 +339,7 @@ impl Shell {
         if self.live.get() + have >= self.config.max_views() {
             return false;
         }
-        match Pooled::start(target, &self.config) {
+        match Pooled::start(target, &self.config, parent) {
             Ok(view) => self.pool.borrow_mut().push_back(view),
             Err(e) => {
                 tracing::warn!("cannot start a pool view: {e}");

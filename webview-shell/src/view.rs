@@ -74,6 +74,16 @@ impl SurfaceView {
         self.inner.snapshot_png(Box::new(done));
     }
 
+    /// What the view shows on screen now, read back from the display: its window's content
+    /// area, or, as a child view, its area of the embedder's window (a smoke test's proof that
+    /// the Surface is painted where it was placed). Let the event loop run first.
+    ///
+    /// ## Platform-specific
+    /// Linux: the X server's image through GDK. Elsewhere [`ShellError::Unsupported`].
+    pub fn screen_pixels(&self) -> Result<crate::WindowPixels, ShellError> {
+        self.inner.screen_pixels()
+    }
+
     /// Evaluates a no-op script in a script world of the host's own; `done` runs on the
     /// event-loop thread once the web process answered. The hang watchdog's sign of life
     /// (R-UI-12): the page cannot answer it for itself.

@@ -424,7 +424,8 @@ impl HostBuilder {
     /// Keeps `views` blank, isolated webviews started for the next Surfaces (#12), so that an
     /// open skips starting a web context and a sandboxed web process; see
     /// [`ViewConfig::with_warm_pool`]. Default 0 (off): each waiting view costs a web process
-    /// (about 70–80 MiB PSS). Only Surfaces in windows of their own use the pool.
+    /// (about 70–80 MiB PSS). With [`HostBuilder::child_views_in`] the waiting views are
+    /// hidden child views of the embedder's window.
     pub fn warm_pool(mut self, views: usize) -> Self {
         self.view_config = self.view_config.with_warm_pool(views);
         self

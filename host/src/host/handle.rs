@@ -97,6 +97,10 @@ pub(super) enum Inner {
         instance: InstanceId,
         bundle: InlineBundle,
     },
+    ScreenPixels {
+        instance: InstanceId,
+        done: PixelsDone,
+    },
     Snapshot {
         instance: InstanceId,
         done: SnapshotDone,
@@ -133,6 +137,17 @@ pub(super) enum Inner {
 
 /// Where a snapshot's PNG bytes (or why there are none) go, from the event-loop thread.
 pub(super) struct SnapshotDone(pub(super) Box<dyn FnOnce(Result<Vec<u8>, ShellError>) + Send>);
+
+/// Who hears a Surface's screen pixels ([`HostHandle::screen_pixels`]).
+pub(super) struct PixelsDone(
+    pub(super) Box<dyn FnOnce(Result<crate::WindowPixels, ShellError>) + Send>,
+);
+
+impl std::fmt::Debug for PixelsDone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PixelsDone")
+    }
+}
 
 impl std::fmt::Debug for SnapshotDone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -261,6 +276,21 @@ impl HostHandle {
         self.send(Inner::Snapshot {
             instance,
             done: SnapshotDone(Box::new(done)),
+        })
+    }
+
+    /// Reads back what Surface `instance` shows on screen now ([`SurfaceView::screen_pixels`]):
+    /// its window's content area, or its area of the embedder's window; `done` gets the
+    /// pixels, or why there are none, on the event-loop thread. For smoke tests that the
+    /// Surface is painted where it was placed.
+    pub fn screen_pixels(
+        &self,
+        instance: InstanceId,
+        done: impl FnOnce(Result<crate::WindowPixels, ShellError>) + Send + 'static,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::ScreenPixels {
+            instance,
+            done: PixelsDone(Box::new(done)),
         })
     }
 

@@ -1,5 +1,6 @@
 //! The host's side of the warm pool (#12): which token a Surface's document is made for, and
-//! refilling the pool one view per idle turn of the event loop, never in the middle of an open.
+//! refilling the pool one view per idle turn of the event loop, never in the middle of an open;
+//! with Surfaces as child views the pool's views wait hidden in the embedder's window.
 
 use std::time::{Duration, Instant};
 
@@ -22,14 +23,13 @@ const REFILL_TURN: Duration = Duration::from_millis(20);
 const OPENING_HOLD: Duration = Duration::from_secs(2);
 
 impl Views {
-    /// The token of the Surface about to be created: the next pool view's, when Surfaces get
-    /// windows of their own and one waits (the document is then made for that view), else a
-    /// fresh random one for a cold view.
+    /// The token of the Surface about to be created: the next pool view's when one waits
+    /// (the document is then made for that view; the pool's views are placed as this host
+    /// places Surfaces, in windows of their own or as child views), else a fresh random one
+    /// for a cold view.
     pub(super) fn surface_token(&self) -> Result<SurfaceToken, ShellError> {
-        if matches!(self.layout, Layout::Windows) {
-            if let Some(token) = self.shell.pooled_token() {
-                return Ok(token);
-            }
+        if let Some(token) = self.shell.pooled_token() {
+            return Ok(token);
         }
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
@@ -45,14 +45,18 @@ impl Views {
         idle_turn: bool,
         target: &EventLoopWindowTarget<T>,
     ) -> Option<Instant> {
-        if self.shell.config().warm_pool() == 0 || !matches!(self.layout, Layout::Windows) {
+        if self.shell.config().warm_pool() == 0 {
             return None;
         }
         if self.opening() {
             return Some(Instant::now() + REFILL_TURN);
         }
         let short = if idle_turn {
-            self.shell.fill_pool(target)
+            let parent = match &self.layout {
+                Layout::Children(parent) => Some(parent.as_ref()),
+                Layout::Windows => None,
+            };
+            self.shell.fill_pool(target, parent)
         } else {
             self.shell.pooled() < self.shell.config().warm_pool()
         };

@@ -713,18 +713,9 @@ fn csp_applied(h: &mut HostHarness) -> Outcome {
         test_app("csp", "<p>csp</p>", POLICY_JS),
         None,
     )?;
-    ensure!(
-        h.wait(&mut t, |_, rec| !rec.data("csp", "policy").is_empty()
-            && !rec.data("csp", "violation").is_empty()),
-        "no policy or violation report: {:?}",
-        t.rec.ui_events()
-    );
-    let policy = t.rec.data("csp", "policy")[0].clone();
-    ensure!(
-        policy == json!({ "origin": "null", "eval": "blocked", "storage": "blocked" }),
-        "the sandbox and script policy are not in force: {policy}"
-    );
-    let violation = t.rec.data("csp", "violation")[0].clone();
+    let violation = h
+        .expect_sandboxed(&mut t, "csp", true)?
+        .ok_or("no violation")?;
     ensure!(
         violation
             == json!({ "directive": "script-src", "policy": header, "disposition": "enforce" }),

@@ -2,11 +2,16 @@
 //! `ready` and is isolated exactly like a cold-opened one (the same CSP header enforced, opaque
 //! origin, `eval` and storage blocked, own ephemeral context, sandboxed web process in its own
 //! mount namespace), a pool view is never reused once its Surface closed, the pool refills after a
-//! take but not before the taken view's page said `ready`, and size 0 disables it.
+//! take but not before the taken view's page said `ready`, child views of an embedder's window
+//! come from a pool of hidden child views, and size 0 disables it.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::time::Duration;
+
+use lineup_host::tao::dpi::LogicalSize;
+use lineup_host::tao::window::WindowBuilder;
 
 use lineup_host::HostBuilder;
 use lineup_surface_runtime::DocumentOptions;
@@ -15,6 +20,7 @@ use lineup_tests::home::private_home;
 use lineup_tests::host_harness::{test_app, HostHarness, TestHost};
 use lineup_tests::procs::{mount_namespace, web_processes};
 use lineup_tests::runner::Outcome;
+use lineup_tests::x11::{xid_of, X11};
 use serde_json::json;
 
 pub(crate) fn run() {
@@ -31,6 +37,10 @@ pub(crate) fn run() {
     h.run(
         "the_pool_is_not_refilled_while_a_taken_view_opens",
         no_refill_while_opening,
+    );
+    h.run(
+        "a_child_view_comes_from_the_pool_isolated_where_it_is_placed_and_the_pool_refills",
+        child_views,
     );
     h.run("warm_pool_0_disables_the_pool", disabled);
     h.finish();
@@ -77,18 +87,9 @@ fn pooled_isolated(h: &mut HostHarness) -> Outcome {
         t.host.pool_taken() == 1,
         "the Surface did not come from the pool"
     );
-    ensure!(
-        h.wait(&mut t, |_, rec| !rec.data("csp", "policy").is_empty()
-            && !rec.data("csp", "violation").is_empty()),
-        "no policy or violation report: {:?}",
-        t.rec.ui_events()
-    );
-    let policy = t.rec.data("csp", "policy")[0].clone();
-    ensure!(
-        policy == json!({ "origin": "null", "eval": "blocked", "storage": "blocked" }),
-        "the sandbox and script policy are not in force in a pooled view: {policy}"
-    );
-    let violation = t.rec.data("csp", "violation")[0].clone();
+    let violation = h
+        .expect_sandboxed(&mut t, "csp", true)?
+        .ok_or("no violation")?;
     ensure!(
         violation
             == json!({ "directive": "script-src", "policy": header, "disposition": "enforce" }),
@@ -117,6 +118,72 @@ fn pooled_isolated(h: &mut HostHarness) -> Outcome {
     ensure!(
         !sandboxed.is_empty() && sandboxed.len() == before.len(),
         "every web process (the pool view's among them) must be sandboxed: {before:?}"
+    );
+    h.shut_down(t)
+}
+
+/// With Surfaces as child views of the embedder's window, the pool's views wait hidden in
+/// that window: a Surface takes one, is isolated like a cold one (the same policy in force),
+/// shows at the bounds the delegate gave it (its pixels there, the window's beside it), the
+/// window keeps its size, and the pool refills with another hidden child view.
+fn child_views(h: &mut HostHarness) -> Outcome {
+    let x = X11::connect().map_err(|e| e.to_string())?;
+    let parent = Rc::new(
+        WindowBuilder::new()
+            .with_title("lineup pool children")
+            .with_inner_size(LogicalSize::new(640u32, 400u32))
+            .build(&h.event_loop)
+            .map_err(|e| e.to_string())?,
+    );
+    let mut t = h.host(
+        HostBuilder::new()
+            .child_views_in(Rc::clone(&parent))
+            .warm_pool(1),
+    )?;
+    ensure!(
+        h.wait(&mut t, |host, _| host.pooled_views() == 1),
+        "the pool was not filled with a child view"
+    );
+    h.settle(&mut t, Duration::from_millis(500));
+    let xid = xid_of(&parent)?;
+    let size = x.window_size(xid)?;
+    let green = "document.documentElement.style.background = 'rgb(0, 192, 0)';\
+                 document.body.style.height = '100vh';";
+    let key = h.open(
+        &mut t,
+        "kid",
+        test_app("kid", "<p></p>", &format!("{green}{POLICY_JS}")),
+        None,
+    )?;
+    ensure!(
+        t.host.pool_taken() == 1,
+        "the child view did not come from the pool"
+    );
+    h.expect_sandboxed(&mut t, "kid", false)?;
+    ensure!(
+        t.host.view(&key).is_some_and(|v| v.hardening().own_context),
+        "the pooled child view has no context of its own"
+    );
+    h.settle(&mut t, Duration::from_millis(500));
+    // The default placement of one child view: the whole content area, from its top left.
+    let (ox, oy) = x.window_origin(xid)?;
+    let mut inside = [0; 3];
+    let shows = h.wait(&mut t, |_, _| {
+        inside = x.pixel(ox + 20, oy + 20).unwrap_or_default();
+        inside[1] > 150 && inside[0] < 40
+    });
+    ensure!(
+        shows,
+        "the pooled child view's page is not on screen where it was placed: {inside:?}"
+    );
+    ensure!(
+        x.window_size(xid)? == size,
+        "the embedder's window changed size: {size:?} → {:?}",
+        x.window_size(xid)?
+    );
+    ensure!(
+        h.wait(&mut t, |host, _| host.pooled_views() == 1),
+        "the pool was not refilled"
     );
     h.shut_down(t)
 }

@@ -55,6 +55,7 @@ mod standby;
 mod theme;
 mod trusted;
 mod watchdog;
+mod window_pixels;
 
 pub(crate) use component_stack::ComponentStack as PlatformComponentStack;
 pub(crate) use components::{PlatformComponent, PlatformPlace};
@@ -64,6 +65,7 @@ pub(crate) use prompt::{PlatformPrompt, PromptParent};
 pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
 pub(crate) use standby::PlatformStandby;
 pub use theme::{apply_theme, desktop_high_contrast};
+pub use window_pixels::window_pixels;
 
 use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
 use events::{push, EventQueue};
@@ -215,6 +217,27 @@ impl PlatformView {
         Ok(())
     }
 
+    /// Gives a pool view started as a hidden child view to a Surface: `server` answers its
+    /// scheme from now on, and the view is placed at `bounds` and shown, as a cold child view
+    /// opens. The caller opens the gate.
+    pub(crate) fn bind_child(&self, server: SurfaceServer, bounds: Rect) -> Result<(), ShellError> {
+        if server.url() != self.url {
+            return Err(ShellError::Platform(
+                "a pool view can only serve the token it was started with".to_owned(),
+            ));
+        }
+        *self.server.borrow_mut() = server;
+        self.set_bounds(bounds)?;
+        self.webview.set_visible(true).map_err(wry_error)?;
+        self.webview.focus().map_err(wry_error)?;
+        Ok(())
+    }
+
+    /// Whether the view is a child view of an embedder's window.
+    pub(crate) fn is_child(&self) -> bool {
+        matches!(self.container, Container::Child(_))
+    }
+
     /// The document's URL.
     pub(crate) fn url(&self) -> &str {
         &self.url
@@ -250,6 +273,15 @@ impl PlatformView {
         let token = self.server.borrow().token().clone();
         *self.server.borrow_mut() = SurfaceServer::new(token, document);
         self.webview.load_url(&self.url).map_err(wry_error)
+    }
+
+    /// What the view shows on screen now: its own window's content area, or its area of the
+    /// embedder's window.
+    pub(crate) fn screen_pixels(&self) -> Result<crate::WindowPixels, ShellError> {
+        match &self.container {
+            Container::Window(window) => window_pixels::window_pixels(window),
+            Container::Child(_) => window_pixels::read_widget(&self.engine_view),
+        }
     }
 
     /// WebKit's snapshot of the whole document as PNG bytes, once two animation frames have

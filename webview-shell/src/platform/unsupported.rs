@@ -58,6 +58,10 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn screen_pixels(&self) -> Result<crate::WindowPixels, ShellError> {
+        match self.never {}
+    }
+
     pub(crate) fn ping(&self, _done: Box<dyn FnOnce()>) {
         match self.never {}
     }
@@ -248,6 +252,13 @@ impl PlatformComponent {
 }
 
 pub fn apply_theme(_theme: Theme) {}
+
+/// No window can be read back here: [`ShellError::Unsupported`].
+pub fn window_pixels(
+    _window: &tao::window::Window,
+) -> Result<crate::window_pixels::WindowPixels, ShellError> {
+    Err(ShellError::Unsupported("reading a window back"))
+}
 
 /// No desktop setting to read here: regular contrast unless the embedder asks.
 pub fn desktop_high_contrast() -> bool {
