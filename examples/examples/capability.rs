@@ -17,11 +17,11 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use lineup_examples::ScreenCheck;
-use lineup_host::{event_loop, typed, HostBuilder, HostHandle, PendingConsent, TimestampExt};
-use lineup_host_core::{
+use lineup_host::protocol::{
     Capability, CapabilityName, HandlerError, JsonObject, Message, OpaqueVersion, Risk, Status,
     Timestamp,
 };
+use lineup_host::{event_loop, typed, HostBuilder, HostHandle, PendingConsent, TimestampExt};
 use serde_json::json;
 
 #[derive(serde::Deserialize)]

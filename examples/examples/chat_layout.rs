@@ -18,12 +18,12 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_host::native::gtk::{self, prelude::*};
+use lineup_host::protocol::SurfaceKey;
 use lineup_host::tao::event_loop::ControlFlow;
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
 use lineup_host::tao::platform::unix::WindowExtUnix;
 use lineup_host::tao::window::WindowBuilder;
 use lineup_host::{event_loop, window_pixels, ChildSlot, HostBuilder, HostDelegate, Rect};
-use lineup_host_core::SurfaceKey;
 use serde_json::json;
 
 const CONVERSATIONS: [&str; 2] = ["weather", "tasks"];

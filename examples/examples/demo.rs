@@ -44,13 +44,13 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use lineup_host::protocol::{
+    display_title, Capability, CapabilityName, CloseReason, HandlerError, InlineApp, JsonObject,
+    Message, OpaqueVersion, ProtocolError, Risk, SurfaceKey, Timestamp, UiEvent,
+};
 use lineup_host::{
     event_loop, ComponentOptions, Host, HostBuilder, HostClosed, HostDelegate, HostHandle,
     PromptContent, PromptOptions, PromptQueue, Refusal,
-};
-use lineup_host_core::{
-    display_title, Capability, CapabilityName, CloseReason, HandlerError, InlineApp, JsonObject,
-    Message, OpaqueVersion, ProtocolError, Risk, SurfaceKey, Timestamp, UiEvent,
 };
 use serde_json::{json, Value};
 
@@ -159,8 +159,8 @@ impl AppCenter {
         })
     }
 
-    fn store(&self) -> Rc<dyn lineup_host_core::AppCatalog> {
-        Rc::clone(&self.store) as Rc<dyn lineup_host_core::AppCatalog>
+    fn store(&self) -> Rc<dyn lineup_host::protocol::AppCatalog> {
+        Rc::clone(&self.store) as Rc<dyn lineup_host::protocol::AppCatalog>
     }
 }
 

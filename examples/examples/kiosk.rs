@@ -17,11 +17,11 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use lineup_examples::ScreenCheck;
+use lineup_host::protocol::SurfaceKey;
 use lineup_host::{
     event_loop, kiosk_window, on_terminate, HostBuilder, HostDelegate, HostHandle, MonitorChoice,
     StandbyScreen,
 };
-use lineup_host_core::SurfaceKey;
 use serde_json::json;
 
 /// Checks the screen at the Surface's `ready`, then shuts the host down, when checking.

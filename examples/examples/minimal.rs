@@ -14,11 +14,11 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use lineup_examples::ScreenCheck;
-use lineup_host::{event_loop, AgentEnvelopes, HostBuilder, HostHandle};
-use lineup_host_core::{
+use lineup_host::protocol::{
     AppId, AppVersion, ConversationId, InlineApp, InlineBundle, InstanceId, Message, PartyId,
     SurfaceSource, UiOpen,
 };
+use lineup_host::{event_loop, AgentEnvelopes, HostBuilder, HostHandle};
 
 fn main() -> ExitCode {
     let check = std::env::args().any(|a| a == "--check");

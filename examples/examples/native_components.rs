@@ -18,14 +18,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use lineup_host::native::gtk::{self, glib, prelude::*};
+use lineup_host::protocol::{
+    ComponentClosed, ComponentKind, InputKind, JsonObject, Message, SafeMarkdown, ShownComponent,
+    SurfaceKey,
+};
 use lineup_host::tao::platform::unix::WindowExtUnix;
 use lineup_host::tao::window::WindowBuilder;
 use lineup_host::{event_loop, ComponentOptions, ComponentRenderer, ComponentReply, Declined};
 use lineup_host::{HostBuilder, HostHandle};
-use lineup_host_core::{
-    ComponentClosed, ComponentKind, InputKind, JsonObject, Message, SafeMarkdown, ShownComponent,
-    SurfaceKey,
-};
 use serde_json::{json, Value};
 
 /// The app's renderer: a frame per component in `panel`.

@@ -18,11 +18,11 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_examples::ScreenCheck;
+use lineup_host::protocol::Message;
 use lineup_host::tao::event::Event;
 use lineup_host::tao::event_loop::ControlFlow;
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
 use lineup_host::{event_loop_with, Host, HostBuilder, HostEvent, HostUserEvent};
-use lineup_host_core::Message;
 use serde_json::json;
 
 /// The app's user events: its own, and the host's.

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use lineup_examples::ScreenCheck;
+use lineup_host::protocol::Message;
 use lineup_host::{event_loop, HostBuilder, HostClosed, HostHandle};
-use lineup_host_core::Message;
 use serde_json::json;
 use tokio::sync::mpsc;
 

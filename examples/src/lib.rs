@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lineup_host::protocol::InstanceId;
 use lineup_host::{HostHandle, WindowPixels};
-use lineup_host_core::InstanceId;
 
 /// How close a channel must be to count as the expected colour.
 const TOLERANCE: u8 = 12;

@@ -61,6 +61,10 @@ pub use lineup_builtins::{
     DesktopCall, PromptWording, RecordingDesktop, UnknownBuiltin, MAX_ARTIFACT_BYTES,
     MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
 };
+/// The protocol kernel this host runs (`lineup-host-core`): the `lineup.v1` message types,
+/// identities, limits, capabilities and standard components an embedder names, so that
+/// `lineup-host` is the one dependency an embedding needs.
+pub use lineup_host_core as protocol;
 pub use lineup_webview_shell::{
     apply_theme, component_window_title, desktop_high_contrast, imitates_consent_prompt,
     kiosk_window, language_from_environment, monitors, native, on_terminate, risk_in_words,
