@@ -103,8 +103,12 @@ struct HostArgs {
     #[arg(long, default_value = "lineup-host")]
     client_id: String,
     /// How many Surfaces may be open at once, in one conversation and over all of them.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 256)]
     max_surfaces: usize,
+    /// How many Surfaces may have a web process at once; in windows of their own nothing
+    /// hibernates, so one more open is refused `too_many_live_surfaces`.
+    #[arg(long, default_value_t = 16)]
+    max_live_surfaces: usize,
     /// How many blank, isolated webviews to keep started for the next Surfaces (0: none). Each
     /// costs a web process (about 70–80 MiB) while it waits, and makes an open about 5× faster.
     #[arg(long, default_value_t = 1)]
@@ -226,6 +230,7 @@ fn host_builder(
     let client_id = PartyId::try_from(args.client_id.as_str())?;
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = args.max_surfaces;
+    limits.max_live_surfaces = args.max_live_surfaces;
     limits.max_sessions = args.max_sessions;
     let mut builder = HostBuilder::new()
         .client_id(client_id)

@@ -233,6 +233,8 @@ pub struct Stats {
     pub undeclared_events: u64,
     /// Surfaces reopened after their web process died or stopped answering (R-UI-12).
     pub reopened: u64,
+    /// Hibernated Surfaces given a new webview when shown again ([`Session::wake`](crate::Session::wake)).
+    pub woken: u64,
     /// `window.close()` calls by pages, reported by the bridge and never obeyed (R-UI-5).
     pub close_attempts: u64,
     /// User answers to standard components dropped: stale, locked, invalid or too large

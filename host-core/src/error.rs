@@ -49,6 +49,9 @@ pub enum ErrorCode {
     PatchCarriesCode,
     /// Opening one more Surface would exceed the concurrent-Surface limit.
     TooManySurfaces,
+    /// Opening one more Surface would need a web process past `Limits::max_live_surfaces`, and
+    /// no hidden Surface can hibernate to make room (every one is on screen or holds input).
+    TooManyLiveSurfaces,
     /// Opens or replaces arrive faster than the configured rate.
     RateLimited,
     /// The platform could not create the Surface's webview.
@@ -112,6 +115,7 @@ impl ErrorCode {
             ErrorCode::UnknownInstance => "unknown_instance",
             ErrorCode::PatchCarriesCode => "patch_carries_code",
             ErrorCode::TooManySurfaces => "too_many_surfaces",
+            ErrorCode::TooManyLiveSurfaces => "too_many_live_surfaces",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::SurfaceFailed => "surface_failed",
             ErrorCode::InvalidBridgeMessage => "invalid_bridge_message",

@@ -16,7 +16,9 @@ use crate::error::UsageError;
 /// | `max_event_data_bytes` | 16 KiB (data must be smaller) | R-UI-7 |
 /// | `max_bridge_message_bytes` | 20 KiB | R-UI-7 |
 /// | `max_pending_bridge_messages` | 256 per Surface | R-ENV-4 (host choice) |
-/// | `max_surfaces` | 16, per session and over every session of a host | R-SES-1, host choice: each Surface is a web process |
+/// | `max_surfaces` | 256 open Surfaces, per session and over every session of a host | R-SES-1 (host choice: hidden ones may hibernate) |
+/// | `max_live_surfaces` | 16 Surfaces with a web process at once, over every session of a host; past it the least recently shown hidden one hibernates, and an open that finds none is refused `too_many_live_surfaces` | host choice: each live Surface is a web process |
+/// | `max_hibernated_bytes` | 64 MiB: the pictures hibernated Surfaces keep, over every session of a host; past it the longest-hidden one's goes (it wakes without one) | host choice |
 /// | `max_sessions` | 64 sessions (conversations) served at once by one host | R-SES-1 (host choice) |
 /// | `max_opens_per_window` | 30 | host choice |
 /// | `open_window` | 10 s | host choice |
@@ -51,8 +53,15 @@ pub struct Limits {
     /// and counts what a page posts beyond that, so a flooding page cannot starve the agent.
     pub max_pending_bridge_messages: usize,
     /// How many Surfaces may be open at once in a session, and in all the sessions of a host
-    /// together (each is a web process, R-SES-1).
+    /// together (R-SES-1); a hibernated Surface is open.
     pub max_surfaces: usize,
+    /// How many Surfaces may have a web process at once, over every session of a host: past
+    /// it the host hibernates the least recently shown hidden one, and an open that finds none
+    /// to hibernate is refused `too_many_live_surfaces`, naming this limit.
+    pub max_live_surfaces: usize,
+    /// How many bytes the pictures of hibernated Surfaces may hold, over every session of a
+    /// host; past it the picture of the one hidden longest is dropped, and it wakes without.
+    pub max_hibernated_bytes: usize,
     /// How many sessions (conversations) one host serves at once; an envelope naming one more
     /// is refused `too_many_sessions` (R-SES-1).
     pub max_sessions: usize,
@@ -112,7 +121,9 @@ impl Default for Limits {
             max_event_data_bytes: 16 * 1024,
             max_bridge_message_bytes: 20 * 1024,
             max_pending_bridge_messages: 256,
-            max_surfaces: 16,
+            max_surfaces: 256,
+            max_live_surfaces: 16,
+            max_hibernated_bytes: 64 * 1024 * 1024,
             max_sessions: 64,
             max_opens_per_window: 30,
             open_window: Duration::from_secs(10),
@@ -147,6 +158,7 @@ impl Limits {
                 self.max_pending_bridge_messages,
             ),
             ("max_surfaces", self.max_surfaces),
+            ("max_live_surfaces", self.max_live_surfaces),
             ("max_sessions", self.max_sessions),
             ("max_link_url_bytes", self.max_link_url_bytes),
             ("max_components", self.max_components),

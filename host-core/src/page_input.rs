@@ -41,6 +41,13 @@ pub enum PageInput<'a> {
     EmbedderReloaded,
     /// Its view could not be made or its document not served.
     OpenFailed(&'a str),
+    /// Its view was not made: `limit` Surfaces have a web process
+    /// (`Limits::max_live_surfaces`) and no hidden one could hibernate; the open is refused
+    /// `too_many_live_surfaces`, naming the limit.
+    LiveCapReached {
+        /// The limit in force.
+        limit: usize,
+    },
     /// A standard component's renderer failed after its open was accepted: it closes with
     /// `renderer_failed` (R-STD-13).
     ComponentFailed,
@@ -72,6 +79,7 @@ impl PageInput<'_> {
             PageInput::DocumentCommitted => session.document_committed(key),
             PageInput::EmbedderReloaded => session.embedder_reloaded(key),
             PageInput::OpenFailed(why) => session.open_failed(key, why),
+            PageInput::LiveCapReached { limit } => session.open_refused_live(key, limit),
             PageInput::ComponentFailed => session.component_failed(key),
             // A refused answer is counted by the session; nothing else follows.
             PageInput::ComponentAnswered(answer) => session

@@ -5,30 +5,22 @@
 //! reporting a host refusal as the user's (R-CAP-6).
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+mod support;
 
 use lineup_host_core::{
-    AuditKind, Clock, ComponentEffect, ComponentSet, ConsentAnswer, Decision, DecisionSource,
-    Effect, Limits, LinkPolicy, PartyId, Risk, Session, SessionConfig, Status, SurfaceKey,
-    Timestamp, LINK_ACTION,
+    AuditKind, ComponentEffect, ComponentSet, ConsentAnswer, Decision, DecisionSource, Effect,
+    Limits, LinkPolicy, PartyId, Risk, Session, Status, SurfaceKey, Timestamp, LINK_ACTION,
 };
 use serde_json::{json, Value};
-
-struct Still;
-impl Clock for Still {
-    fn monotonic(&self) -> Duration {
-        Duration::ZERO
-    }
-}
+use support::{config, Still};
 
 const TEXT: &str = "Read [the guide](https://Bücher.example/guide?x=1) or \
     [this](javascript:alert(1)), [bank](https://bank.example@evil.example/), \
     [spoof](https://xn--pple-43d.com/) and ![img](https://img.example/p.png).";
 
 fn session(policy: LinkPolicy, vouched: Option<&str>) -> Session {
-    let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    let mut config = config(Limits::default());
     config.standard_components = ComponentSet::all_v1();
-    config.limits = Limits::default();
     config.link_policy = policy;
     config.agent_id = vouched.map(|a| PartyId::try_from(a).unwrap());
     Session::new(config, Box::new(Still)).unwrap()

@@ -4,37 +4,22 @@
 //! with `restored` events, and a tampered record is forgotten, not shown.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+mod support;
 
 use lineup_host_core::{
-    Clock, ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord, Limits,
-    Message, PartyId, RecordStatus, Session, SessionConfig, SurfaceKey, UserAnswer, Via,
+    ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord, Limits,
+    Message, PartyId, RecordStatus, Session, SurfaceKey, UserAnswer, Via,
 };
 use serde_json::{json, Value};
-
-struct Still;
-impl Clock for Still {
-    fn monotonic(&self) -> Duration {
-        Duration::ZERO
-    }
-}
+use support::{config, envelope, Still};
 
 fn session(vouched: bool) -> Session {
-    let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    let mut config = config(Limits::default());
     config.standard_components = ComponentSet::all_v1();
-    config.limits = Limits::default();
     if vouched {
         config.agent_id = Some(PartyId::try_from("a1").unwrap());
     }
     Session::new(config, Box::new(Still)).unwrap()
-}
-
-fn envelope(id: &str, kind: &str, payload: Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "v": 1, "id": id, "type": format!("lineup.v1.{kind}"), "conversation_id": "c1",
-        "sender": {"kind": "agent", "id": "a1"}, "payload": payload
-    }))
-    .unwrap()
 }
 
 fn records(fx: &[Effect]) -> Vec<InstanceRecord> {

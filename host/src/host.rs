@@ -31,6 +31,7 @@ mod dangerous;
 mod engine;
 mod factory;
 mod handle;
+mod hibernation;
 mod link;
 mod policy;
 mod pool;
@@ -210,11 +211,27 @@ impl Host {
     /// laid out again at once, so an app switching conversations hides one set and shows
     /// another with no window growth. The agent is told nothing. Returns whether `key` is open.
     pub fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        if self.engine.views.is_hibernated(key) {
+            // #29: shown again, it wakes at the loop's next turn, its picture standing in.
+            if visible && !self.engine.views.wakes.contains(key) {
+                self.engine.views.wakes.push(key.clone());
+                let _ = self.engine.proxy.send_event(HostEvent(Inner::Wake));
+            }
+            return true;
+        }
         let known = self.engine.views.set_visible(key, visible);
         if known {
             self.engine.relayout();
         }
         known
+    }
+
+    /// Whether Surface `key` is hibernated (#29): open, hidden, its webview and web process
+    /// released until it is shown again. Hidden child views hibernate when
+    /// `Limits::max_live_surfaces` Surfaces have a web process and another needs one, the
+    /// least recently shown first, never one with presses since its state was last set.
+    pub fn is_hibernated(&self, key: &SurfaceKey) -> bool {
+        self.engine.views.is_hibernated(key)
     }
 
     /// Lays the child views (and the standard components over them) out again, asking the
@@ -352,6 +369,7 @@ impl Host {
             } => self.handle_window_event(window_id, &event, target),
             _ => {}
         }
+        self.engine.wake_pending(target);
         self.engine.poll_probe(target);
         if self.engine.views.probe_reported() && !self.engine.views.opening() {
             // The probe's view, kept while the first Surfaces committed their documents.

@@ -108,6 +108,13 @@ impl SurfaceView {
         self.inner.window_bounds()
     }
 
+    /// How many presses (mouse buttons, keys, touches) reached the view since it was made: the
+    /// user touched the page when it grew since the host last looked (a Surface with such input
+    /// may hold what the agent never saw, so it is not hibernated).
+    pub fn presses(&self) -> u64 {
+        self.inner.presses()
+    }
+
     /// Moves and resizes the view: a child view within its parent, or the view's own window.
     pub fn set_bounds(&self, bounds: Rect) -> Result<(), ShellError> {
         self.inner.set_bounds(bounds)

@@ -37,6 +37,16 @@ impl WindowPixels {
         self.height
     }
 
+    /// The pixels, three bytes each (red, green, blue), row by row.
+    pub fn rgb(&self) -> Vec<u8> {
+        self.rgb.clone()
+    }
+
+    /// How many bytes the pixels hold.
+    pub fn byte_len(&self) -> usize {
+        self.rgb.len()
+    }
+
     /// The pixel at (`x`, `y`) from the top left, when inside.
     pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 3]> {
         if x >= self.width || y >= self.height {

@@ -121,6 +121,8 @@ fn kiosk(
 
     let mut limits = lineup_host_core::Limits::default();
     limits.max_surfaces = config.host.max_surfaces;
+    // Every Surface of a kiosk is on screen in its region: none hibernates.
+    limits.max_live_surfaces = config.host.max_surfaces;
     let standby: StandbyScreen = config.standby.clone().status(if stdio.is_some() {
         "Waiting for the agent"
     } else {

@@ -59,6 +59,29 @@ struct Entry {
     installed: Option<OpenedInstalled>,
 }
 
+impl Entry {
+    /// A new page will load in a new view: it says `ready` and gets the state, and its first
+    /// commit is a load, not a reload (R-UI-3, R-UI-10).
+    fn new_page(&mut self) {
+        self.ready = None;
+        self.committed = false;
+        self.documents.clear();
+    }
+
+    /// What the host makes that new view from, under `key`.
+    fn open_as(&self, key: SurfaceKey) -> SurfaceOpen {
+        SurfaceOpen {
+            key,
+            app: self.app.clone(),
+            assets: self
+                .installed
+                .as_ref()
+                .map(|i| i.assets.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The installed app a Surface was opened from.
 struct OpenedInstalled {
     surface: InstalledSurface,

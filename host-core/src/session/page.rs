@@ -220,26 +220,15 @@ impl Session {
         let generation = Generation(self.next_generation);
         self.next_generation += 1;
         entry.generation = generation;
-        // A new page: it says `ready` and gets the state; its first commit is not a reload.
-        entry.ready = None;
-        entry.committed = false;
-        entry.documents.clear();
+        entry.new_page();
         self.stats.reopened += 1;
         fx.push(Effect::Reopen {
             old: key.clone(),
-            open: SurfaceOpen {
-                key: SurfaceKey {
-                    session: self.config.session_id,
-                    instance: key.instance.clone(),
-                    generation,
-                },
-                app: entry.app.clone(),
-                assets: entry
-                    .installed
-                    .as_ref()
-                    .map(|i| i.assets.clone())
-                    .unwrap_or_default(),
-            },
+            open: entry.open_as(SurfaceKey {
+                session: self.config.session_id,
+                instance: key.instance.clone(),
+                generation,
+            }),
             reason,
         });
         fx
@@ -358,21 +347,61 @@ impl Session {
     /// The platform could not create webview `key`; the agent gets a `client.error` in reply to
     /// the open (R-ENV-5).
     pub fn open_failed(&mut self, key: &SurfaceKey, why: &str) -> Vec<Effect> {
+        let err = ProtocolError::new(
+            ErrorCode::SurfaceFailed,
+            "R-ENV-5",
+            format!("surface {} could not be created: {why}", key.instance),
+        );
+        self.open_not_served(key, err)
+    }
+
+    /// Closes `key`, whose open was accepted but whose view was not made, and refuses that
+    /// open with `err` in reply to it; nothing for a stale key.
+    fn open_not_served(&mut self, key: &SurfaceKey, err: ProtocolError) -> Vec<Effect> {
         let mut fx = Vec::new();
         if let Some(entry) = self.take_current(key) {
             fx.push(Effect::Close {
                 key: key.clone(),
                 reason: CloseReason::Failed,
             });
-            let err = ProtocolError::new(
-                ErrorCode::SurfaceFailed,
-                "R-ENV-5",
-                format!("surface {} could not be created: {why}", key.instance),
-            )
-            .in_reply_to(Some(entry.opened_by));
+            let err = err.in_reply_to(Some(entry.opened_by));
             self.refuse(err, Some(entry.opener), &mut fx);
         }
         fx
+    }
+
+    /// The open of `key` was accepted, but no web process could be given to it: `limit`
+    /// Surfaces are live and none can hibernate. It closes, and its opener gets
+    /// `too_many_live_surfaces` naming the limit, in reply to the open (nothing else goes
+    /// upstream for it).
+    pub fn open_refused_live(&mut self, key: &SurfaceKey, limit: usize) -> Vec<Effect> {
+        let err = ProtocolError::new(
+            ErrorCode::TooManyLiveSurfaces,
+            "R-SES-1",
+            format!(
+                "surface {}: {limit} surfaces are live and none is hidden to make room; \
+                 the limit is {limit} (max_live_surfaces); close or hide one first",
+                key.instance
+            ),
+        )
+        .field("payload.instance_id")
+        .limit(limit);
+        self.open_not_served(key, err)
+    }
+
+    /// The host gives hibernated Surface `key` a new webview (it was hidden, and is shown
+    /// again): the Surface, its key and its instance stay as they were; the new page is a
+    /// first load that gets the current state, the latest patch included, after its `ready`
+    /// (R-UI-3). Neither the reopen budget nor the reload-loop bound counts it. Returns what
+    /// to create the view from; `None` for a stale key.
+    pub fn wake(&mut self, key: &SurfaceKey) -> Option<SurfaceOpen> {
+        if !self.is_current(key) {
+            return None;
+        }
+        let entry = self.surfaces.get_mut(&key.instance)?;
+        entry.new_page();
+        self.stats.woken += 1;
+        Some(entry.open_as(key.clone()))
     }
 
     /// The page said `ready` from `document` (R-UI-3): the first since the last commit gets the

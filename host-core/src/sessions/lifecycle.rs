@@ -100,6 +100,12 @@ impl Sessions {
         all
     }
 
+    /// Gives hibernated Surface `key` a new webview ([`Session::wake`]): what to create it
+    /// from, its key unchanged; `None` for a stale key.
+    pub fn wake_surface(&mut self, key: &SurfaceKey) -> Option<crate::SurfaceOpen> {
+        self.get_mut(key.session)?.wake(key)
+    }
+
     /// Ends the session of `conversation`: its Surfaces close without a word upstream and its
     /// calls waiting for a decision are cancelled (prompts withdrawn, records finished). Calls
     /// already running finish on their own and are recorded; nothing more is sent to the agent.

@@ -42,8 +42,9 @@ pub(super) enum Layout {
 /// | setting | default |
 /// | --- | --- |
 /// | client id (`sender.id` of outbound envelopes) | `lineup-host` |
-/// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 16 Surfaces, 30 opens / 10 s |
-/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 16 Surfaces in each and in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
+/// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 256 open Surfaces, 16 live ones, 30 opens / 10 s |
+/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 256 open Surfaces in each and in total, 16 with a web process in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
+/// | hibernation (#29) | with [`HostBuilder::child_views_in`], past [`Limits::max_live_surfaces`] live Surfaces the least recently shown hidden one without fresh input hibernates ([`Host::is_hibernated`]) and wakes when shown |
 /// | vouched agent | none: any `sender.id`, and "always" lasts one conversation |
 /// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
 /// | links in standard components (R-STD-11) | [`LinkPolicy::Confirm`]: a link opens only after a real input event and the host's link confirm, audited; [`HostBuilder::link_policy`] |
@@ -421,11 +422,9 @@ impl HostBuilder {
         self
     }
 
-    /// Keeps `views` blank, isolated webviews started for the next Surfaces (#12), so that an
-    /// open skips starting a web context and a sandboxed web process; see
-    /// [`ViewConfig::with_warm_pool`]. Default 0 (off): each waiting view costs a web process
-    /// (about 70–80 MiB PSS). With [`HostBuilder::child_views_in`] the waiting views are
-    /// hidden child views of the embedder's window.
+    /// Keeps `views` blank, isolated webviews started for the next Surfaces (#12; hidden child
+    /// views with [`HostBuilder::child_views_in`]; [`ViewConfig::with_warm_pool`]). Default 0
+    /// (off): each waiting view costs a web process (about 70–80 MiB PSS).
     pub fn warm_pool(mut self, views: usize) -> Self {
         self.view_config = self.view_config.with_warm_pool(views);
         self
@@ -446,11 +445,9 @@ impl HostBuilder {
         self
     }
 
-    /// Whether links in the standard components' Markdown are live (R-STD-11):
-    /// [`LinkPolicy::Confirm`] (the default) shows each as a control with its punycode host,
-    /// which opens, on [`HostBuilder::desktop`], only after a real input event in the
-    /// component's view and the host's link confirm, the answer audited;
-    /// [`LinkPolicy::Off`] shows every link as inert text, as a kiosk with no browser wants.
+    /// Whether the standard components' links are live (R-STD-11): [`LinkPolicy::Confirm`]
+    /// (the default: opened on [`HostBuilder::desktop`] after a real input event and the link
+    /// confirm, audited) or [`LinkPolicy::Off`] (inert text, as a kiosk wants).
     pub fn link_policy(mut self, policy: LinkPolicy) -> Self {
         self.link_policy = policy;
         self
@@ -572,10 +569,12 @@ impl HostBuilder {
             .language
             .clone()
             .unwrap_or_else(|| self.view_config.effective_language());
-        // One limit for both layers: the session table refuses first, with a protocol answer.
+        // The webviews: the live Surfaces (the engine hibernates or refuses first, with a
+        // protocol answer), the warm pool, and one for a wake past the cap.
+        let max_views = self.limits.max_live_surfaces + self.view_config.warm_pool() + 1;
         let view_config = self
             .view_config
-            .with_max_views(self.limits.max_surfaces)
+            .with_max_views(max_views)
             .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
             // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
             .with_max_ipc_bytes(self.limits.max_bridge_message_bytes)

@@ -278,11 +278,14 @@ impl Engine {
                     .notify_refused(&key, &Refusal::DocumentReplaced);
             }
             Effect::DeliverState { key, state } => {
+                // A hibernated Surface has no view: the kernel's state is its latest, delivered
+                // after its new page's `ready` (#29).
                 if let Some(view) = self.views.view(&key) {
                     if let Err(e) = view.deliver_state(&state.to_json()) {
                         tracing::warn!("surface {key}: state not delivered: {e}");
                     }
                 }
+                self.views.state_set(&key);
             }
             Effect::Resize { key, height } => {
                 self.views.resize(&key, height, self.delegate.as_mut());
@@ -346,6 +349,12 @@ impl Engine {
         open: SurfaceOpen,
         target: &EventLoopWindowTarget<T>,
     ) {
+        // #29: a web process for it, hibernating a hidden Surface if the live cap says so.
+        if !self.make_room(None) {
+            let limit = self.sessions.limits().max_live_surfaces;
+            self.page_input(&open.key, PageInput::LiveCapReached { limit }, target);
+            return;
+        }
         self.views.hold_until_probed(&open.key);
         self.create(open, Kept::default(), target);
     }

@@ -54,6 +54,18 @@ pub(super) struct Kept {
     pub(super) hidden: bool,
 }
 
+/// A hibernated Surface (#29, `host/hibernation.rs`): what its new webview is made with when
+/// it wakes.
+pub(super) struct Sleeping {
+    pub(super) key: SurfaceKey,
+    /// Where it goes and what it was reloaded with; `hidden` is set.
+    pub(super) kept: Kept,
+    /// What it showed when it was hidden, if the screen could be read and the byte cap left it.
+    pub(super) picture: Option<lineup_webview_shell::WindowPixels>,
+    /// When it was last shown, for the byte cap's order.
+    pub(super) last_shown: Instant,
+}
+
 /// One open Surface's webview and what the host keeps beside it.
 pub(super) struct Live {
     pub(super) key: SurfaceKey,
@@ -75,6 +87,16 @@ pub(super) struct Live {
     /// When the view was created, until its page first said `ready`: the warm pool is not
     /// refilled meanwhile (#12).
     pub(super) opening_since: Option<Instant>,
+    /// When the embedder last showed it (or it opened): the least recently shown hidden
+    /// Surface hibernates first (#29).
+    pub(super) last_shown: Instant,
+    /// The view's press count when its state was last set (open or patch): more presses since
+    /// mean input the agent may not have seen, and the Surface is not hibernated.
+    pub(super) presses_seen: u64,
+    /// What it showed on screen when the embedder hid it: its picture while it hibernates.
+    pub(super) picture: Option<lineup_webview_shell::WindowPixels>,
+    /// That picture over a woken Surface's new view, until its page says `ready`.
+    pub(super) placeholder: Option<lineup_webview_shell::Placeholder>,
 }
 
 /// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
@@ -131,6 +153,10 @@ pub(super) enum ProbeNews {
 pub(super) struct Views {
     pub(super) shell: Shell,
     live: BTreeMap<(SessionId, InstanceId), Live>,
+    /// Open Surfaces without a webview: hibernated while hidden (#29).
+    pub(super) sleeping: BTreeMap<(SessionId, InstanceId), Sleeping>,
+    /// Hibernated Surfaces the embedder showed, woken at the loop's next turn.
+    pub(super) wakes: Vec<SurfaceKey>,
     /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
     held: Vec<SurfaceKey>,
     probe_reported: bool,
@@ -173,6 +199,8 @@ impl Views {
         Self {
             shell,
             live: BTreeMap::new(),
+            sleeping: BTreeMap::new(),
+            wakes: Vec::new(),
             held: Vec::new(),
             probe_reported: false,
             layout,
@@ -185,13 +213,17 @@ impl Views {
         }
     }
 
-    /// The Surfaces whose webviews are open now.
+    /// The Surfaces open now: those with a webview, and the hibernated ones.
     pub(super) fn keys(&self) -> Vec<SurfaceKey> {
-        self.live.values().map(|l| l.key.clone()).collect()
+        self.live
+            .values()
+            .map(|l| l.key.clone())
+            .chain(self.sleeping.values().map(|s| s.key.clone()))
+            .collect()
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.live.is_empty()
+        self.live.is_empty() && self.sleeping.is_empty()
     }
 
     /// The view of Surface `key` and what is kept beside it, while that generation is open.
@@ -199,7 +231,17 @@ impl Views {
         self.live.get(&slot(key)).filter(|l| l.key == *key)
     }
 
-    fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
+    /// Takes the view of `key` and what is kept beside it out of the table.
+    pub(super) fn take_live(&mut self, key: &SurfaceKey) -> Option<Live> {
+        self.live(key)?;
+        self.live.remove(&slot(key))
+    }
+
+    pub(super) fn live_values_mut(&mut self) -> impl Iterator<Item = &mut Live> {
+        self.live.values_mut()
+    }
+
+    pub(super) fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
         self.live.get_mut(&slot(key)).filter(|l| l.key == *key)
     }
 
@@ -369,6 +411,10 @@ impl Views {
                 embedder_reloads: 0,
                 reloaded: kept.reloaded.clone(),
                 opening_since: Some(Instant::now()),
+                last_shown: Instant::now(),
+                presses_seen: 0,
+                picture: None,
+                placeholder: None,
             },
         );
         self.watchdog.watch(&key);
@@ -379,6 +425,9 @@ impl Views {
     /// returns whether a view went, so the rest are laid out again.
     pub(super) fn destroy(&mut self, key: &SurfaceKey) -> bool {
         let mut closed = false;
+        if self.sleeping.get(&slot(key)).is_some_and(|s| s.key == *key) {
+            self.sleeping.remove(&slot(key));
+        }
         if self.live(key).is_some() {
             if let Some(standby) = self.standby.as_mut() {
                 // Up before the view goes, so the window never shows it half torn down.
@@ -399,6 +448,8 @@ impl Views {
     pub(super) fn ready(&mut self, key: &SurfaceKey) {
         if let Some(live) = self.live_mut(key) {
             live.opening_since = None;
+            // A woken Surface's picture stood in until now (#29).
+            live.placeholder = None;
         }
         self.watchdog.ready(key);
         if let Some(standby) = self.standby.as_mut() {
@@ -542,15 +593,25 @@ impl Views {
             if let Err(e) = live.view.set_bounds(bounds) {
                 tracing::warn!("surface {}: cannot lay out: {e}", live.key);
             }
+            if let Some(placeholder) = &live.placeholder {
+                placeholder.set_bounds(bounds);
+            }
         }
     }
 
     /// Hides or shows the view of `key` (a child view leaves the layout while hidden); returns
     /// whether `key` has a view.
     pub(super) fn set_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        let children = matches!(self.layout, Layout::Children(_));
         let Some(live) = self.live_mut(key) else {
             return false;
         };
+        if visible {
+            live.last_shown = Instant::now();
+        } else if children && !live.hidden {
+            // What the user last saw of it: its picture, should it hibernate (#29).
+            live.picture = live.view.screen_pixels().ok();
+        }
         live.hidden = !visible;
         live.view.set_visible(visible);
         true

@@ -18,6 +18,7 @@ mod components;
 mod consent;
 mod embedder_components;
 mod first_surface;
+mod hibernation;
 mod host_e2e;
 mod input;
 mod isolation;
@@ -43,6 +44,7 @@ const GROUPS: &[(&str, fn())] = &[
     ("consent", consent::run),
     ("embedder_components", embedder_components::run),
     ("first_surface", first_surface::run),
+    ("hibernation", hibernation::run),
     ("host_e2e", host_e2e::run),
     ("input", input::run),
     ("isolation", isolation::run),

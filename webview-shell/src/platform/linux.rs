@@ -47,6 +47,7 @@ mod harden;
 mod layers;
 mod network;
 mod notice;
+mod placeholder;
 mod processes;
 mod prompt;
 mod shared_trusted;
@@ -60,6 +61,7 @@ mod window_pixels;
 pub(crate) use component_stack::ComponentStack as PlatformComponentStack;
 pub(crate) use components::{PlatformComponent, PlatformPlace};
 pub(crate) use notice::PlatformNotice;
+pub(crate) use placeholder::PlatformPlaceholder;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::{PlatformPrompt, PromptParent};
 pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
@@ -106,6 +108,8 @@ pub(crate) struct PlatformView {
     /// What the Surface scheme answers; shared with the context's scheme handler so that an
     /// embedder's reload can swap the document under the same token.
     server: Rc<RefCell<SurfaceServer>>,
+    /// How many presses (buttons, keys, touches) reached the view so far.
+    presses: Rc<std::cell::Cell<u64>>,
 }
 
 impl PlatformView {
@@ -172,6 +176,14 @@ impl PlatformView {
             ));
         }
         harden(&engine_view, config, &url, &queue);
+        let presses = Rc::new(std::cell::Cell::new(0u64));
+        for signal in ["button-press-event", "key-press-event", "touch-event"] {
+            let counted = Rc::clone(&presses);
+            engine_view.connect_local(signal, false, move |_| {
+                counted.set(counted.get() + 1);
+                Some(false.to_value())
+            });
+        }
 
         // Loaded only now that every policy handler is connected.
         webview.load_url(&url).map_err(wry_error)?;
@@ -188,7 +200,13 @@ impl PlatformView {
             deliveries: Rc::default(),
             delivery,
             server,
+            presses,
         })
+    }
+
+    /// How many presses (buttons, keys, touches) reached the view so far.
+    pub(crate) fn presses(&self) -> u64 {
+        self.presses.get()
     }
 
     /// Gives a pool view (started hidden, its document request held at its gate) to a Surface:

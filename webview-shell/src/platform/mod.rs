@@ -11,8 +11,8 @@ pub use linux::{apply_theme, check_display, desktop_high_contrast, window_pixels
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
-    PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPrompt, PlatformStandby,
-    PlatformView, PromptParent,
+    PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPlaceholder, PlatformPrompt,
+    PlatformStandby, PlatformView, PromptParent,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -24,6 +24,6 @@ pub use unsupported::{apply_theme, check_display, desktop_high_contrast, window_
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
-    PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPrompt, PlatformStandby,
-    PlatformView, PromptParent,
+    PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPlaceholder, PlatformPrompt,
+    PlatformStandby, PlatformView, PromptParent,
 };

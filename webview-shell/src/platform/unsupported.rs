@@ -62,6 +62,10 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn presses(&self) -> u64 {
+        match self.never {}
+    }
+
     pub(crate) fn ping(&self, _done: Box<dyn FnOnce()>) {
         match self.never {}
     }
@@ -293,6 +297,25 @@ pub(crate) mod desktop {
         _request: &SaveFile,
     ) -> Result<Option<SaveLocation>, DesktopError> {
         Err(DesktopError::Unsupported(UNSUPPORTED))
+    }
+}
+
+/// No placeholder here: there are no child views to stand in for.
+pub(crate) struct PlatformPlaceholder {
+    never: std::convert::Infallible,
+}
+
+impl PlatformPlaceholder {
+    pub(crate) fn new(
+        _parent: &tao::window::Window,
+        _pixels: &crate::window_pixels::WindowPixels,
+        _bounds: crate::config::Rect,
+    ) -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported("a placeholder for a child view"))
+    }
+
+    pub(crate) fn set_bounds(&self, _bounds: crate::config::Rect) {
+        match self.never {}
     }
 }
 

@@ -1,0 +1,185 @@
+//! Many Surfaces at the memory of the few on screen (#29): a hidden child view may hibernate
+//! (its webview and web process released; its key, state, size and the picture of what it last
+//! showed kept) and is woken when the embedder shows it again, with the picture standing in
+//! until the new page's `ready`. To the agent nothing changes: the Surface stays open, patches
+//! sent meanwhile are the kernel's latest state, delivered after the new page's `ready`
+//! (R-UI-3), and no reopen budget or reload-loop bound counts the wake. The page learns of it
+//! only as a new document that starts visible (`visibilitychange`, R-UI-6).
+//!
+//! Rules kept here: only hidden child views hibernate, never one with presses since its
+//! state was last set (it may hold typed text the agent never saw); past
+//! `Limits::max_live_surfaces` live views the least recently shown hidden one hibernates first;
+//! the pictures of hibernated Surfaces are bounded in bytes host-wide (the oldest is dropped,
+//! and that Surface wakes without one); nothing is written to disk.
+
+use lineup_host_core::{GoneReason, InstanceId, PageInput, SessionId, SurfaceKey};
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
+
+use super::builder::Layout;
+use super::engine::Engine;
+use super::proxy::HostUserEvent;
+use super::views::{Kept, Sleeping, Views};
+
+fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
+    (key.session, key.instance.clone())
+}
+
+impl Views {
+    /// How many Surfaces have a webview now.
+    pub(super) fn live_count(&self) -> usize {
+        self.live_values().count()
+    }
+
+    /// Whether `key` is hibernated.
+    pub(super) fn is_hibernated(&self, key: &SurfaceKey) -> bool {
+        self.sleeping.get(&slot(key)).is_some_and(|s| s.key == *key)
+    }
+
+    /// The state of `key` was just set (open or patch): presses until now are the agent's to
+    /// have seen.
+    pub(super) fn state_set(&mut self, key: &SurfaceKey) {
+        if let Some(live) = self.live_values_mut().find(|l| l.key == *key) {
+            live.presses_seen = live.view.presses();
+        }
+    }
+
+    /// The least recently shown Surface that may hibernate now: a hidden child view, not
+    /// `except`, with no presses since its state was last set.
+    pub(super) fn hibernation_candidate(&self, except: Option<&SurfaceKey>) -> Option<SurfaceKey> {
+        if !matches!(self.layout, Layout::Children(_)) {
+            return None;
+        }
+        self.live_values()
+            .filter(|l| l.hidden && Some(&l.key) != except)
+            .filter(|l| l.view.presses() == l.presses_seen)
+            .min_by_key(|l| l.last_shown)
+            .map(|l| l.key.clone())
+    }
+
+    /// Hibernates `key`: its webview and web process go, what it needs to come back stays.
+    /// Returns whether it did (it must be a live, hidden child view).
+    pub(super) fn hibernate(&mut self, key: &SurfaceKey, max_picture_bytes: usize) -> bool {
+        let Some(live) = self.take_live(key) else {
+            return false;
+        };
+        let kept = Kept {
+            window: None,
+            requested_height: live.requested_height,
+            reloaded: live.reloaded.clone(),
+            lost: None,
+            hidden: true,
+        };
+        tracing::info!("surface {key}: hidden since it was last shown; hibernated (#29)");
+        self.sleeping.insert(
+            slot(key),
+            Sleeping {
+                key: key.clone(),
+                kept,
+                picture: live.picture.clone(),
+                last_shown: live.last_shown,
+            },
+        );
+        live.view.close();
+        self.watchdog.forget(key);
+        self.bound_pictures(max_picture_bytes);
+        true
+    }
+
+    /// Drops the pictures of the longest-hidden hibernated Surfaces until those kept fit in
+    /// `max` bytes.
+    fn bound_pictures(&mut self, max: usize) {
+        loop {
+            let total: usize = self
+                .sleeping
+                .values()
+                .filter_map(|s| s.picture.as_ref().map(WindowPixels::byte_len))
+                .sum();
+            if total <= max {
+                return;
+            }
+            let oldest = self
+                .sleeping
+                .values_mut()
+                .filter(|s| s.picture.is_some())
+                .min_by_key(|s| s.last_shown);
+            match oldest {
+                Some(sleeping) => sleeping.picture = None,
+                None => return,
+            }
+        }
+    }
+
+    /// Takes hibernated `key` out of its sleep, for its wake.
+    pub(super) fn take_sleeping(&mut self, key: &SurfaceKey) -> Option<Sleeping> {
+        if !self.is_hibernated(key) {
+            return None;
+        }
+        self.sleeping.remove(&slot(key))
+    }
+}
+
+impl Engine {
+    /// Makes room for one more live view under `Limits::max_live_surfaces` by hibernating the
+    /// least recently shown hidden Surfaces (never `except`); whether there is room now.
+    pub(super) fn make_room(&mut self, except: Option<&SurfaceKey>) -> bool {
+        let limits = self.sessions.limits();
+        let (max_live, max_bytes) = (limits.max_live_surfaces, limits.max_hibernated_bytes);
+        while self.views.live_count() >= max_live {
+            match self.views.hibernation_candidate(except) {
+                Some(key) => {
+                    self.views.hibernate(&key, max_bytes);
+                }
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Wakes the hibernated Surfaces the embedder showed since the last turn.
+    pub(super) fn wake_pending<T: HostUserEvent>(&mut self, target: &EventLoopWindowTarget<T>) {
+        for key in std::mem::take(&mut self.views.wakes) {
+            self.wake(&key, target);
+        }
+    }
+
+    /// Gives hibernated `key` a new webview where it was, shown, with its picture over it
+    /// until its page says `ready`; the kernel delivers its latest state after that `ready`.
+    /// A wake that cannot make a view closes the Surface `crashed` (R-UI-12).
+    fn wake<T: HostUserEvent>(&mut self, key: &SurfaceKey, target: &EventLoopWindowTarget<T>) {
+        let Some(sleeping) = self.views.take_sleeping(key) else {
+            return;
+        };
+        if !self.make_room(Some(key)) {
+            // The user asked to see it: it shows, and the cap is back once one is hidden.
+            tracing::info!(
+                "surface {key}: shown past max_live_surfaces; nothing hidden can hibernate"
+            );
+        }
+        let Some(open) = self.sessions.wake_surface(key) else {
+            return;
+        };
+        let mut kept = sleeping.kept;
+        kept.hidden = false;
+        let limits = self.sessions.limits().clone();
+        if let Err(e) = self
+            .views
+            .create(&open, &kept, &limits, &self.proxy, target)
+        {
+            tracing::warn!("surface {key}: cannot be woken: {e}");
+            self.page_input(key, PageInput::Gone(GoneReason::Crashed), target);
+            return;
+        }
+        tracing::info!("surface {key}: shown again; woken (#29)");
+        let placeholder = match (&sleeping.picture, self.views.parent()) {
+            (Some(picture), Some(parent)) => Placeholder::new(parent, picture, Rect::default())
+                .map_err(|e| tracing::warn!("surface {key}: no picture while it wakes: {e}"))
+                .ok(),
+            _ => None,
+        };
+        if let Some(live) = self.views.live_mut(key) {
+            live.placeholder = placeholder;
+        }
+        self.views.relayout(self.delegate.as_mut());
+    }
+}

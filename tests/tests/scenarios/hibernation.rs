@@ -1,0 +1,236 @@
+//! Many Surfaces at the memory of the few on screen (#29), through a real host whose Surfaces
+//! are child views of the test's window, with `max_live_surfaces` 2 so every rule shows with a
+//! few real webviews:
+//! - a hidden Surface hibernates when another needs a web process (its view and web process
+//!   go; it stays open), and the least recently shown hidden one goes first;
+//! - shown again it wakes: the picture of what it last showed is on screen before its new page
+//!   says `ready` (that page spends its first 1.5 s busy), then the page gets the state of the
+//!   last patch sent while it slept, never an older one; no event is lost or delivered twice;
+//! - a hidden Surface with presses since its state was last set is not hibernated: the open
+//!   that needs its room is refused `too_many_live_surfaces` naming the limit, and after a patch
+//!   it hibernates (the positive control);
+//! - hibernated Surfaces are open: `max_surfaces` counts them.
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use lineup_host::protocol::Limits;
+use lineup_host::tao::dpi::LogicalSize;
+use lineup_host::tao::window::{Window, WindowBuilder};
+use lineup_host::{window_pixels, HostBuilder};
+use lineup_tests::ensure;
+use lineup_tests::home::private_home;
+use lineup_tests::host_harness::{test_app, HostHarness, Recorder, TestHost};
+use lineup_tests::runner::Outcome;
+use lineup_tests::x11::{xid_of, X11};
+use serde_json::{json, Value};
+
+pub(crate) fn run() {
+    private_home("hibernation");
+    let mut h = HostHarness::start();
+    h.run(
+        "hidden_surfaces_hibernate_least_recently_shown_first_and_wake_with_the_latest_state",
+        hibernate_and_wake,
+    );
+    h.finish();
+}
+
+/// The page: busy for its first 1.5 s (so its `ready` comes late), then paints the state's
+/// colour and says so.
+const PAGE_JS: &str = "var t0 = Date.now(); while (Date.now() - t0 < 1500) {}\
+    document.body.style.height = '100vh';\
+    LineUpSurface.onState(function (s) {\
+      document.documentElement.style.background = s.color;\
+      LineUpSurface.event('painted', { color: s.color });\
+    });";
+
+const RED: [u8; 3] = [200, 40, 40];
+const BLUE: [u8; 3] = [40, 80, 200];
+const GREEN: [u8; 3] = [40, 170, 60];
+const PURPLE: [u8; 3] = [130, 40, 160];
+
+fn css(c: [u8; 3]) -> String {
+    format!("rgb({}, {}, {})", c[0], c[1], c[2])
+}
+
+/// How many pixels of `parent` show `colour` now.
+fn on_screen(parent: &Window, colour: [u8; 3]) -> usize {
+    window_pixels(parent)
+        .map(|p| p.count_near([0, 0, p.width(), p.height()], colour, 12))
+        .unwrap_or(0)
+}
+
+/// Lets the loop run until `parent` shows `colour` on more than 1,000 pixels, for at most
+/// five seconds (painting makes no event the harness would wake for, so it looks every 50 ms).
+fn shows(h: &mut HostHarness, t: &mut TestHost, parent: &Window, colour: [u8; 3]) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if on_screen(parent, colour) > 1000 {
+            return true;
+        }
+        h.settle(t, Duration::from_millis(50));
+    }
+    false
+}
+
+/// The colours `instance`'s page reported painting, in order.
+fn painted(rec: &Recorder, instance: &str) -> Vec<String> {
+    rec.data(instance, "painted")
+        .iter()
+        .map(|d| d["color"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The `client.error`s sent so far: (code, limit).
+fn refusals(rec: &Recorder) -> Vec<(String, Value)> {
+    rec.sent()
+        .into_iter()
+        .filter(|m| m["type"] == "lineup.v1.client.error")
+        .map(|m| {
+            (
+                m["payload"]["code"].as_str().unwrap_or_default().to_owned(),
+                m["payload"]["limit"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn open(h: &mut HostHarness, t: &mut TestHost, instance: &str, colour: [u8; 3]) -> Outcome {
+    h.open(
+        t,
+        instance,
+        test_app(instance, "<p></p>", PAGE_JS),
+        Some(json!({"color": css(colour)})),
+    )?;
+    ensure!(
+        h.wait(t, |_, rec| painted(rec, instance).len() == 1),
+        "{instance} never painted"
+    );
+    Ok(())
+}
+
+fn hibernate_and_wake(h: &mut HostHarness) -> Outcome {
+    let x = X11::connect().map_err(|e| e.to_string())?;
+    let parent = Rc::new(
+        WindowBuilder::new()
+            .with_title("lineup hibernation")
+            .with_inner_size(LogicalSize::new(600u32, 300u32))
+            .build(&h.event_loop)
+            .map_err(|e| e.to_string())?,
+    );
+    let mut limits = Limits::default();
+    limits.max_live_surfaces = 2;
+    limits.max_surfaces = 4;
+    let mut t = h.host(
+        HostBuilder::new()
+            .child_views_in(Rc::clone(&parent))
+            .limits(limits),
+    )?;
+    open(h, &mut t, "a", RED)?;
+    open(h, &mut t, "b", BLUE)?;
+    let key = |t: &TestHost, i: &str| t.key(i).ok_or(format!("no key for {i}"));
+    let (a, b) = (key(&t, "a")?, key(&t, "b")?);
+    ensure!(shows(h, &mut t, &parent, RED), "a is not on screen");
+
+    // A hidden Surface hibernates when a third needs a web process.
+    t.host.set_surface_visible(&a, false);
+    open(h, &mut t, "c", GREEN)?;
+    let c = key(&t, "c")?;
+    ensure!(
+        t.host.is_hibernated(&a) && t.host.view(&a).is_none(),
+        "a hidden Surface did not hibernate"
+    );
+    ensure!(
+        t.host.surfaces().contains(&a),
+        "a hibernated Surface is not open any more"
+    );
+    // Patches while it sleeps: only the latest may reach its next page.
+    t.send(t.agent.patch("a", json!({"color": "rgb(230, 200, 20)"})))?;
+    t.send(t.agent.patch("a", json!({"color": css(PURPLE)})))?;
+    h.settle(&mut t, Duration::from_millis(200));
+
+    // Both others hidden, b shown longer ago: showing a hibernates b, not c.
+    t.host.set_surface_visible(&b, false);
+    t.host.set_surface_visible(&c, false);
+    t.host.set_surface_visible(&a, true);
+    let woke = Instant::now();
+    ensure!(
+        h.wait(&mut t, |host, _| host.view(&a).is_some()),
+        "a was not woken"
+    );
+    ensure!(
+        t.host.is_hibernated(&b) && !t.host.is_hibernated(&c),
+        "the least recently shown hidden Surface (b) was not the one hibernated"
+    );
+    // Before its page's `ready` (1.5 s away), its picture stands in.
+    let mut picture = false;
+    while woke.elapsed() < Duration::from_millis(1200) && !picture {
+        h.settle(&mut t, Duration::from_millis(50));
+        picture = on_screen(&parent, RED) > 1000;
+    }
+    ensure!(
+        picture && painted(&t.rec, "a").len() == 1,
+        "the picture did not stand in before the woken page was ready"
+    );
+    // Then the page gets the latest state, once; nothing older, nothing twice.
+    ensure!(
+        h.wait(&mut t, |_, rec| painted(rec, "a").len() == 2),
+        "the woken page never painted"
+    );
+    let colours = painted(&t.rec, "a");
+    ensure!(
+        colours == [css(RED), css(PURPLE)],
+        "a's pages painted {colours:?}"
+    );
+    ensure!(
+        shows(h, &mut t, &parent, PURPLE),
+        "the woken Surface does not show its latest state"
+    );
+    ensure!(
+        painted(&t.rec, "b") == [css(BLUE)] && painted(&t.rec, "c") == [css(GREEN)],
+        "events of the others were lost or repeated: {:?} {:?}",
+        painted(&t.rec, "b"),
+        painted(&t.rec, "c")
+    );
+
+    // A hidden Surface with presses since its state was set is not hibernated.
+    t.host.set_surface_visible(&c, true);
+    h.settle(&mut t, Duration::from_millis(400));
+    let (ox, oy) = x.window_origin(xid_of(&parent)?)?;
+    x.click(ox + 560, oy + 150)?; // the right column: c
+    h.settle(&mut t, Duration::from_millis(200));
+    t.host.set_surface_visible(&c, false);
+    t.send(t.agent.open("d", test_app("d", "<p></p>", PAGE_JS), None))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| !refusals(rec).is_empty()),
+        "an open past the live cap with nothing to hibernate was not refused"
+    );
+    ensure!(
+        refusals(&t.rec) == [("too_many_live_surfaces".to_owned(), json!(2))]
+            && !t.host.is_hibernated(&c),
+        "{:?}",
+        refusals(&t.rec)
+    );
+    // A patch sets its state: now it may hibernate (the positive control).
+    t.send(t.agent.patch("c", json!({"color": css(GREEN)})))?;
+    h.settle(&mut t, Duration::from_millis(300));
+    open(h, &mut t, "e", BLUE)?;
+    ensure!(
+        t.host.is_hibernated(&c),
+        "c did not hibernate after its patch"
+    );
+
+    // Hibernated Surfaces are open: a, b, c and e fill max_surfaces 4.
+    t.send(t.agent.open("f", test_app("f", "<p></p>", PAGE_JS), None))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| refusals(rec).len() == 2),
+        "a fifth open was not refused"
+    );
+    ensure!(
+        refusals(&t.rec)[1] == ("too_many_surfaces".to_owned(), json!(4)),
+        "{:?}",
+        refusals(&t.rec)
+    );
+    h.shut_down(t)
+}
