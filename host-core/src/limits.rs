@@ -18,6 +18,7 @@ use crate::error::UsageError;
 /// | `max_pending_bridge_messages` | 256 per Surface | R-ENV-4 (host choice) |
 /// | `max_surfaces` | 256 open Surfaces, per session and over every session of a host | R-SES-1 (host choice: hidden ones may hibernate) |
 /// | `max_live_surfaces` | 16 Surfaces with a web process at once, over every session of a host; past it the least recently shown hidden one hibernates, and an open that finds none is refused `too_many_live_surfaces` | host choice: each live Surface is a web process |
+/// | `hibernate_hidden_after` | none: a hidden Surface hibernates only when an open needs its web process; `Some(d)`: also once it has been hidden for `d` | host choice |
 /// | `max_hibernated_bytes` | 64 MiB: the pictures hibernated Surfaces keep, over every session of a host; past it the longest-hidden one's goes (it wakes without one) | host choice |
 /// | `max_sessions` | 64 sessions (conversations) served at once by one host | R-SES-1 (host choice) |
 /// | `max_opens_per_window` | 30 | host choice |
@@ -62,6 +63,10 @@ pub struct Limits {
     /// How many bytes the pictures of hibernated Surfaces may hold, over every session of a
     /// host; past it the picture of the one hidden longest is dropped, and it wakes without.
     pub max_hibernated_bytes: usize,
+    /// When a hidden Surface (a child view, with no presses since its state was last set)
+    /// hibernates by itself: `None`, only when an open needs its web process; `Some(d)`, also
+    /// once it has been hidden for `d`.
+    pub hibernate_hidden_after: Option<Duration>,
     /// How many sessions (conversations) one host serves at once; an envelope naming one more
     /// is refused `too_many_sessions` (R-SES-1).
     pub max_sessions: usize,
@@ -124,6 +129,7 @@ impl Default for Limits {
             max_surfaces: 256,
             max_live_surfaces: 16,
             max_hibernated_bytes: 64 * 1024 * 1024,
+            hibernate_hidden_after: None,
             max_sessions: 64,
             max_opens_per_window: 30,
             open_window: Duration::from_secs(10),

@@ -226,6 +226,15 @@ impl Host {
         known
     }
 
+    /// Hibernates hidden Surface `key` now, even with presses since its state was last set
+    /// (the embedder knows its input is not needed); returns whether it did: it must be a
+    /// hidden child view with a webview.
+    pub fn hibernate(&mut self, key: &SurfaceKey) -> bool {
+        let hidden = self.engine.views.live(key).is_some_and(|l| l.hidden);
+        let bytes = self.engine.sessions.limits().max_hibernated_bytes;
+        hidden && self.engine.views.parent().is_some() && self.engine.views.hibernate(key, bytes)
+    }
+
     /// Whether Surface `key` is hibernated (#29): open, hidden, its webview and web process
     /// released until it is shown again. Hidden child views hibernate when
     /// `Limits::max_live_surfaces` Surfaces have a web process and another needs one, the
@@ -385,6 +394,11 @@ impl Host {
         wake_at(self.poll_policy(target));
         wake_at(self.engine.poll_watchdog(target));
         wake_at(self.engine.poll_component_expiry(target));
+        let (after, bytes) = {
+            let limits = self.engine.sessions.limits();
+            (limits.hibernate_hidden_after, limits.max_hibernated_bytes)
+        };
+        wake_at(self.engine.views.poll_hibernation(after, bytes));
         let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
         wake_at(self.engine.views.refill_pool(idle, target));
         if let Some(idle) = self.session_idle {

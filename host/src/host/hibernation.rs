@@ -110,6 +110,36 @@ impl Views {
         }
     }
 
+    /// Hibernates the hidden child views hidden for `after` or longer (with no presses since
+    /// their state was set); returns when the next one is due.
+    pub(super) fn poll_hibernation(
+        &mut self,
+        after: Option<std::time::Duration>,
+        max_picture_bytes: usize,
+    ) -> Option<std::time::Instant> {
+        let after = after?;
+        if !matches!(self.layout, Layout::Children(_)) {
+            return None;
+        }
+        let now = std::time::Instant::now();
+        let due: Vec<SurfaceKey> = self
+            .live_values()
+            .filter(|l| l.hidden && l.view.presses() == l.presses_seen)
+            .filter(|l| {
+                l.hidden_since
+                    .is_some_and(|t| now.duration_since(t) >= after)
+            })
+            .map(|l| l.key.clone())
+            .collect();
+        for key in due {
+            self.hibernate(&key, max_picture_bytes);
+        }
+        self.live_values()
+            .filter(|l| l.hidden && l.view.presses() == l.presses_seen)
+            .filter_map(|l| l.hidden_since.map(|t| t + after))
+            .min()
+    }
+
     /// Takes hibernated `key` out of its sleep, for its wake.
     pub(super) fn take_sleeping(&mut self, key: &SurfaceKey) -> Option<Sleeping> {
         if !self.is_hibernated(key) {

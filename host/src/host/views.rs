@@ -90,6 +90,8 @@ pub(super) struct Live {
     /// When the embedder last showed it (or it opened): the least recently shown hidden
     /// Surface hibernates first (#29).
     pub(super) last_shown: Instant,
+    /// Since when the embedder has hidden it.
+    pub(super) hidden_since: Option<Instant>,
     /// The view's press count when its state was last set (open or patch): more presses since
     /// mean input the agent may not have seen, and the Surface is not hibernated.
     pub(super) presses_seen: u64,
@@ -412,6 +414,7 @@ impl Views {
                 reloaded: kept.reloaded.clone(),
                 opening_since: Some(Instant::now()),
                 last_shown: Instant::now(),
+                hidden_since: kept.hidden.then(Instant::now),
                 presses_seen: 0,
                 picture: None,
                 placeholder: None,
@@ -608,9 +611,11 @@ impl Views {
         };
         if visible {
             live.last_shown = Instant::now();
+            live.hidden_since = None;
         } else if children && !live.hidden {
             // What the user last saw of it: its picture, should it hibernate (#29).
             live.picture = live.view.screen_pixels().ok();
+            live.hidden_since = Some(Instant::now());
         }
         live.hidden = !visible;
         live.view.set_visible(visible);

@@ -33,6 +33,10 @@ pub(crate) fn run() {
         "hidden_surfaces_hibernate_least_recently_shown_first_and_wake_with_the_latest_state",
         hibernate_and_wake,
     );
+    h.run(
+        "hidden_for_the_delay_a_surface_hibernates_unless_it_holds_input_which_the_embedder_may_force",
+        after_a_delay,
+    );
     h.finish();
 }
 
@@ -231,6 +235,59 @@ fn hibernate_and_wake(h: &mut HostHarness) -> Outcome {
         refusals(&t.rec)[1] == ("too_many_surfaces".to_owned(), json!(4)),
         "{:?}",
         refusals(&t.rec)
+    );
+    h.shut_down(t)
+}
+
+fn after_a_delay(h: &mut HostHarness) -> Outcome {
+    let x = X11::connect().map_err(|e| e.to_string())?;
+    let parent = Rc::new(
+        WindowBuilder::new()
+            .with_title("lineup hibernation delay")
+            .with_inner_size(LogicalSize::new(600u32, 300u32))
+            .build(&h.event_loop)
+            .map_err(|e| e.to_string())?,
+    );
+    let mut limits = Limits::default();
+    limits.hibernate_hidden_after = Some(Duration::from_millis(1500));
+    let mut t = h.host(
+        HostBuilder::new()
+            .child_views_in(Rc::clone(&parent))
+            .limits(limits),
+    )?;
+    open(h, &mut t, "a", RED)?;
+    open(h, &mut t, "b", BLUE)?;
+    let (a, b) = (t.key("a").ok_or("no a")?, t.key("b").ok_or("no b")?);
+    ensure!(shows(h, &mut t, &parent, BLUE), "b is not on screen");
+    // b takes a click (the right column), then both are hidden.
+    let (ox, oy) = x.window_origin(xid_of(&parent)?)?;
+    x.click(ox + 500, oy + 150)?;
+    h.settle(&mut t, Duration::from_millis(200));
+    t.host.set_surface_visible(&a, false);
+    t.host.set_surface_visible(&b, false);
+    h.settle(&mut t, Duration::from_millis(600));
+    ensure!(
+        !t.host.is_hibernated(&a) && !t.host.is_hibernated(&b),
+        "hibernated before the delay"
+    );
+    ensure!(
+        h.wait(&mut t, |host, _| host.is_hibernated(&a)),
+        "a hidden Surface did not hibernate after the delay"
+    );
+    h.settle(&mut t, Duration::from_millis(1000));
+    ensure!(
+        !t.host.is_hibernated(&b),
+        "a hidden Surface holding input hibernated by itself"
+    );
+    // The embedder may force it.
+    ensure!(t.host.hibernate(&b), "a forced hibernation was refused");
+    ensure!(
+        t.host.is_hibernated(&b) && t.host.view(&b).is_none(),
+        "the forced hibernation left its view"
+    );
+    ensure!(
+        !t.host.hibernate(&b),
+        "a hibernated Surface hibernated twice"
     );
     h.shut_down(t)
 }
