@@ -18,7 +18,7 @@ use crate::report::ms;
 
 /// Spawns this binary in a child mode; returns each line it printed after `RESULT `, with how
 /// long after the spawn it printed it, once it has printed `expected` of them (or ended).
-fn spawn_child(args: &[&str], expected: usize) -> Result<Vec<(f64, Value)>, String> {
+pub(crate) fn spawn_child(args: &[&str], expected: usize) -> Result<Vec<(f64, Value)>, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let start = Instant::now();
     let mut child = Command::new(exe)
@@ -69,13 +69,21 @@ pub(crate) fn memory_child(variant: &str, counts: &[usize]) -> Result<Vec<Value>
 
 /// The child modes: `first VARIANT` (open one Surface as soon as the process starts, report
 /// `RESULT` at its ready; `first hardened-pair` creates two raw hardened views together and
-/// reports once both are ready) and `memory VARIANT N1,N2,…` (open Surfaces, or with
+/// reports once both are ready), `memory VARIANT N1,N2,…` (open Surfaces, or with
 /// `components` standard components of one conversation, one after another; at each count,
-/// settle and report the PSS of the process tree).
+/// settle and report the PSS of the process tree) and `scale N LIVE` ([`crate::scale`]).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let start = Instant::now();
     let mode = args.first().map(String::as_str).unwrap_or_default();
     let variant = args.get(1).map(String::as_str).unwrap_or_default();
+    if mode == "scale" {
+        let number = |i: usize| {
+            args.get(i)
+                .and_then(|n| n.parse().ok())
+                .ok_or("scale N LIVE")
+        };
+        return crate::scale::run(number(1)?, number(2)?);
+    }
     let mut lab = Lab::new()?;
     let bytes = document_bytes(SMALL)?;
     let app = app_json(SMALL);

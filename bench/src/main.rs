@@ -26,6 +26,8 @@ mod phases;
 #[cfg(target_os = "linux")]
 mod raw;
 mod report;
+#[cfg(target_os = "linux")]
+mod scale;
 
 /// The `/proc` walker shared with the tests: memory of the process tree.
 use lineup_procs as procs;

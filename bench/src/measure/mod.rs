@@ -15,6 +15,7 @@ mod components;
 mod events;
 mod floods;
 mod machine;
+mod many;
 mod memory;
 mod opens;
 mod patches;

@@ -21,6 +21,9 @@ pub(super) struct Plan {
     pub(super) event_flood_ms: u64,
     /// The numbers of Surfaces whose memory is measured.
     pub(super) memory_counts: &'static [usize],
+    /// Many Surfaces (#29): how many are opened in one conversation, and how many at most are
+    /// shown at a time.
+    pub(super) many: (usize, usize),
 }
 
 /// The full run: `scripts/bench.sh`, BENCHMARKS.md.
@@ -34,6 +37,7 @@ pub(super) const FULL: Plan = Plan {
     patch_flood: 1000,
     event_flood_ms: 2000,
     memory_counts: &[1, 10, 16],
+    many: (200, 16),
 };
 
 /// `--quick`: what `scripts/test.sh` runs once.
@@ -47,4 +51,5 @@ pub(super) const QUICK: Plan = Plan {
     patch_flood: 50,
     event_flood_ms: 300,
     memory_counts: &[1, 2],
+    many: (24, 4),
 };

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::components::component_opens;
 use super::events::event_samples;
 use super::floods::{event_flood, patch_flood};
+use super::many;
 use super::memory;
 use super::opens::{open_samples, warm_samples};
 use super::patches::{max_state_pad, patch_samples};
@@ -286,6 +287,9 @@ pub(super) fn run(plan: Plan) -> Result<Measured, String> {
     details.insert("first_surface_phases".to_owned(), json!(phases));
 
     memory::measure(plan, &mut figures, &mut details)?;
+    let (many, many_details) = many::measure(plan, &cold_samples.0, &figures)?;
+    figures.extend(many);
+    details.insert("many_surfaces".to_owned(), many_details);
     details.insert(
         "open_profile_cold".to_owned(),
         phases::profile_summary(&cold_profile),
