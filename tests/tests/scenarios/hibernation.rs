@@ -9,7 +9,8 @@
 //! - a hidden Surface with presses since its state was last set is not hibernated: the open
 //!   that needs its room is refused `too_many_live_surfaces` naming the limit, and after a patch
 //!   it hibernates (the positive control);
-//! - hibernated Surfaces are open: `max_surfaces` counts them.
+//! - hibernated Surfaces are open: `max_surfaces` counts them, and the agent's close ends one
+//!   with nothing upstream (R-UI-5).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::rc::Rc;
@@ -235,6 +236,19 @@ fn hibernate_and_wake(h: &mut HostHarness) -> Outcome {
         refusals(&t.rec)[1] == ("too_many_surfaces".to_owned(), json!(4)),
         "{:?}",
         refusals(&t.rec)
+    );
+    // The agent closes a hibernated Surface: it is gone, and nothing goes upstream for it.
+    let sent = t.rec.sent_count();
+    t.send(t.agent.close("b", "done"))?;
+    ensure!(
+        h.wait(&mut t, |host, _| !host.surfaces().contains(&b)),
+        "a hibernated Surface stayed open after the agent closed it"
+    );
+    h.settle(&mut t, Duration::from_millis(200));
+    ensure!(
+        !t.host.is_hibernated(&b) && t.rec.sent_count() == sent,
+        "closing a hibernated Surface sent {:?}",
+        &t.rec.sent()[sent..]
     );
     h.shut_down(t)
 }
