@@ -130,6 +130,11 @@ impl Engine {
         event: ViewEvent,
         target: &EventLoopWindowTarget<T>,
     ) {
+        // A hibernated Surface's released view may still have events on their way: what its
+        // page posted goes on (nothing is lost); its ending is the hibernation's, not news.
+        if self.views.is_hibernated(&key) && !matches!(event, ViewEvent::Ipc(_)) {
+            return;
+        }
         let input = match event {
             ViewEvent::Ipc(raw) => {
                 // For `lineup-bench`'s patch profile: the event loop took the bridge message.
