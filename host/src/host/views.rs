@@ -612,6 +612,8 @@ impl Views {
         if visible {
             live.last_shown = Instant::now();
             live.hidden_since = None;
+            // Taken again at the next hide: a shown Surface keeps no picture.
+            live.picture = None;
         } else if children && !live.hidden {
             // What the user last saw of it: its picture, should it hibernate (#29).
             live.picture = live.view.screen_pixels().ok();
