@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use lineup_host::tao::dpi::LogicalSize;
 use lineup_host::tao::window::WindowBuilder;
 use lineup_host::HostBuilder;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::app::{app_json, SMALL};
 use crate::lab::Lab;
@@ -128,10 +128,4 @@ pub(crate) fn run(n: usize, live: usize) -> Result<(), String> {
     );
     drop(parent);
     Ok(())
-}
-
-/// The parent's side: runs `scale N LIVE` in a fresh process.
-pub(crate) fn scale_child(n: usize, live: usize) -> Result<Value, String> {
-    let mut results = crate::child::spawn_child(&["scale", &n.to_string(), &live.to_string()], 1)?;
-    Ok(results.remove(0).1)
 }

@@ -6,7 +6,6 @@ use serde_json::Value;
 use super::plan::Plan;
 use super::progress;
 use crate::report::{percentile, round, Figure};
-use crate::scale::scale_child;
 
 /// Runs the `scale` child of `plan.many` and gives its figures and details; `cold` are the
 /// run's cold open → ready samples, `figures` those measured so far (the PSS of 16 Surfaces
@@ -73,4 +72,10 @@ pub(super) fn measure(
         )),
     ];
     Ok((figures, result))
+}
+
+/// Runs the `scale N LIVE` child ([`crate::scale`]) in a fresh process.
+fn scale_child(n: usize, live: usize) -> Result<Value, String> {
+    let mut results = crate::child::spawn_child(&["scale", &n.to_string(), &live.to_string()], 1)?;
+    Ok(results.remove(0).1)
 }
