@@ -38,6 +38,18 @@ fn acked(lab: &mut Lab, instance: &str, seq: u64) -> Result<Instant, String> {
     found(&lab.rec).ok_or_else(|| format!("{instance} never acknowledged state {seq}"))
 }
 
+/// Hides the oldest shown Surface once `live` are shown, as a conversation scrolling on.
+fn hide_oldest(lab: &mut Lab, shown: &mut Vec<String>, live: usize) {
+    if shown.len() < live {
+        return;
+    }
+    let oldest = shown.remove(0);
+    let key = lab.rec.keys.borrow().get(&oldest).cloned();
+    if let (Some(host), Some(key)) = (lab.host.as_mut(), key) {
+        host.set_surface_visible(&key, false);
+    }
+}
+
 /// The child mode `scale N LIVE`: prints one `RESULT` line.
 pub(crate) fn run(n: usize, live: usize) -> Result<(), String> {
     let mut lab = Lab::new()?;
@@ -58,13 +70,7 @@ pub(crate) fn run(n: usize, live: usize) -> Result<(), String> {
     let app = app_json(SMALL);
     let (mut peak, mut opens, mut shown) = (0u64, Vec::new(), Vec::<String>::new());
     for i in 0..n {
-        if shown.len() >= live {
-            let oldest = shown.remove(0);
-            let key = lab.rec.keys.borrow().get(&oldest).cloned();
-            if let (Some(host), Some(key)) = (lab.host.as_mut(), key) {
-                host.set_surface_visible(&key, false);
-            }
-        }
+        hide_oldest(&mut lab, &mut shown, live);
         let instance = format!("s{i}");
         let start = Instant::now();
         lab.open_ours(&instance, &app, Some(json!({ "seq": 0 })))?;
@@ -96,13 +102,7 @@ pub(crate) fn run(n: usize, live: usize) -> Result<(), String> {
         lab.send(patch)?;
         // A user's scrolling pace: the pool refills between two shows.
         lab.settle(Duration::from_millis(400));
-        if shown.len() >= live {
-            let oldest = shown.remove(0);
-            let key = lab.rec.keys.borrow().get(&oldest).cloned();
-            if let (Some(host), Some(key)) = (lab.host.as_mut(), key) {
-                host.set_surface_visible(&key, false);
-            }
-        }
+        hide_oldest(&mut lab, &mut shown, live);
         let key = lab
             .rec
             .keys

@@ -230,9 +230,8 @@ impl Host {
     /// (the embedder knows its input is not needed); returns whether it did: it must be a
     /// hidden child view with a webview.
     pub fn hibernate(&mut self, key: &SurfaceKey) -> bool {
-        let hidden = self.engine.views.live(key).is_some_and(|l| l.hidden);
         let bytes = self.engine.sessions.limits().max_hibernated_bytes;
-        hidden && self.engine.views.parent().is_some() && self.engine.views.hibernate(key, bytes)
+        self.engine.views.hibernate(key, bytes)
     }
 
     /// Whether Surface `key` is hibernated (#29): open, hidden, its webview and web process

@@ -39,7 +39,7 @@ impl Views {
     /// The state of `key` was just set (open or patch): presses until now are the agent's to
     /// have seen.
     pub(super) fn state_set(&mut self, key: &SurfaceKey) {
-        if let Some(live) = self.live_values_mut().find(|l| l.key == *key) {
+        if let Some(live) = self.live_mut(key) {
             live.presses_seen = live.view.presses();
         }
     }
@@ -60,6 +60,10 @@ impl Views {
     /// Hibernates `key`: its webview and web process go, what it needs to come back stays.
     /// Returns whether it did (it must be a live, hidden child view).
     pub(super) fn hibernate(&mut self, key: &SurfaceKey, max_picture_bytes: usize) -> bool {
+        let child = matches!(self.layout, Layout::Children(_));
+        if !child || !self.live(key).is_some_and(|l| l.hidden) {
+            return false;
+        }
         let Some(live) = self.take_live(key) else {
             return false;
         };

@@ -239,10 +239,6 @@ impl Views {
         self.live.remove(&slot(key))
     }
 
-    pub(super) fn live_values_mut(&mut self) -> impl Iterator<Item = &mut Live> {
-        self.live.values_mut()
-    }
-
     pub(super) fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
         self.live.get_mut(&slot(key)).filter(|l| l.key == *key)
     }

@@ -115,23 +115,34 @@ fn open(h: &mut HostHarness, t: &mut TestHost, instance: &str, colour: [u8; 3]) 
     Ok(())
 }
 
-fn hibernate_and_wake(h: &mut HostHarness) -> Outcome {
-    let x = X11::connect().map_err(|e| e.to_string())?;
+/// The test's 600 × 300 window titled `title`, and a host whose Surfaces are its child views,
+/// under `limits`.
+fn window_host(
+    h: &mut HostHarness,
+    title: &str,
+    limits: Limits,
+) -> Result<(Rc<Window>, TestHost), String> {
     let parent = Rc::new(
         WindowBuilder::new()
-            .with_title("lineup hibernation")
+            .with_title(title)
             .with_inner_size(LogicalSize::new(600u32, 300u32))
             .build(&h.event_loop)
             .map_err(|e| e.to_string())?,
     );
-    let mut limits = Limits::default();
-    limits.max_live_surfaces = 2;
-    limits.max_surfaces = 4;
-    let mut t = h.host(
+    let t = h.host(
         HostBuilder::new()
             .child_views_in(Rc::clone(&parent))
             .limits(limits),
     )?;
+    Ok((parent, t))
+}
+
+fn hibernate_and_wake(h: &mut HostHarness) -> Outcome {
+    let x = X11::connect().map_err(|e| e.to_string())?;
+    let mut limits = Limits::default();
+    limits.max_live_surfaces = 2;
+    limits.max_surfaces = 4;
+    let (parent, mut t) = window_host(h, "lineup hibernation", limits)?;
     open(h, &mut t, "a", RED)?;
     open(h, &mut t, "b", BLUE)?;
     let key = |t: &TestHost, i: &str| t.key(i).ok_or(format!("no key for {i}"));
@@ -255,20 +266,9 @@ fn hibernate_and_wake(h: &mut HostHarness) -> Outcome {
 
 fn after_a_delay(h: &mut HostHarness) -> Outcome {
     let x = X11::connect().map_err(|e| e.to_string())?;
-    let parent = Rc::new(
-        WindowBuilder::new()
-            .with_title("lineup hibernation delay")
-            .with_inner_size(LogicalSize::new(600u32, 300u32))
-            .build(&h.event_loop)
-            .map_err(|e| e.to_string())?,
-    );
     let mut limits = Limits::default();
     limits.hibernate_hidden_after = Some(Duration::from_millis(1500));
-    let mut t = h.host(
-        HostBuilder::new()
-            .child_views_in(Rc::clone(&parent))
-            .limits(limits),
-    )?;
+    let (parent, mut t) = window_host(h, "lineup hibernation delay", limits)?;
     open(h, &mut t, "a", RED)?;
     open(h, &mut t, "b", BLUE)?;
     let (a, b) = (t.key("a").ok_or("no a")?, t.key("b").ok_or("no b")?);
