@@ -3,7 +3,7 @@
 # under Xvfb. A cold build took 34 minutes on two cores here (debug, no debug info, SpiderMonkey
 # from source with clang 19); the target directory (4.5 GB) lives outside the work tree
 # (LINEUP_SERVO_TARGET, default ~/.cache/lineup-servo-target) so that it is reused.
-#   bash scripts/servo.sh           # install, build, test
+#   bash scripts/servo.sh           # install, build, test (the suite, then the kit on the host)
 #   bash scripts/servo.sh build     # install and build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,3 +50,24 @@ xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" -
 # A script thread's panic, through Servo's test bindings (a second build of Servo's script crate).
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --features crash-tests --test servo -- crash
 echo "servo: suite passed in $(($(date +%s) - start)) s"
+
+# The host on Servo: the conformance kit against `lineup host --engine servo` (which runs
+# lineup-servo host --stdio), group by group. The main workspace's binaries are built with its
+# own environment and target directory. The capability group is left out: lineup-servo host has
+# no App Capabilities (no store beside Servo's SQLite), so every app.call is `unsupported`.
+start=$(date +%s)
+servo_bin="$CARGO_TARGET_DIR/debug/lineup-servo"
+env -u CARGO_TARGET_DIR -u CC -u CXX -u MOZJS_FROM_SOURCE -u LIBCLANG_PATH \
+    cargo build -q -p lineup-cli -p lineup-conformance
+mkdir -p target/conformance-servo
+for group in envelope ui ipc navigation exfil; do
+    LINEUP_SERVO="$servo_bin" xvfb-run -a -s "-screen 0 1280x1024x24" \
+        target/debug/lineup-conformance --engine servo --filter "$group" \
+        --json "target/conformance-servo/$group.json" -- \
+        target/debug/lineup host --stdio --engine servo --dangerous-weaker-isolation
+done
+LINEUP_SERVO="$servo_bin" xvfb-run -a -s "-screen 0 1280x1024x24" \
+    target/debug/lineup-conformance --engine servo --filter components \
+    --json target/conformance-servo/components.json -- \
+    target/debug/lineup host --stdio --engine servo --dangerous-weaker-isolation --builtin-components
+echo "servo: the conformance kit on the Servo host passed in $(($(date +%s) - start)) s"

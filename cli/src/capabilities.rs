@@ -68,6 +68,16 @@ pub(crate) struct CapabilityArgs {
 }
 
 impl CapabilityArgs {
+    /// Whether any App Capability flag was given.
+    pub(crate) fn any(&self) -> bool {
+        self.agent_id.is_some()
+            || self.capabilities
+            || self.data_dir.is_some()
+            || !self.enable.is_empty()
+            || self.dangerous_auto_consent.is_some()
+            || self.dangerous_test_capability.is_some()
+    }
+
     /// A kiosk's: capabilities on, the vouched `agent`, records and apps in `data_dir` (or the
     /// default data directory), no built-ins.
     pub(crate) fn for_kiosk(

@@ -34,6 +34,11 @@ enum ContrastArg {
 }
 
 impl LookArgs {
+    /// Whether neither flag was given (the desktop's scheme and contrast).
+    pub(crate) fn is_default(&self) -> bool {
+        self.theme == ThemeArg::System && self.contrast == ContrastArg::System
+    }
+
     /// Sets the process's colour scheme as asked (R-UI-11) and returns whether the high-contrast
     /// values apply, for a window the host makes itself (a component's preview).
     pub(crate) fn apply_to_process(&self) -> bool {

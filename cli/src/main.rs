@@ -9,21 +9,20 @@
 //! `lineup grants` and `lineup audit` inspect a host's data directory (lineup-store).
 //! `lineup bundle` and `lineup preview` are for Surface authors.
 
-use std::io::Read;
 use std::process::ExitCode;
-use std::thread;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use lineup_host::{HostBuilder, HostHandle, ProtocolStdout};
-use lineup_host_core::{BundlePolicy, ConversationId, Frame, LineFramer, PartyId};
-use lineup_transport::{LineWriter, OutboundLimits, WriteError};
+use lineup_host::HostBuilder;
+use lineup_host_core::{BundlePolicy, ConversationId, PartyId};
+use lineup_transport::{OutboundLimits, StdioLink};
 
 mod apps;
 mod audit;
 mod bundle;
 mod capabilities;
 mod data;
+mod engine;
 mod fetch;
 mod grants;
 mod kiosk;
@@ -157,10 +156,66 @@ struct HostArgs {
     /// prints it) that may be opened inline; repeatable.
     #[arg(long, value_name = "DIGEST")]
     allow_digest: Vec<String>,
+    /// The web engine: `webkit` (this binary's) or `servo`, which runs `lineup-servo host
+    /// --stdio` (built by `scripts/servo.sh`), each Surface in a window of its own. Servo's
+    /// isolation is weaker (one process and one storage profile for every Surface, no process
+    /// sandbox: see FEATURES.md), so it needs --dangerous-weaker-isolation; it takes --stdio
+    /// only, and none of the App Capability flags (their records live in the store, which
+    /// lineup-servo cannot link), --warm-pool or the look flags.
+    #[arg(long, value_enum, default_value_t = engine::Engine::Webkit)]
+    engine: engine::Engine,
+    /// With --engine servo: the caller accepts Servo's weaker isolation.
+    #[arg(long)]
+    dangerous_weaker_isolation: bool,
     #[command(flatten)]
     capabilities: capabilities::CapabilityArgs,
     #[command(flatten)]
     look: look::LookArgs,
+}
+
+impl HostArgs {
+    /// The flags `lineup-servo host` takes, or which one it does not.
+    fn servo_flags(&self) -> Result<Vec<std::ffi::OsString>, String> {
+        if !self.dangerous_weaker_isolation {
+            return Err(
+                "--engine servo needs --dangerous-weaker-isolation: Servo shows every \
+                        Surface in one process with one storage profile and no process sandbox"
+                    .to_owned(),
+            );
+        }
+        let refused = [
+            (self.connect.is_some(), "--connect"),
+            (self.capabilities.any(), "the App Capability flags"),
+            (self.warm_pool != 1, "--warm-pool"),
+            (!self.look.is_default(), "the look flags"),
+            (self.bundle_policy != "allow", "--bundle-policy"),
+        ];
+        if let Some((_, flag)) = refused.iter().find(|(set, _)| *set) {
+            return Err(format!("not available with --engine servo: {flag}"));
+        }
+        let mut flags: Vec<std::ffi::OsString> = vec![
+            "--client-id".into(),
+            self.client_id.clone().into(),
+            "--max-surfaces".into(),
+            self.max_surfaces.to_string().into(),
+            "--max-live-surfaces".into(),
+            self.max_live_surfaces.to_string().into(),
+            "--max-sessions".into(),
+            self.max_sessions.to_string().into(),
+            "--session-idle-secs".into(),
+            self.session_idle_secs.to_string().into(),
+        ];
+        if let Some(conversation) = &self.conversation {
+            flags.extend(["--conversation".into(), conversation.clone().into()]);
+        }
+        if self.until_closed {
+            flags.push("--until-closed".into());
+        }
+        if self.builtin_components {
+            flags.push("--builtin-components".into());
+        }
+        Ok(flags)
+    }
 }
 
 /// `--bundle-policy` and `--allow-digest` as a [`BundlePolicy`].
@@ -187,9 +242,6 @@ pub(crate) fn bundle_policy(name: &str, digests: &[String]) -> Result<BundlePoli
     })
 }
 
-/// How long, at exit, the host waits for a slow reader to take what is still queued.
-const EXIT_FLUSH: Duration = Duration::from_secs(5);
-
 fn main() -> ExitCode {
     // First of all, before logging or any thread starts: the token leaves the environment, which
     // web processes inherit (link/token.rs).
@@ -197,6 +249,21 @@ fn main() -> ExitCode {
     log::init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Host(args) if args.engine == engine::Engine::Servo => {
+            return match args.servo_flags() {
+                Ok(flags) => match engine::servo_host(flags) {
+                    Ok(code) => ExitCode::from(code),
+                    Err(e) => {
+                        tracing::error!("{e}");
+                        ExitCode::FAILURE
+                    }
+                },
+                Err(e) => {
+                    tracing::error!("{e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Host(args) if args.connect.is_some() => host_connect(args, env_token),
         Command::Host(args) => host_stdio(args),
         Command::Grants(args) => {
@@ -267,92 +334,6 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     link.run(builder.delegate(log::StderrDelegate), event_loop)
 }
 
-/// The agent on stdin and stdout: the protocol writer (fd 1 taken before any web process
-/// starts), and the stdin reader with its back-pressure (R-ENV-4).
-pub(crate) struct StdioLink {
-    writer: LineWriter,
-    limits: OutboundLimits,
-    /// At end of input: wait for the last Surface to close instead of closing them all.
-    until_closed: bool,
-}
-
-impl StdioLink {
-    /// Takes stdout for the protocol, with the default writer limits.
-    pub(crate) fn take() -> Result<Self, Box<dyn std::error::Error>> {
-        Self::take_with(OutboundLimits::default())
-    }
-
-    /// Takes stdout for the protocol.
-    fn take_with(limits: OutboundLimits) -> Result<Self, Box<dyn std::error::Error>> {
-        let writer = LineWriter::on_stdout(ProtocolStdout::take()?, limits)?;
-        Ok(Self {
-            writer,
-            limits,
-            until_closed: false,
-        })
-    }
-
-    /// With `true`, end of input leaves the open Surfaces up and the host exits when the last
-    /// one closes (`--until-closed`).
-    fn until_closed(self, until_closed: bool) -> Self {
-        Self {
-            until_closed,
-            ..self
-        }
-    }
-
-    /// Builds the host with `builder` (its delegate already set), feeds it from stdin until end
-    /// of input, and writes what it sends to stdout.
-    pub(crate) fn run(
-        self,
-        builder: HostBuilder,
-        event_loop: lineup_host::HostEventLoop,
-    ) -> Result<(), Box<dyn std::error::Error>> {
-        let Self {
-            writer,
-            limits,
-            until_closed,
-        } = self;
-        let outbound = writer.clone();
-        let mut closed_logged = false;
-        let host = builder
-            .on_outbound(move |message| match outbound.send(message) {
-                Ok(()) => {}
-                // Counted per Surface and reported once the reader caught up: no line per event.
-                Err(e @ WriteError::EventDropped { .. }) => tracing::debug!("{e}"),
-                Err(e) => {
-                    if !closed_logged {
-                        closed_logged = true;
-                        tracing::error!("{e}");
-                    }
-                }
-            })
-            .build(&event_loop)?;
-        let handle = host.handle();
-        let reporter = host.handle();
-        // The writer thread hands each Surface's count to the event loop, where the session
-        // builds the `client.error` `events_dropped` like every other outbound envelope (R-ENV-5).
-        writer.on_events_dropped(move |instance, count| {
-            let _ = reporter.report_events_dropped(instance, count);
-        });
-        let max_line = host.limits().max_envelope_bytes;
-        let gate = InputGate {
-            writer: writer.clone(),
-            max_inbound_waiting: limits.answers_high_water,
-        };
-        thread::Builder::new()
-            .name("lineup-stdin".into())
-            .spawn(move || read_stdin(handle, gate, max_line, until_closed))?;
-        host.run(event_loop)?;
-        // Answers queued just before the end (say, to the last lines before end of input) are
-        // still written, unless the reader is gone or stays stuck.
-        if !writer.flush(EXIT_FLUSH) {
-            tracing::warn!("exiting with outbound lines unwritten: the reader did not take them");
-        }
-        Ok(())
-    }
-}
-
 /// `lineup host --connect URL`: the host with the agent link (`link/`) instead of stdio.
 /// Everything that can be refused at start (the URL, the token, the TLS roots) is checked
 /// before the event loop or any web process starts.
@@ -397,78 +378,4 @@ fn host_connect(
     lineup_transport::link::spawn(config, host.handle(), outbound)?;
     host.run(event_loop)?;
     Ok(())
-}
-
-/// Back-pressure on stdin (R-ENV-4): the reader thread waits here before it hands a line to
-/// the event loop, so that answers waiting for a slow reader of stdout, and lines waiting for
-/// the loop, stay bounded. The event loop itself never waits on stdout.
-struct InputGate {
-    writer: LineWriter,
-    /// How many lines may wait for the event loop.
-    max_inbound_waiting: usize,
-}
-
-impl InputGate {
-    /// Returns once a line may go to the host.
-    fn wait(&self, handle: &HostHandle) {
-        if self.writer.backpressure() {
-            tracing::warn!(
-                "{} answers are waiting for the reader of stdout; stopped reading stdin until fewer than {} wait (R-ENV-4)",
-                self.writer.answers_waiting(),
-                self.writer.limits().answers_low_water
-            );
-            self.writer.wait_for_room();
-            tracing::info!("the reader of stdout caught up; reading stdin again");
-        }
-        // The loop handles lines far faster than a pipe brings them; this only waits when it
-        // is busy, say with a flooding page, and never for long.
-        while handle.inbound_waiting() >= self.max_inbound_waiting {
-            thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
-
-/// Reads stdin in chunks, frames it into bounded lines and forwards them into the event loop;
-/// at end of input asks the host to close everything and exit, or with `until_closed` to exit
-/// once the last Surface has closed.
-fn read_stdin(handle: HostHandle, gate: InputGate, max_line: usize, until_closed: bool) {
-    let mut framer = LineFramer::new(max_line);
-    let mut stdin = std::io::stdin().lock();
-    let mut chunk = vec![0u8; 64 * 1024];
-    let forward = |frame: Frame| match frame {
-        Frame::Line { bytes, .. } if bytes.iter().all(u8::is_ascii_whitespace) => true,
-        Frame::Line { number, bytes } => {
-            gate.wait(&handle);
-            handle.send_inbound_line(number, bytes).is_ok()
-        }
-        Frame::TooLong { number, len, .. } => {
-            gate.wait(&handle);
-            handle.send_oversized_line(number, len).is_ok()
-        }
-    };
-    loop {
-        match stdin.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                if !framer.push(&chunk[..n]).into_iter().all(forward) {
-                    return;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                tracing::error!("cannot read stdin: {e}");
-                break;
-            }
-        }
-    }
-    if let Some(frame) = framer.finish() {
-        forward(frame);
-    }
-    if until_closed {
-        tracing::info!("stdin closed; exiting when the last surface closes (--until-closed)");
-        let _ = handle.shutdown_when_last_closed();
-    } else {
-        tracing::info!("stdin closed; closing every surface");
-        let _ = handle.shutdown();
-    }
 }

@@ -24,7 +24,6 @@ use lineup_host_core::{
 
 mod component;
 mod delegate;
-mod engine;
 use delegate::Delegate;
 
 /// Exit codes of `lineup preview` (`--check` and `--screenshot`).
@@ -100,7 +99,7 @@ pub(crate) struct PreviewArgs {
     /// The web engine: `webkit` (this binary's) or `servo`, which runs `lineup-servo preview`
     /// (built by `scripts/servo.sh`; found beside this binary, on PATH, or at $LINEUP_SERVO).
     #[arg(long, value_name = "ENGINE", default_value = "webkit")]
-    engine: engine::Engine,
+    engine: crate::engine::Engine,
     #[command(flatten)]
     look: crate::look::LookArgs,
 }
@@ -124,7 +123,7 @@ pub(crate) fn run(args: PreviewArgs) -> ExitCode {
 }
 
 fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::Error>> {
-    if args.engine == engine::Engine::Servo {
+    if args.engine == crate::engine::Engine::Servo {
         let unsupported = [
             (args.check, "--check"),
             (args.devtools, "--devtools"),
@@ -138,7 +137,7 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
             ));
             return Ok(2);
         }
-        return engine::servo_preview(&args.source, args.screenshot.as_deref());
+        return crate::engine::servo_preview(&args.source, args.screenshot.as_deref());
     }
     if let Some(payload) = component::read(&args.source) {
         let timeout = std::time::Duration::from_secs(args.timeout);

@@ -3,7 +3,8 @@
 //! one keeps the last good state; `--screenshot` writes a PNG whose pixels show the state;
 //! `--check` fails on a page error and passes on a clean bundle (the positive control). Its
 //! modules: a script's syntax error (`preview/syntax.rs`), an app package folder
-//! (`preview/package.rs`), the theme, contrast and resize example (`preview/look.rs`).
+//! (`preview/package.rs`), the theme, contrast and resize example (`preview/look.rs`), and
+//! `--engine servo` of `lineup preview` and `lineup host` (`preview/engine_servo.rs`).
 //!
 //! Run with `xvfb-run -a -s "-screen 0 1280x1024x24" cargo test -p lineup-cli --test preview`.
 #![allow(
@@ -25,6 +26,8 @@ const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
 
 #[path = "preview/component.rs"]
 mod component;
+#[path = "preview/engine_servo.rs"]
+mod engine_servo;
 #[path = "preview/look.rs"]
 mod look;
 #[path = "preview/package.rs"]
@@ -446,35 +449,4 @@ fn without_a_display_preview_says_to_run_under_xvfb_run() {
         stdout.contains("xvfb-run -a") && stdout.contains("preview") && stdout.contains("--check"),
         "{stdout}"
     );
-}
-
-/// #28: `--engine servo` runs `lineup-servo`; without it the refusal says how to get it, and
-/// flags the Servo preview lacks are refused by name, never ignored.
-#[test]
-fn engine_servo_is_refused_with_the_way_to_build_it_and_names_what_it_lacks() {
-    let chart = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/surfaces/chart");
-    let run = |extra: &[&str], servo: &str| {
-        Command::new(env!("CARGO_BIN_EXE_lineup"))
-            .arg("preview")
-            .args(extra)
-            .arg(&chart)
-            .env("LINEUP_SERVO", servo)
-            .env("PATH", "/nonexistent")
-            .output()
-            .unwrap()
-    };
-    let missing = run(&["--engine", "servo"], "");
-    let text = String::from_utf8_lossy(&missing.stdout);
-    assert_eq!(missing.status.code(), Some(1), "{text}");
-    assert!(text.contains("scripts/servo.sh"), "{text}");
-    let flag = run(&["--engine", "servo", "--check"], "");
-    let text = String::from_utf8_lossy(&flag.stdout);
-    assert_eq!(flag.status.code(), Some(2), "{text}");
-    assert!(
-        text.contains("--check is not available with --engine servo"),
-        "{text}"
-    );
-    // Positive control: a `lineup-servo` that exists is run, its status passed through.
-    let ran = run(&["--engine", "servo"], "/bin/true");
-    assert_eq!(ran.status.code(), Some(0));
 }

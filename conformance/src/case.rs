@@ -49,9 +49,47 @@ pub(crate) struct Case {
     /// canary hits).
     #[serde(default = "default_settle")]
     pub(crate) settle_ms: u64,
-    /// An expected failure, naming the issue.
+    /// An expected failure on the default engine, naming the issue.
     #[serde(default)]
     pub(crate) xfail: Option<String>,
+    /// An expected failure with `--engine servo`, in place of `xfail`.
+    #[serde(default)]
+    pub(crate) xfail_servo: Option<String>,
+}
+
+impl Case {
+    /// The expected failure on `engine`, if any.
+    pub(crate) fn xfail_on(&self, engine: Engine) -> Option<&String> {
+        match engine {
+            Engine::Webkit => self.xfail.as_ref(),
+            Engine::Servo => self.xfail_servo.as_ref(),
+        }
+    }
+}
+
+/// The web engine of the host under test: what a page's raw post to the host is
+/// (`{{raw_post}}`), and which expected failures apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// WebKitGTK: the script message handler `ipc`.
+    Webkit,
+    /// Servo: the console channel, a line behind the bridge's marker (decision 0029).
+    Servo,
+}
+
+impl Engine {
+    /// A JavaScript function expression that posts its one argument on the engine's raw
+    /// channel, as page code can without the bridge. No quote characters: cases put it inside
+    /// strings of every quoting level.
+    pub(crate) fn raw_post(self) -> &'static str {
+        match self {
+            Engine::Webkit => "(function(m){window.webkit.messageHandlers.ipc.postMessage(m)})",
+            // console.debug("%s", "\u0001lineup.surface.v1\u0001" + m)
+            Engine::Servo => {
+                "(function(m){console.debug(String.fromCharCode(37,115),String.fromCharCode(1,108,105,110,101,117,112,46,115,117,114,102,97,99,101,46,118,49,1)+m)})"
+            }
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -185,10 +223,10 @@ pub(crate) fn subset(pattern: &Value, value: &Value) -> bool {
     }
 }
 
-/// Fills `{{canary.http}}` in every string of `value`, then `{{integrity}}` in a `ui.open`'s
-/// `payload.app.integrity` with the digest of its bundle (R-UI-2a).
-pub(crate) fn fill(value: &Value, canary_http: &str) -> Value {
-    let mut filled = fill_strings(value, canary_http);
+/// Fills `{{canary.http}}` and `{{raw_post}}` in every string of `value`, then `{{integrity}}`
+/// in a `ui.open`'s `payload.app.integrity` with the digest of its bundle (R-UI-2a).
+pub(crate) fn fill(value: &Value, canary_http: &str, engine: Engine) -> Value {
+    let mut filled = fill_strings(value, canary_http, engine);
     if let Some(app) = filled
         .get_mut("payload")
         .and_then(|p| p.get_mut("app"))
@@ -203,23 +241,29 @@ pub(crate) fn fill(value: &Value, canary_http: &str) -> Value {
     filled
 }
 
-fn fill_strings(value: &Value, canary_http: &str) -> Value {
+fn fill_strings(value: &Value, canary_http: &str, engine: Engine) -> Value {
     match value {
-        Value::String(s) => Value::String(fill_text(s, canary_http)),
-        Value::Array(a) => Value::Array(a.iter().map(|v| fill_strings(v, canary_http)).collect()),
+        Value::String(s) => Value::String(fill_text(s, canary_http, engine)),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|v| fill_strings(v, canary_http, engine))
+                .collect(),
+        ),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, v)| (k.clone(), fill_strings(v, canary_http)))
+                .map(|(k, v)| (k.clone(), fill_strings(v, canary_http, engine)))
                 .collect(),
         ),
         other => other.clone(),
     }
 }
 
-/// Fills `{{canary.http}}` in a text, and each `{{in_secs:N}}` with the RFC 3339 UTC time N
-/// seconds from now (0 ≤ N ≤ 86400).
-pub(crate) fn fill_text(text: &str, canary_http: &str) -> String {
-    let mut out = text.replace("{{canary.http}}", canary_http);
+/// Fills `{{canary.http}}` and `{{raw_post}}` (the engine's raw channel) in a text, and each
+/// `{{in_secs:N}}` with the RFC 3339 UTC time N seconds from now (0 ≤ N ≤ 86400).
+pub(crate) fn fill_text(text: &str, canary_http: &str, engine: Engine) -> String {
+    let mut out = text
+        .replace("{{canary.http}}", canary_http)
+        .replace("{{raw_post}}", engine.raw_post());
     while let Some(start) = out.find("{{in_secs:") {
         let rest = &out[start + "{{in_secs:".len()..];
         let Some(end) = rest.find("}}") else { break };
@@ -348,6 +392,24 @@ mod tests {
             integrity("<p>x</p>\n", "\n", "LineUpSurface.event(\"booted\",{})\n"),
             "sha256-nUGUNFDG/Dy7BSto7B+1Qt5NKqiiJGVrRSYB+o/atWM="
         );
+    }
+
+    #[test]
+    fn raw_post_is_each_engines_channel_and_holds_no_quote() {
+        let webkit = fill_text("try{{{raw_post}}(m)}catch(e){}", "", Engine::Webkit);
+        assert!(webkit.contains("window.webkit.messageHandlers.ipc.postMessage(m)"));
+        let servo = fill_text("{{raw_post}}('x')", "", Engine::Servo);
+        assert!(servo.starts_with("(function(m){console.debug("), "{servo}");
+        // The marker, as char codes, is the bridge's console marker.
+        let codes = [
+            1, 108, 105, 110, 101, 117, 112, 46, 115, 117, 114, 102, 97, 99, 101, 46, 118, 49, 1,
+        ];
+        let marker: String = codes.iter().map(|c| char::from(*c as u8)).collect();
+        assert_eq!(marker, "\u{1}lineup.surface.v1\u{1}");
+        assert!(servo.contains("String.fromCharCode(1,108,105,110,101,117,112,46,115,117,114,102,97,99,101,46,118,49,1)"));
+        for engine in [Engine::Webkit, Engine::Servo] {
+            assert!(!engine.raw_post().contains(['"', '\'', '\\']));
+        }
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! `lineup-conformance`: runs the conformance cases under `conformance/cases/` against a host
 //! command that speaks `lineup.v1` over stdin/stdout.
 //!
-//! `lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] -- <host command…>`
+//! `lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] [--engine E] -- <host command…>`
+//!
+//! `--engine servo` says the host shows Surfaces with Servo: a case's `{{raw_post}}` is then the
+//! console channel instead of WebKit's message handler, and its `xfail_servo` applies in place
+//! of `xfail`.
 
 mod canary;
 mod case;
@@ -22,6 +26,7 @@ struct Args {
     filter: Option<String>,
     json: Option<PathBuf>,
     jobs: usize,
+    engine: case::Engine,
     command: Vec<String>,
 }
 
@@ -31,6 +36,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         filter: None,
         json: None,
         jobs: 1,
+        engine: case::Engine::Webkit,
         command: Vec::new(),
     };
     while let Some(arg) = argv.next() {
@@ -45,6 +51,13 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|n| (1..=64).contains(n))
                     .ok_or("--jobs needs a number from 1 to 64")?;
             }
+            "--engine" => {
+                args.engine = match argv.next().as_deref() {
+                    Some("webkit") => case::Engine::Webkit,
+                    Some("servo") => case::Engine::Servo,
+                    _ => return Err("--engine needs webkit or servo".into()),
+                }
+            }
             "--" => {
                 args.command = argv.collect();
                 break;
@@ -53,7 +66,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     if args.command.is_empty() {
-        return Err("usage: lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] -- <host command…>".into());
+        return Err("usage: lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] [--engine webkit|servo] -- <host command…>".into());
     }
     Ok(args)
 }
@@ -83,7 +96,7 @@ fn main() -> ExitCode {
         })
         .collect();
     let started = Instant::now();
-    let outcomes = run_all(&selected, &args.command, args.jobs, |case, outcome, ms| {
+    let outcomes = run_all(&selected, &args, |case, outcome, ms| {
         let (word, detail) = words(outcome);
         println!(
             "{word:7} {}/{} [{}] {ms} ms {detail}",
@@ -118,7 +131,8 @@ fn main() -> ExitCode {
     if let Some(path) = &args.json {
         let doc = json!({
             "passed": passed, "failed": failed, "skipped": skipped, "expected_failures": xfailed,
-            "seconds": started.elapsed().as_secs_f64(), "command": args.command, "cases": report,
+            "seconds": started.elapsed().as_secs_f64(), "command": args.command,
+            "engine": format!("{:?}", args.engine).to_lowercase(), "cases": report,
         });
         if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
             eprintln!("{}: {e}", path.display());
@@ -148,13 +162,12 @@ fn words(outcome: &Outcome) -> (&'static str, String) {
 /// and milliseconds in the order of `cases`.
 fn run_all(
     cases: &[&case::Case],
-    command: &[String],
-    jobs: usize,
+    args: &Args,
     done: impl Fn(&case::Case, &Outcome, u128) + Sync,
 ) -> Vec<(Outcome, u128)> {
-    run_each(cases, jobs, |case| {
+    run_each(cases, args.jobs, |case| {
         let t = Instant::now();
-        let outcome = runner::run_case(case, command);
+        let outcome = runner::run_case(case, &args.command, args.engine);
         let ms = t.elapsed().as_millis();
         done(case, &outcome, ms);
         (outcome, ms)

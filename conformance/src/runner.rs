@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::canary::HttpCanary;
-use crate::case::{fill, fill_text, CanaryExpect, Case, Step};
+use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, Step};
 
 /// The verbs this host adapter provides beyond the wire.
 pub(crate) const ADAPTER_VERBS: &[&str] = &["start", "kill", "restart"];
@@ -136,7 +136,7 @@ impl Seen {
 }
 
 /// Runs one case.
-pub(crate) fn run_case(case: &Case, command: &[String]) -> Outcome {
+pub(crate) fn run_case(case: &Case, command: &[String], engine: Engine) -> Outcome {
     if let Some(verb) = case
         .needs
         .iter()
@@ -146,8 +146,8 @@ pub(crate) fn run_case(case: &Case, command: &[String]) -> Outcome {
     }
     let result = HttpCanary::start()
         .map_err(|e| format!("cannot start the case's HTTP canary: {e}"))
-        .and_then(|canary| check(case, command, &canary));
-    match (result, &case.xfail) {
+        .and_then(|canary| check(case, command, &canary, engine));
+    match (result, case.xfail_on(engine)) {
         (Ok(()), None) => Outcome::Pass,
         (Ok(()), Some(_)) => Outcome::UnexpectedPass,
         (Err(why), None) => Outcome::Fail(why),
@@ -155,7 +155,12 @@ pub(crate) fn run_case(case: &Case, command: &[String]) -> Outcome {
     }
 }
 
-fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), String> {
+fn check(
+    case: &Case,
+    command: &[String],
+    canary: &HttpCanary,
+    engine: Engine,
+) -> Result<(), String> {
     let base = canary.url_for(&case.id);
     let mut host = Host::spawn(command)?;
     let mut seen = Seen {
@@ -164,18 +169,18 @@ fn check(case: &Case, command: &[String], canary: &HttpCanary) -> Result<(), Str
     for step in &case.steps {
         match step {
             Step::Send(envelope) => {
-                let line = serde_json::to_string(&fill(envelope, &base))
+                let line = serde_json::to_string(&fill(envelope, &base, engine))
                     .map_err(|e| format!("step envelope: {e}"))?;
                 host.send(&line)?;
             }
-            Step::SendRaw(text) => host.send(&fill_text(text, &base))?,
+            Step::SendRaw(text) => host.send(&fill_text(text, &base, engine))?,
             Step::SendBig(big) => {
                 let line = big
                     .line()
                     .ok_or("send_big: template longer than total_bytes")?;
                 host.send(&line)?;
             }
-            Step::HttpGet(url) => crate::canary::get(&fill_text(url, &base))?,
+            Step::HttpGet(url) => crate::canary::get(&fill_text(url, &base, engine))?,
             Step::WaitMs(ms) => seen.drain(&host, Instant::now() + Duration::from_millis(*ms)),
             Step::WaitFor(predicate) => {
                 let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);

@@ -38,6 +38,7 @@ mod pool;
 mod proxy;
 mod records;
 mod renderer;
+mod shell_start;
 mod standby;
 mod views;
 
@@ -377,6 +378,8 @@ impl Host {
             } => self.handle_window_event(window_id, &event, target),
             _ => {}
         }
+        // An engine the embedder brought does its work and reports its views' events here.
+        self.engine.views.shell.spin_engine();
         self.engine.wake_pending(target);
         self.engine.poll_probe(target);
         if self.engine.views.probe_reported() && !self.engine.views.opening() {

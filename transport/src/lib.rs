@@ -37,4 +37,4 @@ mod outbound;
 mod stdio;
 
 pub use outbound::{DropCounts, DropReport, Dropped, LineKind, OutboundLimits, OutboundQueue};
-pub use stdio::{LineWriter, WriteError};
+pub use stdio::{LineWriter, StdioLink, WriteError};

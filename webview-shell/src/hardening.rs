@@ -2,7 +2,10 @@
 //! what tests and embedders check.
 
 /// The hardening of one view, read back from the engine rather than from the configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// The default is nothing at all (every field `false`): an engine other than the platform's
+/// ([`SurfaceEngine`](crate::SurfaceEngine)) starts from it and sets what it really gives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Hardening {
     /// The view lives in a web context of its own, shared with no other Surface.

@@ -69,6 +69,8 @@ mod consent;
 mod debug_tests;
 mod delivery;
 mod desktop;
+mod engine;
+mod engine_view;
 mod error;
 mod event;
 mod gate;
@@ -115,6 +117,7 @@ pub use desktop::{
     read_picked, write_saved, ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile,
     SaveLocation, SavedFile,
 };
+pub use engine::{EngineView, SurfaceEngine};
 pub use error::ShellError;
 pub use event::{page_text, ViewEvent};
 pub use hardening::Hardening;

@@ -11,6 +11,8 @@ use lineup_surface_runtime::{SurfaceServer, SurfaceToken};
 use tao::event_loop::EventLoopWindowTarget;
 
 use crate::config::{Placement, ViewConfig};
+use crate::engine::SurfaceEngine;
+use crate::engine_view::EngineSurface;
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
@@ -47,6 +49,9 @@ pub struct Shell {
     taken: Cell<u64>,
     /// A passed probe whose view is not closed yet: see [`Shell::close_finished_probe`].
     finished: RefCell<Option<Box<RunningProbe>>>,
+    /// The engine the embedder brought in place of the platform's
+    /// ([`Shell::start_with_engine`]).
+    engine: Option<Rc<dyn SurfaceEngine>>,
 }
 
 /// Where the isolation probe stands.
@@ -152,7 +157,56 @@ impl Shell {
             pool: RefCell::new(VecDeque::new()),
             taken: Cell::new(0),
             finished: RefCell::new(None),
+            engine: None,
         })
+    }
+
+    /// Creates a shell whose Surfaces `engine` shows, each in a window of its own, in place of
+    /// the platform's webviews. `wake` wakes the event loop, which then calls
+    /// [`Shell::spin_engine`]. The engine's isolation probe runs to its verdict here, within
+    /// [`ViewConfig::probe_timeout`] (R-SEC-8): a failed probe is this call's error, so no
+    /// Surface is ever served by an engine that failed it. No warm pool and no child views.
+    pub fn start_with_engine(
+        config: ViewConfig,
+        engine: Rc<dyn SurfaceEngine>,
+        wake: Box<dyn Fn() + Send + Sync>,
+    ) -> Result<Self, ShellError> {
+        engine.set_waker(wake);
+        engine
+            .probe(config.probe_timeout())
+            .map_err(|reason| ShellError::ProbeFailed {
+                reason: format!("{}: {reason}", engine.name()),
+            })?;
+        let hardening = engine.hardening();
+        tracing::warn!(
+            engine = engine.name(),
+            ?hardening,
+            "isolation probe passed (R-SEC-8); Surfaces are shown by an engine other than the \
+             platform's, with the hardening it reports"
+        );
+        Ok(Self {
+            config,
+            live: Rc::new(Cell::new(0)),
+            probe: RefCell::new(ProbeState::Passed),
+            gates: RefCell::new(Vec::new()),
+            pool: RefCell::new(VecDeque::new()),
+            taken: Cell::new(0),
+            finished: RefCell::new(None),
+            engine: Some(engine),
+        })
+    }
+
+    /// The name of the engine the embedder brought, if any ([`Shell::start_with_engine`]).
+    pub fn engine_name(&self) -> Option<String> {
+        self.engine.as_ref().map(|engine| engine.name().to_owned())
+    }
+
+    /// Lets the embedder's engine do its pending work and hand out its views' events; nothing
+    /// without one. The host calls it on every turn of the loop.
+    pub fn spin_engine(&self) {
+        if let Some(engine) = &self.engine {
+            engine.spin();
+        }
     }
 
     /// The configuration every view of this shell gets.
@@ -266,6 +320,9 @@ impl Shell {
             ProbeStatus::Pending => false,
             ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
         };
+        if self.engine.is_some() {
+            return self.create(target, server, placement, Box::new(events), Gate::open());
+        }
         let child = matches!(placement, Placement::Child { .. });
         let pooled = self
             .pool
@@ -331,6 +388,9 @@ impl Shell {
         parent: Option<&tao::window::Window>,
     ) -> bool {
         self.close_finished_probe();
+        if self.engine.is_some() {
+            return false;
+        }
         let want = self.config.warm_pool();
         let have = self.pooled();
         if have >= want || matches!(self.probe_status(), ProbeStatus::Failed(_)) {
@@ -358,6 +418,17 @@ impl Shell {
         gate: Rc<Gate>,
     ) -> Result<SurfaceView, ShellError> {
         let slot = Slot::take(&self.live, self.config.max_views())?;
+        if let Some(engine) = &self.engine {
+            let inner = EngineSurface::open(
+                engine.as_ref(),
+                target,
+                server,
+                &self.config,
+                placement,
+                events,
+            )?;
+            return Ok(SurfaceView::from_engine(inner, slot));
+        }
         let inner = PlatformView::new(target, server, &self.config, placement, true, events, gate)?;
         Ok(SurfaceView::new(inner, slot))
     }

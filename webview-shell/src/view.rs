@@ -8,6 +8,7 @@ use tao::event::WindowEvent;
 use tao::window::{Window, WindowId};
 
 use crate::config::Rect;
+use crate::engine_view::EngineSurface;
 use crate::error::ShellError;
 use crate::hardening::Hardening;
 use crate::platform::PlatformView;
@@ -22,18 +23,38 @@ use crate::platform::PlatformView;
 /// Linux only (WebKitGTK); elsewhere [`Shell::open`](crate::Shell::open) returns
 /// [`ShellError::Unsupported`].
 pub struct SurfaceView {
-    inner: PlatformView,
+    inner: Inner,
     _slot: Slot,
+}
+
+/// The platform's own view, or one of an engine the embedder brought.
+enum Inner {
+    /// Boxed: the platform's view is thousands of bytes, the engine's a few pointers.
+    Platform(Box<PlatformView>),
+    Engine(EngineSurface),
 }
 
 impl SurfaceView {
     pub(crate) fn new(inner: PlatformView, slot: Slot) -> Self {
-        Self { inner, _slot: slot }
+        Self {
+            inner: Inner::Platform(Box::new(inner)),
+            _slot: slot,
+        }
+    }
+
+    pub(crate) fn from_engine(inner: EngineSurface, slot: Slot) -> Self {
+        Self {
+            inner: Inner::Engine(inner),
+            _slot: slot,
+        }
     }
 
     /// The document's URL, `lineup-surface://<token>/`.
     pub fn url(&self) -> &str {
-        self.inner.url()
+        match &self.inner {
+            Inner::Platform(view) => view.url(),
+            Inner::Engine(view) => view.url(),
+        }
     }
 
     /// Hands `state_json`, which must be a JSON object, to the bridge of the main frame's
@@ -42,26 +63,39 @@ impl SurfaceView {
     /// view's delivery key, which page code cannot learn (R-UI-6).
     pub fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
         let state = state_script_argument(state_json)?;
-        self.inner.deliver_state(&state)
+        match &self.inner {
+            Inner::Platform(view) => view.deliver_state(&state),
+            Inner::Engine(view) => view.deliver_state(&state),
+        }
     }
 
     /// How this view's state deliveries went: delivered, coalesced (replaced by a newer state
     /// before the page took them) and the most that waited at once.
     pub fn delivery_stats(&self) -> crate::DeliveryStats {
-        self.inner.delivery_stats()
+        match &self.inner {
+            Inner::Platform(view) => view.delivery_stats(),
+            // The engine delivers each state as it comes.
+            Inner::Engine(_) => crate::DeliveryStats::default(),
+        }
     }
 
     /// Loads the Surface's own document again in the main frame; the page sees a reload
     /// (R-UI-10), for example after the page replaced its document without a navigation.
     pub fn restore_document(&self) -> Result<(), ShellError> {
-        self.inner.restore_document()
+        match &self.inner {
+            Inner::Platform(view) => view.restore_document(),
+            Inner::Engine(view) => view.restore_document(),
+        }
     }
 
     /// Serves `document` from now on, under the view's same token and URL, and loads it in the
     /// main frame: the embedder's own reload with a new bundle (a preview's hot reload). The
     /// page sees a new document; the view, its window and its web process stay.
     pub fn replace_document(&self, document: SurfaceDocument) -> Result<(), ShellError> {
-        self.inner.replace_document(document)
+        match &self.inner {
+            Inner::Platform(view) => view.replace_document(document),
+            Inner::Engine(view) => view.replace_document(document),
+        }
     }
 
     /// WebKit's snapshot of the whole document (not just the visible part) as PNG bytes, taken
@@ -71,7 +105,10 @@ impl SurfaceView {
     /// ## Platform-specific
     /// Linux: `webkit_web_view_get_snapshot` with the full-document region, encoded by cairo.
     pub fn snapshot_png(&self, done: impl FnOnce(Result<Vec<u8>, ShellError>) + 'static) {
-        self.inner.snapshot_png(Box::new(done));
+        match &self.inner {
+            Inner::Platform(view) => view.snapshot_png(Box::new(done)),
+            Inner::Engine(view) => view.snapshot_png(Box::new(done)),
+        }
     }
 
     /// What the view shows on screen now, read back from the display: its window's content
@@ -81,74 +118,115 @@ impl SurfaceView {
     /// ## Platform-specific
     /// Linux: the X server's image through GDK. Elsewhere [`ShellError::Unsupported`].
     pub fn screen_pixels(&self) -> Result<crate::WindowPixels, ShellError> {
-        self.inner.screen_pixels()
+        match &self.inner {
+            Inner::Platform(view) => view.screen_pixels(),
+            Inner::Engine(view) => view.screen_pixels(),
+        }
     }
 
     /// Evaluates a no-op script in a script world of the host's own; `done` runs on the
     /// event-loop thread once the web process answered. The hang watchdog's sign of life
     /// (R-UI-12): the page cannot answer it for itself.
     pub fn ping(&self, done: Box<dyn FnOnce()>) {
-        self.inner.ping(done);
+        match &self.inner {
+            Inner::Platform(view) => view.ping(done),
+            Inner::Engine(view) => view.ping(done),
+        }
     }
 
     /// Whether the engine considers the view's web process responsive.
     pub fn web_process_responsive(&self) -> bool {
-        self.inner.web_process_responsive()
+        match &self.inner {
+            Inner::Platform(view) => view.web_process_responsive(),
+            // One process: the engine has no view of its own on it; the ping decides.
+            Inner::Engine(_) => true,
+        }
     }
 
     /// Ends the view's web process; the view reports
     /// [`ViewEvent::Unresponsive`](crate::ViewEvent::Unresponsive).
     pub fn terminate_web_process(&self) {
-        self.inner.terminate_web_process();
+        match &self.inner {
+            Inner::Platform(view) => view.terminate_web_process(),
+            Inner::Engine(view) => view.terminate(),
+        }
     }
 
     /// Where the view's own window is and its inner size (logical pixels), to put a reopened
     /// Surface in the same place; `None` for a child view.
     pub fn window_bounds(&self) -> Option<Rect> {
-        self.inner.window_bounds()
+        match &self.inner {
+            Inner::Platform(view) => view.window_bounds(),
+            Inner::Engine(view) => Some(view.window_bounds()),
+        }
     }
 
     /// How many presses (mouse buttons, keys, touches) reached the view since it was made: the
     /// user touched the page when it grew since the host last looked (a Surface with such input
     /// may hold what the agent never saw, so it is not hibernated).
     pub fn presses(&self) -> u64 {
-        self.inner.presses()
+        match &self.inner {
+            Inner::Platform(view) => view.presses(),
+            Inner::Engine(view) => view.presses(),
+        }
     }
 
     /// Moves and resizes the view: a child view within its parent, or the view's own window.
     pub fn set_bounds(&self, bounds: Rect) -> Result<(), ShellError> {
-        self.inner.set_bounds(bounds)
+        match &self.inner {
+            Inner::Platform(view) => view.set_bounds(bounds),
+            Inner::Engine(view) => {
+                view.set_bounds(bounds);
+                Ok(())
+            }
+        }
     }
 
     /// Shows or hides the view without closing it: a child view keeps its page, state and web
     /// process while hidden (an app switching conversations), and takes no room or input; a
     /// view's own window is hidden or shown.
     pub fn set_visible(&self, visible: bool) {
-        self.inner.set_visible(visible);
+        match &self.inner {
+            Inner::Platform(view) => view.set_visible(visible),
+            Inner::Engine(view) => view.set_visible(visible),
+        }
     }
 
     /// The window the view owns, when it was opened with
     /// [`Placement::Window`](crate::Placement::Window).
     pub fn window(&self) -> Option<&Window> {
-        self.inner.window()
+        match &self.inner {
+            Inner::Platform(view) => view.window(),
+            Inner::Engine(view) => Some(view.window()),
+        }
     }
 
     /// Passes a tao window event to the view; a close request for its own window becomes
     /// [`ViewEvent::UserCloseRequested`](crate::ViewEvent::UserCloseRequested). Returns whether
     /// the event was the view's.
     pub fn handle_window_event(&self, window_id: WindowId, event: &WindowEvent<'_>) -> bool {
-        self.inner.handle_window_event(window_id, event)
+        match &self.inner {
+            Inner::Platform(view) => view.handle_window_event(window_id, event),
+            Inner::Engine(view) => view.handle_window_event(window_id, event),
+        }
     }
 
     /// The hardening in effect, as the engine reports it.
     pub fn hardening(&self) -> Hardening {
-        self.inner.hardening()
+        match &self.inner {
+            Inner::Platform(view) => view.hardening(),
+            Inner::Engine(view) => view.hardening(),
+        }
     }
 
     /// Closes the view: no event is delivered after this, its web process and storage go away.
     pub fn close(self) {
         let Self { inner, _slot } = self;
-        inner.close();
+        match inner {
+            Inner::Platform(view) => view.close(),
+            // Dropping the engine's view closes it; its owner gets no event after this.
+            Inner::Engine(view) => drop(view),
+        }
     }
 }
 

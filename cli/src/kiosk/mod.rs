@@ -93,7 +93,7 @@ fn kiosk(
     env_token: Option<Result<lineup_transport::link::Token, String>>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let stdio = if args.stdio {
-        Some(crate::StdioLink::take()?)
+        Some(lineup_transport::StdioLink::take()?)
     } else {
         None
     };

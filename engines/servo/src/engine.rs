@@ -91,6 +91,10 @@ impl ServoEngine {
         if STARTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return Err(ServoError::AlreadyStarted);
         }
+        // Servo's own provider, unless the process chose one (an `Err` then): with the
+        // `ring` of the host's WebSocket link in the process too, rustls cannot choose, and
+        // Servo's network thread would panic at start.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let routes = Routes::default();
         let mut registry = ProtocolRegistry::default();
         registry
@@ -185,7 +189,11 @@ impl ServoEngine {
             .map_err(|e| ServoError::Engine(format!("software rendering: {e:?}")))?;
         let key = DeliveryKey::from_random_bytes(random_bytes()?);
         let contents = Rc::new(UserContentManager::new(&self.servo));
-        contents.add_script(Rc::new(UserScript::new(key.bridge_script(), None)));
+        // Servo runs user scripts in every frame, WebKit (as the host asks it) in the top
+        // frame only: a subframe's bridge would post its own `ready` as the Surface's, a new
+        // document each time (R-UI-10). `window.top` is unforgeable, and the guest has not run.
+        let bridge = format!("if (window.top === window) {}", key.bridge_script());
+        contents.add_script(Rc::new(UserScript::new(bridge, None)));
         let events: Rc<EventQueue> = Rc::default();
         let delegate = Rc::new(SurfaceDelegate {
             document: url.to_string(),

@@ -10,6 +10,10 @@
 //! never a field of the message. Every question Servo asks (navigation, new window, unload,
 //! permission, dialog, file picker, network load) is answered explicitly.
 //!
+//! [`ServoHostEngine`] is the same Servo behind the host's engine seam: a `lineup_host::Host`
+//! built with `HostBuilder::dangerous().engine(..)` runs its sessions on it
+//! (`lineup-servo host --stdio`, which `lineup host --engine servo` runs).
+//!
 //! What Servo 0.7 cannot give a Surface (no per-webview storage partition, no working process
 //! sandbox on Linux, one instance per process) is in `FEATURES.md`'s Servo column.
 //!
@@ -21,6 +25,7 @@
 mod clipboard;
 mod delegate;
 mod engine;
+mod host_engine;
 mod preferences;
 mod probe;
 mod protocol;
@@ -28,6 +33,7 @@ mod surface;
 mod window;
 
 pub use engine::{EngineConfig, ServoEngine};
+pub use host_engine::ServoHostEngine;
 pub use lineup_webview_shell::ViewEvent;
 pub use probe::ProbeStatus;
 pub use servo::JSValue;

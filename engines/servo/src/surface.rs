@@ -100,6 +100,12 @@ impl ServoSurface {
         self.webview.notify_input_event(event);
     }
 
+    /// Resizes the page (and its rendering context) to `width` × `height` device pixels.
+    pub fn resize(&self, width: u32, height: u32) {
+        self.webview
+            .resize(dpi::PhysicalSize::new(width.max(1), height.max(1)));
+    }
+
     /// Gives the view keyboard focus or takes it away.
     pub fn set_focused(&self, focused: bool) {
         self.webview.set_focused(focused);

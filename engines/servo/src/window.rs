@@ -35,14 +35,18 @@ impl SurfaceWindow {
         width: u32,
         height: u32,
     ) -> Result<Self, ServoError> {
-        let window = Rc::new(
-            WindowBuilder::new()
-                .with_title(title)
-                .with_inner_size(tao::dpi::PhysicalSize::new(width, height))
-                .with_resizable(false)
-                .build(target)
-                .map_err(|e| ServoError::Engine(format!("window: {e}")))?,
-        );
+        let window = WindowBuilder::new()
+            .with_title(title)
+            .with_inner_size(tao::dpi::PhysicalSize::new(width, height))
+            .with_resizable(false)
+            .build(target)
+            .map_err(|e| ServoError::Engine(format!("window: {e}")))?;
+        Self::from_window(window)
+    }
+
+    /// Shows the Surface in `window`, made by its owner (a host's shell).
+    pub fn from_window(window: Window) -> Result<Self, ServoError> {
+        let window = Rc::new(window);
         let context = softbuffer::Context::new(Rc::clone(&window))
             .map_err(|e| ServoError::Engine(format!("window buffer: {e}")))?;
         let surface = softbuffer::Surface::new(&context, Rc::clone(&window))
@@ -53,6 +57,11 @@ impl SurfaceWindow {
             pointer: std::cell::Cell::new(DevicePoint::new(0.0, 0.0)),
             frame: None,
         })
+    }
+
+    /// The window the Surface is shown in.
+    pub fn window(&self) -> &Rc<Window> {
+        &self.window
     }
 
     /// The window's id, to route tao's events.

@@ -21,7 +21,6 @@ use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice};
 use crate::delegate::{HostDelegate, NoDelegate};
 use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
 use lineup_webview_shell::ConsentPrompt;
-use lineup_webview_shell::Shell;
 use lineup_webview_shell::ShellError;
 use lineup_webview_shell::SystemWallClock;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
@@ -95,6 +94,7 @@ pub struct HostBuilder {
     components: Option<lineup_webview_shell::ComponentOptions>,
     component_store: Option<Box<dyn lineup_host_core::InstanceStore>>,
     component_renderer: Option<Box<dyn super::renderer::ComponentRenderer>>,
+    pub(super) engine: Option<Rc<dyn lineup_webview_shell::SurfaceEngine>>,
 }
 
 impl Default for HostBuilder {
@@ -148,6 +148,7 @@ impl HostBuilder {
             components: None,
             component_store: None,
             component_renderer: None,
+            engine: None,
         }
     }
 
@@ -593,8 +594,14 @@ impl HostBuilder {
             }
             (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
         };
-        let shell = Shell::start(event_loop, view_config)?;
         let proxy = HostProxy::new(event_loop.create_proxy());
+        let shell = super::shell_start::start_shell(
+            self.engine,
+            matches!(self.layout, Layout::Children(_)),
+            event_loop,
+            view_config,
+            proxy.clone(),
+        )?;
         let usage = ShellError::Usage;
         let start = Instant::now();
         // R-INV-1: every session gets its inventory, capabilities on or off; off is the

@@ -1,6 +1,9 @@
 //! The settings of a host that weaken isolation, apart from the builder's defaults.
 
+use std::rc::Rc;
+
 use lineup_surface_runtime::DocumentOptions;
+use lineup_webview_shell::SurfaceEngine;
 
 use super::builder::HostBuilder;
 
@@ -36,6 +39,19 @@ impl DangerousHostBuilder {
     /// prove a security test would see a leak (a positive control).
     pub fn without_csp(mut self) -> HostBuilder {
         self.0.document = DocumentOptions::default().dangerous().without_csp();
+        self.0
+    }
+
+    /// Shows Surfaces with `engine` (say, the Servo backend of `engines/servo`) instead of the
+    /// platform's webviews, each in a window of its own; the sessions, capabilities, consent and
+    /// watchdog are the host's as with the platform's engine. Such an engine's isolation is
+    /// weaker (Servo 0.7: one process for every Surface, one storage profile; see
+    /// `FEATURES.md`), which is why it is here. Its probe runs to its verdict in
+    /// [`HostBuilder::build`], which fails with [`ShellError::ProbeFailed`](lineup_webview_shell::ShellError::ProbeFailed) if it fails; child
+    /// views ([`HostBuilder::child_views_in`]) and the warm pool are the platform's only, and
+    /// `build` refuses child views with [`ShellError::Unsupported`](lineup_webview_shell::ShellError::Unsupported).
+    pub fn engine(mut self, engine: Rc<dyn SurfaceEngine>) -> HostBuilder {
+        self.0.engine = Some(engine);
         self.0
     }
 }

@@ -299,5 +299,9 @@ fn write_loop<W: Write>(shared: &Shared, mut sink: W) {
     }
 }
 
+mod link;
+
+pub use link::StdioLink;
+
 #[cfg(test)]
 mod tests;

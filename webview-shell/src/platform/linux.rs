@@ -331,18 +331,7 @@ impl PlatformView {
         let Container::Window(window) = &self.container else {
             return None;
         };
-        let scale = window.scale_factor();
-        let size = window.inner_size().to_logical::<f64>(scale);
-        let position = window
-            .outer_position()
-            .map(|p| p.to_logical::<f64>(scale))
-            .unwrap_or(LogicalPosition::new(0.0, 0.0));
-        Some(Rect {
-            x: position.x.round() as i32,
-            y: position.y.round() as i32,
-            width: size.width.max(0.0).round() as u32,
-            height: size.height.max(0.0).round() as u32,
-        })
+        Some(crate::engine_view::window_bounds(window))
     }
 
     /// Moves and resizes the view: the child view inside its parent, or the window.

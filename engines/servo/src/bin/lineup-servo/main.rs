@@ -1,6 +1,9 @@
 //! `lineup-servo preview DIR`: a bundle folder shown by Servo in a window of its own, as
 //! `lineup preview` shows it with WebKitGTK; with `--screenshot FILE`, the window's frame once
 //! the state is in is written as PNG and the preview ends.
+//!
+//! `lineup-servo host --stdio --dangerous-weaker-isolation`: `lineup host --stdio` with Servo
+//! showing the Surfaces (`host.rs`), which `lineup host --engine servo` runs.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -39,7 +42,11 @@ enum Command {
         #[arg(long, default_value_t = 420)]
         height: u32,
     },
+    /// Hosts Surfaces for an agent that speaks lineup.v1 on stdin and stdout, shown by Servo.
+    Host(host::HostArgs),
 }
+
+mod host;
 
 /// How long the page is given to draw its state before the screenshot is taken.
 const SETTLE: Duration = Duration::from_millis(1500);
@@ -49,13 +56,16 @@ struct Wake;
 
 #[allow(clippy::print_stderr)]
 fn main() -> ExitCode {
-    let Command::Preview {
-        dir,
-        screenshot,
-        width,
-        height,
-    } = Cli::parse().command;
-    match preview(dir, screenshot, width, height) {
+    let outcome = match Cli::parse().command {
+        Command::Preview {
+            dir,
+            screenshot,
+            width,
+            height,
+        } => preview(dir, screenshot, width, height),
+        Command::Host(args) => host::run(args),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("lineup-servo: {message}");

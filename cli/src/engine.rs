@@ -1,10 +1,12 @@
-//! `lineup preview --engine servo`: the Servo engine's preview, `lineup-servo preview`, a binary
-//! of its own (engines/servo, built by `scripts/servo.sh`): the `lineup` binary links the store's
-//! SQLite, which cannot share a lock file with Servo's (decision 0029).
+//! `lineup preview --engine servo` and `lineup host --engine servo`: the Servo engine's
+//! `lineup-servo preview` and `lineup-servo host --stdio`, a binary of its own (engines/servo,
+//! built by `scripts/servo.sh`): the `lineup` binary links the store's SQLite, which cannot
+//! share a lock file with Servo's (decision 0029).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The web engine a preview shows the Surface with.
+/// The web engine Surfaces are shown with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Engine {
     /// WebKitGTK, this binary's own.
@@ -36,17 +38,34 @@ pub(crate) fn servo_preview(
     source: &Path,
     screenshot: Option<&Path>,
 ) -> Result<u8, Box<dyn std::error::Error>> {
+    let mut args = vec![OsString::from("preview"), source.into()];
+    if let Some(file) = screenshot {
+        args.extend([OsString::from("--screenshot"), file.into()]);
+    }
+    run_servo(args)
+}
+
+/// Runs `lineup-servo host --stdio --dangerous-weaker-isolation` with `flags` (the `lineup
+/// host` flags it takes, checked by the caller) on this process's standard streams, and returns
+/// its exit status.
+pub(crate) fn servo_host(flags: Vec<OsString>) -> Result<u8, Box<dyn std::error::Error>> {
+    let mut args = vec![
+        OsString::from("host"),
+        "--stdio".into(),
+        "--dangerous-weaker-isolation".into(),
+    ];
+    args.extend(flags);
+    run_servo(args)
+}
+
+fn run_servo(args: Vec<OsString>) -> Result<u8, Box<dyn std::error::Error>> {
     let binary = servo_binary().ok_or(
         "--engine servo needs lineup-servo, which this build does not have: build it with \
          `bash scripts/servo.sh build` (1.5 to 2 hours from cold) and put it beside lineup, on \
          PATH, or name it in LINEUP_SERVO",
     )?;
-    let mut command = std::process::Command::new(&binary);
-    command.arg("preview").arg(source);
-    if let Some(file) = screenshot {
-        command.arg("--screenshot").arg(file);
-    }
-    let status = command
+    let status = std::process::Command::new(&binary)
+        .args(args)
         .status()
         .map_err(|e| format!("{}: {e}", binary.display()))?;
     Ok(status
