@@ -5,6 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashSet, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_surface_runtime::{SurfaceServer, SurfaceToken};
@@ -52,7 +54,14 @@ pub struct Shell {
     /// The engine the embedder brought in place of the platform's
     /// ([`Shell::start_with_engine`]).
     engine: Option<Rc<dyn SurfaceEngine>>,
+    /// Set by the engine's waker, cleared by [`Shell::spin_engine`].
+    engine_woke: Arc<AtomicBool>,
+    /// When the engine last spun.
+    engine_spun: Cell<Option<Instant>>,
 }
+
+/// How long [`Shell::spin_engine`] lets an engine that did not wake the loop wait at most.
+const ENGINE_TICK: Duration = Duration::from_millis(100);
 
 /// Where the isolation probe stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,6 +167,8 @@ impl Shell {
             taken: Cell::new(0),
             finished: RefCell::new(None),
             engine: None,
+            engine_woke: Arc::default(),
+            engine_spun: Cell::new(None),
         })
     }
 
@@ -171,7 +182,14 @@ impl Shell {
         engine: Rc<dyn SurfaceEngine>,
         wake: Box<dyn Fn() + Send + Sync>,
     ) -> Result<Self, ShellError> {
-        engine.set_waker(wake);
+        let engine_woke: Arc<AtomicBool> = Arc::default();
+        let woke = Arc::clone(&engine_woke);
+        engine.set_waker(Box::new(move || {
+            // Many wakes before the loop turns are one spin.
+            if !woke.swap(true, Ordering::SeqCst) {
+                wake();
+            }
+        }));
         engine
             .probe(config.probe_timeout())
             .map_err(|reason| ShellError::ProbeFailed {
@@ -193,6 +211,8 @@ impl Shell {
             taken: Cell::new(0),
             finished: RefCell::new(None),
             engine: Some(engine),
+            engine_woke,
+            engine_spun: Cell::new(None),
         })
     }
 
@@ -201,10 +221,21 @@ impl Shell {
         self.engine.as_ref().map(|engine| engine.name().to_owned())
     }
 
-    /// Lets the embedder's engine do its pending work and hand out its views' events; nothing
-    /// without one. The host calls it on every turn of the loop.
+    /// Lets the embedder's engine do its pending work and hand out its views' events, when it
+    /// woke the loop since it last spun or a tick (100 ms) has passed; nothing without an
+    /// engine. The host calls it on every turn of the loop: a page flooding the host with
+    /// messages makes many turns but not as many spins.
     pub fn spin_engine(&self) {
-        if let Some(engine) = &self.engine {
+        let Some(engine) = &self.engine else {
+            return;
+        };
+        let woke = self.engine_woke.swap(false, Ordering::SeqCst);
+        let due = self
+            .engine_spun
+            .get()
+            .is_none_or(|at| at.elapsed() >= ENGINE_TICK);
+        if woke || due {
+            self.engine_spun.set(Some(Instant::now()));
             engine.spin();
         }
     }

@@ -25,7 +25,12 @@ pub struct SurfaceWindow {
     pointer: std::cell::Cell<DevicePoint>,
     /// The last frame shown, RGBA top-down, to show again on an expose.
     frame: Option<servo::RgbaImage>,
+    /// When a frame was last put on the window.
+    shown_at: Option<std::time::Instant>,
 }
+
+/// How often the last frame is shown again when no new one came.
+pub const RESHOW: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl SurfaceWindow {
     /// Opens a window of `width` × `height` (logical pixels, as the view was opened with).
@@ -56,6 +61,7 @@ impl SurfaceWindow {
             surface,
             pointer: std::cell::Cell::new(DevicePoint::new(0.0, 0.0)),
             frame: None,
+            shown_at: None,
         })
     }
 
@@ -69,7 +75,9 @@ impl SurfaceWindow {
         self.window.id()
     }
 
-    /// Reads the view's newest frame, if it drew one, and shows it.
+    /// Reads the view's newest frame, if it drew one, and shows it; without a new frame, shows
+    /// the last one again at most every [`RESHOW`] (an expose the window was not told of), so
+    /// that a busy loop does not put the same pixels on the display at every turn.
     pub fn present(&mut self, view: &ServoSurface) -> Result<(), ServoError> {
         if view.take_frame_ready() {
             let context = view.rendering_context();
@@ -84,7 +92,10 @@ impl SurfaceWindow {
                 self.frame = Some(image);
             }
             context.present();
+        } else if self.shown_at.is_some_and(|at| at.elapsed() < RESHOW) {
+            return Ok(());
         }
+        self.shown_at = Some(std::time::Instant::now());
         self.show()
     }
 
