@@ -302,7 +302,7 @@ fn profile_markdown(document: &Value) -> String {
             .map_or("–".to_owned(), |v| round(v).to_string()),
         pair["samples"],
     ));
-    out.push_str(&patch_profile_markdown(&details["patch_profile_1kib"]));
+    out.push_str(&patch_profile_markdown(details));
     let rows = details["memory_per_surface_by_process"]
         .as_array()
         .cloned()
@@ -347,25 +347,53 @@ fn profile_markdown(document: &Value) -> String {
 }
 
 /// Where a 1 KiB patch's round trip goes, leg by leg (empty when the run has no such profile).
-fn patch_profile_markdown(profile: &Value) -> String {
-    let Some(legs) = profile["legs"].as_array().filter(|l| !l.is_empty()) else {
+fn patch_profile_markdown(details: &Value) -> String {
+    let sizes = [
+        ("1 KiB", "patch_profile_1kib"),
+        ("16 KiB", "patch_profile_16kib"),
+        ("256 KiB", "patch_profile_256kib"),
+        ("max", "patch_profile_max"),
+    ];
+    let profiles: Vec<(&str, &Value)> = sizes
+        .iter()
+        .map(|(label, key)| (*label, &details[*key]))
+        .filter(|(_, p)| p["legs"].as_array().is_some_and(|l| !l.is_empty()))
+        .collect();
+    let Some((_, first)) = profiles.first() else {
         return String::new();
     };
     let mut out = format!(
         "\n## Where the time of a patch goes\n\n\
-         A 1 KiB `ui.patch` to the page's `ack` at the outbound callback, by the marks the shell \
-         reports under `lineup_phase`: median of each leg over {} patches (the legs' medians \
-         need not add up to the round trip's). Round trip p50: ours {} ms, raw hardened {} ms; \
-         the raw baseline has only the third leg (`evaluate_script` to its IPC handler).\n\n\
-         | leg | p50 (ms) |\n| --- | --- |\n",
-        profile["samples"], profile["ours_p50_ms"], profile["raw_hardened_p50_ms"],
+         A `ui.patch` to the page's `ack` at the outbound callback, by state size, by the marks \
+         the shell reports under `lineup_phase`: median of each leg ({} patches of 1 KiB, a \
+         quarter as many of the large states; the legs' medians need not add up to the round \
+         trip's). The raw baseline has only the third leg (`evaluate_script` to its IPC \
+         handler).\n\n| leg |",
+        first["samples"],
     );
-    for leg in legs {
-        out.push_str(&format!(
-            "| {} | {} |\n",
-            leg["leg"].as_str().unwrap_or("?"),
-            leg["p50_ms"]
-        ));
+    for (label, _) in &profiles {
+        out.push_str(&format!(" {label} p50 (ms) |"));
+    }
+    out.push_str("\n| --- |");
+    out.push_str(&" --- |".repeat(profiles.len()));
+    out.push('\n');
+    let legs = first["legs"].as_array().cloned().unwrap_or_default();
+    for (i, leg) in legs.iter().enumerate() {
+        out.push_str(&format!("| {} |", leg["leg"].as_str().unwrap_or("?")));
+        for (_, profile) in &profiles {
+            out.push_str(&format!(" {} |", profile["legs"][i]["p50_ms"]));
+        }
+        out.push('\n');
+    }
+    for (row, key) in [
+        ("round trip, ours", "ours_p50_ms"),
+        ("round trip, raw hardened", "raw_hardened_p50_ms"),
+    ] {
+        out.push_str(&format!("| {row} |"));
+        for (_, profile) in &profiles {
+            out.push_str(&format!(" {} |", profile[key]));
+        }
+        out.push('\n');
     }
     out
 }

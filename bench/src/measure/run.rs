@@ -81,9 +81,13 @@ pub(super) fn run(plan: Plan) -> Result<Measured, String> {
         }
         .max(3);
         let ((ours, plain, hardened), profile) = patch_samples(&mut lab, n, pad, &small, &app)?;
-        if label == "1 KiB" {
-            details.insert("patch_profile_1kib".to_owned(), profile);
-        }
+        let key = match label {
+            "1 KiB" => "patch_profile_1kib",
+            "16 KiB" => "patch_profile_16kib",
+            "256 KiB" => "patch_profile_256kib",
+            _ => "patch_profile_max",
+        };
+        details.insert(key.to_owned(), profile);
         let name = format!("patch → onState → event back, {label} state");
         let figure = Figure::samples(&name, &["p50", "p99"], &ours, Some(&plain), Some(&hardened));
         figures.push(if label == "max" {
