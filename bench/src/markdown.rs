@@ -367,7 +367,7 @@ fn patch_profile_markdown(details: &Value) -> String {
          A `ui.patch` to the page's `ack` at the outbound callback, by state size, by the marks \
          the shell reports under `lineup_phase`: median of each leg ({} patches of 1 KiB, a \
          quarter as many of the large states; the legs' medians need not add up to the round \
-         trip's). The raw baseline has only the third leg (`evaluate_script` to its IPC \
+         trip's). The raw baseline has only the fourth leg (`evaluate_script` to its IPC \
          handler).\n\n| leg |",
         first["samples"],
     );

@@ -149,11 +149,15 @@ pub(crate) fn profile_summary(samples: &[Vec<(String, f64)>]) -> Value {
 
 /// The marks a patch passes, in order, as the shell reports them under `lineup_phase` (the
 /// last is the bench's outbound callback), with what the leg ending at each one is.
-const PATCH_LEGS: [(&str, &str); 6] = [
+const PATCH_LEGS: [(&str, &str); 7] = [
     ("inbound_taken", "handed to the host → its event loop takes the envelope"),
     (
+        "inbound_decoded",
+        "→ the session has it (decode, validation, the patch applied)",
+    ),
+    (
         "state_evaluated",
-        "→ the state goes to the page (decode, validation, session, delivery script)",
+        "→ the state goes to the page (its JSON text, the delivery script)",
     ),
     (
         "bridge_message",
@@ -172,7 +176,7 @@ const PATCH_LEGS: [(&str, &str); 6] = [
 
 /// Which of [`PATCH_LEGS`] is the page's (WebKit's `evaluate_script` to the IPC handler); the
 /// others are the host's.
-const PAGE_LEG: usize = 2;
+const PAGE_LEG: usize = 3;
 
 /// A patch profile's legs' medians split into the host's part (their sum) and the page's leg;
 /// `None` unless there is one median per leg.

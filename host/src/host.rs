@@ -505,6 +505,7 @@ impl Host {
                 tracing::debug!(target: "lineup_phase", phase = "inbound_taken");
                 self.inbound_handled();
                 let effects = self.engine.sessions.handle_inbound(&bytes.0);
+                tracing::debug!(target: "lineup_phase", phase = "inbound_decoded");
                 self.engine.apply(effects, line, target);
             }
             Inner::Oversized { line, len } => {

@@ -68,17 +68,43 @@ impl DeliveryKey {
         BRIDGE_JS.replacen(KEY_PLACEHOLDER, &self.0, 1)
     }
 
+    /// The body of a function that hands the state to the page's subscribers when the engine
+    /// passes its JSON text as the function's argument `state` (WebKitGTK's
+    /// `call_async_javascript_function`): the text reaches the page as a string value, never
+    /// lexed as script, and is parsed by the bridge's captured `JSON.parse` (R-UI-3).
+    pub fn state_function_body(&self) -> String {
+        format!(
+            "return window.LineUpSurface.__deliverState(\"{}\",state);",
+            self.0
+        )
+    }
+
     /// The script that hands `state_json`, the compact JSON text of the whole state, to the page's
     /// subscribers. The text travels as a JavaScript string and is parsed by the `JSON.parse` the
     /// bridge captured, so every member is an own data property (`__proto__` included), in the
     /// agent's order (R-UI-3).
     pub fn state_script(&self, state_json: &str) -> String {
-        // A JSON string literal is a JavaScript string literal (ES2019 allows U+2028/U+2029).
-        let text = serde_json::Value::String(state_json.to_owned()).to_string();
-        format!(
-            "window.LineUpSurface.__deliverState(\"{}\",{text});",
-            self.0
-        )
+        const HEAD: &str = "window.LineUpSurface.__deliverState(\"";
+        const TAIL: &str = ");";
+        // One buffer, written once: a large state is not copied on its way into the script.
+        let mut script = Vec::with_capacity(
+            HEAD.len()
+                + self.0.len()
+                + 2
+                + state_json.len()
+                + state_json.len() / 8
+                + 2
+                + TAIL.len(),
+        );
+        script.extend_from_slice(HEAD.as_bytes());
+        script.extend_from_slice(self.0.as_bytes());
+        script.extend_from_slice(b"\",");
+        // A JSON string literal is a JavaScript string literal (ES2019 allows U+2028/U+2029);
+        // writing a `&str` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut script, state_json);
+        script.extend_from_slice(TAIL.as_bytes());
+        // Every part is UTF-8: the key is hex, the rest ASCII or JSON text of a `&str`.
+        String::from_utf8(script).unwrap_or_default()
     }
 }
 

@@ -64,8 +64,8 @@ impl SurfaceView {
     pub fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
         let state = state_script_argument(state_json)?;
         match &self.inner {
-            Inner::Platform(view) => view.deliver_state(&state),
-            Inner::Engine(view) => view.deliver_state(&state),
+            Inner::Platform(view) => view.deliver_state(state),
+            Inner::Engine(view) => view.deliver_state(state),
         }
     }
 
@@ -258,8 +258,9 @@ impl Drop for Slot {
 }
 
 /// Checks that `state_json` is one JSON object and returns its text without surrounding space.
-fn state_script_argument(state_json: &str) -> Result<String, ShellError> {
-    let raw: Box<serde_json::value::RawValue> =
+fn state_script_argument(state_json: &str) -> Result<&str, ShellError> {
+    // Checked without keeping a copy: a large state is copied once, into the delivery.
+    let raw: &serde_json::value::RawValue =
         serde_json::from_str(state_json).map_err(|e| ShellError::InvalidState {
             reason: e.to_string(),
         })?;
@@ -269,7 +270,8 @@ fn state_script_argument(state_json: &str) -> Result<String, ShellError> {
             reason: format!("got `{}`", text.chars().take(16).collect::<String>()),
         });
     }
-    Ok(text.to_owned())
+    // The parse took nothing but JSON whitespace around the value.
+    Ok(state_json.trim_matches([' ', '\t', '\n', '\r']))
 }
 
 #[cfg(test)]
@@ -279,9 +281,7 @@ mod tests {
     #[test]
     fn r_ui_3_state_must_be_one_json_object() {
         assert_eq!(
-            state_script_argument(" {\"city\":\"上海\"} ")
-                .ok()
-                .as_deref(),
+            state_script_argument(" {\"city\":\"上海\"} ").ok(),
             Some("{\"city\":\"上海\"}")
         );
         for bad in [

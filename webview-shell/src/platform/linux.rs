@@ -267,10 +267,14 @@ impl PlatformView {
     /// One delivery is in flight at a time: a newer state waits for it, replacing any older one
     /// that waited, and goes when the web process reports the one in flight done.
     pub(crate) fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
-        let script = self.delivery.state_script(state_json);
-        let now = self.deliveries.borrow_mut().offer(script);
-        if let Some(script) = now {
-            evaluate_deliveries(&self.engine_view, Rc::clone(&self.deliveries), script);
+        let now = self.deliveries.borrow_mut().offer(state_json.to_owned());
+        if let Some(state) = now {
+            evaluate_deliveries(
+                &self.engine_view,
+                Rc::new(self.delivery.state_function_body()),
+                Rc::clone(&self.deliveries),
+                state,
+            );
         }
         Ok(())
     }
@@ -653,19 +657,32 @@ fn wry_error(error: wry::Error) -> ShellError {
 /// other; the chain ends when nothing waits (R-UI-3).
 fn evaluate_deliveries(
     view: &webkit2gtk::WebView,
+    body: Rc<String>,
     queue: Rc<std::cell::RefCell<DeliveryQueue>>,
-    script: String,
+    state: String,
 ) {
     let next_view = view.clone();
     // For `lineup-bench`'s patch profile: the state goes to the page.
     tracing::debug!(target: "lineup_phase", phase = "state_evaluated");
-    #[allow(deprecated)]
-    view.run_javascript(&script, None::<&gtk::gio::Cancellable>, move |_| {
-        let next = queue.borrow_mut().finished();
-        if let Some(next) = next {
-            evaluate_deliveries(&next_view, queue, next);
-        }
-    });
+    // The JSON text travels as the function's argument: a string value in the page, never
+    // lexed as script (R-UI-3); the bridge parses it.
+    let arguments = glib::VariantDict::new(None);
+    arguments.insert_value("state", &state.to_variant());
+    let arguments = arguments.end();
+    let next_body = Rc::clone(&body);
+    view.call_async_javascript_function(
+        &body,
+        Some(&arguments),
+        None,
+        None,
+        None::<&gtk::gio::Cancellable>,
+        move |_| {
+            let next = queue.borrow_mut().finished();
+            if let Some(next) = next {
+                evaluate_deliveries(&next_view, next_body, queue, next);
+            }
+        },
+    );
 }
 
 /// GTK aborts the process when it cannot open a display; say so as an error instead.
