@@ -47,6 +47,8 @@ start=$(date +%s)
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo
 # The probe's positive control needs an engine of its own (one Servo per process).
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo -- probe-control
+# The host on Servo through its embedding API: a process of its own.
+xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test host
 # A script thread's panic, through Servo's test bindings (a second build of Servo's script crate).
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --features crash-tests --test servo -- crash
 echo "servo: suite passed in $(($(date +%s) - start)) s"

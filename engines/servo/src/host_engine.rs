@@ -43,7 +43,14 @@ pub struct ServoHostEngine {
     engine: ServoEngine,
     wake: WakeSlot,
     views: RefCell<Vec<Weak<HostedView>>>,
+    /// Ends the ticker thread ([`TICK`]) when the engine goes.
+    stopped: Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// How often the host's loop is woken whatever Servo does: the loop's own timed wake-up does not
+/// come while Servo's threads are idle (under tao's GTK loop), and the host's timers (the
+/// watchdog, hibernation, deadlines) and Servo's frames need turns.
+const TICK: Duration = Duration::from_millis(100);
 
 impl ServoHostEngine {
     /// Starts Servo (one per process: [`ServoError::AlreadyStarted`] the second time) and its
@@ -60,7 +67,15 @@ impl ServoHostEngine {
             engine,
             wake,
             views: RefCell::new(Vec::new()),
+            stopped: Arc::default(),
         })
+    }
+}
+
+impl Drop for ServoHostEngine {
+    fn drop(&mut self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -71,6 +86,21 @@ impl SurfaceEngine for ServoHostEngine {
 
     fn set_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
         *self.wake.lock().unwrap_or_else(PoisonError::into_inner) = Some(wake);
+        let slot = Arc::clone(&self.wake);
+        let stopped = Arc::clone(&self.stopped);
+        let ticker = std::thread::Builder::new()
+            .name("lineup-servo-tick".into())
+            .spawn(move || {
+                while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(TICK);
+                    if let Some(wake) = &*slot.lock().unwrap_or_else(PoisonError::into_inner) {
+                        wake();
+                    }
+                }
+            });
+        if let Err(e) = ticker {
+            tracing::warn!("no ticker for the host's loop: {e}");
+        }
     }
 
     fn probe(&self, timeout: Duration) -> Result<(), String> {
