@@ -167,6 +167,9 @@ fn tls_config(trusted_roots: Option<&std::path::Path>) -> Result<rustls::ClientC
             }
         }
     }
+    // Later rustls releases (the Servo workspace resolves one) deprecate `ring`'s provider for
+    // its lack of post-quantum key exchange; `ring` is the provider this link is built with.
+    #[allow(deprecated)]
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
