@@ -10,7 +10,9 @@
 //!   that needs its room is refused `too_many_live_surfaces` naming the limit, and after a patch
 //!   it hibernates (the positive control);
 //! - hibernated Surfaces are open: `max_surfaces` counts them, and the agent's close ends one
-//!   with nothing upstream (R-UI-5).
+//!   with nothing upstream (R-UI-5);
+//! - a wake that cannot get a webview (the process's cap on webviews reached by Surfaces shown
+//!   past the live cap) closes that Surface `crashed` upstream, once, and leaves the others.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::rc::Rc;
@@ -37,6 +39,10 @@ pub(crate) fn run() {
     h.run(
         "hidden_for_the_delay_a_surface_hibernates_unless_it_holds_input_which_the_embedder_may_force",
         after_a_delay,
+    );
+    h.run(
+        "a_wake_that_gets_no_webview_closes_the_surface_crashed",
+        a_failed_wake,
     );
     h.finish();
 }
@@ -302,6 +308,65 @@ fn after_a_delay(h: &mut HostHarness) -> Outcome {
     ensure!(
         !t.host.hibernate(&b),
         "a hibernated Surface hibernated twice"
+    );
+    h.shut_down(t)
+}
+
+/// With `max_live_surfaces` 1 and no warm pool the host makes at most two webviews (the live
+/// cap, plus one for a Surface the user shows while nothing hidden can hibernate). Showing a
+/// second hibernated Surface past that gets no webview: it closes `crashed` (R-UI-12), once.
+fn a_failed_wake(h: &mut HostHarness) -> Outcome {
+    let mut limits = Limits::default();
+    limits.max_live_surfaces = 1;
+    let parent = Rc::new(
+        WindowBuilder::new()
+            .with_title("lineup hibernation failed wake")
+            .with_inner_size(LogicalSize::new(600u32, 300u32))
+            .build(&h.event_loop)
+            .map_err(|e| e.to_string())?,
+    );
+    let mut t = h.host(
+        HostBuilder::new()
+            .child_views_in(Rc::clone(&parent))
+            .warm_pool(0)
+            .limits(limits),
+    )?;
+    let key = |t: &TestHost, i: &str| t.key(i).ok_or(format!("no key for {i}"));
+    open(h, &mut t, "a", RED)?;
+    let a = key(&t, "a")?;
+    t.host.set_surface_visible(&a, false);
+    open(h, &mut t, "d", BLUE)?;
+    let d = key(&t, "d")?;
+    t.host.set_surface_visible(&d, false);
+    open(h, &mut t, "b", GREEN)?;
+    ensure!(
+        t.host.is_hibernated(&a) && t.host.is_hibernated(&d),
+        "a and d did not hibernate"
+    );
+    // b is shown: a wakes past the live cap, in the second (last) webview.
+    t.host.set_surface_visible(&a, true);
+    ensure!(
+        h.wait(&mut t, |_, rec| painted(rec, "a").len() == 2),
+        "a did not wake past the live cap"
+    );
+    // d gets no webview: closed `crashed`, once; the others stay.
+    t.host.set_surface_visible(&d, true);
+    let closed = |rec: &Recorder| rec.data("d", "close");
+    ensure!(
+        h.wait(&mut t, |_, rec| !closed(rec).is_empty()),
+        "a wake that got no webview did not close the Surface"
+    );
+    h.settle(&mut t, Duration::from_millis(300));
+    let closes = closed(&t.rec);
+    ensure!(
+        closes.len() == 1 && closes[0]["reason"] == "crashed",
+        "{closes:?}"
+    );
+    ensure!(
+        !t.host.surfaces().contains(&d)
+            && t.host.view(&a).is_some()
+            && t.host.view(&key(&t, "b")?).is_some(),
+        "the failed wake took the others with it"
     );
     h.shut_down(t)
 }
