@@ -12,13 +12,18 @@
 //! - hibernated Surfaces are open: `max_surfaces` counts them, and the agent's close ends one
 //!   with nothing upstream (R-UI-5);
 //! - a wake that cannot get a webview (the process's cap on webviews reached by Surfaces shown
-//!   past the live cap) closes that Surface `crashed` upstream, once, and leaves the others.
+//!   past the live cap) closes that Surface `crashed` upstream, once, and leaves the others;
+//! - a hibernated Surface of an installed app still closes `app_disabled` when the app center
+//!   disables its app (R-INV-4).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use lineup_host::protocol::Limits;
+use lineup_host::protocol::{
+    AppCatalog, AppId, AppVersion, Assets, CatalogRefusal, DeclaredSurface, EventName, InlineApp,
+    InlineBundle, InventoryApp, Limits, ListedApp, Reservation, ResolvedSurface, SurfaceId,
+};
 use lineup_host::tao::dpi::LogicalSize;
 use lineup_host::tao::window::{Window, WindowBuilder};
 use lineup_host::{window_pixels, HostBuilder};
@@ -43,6 +48,10 @@ pub(crate) fn run() {
     h.run(
         "a_wake_that_gets_no_webview_closes_the_surface_crashed",
         a_failed_wake,
+    );
+    h.run(
+        "a_hibernated_app_surface_closes_app_disabled_when_its_app_is_disabled",
+        app_disabled_while_hibernated,
     );
     h.finish();
 }
@@ -367,6 +376,152 @@ fn a_failed_wake(h: &mut HostHarness) -> Outcome {
             && t.host.view(&a).is_some()
             && t.host.view(&key(&t, "b")?).is_some(),
         "the failed wake took the others with it"
+    );
+    h.shut_down(t)
+}
+
+/// One installed app, `com.example.dash` with Surface `main` declaring `painted`, enabled until
+/// [`DashCatalog::disable`]; the change marker moves then, as a store's revision does.
+struct DashCatalog {
+    enabled: std::cell::Cell<bool>,
+    marker: std::cell::Cell<u64>,
+}
+
+impl DashCatalog {
+    const HTML: &'static str = "<p></p>";
+    const JS: &'static str = "document.body.style.height = '100vh';\
+        LineUpSurface.onState(function (s) {\
+          document.documentElement.style.background = s.color;\
+          LineUpSurface.event('painted', { color: s.color });\
+        });";
+
+    fn disable(&self) {
+        self.enabled.set(false);
+        self.marker.set(self.marker.get() + 1);
+    }
+
+    fn id() -> AppId {
+        AppId::try_from("com.example.dash").unwrap_or_else(|_| unreachable!())
+    }
+
+    fn version() -> AppVersion {
+        AppVersion::try_from("1.0.0").unwrap_or_else(|_| unreachable!())
+    }
+
+    fn events() -> Vec<EventName> {
+        vec![EventName::try_from("painted").unwrap_or_else(|_| unreachable!())]
+    }
+}
+
+impl AppCatalog for DashCatalog {
+    fn applications(&self) -> Vec<ListedApp> {
+        if !self.enabled.get() {
+            return Vec::new();
+        }
+        vec![ListedApp {
+            app: InventoryApp {
+                id: Self::id(),
+                version: Self::version(),
+                surfaces: vec![DeclaredSurface {
+                    id: SurfaceId::try_from("main").unwrap_or_else(|_| unreachable!()),
+                    events: Self::events(),
+                }],
+            },
+            signed_by: None,
+        }]
+    }
+
+    fn resolve(
+        &self,
+        id: &AppId,
+        _version: Option<&AppVersion>,
+        surface: &SurfaceId,
+    ) -> Result<ResolvedSurface, CatalogRefusal> {
+        if *id != Self::id() || surface.as_str() != "main" {
+            return Err(CatalogRefusal::Unknown);
+        }
+        if !self.enabled.get() {
+            return Err(CatalogRefusal::Disabled);
+        }
+        let bundle = InlineBundle::new(Self::HTML, "", Self::JS)
+            .map_err(|e| CatalogRefusal::Unavailable(e.to_string()))?;
+        Ok(ResolvedSurface {
+            app: InlineApp {
+                id: Self::id(),
+                name: Some("Dash".into()),
+                version: Self::version(),
+                integrity: Some(bundle.digest()),
+                bundle,
+            },
+            events: Self::events().into_iter().collect(),
+            assets: Assets::default(),
+            signed_by: None,
+        })
+    }
+
+    fn reservation(&self, id: &AppId) -> Option<Reservation> {
+        (id.as_str().eq_ignore_ascii_case("com.example.dash")).then(|| {
+            if self.enabled.get() {
+                Reservation::Enabled(Self::id())
+            } else {
+                Reservation::Disabled(Self::id())
+            }
+        })
+    }
+
+    fn change_marker(&self) -> Option<u64> {
+        Some(self.marker.get())
+    }
+}
+
+/// A Surface of an installed app, hibernated, closes `app_disabled` when its app is disabled:
+/// once, and it is neither open nor asleep afterwards.
+fn app_disabled_while_hibernated(h: &mut HostHarness) -> Outcome {
+    let catalog = Rc::new(DashCatalog {
+        enabled: std::cell::Cell::new(true),
+        marker: std::cell::Cell::new(1),
+    });
+    let parent = Rc::new(
+        WindowBuilder::new()
+            .with_title("lineup hibernation app")
+            .with_inner_size(LogicalSize::new(600u32, 300u32))
+            .build(&h.event_loop)
+            .map_err(|e| e.to_string())?,
+    );
+    let mut t = h.host(
+        HostBuilder::new()
+            .child_views_in(Rc::clone(&parent))
+            .app_center(catalog.clone()),
+    )?;
+    t.send(t.agent.open(
+        "s",
+        json!({"id": "com.example.dash", "surface": "main"}),
+        Some(json!({"color": css(RED)})),
+    ))?;
+    ensure!(
+        h.wait(&mut t, |_, rec| painted(rec, "s").len() == 1),
+        "the installed app's Surface never painted"
+    );
+    let s = t.key("s").ok_or("no key for s")?;
+    t.host.set_surface_visible(&s, false);
+    ensure!(
+        t.host.hibernate(&s) && t.host.is_hibernated(&s),
+        "the hidden Surface did not hibernate"
+    );
+    catalog.disable();
+    ensure!(
+        h.wait(&mut t, |_, rec| !rec.data("s", "close").is_empty()),
+        "a hibernated Surface of a disabled app was not closed"
+    );
+    h.settle(&mut t, Duration::from_millis(300));
+    let closes = t.rec.data("s", "close");
+    ensure!(
+        closes.len() == 1 && closes[0]["reason"] == "app_disabled",
+        "{closes:?}"
+    );
+    ensure!(
+        !t.host.surfaces().contains(&s) && !t.host.is_hibernated(&s),
+        "the closed Surface is still open or asleep"
     );
     h.shut_down(t)
 }
