@@ -130,6 +130,16 @@ fn open(h: &mut HostHarness, t: &mut TestHost, instance: &str, colour: [u8; 3]) 
     Ok(())
 }
 
+/// The test's 600 × 300 window titled `title`.
+fn parent_window(h: &HostHarness, title: &str) -> Result<Rc<Window>, String> {
+    WindowBuilder::new()
+        .with_title(title)
+        .with_inner_size(LogicalSize::new(600u32, 300u32))
+        .build(&h.event_loop)
+        .map(Rc::new)
+        .map_err(|e| e.to_string())
+}
+
 /// The test's 600 × 300 window titled `title`, and a host whose Surfaces are its child views,
 /// under `limits`.
 fn window_host(
@@ -137,13 +147,7 @@ fn window_host(
     title: &str,
     limits: Limits,
 ) -> Result<(Rc<Window>, TestHost), String> {
-    let parent = Rc::new(
-        WindowBuilder::new()
-            .with_title(title)
-            .with_inner_size(LogicalSize::new(600u32, 300u32))
-            .build(&h.event_loop)
-            .map_err(|e| e.to_string())?,
-    );
+    let parent = parent_window(h, title)?;
     let t = h.host(
         HostBuilder::new()
             .child_views_in(Rc::clone(&parent))
@@ -327,13 +331,7 @@ fn after_a_delay(h: &mut HostHarness) -> Outcome {
 fn a_failed_wake(h: &mut HostHarness) -> Outcome {
     let mut limits = Limits::default();
     limits.max_live_surfaces = 1;
-    let parent = Rc::new(
-        WindowBuilder::new()
-            .with_title("lineup hibernation failed wake")
-            .with_inner_size(LogicalSize::new(600u32, 300u32))
-            .build(&h.event_loop)
-            .map_err(|e| e.to_string())?,
-    );
+    let parent = parent_window(h, "lineup hibernation failed wake")?;
     let mut t = h.host(
         HostBuilder::new()
             .child_views_in(Rc::clone(&parent))
@@ -481,13 +479,7 @@ fn app_disabled_while_hibernated(h: &mut HostHarness) -> Outcome {
         enabled: std::cell::Cell::new(true),
         marker: std::cell::Cell::new(1),
     });
-    let parent = Rc::new(
-        WindowBuilder::new()
-            .with_title("lineup hibernation app")
-            .with_inner_size(LogicalSize::new(600u32, 300u32))
-            .build(&h.event_loop)
-            .map_err(|e| e.to_string())?,
-    );
+    let parent = parent_window(h, "lineup hibernation app")?;
     let mut t = h.host(
         HostBuilder::new()
             .child_views_in(Rc::clone(&parent))
