@@ -35,6 +35,30 @@ pub(crate) struct AppsArgs {
     command: AppsCommand,
     #[command(flatten)]
     data_dir: DataDirArg,
+    #[command(flatten)]
+    code_limit: CodeLimitArg,
+}
+
+/// `--max-package-code`: the per-package code limit (R-SEC-3a), shared by `lineup apps` and
+/// `lineup host`.
+#[derive(Debug, Args)]
+pub(crate) struct CodeLimitArg {
+    /// The per-package code limit: all script assets (.js, .mjs) of one package together, in
+    /// bytes (R-SEC-3a); a package over it is refused at install and at open [default: 8388608,
+    /// 8 MiB]. A package cannot raise it.
+    #[arg(long, value_name = "BYTES", global = true)]
+    max_package_code: Option<u64>,
+}
+
+impl CodeLimitArg {
+    /// The manifest limits with this code limit.
+    pub(crate) fn manifest_limits(&self) -> ManifestLimits {
+        let mut limits = ManifestLimits::default();
+        if let Some(bytes) = self.max_package_code {
+            limits.max_code_bytes = bytes;
+        }
+        limits
+    }
 }
 
 /// How an install or upgrade is verified: one of the two is required.
@@ -156,7 +180,8 @@ enum AppsCommand {
         /// A trusted public key (ed25519:<base64>) or a file holding one per line; repeatable.
         #[arg(long = "trusted-key", value_name = "KEY|FILE")]
         trusted_key: Vec<String>,
-        /// Print a JSON object {id, name, version, digest, surfaces, assets, signed_by}.
+        /// Print a JSON object {id, name, version, digest, surfaces, assets, code_bytes,
+        /// max_code_bytes, max_bundle_bytes, signed_by}.
         #[arg(long)]
         json: bool,
     },
@@ -207,7 +232,11 @@ impl Failure {
 
 /// Runs `lineup apps …`.
 pub(crate) fn run(args: AppsArgs) -> ExitCode {
-    match command(args.command, &args.data_dir) {
+    match command(
+        args.command,
+        &args.data_dir,
+        &args.code_limit.manifest_limits(),
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             let _ = writeln!(io::stderr().lock(), "lineup: error: {}", failure.message);
@@ -216,9 +245,9 @@ pub(crate) fn run(args: AppsArgs) -> ExitCode {
     }
 }
 
-fn read_package(path: &Path) -> Result<Package, Failure> {
+fn read_package(path: &Path, limits: &ManifestLimits) -> Result<Package, Failure> {
     let files = PackageFiles::read(path, &PackageLimits::default()).map_err(Failure::refused)?;
-    Package::from_files(files, &ManifestLimits::default()).map_err(Failure::refused)
+    Package::from_files(files, limits).map_err(Failure::refused)
 }
 
 fn read_text(path: &Path) -> Result<String, Failure> {
@@ -259,22 +288,26 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), Failure> {
 
 /// Reads (or downloads) and verifies a package to install: the digest, or a signature by a
 /// trusted key (which is returned, for the `signed-only` bundle policy).
-fn verified(source: &str, expected: &Expected) -> Result<(Package, Option<PublicKey>), Failure> {
+fn verified(
+    source: &str,
+    expected: &Expected,
+    limits: &ManifestLimits,
+) -> Result<(Package, Option<PublicKey>), Failure> {
     let package = if source.contains("://") {
-        let limits = crate::fetch::FetchLimits {
+        let fetch_limits = crate::fetch::FetchLimits {
             max_bytes: PackageLimits::default().max_total_bytes + 1024 * 1024,
             stall: std::time::Duration::from_secs(expected.stall_timeout),
         };
-        let bytes = crate::fetch::fetch(source, expected.trusted_roots.as_deref(), &limits)
+        let bytes = crate::fetch::fetch(source, expected.trusted_roots.as_deref(), &fetch_limits)
             .map_err(|message| Failure {
-                code: EXIT_REFUSED,
-                message,
-            })?;
+            code: EXIT_REFUSED,
+            message,
+        })?;
         let files = PackageFiles::read_tar(bytes.as_slice(), &PackageLimits::default())
             .map_err(Failure::refused)?;
-        Package::from_files(files, &ManifestLimits::default()).map_err(Failure::refused)?
+        Package::from_files(files, limits).map_err(Failure::refused)?
     } else {
-        read_package(Path::new(source))?
+        read_package(Path::new(source), limits)?
     };
     if let Some(digest) = &expected.digest {
         PackageDigest::parse(digest)
@@ -364,21 +397,33 @@ fn list(out: &mut impl Write, store: &Store, json: bool) -> Result<(), Failure> 
     write(out).map_err(|e| Failure::io(stdout, e))
 }
 
-fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
+fn command(
+    command: AppsCommand,
+    data_dir: &DataDirArg,
+    limits: &ManifestLimits,
+) -> Result<(), Failure> {
     let stdout = Path::new("stdout");
     let mut out = io::stdout().lock();
-    let open = || data_dir.open().map_err(Failure::from_data);
+    let open = || {
+        data_dir
+            .open()
+            .map(|store| store.with_manifest_limits(limits.clone()))
+            .map_err(Failure::from_data)
+    };
     match command {
         AppsCommand::Install(change) => {
-            let (package, signed_by) = verified(&change.package, &change.expected)?;
-            let store = data_dir.open_or_create().map_err(Failure::from_data)?;
+            let (package, signed_by) = verified(&change.package, &change.expected, limits)?;
+            let store = data_dir
+                .open_or_create()
+                .map_err(Failure::from_data)?
+                .with_manifest_limits(limits.clone());
             let done = store
                 .install_app(&package, signed_by.as_ref())
                 .map_err(Failure::store)?;
             changed(&mut out, &done, change.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Upgrade(change) => {
-            let (package, signed_by) = verified(&change.package, &change.expected)?;
+            let (package, signed_by) = verified(&change.package, &change.expected, limits)?;
             let done = open()?
                 .upgrade_app(&package, signed_by.as_ref())
                 .map_err(Failure::store)?;
@@ -466,7 +511,7 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
             key,
             out: to,
         } => {
-            let package = read_package(&package)?;
+            let package = read_package(&package, limits)?;
             let key = SecretKey::parse(&read_text(&key)?).map_err(Failure::refused)?;
             let line = format!("{}\n", key.sign(&package.digest()));
             match to {
@@ -483,7 +528,7 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
             trusted_key,
             json,
         } => {
-            let package = read_package(&path)?;
+            let package = read_package(&path, limits)?;
             if let Some(expected) = digest {
                 PackageDigest::parse(&expected)
                     .and_then(|d| d.check(package.files()))
@@ -501,7 +546,7 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
                 }
                 None => None,
             };
-            report(&mut out, &package, signed_by, json).map_err(|e| Failure::io(stdout, e))
+            report(&mut out, &package, limits, signed_by, json).map_err(|e| Failure::io(stdout, e))
         }
     }
 }
@@ -509,6 +554,7 @@ fn command(command: AppsCommand, data_dir: &DataDirArg) -> Result<(), Failure> {
 fn report(
     out: &mut impl Write,
     package: &Package,
+    limits: &ManifestLimits,
     signed_by: Option<PublicKey>,
     json: bool,
 ) -> io::Result<()> {
@@ -527,7 +573,11 @@ fn report(
     let assets: Vec<_> = package
         .assets()
         .iter()
-        .map(|(path, mime)| serde_json::json!({"path": path.as_str(), "type": mime}))
+        .map(|(path, mime)| {
+            let bytes = package.files().get(path.as_str()).map_or(0, <[u8]>::len);
+            serde_json::json!({"path": path.as_str(), "type": mime, "bytes": bytes,
+                               "script": lineup_packages::is_script_mime(mime)})
+        })
         .collect();
     if json {
         let value = serde_json::json!({
@@ -537,6 +587,9 @@ fn report(
             "digest": package.digest().to_string(),
             "surfaces": surfaces,
             "assets": assets,
+            "code_bytes": package.code_bytes(),
+            "max_code_bytes": limits.max_code_bytes,
+            "max_bundle_bytes": limits.max_bundle_bytes,
             "signed_by": signed_by.map(|k| k.to_string()),
         });
         return writeln!(out, "{value}");
@@ -552,20 +605,33 @@ fn report(
     for surface in &surfaces {
         writeln!(
             out,
-            "surface   {} ({} bytes of 163840), events: {}",
+            "surface   {} ({} bytes of {}, R-UI-2), events: {}",
             surface["id"].as_str().unwrap_or_default(),
             surface["bytes"],
+            limits.max_bundle_bytes,
             surface["events"]
         )?;
     }
     for asset in &assets {
         writeln!(
             out,
-            "asset     {} ({})",
+            "{}{} ({}, {} bytes)",
+            if asset["script"] == true {
+                "script    "
+            } else {
+                "asset     "
+            },
             asset["path"].as_str().unwrap_or_default(),
-            asset["type"].as_str().unwrap_or_default()
+            asset["type"].as_str().unwrap_or_default(),
+            asset["bytes"]
         )?;
     }
+    writeln!(
+        out,
+        "code      {} bytes of script assets, of {} (R-SEC-3a)",
+        package.code_bytes(),
+        limits.max_code_bytes
+    )?;
     match signed_by {
         Some(key) => writeln!(out, "signature valid, by trusted key {key}"),
         None => writeln!(out, "signature not checked (no --signature)"),

@@ -65,6 +65,11 @@ pub(crate) struct CapabilityArgs {
     /// whose runs can be counted outside the host.
     #[arg(long, value_name = "FILE")]
     dangerous_test_capability: Option<PathBuf>,
+    /// The per-package code limit of the app center's apps: all script assets (.js, .mjs) of
+    /// one package together, in bytes (R-SEC-3a) [default: 8388608, 8 MiB]. An installed app
+    /// over it is refused at start and at open; a package cannot raise it.
+    #[arg(long, value_name = "BYTES")]
+    max_package_code: Option<u64>,
 }
 
 impl CapabilityArgs {
@@ -92,6 +97,7 @@ impl CapabilityArgs {
             enable: Vec::new(),
             dangerous_auto_consent: None,
             dangerous_test_capability,
+            max_package_code: None,
         }
     }
 
@@ -151,8 +157,13 @@ impl CapabilityArgs {
             builder = builder.enable_capabilities();
         }
         // R-UI-9: the data dir's app center, on its own connection; checked once at start.
+        let mut limits = lineup_packages::ManifestLimits::default();
+        if let Some(bytes) = self.max_package_code {
+            limits.max_code_bytes = bytes;
+        }
         let apps = lineup_store::Store::open_existing(&dir)
-            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?;
+            .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?
+            .with_manifest_limits(limits);
         match apps.verify_apps() {
             Ok(failed) => {
                 for (id, version, error) in failed {

@@ -212,6 +212,12 @@ fn preview(args: PreviewArgs, out: &Printer) -> Result<u8, Box<dyn std::error::E
             reading.surface,
             reading.package.assets().len()
         ));
+        out.line(format_args!(
+            "package code: {} bytes of script assets, of the per-package limit of {} \
+             (R-SEC-3a)",
+            reading.package.code_bytes(),
+            lineup_packages::ManifestLimits::default().max_code_bytes
+        ));
         PreviewCatalog::new((*reading.package).clone())
     });
     if let Some(catalog) = &catalog {

@@ -10,6 +10,10 @@ use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::{AppId, AppVersion, EventName, SurfaceId};
 use crate::message::{InlineApp, InstalledSurface, InventoryApp};
 
+/// The `Content-Type` a script asset of an installed app is served with (R-SEC-3a, RFC 9239):
+/// UTF-8 JavaScript, whatever the host's locale.
+pub const SCRIPT_MIME: &str = "text/javascript; charset=utf-8";
+
 /// One static asset of an installed app: its MIME type and bytes, verified with its package.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Asset {
@@ -17,6 +21,14 @@ pub struct Asset {
     pub mime: String,
     /// The bytes.
     pub bytes: Arc<[u8]>,
+}
+
+impl Asset {
+    /// Whether this is a script asset ([`SCRIPT_MIME`]), code signed with its package, which
+    /// the Surface may load from its own host (R-SEC-3a).
+    pub fn is_script(&self) -> bool {
+        self.mime == SCRIPT_MIME
+    }
 }
 
 /// An installed app's assets by path in the package (like `assets/logo.png`), served from the
@@ -28,6 +40,11 @@ impl Assets {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Whether any is a script ([`Asset::is_script`]).
+    pub fn has_scripts(&self) -> bool {
+        self.0.values().any(Asset::is_script)
     }
 }
 
@@ -80,6 +97,10 @@ pub enum CatalogRefusal {
     Tampered,
     /// The catalog could not be read; nothing is served.
     Unavailable(String),
+    /// The installed package is over a limit of this host's (its per-package code limit,
+    /// R-SEC-3a), lower than the one it was installed under; the text names the file, the size
+    /// and the limit. Nothing is served.
+    OverLimit(String),
 }
 
 impl fmt::Display for CatalogRefusal {
@@ -99,6 +120,7 @@ impl fmt::Display for CatalogRefusal {
                 f.write_str("failed verification: its installed bytes no longer match their digest")
             }
             Self::Unavailable(why) => write!(f, "cannot be read from the app center: {why}"),
+            Self::OverLimit(why) => write!(f, "is over this host's limits: {why}"),
         }
     }
 }
@@ -219,6 +241,7 @@ pub(crate) fn refusal_error(
         }
         CatalogRefusal::OtherVersion { .. } => (ErrorCode::Unsupported, "payload.app.version"),
         CatalogRefusal::UnknownSurface { .. } => (ErrorCode::Unsupported, "payload.app.surface"),
+        CatalogRefusal::OverLimit(_) => (ErrorCode::BundleTooLarge, "payload.app.id"),
         _ => (ErrorCode::Unsupported, "payload.app.id"),
     };
     let asked = installed

@@ -73,7 +73,7 @@ mod timestamp;
 mod url_policy;
 
 pub use apps::{
-    AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface,
+    AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface, SCRIPT_MIME,
 };
 pub use breakout::Breakout;
 pub use bridge::{BridgeMessage, DocumentId, BRIDGE_NAMESPACE};

@@ -2,7 +2,8 @@
 //! id.
 //!
 //! A package is a folder, or a single POSIX tar archive of one, holding `manifest.json` and the
-//! files it names: each Surface's `html`, `css` and `js` and the static assets. This crate reads
+//! files it names: each Surface's `html`, `css` and `js`, the static assets and the script assets
+//! (R-SEC-3a). This crate reads
 //! one safely ([`PackageFiles`]: no absolute names, no `..`, no links or devices, no duplicate or
 //! case-colliding names, caps on entries and sizes), checks it against its manifest
 //! ([`Package`]), computes its canonical digest ([`PackageDigest`]), and signs and verifies it
@@ -39,7 +40,8 @@ pub use digest::PackageDigest;
 pub use error::PackageError;
 pub use files::{PackageFiles, PackageLimits};
 pub use manifest::{
-    asset_mime, ManifestLimits, Package, PackageSurface, ASSET_EXTENSIONS, MANIFEST,
+    asset_mime, is_script_mime, ManifestLimits, Package, PackageSurface, ASSET_EXTENSIONS,
+    MANIFEST, SCRIPT_EXTENSIONS, SCRIPT_MIME,
 };
 pub use path::{PackagePath, MAX_PATH_BYTES};
 pub use signature::{PackageSignature, PublicKey, SecretKey, SIGNATURE_CONTEXT};

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use lineup_host_core::SCRIPT_MIME;
 use lineup_host_core::{
     AppId, AppVersion, Asset, Assets, CatalogRefusal, DeclaredSurface, EventName, InlineApp,
     InlineBundle, InventoryApp, ResolvedSurface, SurfaceId,
@@ -18,7 +19,8 @@ pub const MANIFEST: &str = "manifest.json";
 /// | cap | default | rule |
 /// | --- | --- | --- |
 /// | `max_bundle_bytes` (one Surface's html + css + js) | 160 KiB | R-UI-2 |
-/// | `max_asset_bytes` (one asset) | 4 MiB | host choice |
+/// | `max_asset_bytes` (one media asset) | 4 MiB | host choice |
+/// | `max_code_bytes` (all script assets of the package) | 8 MiB | R-SEC-3a |
 /// | `max_surfaces` | 32 | host choice |
 /// | `max_events` (declared per Surface) | 64 | host choice |
 /// | `max_name_bytes` (`name`) | 128 | host choice |
@@ -27,8 +29,12 @@ pub const MANIFEST: &str = "manifest.json";
 pub struct ManifestLimits {
     /// One Surface's html + css + js, in UTF-8 bytes (R-UI-2).
     pub max_bundle_bytes: usize,
-    /// One asset's bytes.
+    /// One media asset's bytes (images, fonts, sound and video).
     pub max_asset_bytes: u64,
+    /// All script assets of one package together, in bytes (R-SEC-3a): the per-package code
+    /// limit. One script may use all of it. The host's configuration sets it; a package cannot
+    /// raise it.
+    pub max_code_bytes: u64,
     /// Surfaces in one package.
     pub max_surfaces: usize,
     /// Event names one Surface declares.
@@ -42,6 +48,7 @@ impl Default for ManifestLimits {
         Self {
             max_bundle_bytes: 160 * 1024,
             max_asset_bytes: 4 * 1024 * 1024,
+            max_code_bytes: 8 * 1024 * 1024,
             max_surfaces: 32,
             max_events: 64,
             max_name_bytes: 128,
@@ -49,9 +56,9 @@ impl Default for ManifestLimits {
     }
 }
 
-/// The file extensions an asset may have and the MIME type it is served with (looked up with
-/// `mime_guess`); anything else is refused at install. No HTML, SVG, XML, JavaScript, CSS or
-/// JSON: an asset is passive media, never a second document or script.
+/// The file extensions a media asset may have and the MIME type it is served with (looked up
+/// with `mime_guess`); anything else but a script ([`SCRIPT_EXTENSIONS`]) is refused at install.
+/// No HTML, SVG, XML, CSS or JSON: a media asset is passive, never a second document.
 pub const ASSET_EXTENSIONS: [&str; 15] = [
     "png", "jpg", "jpeg", "gif", "webp", "avif", "ico", "woff", "woff2", "ttf", "otf", "mp3",
     "ogg", "wav", "webm",
@@ -67,10 +74,31 @@ pub const ASSET_EXTENSIONS: [&str; 15] = [
 /// ```
 pub fn asset_mime(path: &PackagePath) -> Option<&'static str> {
     let ext = path.extension()?.to_ascii_lowercase();
+    if SCRIPT_EXTENSIONS.contains(&ext.as_str()) {
+        return Some(SCRIPT_MIME);
+    }
     if !ASSET_EXTENSIONS.contains(&ext.as_str()) {
         return None;
     }
     mime_guess::from_ext(&ext).first_raw()
+}
+
+/// The file extensions of a script asset (R-SEC-3a): code signed with the package, which its
+/// Surfaces load as classic (`.js`) or module (`.mjs`, or `.js` with `type=module`) scripts
+/// from their own host, counted against [`ManifestLimits::max_code_bytes`].
+pub const SCRIPT_EXTENSIONS: [&str; 2] = ["js", "mjs"];
+
+/// Whether `mime` is the script assets' ([`SCRIPT_MIME`]: UTF-8 JavaScript, so that a script
+/// decodes as UTF-8 whatever the host's locale; script assets must be UTF-8).
+///
+/// ```
+/// use lineup_packages::{asset_mime, is_script_mime, PackagePath};
+/// let mime = asset_mime(&PackagePath::new("lib/chart.umd.js").unwrap()).unwrap();
+/// assert!(is_script_mime(mime));
+/// assert!(is_script_mime(asset_mime(&PackagePath::new("main.MJS").unwrap()).unwrap()));
+/// ```
+pub fn is_script_mime(mime: &str) -> bool {
+    mime == SCRIPT_MIME
 }
 
 #[derive(Deserialize)]
@@ -127,6 +155,7 @@ pub struct Package {
     assets: BTreeMap<PackagePath, &'static str>,
     files: PackageFiles,
     digest: PackageDigest,
+    code_bytes: u64,
 }
 
 fn manifest_error(field: impl Into<String>, reason: impl Into<String>) -> PackageError {
@@ -241,6 +270,7 @@ impl Package {
             surfaces.insert(id, PackageSurface { bundle, events });
         }
         let mut assets = BTreeMap::new();
+        let mut code_bytes: u64 = 0;
         for (i, name) in raw.assets.iter().enumerate() {
             let field = format!("assets[{i}]");
             let path = PackagePath::new(name).map_err(|e| manifest_error(&field, e.to_string()))?;
@@ -248,20 +278,42 @@ impl Package {
                 return Err(manifest_error(
                     &field,
                     format!(
-                        "{name:?}: an asset's extension must be one of {}",
-                        ASSET_EXTENSIONS.join(", ")
+                        "{name:?}: an asset's extension must be one of {}, or {} for a script \
+                         (R-SEC-3a)",
+                        ASSET_EXTENSIONS.join(", "),
+                        SCRIPT_EXTENSIONS.join(", ")
                     ),
                 ));
             };
             let bytes = files
                 .get(name)
                 .ok_or_else(|| manifest_error(&field, format!("{name:?} is not in the package")))?;
-            if bytes.len() as u64 > limits.max_asset_bytes {
+            let size = bytes.len() as u64;
+            if is_script_mime(mime) {
+                // R-SEC-3a: scripts share the package's code limit; one may use all of it.
+                if std::str::from_utf8(bytes).is_err() {
+                    return Err(manifest_error(
+                        &field,
+                        format!("{name:?} is a script and is not UTF-8"),
+                    ));
+                }
+                code_bytes += size;
+                if code_bytes > limits.max_code_bytes {
+                    return Err(manifest_error(
+                        &field,
+                        format!(
+                            "{name:?} ({size} bytes) brings the package's script assets to \
+                             {code_bytes} bytes, over the per-package code limit of {} \
+                             (R-SEC-3a)",
+                            limits.max_code_bytes
+                        ),
+                    ));
+                }
+            } else if size > limits.max_asset_bytes {
                 return Err(manifest_error(
                     &field,
                     format!(
-                        "{name:?} is {} bytes, over the asset limit of {}",
-                        bytes.len(),
+                        "{name:?} is {size} bytes, over the media asset limit of {}",
                         limits.max_asset_bytes
                     ),
                 ));
@@ -287,6 +339,7 @@ impl Package {
             assets,
             files,
             digest,
+            code_bytes,
         })
     }
 
@@ -313,6 +366,12 @@ impl Package {
     /// The assets and the MIME type each is served with.
     pub fn assets(&self) -> &BTreeMap<PackagePath, &'static str> {
         &self.assets
+    }
+
+    /// The bytes of all script assets together, counted against
+    /// [`ManifestLimits::max_code_bytes`] (R-SEC-3a).
+    pub fn code_bytes(&self) -> u64 {
+        self.code_bytes
     }
 
     /// The files.

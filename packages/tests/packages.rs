@@ -447,3 +447,102 @@ fn signatures_verify_only_with_a_trusted_key_over_the_same_digest() {
         assert!(PackageSignature::parse(bad).is_err(), "{bad:?}");
     }
 }
+
+/// A package with script assets: `lib.js` (classic) and `main.mjs` (module), `chart.umd.js`
+/// as big as `size`.
+fn with_scripts(size: usize) -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        (
+            "manifest.json",
+            br#"{"id": "com.example.chart", "name": "Chart", "version": "1.0.0",
+  "surfaces": {"main": {"html": "index.html"}},
+  "assets": ["lib/chart.umd.js", "main.mjs", "assets/logo.png"]}"#
+                .to_vec(),
+        ),
+        (
+            "index.html",
+            b"<script src=lib/chart.umd.js></script><script type=module src=main.mjs></script>"
+                .to_vec(),
+        ),
+        ("lib/chart.umd.js", vec![b' '; size]),
+        ("main.mjs", b"export const x = '</script>';\n".to_vec()),
+        ("assets/logo.png", b"\x89PNG".to_vec()),
+    ]
+}
+
+/// R-SEC-3a: script assets (`.js`, `.mjs`) are served as UTF-8 JavaScript, exempt from the
+/// 4 MiB media limit but counted together against the per-package code limit (8 MiB by
+/// default, one file may use all of it), and a lower limit set by the host refuses a package
+/// the default takes, naming the file, the total and the limit. Inline code in them is not an
+/// element, so `</script>` in a script asset is harmless and passes.
+#[test]
+fn r_sec_3a_script_assets_count_against_the_per_package_code_limit() {
+    const MIB: usize = 1024 * 1024;
+    let limits = PackageLimits::default();
+    let read = |files, manifest: &ManifestLimits| {
+        Package::from_files(PackageFiles::from_memory(files, &limits)?, manifest)
+    };
+    // Positive control: a 5 MiB script, over the media limit, is one package's code.
+    let five = read(with_scripts(5 * MIB), &ManifestLimits::default()).unwrap();
+    let js = lineup_packages::SCRIPT_MIME;
+    assert_eq!(
+        five.assets()
+            .iter()
+            .map(|(p, m)| (p.as_str(), *m))
+            .collect::<Vec<_>>(),
+        [
+            ("assets/logo.png", "image/png"),
+            ("lib/chart.umd.js", js),
+            ("main.mjs", js)
+        ]
+    );
+    let main_bytes = "export const x = '</script>';\n".len() as u64;
+    assert_eq!(five.code_bytes(), 5 * MIB as u64 + main_bytes);
+    // One file may use all of the 8 MiB (the package reader's file cap is 8 MiB too).
+    let all = 8 * MIB - main_bytes as usize;
+    assert_eq!(
+        read(with_scripts(all), &ManifestLimits::default())
+            .unwrap()
+            .code_bytes(),
+        8 * MIB as u64
+    );
+    // One byte more is over, and the refusal names the file, the total and the limit.
+    let err = read(with_scripts(all + 1), &ManifestLimits::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "manifest.json: assets[1]: \"main.mjs\" ({main_bytes} bytes) brings the \
+             package's script assets to 8388609 bytes, over the per-package code limit of \
+             8388608 (R-SEC-3a)"
+        ),
+    );
+    // The host's lower limit refuses what the default takes.
+    let mut strict = ManifestLimits::default();
+    strict.max_code_bytes = MIB as u64;
+    let err = read(with_scripts(5 * MIB), &strict).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "assets[0]: \"lib/chart.umd.js\" (5242880 bytes) brings the package's script \
+             assets to 5242880 bytes, over the per-package code limit of 1048576 (R-SEC-3a)"
+        ),
+        "{err}"
+    );
+    // A media asset keeps its own 4 MiB limit.
+    let mut big_png = with_scripts(10);
+    big_png[4].1 = vec![0; 4 * MIB + 1];
+    let err = read(big_png, &ManifestLimits::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("over the media asset limit of 4194304"),
+        "{err}"
+    );
+    // A script must be UTF-8.
+    let mut latin1 = with_scripts(10);
+    latin1[3].1 = b"var s = '\xe9';".to_vec();
+    let err = read(latin1, &ManifestLimits::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("assets[1]: \"main.mjs\" is a script and is not UTF-8"),
+        "{err}"
+    );
+}

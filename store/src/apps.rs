@@ -21,7 +21,7 @@ use lineup_host_core::{
     SurfaceId,
 };
 use lineup_packages::{
-    ManifestLimits, Package, PackageDigest, PackageError, PackageFiles, PackageLimits, PublicKey,
+    Package, PackageDigest, PackageError, PackageFiles, PackageLimits, PublicKey,
 };
 use rusqlite::OptionalExtension as _;
 use serde::Serialize;
@@ -134,13 +134,23 @@ impl Store {
             PackageFiles::read_tar(std::io::BufReader::new(file), &PackageLimits::default())
                 .map_err(StoreError::Package)?;
         digest.check(&files).map_err(StoreError::Package)?;
-        Package::from_files(files, &ManifestLimits::default()).map_err(StoreError::Package)
+        Package::from_files(files, self.manifest_limits()).map_err(StoreError::Package)
+    }
+
+    /// `package` checked again against this store's limits ([`Store::with_manifest_limits`]),
+    /// which may be lower than those it was read with.
+    fn within_limits(&self, package: &Package) -> Result<(), StoreError> {
+        Package::from_files(package.files().clone(), self.manifest_limits())
+            .map(drop)
+            .map_err(StoreError::Package)
     }
 
     /// Installs a package that is not installed yet, as its app's current, enabled version.
     ///
     /// # Errors
-    /// [`StoreError::App`] when the app is installed already (use [`Store::upgrade_app`]).
+    /// [`StoreError::Package`] when it is over this store's limits
+    /// ([`Store::with_manifest_limits`]); [`StoreError::App`] when the app is installed
+    /// already (use [`Store::upgrade_app`]).
     /// `signed_by` is the trusted key whose signature the caller checked, if it installed by
     /// signature; it is kept for the `signed-only` bundle policy.
     pub fn install_app(
@@ -148,6 +158,7 @@ impl Store {
         package: &Package,
         signed_by: Option<&PublicKey>,
     ) -> Result<AppChange, StoreError> {
+        self.within_limits(package)?;
         let id = package.id().as_str();
         let tx = self.write("begin app install")?;
         let installed: Option<String> = tx
@@ -192,6 +203,7 @@ impl Store {
         package: &Package,
         signed_by: Option<&PublicKey>,
     ) -> Result<AppChange, StoreError> {
+        self.within_limits(package)?;
         let id = package.id().as_str();
         let tx = self.write("begin app upgrade")?;
         let Some((current, enabled)) =
@@ -583,6 +595,11 @@ impl AppCatalog for Store {
                     Ok(None) => CatalogRefusal::Unknown,
                     Err(e) => CatalogRefusal::Unavailable(e.to_string()),
                 });
+            }
+            // Bytes that match their digest but not this store's limits (R-SEC-3a's code limit,
+            // lower than the one it was installed under): over a limit, not tampered.
+            Err(StoreError::Package(e @ PackageError::Manifest { .. })) => {
+                return Err(CatalogRefusal::OverLimit(e.to_string()))
             }
             Err(StoreError::Package(_)) => return Err(CatalogRefusal::Tampered),
             Err(e) => return Err(CatalogRefusal::Unavailable(e.to_string())),

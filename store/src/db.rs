@@ -58,6 +58,9 @@ pub struct Store {
     /// The lease scope of the host process this connection writes call records for
     /// ([`Store::with_host_lease`]).
     host: Option<String>,
+    /// What a package may hold, checked at install and at every load
+    /// ([`Store::with_manifest_limits`]).
+    manifest_limits: lineup_packages::ManifestLimits,
 }
 
 impl Store {
@@ -122,6 +125,7 @@ impl Store {
             path,
             busy_timeout: options.busy_timeout,
             host: None,
+            manifest_limits: lineup_packages::ManifestLimits::default(),
         };
         migrate::migrate(&store.conn, &store.path, store.busy_timeout)?;
         Ok(store)
@@ -135,6 +139,7 @@ impl Store {
             path,
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
             host: None,
+            manifest_limits: lineup_packages::ManifestLimits::default(),
         }
     }
 
@@ -155,6 +160,20 @@ impl Store {
     pub fn with_host_lease(mut self, lease: &crate::HostLease) -> Self {
         self.host = Some(lease.scope().to_owned());
         self
+    }
+
+    /// This connection, checking packages against `limits` instead of the defaults: at install
+    /// and upgrade, and at every load, so that a host configured with a lower per-package code
+    /// limit (R-SEC-3a) refuses at open an app installed under a higher one. A package cannot
+    /// raise a limit; only the host's configuration sets it.
+    pub fn with_manifest_limits(mut self, limits: lineup_packages::ManifestLimits) -> Self {
+        self.manifest_limits = limits;
+        self
+    }
+
+    /// The limits packages are checked against ([`Store::with_manifest_limits`]).
+    pub fn manifest_limits(&self) -> &lineup_packages::ManifestLimits {
+        &self.manifest_limits
     }
 
     /// [`Store::with_host_lease`]'s scope, if any.

@@ -245,3 +245,75 @@ fn r_ui_9_ids_held_or_once_held_are_reserved_ignoring_case_until_an_audited_forg
         .install_app(&package("2.0.0", "<p>two</p>"), None)
         .unwrap();
 }
+
+/// An app with a script asset of `script_bytes` bytes (R-SEC-3a).
+fn with_script(script_bytes: usize) -> Package {
+    let files = PackageFiles::from_memory(
+        [
+            (
+                "manifest.json",
+                br#"{"id": "com.example.chart", "name": "Chart", "version": "1.0.0",
+                     "surfaces": {"main": {"html": "index.html"}},
+                     "assets": ["lib/chart.js"]}"#
+                    .to_vec(),
+            ),
+            ("index.html", b"<script src=lib/chart.js></script>".to_vec()),
+            ("lib/chart.js", vec![b' '; script_bytes]),
+        ],
+        &PackageLimits::default(),
+    )
+    .unwrap();
+    Package::from_files(files, &ManifestLimits::default()).unwrap()
+}
+
+/// R-SEC-3a: the per-package code limit is the host's: a store opened with a lower one refuses
+/// to install a package the default takes, naming the file, the total and the limit, and
+/// changes nothing; one installed under a higher limit is refused at load (an open) and by the
+/// start-up check. A script asset's bytes are covered by the digest and re-verified at load.
+#[test]
+fn r_sec_3a_the_hosts_code_limit_holds_at_install_and_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut strict = ManifestLimits::default();
+    strict.max_code_bytes = 1000;
+    let app = with_script(1001);
+    let low = Store::open(dir.path())
+        .unwrap()
+        .with_manifest_limits(strict.clone());
+    assert_eq!(low.manifest_limits().max_code_bytes, 1000);
+    let err = low.install_app(&app, None).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "\"lib/chart.js\" (1001 bytes) brings the package's script assets to 1001 bytes, \
+             over the per-package code limit of 1000 (R-SEC-3a)"
+        ),
+        "{err}"
+    );
+    assert!(low.apps().unwrap().is_empty(), "nothing installed");
+    // Positive control: the default store takes it, and serves its script at load.
+    let default = Store::open(dir.path()).unwrap();
+    default.install_app(&app, None).unwrap();
+    let loaded = default.load_app("com.example.chart").unwrap();
+    assert_eq!(loaded.code_bytes(), 1001);
+    // Under the lower limit it is refused at open and by the start-up check.
+    let err = low.load_app("com.example.chart").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("over the per-package code limit of 1000"),
+        "{err}"
+    );
+    assert_eq!(low.verify_apps().unwrap().len(), 1);
+    assert!(default.verify_apps().unwrap().is_empty());
+    // A changed byte of the script in the cache is caught at load.
+    let file = std::fs::read_dir(default.package_cache())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.windows(10).position(|w| w == [b' '; 10]).unwrap();
+    bytes[at] = b'x';
+    std::fs::write(&file, bytes).unwrap();
+    let err = default.load_app("com.example.chart").unwrap_err();
+    assert!(err.to_string().contains("not the expected"), "{err}");
+}

@@ -146,6 +146,8 @@ pub struct ContentSecurityPolicy {
     /// `lineup-surface://<token>`, added to the directives of passive content when the Surface
     /// has assets of its own (R-SEC-3a).
     own_assets: Option<String>,
+    /// Whether `own_assets` also names a source of scripts (R-SEC-3a's script assets).
+    own_scripts: bool,
 }
 
 impl ContentSecurityPolicy {
@@ -154,6 +156,7 @@ impl ContentSecurityPolicy {
         Self {
             directives: STRICT,
             own_assets: None,
+            own_scripts: false,
         }
     }
 
@@ -174,6 +177,26 @@ impl ContentSecurityPolicy {
         self
     }
 
+    /// This policy, also allowing scripts from the Surface's own host where the assets are
+    /// ([`with_own_assets`](Self::with_own_assets); no effect without it): an installed app's
+    /// script assets, code signed with its package (R-SEC-3a). Only `script-src` changes:
+    /// `'unsafe-eval'` stays out, so `eval`, `new Function` and string timers stay blocked for
+    /// them as for inline code, and workers, connections and frames stay closed.
+    ///
+    /// ```
+    /// use lineup_surface_runtime::ContentSecurityPolicy;
+    /// let csp = ContentSecurityPolicy::strict()
+    ///     .with_own_assets("lineup-surface://0a1b")
+    ///     .with_own_scripts();
+    /// assert!(csp.header_value().contains("; script-src 'unsafe-inline' lineup-surface://0a1b; "));
+    /// assert!(!csp.header_value().contains("unsafe-eval"));
+    /// assert!(csp.header_value().contains("; worker-src 'none'; "));
+    /// ```
+    pub fn with_own_scripts(mut self) -> Self {
+        self.own_scripts = true;
+        self
+    }
+
     /// The value of the `Content-Security-Policy` header: directives joined by `"; "`.
     pub fn header_value(&self) -> String {
         let mut out = String::new();
@@ -183,7 +206,9 @@ impl ContentSecurityPolicy {
             }
             directive.write(&mut out);
             if let (Directive::Sources(kind, _), Some(origin)) = (directive, &self.own_assets) {
-                if matches!(kind, Kind::ImgSrc | Kind::StyleSrc) {
+                if matches!(kind, Kind::ImgSrc | Kind::StyleSrc)
+                    || (*kind == Kind::ScriptSrc && self.own_scripts)
+                {
                     out.push(' ');
                     out.push_str(origin);
                 }
@@ -293,6 +318,32 @@ mod tests {
         want.push(format!("media-src {own}"));
         want.sort_unstable();
         assert_eq!(got, want);
+
+        // With script assets: that, and its own host for scripts, and nothing else.
+        let value = ContentSecurityPolicy::strict()
+            .with_own_assets(own)
+            .with_own_scripts()
+            .header_value();
+        let mut got: Vec<&str> = value.split("; ").collect();
+        got.sort_unstable();
+        let want: Vec<String> = want
+            .into_iter()
+            .map(|d| {
+                if d == "script-src 'unsafe-inline'" {
+                    format!("{d} {own}")
+                } else {
+                    d
+                }
+            })
+            .collect();
+        assert_eq!(got, want);
+        // Without own assets, scripts get no host.
+        assert_eq!(
+            ContentSecurityPolicy::strict()
+                .with_own_scripts()
+                .header_value(),
+            ContentSecurityPolicy::strict().header_value()
+        );
     }
 
     /// R-SEC-2: the header's sandbox gives an opaque origin and lifts nothing but scripts.

@@ -60,6 +60,14 @@ impl DocumentOptions {
         self
     }
 
+    /// Serves the document with a policy that also allows scripts from its own host, for an
+    /// installed app with script assets ([`ContentSecurityPolicy::with_own_scripts`],
+    /// R-SEC-3a); after [`with_own_assets`](Self::with_own_assets). No effect without a policy.
+    pub fn with_own_scripts(mut self) -> Self {
+        self.csp = self.csp.map(ContentSecurityPolicy::with_own_scripts);
+        self
+    }
+
     /// The language written on the document's `<html>` element, if any.
     pub fn language(&self) -> Option<&LanguageTag> {
         self.language.as_ref()

@@ -69,7 +69,11 @@ impl Session {
                     .0
                     .resolve(&asked.id, Some(&installed.version), &asked.surface)
                 {
-                    Ok(_) | Err(CatalogRefusal::Unavailable(_)) => continue,
+                    // Loaded when it opened: a limit of this host's does not change while it
+                    // runs, and an unreadable catalog closes nothing.
+                    Ok(_)
+                    | Err(CatalogRefusal::Unavailable(_))
+                    | Err(CatalogRefusal::OverLimit(_)) => continue,
                     Err(CatalogRefusal::Disabled) => GoneReason::AppDisabled,
                     Err(CatalogRefusal::OtherVersion { .. }) => GoneReason::AppUpgraded,
                     Err(_) => GoneReason::AppRemoved,

@@ -332,6 +332,10 @@ impl Views {
         if !open.assets.is_empty() {
             // R-SEC-3a: this Surface's own assets, and no other's.
             options = options.with_own_assets(&format!("{SCHEME}://{token}"));
+            if open.assets.has_scripts() {
+                // R-SEC-3a: its script assets, code signed with its package.
+                options = options.with_own_scripts();
+            }
         }
         let document = SurfaceDocument::assemble(&open.app.bundle, &options);
         let layout = document.layout();
