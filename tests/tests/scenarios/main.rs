@@ -23,6 +23,7 @@ mod host_e2e;
 mod input;
 mod isolation;
 mod leaks;
+mod libraries;
 mod pool;
 mod probe;
 mod recovery;
@@ -49,6 +50,7 @@ const GROUPS: &[(&str, fn())] = &[
     ("input", input::run),
     ("isolation", isolation::run),
     ("leaks", leaks::run),
+    ("libraries", libraries::run),
     ("pool", pool::run),
     ("probe", probe::run),
     ("recovery", recovery::run),
