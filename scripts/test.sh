@@ -35,6 +35,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lineup-host -p lineup-host-cor
 step "layers: no import circle between the modules of any crate"
 python3 scripts/check-layers.py
 
+step "libraries: bash scripts/libraries.sh (the real-library scenarios' pinned npm releases, cached)"
+bash scripts/libraries.sh
+
 step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
 
