@@ -15,6 +15,14 @@ pub enum AuthoringError {
         /// Why.
         source: std::io::Error,
     },
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A file's content is refused, at `file:line:col` when known.
     #[error("{at}: {reason}")]
     Refused {

@@ -144,7 +144,9 @@ impl BundleFolder {
             return Err(refused(
                 "bundle",
                 format!(
-                    "is {size} bytes of html + css + js; the limit is {} bytes (R-UI-2)",
+                    "is {size} bytes of html + css + js; the limit is {} bytes (R-UI-2); \
+                     libraries over it can ship as script assets of an installed app: \
+                     lineup bundle --package DIR (R-SEC-3a)",
                     limits.max_bundle_bytes
                 ),
             ));

@@ -21,6 +21,7 @@ mod preview;
 mod scripts;
 mod source;
 mod syntax;
+mod to_package;
 
 pub use error::AuthoringError;
 pub use folder::{BundleFolder, OpenOptions, FILES};
@@ -30,3 +31,4 @@ pub use preview::{
 };
 pub use scripts::SCRIPTS_DIR;
 pub use syntax::{check_script, SyntaxError};
+pub use to_package::{write_package, WrittenPackage, ASSETS_DIR, PACKAGE_SURFACE};

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use lineup_authoring::{BundleFolder, OpenOptions};
-use lineup_host_core::{AppId, AppVersion, ConversationId, InstanceId, Limits, PartyId};
+use lineup_authoring::{write_package, BundleFolder, OpenOptions};
+use lineup_host_core::{AppId, AppVersion, ConversationId, EventName, InstanceId, Limits, PartyId};
+use lineup_packages::ManifestLimits;
 
 /// Prints a bundle folder (`index.html`, `style.css`, `script.js`, optional `state.json`) as a
 /// ready `lineup.v1.ui.open` envelope, files inlined and `integrity` computed; or a standard
@@ -44,6 +45,20 @@ pub(crate) struct BundleArgs {
     /// `sender.id`, of kind agent (default: agent).
     #[arg(long)]
     sender: Option<String>,
+    /// Write an app package folder at DIR instead (R-SEC-3a), for a Surface over the inline
+    /// limit: `scripts/*.js` become script assets (within the 8 MiB per-package code limit),
+    /// `assets/*` media assets; then print the `ui.open` that opens it by id once installed.
+    #[arg(long, value_name = "DIR")]
+    package: Option<PathBuf>,
+    /// With --package: the event names the package's Surface may send, comma-separated (an
+    /// installed app's Surface sends only those its manifest lists).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        requires = "package"
+    )]
+    events: Vec<String>,
 }
 
 /// Runs `lineup bundle`: a refusal (an unreadable folder, a breakout, an oversize bundle, a bad
@@ -112,6 +127,42 @@ fn bundle(args: BundleArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(state) = &args.state {
         options.state = Some(BundleFolder::read_state(state)?);
+    }
+    if let Some(out) = &args.package {
+        if args.app_only {
+            return Err("--app-only prints an inline app; --package writes a package".into());
+        }
+        let events = args
+            .events
+            .iter()
+            .map(|e| {
+                EventName::try_from(e.as_str()).map_err(|err| format!("--events {e:?}: {err}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let written = write_package(&folder, &options, &events, out, &ManifestLimits::default())?;
+        #[allow(clippy::print_stderr)]
+        {
+            for warning in &written.warnings {
+                eprintln!("warning: {warning}");
+            }
+            eprintln!(
+                "package {} {} written to {}: digest {}, {} bytes of script assets of {} \
+                 (R-SEC-3a); install it with `lineup apps install {} --digest {}`",
+                written.package.id().as_str(),
+                written.package.version(),
+                out.display(),
+                written.package.digest(),
+                written.package.code_bytes(),
+                ManifestLimits::default().max_code_bytes,
+                out.display(),
+                written.package.digest()
+            );
+        }
+        let line = written.ui_open(&folder, &options)?.to_json();
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{line}")?;
+        stdout.flush()?;
+        return Ok(());
     }
     let limits = Limits::default();
     let size = folder.check_size(&limits)?;

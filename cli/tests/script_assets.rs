@@ -263,3 +263,108 @@ fn r_sec_3a_an_installed_apps_scripts_load_from_its_own_host_and_eval_stays_bloc
     );
     strict.stop();
 }
+
+/// #26 item 3: a bundle folder whose library is over the inline limit is refused inline with a
+/// pointer to `--package`; `lineup bundle --package DIR` writes it as an app package (the
+/// library a script asset, loaded before `script.js`), which installs by the digest it prints
+/// and opens by id with the `ui.open` it prints, and the library runs in the Surface.
+#[test]
+fn lineup_bundle_package_writes_an_installable_package_whose_library_runs() {
+    assert!(
+        std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()),
+        "run under `xvfb-run -a`"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let src = home.join("big-chart");
+    std::fs::create_dir_all(src.join("scripts")).unwrap();
+    std::fs::write(src.join("index.html"), "<canvas id=c></canvas>").unwrap();
+    // A 200 KB library ending in a line comment without a newline, as minified ones do.
+    let library = format!(
+        "window.BigLib = {{ table: '{}', draw: function (n) {{ return n * 3; }} }};\n\
+         //# sourceMappingURL=big.min.js.map",
+        "x".repeat(200 * 1024)
+    );
+    std::fs::write(src.join("scripts/big.min.js"), &library).unwrap();
+    std::fs::write(
+        src.join("script.js"),
+        "LineUpSurface.onState(function (s) {\n\
+           LineUpSurface.event('drawn', {value: BigLib.draw(s.n), table: BigLib.table.length});\n\
+         });\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("state.json"), r#"{"n": 14}"#).unwrap();
+    let src_arg = src.to_str().unwrap();
+
+    // Inline, it is over the limit, and the refusal points at --package.
+    let (ok, _, err) = lineup_status(home, &["bundle", src_arg]);
+    assert!(!ok);
+    assert!(
+        err.contains("the limit is 163840 bytes (R-UI-2)")
+            && err.contains("lineup bundle --package DIR"),
+        "{err}"
+    );
+    // As a package.
+    let out = home.join("big-chart-pkg");
+    let out_arg = out.to_str().unwrap();
+    let (ok, open_line, err) = lineup_status(
+        home,
+        &[
+            "bundle",
+            src_arg,
+            "--package",
+            out_arg,
+            "--events",
+            "drawn",
+            "--id",
+            "com.example.bigchart",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("written to") && err.contains("bytes of script assets of 8388608"),
+        "{err}"
+    );
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["assets"], json!(["scripts/big.min.js"]), "{manifest}");
+    assert_eq!(manifest["surfaces"]["main"]["events"], json!(["drawn"]));
+    // The library stays byte for byte what the author shipped.
+    assert_eq!(
+        std::fs::read_to_string(out.join("scripts/big.min.js")).unwrap(),
+        library
+    );
+    // A second run does not overwrite it.
+    let (ok, _, again) = lineup_status(home, &["bundle", src_arg, "--package", out_arg]);
+    assert!(!ok && again.contains("is not an empty folder"), "{again}");
+    let report: Value =
+        serde_json::from_str(&lineup(home, &["apps", "verify", out_arg, "--json"])).unwrap();
+    assert!(err.contains(report["digest"].as_str().unwrap()), "{err}");
+    lineup(
+        home,
+        &[
+            "apps",
+            "install",
+            out_arg,
+            "--digest",
+            report["digest"].as_str().unwrap(),
+        ],
+    );
+    let open: Value = serde_json::from_str(open_line.trim()).unwrap();
+    assert_eq!(
+        open["payload"]["app"],
+        json!({"id": "com.example.bigchart", "version": "0.1.0", "surface": "main"})
+    );
+    let mut host = StdioHost::start(home, &["--conversation", "conv-1"]);
+    host.send(open_line.trim());
+    let drawn = host.expect("the drawn event", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "drawn"
+    });
+    assert_eq!(
+        drawn["payload"]["data"],
+        json!({"value": 42, "table": 200 * 1024}),
+        "{drawn}"
+    );
+    host.stop();
+}
