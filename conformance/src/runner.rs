@@ -290,6 +290,17 @@ fn summary(messages: &[Value]) -> String {
                 m["payload"]["code"].as_str(),
                 m["payload"]["status"].as_str(),
             ) {
+                // A failure the case did not expect is read from this line alone: its
+                // message says why (a refusal's field, a platform failure's cause).
+                (Some(c), _) if c == "surface_failed" => format!(
+                    "{t}({c}: {})",
+                    m["payload"]["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(300)
+                        .collect::<String>()
+                ),
                 (Some(c), _) => format!("{t}({c})"),
                 (_, Some(s)) => format!("{t}({s})"),
                 _ => match m["payload"]["event"].as_str() {
