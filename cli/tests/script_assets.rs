@@ -326,9 +326,12 @@ fn lineup_bundle_package_writes_an_installable_package_whose_library_runs() {
         "{err}"
     );
     let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
-            .unwrap();
-    assert_eq!(manifest["assets"], json!(["scripts/big.min.js"]), "{manifest}");
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["assets"],
+        json!(["scripts/big.min.js"]),
+        "{manifest}"
+    );
     assert_eq!(manifest["surfaces"]["main"]["events"], json!(["drawn"]));
     // The library stays byte for byte what the author shipped.
     assert_eq!(
