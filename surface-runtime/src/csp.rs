@@ -104,6 +104,13 @@ impl Directive {
     }
 }
 
+/// A script every engine runs in every frame of a Surface before the page's own (R-SEC-3, host
+/// choice): it removes the `WebAssembly` namespace. The policy has no `'wasm-unsafe-eval'`, so a
+/// conforming engine refuses to compile a module, as it refuses `eval`; WebKitGTK 2.50 compiles
+/// one anyway (measured by the kit's `ui-webassembly-blocked`), so the host takes the namespace
+/// away. A frame cannot reach another frame's: each has an opaque origin of its own.
+pub const WEBASSEMBLY_GUARD_JS: &str = "delete globalThis.WebAssembly;";
+
 /// The strict policy's directives, in the order they are written (R-SEC-2, R-SEC-3).
 const STRICT: &[Directive] = {
     use Kind::*;

@@ -54,7 +54,7 @@ mod server;
 mod token;
 
 pub use bridge::{DeliveryKey, CONSOLE_MARKER};
-pub use csp::ContentSecurityPolicy;
+pub use csp::{ContentSecurityPolicy, WEBASSEMBLY_GUARD_JS};
 pub use document::{
     DangerousDocumentOptions, DocumentLayout, DocumentOptions, SurfaceDocument,
     HIGH_CONTRAST_THEME_CSS, THEME_CSS,

@@ -192,7 +192,12 @@ impl ServoEngine {
         // Servo runs user scripts in every frame, WebKit (as the host asks it) in the top
         // frame only: a subframe's bridge would post its own `ready` as the Surface's, a new
         // document each time (R-UI-10). `window.top` is unforgeable, and the guest has not run.
-        let bridge = format!("if (window.top === window) {}", key.bridge_script());
+        // R-SEC-3: no WebAssembly in any frame, as on WebKitGTK.
+        let bridge = format!(
+            "{} if (window.top === window) {}",
+            lineup_surface_runtime::WEBASSEMBLY_GUARD_JS,
+            key.bridge_script()
+        );
         contents.add_script(Rc::new(UserScript::new(bridge, None)));
         let events: Rc<EventQueue> = Rc::default();
         let delegate = Rc::new(SurfaceDelegate {

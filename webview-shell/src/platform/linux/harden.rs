@@ -44,6 +44,14 @@ pub(super) fn harden(
             &[],
             &[],
         ));
+        // R-SEC-3: no WebAssembly in any frame (`WEBASSEMBLY_GUARD_JS`).
+        manager.add_script(&UserScript::new(
+            lineup_surface_runtime::WEBASSEMBLY_GUARD_JS,
+            UserContentInjectedFrames::AllFrames,
+            UserScriptInjectionTime::Start,
+            &[],
+            &[],
+        ));
     }
     view.connect_key_press_event(|_, event| {
         if is_clipboard_key(event) {
