@@ -120,6 +120,10 @@ impl fmt::Display for GoneReason {
 pub enum Effect {
     /// Create a Surface.
     Open(SurfaceOpen),
+    /// A Surface restored from its record after a restart (#29): open again, hibernated. A host
+    /// that hibernates creates no webview until the embedder shows it (then as a wake); one
+    /// that does not creates it at once, as for [`Effect::Open`].
+    OpenHibernated(SurfaceOpen),
     /// Destroy `old` and create `open` in its place (R-UI-1); nothing goes upstream.
     Replace {
         /// The webview to destroy.

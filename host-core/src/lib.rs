@@ -69,6 +69,7 @@ mod redact;
 mod session;
 mod session_config;
 mod sessions;
+mod surface_record;
 mod timestamp;
 mod url_policy;
 
@@ -127,4 +128,5 @@ pub use session::{
     SessionConfig, Stats, SurfaceKey, SurfaceOpen,
 };
 pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};
+pub use surface_record::{SurfaceRecord, SURFACE_RECORD_KIND};
 pub use url_policy::{open_url_host, safe_link, LinkPolicy, SafeLink, MAX_URL_BYTES};

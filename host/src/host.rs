@@ -232,7 +232,9 @@ impl Host {
     /// hidden child view with a webview.
     pub fn hibernate(&mut self, key: &SurfaceKey) -> bool {
         let bytes = self.engine.sessions.limits().max_hibernated_bytes;
-        self.engine.views.hibernate(key, bytes)
+        let done = self.engine.views.hibernate(key, bytes);
+        self.engine.note_hibernated();
+        done
     }
 
     /// Whether Surface `key` is hibernated (#29): open, hidden, its webview and web process
@@ -401,6 +403,7 @@ impl Host {
             (limits.hibernate_hidden_after, limits.max_hibernated_bytes)
         };
         wake_at(self.engine.views.poll_hibernation(after, bytes));
+        self.engine.note_hibernated();
         let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
         wake_at(self.engine.views.refill_pool(idle, target));
         if let Some(idle) = self.session_idle {

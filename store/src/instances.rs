@@ -1,7 +1,8 @@
 //! [`Store`] as the standard components' record store: `impl InstanceStore for Store`
 //! (R-STD-15). One row per open instance of a vouched identity's conversation, in
-//! `open_instances`: the kernel's [`InstanceRecord`] as JSON, with the write time in unix
-//! seconds. A write keeps at most [`MAX_RECORDS_PER_IDENTITY`] rows per identity (the least
+//! `open_instances`: the kernel's [`InstanceRecord`] as JSON under its component id, or a
+//! hibernated Surface's [`SurfaceRecord`] under kind `surface` (#29), with the write time in
+//! unix seconds. A write keeps at most [`MAX_RECORDS_PER_IDENTITY`] rows per identity (the least
 //! recently written go), and rows older than [`RECORD_TTL_SECS`] are deleted when an identity's
 //! records are read. What is read back is only parsed here; the kernel checks it again like an
 //! agent's open before it shows anything.
@@ -10,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use lineup_host_core::{
     ConversationId, InstanceId, InstanceRecord, InstanceStore, InstanceStoreError, PartyId,
-    MAX_RECORDS_PER_IDENTITY, RECORD_TTL_SECS,
+    SurfaceRecord, MAX_RECORDS_PER_IDENTITY, RECORD_TTL_SECS, SURFACE_RECORD_KIND,
 };
 use rusqlite::params;
 
@@ -22,13 +23,24 @@ fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-impl InstanceStore for Store {
-    fn put_instance(
+/// The rows that parse as `T`: one that does not is skipped, and the kernel never sees it.
+fn parsed<T: serde::de::DeserializeOwned>(rows: &[String]) -> Vec<T> {
+    rows.iter()
+        .filter_map(|json| serde_json::from_str(json).ok())
+        .collect()
+}
+
+impl Store {
+    /// Writes one row of `open_instances`, in place of the conversation's row of the same
+    /// instance, and keeps at most [`MAX_RECORDS_PER_IDENTITY`] rows for `owner`.
+    fn put_record(
         &mut self,
         owner: &PartyId,
-        record: &InstanceRecord,
+        conversation: &ConversationId,
+        instance: &InstanceId,
+        kind: &str,
+        json: &str,
     ) -> Result<(), InstanceStoreError> {
-        let json = serde_json::to_string(record)?;
         let tx = self.write("begin open instance write")?;
         tx.execute(
             "INSERT OR REPLACE INTO open_instances
@@ -36,9 +48,9 @@ impl InstanceStore for Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
                 owner.as_str(),
-                record.conversation.as_str(),
-                record.instance_id.as_str(),
-                record.component,
+                conversation.as_str(),
+                instance.as_str(),
+                kind,
                 json,
                 unix_now()
             ],
@@ -55,6 +67,79 @@ impl InstanceStore for Store {
         tx.commit()
             .map_err(self.sqlite("commit open instance write"))?;
         Ok(())
+    }
+
+    /// The rows of `kind` (`= surface`, or else every component's) of `owner`'s `conversation`
+    /// within [`RECORD_TTL_SECS`], oldest first, after deleting `owner`'s older rows.
+    fn records(
+        &mut self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+        surfaces: bool,
+    ) -> Result<Vec<String>, InstanceStoreError> {
+        let oldest = unix_now().saturating_sub(RECORD_TTL_SECS);
+        let tx = self.write("begin open instances expiry")?;
+        tx.execute(
+            "DELETE FROM open_instances WHERE owner = ?1 AND updated_at < ?2",
+            params![owner.as_str(), oldest],
+        )
+        .map_err(self.sqlite("expire open_instances"))?;
+        tx.commit()
+            .map_err(self.sqlite("commit open instances expiry"))?;
+        let rows: Vec<String> = self.select_all(
+            "select from open_instances",
+            "SELECT record FROM open_instances
+             WHERE owner = ?1 AND conversation_id = ?2 AND (kind = ?3) = ?4
+             ORDER BY updated_at, rowid",
+            params![
+                owner.as_str(),
+                conversation.as_str(),
+                SURFACE_RECORD_KIND,
+                surfaces
+            ],
+            |r| r.get(0),
+        )?;
+        Ok(rows)
+    }
+}
+
+impl InstanceStore for Store {
+    fn put_instance(
+        &mut self,
+        owner: &PartyId,
+        record: &InstanceRecord,
+    ) -> Result<(), InstanceStoreError> {
+        let json = serde_json::to_string(record)?;
+        self.put_record(
+            owner,
+            &record.conversation,
+            &record.instance_id,
+            &record.component,
+            &json,
+        )
+    }
+
+    fn put_surface(
+        &mut self,
+        owner: &PartyId,
+        record: &SurfaceRecord,
+    ) -> Result<(), InstanceStoreError> {
+        let json = serde_json::to_string(record)?;
+        self.put_record(
+            owner,
+            &record.conversation,
+            &record.instance_id,
+            SURFACE_RECORD_KIND,
+            &json,
+        )
+    }
+
+    fn surfaces(
+        &mut self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+    ) -> Result<Vec<SurfaceRecord>, InstanceStoreError> {
+        Ok(parsed(&self.records(owner, conversation, true)?))
     }
 
     fn forget_instance(
@@ -80,26 +165,6 @@ impl InstanceStore for Store {
         owner: &PartyId,
         conversation: &ConversationId,
     ) -> Result<Vec<InstanceRecord>, InstanceStoreError> {
-        let oldest = unix_now().saturating_sub(RECORD_TTL_SECS);
-        let tx = self.write("begin open instances expiry")?;
-        tx.execute(
-            "DELETE FROM open_instances WHERE owner = ?1 AND updated_at < ?2",
-            params![owner.as_str(), oldest],
-        )
-        .map_err(self.sqlite("expire open_instances"))?;
-        tx.commit()
-            .map_err(self.sqlite("commit open instances expiry"))?;
-        let rows: Vec<String> = self.select_all(
-            "select from open_instances",
-            "SELECT record FROM open_instances WHERE owner = ?1 AND conversation_id = ?2
-             ORDER BY updated_at, rowid",
-            params![owner.as_str(), conversation.as_str()],
-            |r| r.get(0),
-        )?;
-        // A row that does not parse is skipped: the kernel never sees it.
-        Ok(rows
-            .iter()
-            .filter_map(|json| serde_json::from_str(json).ok())
-            .collect())
+        Ok(parsed(&self.records(owner, conversation, false)?))
     }
 }

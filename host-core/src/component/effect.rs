@@ -98,7 +98,16 @@ pub enum ComponentEffect {
         /// What to keep.
         record: Box<InstanceRecord>,
     },
-    /// Forget `owner`'s record of `instance`: it closed (R-STD-15).
+    /// Keep the record of a hibernated Surface for `owner`, in place of any record of the same
+    /// conversation and instance (#29): it hibernated, or was patched while it sleeps.
+    PersistSurface {
+        /// The vouched identity.
+        owner: PartyId,
+        /// What to keep.
+        record: Box<crate::SurfaceRecord>,
+    },
+    /// Forget `owner`'s record of `instance`, of either kind: it closed (R-STD-15), or the
+    /// Surface woke.
     Forget {
         /// The vouched identity.
         owner: PartyId,
@@ -108,8 +117,9 @@ pub enum ComponentEffect {
         instance: InstanceId,
     },
     /// Read `owner`'s records of `conversation` and hand them to
-    /// [`Sessions::restore_components`](crate::Sessions::restore_components): the vouched
-    /// identity established the conversation (R-STD-15).
+    /// [`Sessions::restore_components`](crate::Sessions::restore_components) and its hibernated
+    /// Surfaces' to [`Sessions::restore_surfaces`](crate::Sessions::restore_surfaces): the
+    /// vouched identity established the conversation (R-STD-15, #29).
     Restore {
         /// The vouched identity.
         owner: PartyId,

@@ -108,4 +108,21 @@ pub trait InstanceStore {
         owner: &PartyId,
         conversation: &ConversationId,
     ) -> Result<Vec<InstanceRecord>, InstanceStoreError>;
+
+    /// Inserts the record of a hibernated Surface for `owner` (#29), or replaces the record of
+    /// the same conversation and instance, of either kind; bounded with the components' records
+    /// by [`MAX_RECORDS_PER_IDENTITY`]. [`InstanceStore::forget_instance`] forgets it.
+    fn put_surface(
+        &mut self,
+        owner: &PartyId,
+        record: &crate::SurfaceRecord,
+    ) -> Result<(), InstanceStoreError>;
+
+    /// `owner`'s hibernated Surfaces of `conversation` still within [`RECORD_TTL_SECS`],
+    /// oldest first.
+    fn surfaces(
+        &mut self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+    ) -> Result<Vec<crate::SurfaceRecord>, InstanceStoreError>;
 }

@@ -76,6 +76,18 @@ impl Session {
         env: Envelope<UiOpen>,
         fx: &mut Vec<Effect>,
     ) -> Result<(), ProtocolError> {
+        self.open_as(env, false, fx)
+    }
+
+    /// An open, checked in full; `restored` for one made from a hibernated Surface's record
+    /// after a restart (#29), which the agent's open rate does not count and which opens
+    /// hibernated ([`Effect::OpenHibernated`]).
+    pub(super) fn open_as(
+        &mut self,
+        env: Envelope<UiOpen>,
+        restored: bool,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), ProtocolError> {
         let UiOpen {
             instance_id,
             app,
@@ -196,7 +208,9 @@ impl Session {
             .limit(limits.max_surfaces));
         }
         let now = self.clock.monotonic();
-        self.admit_open_rate()?;
+        if !restored {
+            self.admit_open_rate()?;
+        }
         // R-STD-1: a component holding the id is replaced by the Surface.
         let mut replaced = Vec::new();
         self.replace_instance_component(&instance_id, &mut replaced);
@@ -209,6 +223,8 @@ impl Session {
             .unwrap_or_default();
         let entry = Entry {
             generation,
+            state_from: env.id.clone(),
+            recorded: false,
             opened_by: env.id,
             opener: env.sender,
             app: app.clone(),
@@ -229,15 +245,23 @@ impl Session {
             generation,
         };
         let open = SurfaceOpen { key, app, assets };
+        if restored {
+            self.surfaces.insert(instance_id, entry);
+            fx.push(Effect::OpenHibernated(open));
+            return Ok(());
+        }
         match self.surfaces.insert(instance_id.clone(), entry) {
-            Some(old) => fx.push(Effect::Replace {
-                old: SurfaceKey {
-                    session: self.config.session_id,
-                    instance: instance_id,
-                    generation: old.generation,
-                },
-                open,
-            }),
+            Some(old) => {
+                self.forget_surface_record(&instance_id, &old, fx);
+                fx.push(Effect::Replace {
+                    old: SurfaceKey {
+                        session: self.config.session_id,
+                        instance: instance_id,
+                        generation: old.generation,
+                    },
+                    open,
+                });
+            }
             None => fx.push(Effect::Open(open)),
         }
         Ok(())
@@ -279,7 +303,7 @@ impl Session {
         fx: &mut Vec<Effect>,
     ) -> Result<(), ProtocolError> {
         let UiPatch { instance_id, state } = env.payload;
-        if self.patch_component(&instance_id, env.id, &state, fx)? {
+        if self.patch_component(&instance_id, env.id.clone(), &state, fx)? {
             return Ok(());
         }
         let entry = self
@@ -288,6 +312,16 @@ impl Session {
             .ok_or_else(|| unknown_instance(&instance_id, UiPatch::TYPE))?;
         // R-UI-3: the patch replaces the whole state; before `ready`, only the latest is kept.
         entry.state = state;
+        entry.state_from = env.id;
+        if entry.recorded {
+            // #29: asleep, its record follows the latest state.
+            self.persist_surface(&instance_id, fx);
+            return Ok(());
+        }
+        let entry = self
+            .surfaces
+            .get_mut(&instance_id)
+            .ok_or_else(|| unknown_instance(&instance_id, UiPatch::TYPE))?;
         if entry.ready.is_some() {
             fx.push(Effect::DeliverState {
                 key: SurfaceKey {
@@ -317,6 +351,7 @@ impl Session {
             .surfaces
             .remove(&instance_id)
             .ok_or_else(|| unknown_instance(&instance_id, UiClose::TYPE))?;
+        self.forget_surface_record(&instance_id, &entry, fx);
         fx.push(Effect::Close {
             key: SurfaceKey {
                 session: self.config.session_id,

@@ -86,7 +86,7 @@ impl Session {
                 instance,
                 generation,
             };
-            if let Some(entry) = self.take_current(&key) {
+            if let Some(entry) = self.take_current(&key, &mut fx) {
                 self.gone(&key, entry, reason, &mut fx);
             }
         }

@@ -268,6 +268,7 @@ impl Session {
     pub(super) fn replace_instance(&mut self, instance: &InstanceId, fx: &mut Vec<Effect>) {
         let session = self.config.session_id;
         if let Some(old) = self.surfaces.remove(instance) {
+            self.forget_surface_record(instance, &old, fx);
             fx.push(Effect::Close {
                 key: SurfaceKey {
                     session,

@@ -37,10 +37,16 @@ mod degrade;
 mod page;
 mod refuse;
 mod restore;
+mod sleep;
 
 struct Entry {
     generation: Generation,
     opened_by: MessageId,
+    /// The `id` of the last open or patch applied (R-UI-3).
+    state_from: MessageId,
+    /// Whether the store keeps a record of it: it is hibernated, or restored and not woken
+    /// since (#29). Forgotten when it wakes or closes.
+    recorded: bool,
     opener: Party,
     /// What the Surface was opened with, kept to reopen it (R-UI-12).
     app: InlineApp,
@@ -321,7 +327,7 @@ impl Session {
         let keys: Vec<SurfaceKey> = self.surfaces().collect();
         let mut fx = Vec::new();
         for key in keys {
-            if let Some(entry) = self.take_current(&key) {
+            if let Some(entry) = self.take_current(&key, &mut fx) {
                 self.gone(&key, entry, reason, &mut fx);
             }
         }
@@ -356,12 +362,15 @@ impl Session {
         fx
     }
 
-    fn take_current(&mut self, key: &SurfaceKey) -> Option<Entry> {
-        if self.is_current(key) {
-            self.surfaces.remove(&key.instance)
-        } else {
-            None
+    /// Takes `key`'s entry out, when it is current; its record, if the store keeps one, is
+    /// forgotten (#29).
+    fn take_current(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) -> Option<Entry> {
+        if !self.is_current(key) {
+            return None;
         }
+        let entry = self.surfaces.remove(&key.instance)?;
+        self.forget_surface_record(&key.instance, &entry, fx);
+        Some(entry)
     }
 
     fn dispatch(&mut self, message: Message, fx: &mut Vec<Effect>) {

@@ -168,7 +168,7 @@ impl Session {
     /// goes upstream (R-UI-5).
     pub fn user_closed(&mut self, key: &SurfaceKey) -> Vec<Effect> {
         let mut fx = Vec::new();
-        if let Some(entry) = self.take_current(key) {
+        if let Some(entry) = self.take_current(key, &mut fx) {
             fx.push(Effect::Close {
                 key: key.clone(),
                 reason: CloseReason::User,
@@ -187,7 +187,7 @@ impl Session {
     /// `close` with `data.reason`, exactly once; nothing happens for a stale key.
     pub fn surface_gone(&mut self, key: &SurfaceKey, reason: GoneReason) -> Vec<Effect> {
         let mut fx = Vec::new();
-        if let Some(entry) = self.take_current(key) {
+        if let Some(entry) = self.take_current(key, &mut fx) {
             self.gone(key, entry, reason, &mut fx);
         }
         fx
@@ -212,7 +212,7 @@ impl Session {
             return fx;
         };
         if entry.reopens.decide(reason, now, limits) == Decision::GiveUp {
-            if let Some(entry) = self.take_current(key) {
+            if let Some(entry) = self.take_current(key, &mut fx) {
                 self.gone(key, entry, reason, &mut fx);
             }
             return fx;
@@ -260,7 +260,7 @@ impl Session {
         }
         entry.documents.push_back(now);
         if entry.documents.len() > max {
-            if let Some(entry) = self.take_current(key) {
+            if let Some(entry) = self.take_current(key, &mut fx) {
                 self.gone(key, entry, GoneReason::ReloadLoop, &mut fx);
             }
             return fx;
@@ -359,7 +359,7 @@ impl Session {
     /// open with `err` in reply to it; nothing for a stale key.
     fn open_not_served(&mut self, key: &SurfaceKey, err: ProtocolError) -> Vec<Effect> {
         let mut fx = Vec::new();
-        if let Some(entry) = self.take_current(key) {
+        if let Some(entry) = self.take_current(key, &mut fx) {
             fx.push(Effect::Close {
                 key: key.clone(),
                 reason: CloseReason::Failed,
@@ -393,15 +393,18 @@ impl Session {
     /// again): the Surface, its key and its instance stay as they were; the new page is a
     /// first load that gets the current state, the latest patch included, after its `ready`
     /// (R-UI-3). Neither the reopen budget nor the reload-loop bound counts it. Returns what
-    /// to create the view from; `None` for a stale key.
-    pub fn wake(&mut self, key: &SurfaceKey) -> Option<SurfaceOpen> {
+    /// to create the view from; `None` for a stale key. Its record, if the store keeps one, is
+    /// forgotten through `fx` (#29).
+    pub fn wake(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) -> Option<SurfaceOpen> {
         if !self.is_current(key) {
             return None;
         }
         let entry = self.surfaces.get_mut(&key.instance)?;
         entry.new_page();
+        let open = entry.open_as(key.clone());
         self.stats.woken += 1;
-        Some(entry.open_as(key.clone()))
+        self.woke(&key.instance, fx);
+        Some(open)
     }
 
     /// The page said `ready` from `document` (R-UI-3): the first since the last commit gets the
@@ -465,6 +468,19 @@ impl Session {
                     ErrorCode::InvalidBridgeMessage,
                     "R-UI-5",
                     "a page cannot send an event named close; only the user closes a surface",
+                )
+                .field("event"),
+            });
+            return;
+        }
+        if event.as_str() == "restored" {
+            // #29: `restored` is the host's word that a Surface came back after a restart.
+            fx.push(Effect::Dropped {
+                key: key.clone(),
+                error: ProtocolError::new(
+                    ErrorCode::InvalidBridgeMessage,
+                    "R-UI-5",
+                    "a page cannot send an event named restored; only the host restores a surface",
                 )
                 .field("event"),
             });

@@ -71,11 +71,9 @@ impl Session {
     }
 
     /// The request to read this session's records back, when it is vouched and established
-    /// (R-STD-15); the driver answers with [`Session::restore_components`].
+    /// (R-STD-15, #29); the driver answers with [`Session::restore_components`] and
+    /// [`Session::restore_surfaces`].
     pub fn restore_request(&self) -> Option<Effect> {
-        if self.config.standard_components.is_empty() {
-            return None;
-        }
         let owner = self.config.agent_id.clone()?;
         let conversation = self.conversation.clone()?;
         Some(Effect::Component(ComponentEffect::Restore {
@@ -120,6 +118,10 @@ impl Session {
     /// forgotten.
     pub fn restore_components(&mut self, records: Vec<InstanceRecord>) -> Vec<Effect> {
         let mut fx = Vec::new();
+        if self.config.standard_components.is_empty() {
+            // A host without standard components leaves their records as they are.
+            return fx;
+        }
         for record in records {
             if Some(&record.conversation) != self.conversation.as_ref()
                 || self.components.contains_key(&record.instance_id)

@@ -37,6 +37,22 @@ impl Sessions {
             .min()
     }
 
+    /// Opens again, hibernated, `conversation`'s Surfaces of `records`, read back after a
+    /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
+    /// ([`Session::restore_surfaces`], #29); `None` when the conversation has no session now.
+    pub fn restore_surfaces(
+        &mut self,
+        conversation: &ConversationId,
+        records: Vec<crate::SurfaceRecord>,
+    ) -> Option<SessionEffects> {
+        let id = *self.by_conversation.get(conversation)?;
+        let slot = self.sessions.get_mut(&id)?;
+        Some(SessionEffects {
+            session: id,
+            effects: slot.session.restore_surfaces(records),
+        })
+    }
+
     /// Shows again `conversation`'s instances of `records`, read back after a
     /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
     /// ([`Session::restore_components`], R-STD-15); `None` when the conversation has no

@@ -101,9 +101,31 @@ impl Sessions {
     }
 
     /// Gives hibernated Surface `key` a new webview ([`Session::wake`]): what to create it
-    /// from, its key unchanged; `None` for a stale key.
-    pub fn wake_surface(&mut self, key: &SurfaceKey) -> Option<crate::SurfaceOpen> {
-        self.get_mut(key.session)?.wake(key)
+    /// from, its key unchanged, and the effects of its wake (its record forgotten, #29);
+    /// `None` for a stale key.
+    pub fn wake_surface(
+        &mut self,
+        key: &SurfaceKey,
+    ) -> Option<(crate::SurfaceOpen, SessionEffects)> {
+        let mut effects = Vec::new();
+        let open = self.get_mut(key.session)?.wake(key, &mut effects)?;
+        Some((
+            open,
+            SessionEffects {
+                session: key.session,
+                effects,
+            },
+        ))
+    }
+
+    /// The host hibernated Surface `key` ([`Session::hibernated`]): a vouched session keeps its
+    /// record (#29).
+    pub fn surface_hibernated(&mut self, key: &SurfaceKey) -> Option<SessionEffects> {
+        let effects = self.get_mut(key.session)?.hibernated(key);
+        Some(SessionEffects {
+            session: key.session,
+            effects,
+        })
     }
 
     /// Ends the session of `conversation`: its Surfaces close without a word upstream and its

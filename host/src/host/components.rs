@@ -239,6 +239,7 @@ impl ComponentViews {
             }
             // The engine carries out the records' effects itself (R-STD-15).
             ComponentEffect::Persist { .. }
+            | ComponentEffect::PersistSurface { .. }
             | ComponentEffect::Forget { .. }
             | ComponentEffect::Restore { .. } => {}
         }

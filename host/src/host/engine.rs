@@ -259,6 +259,7 @@ impl Engine {
         match effect {
             Effect::Component(effect) => self.component(effect, target),
             Effect::Open(open) => self.open(open, target),
+            Effect::OpenHibernated(open) => self.open_hibernated(open, target),
             Effect::Replace { old, open } => {
                 self.destroy(&old);
                 self.delegate.notify_closed(&old, &CloseReason::Replaced);
@@ -509,6 +510,9 @@ impl Engine {
             ComponentEffect::Persist { owner, record } => {
                 return self.records.persist(&owner, &record);
             }
+            ComponentEffect::PersistSurface { owner, record } => {
+                return self.records.persist_surface(&owner, &record);
+            }
             ComponentEffect::Forget {
                 owner,
                 conversation,
@@ -521,6 +525,12 @@ impl Engine {
                 let records = self.records.read(&owner, &conversation);
                 if let Some(effects) = self.sessions.restore_components(&conversation, records) {
                     self.apply(effects, None, target);
+                }
+                let surfaces = self.records.read_surfaces(&owner, &conversation);
+                if !surfaces.is_empty() {
+                    if let Some(effects) = self.sessions.restore_surfaces(&conversation, surfaces) {
+                        self.apply(effects, None, target);
+                    }
                 }
                 return;
             }
@@ -636,6 +646,7 @@ impl Engine {
                     }
                     // Ending sessions close and cancel; nothing opens, draws or is sent.
                     Effect::Open(_)
+                    | Effect::OpenHibernated(_)
                     | Effect::Replace { .. }
                     | Effect::Reopen { .. }
                     | Effect::Ready(_)

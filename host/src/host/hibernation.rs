@@ -12,7 +12,9 @@
 //! the pictures of hibernated Surfaces are bounded in bytes host-wide (the oldest is dropped,
 //! and that Surface wakes without one); nothing is written to disk.
 
-use lineup_host_core::{GoneReason, InstanceId, PageInput, SessionId, SurfaceKey};
+use lineup_host_core::{
+    ComponentEffect, Effect, GoneReason, InstanceId, PageInput, SessionId, SurfaceKey,
+};
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
 
@@ -87,7 +89,26 @@ impl Views {
         live.view.close();
         self.watchdog.forget(key);
         self.bound_pictures(max_picture_bytes);
+        self.newly_hibernated.push(key.clone());
         true
+    }
+
+    /// Registers restored Surface `key` (#29, after a restart) as hibernated and hidden, with
+    /// no picture: it wakes when the embedder shows it.
+    pub(super) fn sleep_restored(&mut self, key: &SurfaceKey) {
+        let kept = Kept {
+            hidden: true,
+            ..Kept::default()
+        };
+        self.sleeping.insert(
+            slot(key),
+            Sleeping {
+                key: key.clone(),
+                kept,
+                picture: None,
+                last_shown: std::time::Instant::now(),
+            },
+        );
     }
 
     /// Drops the pictures of the longest-hidden hibernated Surfaces until those kept fit in
@@ -154,6 +175,42 @@ impl Views {
 }
 
 impl Engine {
+    /// Tells the kernel of the Surfaces hibernated since it last heard, so that a vouched
+    /// session keeps their records (#29); the effects are the store's only.
+    pub(super) fn note_hibernated(&mut self) {
+        for key in std::mem::take(&mut self.views.newly_hibernated) {
+            let Some(effects) = self.sessions.surface_hibernated(&key) else {
+                continue;
+            };
+            for effect in effects.effects {
+                match effect {
+                    Effect::Component(ComponentEffect::PersistSurface { owner, record }) => {
+                        self.records.persist_surface(&owner, &record);
+                    }
+                    other => tracing::debug!("surface {key}: hibernated: {other:?} not applied"),
+                }
+            }
+        }
+    }
+
+    /// Restored Surface `open` (#29, after a restart): hibernated until the embedder shows it,
+    /// where Surfaces are child views; opened at once where each has its own window.
+    pub(super) fn open_hibernated<T: HostUserEvent>(
+        &mut self,
+        open: lineup_host_core::SurfaceOpen,
+        target: &EventLoopWindowTarget<T>,
+    ) {
+        if !matches!(self.views.layout, Layout::Children(_)) {
+            return self.open(open, target);
+        }
+        tracing::info!(
+            "surface {}: restored from its record, hibernated until shown (#29)",
+            open.key
+        );
+        self.views.sleep_restored(&open.key);
+        self.delegate.notify_opened(&open.key, &open.app);
+    }
+
     /// Makes room for one more live view under `Limits::max_live_surfaces` by hibernating the
     /// least recently shown hidden Surfaces (never `except`); whether there is room now.
     pub(super) fn make_room(&mut self, except: Option<&SurfaceKey>) -> bool {
@@ -164,9 +221,13 @@ impl Engine {
                 Some(key) => {
                     self.views.hibernate(&key, max_bytes);
                 }
-                None => return false,
+                None => {
+                    self.note_hibernated();
+                    return false;
+                }
             }
         }
+        self.note_hibernated();
         true
     }
 
@@ -190,9 +251,11 @@ impl Engine {
                 "surface {key}: shown past max_live_surfaces; nothing hidden can hibernate"
             );
         }
-        let Some(open) = self.sessions.wake_surface(key) else {
+        let Some((open, woke)) = self.sessions.wake_surface(key) else {
             return;
         };
+        // Its record, if the store keeps one, is forgotten.
+        self.apply(woke, None, target);
         let mut kept = sleeping.kept;
         kept.hidden = false;
         let limits = self.sessions.limits().clone();

@@ -1,9 +1,12 @@
-//! R-STD-15 on the host's side: the store the kernel's component records go to
+//! R-STD-15 and #29 on the host's side: the store the kernel's component records and hibernated
+//! Surfaces' records go to
 //! ([`HostBuilder::component_store`](super::HostBuilder::component_store)). A write that fails is
 //! logged and the instance goes on (the record is a convenience for a restart, never a condition
 //! of the answer); without a store nothing is kept and nothing is restored.
 
-use lineup_host_core::{ConversationId, InstanceId, InstanceRecord, InstanceStore, PartyId};
+use lineup_host_core::{
+    ConversationId, InstanceId, InstanceRecord, InstanceStore, PartyId, SurfaceRecord,
+};
 
 /// Where component records go, if anywhere.
 #[derive(Default)]
@@ -27,6 +30,34 @@ impl Records {
                 );
             }
         }
+    }
+
+    /// Keeps the record of a hibernated Surface for `owner` (#29).
+    pub(super) fn persist_surface(&mut self, owner: &PartyId, record: &SurfaceRecord) {
+        if let Some(store) = self.store.as_mut() {
+            if let Err(e) = store.put_surface(owner, record) {
+                tracing::warn!(
+                    "hibernated surface {} not kept for a restart: {e}",
+                    record.instance_id
+                );
+            }
+        }
+    }
+
+    /// `owner`'s hibernated Surfaces of `conversation` (none without a store, or when it
+    /// cannot be read).
+    pub(super) fn read_surfaces(
+        &mut self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+    ) -> Vec<SurfaceRecord> {
+        let Some(store) = self.store.as_mut() else {
+            return Vec::new();
+        };
+        store.surfaces(owner, conversation).unwrap_or_else(|e| {
+            tracing::warn!("hibernated surfaces of {conversation} not read: {e}");
+            Vec::new()
+        })
     }
 
     /// Forgets `owner`'s record of `instance` in `conversation`.

@@ -159,6 +159,9 @@ pub(super) struct Views {
     pub(super) sleeping: BTreeMap<(SessionId, InstanceId), Sleeping>,
     /// Hibernated Surfaces the embedder showed, woken at the loop's next turn.
     pub(super) wakes: Vec<SurfaceKey>,
+    /// The Surfaces hibernated since the kernel last heard of it, so that it keeps their
+    /// records (#29).
+    pub(super) newly_hibernated: Vec<SurfaceKey>,
     /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
     held: Vec<SurfaceKey>,
     probe_reported: bool,
@@ -203,6 +206,7 @@ impl Views {
             live: BTreeMap::new(),
             sleeping: BTreeMap::new(),
             wakes: Vec::new(),
+            newly_hibernated: Vec::new(),
             held: Vec::new(),
             probe_reported: false,
             layout,

@@ -14,8 +14,11 @@
 //! - a wake that cannot get a webview (the process's cap on webviews reached by Surfaces shown
 //!   past the live cap) closes that Surface `crashed` upstream, once, and leaves the others;
 //! - a hibernated Surface of an installed app still closes `app_disabled` when the app center
-//!   disables its app (R-INV-4).
+//!   disables its app (R-INV-4);
+//! - a hibernated Surface's record brings it back after a restart (`restart.rs`).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
+
+mod restart;
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -52,6 +55,10 @@ pub(crate) fn run() {
     h.run(
         "a_hibernated_app_surface_closes_app_disabled_when_its_app_is_disabled",
         app_disabled_while_hibernated,
+    );
+    h.run(
+        "a_hibernated_surface_comes_back_after_a_restart_with_its_last_state",
+        restart::a_hibernated_surface_comes_back_after_a_restart,
     );
     h.finish();
 }
