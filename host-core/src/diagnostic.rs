@@ -361,6 +361,10 @@ pub struct Diagnostic {
     /// `line`/`column` mapped back to the author's own part of the bundle (`script.js:3:14`); set by
     /// the platform layer, which knows the document's layout.
     pub position: Option<SourcePosition>,
+    /// The installed app's script asset `line`/`column` are in (`lib/chart.umd.js`), when the
+    /// page named a file of its own host other than the document (R-SEC-3a); set by the
+    /// platform layer. Page-supplied, as `source` is.
+    pub asset: Option<PageText>,
     /// For [`DiagnosticKind::Csp`]: what was blocked, by which directive, and why it stays so.
     pub csp: Option<CspViolation>,
 }
@@ -384,6 +388,7 @@ impl Diagnostic {
             line: None,
             column: None,
             position: None,
+            asset: None,
             csp: None,
         }
     }
@@ -412,6 +417,17 @@ impl fmt::Display for Diagnostic {
         }
         match (&self.position, self.line) {
             (Some(position), _) => write!(f, " at {position}")?,
+            (None, Some(line)) if self.asset.is_some() => {
+                let asset = self
+                    .asset
+                    .as_ref()
+                    .map(PageText::as_str)
+                    .unwrap_or_default();
+                write!(f, " at {asset}:{line}")?;
+                if let Some(column) = self.column {
+                    write!(f, ":{column}")?;
+                }
+            }
             (None, Some(line)) => {
                 write!(f, " at document line {line}")?;
                 if let Some(column) = self.column {
@@ -489,6 +505,7 @@ impl RawDiagnostic {
             line: self.line,
             column: self.column,
             position: None,
+            asset: None,
             csp,
         })
     }

@@ -334,7 +334,8 @@
     }
   }
 
-  // The first frame of `stack` in the Surface's own document: {source, line, column}.
+  // The first frame of `stack` in the Surface's own document, or in a script of its own host
+  // (an installed app's script asset, R-SEC-3a): {source, line, column}.
   function position(stack) {
     if (typeof stack !== 'string' || documentUrl === '') {
       return null;
@@ -342,7 +343,7 @@
     var frames = reflectApply(stringSplit, stack, ['\n']);
     for (var i = 0; i < frames.length; i += 1) {
       var match = reflectApply(regexpExec, FRAME, [frames[i]]);
-      if (match !== null && match[1] === documentUrl) {
+      if (match !== null && reflectApply(stringSlice, match[1], [0, documentUrl.length]) === documentUrl) {
         var at = record();
         at.source = match[1];
         at.line = NumberRef(match[2]);

@@ -110,3 +110,43 @@ fn r_ui_9_surface_chooses_which_surface_of_a_package_opens() {
     assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("no manifest.json"), "{stdout}");
 }
+
+/// R-DIAG-1, R-SEC-3a: an error thrown in an installed app's script asset is reported at that
+/// file's own line and column (`lib/boom.js:3:5`), and `lineup preview` reports the package's
+/// code against the per-package limit.
+#[test]
+fn r_diag_1_an_error_in_a_script_asset_is_reported_at_that_files_line() {
+    display();
+    let dir = folder(
+        "pkg-boom",
+        &[
+            (
+                "manifest.json",
+                r#"{"id": "com.example.boom", "name": "Boom", "version": "1.0.0",
+                    "surfaces": {"main": {"html": "index.html", "js": "app.js", "events": ["armed"]}},
+                    "assets": ["lib/boom.js"]}"#,
+            ),
+            ("index.html", "<script src=\"lib/boom.js\"></script>"),
+            (
+                "app.js",
+                "LineUpSurface.onState(function () { setTimeout(boom, 0); LineUpSurface.event('armed', {}); });",
+            ),
+        ],
+    );
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    let boom = "// line 1\nfunction boom() {\n    null.field;\n}\n";
+    std::fs::write(dir.join("lib/boom.js"), boom).unwrap();
+    let (code, stdout) = run_preview(
+        &dir,
+        &["--check", "--wait-event", "armed", "--settle", "500"],
+    );
+    assert_eq!(code, Some(3), "a page error: {stdout}");
+    assert!(stdout.contains("error at lib/boom.js:3:"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "package code: {} bytes of script assets, of the per-package limit of 8388608",
+            boom.len()
+        )),
+        "{stdout}"
+    );
+}

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lineup_host_core::{
-    Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, SessionId, SurfaceKey, SurfaceOpen,
-    BRIDGE_NAMESPACE,
+    Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, PageText, SessionId, SurfaceKey,
+    SurfaceOpen, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -569,12 +569,23 @@ impl Views {
         let Some(live) = self.live(key) else {
             return;
         };
+        let url = live.view.url();
         let own_document = diagnostic
             .source
             .as_ref()
-            .is_none_or(|s| s.is_empty() || s.as_str() == live.view.url());
+            .is_none_or(|s| s.is_empty() || s.as_str() == url);
         if let (true, Some(line)) = (own_document, diagnostic.line) {
             diagnostic.position = live.layout.locate(line, diagnostic.column.unwrap_or(1));
+        }
+        // R-SEC-3a: a position in one of its own script assets reads as that file's.
+        let asset = diagnostic
+            .source
+            .as_ref()
+            .and_then(|s| s.as_str().strip_prefix(url))
+            .filter(|path| !path.is_empty() && url.ends_with('/'))
+            .map(|path| PageText::capped(path, 512));
+        if asset.is_some() {
+            diagnostic.asset = asset;
         }
         delegate.notify_diagnostic(key, &diagnostic);
     }
