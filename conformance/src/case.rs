@@ -36,9 +36,9 @@ pub(crate) struct Case {
     /// Envelopes that must not be seen.
     #[serde(default)]
     pub(crate) forbid: Vec<Predicate>,
-    /// What the case's canary must see.
+    /// What the case's canaries must see.
     #[serde(default)]
-    pub(crate) canary: Option<CanaryExpect>,
+    pub(crate) canary: Canaries,
     /// Whether the host must answer a probe afterwards.
     #[serde(default = "yes")]
     pub(crate) probe: bool,
@@ -112,6 +112,49 @@ pub(crate) enum CanaryExpect {
     Hit,
 }
 
+/// What each kind of canary must see: `canary` in a case file, either one word for the HTTP
+/// canary (`"none"`) or an object naming kinds (`{"http": "none", "websocket": "hit"}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "CanaryField")]
+pub(crate) struct Canaries {
+    /// Connections to the case's HTTP canary port, of any kind.
+    pub(crate) http: Option<CanaryExpect>,
+    /// WebSocket handshakes on that port.
+    pub(crate) websocket: Option<CanaryExpect>,
+}
+
+/// `canary` as written.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CanaryField {
+    Http(CanaryExpect),
+    Kinds(CanaryKinds),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CanaryKinds {
+    #[serde(default)]
+    http: Option<CanaryExpect>,
+    #[serde(default)]
+    websocket: Option<CanaryExpect>,
+}
+
+impl From<CanaryField> for Canaries {
+    fn from(field: CanaryField) -> Self {
+        match field {
+            CanaryField::Http(http) => Canaries {
+                http: Some(http),
+                ..Canaries::default()
+            },
+            CanaryField::Kinds(k) => Canaries {
+                http: k.http,
+                websocket: k.websocket,
+            },
+        }
+    }
+}
+
 /// One step of a case.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -130,6 +173,9 @@ pub(crate) enum Step {
     WaitFor(Predicate),
     /// The runner itself requests a loopback URL (a canary positive control).
     HttpGet(String),
+    /// The runner itself opens a WebSocket handshake to a loopback URL, which must be answered
+    /// `101` (the WebSocket canary's positive control).
+    WebsocketHandshake(String),
     /// A host adapter verb.
     Adapter(String),
 }
@@ -223,10 +269,21 @@ pub(crate) fn subset(pattern: &Value, value: &Value) -> bool {
     }
 }
 
-/// Fills `{{canary.http}}` and `{{raw_post}}` in every string of `value`, then `{{integrity}}`
-/// in a `ui.open`'s `payload.app.integrity` with the digest of its bundle (R-UI-2a).
-pub(crate) fn fill(value: &Value, canary_http: &str, engine: Engine) -> Value {
-    let mut filled = fill_strings(value, canary_http, engine);
+/// What the templates of a case's strings are filled with.
+#[derive(Debug, Clone)]
+pub(crate) struct Vars {
+    /// `{{canary.http}}`: `http://127.0.0.1:<port>/<case id>/`.
+    pub(crate) http: String,
+    /// `{{canary.ws}}`: `ws://127.0.0.1:<port>/<case id>/`.
+    pub(crate) ws: String,
+    /// Whose raw channel `{{raw_post}}` is.
+    pub(crate) engine: Engine,
+}
+
+/// Fills the templates (see [`fill_text`]) in every string of `value`, then `{{integrity}}` in a
+/// `ui.open`'s `payload.app.integrity` with the digest of its bundle (R-UI-2a).
+pub(crate) fn fill(value: &Value, vars: &Vars) -> Value {
+    let mut filled = fill_strings(value, vars);
     if let Some(app) = filled
         .get_mut("payload")
         .and_then(|p| p.get_mut("app"))
@@ -241,29 +298,27 @@ pub(crate) fn fill(value: &Value, canary_http: &str, engine: Engine) -> Value {
     filled
 }
 
-fn fill_strings(value: &Value, canary_http: &str, engine: Engine) -> Value {
+fn fill_strings(value: &Value, vars: &Vars) -> Value {
     match value {
-        Value::String(s) => Value::String(fill_text(s, canary_http, engine)),
-        Value::Array(a) => Value::Array(
-            a.iter()
-                .map(|v| fill_strings(v, canary_http, engine))
-                .collect(),
-        ),
+        Value::String(s) => Value::String(fill_text(s, vars)),
+        Value::Array(a) => Value::Array(a.iter().map(|v| fill_strings(v, vars)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, v)| (k.clone(), fill_strings(v, canary_http, engine)))
+                .map(|(k, v)| (k.clone(), fill_strings(v, vars)))
                 .collect(),
         ),
         other => other.clone(),
     }
 }
 
-/// Fills `{{canary.http}}` and `{{raw_post}}` (the engine's raw channel) in a text, and each
-/// `{{in_secs:N}}` with the RFC 3339 UTC time N seconds from now (0 ≤ N ≤ 86400).
-pub(crate) fn fill_text(text: &str, canary_http: &str, engine: Engine) -> String {
+/// Fills `{{canary.http}}`, `{{canary.ws}}` and `{{raw_post}}` (the engine's
+/// raw channel) in a text, and each `{{in_secs:N}}` with the RFC 3339 UTC time N seconds from now
+/// (0 ≤ N ≤ 86400).
+pub(crate) fn fill_text(text: &str, vars: &Vars) -> String {
     let mut out = text
-        .replace("{{canary.http}}", canary_http)
-        .replace("{{raw_post}}", engine.raw_post());
+        .replace("{{canary.http}}", &vars.http)
+        .replace("{{canary.ws}}", &vars.ws)
+        .replace("{{raw_post}}", vars.engine.raw_post());
     while let Some(start) = out.find("{{in_secs:") {
         let rest = &out[start + "{{in_secs:".len()..];
         let Some(end) = rest.find("}}") else { break };
@@ -394,11 +449,48 @@ mod tests {
         );
     }
 
+    fn vars(engine: Engine) -> Vars {
+        Vars {
+            http: "http://127.0.0.1:1/c/".into(),
+            ws: "ws://127.0.0.1:1/c/".into(),
+            engine,
+        }
+    }
+
+    #[test]
+    fn canary_templates_are_filled() {
+        assert_eq!(
+            fill_text("{{canary.http}}a {{canary.ws}}b", &vars(Engine::Webkit)),
+            "http://127.0.0.1:1/c/a ws://127.0.0.1:1/c/b"
+        );
+    }
+
+    #[test]
+    fn canary_is_one_word_for_http_or_an_object_of_kinds() {
+        let parse = |v: Value| serde_json::from_value::<Canaries>(v);
+        assert_eq!(
+            parse(json!("none")).ok(),
+            Some(Canaries {
+                http: Some(CanaryExpect::None),
+                ..Canaries::default()
+            })
+        );
+        assert_eq!(
+            parse(json!({"websocket": "hit"})).ok(),
+            Some(Canaries {
+                http: None,
+                websocket: Some(CanaryExpect::Hit),
+            })
+        );
+        assert!(parse(json!({"smtp": "none"})).is_err());
+        assert!(parse(json!("some")).is_err());
+    }
+
     #[test]
     fn raw_post_is_each_engines_channel_and_holds_no_quote() {
-        let webkit = fill_text("try{{{raw_post}}(m)}catch(e){}", "", Engine::Webkit);
+        let webkit = fill_text("try{{{raw_post}}(m)}catch(e){}", &vars(Engine::Webkit));
         assert!(webkit.contains("window.webkit.messageHandlers.ipc.postMessage(m)"));
-        let servo = fill_text("{{raw_post}}('x')", "", Engine::Servo);
+        let servo = fill_text("{{raw_post}}('x')", &vars(Engine::Servo));
         assert!(servo.starts_with("(function(m){console.debug("), "{servo}");
         // The marker, as char codes, is the bridge's console marker.
         let codes = [

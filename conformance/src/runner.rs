@@ -1,5 +1,5 @@
 //! Runs one case against a host command: spawns it, speaks `lineup.v1` over its stdin/stdout,
-//! drives the steps, checks expectations, forbidden envelopes, the canary and a final probe.
+//! drives the steps, checks expectations, forbidden envelopes, the canaries and a final probe.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::canary::HttpCanary;
-use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, Step};
+use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, Step, Vars};
 
 /// The verbs this host adapter provides beyond the wire.
 pub(crate) const ADAPTER_VERBS: &[&str] = &["start", "kill", "restart"];
@@ -161,7 +161,11 @@ fn check(
     canary: &HttpCanary,
     engine: Engine,
 ) -> Result<(), String> {
-    let base = canary.url_for(&case.id);
+    let vars = Vars {
+        http: canary.url_for(&case.id),
+        ws: canary.ws_url_for(&case.id),
+        engine,
+    };
     let mut host = Host::spawn(command)?;
     let mut seen = Seen {
         messages: Vec::new(),
@@ -169,18 +173,21 @@ fn check(
     for step in &case.steps {
         match step {
             Step::Send(envelope) => {
-                let line = serde_json::to_string(&fill(envelope, &base, engine))
+                let line = serde_json::to_string(&fill(envelope, &vars))
                     .map_err(|e| format!("step envelope: {e}"))?;
                 host.send(&line)?;
             }
-            Step::SendRaw(text) => host.send(&fill_text(text, &base, engine))?,
+            Step::SendRaw(text) => host.send(&fill_text(text, &vars))?,
             Step::SendBig(big) => {
                 let line = big
                     .line()
                     .ok_or("send_big: template longer than total_bytes")?;
                 host.send(&line)?;
             }
-            Step::HttpGet(url) => crate::canary::get(&fill_text(url, &base, engine))?,
+            Step::HttpGet(url) => crate::canary::get(&fill_text(url, &vars))?,
+            Step::WebsocketHandshake(url) => {
+                crate::canary::websocket_handshake(&fill_text(url, &vars))?;
+            }
             Step::WaitMs(ms) => seen.drain(&host, Instant::now() + Duration::from_millis(*ms)),
             Step::WaitFor(predicate) => {
                 let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);
@@ -238,19 +245,30 @@ fn check(
         return Err(format!("forbidden {} seen: {m}", p.pattern));
     }
     let hits = canary.hits();
-    match case.canary {
-        Some(CanaryExpect::None) if !hits.is_empty() => {
-            return Err(format!("the canary was reached: {hits:?}"));
-        }
-        Some(CanaryExpect::Hit) if hits.is_empty() => {
-            return Err("the canary saw nothing (positive control)".into());
-        }
-        _ => {}
-    }
+    expect_seen("HTTP canary", case.canary.http, &hits)?;
+    let upgrades: Vec<_> = hits.iter().filter(|h| h.websocket).collect();
+    expect_seen("WebSocket canary", case.canary.websocket, &upgrades)?;
     if case.probe {
         probe(&mut host, &mut seen, &case.id)?;
     }
     Ok(())
+}
+
+/// Whether a canary saw what the case expects of it: nothing, or something (a positive control).
+fn expect_seen<T: std::fmt::Debug>(
+    kind: &str,
+    expect: Option<CanaryExpect>,
+    seen: &[T],
+) -> Result<(), String> {
+    match expect {
+        Some(CanaryExpect::None) if !seen.is_empty() => {
+            Err(format!("the {kind} was reached: {seen:?}"))
+        }
+        Some(CanaryExpect::Hit) if seen.is_empty() => {
+            Err(format!("the {kind} saw nothing (positive control)"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The host still answers: a `ui.patch` for an instance that does not exist is answered with a

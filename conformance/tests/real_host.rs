@@ -1,7 +1,8 @@
 //! The kit against the real `lineup host --stdio --builtin-components` with real WebKitGTK webviews
 //! (issue 27; the built-in renderer for the `components` group): every
 //! case ends as expected (expected failures still failing), the closing line counts them, and the
-//! JSON report agrees. The HTTP canary's positive control is among the cases and must pass.
+//! JSON report agrees. The HTTP and WebSocket canaries' positive controls are among the cases and
+//! must pass.
 //!
 //! Needs the `lineup` binary beside this one (`cargo build -p lineup-cli` first, which a
 //! workspace build does) and a display: `xvfb-run -a cargo test -p lineup-conformance --test real_host`.
@@ -50,12 +51,17 @@ fn the_kit_passes_against_the_real_lineup_host() {
     let cases = doc["cases"].as_array().unwrap();
     assert!(cases.len() >= 150, "only {} cases", cases.len());
     assert_eq!(doc["failed"], 0);
-    let control = cases
-        .iter()
-        .find(|c| c["id"] == "exfil-canary-positive-control")
-        .expect("the positive control ran");
-    assert_eq!(
-        control["result"], "ok",
-        "the canary positive control: {control}"
-    );
+    for id in [
+        "exfil-canary-positive-control",
+        "exfil-websocket-canary-positive-control",
+    ] {
+        let control = cases
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("the positive control {id} did not run"));
+        assert_eq!(
+            control["result"], "ok",
+            "the positive control {id}: {control}"
+        );
+    }
 }
