@@ -58,6 +58,11 @@ pub(crate) struct Case {
 }
 
 impl Case {
+    /// Whether the case needs the DNS canary: it expects something of it or looks a name up.
+    pub(crate) fn uses_dns(&self) -> bool {
+        self.canary.dns.is_some() || self.steps.iter().any(|s| matches!(s, Step::DnsLookup(_)))
+    }
+
     /// The expected failure on `engine`, if any.
     pub(crate) fn xfail_on(&self, engine: Engine) -> Option<&String> {
         match engine {
@@ -113,7 +118,7 @@ pub(crate) enum CanaryExpect {
 }
 
 /// What each kind of canary must see: `canary` in a case file, either one word for the HTTP
-/// canary (`"none"`) or an object naming kinds (`{"http": "none", "websocket": "hit"}`).
+/// canary (`"none"`) or an object naming kinds (`{"http": "none", "dns": "none"}`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(from = "CanaryField")]
 pub(crate) struct Canaries {
@@ -121,6 +126,8 @@ pub(crate) struct Canaries {
     pub(crate) http: Option<CanaryExpect>,
     /// WebSocket handshakes on that port.
     pub(crate) websocket: Option<CanaryExpect>,
+    /// Lookups of the case's DNS canary name.
+    pub(crate) dns: Option<CanaryExpect>,
 }
 
 /// `canary` as written.
@@ -138,6 +145,8 @@ struct CanaryKinds {
     http: Option<CanaryExpect>,
     #[serde(default)]
     websocket: Option<CanaryExpect>,
+    #[serde(default)]
+    dns: Option<CanaryExpect>,
 }
 
 impl From<CanaryField> for Canaries {
@@ -150,6 +159,7 @@ impl From<CanaryField> for Canaries {
             CanaryField::Kinds(k) => Canaries {
                 http: k.http,
                 websocket: k.websocket,
+                dns: k.dns,
             },
         }
     }
@@ -176,6 +186,9 @@ pub(crate) enum Step {
     /// The runner itself opens a WebSocket handshake to a loopback URL, which must be answered
     /// `101` (the WebSocket canary's positive control).
     WebsocketHandshake(String),
+    /// The runner itself looks a host name up, as any program does (the DNS canary's positive
+    /// control).
+    DnsLookup(String),
     /// A host adapter verb.
     Adapter(String),
 }
@@ -276,6 +289,8 @@ pub(crate) struct Vars {
     pub(crate) http: String,
     /// `{{canary.ws}}`: `ws://127.0.0.1:<port>/<case id>/`.
     pub(crate) ws: String,
+    /// `{{canary.dns}}`: `<case id>.canary.lineup.test`.
+    pub(crate) dns: String,
     /// Whose raw channel `{{raw_post}}` is.
     pub(crate) engine: Engine,
 }
@@ -311,13 +326,14 @@ fn fill_strings(value: &Value, vars: &Vars) -> Value {
     }
 }
 
-/// Fills `{{canary.http}}`, `{{canary.ws}}` and `{{raw_post}}` (the engine's
+/// Fills `{{canary.http}}`, `{{canary.ws}}`, `{{canary.dns}}` and `{{raw_post}}` (the engine's
 /// raw channel) in a text, and each `{{in_secs:N}}` with the RFC 3339 UTC time N seconds from now
 /// (0 ≤ N ≤ 86400).
 pub(crate) fn fill_text(text: &str, vars: &Vars) -> String {
     let mut out = text
         .replace("{{canary.http}}", &vars.http)
         .replace("{{canary.ws}}", &vars.ws)
+        .replace("{{canary.dns}}", &vars.dns)
         .replace("{{raw_post}}", vars.engine.raw_post());
     while let Some(start) = out.find("{{in_secs:") {
         let rest = &out[start + "{{in_secs:".len()..];
@@ -453,6 +469,7 @@ mod tests {
         Vars {
             http: "http://127.0.0.1:1/c/".into(),
             ws: "ws://127.0.0.1:1/c/".into(),
+            dns: "c.canary.lineup.test".into(),
             engine,
         }
     }
@@ -460,8 +477,11 @@ mod tests {
     #[test]
     fn canary_templates_are_filled() {
         assert_eq!(
-            fill_text("{{canary.http}}a {{canary.ws}}b", &vars(Engine::Webkit)),
-            "http://127.0.0.1:1/c/a ws://127.0.0.1:1/c/b"
+            fill_text(
+                "{{canary.http}}a {{canary.ws}}b //{{canary.dns}}/",
+                &vars(Engine::Webkit)
+            ),
+            "http://127.0.0.1:1/c/a ws://127.0.0.1:1/c/b //c.canary.lineup.test/"
         );
     }
 
@@ -476,10 +496,11 @@ mod tests {
             })
         );
         assert_eq!(
-            parse(json!({"websocket": "hit"})).ok(),
+            parse(json!({"dns": "hit", "websocket": "none"})).ok(),
             Some(Canaries {
                 http: None,
-                websocket: Some(CanaryExpect::Hit),
+                websocket: Some(CanaryExpect::None),
+                dns: Some(CanaryExpect::Hit),
             })
         );
         assert!(parse(json!({"smtp": "none"})).is_err());

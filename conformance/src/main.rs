@@ -6,9 +6,14 @@
 //! `--engine servo` says the host shows Surfaces with Servo: a case's `{{raw_post}}` is then the
 //! console channel instead of WebKit's message handler, and its `xfail_servo` applies in place
 //! of `xfail`.
+//!
+//! When a selected case needs the DNS canary, the runner runs itself again in a private mount
+//! namespace whose `/etc/resolv.conf` names its DNS stub (see `dns`); without one, those cases
+//! are skipped with the reason.
 
 mod canary;
 mod case;
+mod dns;
 mod runner;
 
 use std::path::PathBuf;
@@ -95,8 +100,19 @@ fn main() -> ExitCode {
                 .is_none_or(|f| &c.group == f || c.id.starts_with(f.as_str()))
         })
         .collect();
+    // Before any case runs: this may run the kit again inside the namespace, and not return.
+    let resolver = if selected.iter().any(|c| c.uses_dns()) {
+        dns::private_resolver()
+    } else {
+        Err("no selected case needs it".to_owned())
+    };
+    if let Err(why) = &resolver {
+        if selected.iter().any(|c| c.uses_dns()) {
+            eprintln!("no DNS canary, its cases are skipped: {why}");
+        }
+    }
     let started = Instant::now();
-    let outcomes = run_all(&selected, &args, |case, outcome, ms| {
+    let outcomes = run_all(&selected, &args, resolver.as_ref(), |case, outcome, ms| {
         let (word, detail) = words(outcome);
         println!(
             "{word:7} {}/{} [{}] {ms} ms {detail}",
@@ -129,10 +145,17 @@ fn main() -> ExitCode {
     }
     println!("{closing}");
     if let Some(path) = &args.json {
+        // Every name the DNS stub was asked in this run (each case's own name among them only
+        // when something looked it up), or why there was no stub.
+        let dns_canary = match &resolver {
+            Ok(stub) => json!({"stub": stub.address().to_string(), "names": stub.names()}),
+            Err(why) => json!({"unavailable": why}),
+        };
         let doc = json!({
             "passed": passed, "failed": failed, "skipped": skipped, "expected_failures": xfailed,
             "seconds": started.elapsed().as_secs_f64(), "command": args.command,
-            "engine": format!("{:?}", args.engine).to_lowercase(), "cases": report,
+            "engine": format!("{:?}", args.engine).to_lowercase(), "dns_canary": dns_canary,
+            "cases": report,
         });
         if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
             eprintln!("{}: {e}", path.display());
@@ -158,16 +181,22 @@ fn words(outcome: &Outcome) -> (&'static str, String) {
 }
 
 /// Runs `cases` on `jobs` threads (each case starts its own host process and its own canary, so
-/// they do not share anything), calls `done` as each one ends, and returns each case's outcome
+/// they do not share anything but the DNS stub, where each case has a name of its own), calls `done` as each one ends, and returns each case's outcome
 /// and milliseconds in the order of `cases`.
 fn run_all(
     cases: &[&case::Case],
     args: &Args,
+    dns: Result<&dns::DnsStub, &String>,
     done: impl Fn(&case::Case, &Outcome, u128) + Sync,
 ) -> Vec<(Outcome, u128)> {
     run_each(cases, args.jobs, |case| {
         let t = Instant::now();
-        let outcome = runner::run_case(case, &args.command, args.engine);
+        let outcome = runner::run_case(
+            case,
+            &args.command,
+            args.engine,
+            dns.map_err(String::as_str),
+        );
         let ms = t.elapsed().as_millis();
         done(case, &outcome, ms);
         (outcome, ms)

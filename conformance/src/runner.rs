@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::canary::HttpCanary;
 use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, Step, Vars};
+use crate::dns::DnsStub;
 
 /// The verbs this host adapter provides beyond the wire.
 pub(crate) const ADAPTER_VERBS: &[&str] = &["start", "kill", "restart"];
@@ -26,7 +27,7 @@ pub(crate) enum Outcome {
     ExpectedFail(String),
     /// Passed though marked as an expected failure: the run fails (strict).
     UnexpectedPass,
-    /// Needs a verb the adapter lacks.
+    /// Needs a verb the adapter lacks, or a canary this run has not got.
     Skip(String),
 }
 
@@ -135,8 +136,14 @@ impl Seen {
     }
 }
 
-/// Runs one case.
-pub(crate) fn run_case(case: &Case, command: &[String], engine: Engine) -> Outcome {
+/// Runs one case. `dns` is the run's DNS canary, or why it has none (a case that needs it is then
+/// skipped with that reason).
+pub(crate) fn run_case(
+    case: &Case,
+    command: &[String],
+    engine: Engine,
+    dns: Result<&DnsStub, &str>,
+) -> Outcome {
     if let Some(verb) = case
         .needs
         .iter()
@@ -144,9 +151,14 @@ pub(crate) fn run_case(case: &Case, command: &[String], engine: Engine) -> Outco
     {
         return Outcome::Skip(format!("the host adapter has no verb {verb:?}"));
     }
+    let dns = match dns {
+        Ok(stub) => Some(stub),
+        Err(why) if case.uses_dns() => return Outcome::Skip(format!("no DNS canary: {why}")),
+        Err(_) => None,
+    };
     let result = HttpCanary::start()
         .map_err(|e| format!("cannot start the case's HTTP canary: {e}"))
-        .and_then(|canary| check(case, command, &canary, engine));
+        .and_then(|canary| check(case, command, &canary, dns, engine));
     match (result, case.xfail_on(engine)) {
         (Ok(()), None) => Outcome::Pass,
         (Ok(()), Some(_)) => Outcome::UnexpectedPass,
@@ -159,11 +171,13 @@ fn check(
     case: &Case,
     command: &[String],
     canary: &HttpCanary,
+    dns: Option<&DnsStub>,
     engine: Engine,
 ) -> Result<(), String> {
     let vars = Vars {
         http: canary.url_for(&case.id),
         ws: canary.ws_url_for(&case.id),
+        dns: crate::dns::name_for(&case.id),
         engine,
     };
     let mut host = Host::spawn(command)?;
@@ -188,6 +202,7 @@ fn check(
             Step::WebsocketHandshake(url) => {
                 crate::canary::websocket_handshake(&fill_text(url, &vars))?;
             }
+            Step::DnsLookup(name) => crate::dns::lookup(&fill_text(name, &vars)),
             Step::WaitMs(ms) => seen.drain(&host, Instant::now() + Duration::from_millis(*ms)),
             Step::WaitFor(predicate) => {
                 let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);
@@ -248,6 +263,11 @@ fn check(
     expect_seen("HTTP canary", case.canary.http, &hits)?;
     let upgrades: Vec<_> = hits.iter().filter(|h| h.websocket).collect();
     expect_seen("WebSocket canary", case.canary.websocket, &upgrades)?;
+    if let Some(stub) = dns {
+        let asked = stub.asked_for(&vars.dns);
+        let kind = format!("DNS canary ({} on {}:53)", vars.dns, stub.address());
+        expect_seen(&kind, case.canary.dns, &asked)?;
+    }
     if case.probe {
         probe(&mut host, &mut seen, &case.id)?;
     }

@@ -1,8 +1,10 @@
 //! The kit against the real `lineup host --stdio --builtin-components` with real WebKitGTK webviews
 //! (issue 27; the built-in renderer for the `components` group): every
 //! case ends as expected (expected failures still failing), the closing line counts them, and the
-//! JSON report agrees. The HTTP and WebSocket canaries' positive controls are among the cases and
-//! must pass.
+//! JSON report agrees. Each canary kind's positive control (HTTP, WebSocket, DNS) is among the
+//! cases and must pass, and no `dns` case may be skipped: the kit runs itself in a private mount
+//! namespace whose `/etc/resolv.conf` names its DNS stub (`unshare -m` as root, as in CI;
+//! `unshare -rmn` otherwise), and this test fails when that namespace cannot be made.
 //!
 //! Needs the `lineup` binary beside this one (`cargo build -p lineup-cli` first, which a
 //! workspace build does) and a display: `xvfb-run -a cargo test -p lineup-conformance --test real_host`.
@@ -54,6 +56,7 @@ fn the_kit_passes_against_the_real_lineup_host() {
     for id in [
         "exfil-canary-positive-control",
         "exfil-websocket-canary-positive-control",
+        "dns-canary-positive-control",
     ] {
         let control = cases
             .iter()
@@ -64,4 +67,18 @@ fn the_kit_passes_against_the_real_lineup_host() {
             "the positive control {id}: {control}"
         );
     }
+    let dns: Vec<_> = cases.iter().filter(|c| c["group"] == "dns").collect();
+    assert!(dns.len() >= 10, "only {} dns cases", dns.len());
+    for case in dns {
+        assert!(
+            case["result"] == "ok" || case["result"] == "xfail",
+            "a dns case did not run in the namespace or failed: {case}\nDNS canary: {}",
+            doc["dns_canary"]
+        );
+    }
+    assert!(
+        doc["dns_canary"]["stub"].is_string(),
+        "no DNS canary: {}",
+        doc["dns_canary"]
+    );
 }
