@@ -23,6 +23,7 @@ use lineup_webview_shell::tao::window::WindowId;
 use lineup_webview_shell::{Contrast, ProbeStatus, ShellError, SurfaceView, Theme};
 
 mod activity;
+mod build;
 mod builder;
 mod component_layout;
 mod component_links;

@@ -1,28 +1,20 @@
-//! [`HostBuilder`]: the defaults table, every option an embedder sets, and [`HostBuilder::build`],
-//! which starts the shell, the capability driver and the session table; [`DangerousHostBuilder`]
-//! for what weakens isolation.
+//! [`HostBuilder`]: the defaults table and every option an embedder sets ([`HostBuilder::build`]
+//! is in `build.rs`); [`DangerousHostBuilder`] for what weakens isolation.
 
-use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lineup_host_core::{
-    AppCatalog, BundlePolicy, Capability, CapabilityPolicy, CapabilitySetup, CapabilityStore,
-    CatalogRef, ConversationId, HookRequest, LanguageTag, Limits, LinkPolicy, Message, PartyId,
-    SessionConfig, Sessions,
+    AppCatalog, BundlePolicy, Capability, CapabilityPolicy, CapabilityStore, ConversationId,
+    HookRequest, LanguageTag, Limits, LinkPolicy, Message, PartyId,
 };
 use lineup_surface_runtime::DocumentOptions;
-use lineup_webview_shell::tao::event_loop::EventLoop;
 use lineup_webview_shell::tao::window::Window;
 
 use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice};
 use crate::delegate::{HostDelegate, NoDelegate};
-use crate::watchdog::{Watchdog, WatchdogConfig, MIN_DEADLINE};
+use crate::watchdog::{WatchdogConfig, MIN_DEADLINE};
 use lineup_webview_shell::ConsentPrompt;
-use lineup_webview_shell::ShellError;
-use lineup_webview_shell::SystemWallClock;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
 
 use super::*;
@@ -65,35 +57,35 @@ pub(super) enum Layout {
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
 pub struct HostBuilder {
-    client_id: PartyId,
-    conversation_id: Option<ConversationId>,
-    limits: Limits,
-    bundle_policy: BundlePolicy,
-    link_policy: LinkPolicy,
+    pub(super) client_id: PartyId,
+    pub(super) conversation_id: Option<ConversationId>,
+    pub(super) limits: Limits,
+    pub(super) bundle_policy: BundlePolicy,
+    pub(super) link_policy: LinkPolicy,
     pub(super) view_config: ViewConfig,
     pub(super) document: DocumentOptions,
-    window_size: (u32, u32),
-    resize_bounds: (u32, u32),
-    layout: Layout,
-    outbound: Option<OutboundFn>,
-    delegate: Box<dyn HostDelegate>,
-    capabilities: Option<CapabilityConfig>,
-    agent_id: Option<PartyId>,
-    language: Option<LanguageTag>,
-    theme: Theme,
-    contrast: Contrast,
-    session_idle: Option<Duration>,
-    app_center: Option<Rc<dyn AppCatalog>>,
-    unvouched_scope: Option<String>,
-    capability_policy: Option<Rc<dyn CapabilityPolicy>>,
-    reopen: bool,
-    watchdog: WatchdogConfig,
-    standby: Option<crate::StandbyScreen>,
-    ignore_parent_close: bool,
-    activity_notices: bool,
-    components: Option<lineup_webview_shell::ComponentOptions>,
-    component_store: Option<Box<dyn lineup_host_core::InstanceStore>>,
-    component_renderer: Option<Box<dyn super::renderer::ComponentRenderer>>,
+    pub(super) window_size: (u32, u32),
+    pub(super) resize_bounds: (u32, u32),
+    pub(super) layout: Layout,
+    pub(super) outbound: Option<OutboundFn>,
+    pub(super) delegate: Box<dyn HostDelegate>,
+    pub(super) capabilities: Option<CapabilityConfig>,
+    pub(super) agent_id: Option<PartyId>,
+    pub(super) language: Option<LanguageTag>,
+    pub(super) theme: Theme,
+    pub(super) contrast: Contrast,
+    pub(super) session_idle: Option<Duration>,
+    pub(super) app_center: Option<Rc<dyn AppCatalog>>,
+    pub(super) unvouched_scope: Option<String>,
+    pub(super) capability_policy: Option<Rc<dyn CapabilityPolicy>>,
+    pub(super) reopen: bool,
+    pub(super) watchdog: WatchdogConfig,
+    pub(super) standby: Option<crate::StandbyScreen>,
+    pub(super) ignore_parent_close: bool,
+    pub(super) activity_notices: bool,
+    pub(super) components: Option<lineup_webview_shell::ComponentOptions>,
+    pub(super) component_store: Option<Box<dyn lineup_host_core::InstanceStore>>,
+    pub(super) component_renderer: Option<Box<dyn super::renderer::ComponentRenderer>>,
     pub(super) engine: Option<Rc<dyn lineup_webview_shell::SurfaceEngine>>,
 }
 
@@ -541,162 +533,6 @@ impl HostBuilder {
     /// The settings that weaken isolation.
     pub fn dangerous(self) -> DangerousHostBuilder {
         DangerousHostBuilder::new(self)
-    }
-
-    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
-    /// opened before the probe passes gets its view at once, side by side with the probe's, but
-    /// its document is held until the probe passed; if the probe fails, that Surface is closed
-    /// unserved and its open fails (`surface_failed` upstream), and later opens are refused.
-    ///
-    /// The loop's user-event type is [`HostEvent`] ([`event_loop`](crate::event_loop) makes one)
-    /// or an app's own enum that carries it ([`HostUserEvent`]).
-    pub fn build<T: HostUserEvent>(self, event_loop: &EventLoop<T>) -> Result<Host, ShellError> {
-        let mut prefix = [0u8; 6];
-        getrandom::fill(&mut prefix)
-            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
-        let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
-        let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
-        template.limits = self.limits.clone();
-        template.bundle_policy = self.bundle_policy.clone();
-        template.link_policy = self.link_policy;
-        template.agent_id = self.agent_id.clone();
-        template.app_catalog = self.app_center.clone().map(CatalogRef);
-        template.standard_components = super::components::rendered_set(
-            self.components.is_some(),
-            self.component_renderer.as_deref(),
-        );
-        // R-UI-11: one language for the engine and the document's `<html lang>`.
-        let language = self
-            .language
-            .clone()
-            .unwrap_or_else(|| self.view_config.effective_language());
-        // The webviews: the live Surfaces (the engine hibernates or refuses first, with a
-        // protocol answer), the warm pool, and one for a wake past the cap.
-        let max_views = self.limits.max_live_surfaces + self.view_config.warm_pool() + 1;
-        let view_config = self
-            .view_config
-            .with_max_views(max_views)
-            .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
-            // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
-            .with_max_ipc_bytes(self.limits.max_bridge_message_bytes)
-            .with_language(language.clone());
-        lineup_webview_shell::apply_theme(self.theme);
-        let standby = match (&self.standby, &self.layout) {
-            (None, _) => None,
-            (Some(screen), Layout::Children(parent)) => {
-                // What no Surface covers (an empty region of a kiosk) shows the standby
-                // screen's background, never the toolkit's light grey window.
-                let [r, g, b] = screen.background().components();
-                parent.set_background_color(Some((r, g, b, 255)));
-                Some(super::standby::HostStandby::new(
-                    lineup_webview_shell::StandbyWindow::new(parent, screen)?,
-                ))
-            }
-            (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
-        };
-        let proxy = HostProxy::new(event_loop.create_proxy());
-        let shell = super::shell_start::start_shell(
-            self.engine,
-            matches!(self.layout, Layout::Children(_)),
-            event_loop,
-            view_config,
-            proxy.clone(),
-        )?;
-        let usage = ShellError::Usage;
-        let start = Instant::now();
-        // R-INV-1: every session gets its inventory, capabilities on or off; off is the
-        // kernel with nothing registered, so every `app.call` is answered `unsupported`.
-        let config = self.capabilities.unwrap_or_default();
-        // The components' allowed links open where the built-ins act (R-STD-11).
-        let links =
-            super::component_links::Links::new(config.builtins.desktop.clone(), proxy.clone());
-        let (driver, store, started) = {
-            let parent = match &self.layout {
-                Layout::Children(parent) => Some(parent.as_ref()),
-                Layout::Windows => None,
-            };
-            let (driver, store, started) =
-                start_capabilities(config, event_loop, proxy.clone(), parent)?;
-            (Some(driver), Some(store), Some(started))
-        };
-        let factory = HostSessions {
-            start,
-            store,
-            unvouched_scope: self.unvouched_scope.clone(),
-        };
-        let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;
-        let mut pending = VecDeque::new();
-        if let Some((capabilities, unfinished)) = started {
-            if !unfinished.is_empty() {
-                // R-CAP-5: finished once at start; a kernel of no session announces nothing,
-                // so its epoch is never used.
-                let mut setup = CapabilitySetup::new(
-                    lineup_host_core::RevisionEpoch(0),
-                    Box::new(SystemWallClock),
-                );
-                setup.unfinished = unfinished;
-                pending.push_back(sessions.recover(setup).map_err(usage)?);
-            }
-            for capability in capabilities {
-                pending.extend(sessions.register_capability(capability).map_err(usage)?);
-            }
-        }
-        // The operator's policy holds before the first session is established (R-INV-1).
-        let policy = match self.capability_policy {
-            Some(policy) => {
-                let (watch, effects) = PolicyWatch::start(policy, &mut sessions);
-                pending.extend(effects);
-                Some(watch)
-            }
-            None => None,
-        };
-        if let Some(conversation) = self.conversation_id {
-            pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
-        }
-        let views = Views::new(
-            shell,
-            ViewsConfig {
-                layout: self.layout,
-                window_size: self.window_size,
-                resize_bounds: self.resize_bounds,
-                document: self.document.with_language(language),
-                contrast: self.contrast,
-                watchdog: Watchdog::new(self.watchdog),
-                standby,
-            },
-        );
-        Ok(Host {
-            engine: Engine {
-                sessions,
-                views,
-                driver,
-                proxy,
-                outbound: self.outbound,
-                delegate: self.delegate,
-                reopen: self.reopen,
-                notices: self.activity_notices.then(ActivityNotices::default),
-                components: super::components::ComponentViews::new(
-                    self.components,
-                    self.component_renderer,
-                ),
-                records: super::records::Records::new(self.component_store),
-                links,
-                work: VecDeque::new(),
-                draining: false,
-            },
-            pending,
-            session_idle: self.session_idle,
-            inbound: Arc::new(AtomicUsize::new(0)),
-            policy,
-            apps: self.app_center.map(|catalog| AppsWatch {
-                seen: catalog.change_marker(),
-                catalog,
-                next: Instant::now() + APPS_POLL,
-            }),
-            exit: false,
-            exit_when_empty: false,
-            ignore_parent_close: self.ignore_parent_close,
-        })
     }
 }
 
