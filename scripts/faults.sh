@@ -15,6 +15,8 @@ if ! [[ "$kills" =~ ^[0-9]+$ ]] || ((kills < 1)); then
     exit 2
 fi
 report="${LINEUP_FAULT_REPORT:-target/faults.json}"
+# cargo runs the test in cli/: the report's path must not be relative.
+[[ "$report" == /* ]] || report="$PWD/$report"
 mkdir -p "$(dirname "$report")"
 rm -f "$report"
 
