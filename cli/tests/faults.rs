@@ -286,6 +286,8 @@ struct Figures {
     repeats_identical: u64,
     interrupted: u64,
     classes: BTreeMap<&'static str, u64>,
+    /// Kills before the first host had created the database: nothing to check yet.
+    before_store: u64,
     integrity_ok: u64,
     audit_ok: u64,
     audit_records: u64,
@@ -321,16 +323,14 @@ impl Figures {
                 self.classes.get(class).copied().unwrap_or(0)
             );
         }
+        let checked = self.kills + 1 - self.before_store;
         println!(
-            "  integrity_check ok               {} of {}",
-            self.integrity_ok,
-            self.kills + 1
+            "  integrity_check ok               {} of {checked} ({} kills before the database existed)",
+            self.integrity_ok, self.before_store
         );
         println!(
-            "  audit verify ok (--expect-head)  {} of {} ({} records at the end)",
-            self.audit_ok,
-            self.kills + 1,
-            self.audit_records
+            "  audit verify ok (--expect-head)  {} of {checked} ({} records at the end)",
+            self.audit_ok, self.audit_records
         );
         println!("  processes left after a kill      {}", self.processes_left);
         println!("  wall time                        {:.1} s", self.seconds);
@@ -351,6 +351,7 @@ impl Figures {
             "repeats_identical": self.repeats_identical,
             "interrupted": self.interrupted,
             "interrupted_by_outcome": self.classes,
+            "before_store": self.before_store,
             "integrity_ok": self.integrity_ok,
             "audit_ok": self.audit_ok,
             "audit_records": self.audit_records,
@@ -382,12 +383,20 @@ fn check_store(
         strangers.is_empty(),
         "{when}: counted, never sent: {strangers:?}"
     );
+    // A kill before the first host created the database leaves nothing to check; once it
+    // exists, it must stay.
+    if !data.join(lineup_store::DB_FILE).exists() && figures.integrity_ok == 0 {
+        figures.before_store += 1;
+        return counted;
+    }
     let check = integrity(data);
     assert_eq!(check, "ok", "{when}: integrity_check");
     figures.integrity_ok += 1;
     match audit_verify(data, head.as_deref()) {
         Ok(new) => {
-            *head = new.or(head.take());
+            // The empty log's head (zeros) is refused as --expect-head: a known defect, see
+            // `known_defect_the_empty_logs_head_is_refused_by_expect_head`.
+            *head = new.filter(|h| !is_empty_head(h)).or(head.take());
             figures.audit_ok += 1;
         }
         Err(e) => panic!("{when}: lineup audit verify --expect-head {head:?}: {e}"),
@@ -602,6 +611,11 @@ fn sigkill_at_random_points_of_a_call_stream_never_runs_a_call_twice_nor_loses_a
     assert_eq!(figures.executed_twice, 0);
     assert_eq!(figures.acknowledged_kept, figures.acknowledged);
     assert_eq!(figures.kills, kills);
+}
+
+/// Whether `head` is the empty audit log's (all zeros).
+fn is_empty_head(head: &str) -> bool {
+    head.bytes().all(|b| b == b'0')
 }
 
 /// How many records the audit log holds.
@@ -1076,6 +1090,39 @@ fn known_defect_an_answer_whose_final_record_failed_is_lost_after_a_restart() {
     );
     assert_eq!(again["status"], "failed", "{again}");
     assert_eq!(again["error"]["code"], "outcome_unknown", "{again}");
+}
+
+/// KNOWN DEFECT (docs/faults.md): `lineup audit verify` on an empty audit log prints the head
+/// `000…0` and asks to keep it for `--expect-head`, but refuses it there (exit 1, "not in the
+/// audit chain: records were cut off the end or the log was rewritten"), on the empty log
+/// itself and after records were added. Fails once fixed: then assert exit 0 both times.
+#[test]
+fn known_defect_the_empty_logs_head_is_refused_by_expect_head() {
+    require_display();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let data = home.join("store");
+    let count = home.join("count");
+    let args = host_args(data.to_str().unwrap(), count.to_str().unwrap());
+    let mut host = FaultHost::lineup(home, &args);
+    host.until(STEP, |_| {}, |v| is(v, "client.inventory"))
+        .expect("no inventory");
+    let (_, clean) = host.close(Duration::from_secs(30));
+    assert!(clean, "{}", host.log());
+    let empty = audit_verify(&data, None).unwrap().expect("a head");
+    assert_eq!(audit_count(&data), 0, "the log is not empty");
+    assert!(is_empty_head(&empty), "{empty}");
+    let mut host = FaultHost::lineup(home, &args);
+    assert_eq!(call(&mut host, "one", 0, STEP)["status"], "completed");
+    host.close(Duration::from_secs(30));
+    let refused = audit_verify(&data, Some(&empty));
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("is not in the audit chain")),
+        "FIXED: the empty log's head is accepted by --expect-head ({refused:?}); assert that \
+         instead and remove the defect from docs/faults.md"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
