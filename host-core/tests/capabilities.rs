@@ -1626,3 +1626,45 @@ fn r_cap_4_an_unavailable_prompt_fails_the_call_as_the_hosts_decision() {
         "not the user's: {audit:?}"
     );
 }
+
+/// R-CAP-5: a call that ran is answered only once its final record is kept, so that an answer
+/// the agent got is never lost to a restart: a failed write (a locked database) is tried again
+/// after 500 ms, a repeat of the key waits for the same answer, and the handler runs once.
+#[test]
+fn r_cap_5_a_call_that_ran_is_answered_only_once_its_final_record_is_kept() {
+    let mut h = Harness::new(None);
+    h.auto_ack = false;
+    h.register(plain("app.show", "1"));
+    h.call("c1", "app.show", json!({}), 60);
+    let running = h.acks[0];
+    h.answer(running, Answer::Persisted);
+    assert_eq!(h.runs.len(), 1);
+    h.ran(Ok(json!({"shown": true})));
+    assert_eq!(h.acks.len(), 2, "the final record is written with an acknowledgement");
+    assert!(h.results().is_empty(), "nothing is answered before it is kept");
+    // A repeat of its key while the record is written waits for the same answer.
+    h.call("c1", "app.show", json!({}), 60);
+    assert!(h.results().is_empty());
+    h.answer(h.acks[1], Answer::PersistFailed("database is locked".into()));
+    assert!(h.results().is_empty(), "no answer while the record is not kept");
+    // Written again after the retry delay, not before.
+    h.mono.0.set(Duration::from_millis(400));
+    h.poll();
+    assert_eq!(h.acks.len(), 2);
+    h.mono.0.set(Duration::from_millis(600));
+    h.poll();
+    assert_eq!(h.acks.len(), 3, "written again");
+    h.answer(h.acks[2], Answer::Persisted);
+    let results = h.results();
+    assert_eq!(results.len(), 2, "the call and its repeat: {results:?}");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["status"] == "completed" && r["result"] == json!({"shown": true})),
+        "{results:?}"
+    );
+    assert_eq!(h.runs.len(), 1, "run once");
+    h.mono.0.set(Duration::from_secs(5));
+    h.poll();
+    assert_eq!(h.results().len(), 2, "answered once each");
+}

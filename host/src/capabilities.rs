@@ -147,7 +147,12 @@ impl<S: CapabilityStore> ErasedStore for S {
             }
             CapabilityEffect::PersistCall { ack, record } => match (self.put_call(record), ack) {
                 (Ok(()), Some(_)) => Ok(Some(Answer::Persisted)),
-                (Err(e), Some(_)) => Ok(Some(Answer::PersistFailed(e.to_string()))),
+                (Err(e), Some(_)) => {
+                    // The kernel answers it: a call not yet run is not run (`not_recorded`);
+                    // one that ran keeps its answer until its record is written again.
+                    tracing::warn!("capability store: a call record not written: {e}");
+                    Ok(Some(Answer::PersistFailed(e.to_string())))
+                }
                 (Ok(()), None) => Ok(None),
                 (Err(e), None) => Err(Box::new(e)),
             },

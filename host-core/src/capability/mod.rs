@@ -14,8 +14,9 @@
 //! `display_only` runs, `user_confirmation` checks a remembered grant then prompts,
 //! `system_permission` and `restricted` prompt every time and then ask the embedder's hook
 //! (default deny); at most [`CapabilityLimits::max_waiting_consent`] calls wait (then `failed`
-//! `too_many_calls`) → a `running` record is written and acknowledged → `Run` → exactly one
-//! `app.result` per `app.call` envelope. Every step is audited.
+//! `too_many_calls`) → a `running` record is written and acknowledged → `Run` → its final record is
+//! written and acknowledged (written again until it is) → exactly one `app.result` per `app.call`
+//! envelope. Every step is audited.
 //!
 //! ```
 //! use std::time::Duration;
@@ -72,6 +73,13 @@
 //! }).unwrap();
 //! let done = JsonObject::try_from(json!({"shown": true})).unwrap();
 //! let fx = session.capability_answered(run, Answer::Ran(Ok(done))).unwrap();
+//! // It ran: its final record is written, and the answer goes once that is durable too.
+//! let kept = fx.iter().find_map(|e| match e {
+//!     Effect::Capability(CapabilityEffect::PersistCall { ack: Some(t), .. }) => Some(*t),
+//!     _ => None,
+//! }).unwrap();
+//! assert!(!fx.iter().any(|e| matches!(e, Effect::Send(Message::AppResult(_)))));
+//! let fx = session.capability_answered(kept, Answer::Persisted).unwrap();
 //! let result = fx.iter().find_map(|e| match e {
 //!     Effect::Send(Message::AppResult(r)) => Some(&r.payload),
 //!     _ => None,

@@ -93,7 +93,56 @@ impl Capabilities {
                 Some(ErrorCode::HandlerFailed),
             ),
         };
-        self.finish(call, result, None, out);
+        self.finish_durably(call, result, out);
+    }
+
+    /// Answers a call that ran (R-CAP-5): its final record is written with an acknowledgement,
+    /// and the answer goes, with its audit, only once the store kept it; a failed write is
+    /// tried again ([`Stage::Recording`]), so that an answer the agent got is never lost to a
+    /// restart. Were the host to stop first, the record still says `running`, and the call is
+    /// answered `outcome_unknown` after a restart, as one that had no answer.
+    fn finish_durably(&mut self, mut call: Call, result: AppResult, out: &mut Vec<Out>) {
+        let ticket = self.ticket();
+        out.push(Out::Effect(CapabilityEffect::PersistCall {
+            ack: Some(ticket),
+            record: self.record(
+                &call.subject,
+                CallState::Finished {
+                    result: result.clone(),
+                },
+            ),
+        }));
+        call.finished = Some(result);
+        self.wait(call, Stage::Recording { retry: None }, ticket);
+    }
+
+    /// The store answered the write of the final record of `call`, which ran: kept, the call
+    /// is answered; not kept, it is written again after [`RECORD_RETRY`](super::RECORD_RETRY).
+    pub(super) fn recorded(
+        &mut self,
+        mut call: Call,
+        answer: &Answer,
+        monotonic: Duration,
+        out: &mut Vec<Out>,
+    ) {
+        let Some(result) = call.finished.take() else {
+            return;
+        };
+        if matches!(answer, Answer::Persisted) {
+            return self.finish_quietly(call, result, out);
+        }
+        call.finished = Some(result);
+        call.stage = Stage::Recording {
+            retry: Some(monotonic + super::RECORD_RETRY),
+        };
+        self.calls.insert(call.subject.key.call_id.clone(), call);
+    }
+
+    /// Writes the final record of `call` again, after a failed write.
+    pub(super) fn record_again(&mut self, call: Call, out: &mut Vec<Out>) {
+        if let Some(result) = call.finished.clone() {
+            self.finish_durably(call, result, out);
+        }
     }
 
     pub(super) fn expire(&mut self, call: Call, out: &mut Vec<Out>) {

@@ -36,6 +36,10 @@ mod inventory;
 
 const ELSEWHERE_RETRY: Duration = Duration::from_millis(200);
 
+/// How long a call that ran waits before its final record is written again, after a write
+/// failed (a locked database, a full disk): its answer goes only once the record is kept.
+const RECORD_RETRY: Duration = Duration::from_millis(500);
+
 /// What the pipeline hands the session, which builds every outbound envelope itself.
 #[derive(Debug)]
 pub(crate) enum Out {
@@ -76,6 +80,12 @@ enum Stage {
     Elsewhere {
         retry: Duration,
     },
+    /// The call ran; its final record is being written, and its answer goes once the store
+    /// acknowledged it (R-CAP-5: an answer the agent got is never lost). After a failed write,
+    /// written again at `retry` (monotonic).
+    Recording {
+        retry: Option<Duration>,
+    },
 }
 
 impl Stage {
@@ -88,6 +98,7 @@ impl Stage {
             Stage::Persisting => "a persist acknowledgement",
             Stage::Running { .. } => "a handler result",
             Stage::Elsewhere { .. } => "nothing: another host process has the call",
+            Stage::Recording { .. } => "a persist acknowledgement of the final record",
         }
     }
 
@@ -114,6 +125,8 @@ struct Call {
     to: Vec<Party>,
     stage: Stage,
     ticket: Ticket,
+    /// The answer of a call that ran, while its final record is written ([`Stage::Recording`]).
+    finished: Option<AppResult>,
 }
 
 /// An answered call, kept for repeats of its key.
@@ -337,6 +350,7 @@ impl Capabilities {
                 to: vec![sender],
                 stage: Stage::LookingUp,
                 ticket,
+                finished: None,
             },
             Stage::LookingUp,
             ticket,
@@ -386,6 +400,10 @@ impl Capabilities {
                     Answer::Persisted | Answer::PersistFailed(_)
                 )
                 | (Stage::Running { .. }, Answer::Ran(_))
+                | (
+                    Stage::Recording { .. },
+                    Answer::Persisted | Answer::PersistFailed(_)
+                )
         );
         if !fits {
             return Err(wrong(ticket, stage.expects(), &answer));
@@ -396,6 +414,10 @@ impl Capabilities {
         };
         if stage.deciding() && self.wall.now() >= call.expires_at {
             self.expire(call, out);
+            return Ok(());
+        }
+        if let Stage::Recording { .. } = stage {
+            self.recorded(call, &answer, monotonic, out);
             return Ok(());
         }
         match answer {
@@ -481,6 +503,7 @@ impl Capabilities {
             .filter(|(_, c)| match c.stage {
                 Stage::Running { since } => monotonic.saturating_sub(since) >= timeout,
                 Stage::Elsewhere { retry } => now >= c.expires_at || monotonic >= retry,
+                Stage::Recording { retry } => retry.is_some_and(|r| monotonic >= r),
                 stage => stage.deciding() && now >= c.expires_at,
             })
             .map(|(id, _)| id.clone())
@@ -490,6 +513,10 @@ impl Capabilities {
                 continue;
             };
             self.tickets.remove(&call.ticket);
+            if matches!(call.stage, Stage::Recording { .. }) {
+                self.record_again(call, out);
+                continue;
+            }
             if matches!(call.stage, Stage::Elsewhere { .. }) && now < call.expires_at {
                 // Look again: finished there, or its writer gone, or still running.
                 let ticket = self.ticket();
@@ -534,6 +561,7 @@ impl Capabilities {
                         .saturating_sub(monotonic)
                         .min(now.until(&c.expires_at)),
                 ),
+                Stage::Recording { retry: Some(retry) } => Some(retry.saturating_sub(monotonic)),
                 _ => None,
             })
             .min()
