@@ -1640,13 +1640,26 @@ fn r_cap_5_a_call_that_ran_is_answered_only_once_its_final_record_is_kept() {
     h.answer(running, Answer::Persisted);
     assert_eq!(h.runs.len(), 1);
     h.ran(Ok(json!({"shown": true})));
-    assert_eq!(h.acks.len(), 2, "the final record is written with an acknowledgement");
-    assert!(h.results().is_empty(), "nothing is answered before it is kept");
+    assert_eq!(
+        h.acks.len(),
+        2,
+        "the final record is written with an acknowledgement"
+    );
+    assert!(
+        h.results().is_empty(),
+        "nothing is answered before it is kept"
+    );
     // A repeat of its key while the record is written waits for the same answer.
     h.call("c1", "app.show", json!({}), 60);
     assert!(h.results().is_empty());
-    h.answer(h.acks[1], Answer::PersistFailed("database is locked".into()));
-    assert!(h.results().is_empty(), "no answer while the record is not kept");
+    h.answer(
+        h.acks[1],
+        Answer::PersistFailed("database is locked".into()),
+    );
+    assert!(
+        h.results().is_empty(),
+        "no answer while the record is not kept"
+    );
     // Written again after the retry delay, not before.
     h.mono.0.set(Duration::from_millis(400));
     h.poll();
