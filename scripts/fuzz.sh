@@ -9,7 +9,8 @@
 # Each target runs until SECONDS have passed or it fails (libFuzzer's -max_total_time), from
 # its checked-in corpus, fuzz/corpus/<target>/ (read only), adding what it finds to
 # fuzz/target/corpus/<target>/; a crash, a timeout (a unit over 10 s) or an out-of-memory leaves
-# its input in fuzz/artifacts/<target>/ and its log in fuzz/target/logs/. Prints one line per
+# its input in fuzz/artifacts/<target>/ and its log in fuzz/target/logs/ (CARGO_TARGET_DIR, when
+# set, in place of fuzz/target). Prints one line per
 # target (seconds, runs, runs per second, coverage, corpus, crashes) and writes the same as a
 # table to $FUZZ_RESULTS (default fuzz/RESULTS.md) with the command, date, commit and toolchain.
 # Exits 1 if any target failed. Long: run it under `nice -n 19`; it is not part of .ci/run.
@@ -29,7 +30,9 @@ fi
 export RUSTC_BOOTSTRAP=1
 results=${FUZZ_RESULTS:-fuzz/RESULTS.md}
 triple=$(rustc -vV | sed -n 's/^host: //p')
-bin=fuzz/target/$triple/release
+# CARGO_TARGET_DIR, when set, holds the build, the growing corpora and the logs.
+target_dir=$(realpath -m "${CARGO_TARGET_DIR:-fuzz/target}")
+bin=$target_dir/$triple/release
 
 if [ $# -gt 0 ]; then
     targets=("$@")
@@ -41,12 +44,13 @@ fi
 # debug assertions, overflow checks and AddressSanitizer: cargo-fuzz's defaults).
 if [ $# -gt 0 ]; then
     for target in "${targets[@]}"; do
-        cargo fuzz build --sanitizer address "$target"
+        cargo fuzz build --sanitizer address --target-dir "$target_dir" "$target"
     done
 else
-    cargo fuzz build --sanitizer address
+    cargo fuzz build --sanitizer address --target-dir "$target_dir"
 fi
 
+# FUZZ_COMMIT names the commit of a tree that is not a git work tree (a `git archive` export).
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo "${FUZZ_COMMIT:-unknown}")
 if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
     commit="$commit (with uncommitted changes)"
@@ -55,9 +59,9 @@ started=$(date -u +%Y-%m-%dT%H:%MZ)
 rows=()
 failed=0
 for target in "${targets[@]}"; do
-    work=fuzz/target/corpus/$target
+    work=$target_dir/corpus/$target
     artifacts=fuzz/artifacts/$target
-    log=fuzz/target/logs/$target.log
+    log=$target_dir/logs/$target.log
     mkdir -p "$work" "$artifacts" "$(dirname "$log")" "fuzz/corpus/$target"
     status=0
     begin=$(date +%s)
