@@ -13,7 +13,7 @@
 //! - a Surface's web process SIGKILLed or SIGSTOPped while its page is handling a patch: the
 //!   Surface comes back in a new web process with that last state.
 //!
-//! `known_defect_*` is a strict expected failure: it asserts the defect docs/faults.md describes
+//! `known_defect_*` is a strict expected failure: it asserts a defect docs/faults.md describes
 //! and fails once it is fixed, to be turned into the assertion of the fixed behaviour.
 //!
 //! Run with `xvfb-run -a cargo test -p lineup-cli --test faults`.
@@ -1117,14 +1117,12 @@ fn a_database_locked_by_another_process_is_answered_not_recorded_and_loses_nothi
     );
 }
 
-/// KNOWN DEFECT (docs/faults.md): a call whose handler ran, and whose final record cannot be
-/// written (the database locked past the busy timeout, or the disk full, while it ran), is
-/// answered `completed` all the same; its record stays `running`, so after a restart a repeat of
-/// its `call_id` gets `failed` `outcome_unknown`: an answer the agent got is lost. This test
-/// asserts the defect and fails once it is fixed: then make it assert that the repeat gets the
-/// same answer, and remove the entry from docs/faults.md.
+/// A call whose handler ran while its final record cannot be written (another process locks
+/// the database past the busy timeout) is answered only once the record is kept, so the answer
+/// survives a restart. (Until 37f9fdf the host answered `completed` at once and the record stayed
+/// `running`: after a restart a repeat got `failed` `outcome_unknown`.)
 #[test]
-fn known_defect_an_answer_whose_final_record_failed_is_lost_after_a_restart() {
+fn an_answer_waits_for_its_final_record_and_survives_a_restart() {
     require_display();
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
@@ -1135,7 +1133,7 @@ fn known_defect_an_answer_whose_final_record_failed_is_lost_after_a_restart() {
     let warm = call(&mut host, "warm", 0, STEP);
     assert_eq!(warm["status"], "completed", "{warm}");
     // The handler counts (so its `running` record is written), then sleeps 3 s; meanwhile
-    // another process locks the database until the final write has failed.
+    // another process locks the database until the final write has failed, and 3 s more.
     assert!(host.send(&count_call("victim", 3000)));
     let deadline = Instant::now() + STEP;
     while !counts(&count).contains_key("victim") {
@@ -1148,28 +1146,65 @@ fn known_defect_an_answer_whose_final_record_failed_is_lost_after_a_restart() {
         assert!(Instant::now() < deadline, "no failed write\n{}", host.log());
         thread::sleep(Duration::from_millis(100));
     }
+    // An envelope that needs no store, sent while the record is written again (every 500 ms,
+    // each write waiting up to the busy timeout on the host's loop).
+    thread::sleep(Duration::from_secs(1));
+    let pinged = Instant::now();
+    assert!(host.send(&envelope("ping", "no.such.type", json!({}))));
+    let mut pong = None;
+    let early = host.until(
+        Duration::from_secs(3),
+        |v| {
+            if is(v, "client.error") && v["payload"]["in_reply_to"] == "ping" {
+                pong = Some(pinged.elapsed());
+            }
+        },
+        |v| result_of(v, "victim").is_some(),
+    );
+    assert!(
+        early.is_none(),
+        "answered before its record was kept: {early:?}"
+    );
+    let released = Instant::now();
     lock.release();
     let answered = host
-        .until(STEP, |_| {}, |v| result_of(v, "victim").is_some())
+        .until(
+            STEP,
+            |v| {
+                if pong.is_none() && is(v, "client.error") && v["payload"]["in_reply_to"] == "ping"
+                {
+                    pong = Some(pinged.elapsed());
+                }
+            },
+            |v| result_of(v, "victim").is_some(),
+        )
         .expect("no answer")["payload"]
         .clone();
+    let answered_after = released.elapsed();
+    if pong.is_none() {
+        pong = host
+            .until(
+                STEP,
+                |_| {},
+                |v| is(v, "client.error") && v["payload"]["in_reply_to"] == "ping",
+            )
+            .map(|_| pinged.elapsed());
+    }
+    let pong = pong.expect("the envelope sent under the lock was never answered");
+    println!(
+        "final record refused: answered {answered_after:?} after the lock was released; an \
+         envelope sent under the lock answered after {pong:?}, {:?} after the release",
+        released.elapsed()
+    );
     assert_eq!(answered["status"], "completed", "{answered}");
-    // The same process still answers it from memory…
     assert_eq!(call(&mut host, "victim", 3000, STEP), answered);
     let (_, clean) = host.close(Duration::from_secs(30));
     assert!(clean, "{}", host.log());
-    // …a restarted one does not.
     let mut host = FaultHost::lineup(home, &args);
     let again = call(&mut host, "victim", 3000, STEP);
     host.close(Duration::from_secs(30));
     assert_eq!(counts(&count).get("victim"), Some(&1), "never run twice");
-    assert_ne!(
-        again, answered,
-        "FIXED: the answer survives the failed final write; turn this test into the assertion \
-         `again == answered` and remove the defect from docs/faults.md"
-    );
-    assert_eq!(again["status"], "failed", "{again}");
-    assert_eq!(again["error"]["code"], "outcome_unknown", "{again}");
+    assert_eq!(again, answered, "the answer changed after a restart");
 }
 
 /// KNOWN DEFECT (docs/faults.md): `lineup audit verify` on an empty audit log prints the head
