@@ -1629,7 +1629,8 @@ fn r_cap_4_an_unavailable_prompt_fails_the_call_as_the_hosts_decision() {
 
 /// R-CAP-5: a call that ran is answered only once its final record is kept, so that an answer
 /// the agent got is never lost to a restart: a failed write (a locked database) is tried again
-/// after 500 ms, a repeat of the key waits for the same answer, and the handler runs once.
+/// after 500 ms, then after twice as long, a repeat of the key waits for the same answer, and
+/// the handler runs once.
 #[test]
 fn r_cap_5_a_call_that_ran_is_answered_only_once_its_final_record_is_kept() {
     let mut h = Harness::new(None);
@@ -1667,7 +1668,18 @@ fn r_cap_5_a_call_that_ran_is_answered_only_once_its_final_record_is_kept() {
     h.mono.0.set(Duration::from_millis(600));
     h.poll();
     assert_eq!(h.acks.len(), 3, "written again");
-    h.answer(h.acks[2], Answer::Persisted);
+    // A second failure waits twice as long (1 s).
+    h.answer(
+        h.acks[2],
+        Answer::PersistFailed("database is locked".into()),
+    );
+    h.mono.0.set(Duration::from_millis(1500));
+    h.poll();
+    assert_eq!(h.acks.len(), 3, "not before 1 s");
+    h.mono.0.set(Duration::from_millis(1700));
+    h.poll();
+    assert_eq!(h.acks.len(), 4, "written again after 1 s");
+    h.answer(h.acks[3], Answer::Persisted);
     let results = h.results();
     assert_eq!(results.len(), 2, "the call and its repeat: {results:?}");
     assert!(

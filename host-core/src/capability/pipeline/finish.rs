@@ -117,7 +117,8 @@ impl Capabilities {
     }
 
     /// The store answered the write of the final record of `call`, which ran: kept, the call
-    /// is answered; not kept, it is written again after [`RECORD_RETRY`](super::RECORD_RETRY).
+    /// is answered; not kept, it is written again after [`RECORD_RETRY`](super::RECORD_RETRY),
+    /// doubled after each failure up to [`RECORD_RETRY_MAX`](super::RECORD_RETRY_MAX).
     pub(super) fn recorded(
         &mut self,
         mut call: Call,
@@ -132,8 +133,12 @@ impl Capabilities {
             return self.finish_quietly(call, result, out);
         }
         call.finished = Some(result);
+        let wait = super::RECORD_RETRY
+            .saturating_mul(1 << call.record_failures.min(8))
+            .min(super::RECORD_RETRY_MAX);
+        call.record_failures = call.record_failures.saturating_add(1);
         call.stage = Stage::Recording {
-            retry: Some(monotonic + super::RECORD_RETRY),
+            retry: Some(monotonic + wait),
         };
         self.calls.insert(call.subject.key.call_id.clone(), call);
     }

@@ -36,9 +36,14 @@ mod inventory;
 
 const ELSEWHERE_RETRY: Duration = Duration::from_millis(200);
 
-/// How long a call that ran waits before its final record is written again, after a write
-/// failed (a locked database, a full disk): its answer goes only once the record is kept.
+/// How long a call that ran waits before its final record is written again after its first
+/// failed write (a locked database, a full disk), doubled after each further one up to
+/// [`RECORD_RETRY_MAX`]: its answer goes only once the record is kept, and a store that stays
+/// locked is not asked, and waited for, many times a second.
 const RECORD_RETRY: Duration = Duration::from_millis(500);
+
+/// The longest wait between two writes of a final record.
+const RECORD_RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// What the pipeline hands the session, which builds every outbound envelope itself.
 #[derive(Debug)]
@@ -127,6 +132,8 @@ struct Call {
     ticket: Ticket,
     /// The answer of a call that ran, while its final record is written ([`Stage::Recording`]).
     finished: Option<AppResult>,
+    /// The failed writes of that record so far.
+    record_failures: u32,
 }
 
 /// An answered call, kept for repeats of its key.
@@ -351,6 +358,7 @@ impl Capabilities {
                 stage: Stage::LookingUp,
                 ticket,
                 finished: None,
+                record_failures: 0,
             },
             Stage::LookingUp,
             ticket,
