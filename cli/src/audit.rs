@@ -59,6 +59,8 @@ pub(crate) fn run(args: AuditArgs) -> Result<(), Failure> {
         AuditCommand::Verify { .. } => {
             let head = store.verify_audit().map_err(|e| bad_chain(&store, e))?;
             let found = match &expect_head {
+                // The empty log's head (64 zeros) is where every chain starts: record 0.
+                Some(digest) if *digest == Sha256Hex::zero() => Some(0),
                 Some(digest) => store.audit_seq_of(digest).map_err(Failure::store)?,
                 None => None,
             };
@@ -73,6 +75,10 @@ pub(crate) fn run(args: AuditArgs) -> Result<(), Failure> {
                     "keep the head elsewhere: a cut or rewritten log only shows against it (--expect-head)"
                 )
                 .map_err(stdout)?,
+                (Some(_), Some(0)) => {
+                    writeln!(out, "expected head is the empty log's: every chain starts there")
+                        .map_err(stdout)?;
+                }
                 (Some(_), Some(seq)) => {
                     writeln!(out, "expected head found at record {seq}").map_err(stdout)?;
                 }

@@ -13,8 +13,7 @@
 //! - a Surface's web process SIGKILLed or SIGSTOPped while its page is handling a patch: the
 //!   Surface comes back in a new web process with that last state.
 //!
-//! `known_defect_*` is a strict expected failure: it asserts a defect docs/faults.md describes
-//! and fails once it is fixed, to be turned into the assertion of the fixed behaviour.
+//! The empty audit log's head is taken by `--expect-head` (it was refused before).
 //!
 //! Run with `xvfb-run -a cargo test -p lineup-cli --test faults`.
 #![allow(
@@ -474,9 +473,8 @@ fn check_store(
     figures.integrity_ok += 1;
     match audit_verify(data, head.as_deref()) {
         Ok(new) => {
-            // The empty log's head (zeros) is refused as --expect-head: a known defect, see
-            // `known_defect_the_empty_logs_head_is_refused_by_expect_head`.
-            *head = new.filter(|h| !is_empty_head(h)).or(head.take());
+            // Every head is passed back, the empty log's too.
+            *head = new.or(head.take());
             figures.audit_ok += 1;
         }
         Err(e) => panic!("{when}: lineup audit verify --expect-head {head:?}: {e}"),
@@ -1207,12 +1205,12 @@ fn an_answer_waits_for_its_final_record_and_survives_a_restart() {
     assert_eq!(again, answered, "the answer changed after a restart");
 }
 
-/// KNOWN DEFECT (docs/faults.md): `lineup audit verify` on an empty audit log prints the head
-/// `000…0` and asks to keep it for `--expect-head`, but refuses it there (exit 1, "not in the
-/// audit chain: records were cut off the end or the log was rewritten"), on the empty log
-/// itself and after records were added. Fails once fixed: then assert exit 0 both times.
+/// `lineup audit verify` on an empty audit log prints the head `000…0` and asks to keep it for
+/// `--expect-head`, which takes it: on the empty log itself and after records were added (every
+/// chain starts there). Until it was fixed it was refused as "not in the audit chain". Positive
+/// control: a head no chain holds is still refused.
 #[test]
-fn known_defect_the_empty_logs_head_is_refused_by_expect_head() {
+fn the_empty_logs_head_is_taken_by_expect_head() {
     require_display();
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
@@ -1227,16 +1225,20 @@ fn known_defect_the_empty_logs_head_is_refused_by_expect_head() {
     let empty = audit_verify(&data, None).unwrap().expect("a head");
     assert_eq!(audit_count(&data), 0, "the log is not empty");
     assert!(is_empty_head(&empty), "{empty}");
+    let on_empty = audit_verify(&data, Some(&empty));
+    assert!(on_empty.is_ok(), "{on_empty:?}");
     let mut host = FaultHost::lineup(home, &args);
     assert_eq!(call(&mut host, "one", 0, STEP)["status"], "completed");
     host.close(Duration::from_secs(30));
-    let refused = audit_verify(&data, Some(&empty));
+    let after = audit_verify(&data, Some(&empty));
+    assert!(after.is_ok(), "{after:?}");
+    let unknown = "ab".repeat(32);
+    let refused = audit_verify(&data, Some(&unknown));
     assert!(
         refused
             .as_ref()
             .is_err_and(|e| e.contains("is not in the audit chain")),
-        "FIXED: the empty log's head is accepted by --expect-head ({refused:?}); assert that \
-         instead and remove the defect from docs/faults.md"
+        "{refused:?}"
     );
 }
 
