@@ -1681,3 +1681,23 @@ fn two_conversations_over_stdio_never_see_each_others_surfaces_grants_or_results
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&data_dir);
 }
+
+/// A display that does not open (nothing listens at `:987`) is one typed error line and exit
+/// status 1 after a few attempts, never the toolkit's panic.
+#[test]
+fn a_display_that_does_not_open_is_a_typed_error_not_a_panic() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lineup"))
+        .args(["host", "--stdio"])
+        .env("DISPLAY", ":987")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot open the display \":987\" after 5 attempts"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

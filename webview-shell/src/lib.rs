@@ -130,7 +130,9 @@ pub use navigation::{navigation_allowed, same_document};
 pub use notice::{ActivityNotice, NOTICE_DURATION, NOTICE_TITLE};
 pub use notice_window::NoticeWindow;
 pub use placeholder::Placeholder;
-pub use platform::{apply_theme, check_display, desktop_high_contrast, window_pixels};
+pub use platform::{
+    apply_theme, check_display, desktop_high_contrast, open_display, window_pixels,
+};
 pub use prompt::{PromptOptions, PromptSnapshot, MIN_GUARD_DELAY};
 pub use prompt_queue::PromptQueue;
 pub use shell::{ProbeStatus, Shell};

@@ -161,8 +161,10 @@ pub type HostEventLoop = lineup_webview_shell::tao::event_loop::EventLoop<HostEv
 /// Creates the event loop a [`Host`] runs on.
 ///
 /// ## Platform-specific
-/// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one this
-/// returns [`ShellError::Platform`] rather than letting GTK abort the process.
+/// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one, or
+/// when it does not open after five attempts over about three seconds, this returns
+/// [`ShellError::Platform`] rather than letting GTK abort the process. Call it on the thread
+/// that runs the loop.
 pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
     event_loop_with::<HostEvent>()
 }
@@ -170,7 +172,7 @@ pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
 /// Creates an event loop whose user events are the app's own type `T`, one variant of which
 /// carries the host's ([`HostUserEvent`]), checking the display as [`event_loop`] does.
 pub fn event_loop_with<T: HostUserEvent>() -> Result<EventLoop<T>, ShellError> {
-    lineup_webview_shell::check_display()?;
+    lineup_webview_shell::open_display()?;
     Ok(EventLoopBuilder::<T>::with_user_event().build())
 }
 

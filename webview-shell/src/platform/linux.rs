@@ -696,3 +696,25 @@ pub fn check_display() -> Result<(), ShellError> {
         ))
     }
 }
+
+/// [`check_display`], then opens it for the toolkit on this thread, which becomes the GUI
+/// thread: a display that does not answer yet (a display server still starting, or one busy
+/// accepting other clients) is tried again, five times over about three seconds, and a display
+/// that never opens is a typed error instead of the toolkit's panic in the event loop.
+pub fn open_display() -> Result<(), ShellError> {
+    check_display()?;
+    let mut last = String::new();
+    for attempt in 0..5u64 {
+        match gtk::init() {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e.to_string(),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200 * (attempt + 1)));
+    }
+    let display = std::env::var("DISPLAY")
+        .or_else(|_| std::env::var("WAYLAND_DISPLAY"))
+        .unwrap_or_default();
+    Err(ShellError::Platform(format!(
+        "cannot open the display {display:?} after 5 attempts: {last}"
+    )))
+}

@@ -7,7 +7,7 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
-pub use linux::{apply_theme, check_display, desktop_high_contrast, window_pixels};
+pub use linux::{apply_theme, check_display, desktop_high_contrast, open_display, window_pixels};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
@@ -20,7 +20,9 @@ mod unsupported;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
-pub use unsupported::{apply_theme, check_display, desktop_high_contrast, window_pixels};
+pub use unsupported::{
+    apply_theme, check_display, desktop_high_contrast, open_display, window_pixels,
+};
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,

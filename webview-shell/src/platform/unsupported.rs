@@ -119,6 +119,11 @@ pub fn check_display() -> Result<(), ShellError> {
     Err(ShellError::Unsupported(UNSUPPORTED))
 }
 
+/// Never: there is no display support on this platform yet.
+pub fn open_display() -> Result<(), ShellError> {
+    Err(ShellError::Unsupported(UNSUPPORTED))
+}
+
 const PROMPT_UNSUPPORTED: &str = "the built-in consent prompt needs WebKitGTK, so Linux, for now";
 
 /// The window a prompt is attached to: nothing to keep where there is no prompt.
