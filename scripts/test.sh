@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, lints, then unit, doc and real-webview end-to-end tests,
-# all of `cargo test` inside one virtual X server; then that four tests fail against a break of
-# what they test (scripts/check-tests-fail.sh), and the bench's quick run.
+# Runs every check CI runs: formatting, lints, docs, that four tests fail against a break of what
+# they test (scripts/check-tests-fail.sh); then unit, doc and real-webview end-to-end tests, all of
+# `cargo test` inside one virtual X server; then the examples' self-checks and the bench's quick run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/env.sh
@@ -13,7 +13,21 @@ if [[ "${CI:-}" == true ]]; then
     rustfmt_color=never # rustfmt has its own switch and colours its diff even in a log file
 fi
 
-step() { printf '\n==> %s\n' "$*"; }
+# Lints, docs and the honest tests build into a side target directory that is removed before the
+# main build: none of their artifacts (check-mode metadata, documentation, a patched copy of the
+# tree with its own dependency features) is reused by it. With LINEUP_REMOVE_SIDE_TARGET=1 (CI
+# sets it) the side directory is removed once the honest tests ran, so the disk holds one build at
+# a time; otherwise it is kept, and a second run rebuilds only what changed.
+main_target="${CARGO_TARGET_DIR:-$(pwd)/target}"
+side_target="$main_target/side"
+
+# Each step names itself and what the disk holds when it starts.
+step() {
+    local used free
+    used="$(du -sh "$main_target" 2>/dev/null | cut -f1)"
+    free="$(df -h --output=avail "$(dirname "$main_target")" 2>/dev/null | tail -n 1 | tr -d ' ')"
+    printf '\n==> %s\n    (target: %s, disk free: %s)\n' "$*" "${used:-0}" "${free:-?}"
+}
 
 step "setup: system packages and Rust toolchain"
 bash scripts/setup.sh
@@ -22,18 +36,25 @@ step "format: cargo fmt --all -- --check"
 cargo fmt --all -- --check --color "$rustfmt_color"
 
 step "lint: cargo clippy --workspace --all-targets -- -D warnings"
-cargo clippy --workspace --all-targets -- -D warnings
+CARGO_TARGET_DIR="$side_target" cargo clippy --workspace --all-targets -- -D warnings
 
 step "map: ARCHITECTURE.md's Entry points name only functions that exist"
 python3 scripts/check-architecture.py
 
 step "docs: cargo doc of the public crates, with no broken intra-doc link"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lineup-host -p lineup-host-core \
+CARGO_TARGET_DIR="$side_target" RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lineup-host -p lineup-host-core \
     -p lineup-webview-shell -p lineup-surface-runtime -p lineup-transport -p lineup-store \
     -p lineup-builtins -p lineup-authoring -p lineup-packages
 
 step "layers: no import circle between the modules of any crate"
 python3 scripts/check-layers.py
+
+step "honest tests: each of four tests fails against a patch that breaks what it tests"
+# Builds only the affected test binaries, from a scratch copy, into the side target directory.
+CARGO_TARGET_DIR="$side_target" bash scripts/check-tests-fail.sh
+if [[ "${LINEUP_REMOVE_SIDE_TARGET:-0}" == 1 ]]; then
+    rm -rf "$side_target"
+fi
 
 step "libraries: bash scripts/libraries.sh (the real-library scenarios' pinned npm releases, cached)"
 bash scripts/libraries.sh
@@ -42,20 +63,18 @@ step "test: cargo test --workspace (unit, integration, doc and webview tests, un
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
 
 step "examples: each example that checks itself runs headless with --check"
-cargo build -p lineup-examples --examples
+# The whole workspace with its examples resolves dependency features as `cargo test --workspace`
+# did, so this only links what that build already compiled (the bench's binary included).
+cargo build --workspace --bins --examples
 for example in minimal chat_layout capability tokio_agent own_events native_components kiosk; do
-    xvfb-run -a -s "-screen 0 1280x1024x24" "target/debug/examples/$example" --check
+    xvfb-run -a -s "-screen 0 1280x1024x24" "$main_target/debug/examples/$example" --check
 done
 
-step "honest tests: each of four tests fails against a patch that breaks what it tests"
-# Builds only the affected test binaries, from a scratch copy, into the same target directory.
-bash scripts/check-tests-fail.sh
-
 step "bench: lineup-bench --quick (completes and writes valid JSON; no timing asserts)"
-cargo build -p lineup-cli -p lineup-bench
 bench_json="$(mktemp -t lineup-bench.XXXXXX.json)"
 # lineup-bench reads the JSON back and exits non-zero unless it parses with its figures in it.
-xvfb-run -a -s "-screen 0 1280x1024x24" target/debug/lineup-bench --quick --out "$bench_json"
+xvfb-run -a -s "-screen 0 1280x1024x24" "$main_target/debug/lineup-bench" --quick --out "$bench_json"
 rm -f "$bench_json"
 
+step "done"
 printf '\nlineup-host tests: all passed\n'
