@@ -24,8 +24,8 @@ side_target="$main_target/side"
 # Each step names itself and what the disk holds when it starts.
 step() {
     local used free
-    used="$(du -sh "$main_target" 2>/dev/null | cut -f1)"
-    free="$(df -h --output=avail "$(dirname "$main_target")" 2>/dev/null | tail -n 1 | tr -d ' ')"
+    used="$(du -sh "$main_target" 2>/dev/null | cut -f1)" || used=0
+    free="$(df -h --output=avail "$(dirname "$main_target")" 2>/dev/null | tail -n 1 | tr -d ' ')" || free="?"
     printf '\n==> %s\n    (target: %s, disk free: %s)\n' "$*" "${used:-0}" "${free:-?}"
 }
 
