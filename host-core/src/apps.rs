@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::{AppId, AppVersion, EventName, SurfaceId};
 use crate::message::{InlineApp, InstalledSurface, InventoryApp};
+use crate::source::SourceFiles;
 
 /// The `Content-Type` a script asset of an installed app is served with (R-SEC-3a, RFC 9239):
 /// UTF-8 JavaScript, whatever the host's locale.
@@ -67,6 +68,9 @@ pub struct ResolvedSurface {
     pub events: BTreeSet<EventName>,
     /// The package's assets.
     pub assets: Assets,
+    /// The files the manifest names for the bundle's parts, for positions in diagnostics
+    /// (R-DIAG-1).
+    pub sources: SourceFiles,
     /// The trusted key whose signature the package was installed with (`ed25519:<base64>`), if
     /// any; [`BundlePolicy::SignedOnly`](crate::BundlePolicy::SignedOnly) opens only these.
     pub signed_by: Option<String>,

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::diagnostic::{SourcePart, SourcePosition};
+use crate::source::{SourcePart, SourcePosition};
 
 /// A sequence in `css` or `js` that would end its element early or keep it from ending at its
 /// closing tag (R-UI-6a), with where it is and how to write it instead.
@@ -40,7 +40,7 @@ use crate::diagnostic::{SourcePart, SourcePosition};
 ///     double-escaped script (R-UI-6a); write '\\x3c!--' or '\\x3cscript' inside strings and \
 ///     regexes, or close the '<!--' with '-->'");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Breakout {
     /// The part it is in.
@@ -131,7 +131,7 @@ impl fmt::Display for Breakout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const UNITS: &str = "(line:column, columns in characters)";
         let (line, column) = (self.at.line, self.at.column);
-        match self.script_at {
+        match &self.script_at {
             Some(script) => write!(
                 f,
                 "contains \"<!--\" at {line}:{column} followed by \"<script\" at {}:{} with no \
@@ -538,7 +538,7 @@ mod tests {
             assert_eq!(found.sequence, sequence, "{js:?}");
             assert_eq!((found.at.line, found.at.column), at, "{css:?} {js:?}");
             assert_eq!(
-                found.script_at.map(|p| (p.line, p.column)),
+                found.script_at.as_ref().map(|p| (p.line, p.column)),
                 script_at,
                 "{js:?}"
             );

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use crate::breakout::Breakout;
-use crate::diagnostic::SourcePart;
 use crate::ids::{shorten, InvalidValue};
 use crate::redact::Fingerprint;
+use crate::source::SourcePart;
 
 /// An inline Surface bundle whose parts can be placed into one document without breaking out of
 /// their element (R-UI-6a).

@@ -7,6 +7,7 @@ use std::fmt;
 
 use crate::display::is_hidden;
 use crate::redact::Fingerprint;
+use crate::source::SourcePosition;
 
 /// Text a page supplied: possibly forged, possibly hostile.
 ///
@@ -186,97 +187,6 @@ impl DiagnosticLevel {
 impl fmt::Display for DiagnosticLevel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// One of the three parts of an inline bundle (R-UI-2), as an author's file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SourcePart {
-    /// `html`, the body fragment (`index.html` of a bundle folder).
-    Html,
-    /// `css` (`style.css`).
-    Css,
-    /// `js` (`script.js`).
-    Js,
-}
-
-impl SourcePart {
-    /// `html`, `css` or `js`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourcePart::Html => "html",
-            SourcePart::Css => "css",
-            SourcePart::Js => "js",
-        }
-    }
-}
-
-impl SourcePart {
-    /// The file of a bundle folder the part comes from: `index.html`, `style.css` or
-    /// `script.js` (R-DIAG-1: positions read as the author's own file, `script.js:3:14`).
-    pub fn file_name(self) -> &'static str {
-        match self {
-            SourcePart::Html => "index.html",
-            SourcePart::Css => "style.css",
-            SourcePart::Js => "script.js",
-        }
-    }
-}
-
-impl fmt::Display for SourcePart {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A place in one part of the bundle, 1-based, written with the part's file name
-/// (`script.js:3:14`, [`SourcePart::file_name`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SourcePosition {
-    /// The part.
-    pub part: SourcePart,
-    /// The line within the part, from 1.
-    pub line: u32,
-    /// The column within the line, from 1, in the engine's units (UTF-16 code units for script
-    /// positions, characters for [`SourcePosition::of_offset`]).
-    pub column: u32,
-}
-
-impl SourcePosition {
-    /// The line and column (in characters) of byte `offset` of `text`, part `part`; an offset
-    /// inside a character counts as that character.
-    ///
-    /// ```
-    /// use lineup_host_core::{SourcePart, SourcePosition};
-    /// let at = SourcePosition::of_offset(SourcePart::Js, "let a;\nx = '上</script>'", 15);
-    /// assert_eq!(at.to_string(), "script.js:2:7");
-    /// ```
-    pub fn of_offset(part: SourcePart, text: &str, offset: usize) -> Self {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &text.as_bytes()[..offset];
-        let line_start = before
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-        let column = String::from_utf8_lossy(&before[line_start..])
-            .chars()
-            .count()
-            + 1;
-        Self {
-            part,
-            line: u32::try_from(line).unwrap_or(u32::MAX),
-            column: u32::try_from(column).unwrap_or(u32::MAX),
-        }
-    }
-}
-
-impl fmt::Display for SourcePosition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.part.file_name(), self.line, self.column)
     }
 }
 
@@ -544,18 +454,5 @@ mod tests {
             let hint = csp_hint(directive, blocked);
             assert!(hint.contains(needle), "{directive}: {hint}");
         }
-    }
-
-    #[test]
-    fn source_position_counts_lines_and_characters() {
-        let text = "a\nβγ</script";
-        assert_eq!(
-            SourcePosition::of_offset(SourcePart::Js, text, 6).to_string(),
-            "script.js:2:3"
-        );
-        assert_eq!(
-            SourcePosition::of_offset(SourcePart::Css, "", 9).to_string(),
-            "style.css:1:1"
-        );
     }
 }

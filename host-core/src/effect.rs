@@ -12,6 +12,7 @@ use crate::json::JsonObject;
 pub use crate::keys::{Generation, SurfaceKey};
 use crate::message::{InlineApp, Message};
 use crate::redact::Fingerprint;
+use crate::source::SourceFiles;
 
 /// What the platform needs to create a Surface.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +24,9 @@ pub struct SurfaceOpen {
     /// An installed app's assets, to serve from the Surface's own scheme host (R-SEC-3a);
     /// empty for an inline bundle.
     pub assets: Assets,
+    /// The names of the bundle's parts, for positions in diagnostics (R-DIAG-1): the
+    /// manifest's files for an installed app, the bundle folder's for an inline bundle.
+    pub sources: SourceFiles,
 }
 
 /// Why a Surface closes. `Debug` shows the agent's reason as a [`Fingerprint`] (logs reach

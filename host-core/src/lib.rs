@@ -69,6 +69,7 @@ mod redact;
 mod session;
 mod session_config;
 mod sessions;
+mod source;
 mod surface_record;
 mod timestamp;
 mod url_policy;
@@ -97,8 +98,7 @@ pub use component::{
 pub use component_link::{link_action, ComponentLink, LINK_ACTION};
 pub use decode::decode;
 pub use diagnostic::{
-    csp_hint, CspViolation, Diagnostic, DiagnosticKind, DiagnosticLevel, PageText, SourcePart,
-    SourcePosition,
+    csp_hint, CspViolation, Diagnostic, DiagnosticKind, DiagnosticLevel, PageText,
 };
 pub use display::{display_line, display_text, display_title, MAX_TITLE_GRAPHEMES};
 pub use error::{ErrorCode, ProtocolError, UsageError};
@@ -128,5 +128,6 @@ pub use session::{
     SessionConfig, Stats, SurfaceKey, SurfaceOpen,
 };
 pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};
+pub use source::{SourceFiles, SourcePart, SourcePosition};
 pub use surface_record::{SurfaceRecord, SURFACE_RECORD_KIND};
 pub use url_policy::{open_url_host, safe_link, LinkPolicy, SafeLink, MAX_URL_BYTES};

@@ -13,7 +13,8 @@ use lineup_host_core::{
     AppCatalog, AppId, AppVersion, Assets, BundlePolicy, CapabilitySetup, CatalogRef,
     CatalogRefusal, Clock, CloseReason, DeclaredSurface, Effect, EventName, GoneReason, InlineApp,
     InlineBundle, Integrity, InventoryApp, ListedApp, PartyId, Reservation, ResolvedSurface,
-    RevisionEpoch, Session, SessionConfig, SurfaceId, SurfaceKey, Timestamp, WallClock,
+    RevisionEpoch, Session, SessionConfig, SourceFiles, SourcePart, SurfaceId, SurfaceKey,
+    Timestamp, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -110,6 +111,7 @@ impl AppCatalog for Catalog {
             },
             events: BTreeSet::from([EventName::try_from("refresh").unwrap()]),
             assets: Assets::default(),
+            sources: SourceFiles::named("dash.html", None, Some("app.js")),
             signed_by: self.signed_by.borrow().clone(),
         })
     }
@@ -208,6 +210,16 @@ fn r_ui_9_open_by_id_serves_the_catalogs_bytes_and_lists_the_app() {
     let (key, app) = opened(&fx);
     assert_eq!(app.bundle.html(), "<p>installed</p>");
     assert_eq!(app.integrity, Some(app.bundle.digest()));
+    // R-DIAG-1: the view is made with the manifest's file names, for positions in diagnostics.
+    let sources = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open(open) => Some(open.sources.clone()),
+            _ => None,
+        })
+        .expect("an open");
+    assert_eq!(sources.name(SourcePart::Js), "app.js");
+    assert_eq!(sources.name(SourcePart::Html), "dash.html");
 
     // Declared events go up; undeclared ones are dropped and counted.
     s.handle_bridge(&key, r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}"#);

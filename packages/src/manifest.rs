@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use lineup_host_core::SCRIPT_MIME;
 use lineup_host_core::{
     AppId, AppVersion, Asset, Assets, CatalogRefusal, DeclaredSurface, EventName, InlineApp,
-    InlineBundle, InventoryApp, ResolvedSurface, SurfaceId,
+    InlineBundle, InventoryApp, ResolvedSurface, SourceFiles, SurfaceId,
 };
 use serde::Deserialize;
 
@@ -129,6 +129,7 @@ struct RawSurface {
 pub struct PackageSurface {
     bundle: InlineBundle,
     events: BTreeSet<EventName>,
+    sources: SourceFiles,
 }
 
 impl PackageSurface {
@@ -140,6 +141,12 @@ impl PackageSurface {
     /// The event names the Surface may send; others are dropped and counted.
     pub fn events(&self) -> &BTreeSet<EventName> {
         &self.events
+    }
+
+    /// The files its manifest entry names for the bundle's parts, for positions in diagnostics
+    /// (R-DIAG-1).
+    pub fn sources(&self) -> &SourceFiles {
+        &self.sources
     }
 }
 
@@ -267,7 +274,19 @@ impl Package {
                     ));
                 }
             }
-            surfaces.insert(id, PackageSurface { bundle, events });
+            let sources = SourceFiles::named(
+                &raw_surface.html,
+                raw_surface.css.as_deref(),
+                raw_surface.js.as_deref(),
+            );
+            surfaces.insert(
+                id,
+                PackageSurface {
+                    bundle,
+                    events,
+                    sources,
+                },
+            );
         }
         let mut assets = BTreeMap::new();
         let mut code_bytes: u64 = 0;
@@ -441,6 +460,7 @@ impl Package {
             app,
             events: found.events.clone(),
             assets: self.served_assets(),
+            sources: found.sources.clone(),
             signed_by,
         })
     }

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use lineup_host_core::{Fingerprint, InlineBundle, LanguageTag, SourcePart, SourcePosition};
+use lineup_host_core::{
+    Fingerprint, InlineBundle, LanguageTag, SourceFiles, SourcePart, SourcePosition,
+};
 
 use crate::csp::ContentSecurityPolicy;
 use crate::headers::{security_headers, HTML_UTF8};
@@ -18,6 +20,7 @@ pub struct DocumentOptions {
     csp: Option<ContentSecurityPolicy>,
     language: Option<LanguageTag>,
     high_contrast: bool,
+    sources: SourceFiles,
 }
 
 impl DocumentOptions {
@@ -27,6 +30,7 @@ impl DocumentOptions {
             csp: Some(ContentSecurityPolicy::strict()),
             language: None,
             high_contrast: false,
+            sources: SourceFiles::default(),
         }
     }
 
@@ -44,6 +48,14 @@ impl DocumentOptions {
     /// change keeps its values until it opens again.
     pub fn with_high_contrast(mut self, high_contrast: bool) -> Self {
         self.high_contrast = high_contrast;
+        self
+    }
+
+    /// Names the bundle's parts by `sources` in the document's layout, so positions in
+    /// diagnostics read as the author's files (R-DIAG-1): an installed app's manifest names
+    /// them; by default they are the bundle folder's (`script.js`).
+    pub fn with_sources(mut self, sources: SourceFiles) -> Self {
+        self.sources = sources;
         self
     }
 
@@ -153,10 +165,12 @@ pub const HIGH_CONTRAST_THEME_CSS: &str =
 
 /// Where each part of the bundle starts in the assembled document, to map a position the engine
 /// reports (document line and column, from 1) back to the author's own file (R-DIAG-1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocumentLayout {
     /// `css`, `html` and `js`, in that order.
     parts: [PartSpan; 3],
+    /// The names of the parts' files.
+    sources: SourceFiles,
 }
 
 /// A part of the bundle, its start and the position just after its last character, as
@@ -185,14 +199,13 @@ impl DocumentLayout {
         self.parts
             .iter()
             .find(|(_, start, end)| *start <= at && at <= *end)
-            .map(|(part, start, _)| SourcePosition {
-                part: *part,
-                line: line - start.0 + 1,
-                column: if line == start.0 {
+            .map(|(part, start, _)| {
+                let column = if line == start.0 {
                     column - start.1 + 1
                 } else {
                     column
-                },
+                };
+                self.sources.position(*part, line - start.0 + 1, column)
             })
     }
 }
@@ -274,13 +287,14 @@ impl SurfaceDocument {
                     (SourcePart::Html, html_start, html_end),
                     (SourcePart::Js, js_start, js_end),
                 ],
+                sources: options.sources.clone(),
             },
         }
     }
 
     /// Where the bundle's parts are in the document, to map the engine's positions back to them.
     pub fn layout(&self) -> DocumentLayout {
-        self.layout
+        self.layout.clone()
     }
 
     /// The document's text, UTF-8.
@@ -488,7 +502,8 @@ mod tests {
         let number = |n: usize| u32::try_from(n).unwrap_or(0);
         let at = document.layout().locate(number(line), number(column));
         assert!(
-            at.is_some_and(|p| p.to_string().starts_with("script.js:1:")),
+            at.as_ref()
+                .is_some_and(|p| p.to_string().starts_with("script.js:1:")),
             "{at:?}"
         );
         // Positive control: by default neither.
@@ -543,6 +558,21 @@ mod tests {
         // The host's markup is no part of the bundle.
         assert_eq!(layout.locate(1, 1), None);
         assert_eq!(layout.locate(0, 5), None);
+        // An installed app's positions name the files its manifest names.
+        let sources = SourceFiles::named("ui/page.html", Some("look.css"), Some("app/main.js"));
+        let named =
+            SurfaceDocument::assemble(&bundle, &DocumentOptions::default().with_sources(sources));
+        assert_eq!(named.html(), html, "names change no byte of the document");
+        let named = named.layout();
+        for (needle, expected) in [
+            ("a{}", "look.css:2:1"),
+            ("<b>", "ui/page.html:2:1"),
+            ("two;", "app/main.js:2:1"),
+        ] {
+            let (line, column) = position(needle);
+            let got = named.locate(line, column).map(|p| p.to_string());
+            assert_eq!(got.as_deref(), Some(expected), "{needle}");
+        }
     }
 
     /// R-UI-6a: whatever the bundle holds, the document has exactly the guest's `<script>`

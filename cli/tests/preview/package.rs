@@ -150,3 +150,34 @@ fn r_diag_1_an_error_in_a_script_asset_is_reported_at_that_files_line() {
         "{stdout}"
     );
 }
+
+/// R-DIAG-1: an error in an installed app's own js reads at the file its manifest names
+/// (`ui/main.js:2:…`), not at the bundle folder's `script.js`.
+#[test]
+fn r_diag_1_an_error_in_the_manifests_js_is_reported_at_that_files_name() {
+    display();
+    let dir = folder(
+        "pkg-named-js",
+        &[
+            (
+                "manifest.json",
+                r#"{"id": "com.example.named", "name": "Named", "version": "1.0.0",
+                    "surfaces": {"main": {"html": "index.html", "js": "ui/main.js", "events": ["armed"]}}}"#,
+            ),
+            ("index.html", "<p>named</p>"),
+        ],
+    );
+    std::fs::create_dir_all(dir.join("ui")).unwrap();
+    std::fs::write(
+        dir.join("ui/main.js"),
+        "LineUpSurface.onState(function () { LineUpSurface.event('armed', {}); setTimeout(function () {\n  null.field;\n}, 0); });\n",
+    )
+    .unwrap();
+    let (code, stdout) = run_preview(
+        &dir,
+        &["--check", "--wait-event", "armed", "--settle", "500"],
+    );
+    assert_eq!(code, Some(3), "a page error: {stdout}");
+    assert!(stdout.contains("error at ui/main.js:2:"), "{stdout}");
+    assert!(!stdout.contains("script.js"), "{stdout}");
+}

@@ -124,6 +124,7 @@ impl Session {
                     surface: s,
                     events: resolved.events,
                     assets: resolved.assets,
+                    sources: resolved.sources,
                     signed_by: resolved.signed_by,
                 };
                 (resolved.app, Some(opened))
@@ -221,6 +222,10 @@ impl Session {
             .as_ref()
             .map(|i| i.assets.clone())
             .unwrap_or_default();
+        let sources = installed
+            .as_ref()
+            .map(|i| i.sources.clone())
+            .unwrap_or_default();
         let entry = Entry {
             generation,
             state_from: env.id.clone(),
@@ -244,7 +249,12 @@ impl Session {
             instance: instance_id.clone(),
             generation,
         };
-        let open = SurfaceOpen { key, app, assets };
+        let open = SurfaceOpen {
+            key,
+            app,
+            assets,
+            sources,
+        };
         if restored {
             self.surfaces.insert(instance_id, entry);
             fx.push(Effect::OpenHibernated(open));

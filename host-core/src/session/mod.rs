@@ -24,6 +24,7 @@ use crate::message::{
     UiEvent, UiOpen, UiPatch,
 };
 use crate::recovery::{Decision, ReopenBudget};
+use crate::source::SourceFiles;
 
 pub use crate::effect::{
     CloseReason, Effect, Generation, GoneReason, Stats, SurfaceKey, SurfaceOpen,
@@ -76,14 +77,12 @@ impl Entry {
 
     /// What the host makes that new view from, under `key`.
     fn open_as(&self, key: SurfaceKey) -> SurfaceOpen {
+        let installed = self.installed.as_ref();
         SurfaceOpen {
             key,
             app: self.app.clone(),
-            assets: self
-                .installed
-                .as_ref()
-                .map(|i| i.assets.clone())
-                .unwrap_or_default(),
+            assets: installed.map(|i| i.assets.clone()).unwrap_or_default(),
+            sources: installed.map(|i| i.sources.clone()).unwrap_or_default(),
         }
     }
 }
@@ -94,6 +93,7 @@ struct OpenedInstalled {
     version: AppVersion,
     events: BTreeSet<EventName>,
     assets: Assets,
+    sources: SourceFiles,
     signed_by: Option<String>,
 }
 

@@ -332,7 +332,7 @@ impl Views {
     ) -> Result<(), ShellError> {
         let key = open.key.clone();
         let token = self.surface_token()?;
-        let mut options = self.document_options();
+        let mut options = self.document_options().with_sources(open.sources.clone());
         if !open.assets.is_empty() {
             // R-SEC-3a: this Surface's own assets, and no other's.
             options = options.with_own_assets(&format!("{SCHEME}://{token}"));

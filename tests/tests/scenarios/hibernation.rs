@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use lineup_host::protocol::{
     AppCatalog, AppId, AppVersion, Assets, CatalogRefusal, DeclaredSurface, EventName, InlineApp,
-    InlineBundle, InventoryApp, Limits, ListedApp, Reservation, ResolvedSurface, SurfaceId,
+    InlineBundle, InventoryApp, Limits, ListedApp, Reservation, ResolvedSurface, SourceFiles,
+    SurfaceId,
 };
 use lineup_host::tao::dpi::LogicalSize;
 use lineup_host::tao::window::{Window, WindowBuilder};
@@ -460,6 +461,7 @@ impl AppCatalog for DashCatalog {
             },
             events: Self::events().into_iter().collect(),
             assets: Assets::default(),
+            sources: SourceFiles::default(),
             signed_by: None,
         })
     }
