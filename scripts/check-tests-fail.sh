@@ -15,7 +15,7 @@
 #                             passed, checking nothing.)
 #   capability-revoked.patch  host-core/src/capability/pipeline/decide.rs: a call to a capability that
 #                             was offered and then withdrawn gets no answer at all instead of
-#                             `revoked` (R-INV-4). host-core/tests/capabilities.rs
+#                             `revoked` (R-INV-4). host-core/tests/capabilities/registry.rs
 #                             `r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked` fails
 #                             (before, its loop over the answers passed over none).
 #   fuzz-open.patch           host-core/src/session/agent.rs: `ui.open` of a new instance registers the
@@ -62,7 +62,7 @@ mkdir -p "$scratch" "$log_dir"
 breaks=(
     "runner-filter|lineup-tests|--lib|runner::tests::a_filter_that_matches_no_scenario_fails_the_run_and_is_named"
     "store-crash|lineup-store|--test crash|sigkill_at_random_moments_loses_no_committed_record"
-    "capability-revoked|lineup-host-core|--test capabilities|r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked"
+    "capability-revoked|lineup-host-core|--test capabilities|registry::r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked"
     "fuzz-open|lineup-host-core|--test properties|no_bytes_panic_the_bridge"
 )
 

@@ -73,7 +73,10 @@ fn of_kind(diagnostics: &[Diagnostic], kind: DiagnosticKind) -> Vec<Diagnostic> 
 }
 
 fn position(d: &Diagnostic) -> String {
-    d.position.as_ref().map(|p| p.to_string()).unwrap_or_default()
+    d.position
+        .as_ref()
+        .map(|p| p.to_string())
+        .unwrap_or_default()
 }
 
 const DIAG_JS: &str = "
