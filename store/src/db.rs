@@ -1,13 +1,14 @@
 //! `Store`: one SQLite connection to the data directory's database, opened with WAL,
 //! `synchronous=FULL` and a busy timeout, and migrated to the current schema.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, Transaction};
 
 use crate::migrate;
-use crate::tx::{begin_immediate, retry_busy};
+use crate::tx::{begin_immediate, is_busy, retry_busy};
 use crate::StoreError;
 
 /// The database file's name inside the data directory.
@@ -16,6 +17,10 @@ pub const DB_FILE: &str = "lineup.sqlite3";
 /// How long a write waits for another process's write to finish before it gives up, unless
 /// [`StoreOptions::busy_timeout`] says otherwise.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a write waits for the lock while the store is contended: after a write gave up on
+/// another process's lock, until a write gets it again ([`Store::write_wait`]).
+pub const CONTENDED_WAIT: Duration = Duration::from_millis(100);
 
 /// How a [`Store`] is opened.
 #[derive(Debug, Clone)]
@@ -55,6 +60,9 @@ pub struct Store {
     path: PathBuf,
     /// How long a write waits for another process's lock.
     busy_timeout: Duration,
+    /// Whether the last write gave up on another process's lock (and none got it since): the
+    /// next write waits only [`CONTENDED_WAIT`].
+    contended: Cell<bool>,
     /// The lease scope of the host process this connection writes call records for
     /// ([`Store::with_host_lease`]).
     host: Option<String>,
@@ -124,6 +132,7 @@ impl Store {
             conn,
             path,
             busy_timeout: options.busy_timeout,
+            contended: Cell::new(false),
             host: None,
             manifest_limits: lineup_packages::ManifestLimits::default(),
         };
@@ -138,6 +147,7 @@ impl Store {
             conn,
             path,
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            contended: Cell::new(false),
             host: None,
             manifest_limits: lineup_packages::ManifestLimits::default(),
         }
@@ -238,10 +248,38 @@ impl Store {
             .map_err(self.sqlite("read pragma"))
     }
 
-    /// Begins a write: `BEGIN IMMEDIATE` takes the write lock now (waiting up to the busy
-    /// timeout), so nothing read inside can be changed by another process before the commit.
+    /// Begins a write: `BEGIN IMMEDIATE` takes the write lock now (waiting up to
+    /// [`Store::write_wait`]), so nothing read inside can be changed by another process before
+    /// the commit.
     pub(crate) fn write(&self, op: &'static str) -> Result<Transaction<'_>, StoreError> {
-        begin_immediate(&self.conn, self.busy_timeout).map_err(self.sqlite(op))
+        match begin_immediate(&self.conn, self.write_wait(), self.busy_timeout) {
+            Ok(tx) => {
+                self.contended.set(false);
+                Ok(tx)
+            }
+            Err(e) => {
+                if is_busy(&e) {
+                    self.contended.set(true);
+                }
+                Err(self.sqlite(op)(e))
+            }
+        }
+    }
+
+    /// How long the next write waits for another process's lock: the busy timeout, or only
+    /// [`CONTENDED_WAIT`] once a write gave up on the lock, until a write gets it again.
+    ///
+    /// Writes run on the thread that calls them (a host's event loop): a process that keeps the
+    /// lock would otherwise hold that thread for the whole busy timeout at every write, and a
+    /// call makes several (its records and audit entries). Contended, each such write fails
+    /// within [`CONTENDED_WAIT`], as the first one did after the timeout, with the same
+    /// `database is locked` error.
+    pub fn write_wait(&self) -> Duration {
+        if self.contended.get() {
+            CONTENDED_WAIT.min(self.busy_timeout)
+        } else {
+            self.busy_timeout
+        }
     }
 
     /// Every row of the query `sql` with `params`, each mapped by `map`, read in one statement

@@ -92,7 +92,7 @@ pub use apps::{AppChange, InstalledApp, PACKAGE_CACHE};
 pub use audit::{AuditDetail, AuditEntry, AuditHead, AuditRecord, ChainVerifier, AUDIT_FORMAT};
 pub use calls::{CallKey, CallOutcome, CallRecord, CallState, Inserted, NewCall};
 pub use data_dir::{default_data_dir, APP_DIR};
-pub use db::{DataVersion, Store, StoreOptions, DB_FILE, DEFAULT_BUSY_TIMEOUT};
+pub use db::{DataVersion, Store, StoreOptions, CONTENDED_WAIT, DB_FILE, DEFAULT_BUSY_TIMEOUT};
 pub use digest::Sha256Hex;
 pub use error::StoreError;
 pub use grants::{Grant, GrantKey, RevokeScope};

@@ -221,7 +221,7 @@ fn migrate_to(
         let path = path.clone();
         move |source| StoreError::Sqlite { path, op, source }
     };
-    let tx = begin_immediate(conn, timeout).map_err(err("begin migration"))?;
+    let tx = begin_immediate(conn, timeout, timeout).map_err(err("begin migration"))?;
     let found: u32 = tx
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(err("read user_version"))?;

@@ -8,7 +8,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 /// How often a waiting write tries for the lock.
 const WRITE_POLL: Duration = Duration::from_millis(1);
 
-/// `BEGIN IMMEDIATE`, waiting up to `timeout` for another process's write lock.
+/// `BEGIN IMMEDIATE`, waiting up to `wait` for another process's write lock; the connection's
+/// busy timeout for reads is then `timeout`.
 ///
 /// SQLite's own busy handler sleeps ever longer between tries (up to 100 ms), and its locks are
 /// not queued: a waiter that wakes while another host is inside its next transaction sleeps
@@ -17,10 +18,11 @@ const WRITE_POLL: Duration = Duration::from_millis(1);
 /// which covers reads, is put back afterwards.
 pub(crate) fn begin_immediate(
     conn: &Connection,
+    wait: Duration,
     timeout: Duration,
 ) -> rusqlite::Result<Transaction<'_>> {
     conn.busy_timeout(WRITE_POLL)?;
-    let begun = retry_busy(timeout, || {
+    let begun = retry_busy(wait, || {
         Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
     });
     let restored = conn.busy_timeout(timeout);
@@ -50,4 +52,10 @@ pub(crate) fn retry_busy<T>(
             other => return other,
         }
     }
+}
+
+/// Whether `error` is SQLite's `SQLITE_BUSY`: another connection held the lock for the whole
+/// wait.
+pub(crate) fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(error, rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::DatabaseBusy)
 }

@@ -11,7 +11,7 @@ use std::thread;
 
 use lineup_store::{
     AuditEntry, CallKey, CallOutcome, CallState, ChainVerifier, GrantKey, Inserted, NewCall,
-    RevokeScope, Sha256Hex, Store, StoreError, DB_FILE,
+    RevokeScope, Sha256Hex, Store, StoreError, StoreOptions, CONTENDED_WAIT, DB_FILE,
 };
 
 fn entry(call_id: &str) -> AuditEntry {
@@ -560,6 +560,49 @@ fn two_connections_writing_at_once_never_see_database_is_locked() {
     assert_eq!(store.verify_audit().unwrap().count, (WRITERS * EACH) as u64);
     assert_eq!(store.grants(None).unwrap().len(), WRITERS * EACH);
     assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
+}
+
+/// A process that keeps the write lock costs a host the busy timeout once, not at every write:
+/// after a write gave up on the lock, the next ones wait only `CONTENDED_WAIT` and fail with the
+/// same `database is locked`, changing nothing; once the lock is free a write succeeds and the
+/// full timeout is back.
+#[test]
+fn after_a_write_gave_up_on_a_held_lock_the_next_ones_fail_fast_until_one_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = StoreOptions::default();
+    options.busy_timeout = std::time::Duration::from_secs(2);
+    let store = Store::open_with(dir.path(), &options).unwrap();
+    store.append_audit(&entry("before")).unwrap();
+    assert_eq!(store.write_wait(), options.busy_timeout);
+
+    // Another process's connection holds the lock.
+    let other = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let started = std::time::Instant::now();
+    let first = store.append_audit(&entry("first")).unwrap_err();
+    let first_took = started.elapsed();
+    assert!(first.to_string().contains("database is locked"), "{first}");
+    assert!(first_took >= options.busy_timeout, "{first_took:?}");
+    assert_eq!(store.write_wait(), CONTENDED_WAIT);
+    for id in ["second", "third"] {
+        let started = std::time::Instant::now();
+        let error = store.insert_call(&new_call(id)).unwrap_err();
+        let took = started.elapsed();
+        assert!(error.to_string().contains("database is locked"), "{error}");
+        // Positive control for the bound: the first write waited the whole timeout.
+        assert!(took < options.busy_timeout, "{id} waited {took:?}");
+    }
+    assert_eq!(store.write_wait(), CONTENDED_WAIT);
+
+    // Released: the next write gets the lock and the full timeout is back.
+    other.execute_batch("COMMIT").unwrap();
+    store.append_audit(&entry("after")).unwrap();
+    assert_eq!(store.write_wait(), options.busy_timeout);
+    let verified = store.verify_audit().unwrap();
+    assert_eq!(
+        verified.count, 2,
+        "only the writes that got the lock are kept"
+    );
 }
 
 #[test]

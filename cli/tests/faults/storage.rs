@@ -326,9 +326,10 @@ fn a_database_locked_by_another_process_is_answered_not_recorded_and_loses_nothi
         acked.insert(id, answer);
     }
 
-    // Locked past the store's busy timeout (10 s a write) until the call is answered: its
-    // records cannot be written, so it is answered `not_recorded` and does not run. Meanwhile
-    // an envelope that needs no store waits too: the host's loop waits on each write.
+    // Locked past the store's busy timeout (10 s) until the call is answered: its records
+    // cannot be written, so it is answered `not_recorded` and does not run. Meanwhile an
+    // envelope that needs no store waits too: the host's loop waits on the first write for the
+    // whole timeout, on the ones after it only `CONTENDED_WAIT` each.
     let lock = Lock::take(&data);
     let locked_at = Instant::now();
     assert!(host.send(&count_call("locked", 0)));
