@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::display::is_hidden;
+
 /// One of the three parts of an inline bundle (R-UI-2), as an author's file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SourcePart {
@@ -151,8 +153,17 @@ impl SourcePosition {
 }
 
 impl fmt::Display for SourcePosition {
+    /// `file:line:column`. A manifest's file name is the package's word: format and bidi
+    /// characters in it are written escaped (`\u{202e}`), so that it cannot reorder a log line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file_name(), self.line, self.column)
+        for c in self.file_name().chars() {
+            if is_hidden(c) {
+                write!(f, "\\u{{{:x}}}", u32::from(c))?;
+            } else {
+                fmt::Write::write_char(f, c)?;
+            }
+        }
+        write!(f, ":{}:{}", self.line, self.column)
     }
 }
 
@@ -189,6 +200,12 @@ mod tests {
         assert_eq!(
             files.position(SourcePart::Css, 1, 1).to_string(),
             "style.css:1:1"
+        );
+        // A package's name cannot reorder the line it is written in.
+        let hostile = SourceFiles::named("index.html", None, Some("a\u{202e}sj.exe"));
+        assert_eq!(
+            hostile.position(SourcePart::Js, 1, 1).to_string(),
+            "a\\u{202e}sj.exe:1:1"
         );
         // Positive control: the default set is the bundle folder's.
         assert_eq!(
