@@ -27,6 +27,10 @@ def add(target, data):
     seeds.setdefault(target, {})[hashlib.sha1(data).hexdigest()] = data
 
 
+# markdown_nesting: a repeat count, then the unit repeated (the hostile fillers of R-STD-10).
+for unit in [">", "- ", "1. ", "> - ", "[", "*_", "`", "  - x\n", "|a|\n|-|\n", "**a", "> |a|\n> |-|\n"]:
+    add("markdown_nesting", bytes([255]) + unit.encode("utf-8"))
+
 # envelope_decode: what the conformance kit's cases send, one envelope per seed.
 for case in sorted((ROOT / "conformance" / "cases").rglob("*.json")):
     for step in json.loads(case.read_text(encoding="utf-8")).get("steps", []):

@@ -79,3 +79,62 @@ pub fn bridge_decode(data: &[u8]) {
         "a bridge message was neither handled nor counted"
     );
 }
+
+/// The byte cap of the largest Markdown sink (`markdown.text`, R-STD-10).
+const MARKDOWN_SINK_CAP: usize = 32 * 1024;
+
+/// Parses Markdown made from `data` and checks that the tree is bounded where it is built
+/// (R-STD-10): no node deeper than [`crate::MAX_MARKDOWN_DEPTH`], at most
+/// [`crate::MAX_MARKDOWN_NODES`] nodes (and the truncated root's), and that serializing,
+/// cloning and dropping it run on a 256 KiB stack. The first byte is a repeat count: the rest
+/// is repeated up to that many times within the largest sink's 32 KiB, so that a short input
+/// reaches deep nesting (`>`, list markers, emphasis, brackets) as a whole sink would.
+pub fn markdown_nesting(data: &[u8]) {
+    let Some((&repeat, unit)) = data.split_first() else {
+        return;
+    };
+    let unit = String::from_utf8_lossy(unit);
+    let mut text = String::new();
+    for _ in 0..=usize::from(repeat).pow(2) {
+        if text.len() + unit.len() > MARKDOWN_SINK_CAP {
+            break;
+        }
+        text.push_str(&unit);
+    }
+    let doc = crate::parse_markdown(&text, crate::LinkPolicy::Confirm);
+    // Depth and count, walked without recursion.
+    let mut stack: Vec<(&crate::MarkdownNode, usize)> = doc.blocks.iter().map(|n| (n, 1)).collect();
+    let mut nodes = 0usize;
+    while let Some((node, depth)) = stack.pop() {
+        nodes += 1;
+        assert!(
+            depth <= crate::MAX_MARKDOWN_DEPTH,
+            "a node nested {depth} deep"
+        );
+        for child in node.children() {
+            stack.push((child, depth + 1));
+        }
+    }
+    assert!(
+        nodes <= crate::MAX_MARKDOWN_NODES + crate::MAX_MARKDOWN_DEPTH,
+        "{nodes} nodes kept"
+    );
+    let walked = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let json = serde_json::to_string(&doc).unwrap_or_default();
+            let copy = doc.clone();
+            let mut visited = 0usize;
+            copy.visit(&mut |_| visited += 1);
+            drop(copy);
+            drop(doc);
+            (json.len(), visited)
+        })
+        .map(std::thread::JoinHandle::join);
+    match walked {
+        Ok(Ok((_, visited))) => assert_eq!(visited, nodes, "visit and the walk disagree"),
+        Ok(Err(_)) => panic!("a walk of the tree panicked"),
+        // No thread to be had is the fuzzing machine's limit, not a finding.
+        Err(_) => {}
+    }
+}

@@ -112,8 +112,8 @@ pub use language::LanguageTag;
 pub use limits::Limits;
 pub use link::{check_link, Link, LinkRefusal};
 pub use markdown::{
-    parse_markdown, MarkdownNode, SafeMarkdown, IMAGE_MARKER, MAX_MARKDOWN_NODES,
-    MAX_TABLE_COLUMNS, MAX_TABLE_ROWS,
+    parse_markdown, MarkdownNode, SafeMarkdown, IMAGE_MARKER, MAX_MARKDOWN_DEPTH,
+    MAX_MARKDOWN_NODES, MAX_TABLE_COLUMNS, MAX_TABLE_ROWS,
 };
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,

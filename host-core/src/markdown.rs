@@ -10,6 +10,13 @@ use crate::url_policy::{safe_link, LinkPolicy, SafeLink};
 
 /// The most nodes one document keeps; the rest is cut and [`SafeMarkdown::truncated`] set.
 pub const MAX_MARKDOWN_NODES: usize = 2000;
+/// The deepest a node may be nested (R-STD-10): a top-level block is at depth 1, its text at 2.
+/// An element that would leave no room below it for its text is dropped and its content kept in
+/// its parent as flat content, with
+/// [`SafeMarkdown::truncated`] set. The tree is bounded where it is built, so that no walk of it
+/// (a visit, serialization, a clone, its drop, the renderer's) recurses deeper than this, whatever
+/// an agent sends: 20 KB of `>` would otherwise be 20,000 nested quotes.
+pub const MAX_MARKDOWN_DEPTH: usize = 16;
 /// The most rows of a table (header excluded) that are kept.
 pub const MAX_TABLE_ROWS: usize = 50;
 /// The most columns of a table that are kept.
@@ -114,8 +121,8 @@ pub enum MarkdownNode {
 pub struct SafeMarkdown {
     /// The top-level blocks.
     pub blocks: Vec<MarkdownNode>,
-    /// Whether a cap ([`MAX_MARKDOWN_NODES`], [`MAX_TABLE_ROWS`], [`MAX_TABLE_COLUMNS`]) cut
-    /// something off.
+    /// Whether a cap ([`MAX_MARKDOWN_NODES`], [`MAX_MARKDOWN_DEPTH`], [`MAX_TABLE_ROWS`],
+    /// [`MAX_TABLE_COLUMNS`]) cut something off.
     pub truncated: bool,
 }
 
@@ -130,7 +137,13 @@ impl MarkdownNode {
     /// Calls `f` on this node, then on every node of its content, depth first.
     pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a MarkdownNode)) {
         f(self);
-        let children: &[MarkdownNode] = match self {
+        self.children().for_each(|node| node.visit(f));
+    }
+
+    /// The nodes directly inside this one, in order; a table's are its cells' content, header
+    /// first, row by row.
+    pub fn children(&self) -> impl Iterator<Item = &MarkdownNode> + '_ {
+        let direct: &[MarkdownNode] = match self {
             MarkdownNode::Paragraph { children }
             | MarkdownNode::Heading { children, .. }
             | MarkdownNode::Emphasis { children }
@@ -140,20 +153,21 @@ impl MarkdownNode {
             | MarkdownNode::Blockquote { children }
             | MarkdownNode::Link { children, .. } => children,
             MarkdownNode::List { items, .. } => items,
-            MarkdownNode::Table { header, rows } => {
-                for cell in header.iter().chain(rows.iter().flatten()) {
-                    cell.iter().for_each(|node| node.visit(f));
-                }
-                return;
-            }
-            MarkdownNode::Code { .. }
+            MarkdownNode::Table { .. }
+            | MarkdownNode::Code { .. }
             | MarkdownNode::CodeBlock { .. }
             | MarkdownNode::Rule
             | MarkdownNode::Break
             | MarkdownNode::Text { .. }
-            | MarkdownNode::Image { .. } => return,
+            | MarkdownNode::Image { .. } => &[],
         };
-        children.iter().for_each(|node| node.visit(f));
+        let cells = match self {
+            MarkdownNode::Table { header, rows } => {
+                Some(header.iter().chain(rows.iter().flatten()).flatten())
+            }
+            _ => None,
+        };
+        direct.iter().chain(cells.into_iter().flatten())
     }
 }
 
@@ -173,6 +187,7 @@ pub fn parse_markdown(text: &str, policy: LinkPolicy) -> SafeMarkdown {
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut b = Builder {
         stack: vec![Frame::new(Kind::Root)],
+        depth: 0,
         nodes: 0,
         truncated: false,
         policy,
@@ -217,6 +232,25 @@ enum Kind {
     Discard,
 }
 
+impl Kind {
+    /// Whether the frame becomes a node nested in its parent (and so counts toward
+    /// [`MAX_MARKDOWN_DEPTH`]). Rows and cells are nested in their table's node.
+    fn is_element(&self) -> bool {
+        !matches!(self, Kind::Root | Kind::Transparent | Kind::Discard)
+    }
+
+    /// The levels an element needs below its parent for its own structure: a list its items, a
+    /// table its rows and cells. An element that would not fit under the cap is dropped whole,
+    /// so a list never holds a non-item and a table's cells are never lost.
+    fn levels(&self) -> usize {
+        match self {
+            Kind::Table => 3,
+            Kind::List(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
 struct Frame {
     kind: Kind,
     children: Vec<MarkdownNode>,
@@ -241,8 +275,14 @@ impl Frame {
     }
 }
 
+/// Builds the tree from the parser's events.
+///
+/// Invariant: `depth` is the number of frames on `stack` that become a node of their own when
+/// they end (not the root, not a transparent or discarded frame), and it stays below
+/// [`MAX_MARKDOWN_DEPTH`]: so no node of the tree, leaves included, is nested deeper than that.
 struct Builder {
     stack: Vec<Frame>,
+    depth: usize,
     nodes: usize,
     truncated: bool,
     policy: LinkPolicy,
@@ -346,6 +386,12 @@ impl Builder {
             Tag::List(start) => Kind::List(start),
             Tag::Item => Kind::Item,
             Tag::Table(_) => Kind::Table,
+            // A row or cell whose table or row was dropped at the depth cap is dropped too,
+            // its content kept flat.
+            Tag::TableHead | Tag::TableRow if !matches!(self.top().kind, Kind::Table) => {
+                Kind::Transparent
+            }
+            Tag::TableCell if !matches!(self.top().kind, Kind::Row) => Kind::Transparent,
             Tag::TableHead | Tag::TableRow => {
                 let table = self.top();
                 if table.rows.len() >= MAX_TABLE_ROWS {
@@ -370,25 +416,44 @@ impl Builder {
             Tag::Image { .. } => Kind::Image,
             _ => Kind::Transparent,
         };
+        let kind = if kind.is_element() && self.depth + kind.levels() >= MAX_MARKDOWN_DEPTH {
+            // R-STD-10: too deep; its content joins the parent's.
+            self.truncated = true;
+            Kind::Transparent
+        } else {
+            kind
+        };
+        if kind.is_element() {
+            self.depth += 1;
+        }
         self.stack.push(Frame::new(kind));
+    }
+
+    /// Takes the top frame off the stack, keeping the depth count true.
+    fn pop(&mut self) -> Option<Frame> {
+        if self.stack.len() < 2 {
+            return None;
+        }
+        let frame = self.stack.pop()?;
+        if frame.kind.is_element() {
+            self.depth -= 1;
+        }
+        Some(frame)
     }
 
     /// The header row ends: its cells become the table's header.
     fn end_head(&mut self) {
-        if self.stack.len() < 2 {
-            return;
-        }
-        let Some(row) = self.stack.pop() else { return };
-        if let Kind::Row = row.kind {
-            self.top().header = row.cells;
+        let Some(row) = self.pop() else { return };
+        match row.kind {
+            Kind::Row => self.top().header = row.cells,
+            // A head past the depth cap: its content, flat, in the parent.
+            Kind::Transparent => self.top().children.extend(row.children),
+            _ => {}
         }
     }
 
     fn end(&mut self) {
-        if self.stack.len() < 2 {
-            return;
-        }
-        let Some(frame) = self.stack.pop() else {
+        let Some(frame) = self.pop() else {
             return;
         };
         let children = frame.children;

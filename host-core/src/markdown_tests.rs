@@ -165,3 +165,159 @@ fn r_std_10_at_most_2000_nodes() {
     assert!(doc.truncated);
     assert!(doc.blocks.len() + count(&doc.blocks) <= MAX_MARKDOWN_NODES + 1);
 }
+
+/// The deepest nesting of `nodes` (a top-level block is at depth 1; a table's cells' content
+/// one below the table).
+fn depth(nodes: &[MarkdownNode]) -> usize {
+    fn of<'a>(nodes: impl Iterator<Item = &'a MarkdownNode>) -> usize {
+        nodes.map(|node| of(node.children()) + 1).max().unwrap_or(0)
+    }
+    of(nodes.iter())
+}
+
+/// The Markdown sinks and their byte caps (R-STD-10; `schemas/components/`).
+const SINKS: [(&str, usize); 4] = [
+    ("markdown.text", 32 * 1024),
+    ("alert.body", 4096),
+    ("form.description", 4096),
+    ("confirm.body", 2048),
+];
+
+/// Hostile fillers: the repeated unit, the text after it, and what must survive of it.
+const FILLERS: [(&str, &str); 8] = [
+    (">", " deep"),
+    ("- ", "deep"),
+    ("1. ", "deep"),
+    ("> - ", "deep"),
+    ("[", "deep"),
+    ("*_", "deep"),
+    ("`", "deep"),
+    ("  ", "- deep"),
+];
+
+/// `unit` repeated up to `cap` bytes with `tail` at the end.
+fn filled(unit: &str, tail: &str, cap: usize) -> String {
+    let mut text = unit.repeat((cap - tail.len()) / unit.len());
+    text.push_str(tail);
+    text
+}
+
+#[test]
+fn r_std_10_deep_markdown_at_every_sink_cap_is_bounded_where_it_is_built() {
+    // The 20 KB that killed the host: `>` × 20,000 then ` deep`.
+    let mut texts = vec![(
+        "the crash".to_owned(),
+        format!("{} deep", ">".repeat(20_000)),
+    )];
+    for (sink, cap) in SINKS {
+        for (unit, tail) in FILLERS {
+            texts.push((format!("{sink} {unit:?}"), filled(unit, tail, cap)));
+        }
+        // Nested emphasis, closed again: `*_*_…deep…_*_*`.
+        let half = (cap - 4) / 2;
+        let open = "*_".repeat(half / 2);
+        let close: String = open.chars().rev().collect();
+        texts.push((
+            format!("{sink} closed emphasis"),
+            format!("{open}deep{close}"),
+        ));
+        // Indented list items, each one level deeper than the last.
+        let mut lists = String::new();
+        let mut level = 0;
+        while lists.len() + 2 * level + 7 < cap {
+            lists.push_str(&format!("{}- deep\n", "  ".repeat(level)));
+            level += 1;
+        }
+        texts.push((format!("{sink} indented lists"), lists));
+    }
+    for (name, text) in texts {
+        // Parsed, walked, serialized (the renderer's input), cloned and dropped on a 256 KiB
+        // stack: a tree as deep as its input overflows this stack long before 20,000 levels.
+        let worker = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let doc = parse_markdown(&text, LinkPolicy::Confirm);
+                let mut nodes = 0;
+                doc.visit(&mut |_| nodes += 1);
+                let json = serde_json::to_string(&doc).unwrap_or_default();
+                let copy = doc.clone();
+                assert_eq!(copy, doc);
+                let shown = format!("{doc:?}");
+                drop(copy);
+                (depth(&doc.blocks), doc.truncated, json, shown.len(), nodes)
+            })
+            .unwrap_or_else(|e| panic!("{name}: no thread: {e}"));
+        let (deepest, _, json, _, nodes) = worker
+            .join()
+            .unwrap_or_else(|_| panic!("{name}: the walk panicked"));
+        assert!(
+            deepest <= MAX_MARKDOWN_DEPTH,
+            "{name}: nested {deepest} deep"
+        );
+        assert!(
+            nodes <= MAX_MARKDOWN_NODES + MAX_MARKDOWN_DEPTH,
+            "{name}: {nodes} nodes"
+        );
+        assert!(json.starts_with("{\"blocks\""), "{name}: {json:.80}");
+    }
+}
+
+#[test]
+fn r_std_10_nesting_past_the_cap_is_kept_as_flat_text_and_marked_truncated() {
+    // Positive control: quotes nested to the cap (quotes, a paragraph, its text) keep every
+    // level and are not truncated.
+    let at_cap = format!("{} x", ">".repeat(MAX_MARKDOWN_DEPTH - 2));
+    let doc = parse_markdown(&at_cap, LinkPolicy::Confirm);
+    assert_eq!(depth(&doc.blocks), MAX_MARKDOWN_DEPTH, "{doc:?}");
+    assert!(!doc.truncated);
+    // One more level: the deepest element is dropped, its text kept, and the cut is marked.
+    let over = format!("{} deep", ">".repeat(MAX_MARKDOWN_DEPTH - 1));
+    let doc = parse_markdown(&over, LinkPolicy::Confirm);
+    assert_eq!(depth(&doc.blocks), MAX_MARKDOWN_DEPTH);
+    assert!(doc.truncated);
+    let mut out = Vec::new();
+    strings(&doc.blocks, &mut out);
+    assert_eq!(out.concat(), "deep");
+    // Far past it, the text is still there, never a refusal.
+    let far = format!("{} deep", ">".repeat(20_000));
+    let doc = parse_markdown(&far, LinkPolicy::Confirm);
+    let mut out = Vec::new();
+    strings(&doc.blocks, &mut out);
+    assert!(out.concat().contains("deep"), "{out:?}");
+    assert!(doc.truncated);
+}
+
+#[test]
+fn r_std_10_a_list_or_table_at_the_cap_is_dropped_whole_and_its_content_kept() {
+    let quotes = ">".repeat(MAX_MARKDOWN_DEPTH - 2);
+    // A list needs two levels (list, item); one level short, it becomes its items' content.
+    let doc = parse_markdown(&format!("{quotes} - a\n{quotes} - b"), LinkPolicy::Confirm);
+    let mut lists = 0;
+    doc.visit(&mut |n| {
+        if let MarkdownNode::List { items, .. } = n {
+            lists += 1;
+            assert!(items.iter().all(|i| matches!(i, MarkdownNode::Item { .. })));
+        }
+    });
+    let mut out = Vec::new();
+    strings(&doc.blocks, &mut out);
+    assert!(
+        out.concat().contains('a') && out.concat().contains('b'),
+        "{out:?}"
+    );
+    assert!(depth(&doc.blocks) <= MAX_MARKDOWN_DEPTH);
+    // A table needs three levels (table, row, cell); its cells' text is kept without them.
+    let table = format!("{quotes} |h|\n{quotes} |-|\n{quotes} |cell|");
+    let doc = parse_markdown(&table, LinkPolicy::Confirm);
+    let mut out = Vec::new();
+    strings(&doc.blocks, &mut out);
+    assert!(out.concat().contains("cell"), "{doc:?}");
+    assert!(doc.truncated);
+    assert!(depth(&doc.blocks) <= MAX_MARKDOWN_DEPTH);
+    // Positive control: at the top level, the same table and list are whole.
+    let doc = parse_markdown("|h|\n|-|\n|cell|\n\n- a\n- b", LinkPolicy::Confirm);
+    assert!(matches!(doc.blocks[0], MarkdownNode::Table { .. }));
+    assert!(matches!(doc.blocks[1], MarkdownNode::List { .. }));
+    assert!(!doc.truncated);
+    let _ = lists;
+}

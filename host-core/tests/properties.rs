@@ -130,6 +130,16 @@ proptest! {
     }
 
     #[test]
+    fn r_std_10_no_nesting_goes_past_the_markdown_depth_cap(
+        repeat in any::<u8>(),
+        unit in prop::collection::vec(prop::sample::select(vec![">", "- ", "1. ", "*", "_", "[", "]", "`", "  ", "\n", "|", "x", "**", "~~", "(u)"]), 1..12),
+    ) {
+        let mut data = vec![repeat];
+        data.extend(unit.concat().into_bytes());
+        fuzz_targets::markdown_nesting(&data);
+    }
+
+    #[test]
     fn no_bytes_panic_the_bridge(data in prop::collection::vec(any::<u8>(), 0..512)) {
         fuzz_targets::bridge_decode(&data);
     }

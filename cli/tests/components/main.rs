@@ -20,6 +20,7 @@ mod stdio_host;
 mod a11y;
 mod catalog;
 mod confirm;
+mod deep;
 mod questions;
 mod restore;
 

@@ -152,6 +152,11 @@ impl StdioHost {
         }
     }
 
+    /// Whether the host process is still running.
+    pub(crate) fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Ends the host: stdin closed, then killed if it has not exited.
     pub(crate) fn stop(mut self) {
         self.stdin.take();
