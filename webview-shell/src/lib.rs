@@ -85,6 +85,7 @@ mod pool;
 mod probe;
 mod prompt;
 mod prompt_queue;
+mod running_probe;
 mod shell;
 mod standby;
 mod standby_window;

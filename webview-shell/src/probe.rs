@@ -79,6 +79,25 @@ impl ProbeReport {
     }
 }
 
+/// What the check of the probe's web processes' sandbox found (R-SEC-8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SandboxCheck {
+    /// At least one process was read, and each one read runs in a namespace of its own; the
+    /// others (`vanished`) ended before they could be read.
+    Isolated {
+        /// How many were read and found isolated.
+        isolated: usize,
+        /// The processes that ended before the read.
+        vanished: Vec<u32>,
+    },
+    /// No process could be read: none was found, or each ended before the read. Nothing was
+    /// learned; the probe tries again, within its bound.
+    Vanished(Vec<u32>),
+    /// A process runs in the host's namespace, or a live one's namespace cannot be read: the
+    /// sandbox is not in effect, and the probe fails.
+    Failed(String),
+}
+
 /// Whether the probe passed: the page's policy applied (opaque origin, `eval` blocked, storage
 /// unavailable) and the engine reports the view hardened as configured.
 pub(crate) fn verdict(

@@ -2,8 +2,7 @@
 //! front of them (R-SEC-8) and the cap on how many are open at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,9 +17,9 @@ use crate::engine_view::EngineSurface;
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
-use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
+use crate::platform::PlatformView;
 use crate::pool::Pooled;
-use crate::probe::{network_verdict, probe_server, verdict, ProbeReport};
+use crate::running_probe::RunningProbe;
 use crate::view::{Slot, SurfaceView};
 
 /// Opens Surface webviews, once the isolation probe has shown that their policy really applies.
@@ -80,88 +79,17 @@ enum ProbeState {
     Failed(String),
 }
 
-struct RunningProbe {
-    view: PlatformView,
-    seen: Rc<RefCell<ProbeSeen>>,
-    deadline: Instant,
-    processes_before: HashSet<u32>,
-    /// With the refusing proxy on, the network check's two listeners.
-    network: Option<NetworkCheck>,
-}
-
-/// The probe's network check (R-SEC-3): its page preconnects to `canary`, and its view's proxy
-/// is `witness` instead of the refusing endpoint. The proxy honoured shows as a connection at the
-/// witness and none at the canary; the check settles as soon as the witness has seen one, so the
-/// first Surface does not wait out a fixed delay.
-struct NetworkCheck {
-    canary: TcpListener,
-    canary_addr: SocketAddr,
-    witness: TcpListener,
-    witness_port: u16,
-    /// Connections that reached each, so far.
-    at_canary: Cell<usize>,
-    at_witness: Cell<usize>,
-}
-
-/// How long after the report the probe waits for its page's preconnect to show at either
-/// listener before it judges on what it has: the page preconnects before its script runs, but
-/// the network process connects on its own schedule.
-const NETWORK_GRACE: Duration = Duration::from_millis(300);
-
-#[derive(Default)]
-struct ProbeSeen {
-    report: Option<(ProbeReport, Instant)>,
-    crashed: bool,
-}
-
 impl Shell {
     /// Creates the shell and starts the isolation probe.
     pub fn start<T: 'static>(
         target: &EventLoopWindowTarget<T>,
         config: ViewConfig,
     ) -> Result<Self, ShellError> {
-        let network = if config.network_proxy() {
-            Some(NetworkCheck::new()?)
-        } else {
-            None
-        };
-        let server = probe_server(network.as_ref().map(|n| n.canary_addr))?;
-        // The probe's view is configured as every Surface's, but for its proxy, the witness.
-        let probe_config = match &network {
-            Some(network) => config.clone().with_probe_proxy(network.witness_port),
-            None => config.clone(),
-        };
-        let seen = Rc::new(RefCell::new(ProbeSeen::default()));
-        let recorder = Rc::clone(&seen);
-        let processes_before = web_processes();
-        let placement = Placement::Window {
-            title: "lineup isolation probe".to_owned(),
-            width: 320,
-            height: 200,
-        };
-        let view = PlatformView::new(
-            target,
-            server,
-            &probe_config,
-            placement,
-            false,
-            Box::new(move |event| record(&recorder, event)),
-            Gate::open(),
-        )
-        .map_err(|e| ShellError::ProbeFailed {
-            reason: format!("the probe view could not be created: {e}"),
-        })?;
-        let deadline = Instant::now() + config.probe_timeout();
+        let probe = RunningProbe::start(target, &config)?;
         Ok(Self {
             config,
             live: Rc::new(Cell::new(0)),
-            probe: RefCell::new(ProbeState::Running(Box::new(RunningProbe {
-                view,
-                seen,
-                deadline,
-                processes_before,
-                network,
-            }))),
+            probe: RefCell::new(ProbeState::Running(Box::new(probe))),
             gates: RefCell::new(Vec::new()),
             pool: RefCell::new(VecDeque::new()),
             taken: Cell::new(0),
@@ -286,7 +214,7 @@ impl Shell {
                 // served commit their documents: it waits for a quiet moment.
                 *self.finished.borrow_mut() = Some(probe);
             } else {
-                probe.view.close();
+                probe.close();
             }
         }
         match outcome {
@@ -301,13 +229,27 @@ impl Shell {
         }
     }
 
+    /// A control for the probe's race (R-SEC-8): every attempt of a probe still running is held
+    /// between the listing of its web processes and the read of their mount namespaces, and
+    /// `hold` is given the pids listed, as a test that ends them meanwhile needs, or that adds
+    /// a process of its own to be checked.
+    #[cfg(feature = "test-controls")]
+    pub fn hold_probe_check_for_test(
+        &self,
+        hold: impl FnMut(&mut std::collections::HashSet<u32>) + 'static,
+    ) {
+        if let ProbeState::Running(probe) = &*self.probe.borrow() {
+            probe.hold(Box::new(hold));
+        }
+    }
+
     /// Closes the view of a probe that passed, if it is still open. A passed probe's view
     /// stays open (its page idle) until this is called, so that its close does not compete
     /// with the first Surfaces' documents, served in the same moment; call it once those
     /// Surfaces are ready. [`Shell::fill_pool`] calls it too; dropping the shell closes it.
     pub fn close_finished_probe(&self) {
         if let Some(probe) = self.finished.borrow_mut().take() {
-            probe.view.close();
+            probe.close();
         }
     }
 
@@ -476,139 +418,5 @@ impl std::fmt::Debug for Shell {
             .field("config", &self.config)
             .field("open_views", &self.live.get())
             .finish_non_exhaustive()
-    }
-}
-
-impl RunningProbe {
-    /// `None` while undecided.
-    fn outcome(&self, now: Instant, config: &ViewConfig) -> Option<Result<(), String>> {
-        let seen = self.seen.borrow();
-        if let Some(network) = &self.network {
-            network.poll();
-            // A connection at the canary fails the probe at once, report or not.
-            if let Err(reason) = network_verdict(network.at_canary.get()) {
-                return Some(Err(reason));
-            }
-        }
-        if let Some((report, at)) = &seen.report {
-            let settled = self
-                .network
-                .as_ref()
-                .is_none_or(|n| n.at_witness.get() > 0 || now >= *at + NETWORK_GRACE);
-            if !settled {
-                return None;
-            }
-            return Some(self.check(report, config));
-        }
-        if seen.crashed {
-            return Some(Err(
-                "the probe's web process ended before it reported; with the web-process sandbox \
-                 on, check that bubblewrap (bwrap) can run here"
-                    .to_owned(),
-            ));
-        }
-        if now >= self.deadline {
-            return Some(Err(format!(
-                "the probe page did not report within {:?}",
-                config.probe_timeout()
-            )));
-        }
-        None
-    }
-
-    /// What the network check saw, for the log.
-    fn network_seen(&self) -> String {
-        self.network.as_ref().map_or_else(
-            || "not checked (proxy off)".to_owned(),
-            |n| {
-                format!(
-                    "{} connection(s) at the proxy, {} at the listener",
-                    n.at_witness.get(),
-                    n.at_canary.get()
-                )
-            },
-        )
-    }
-
-    fn check(&self, report: &ProbeReport, config: &ViewConfig) -> Result<(), String> {
-        verdict(report, &self.view.hardening(), config)?;
-        if config.web_sandbox() {
-            let started: HashSet<u32> = web_processes()
-                .difference(&self.processes_before)
-                .copied()
-                .collect();
-            check_web_processes_sandboxed(&started)?;
-        }
-        if let Some(network) = &self.network {
-            network.poll();
-            network_verdict(network.at_canary.get())?;
-            if network.at_witness.get() == 0 {
-                tracing::debug!(
-                    "the probe page's preconnect reached neither its proxy nor its listener \
-                     within {NETWORK_GRACE:?}"
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
-impl NetworkCheck {
-    fn new() -> Result<Self, ShellError> {
-        let (canary, canary_addr) = loopback_listener()?;
-        let (witness, witness_addr) = loopback_listener()?;
-        Ok(Self {
-            canary,
-            canary_addr,
-            witness,
-            witness_port: witness_addr.port(),
-            at_canary: Cell::new(0),
-            at_witness: Cell::new(0),
-        })
-    }
-
-    /// Takes the connections waiting on both listeners (the kernel completes them without an
-    /// accept) and closes them: the witness refuses, as the refusing endpoint would.
-    fn poll(&self) {
-        self.at_canary
-            .set(self.at_canary.get() + accept_all(&self.canary));
-        self.at_witness
-            .set(self.at_witness.get() + accept_all(&self.witness));
-    }
-}
-
-/// A non-blocking loopback listener for the network check, and its address.
-fn loopback_listener() -> Result<(TcpListener, SocketAddr), ShellError> {
-    let failed = |e: std::io::Error| ShellError::ProbeFailed {
-        reason: format!("cannot listen on loopback for the network check: {e}"),
-    };
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(failed)?;
-    listener.set_nonblocking(true).map_err(failed)?;
-    let addr = listener.local_addr().map_err(failed)?;
-    Ok((listener, addr))
-}
-
-/// Accepts and closes every connection waiting on `listener`; returns how many there were.
-fn accept_all(listener: &TcpListener) -> usize {
-    let mut count = 0;
-    while count < 1024 && listener.accept().is_ok() {
-        count += 1;
-    }
-    count
-}
-
-fn record(seen: &RefCell<ProbeSeen>, event: ViewEvent) {
-    match event {
-        ViewEvent::Ipc(body) => {
-            if let Some(report) = ProbeReport::from_ipc(&body) {
-                seen.borrow_mut()
-                    .report
-                    .get_or_insert_with(|| (report, Instant::now()));
-            }
-        }
-        ViewEvent::Crashed | ViewEvent::MemoryExceeded | ViewEvent::Unresponsive => {
-            seen.borrow_mut().crashed = true
-        }
-        other => tracing::debug!(?other, "isolation probe view event"),
     }
 }

@@ -3,14 +3,16 @@
 //! probe that cannot finish fails closed, and the cap on open Surfaces holds.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_host::{Placement, ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
 use lineup_surface_runtime::SurfaceServer;
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
-use lineup_tests::procs::{mount_namespace, web_processes};
+use lineup_tests::procs::{kill, mount_namespace, web_processes};
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::{pump, Harness, Log, Page};
 use tao::event_loop::EventLoop;
@@ -41,6 +43,18 @@ pub(crate) fn run() {
     harness.run(
         "r_sec_8_gated_view_is_never_served_when_the_probe_fails",
         gated_fails_closed,
+    );
+    harness.run(
+        "r_sec_8_probe_tries_again_when_its_web_process_vanished_before_the_check",
+        vanished_tried_again,
+    );
+    harness.run(
+        "r_sec_8_probe_whose_web_processes_always_vanish_fails_saying_so",
+        always_vanished_fails,
+    );
+    harness.run(
+        "r_sec_8_probe_that_finds_the_host_namespace_still_refuses",
+        host_namespace_refused,
     );
     harness.run(
         "max_views_refuses_the_next_surface_until_one_closes",
@@ -164,13 +178,7 @@ fn fails_closed(h: &mut Harness) -> Outcome {
         matches!(shell.probe_status(), ProbeStatus::Failed(_)),
         "a failed probe must stay failed"
     );
-    let page = Page::new("<p>x</p>", "");
-    let refused = shell.open(&h.event_loop, h.server(&page), window(), |_| {});
-    ensure!(
-        matches!(refused, Err(ShellError::ProbeFailed { .. })),
-        "open after a failed probe must be refused, got {refused:?}"
-    );
-    Ok(())
+    refuses_after_failure(h, &shell)
 }
 
 /// R-SEC-3, R-SEC-8: the probe's page preconnects to a loopback listener it owns, and its view's
@@ -311,5 +319,139 @@ fn max_views(h: &mut Harness) -> Outcome {
     drop(again);
     drop(second);
     ensure!(h.shell.open_views() == 0, "dropping frees slots");
+    Ok(())
+}
+
+/// Kills each of `pids` and waits until its mount namespace can no longer be read (the process
+/// gone, or a zombie): the state the probe's check met in the race of #49.
+fn end_before_the_read(pids: &HashSet<u32>) {
+    for pid in pids {
+        let _ = kill(*pid);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pids
+        .iter()
+        .any(|pid| mount_namespace(&pid.to_string()).is_ok())
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// #49 item 7 (R-SEC-8): the probe's web process ends between the probe's listing of its web
+/// processes and the read of their mount namespaces. That attempt learned nothing; the probe
+/// loads its page again, checks the new process, passes, and a Surface opens. Before, the probe
+/// failed ("cannot read the mount namespace of web process …") and no Surface was ever served.
+fn vanished_tried_again(h: &mut Harness) -> Outcome {
+    let shell = Shell::start(&h.event_loop, ViewConfig::default()).map_err(|e| e.to_string())?;
+    let held = Rc::new(Cell::new(0u32));
+    let ended = Rc::new(RefCell::new(HashSet::new()));
+    let (count, seen) = (Rc::clone(&held), Rc::clone(&ended));
+    shell.hold_probe_check_for_test(move |pids: &mut HashSet<u32>| {
+        count.set(count.get() + 1);
+        if count.get() == 1 {
+            end_before_the_read(pids);
+            seen.borrow_mut().extend(pids.iter().copied());
+        }
+    });
+    pump(&mut h.event_loop, &[], Duration::from_secs(60), || {
+        shell.probe_status() != ProbeStatus::Pending
+    });
+    let status = shell.probe_status();
+    ensure!(
+        status == ProbeStatus::Passed,
+        "a probe whose web process vanished must try again and pass, got {status:?}"
+    );
+    ensure!(
+        !ended.borrow().is_empty(),
+        "the hold found no web process to end"
+    );
+    ensure!(
+        held.get() == 2,
+        "the probe must have checked twice (one retry), checked {} times",
+        held.get()
+    );
+    let page = Page::new("<p>after a retry</p>", "");
+    let log = Log::default();
+    let view = shell
+        .open(&h.event_loop, h.server(&page), window(), log.sink())
+        .map_err(|e| format!("the Surface after the retry was refused: {e}"))?;
+    ensure!(
+        pump(&mut h.event_loop, &[], WAIT, || log.ready()),
+        "the Surface after the retry did not get ready: {:?}",
+        log.events()
+    );
+    view.close();
+    Ok(())
+}
+
+/// The bound of the retry: a probe whose web processes end before every check fails closed after
+/// its last attempt, and its reason says that they vanished, not that the sandbox is off.
+fn always_vanished_fails(h: &mut Harness) -> Outcome {
+    let shell = Shell::start(&h.event_loop, ViewConfig::default()).map_err(|e| e.to_string())?;
+    let held = Rc::new(Cell::new(0u32));
+    let count = Rc::clone(&held);
+    shell.hold_probe_check_for_test(move |pids: &mut HashSet<u32>| {
+        count.set(count.get() + 1);
+        end_before_the_read(pids);
+    });
+    pump(&mut h.event_loop, &[], Duration::from_secs(60), || {
+        shell.probe_status() != ProbeStatus::Pending
+    });
+    let status = shell.probe_status();
+    ensure!(
+        matches!(&status, ProbeStatus::Failed(reason)
+            if reason.contains("ended before") && reason.contains("attempt 3 of 3")
+                && !reason.contains("shares the host")),
+        "a probe whose processes always vanish must fail saying so, got {status:?}"
+    );
+    ensure!(held.get() == 3, "three checks, saw {}", held.get());
+    refuses_after_failure(h, &shell)
+}
+
+/// The control of the retry: a live process that is read and found in the host's own mount
+/// namespace (a process of the test's, in the host's namespace, added to the probe's list while
+/// the check is held) fails the probe at once, with the other message, and is never tried again.
+fn host_namespace_refused(h: &mut Harness) -> Outcome {
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .map_err(|e| format!("cannot start sleep: {e}"))?;
+    let outsider = sleeper.id();
+    let shell = Shell::start(&h.event_loop, ViewConfig::default()).map_err(|e| e.to_string())?;
+    let held = Rc::new(Cell::new(0u32));
+    let count = Rc::clone(&held);
+    shell.hold_probe_check_for_test(move |pids: &mut HashSet<u32>| {
+        count.set(count.get() + 1);
+        pids.insert(outsider);
+    });
+    pump(&mut h.event_loop, &[], Duration::from_secs(60), || {
+        shell.probe_status() != ProbeStatus::Pending
+    });
+    let status = shell.probe_status();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    ensure!(
+        matches!(&status, ProbeStatus::Failed(reason)
+            if reason.contains(&format!("web process {outsider} shares the host's mount namespace"))
+                && !reason.contains("ended before")),
+        "a probe that reads a process in the host's namespace must refuse, got {status:?}"
+    );
+    ensure!(
+        held.get() == 1,
+        "no retry after a refusal, checked {} times",
+        held.get()
+    );
+    Ok(())
+}
+
+/// An open after the probe failed is refused with the probe's failure.
+fn refuses_after_failure(h: &mut Harness, shell: &Shell) -> Outcome {
+    let page = Page::new("<p>x</p>", "");
+    let refused = shell.open(&h.event_loop, h.server(&page), window(), |_| {});
+    ensure!(
+        matches!(refused, Err(ShellError::ProbeFailed { .. })),
+        "open after a failed probe must be refused, got {refused:?}"
+    );
     Ok(())
 }

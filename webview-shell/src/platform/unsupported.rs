@@ -111,8 +111,8 @@ pub(crate) fn web_processes() -> HashSet<u32> {
     HashSet::new()
 }
 
-pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> Result<(), String> {
-    Err(UNSUPPORTED.to_owned())
+pub(crate) fn check_web_processes_sandboxed(_pids: &HashSet<u32>) -> crate::probe::SandboxCheck {
+    crate::probe::SandboxCheck::Failed(UNSUPPORTED.to_owned())
 }
 
 pub fn check_display() -> Result<(), ShellError> {
