@@ -137,6 +137,71 @@ fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
 }
 
 #[test]
+fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
+    let mut s = session(true);
+    let submit = |answer: Value| UserAnswer::Submit {
+        answer,
+        via: Via::Host,
+        input: InputKind::Keyboard,
+    };
+    // An `input` of type `secret`: the record keeps the answer's id and round, not its value.
+    let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(true)));
+    let key = key_of(&fx);
+    let fx = s
+        .component_answered(&key, submit(json!("hunter2")))
+        .unwrap();
+    let sent: Vec<&Message> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        serde_json::to_string(&sent).unwrap().contains("hunter2"),
+        "positive control: the agent gets the answer itself"
+    );
+    let kept = records(&fx);
+    let last = kept[0].last.clone().unwrap();
+    assert!(!last.as_map().contains_key("answer"), "{last:?}");
+    assert!(last.as_map()["answer_id"].is_string());
+    assert_eq!(last.as_map()["round"], 1);
+    assert_eq!(kept[0].status, RecordStatus::Answered);
+    // A `form` with a `secret` field: the record keeps the other fields.
+    let fx = s.handle_inbound(&envelope(
+        "m-2",
+        "ui.open",
+        json!({"instance_id": "f1", "component": {"id": "form", "version": "1",
+               "props": {"fields": [
+                   {"name": "user", "kind": "input", "label": "User"},
+                   {"name": "pass", "kind": "input", "label": "Password", "type": "secret"}]}}}),
+    ));
+    let form = key_of(&fx);
+    let fx = s
+        .component_answered(&form, submit(json!({"user": "ops", "pass": "hunter2"})))
+        .unwrap();
+    let kept = records(&fx);
+    let answer = kept[0].last.as_ref().unwrap().as_map()["answer"].clone();
+    assert_eq!(answer, json!({"user": "ops"}));
+    assert!(!serde_json::to_string(&kept).unwrap().contains("hunter2"));
+    // Positive control: a text input's answer is kept.
+    let fx = s.handle_inbound(&envelope(
+        "m-3",
+        "ui.open",
+        json!({"instance_id": "t1",
+        "component": {"id": "input", "version": "1", "props": {"label": "Title", "type": "text"}}}),
+    ));
+    let text = key_of(&fx);
+    let fx = s
+        .component_answered(&text, submit(json!("A title")))
+        .unwrap();
+    assert_eq!(
+        records(&fx)[0].last.as_ref().unwrap().as_map()["answer"],
+        json!("A title")
+    );
+}
+
+#[test]
 fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_forgotten() {
     // The first run: an open choice with a draft, and an answered confirm.
     let mut s = session(true);

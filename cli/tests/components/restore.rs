@@ -184,3 +184,109 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
     assert!(restored(&host).is_empty(), "{:?}", restored(&host));
     host.stop();
 }
+
+/// §3, R-STD-15: a `secret` answer, typed and submitted, is never in the data directory, in
+/// either form (an `input` of type `secret`, a `form`'s `secret` field), not even after a clean
+/// stop; the record keeps the answer's `answer_id` and `round`, and `restored.last` omits the
+/// value. The form's other field, submitted with it, is kept (the positive control).
+#[test]
+fn r_std_15_a_submitted_secret_is_never_stored_in_either_form() {
+    let _screen = screen();
+    let x = display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = start(tmp.path(), "a1");
+    host.send(&envelope(
+        "m-1",
+        "ui.open",
+        json!({"instance_id": "s1", "component": {"id": "input", "version": "1",
+               "props": {"label": "Password", "type": "secret"}}}),
+    ));
+    let window = shown(&x, STACK);
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.type_text("correct-horse").unwrap();
+    x.key(RETURN).unwrap();
+    let first = host.expect("the secret input's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(first["payload"]["data"]["answer"], "correct-horse");
+    let answer_id = first["payload"]["data"]["answer_id"].clone();
+    let before = height(&x, window);
+    host.send(&envelope(
+        "m-2",
+        "ui.open",
+        json!({"instance_id": "f1", "component": {"id": "form", "version": "1",
+               "props": {"fields": [
+                   {"name": "user", "kind": "input", "label": "User"},
+                   {"name": "token", "kind": "input", "label": "Token", "type": "secret"}]}}}),
+    ));
+    // The form stacks below the answered input and takes the keyboard (R-STD-13).
+    grown(&x, window, before);
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.type_text("opsuser").unwrap();
+    x.key(TAB).unwrap();
+    x.type_text("battery-staple").unwrap();
+    x.key(RETURN).unwrap();
+    let second = host.expect("the form's submit", |v| {
+        is("ui.event")(v)
+            && v["payload"]["event"] == "submit"
+            && v["payload"]["instance_id"] == "f1"
+    });
+    assert_eq!(
+        second["payload"]["data"]["answer"]["token"],
+        "battery-staple"
+    );
+    // Both stay open, answered, so their records are kept; the host then stops cleanly.
+    host.drain(Duration::from_millis(800));
+    host.stop();
+
+    let bytes = data_dir_bytes(tmp.path());
+    assert!(
+        bytes.contains("opsuser"),
+        "the form's other field was not kept (positive control)"
+    );
+    for secret in ["correct-horse", "battery-staple"] {
+        assert!(
+            !bytes.contains(secret),
+            "the submitted secret {secret:?} reached the data directory"
+        );
+    }
+
+    // Both records come back: each `last` names its answer without the secret.
+    let mut host = start(tmp.path(), "a1");
+    host.send(&envelope(
+        "m-4",
+        "ui.open",
+        json!({"instance_id": "note", "component": {"id": "text", "version": "1"},
+               "state": {"text": "Back."}}),
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while restored(&host).len() < 2 && std::time::Instant::now() < deadline {
+        host.drain(Duration::from_millis(200));
+    }
+    let back = restored(&host);
+    let input = back
+        .iter()
+        .find(|(id, _)| id == "s1")
+        .map(|(_, d)| d.clone())
+        .unwrap_or_else(|| panic!("the input was not restored: {back:?}"));
+    assert_eq!(input["last"]["answer_id"], answer_id, "{input}");
+    assert_eq!(input["last"]["round"], 1, "{input}");
+    assert!(input["last"].get("answer").is_none(), "{input}");
+    let form = back
+        .iter()
+        .find(|(id, _)| id == "f1")
+        .map(|(_, d)| d.clone())
+        .unwrap_or_else(|| panic!("the form was not restored: {back:?}"));
+    assert_eq!(form["status"], "answered", "{form}");
+    assert_eq!(form["last"]["answer"], json!({"user": "opsuser"}), "{form}");
+    assert!(form["last"]["answer_id"].is_string(), "{form}");
+    assert!(
+        !serde_json::to_string(&back)
+            .unwrap()
+            .contains("correct-horse"),
+        "{back:?}"
+    );
+    host.stop();
+}

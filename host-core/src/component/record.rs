@@ -5,7 +5,7 @@
 //! The kernel stays sans-IO: a session emits [`ComponentEffect::Persist`](super::ComponentEffect),
 //! `Forget` and `Restore`, and the driver carries them out on an [`InstanceStore`]. What comes
 //! back from a store is checked again like an agent's open (another process may share the data
-//! directory); a `secret` input's draft never reaches a record.
+//! directory); neither a `secret` input's draft nor its submitted value reaches a record.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -75,7 +75,8 @@ pub struct InstanceRecord {
     /// The user's unsent draft (never a `secret` one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<Value>,
-    /// The data of the last `submit` or `cancel` it sent (its `answer_id` among it).
+    /// The data of the last `submit` or `cancel` it sent (its `answer_id` among it), without
+    /// the value of a `secret` input or `form` field (§3: never stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<JsonObject>,
 }

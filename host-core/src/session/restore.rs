@@ -42,7 +42,10 @@ impl Session {
             status,
             round: c.round,
             draft: c.draft.clone(),
-            last: c.last.as_ref().map(|(_, data)| data.clone()),
+            last: c
+                .last
+                .as_ref()
+                .map(|(_, data)| recordable_last(c.kind, c.props.as_map(), data)),
         };
         Some((owner, record))
     }
@@ -237,11 +240,50 @@ impl Session {
     }
 }
 
+/// The data of an answer as a record keeps it (R-STD-15, §3): everything but what a `secret`
+/// input holds: an `input` of type `secret` keeps no `answer`, a `form` none of its `secret`
+/// fields; `answer_id`, `round` and the rest stay, so the agent's `restored.last` still names
+/// the answer it got.
+fn recordable_last(
+    kind: ComponentKind,
+    props: &Map<String, Value>,
+    data: &JsonObject,
+) -> JsonObject {
+    let mut kept = data.as_map().clone();
+    match kind {
+        ComponentKind::Input if is_secret(props) => {
+            kept.remove("answer");
+        }
+        ComponentKind::Form => {
+            let secret_fields: Vec<&str> = props
+                .get("fields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object)
+                .filter(|field| is_secret(field))
+                .filter_map(|field| field.get("name").and_then(Value::as_str))
+                .collect();
+            if let Some(Value::Object(answer)) = kept.get_mut("answer") {
+                for name in secret_fields {
+                    answer.remove(name);
+                }
+            }
+        }
+        _ => {}
+    }
+    JsonObject::from(kept)
+}
+
+/// Whether an `input`'s props, or a `form` field, is of type `secret`.
+fn is_secret(field: &Map<String, Value>) -> bool {
+    field.get("type").and_then(Value::as_str) == Some("secret")
+}
+
 /// What of `draft` may be kept for a `kind` question with `props`: the shape of its answer,
 /// with nothing a `secret` input holds; `None` when nothing may be kept.
 fn keepable_draft(kind: ComponentKind, props: &Map<String, Value>, draft: &Value) -> Option<Value> {
-    let secret =
-        |field: &Map<String, Value>| field.get("type").and_then(Value::as_str) == Some("secret");
+    let secret = is_secret;
     let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Null);
     let pick = |v: &Value| match v {
         Value::String(_) | Value::Null => true,
