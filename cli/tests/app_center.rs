@@ -22,6 +22,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+#[path = "support/apps.rs"]
+mod apps;
+
+use apps::{install, verify};
+
 const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
 const STEP: Duration = Duration::from_secs(60);
 
@@ -143,38 +148,6 @@ fn package(dir: &Path) {
          });\n",
     )
     .unwrap();
-}
-
-/// `lineup apps verify --json` of a package: its report, the digest included.
-fn verify(pkg: &Path) -> Value {
-    let run = Command::new(LINEUP)
-        .args(["apps", "verify", pkg.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    serde_json::from_slice(&run.stdout).unwrap()
-}
-
-/// Installs `pkg` in `data` by the digest `lineup apps verify` gives; returns that report.
-fn install(data: &Path, pkg: &Path) -> Value {
-    let report = verify(pkg);
-    let run = Command::new(LINEUP)
-        .args(["apps", "--data-dir"])
-        .arg(data)
-        .args(["install", pkg.to_str().unwrap(), "--digest"])
-        .arg(report["digest"].as_str().unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    report
 }
 
 /// `package` at another version whose page also says which version it is.

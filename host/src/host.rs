@@ -115,6 +115,9 @@ pub struct Host {
     exit_when_empty: bool,
     /// [`HostBuilder::ignore_parent_close`].
     ignore_parent_close: bool,
+    /// Armed at the earliest deadline of every poller after each turn of the loop: the one
+    /// way an idle loop is woken for a deadline (expiry, retries, polls, hibernation).
+    wake_timer: lineup_webview_shell::WakeTimer,
 }
 
 impl std::fmt::Debug for Host {
@@ -421,13 +424,20 @@ impl Host {
             self.exit = true;
         }
         if self.exit {
-            ControlFlow::Exit
-        } else if self.engine.views.probe_reported() {
-            wakeup.map_or(ControlFlow::Wait, ControlFlow::WaitUntil)
-        } else {
+            self.wake_timer.arm(None);
+            return ControlFlow::Exit;
+        }
+        if !self.engine.views.probe_reported() {
             // The probe's verdict gates the first Surfaces' documents (R-SEC-8): look often.
-            let soon = Instant::now() + Duration::from_millis(10);
-            ControlFlow::WaitUntil(wakeup.map_or(soon, |w| w.min(soon)))
+            wake_at(Some(Instant::now() + Duration::from_millis(10)));
+        }
+        // One timer wakes the idle loop at the earliest deadline, under `Host::run` and under
+        // an embedder's own loop alike; tao's `WaitUntil` is the fallback where it cannot be
+        // armed.
+        self.wake_timer.arm(wakeup);
+        match (self.wake_timer.armed(), wakeup) {
+            (None, Some(at)) => ControlFlow::WaitUntil(at),
+            _ => ControlFlow::Wait,
         }
     }
 

@@ -505,6 +505,39 @@ impl HostHarness {
         met
     }
 
+    /// Runs the loop as an embedder's own loop does: the control flow is exactly what
+    /// [`Host::handle_event`] returned, with no polling of the harness's own, until `cond`
+    /// holds or the host asks to exit. Nothing but the host (and what the caller arranged, such
+    /// as another thread's nudge through the handle) wakes the loop. Returns whether `cond`
+    /// held and how many times the loop woke (`NewEvents`).
+    pub fn wait_as_embedder(
+        &mut self,
+        t: &mut TestHost,
+        mut cond: impl FnMut(&Host, &Recorder) -> bool,
+    ) -> (bool, usize) {
+        let mut met = false;
+        let mut wakes = 0;
+        let TestHost {
+            host, rec, exited, ..
+        } = t;
+        self.event_loop.run_return(|event, target, flow| {
+            if matches!(event, tao::event::Event::NewEvents(_)) {
+                wakes += 1;
+            }
+            let wanted = host.handle_event(event, target);
+            if cond(host, rec) {
+                met = true;
+                *flow = ControlFlow::Exit;
+            } else if matches!(wanted, ControlFlow::Exit | ControlFlow::ExitWithCode(_)) {
+                *exited = true;
+                *flow = ControlFlow::Exit;
+            } else {
+                *flow = wanted;
+            }
+        });
+        (met, wakes)
+    }
+
     /// [`HostHarness::wait_until`] with a deadline [`WAIT`] from now.
     pub fn wait(&mut self, t: &mut TestHost, cond: impl FnMut(&Host, &Recorder) -> bool) -> bool {
         self.wait_until(t, Instant::now() + WAIT, cond)

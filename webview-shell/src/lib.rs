@@ -94,6 +94,7 @@ mod system_desktop;
 mod title;
 mod trusted;
 mod view;
+mod wake_timer;
 mod window_pixels;
 
 pub use clock::SystemWallClock;
@@ -145,6 +146,7 @@ pub use title::{
     imitates_consent_prompt, surface_window_title, CONSENT_PROMPT_TITLE, SURFACE_TITLE_MARKER,
 };
 pub use view::SurfaceView;
+pub use wake_timer::WakeTimer;
 pub use window_pixels::WindowPixels;
 
 /// The windowing and event-loop library the platform layer is built on (tao 0.37), for

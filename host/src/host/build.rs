@@ -137,7 +137,12 @@ impl HostBuilder {
                 standby,
             },
         );
+        let waker = proxy.clone();
+        let wake_timer = lineup_webview_shell::WakeTimer::new(move || {
+            let _ = waker.send_event(HostEvent(Inner::Wake));
+        });
         Ok(Host {
+            wake_timer,
             engine: Engine {
                 sessions,
                 views,

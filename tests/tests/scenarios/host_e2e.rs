@@ -6,10 +6,12 @@
 //! whose isolation was explicitly weakened.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
+mod idle;
 mod isolation;
 mod lifecycle;
 mod views;
 
+use idle::*;
 use isolation::*;
 use lifecycle::*;
 use views::*;
@@ -101,6 +103,18 @@ pub(crate) fn run() {
         crash,
     );
     h.run("r_env_4_a_flooding_page_cannot_starve_the_agent", flood);
+    h.run(
+        "idle_surface_of_a_disabled_app_closes_within_2_s_in_an_embedders_own_loop",
+        idle_disabled_app_closes,
+    );
+    h.run(
+        "an_idle_loop_with_nothing_due_is_not_woken",
+        idle_loop_is_not_woken,
+    );
+    h.run(
+        "r_std_7_an_expiry_seconds_away_wakes_an_embedders_idle_loop_on_time",
+        expiry_on_an_idle_loop,
+    );
     h.run(
         "r_ses_1_two_conversations_both_open_w1_and_each_sees_only_its_own_surface",
         two_conversations,

@@ -55,6 +55,7 @@ mod snapshot;
 mod standby;
 mod theme;
 mod trusted;
+mod wake_timer;
 mod watchdog;
 mod window_pixels;
 
@@ -67,6 +68,7 @@ pub(crate) use prompt::{PlatformPrompt, PromptParent};
 pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
 pub(crate) use standby::PlatformStandby;
 pub use theme::{apply_theme, desktop_high_contrast};
+pub(crate) use wake_timer::PlatformWakeTimer;
 pub use window_pixels::window_pixels;
 
 use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};

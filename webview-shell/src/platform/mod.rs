@@ -12,7 +12,7 @@ pub use linux::{apply_theme, check_display, desktop_high_contrast, open_display,
 pub(crate) use linux::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
     PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPlaceholder, PlatformPrompt,
-    PlatformStandby, PlatformView, PromptParent,
+    PlatformStandby, PlatformView, PlatformWakeTimer, PromptParent,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -27,5 +27,5 @@ pub use unsupported::{
 pub(crate) use unsupported::{
     check_web_processes_sandboxed, web_processes, PlatformComponent, PlatformComponentProcess,
     PlatformComponentStack, PlatformNotice, PlatformPlace, PlatformPlaceholder, PlatformPrompt,
-    PlatformStandby, PlatformView, PromptParent,
+    PlatformStandby, PlatformView, PlatformWakeTimer, PromptParent,
 };

@@ -365,3 +365,18 @@ impl PlatformStandby {
         match self.never {}
     }
 }
+
+/// Never armed: there is no event loop support on this platform yet.
+pub(crate) struct PlatformWakeTimer;
+
+impl PlatformWakeTimer {
+    pub(crate) fn new(_wake: std::rc::Rc<dyn Fn()>) -> Self {
+        Self
+    }
+
+    pub(crate) fn arm(&self, _at: Option<std::time::Instant>) {}
+
+    pub(crate) fn armed(&self) -> Option<std::time::Instant> {
+        None
+    }
+}
