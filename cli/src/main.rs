@@ -114,9 +114,14 @@ struct HostArgs {
     warm_pool: usize,
     /// Render the standard components (the v1 catalog: markdown, text, status, progress,
     /// alert, confirm, choice, input, form) in trusted windows of the host's own, and list them
-    /// in `client.inventory` (R-STD-1, R-STD-14). Without it, none is offered.
-    #[arg(long)]
+    /// in `client.inventory` (R-STD-1, R-STD-14). On by default; accepted for scripts that
+    /// pass it.
+    #[arg(long, conflicts_with = "no_builtin_components")]
     builtin_components: bool,
+    /// Render no standard component and list none in `client.inventory`: a `ui.open` of one is
+    /// answered `unsupported`.
+    #[arg(long)]
+    no_builtin_components: bool,
     /// Open a session for this conversation at start (with capabilities on, its
     /// `client.inventory` is written at once). Other conversations still get a session each
     /// when an accepted envelope names them (R-SES-1).
@@ -211,7 +216,7 @@ impl HostArgs {
         if self.until_closed {
             flags.push("--until-closed".into());
         }
-        if self.builtin_components {
+        if !self.no_builtin_components {
             flags.push("--builtin-components".into());
         }
         Ok(flags)
@@ -304,8 +309,8 @@ fn host_builder(
         .limits(limits)
         .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs))
         .warm_pool(args.warm_pool);
-    if args.builtin_components {
-        builder = builder.builtin_components(Some(lineup_host::ComponentOptions::default()));
+    if args.no_builtin_components {
+        builder = builder.builtin_components(None);
     }
     builder = args.look.apply(builder);
     if let Some(conversation) = &args.conversation {

@@ -141,9 +141,12 @@ fn kiosk(
         builder = builder.ignore_parent_close();
     }
     // R-STD-13: the host draws the standard components in the kiosk's regions.
-    if config.host.standard_components {
-        builder = builder.builtin_components(Some(lineup_host::ComponentOptions::default()));
-    }
+    builder = builder.builtin_components(
+        config
+            .host
+            .standard_components
+            .then(lineup_host::ComponentOptions::default),
+    );
     let (with_capabilities, _lease) = CapabilityArgs::for_kiosk(
         &config.agent.agent_id,
         config.host.data_dir.clone(),

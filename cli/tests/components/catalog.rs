@@ -169,13 +169,13 @@ fn r_std_7_a_question_past_its_expires_at_closes_expired() {
 
 #[test]
 fn r_std_14_without_a_renderer_the_inventory_lists_none_and_an_open_is_unsupported() {
-    // R-STD-14: the inventory lists exactly what renders now. `lineup host --stdio` without
-    // `--builtin-components` renders none: it lists none, and a confirm is refused (R-STD-4)
+    // R-STD-14: the inventory lists exactly what renders now. `lineup host --stdio
+    // --no-builtin-components` renders none: it lists none, and a confirm is refused (R-STD-4)
     // with nothing shown. The positive control is every test above, with the renderer on.
     let _screen = screen();
     let x = display();
     let tmp = tempfile::tempdir().unwrap();
-    let mut host = StdioHost::start(tmp.path(), &[]);
+    let mut host = StdioHost::start(tmp.path(), &["--no-builtin-components"]);
     host.send(&envelope(
         "m-1",
         "ui.open",

@@ -106,3 +106,45 @@ fn r_std_8_enter_never_confirms_and_escape_cancels_from_the_keyboard() {
     assert_eq!(data["opened_by"], "m-2", "{cancel}");
     host.stop();
 }
+
+/// #48 item 1: the standard components are on by default. A plain `lineup host --stdio
+/// --conversation c1` lists the nine in its first line, which stays within 2 KiB (the schemas
+/// travel by reference, R-STD-14), and shows a `confirm` that a real click answers.
+#[test]
+fn r_std_14_a_plain_host_lists_the_nine_in_a_small_first_line_and_a_click_answers() {
+    let _screen = super::screen();
+    let x = super::display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = super::stdio_host::StdioHost::start(tmp.path(), &["--conversation", "c1"]);
+    let inventory = host.expect("client.inventory", is("client.inventory"));
+    assert!(
+        host.seen.len() == 1,
+        "the inventory is the first line: {:?}",
+        host.seen
+    );
+    let line = inventory.to_string();
+    eprintln!("the first line: {} bytes", line.len());
+    assert!(line.len() <= 2048, "{} bytes: {line}", line.len());
+    let listed: Vec<&str> = inventory["payload"]["standard_components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert_eq!(listed, CATALOG, "{inventory}");
+    host.send(&super::stdio_host::envelope(
+        "m-1",
+        "ui.open",
+        serde_json::json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "Publish?", "confirm_label": "Publish"}}}),
+    ));
+    let window = shown(&x, STACK);
+    super::focus_past_guard(&x, window);
+    click_last_button(&x, window);
+    let submit = host.expect("the submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(submit["payload"]["data"]["answer"], true, "{submit}");
+    assert_eq!(submit["payload"]["data"]["input"], "pointer", "{submit}");
+    host.stop();
+}

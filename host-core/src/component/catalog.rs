@@ -8,6 +8,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use sha2::Digest as _;
+
 use super::wire::{ComponentSchemas, StandardComponent};
 use crate::error::UsageError;
 use crate::ids::{EventName, OpaqueVersion, SurfaceId};
@@ -162,19 +164,38 @@ impl ComponentKind {
             .collect()
     }
 
-    /// Its inventory entry: `{id, version, events, schema:{props, state, answer}}` (R-STD-14).
+    /// Its inventory entry: `{id, version, events, schema_digest}` (R-STD-14). The schemas are
+    /// named, not carried: `schema_digest` is the SHA-256 of the published, frozen file
+    /// `schemas/components/<id>.v<version>.json`, so that the first line of every conversation
+    /// stays small (nine entries in about 1 KiB, where the schemas themselves are 17 KB).
+    /// [`ComponentKind::schema_entry`] is the entry with them.
     pub fn inventory_entry(self) -> StandardComponent {
-        let compiled = self.schemas();
         StandardComponent {
             id: SurfaceId::known(self.as_str()),
             version: OpaqueVersion::known(V1),
             events: self.events(),
+            schema: None,
+            schema_digest: Some(self.schemas().digest.clone()),
+        }
+    }
+
+    /// Its entry with the schemas themselves, `schema:{props, state, answer}` (R-STD-14), as
+    /// the published file holds them.
+    pub fn schema_entry(self) -> StandardComponent {
+        let compiled = self.schemas();
+        StandardComponent {
             schema: Some(ComponentSchemas {
                 props: compiled.props.object.clone(),
                 state: compiled.state.object.clone(),
                 answer: compiled.answer.object.clone(),
             }),
+            ..self.inventory_entry()
         }
+    }
+
+    /// The published schema file's name under `schemas/components/`.
+    pub fn schema_file(self) -> String {
+        format!("{}.v{V1}.json", self.as_str())
     }
 }
 
@@ -200,6 +221,8 @@ pub(crate) struct Compiled {
     pub(crate) state: Part,
     pub(crate) answer: Part,
     events: Vec<String>,
+    /// `sha256:<hex>` of the published file's bytes.
+    digest: String,
 }
 
 impl Compiled {
@@ -234,11 +257,16 @@ impl Compiled {
                     .collect()
             })
             .unwrap_or_default();
+        let mut digest = String::from("sha256:");
+        for byte in sha2::Sha256::digest(kind.schema_text().as_bytes()) {
+            digest.push_str(&format!("{byte:02x}"));
+        }
         Compiled {
             props: part("props"),
             state: part("state"),
             answer: part("answer"),
             events,
+            digest,
         }
     }
 }

@@ -97,9 +97,15 @@ pub struct StandardComponent {
     /// The events it may send (R-STD-5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventName>,
-    /// Its frozen schemas; may be absent, like `input_schema` (R-STD-14).
+    /// Its frozen schemas; may be absent, like `input_schema` (R-STD-14). This host leaves them
+    /// out of its inventory and names them by [`StandardComponent::schema_digest`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<ComponentSchemas>,
+    /// `sha256:<64 hex digits>` of the published, frozen schema file of this id and version,
+    /// `schemas/components/<id>.v<version>.json`: the schemas by reference, so that an agent
+    /// that keeps the published files knows exactly which it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_digest: Option<String>,
 }
 
 /// The frozen JSON Schemas (2020-12) of one standard component version (R-STD-3, R-STD-14).

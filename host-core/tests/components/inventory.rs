@@ -24,6 +24,32 @@ fn r_std_11_markdown_links_follow_the_link_policy() {
 }
 
 #[test]
+fn r_std_14_the_first_line_with_all_nine_components_is_at_most_2_kib() {
+    let mut c = config(ComponentSet::all_v1(), Limits::default());
+    c.conversation_id = Some(ConversationId::try_from("c1").unwrap());
+    let mut s = Session::new(c, Box::new(Still)).unwrap();
+    let fx = s
+        .enable_capabilities(CapabilitySetup::new(RevisionEpoch(7), Box::new(Wall)))
+        .unwrap();
+    let line = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Send(m @ Message::ClientInventory(_)) => Some(m.to_json()),
+            _ => None,
+        })
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        listed["payload"]["standard_components"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+    assert!(line.len() <= 2048, "{} bytes: {line}", line.len());
+}
+
+#[test]
 fn r_std_14_the_inventory_lists_exactly_the_renderable_set_and_changes_are_revisions() {
     let mut c = config(
         ComponentSet::of([ComponentKind::Confirm]),
@@ -51,8 +77,23 @@ fn r_std_14_the_inventory_lists_exactly_the_renderable_set_and_changes_are_revis
         listed[0]["events"],
         json!(["submit", "cancel", "close", "restored"])
     );
-    assert_eq!(listed[0]["schema"]["answer"]["type"], "boolean");
-    assert_eq!(listed[0]["schema"]["props"]["additionalProperties"], false);
+    // The schemas by reference: the digest of the published file (R-STD-14).
+    assert!(listed[0].get("schema").is_none(), "{listed}");
+    let published = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../schemas/components/confirm.v1.json"
+    ))
+    .unwrap();
+    let mut hex = String::from("sha256:");
+    for byte in <sha2::Sha256 as sha2::Digest>::digest(&published) {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    assert_eq!(listed[0]["schema_digest"], hex);
+    // The entry with the schemas is the published file's parts.
+    let full = serde_json::to_value(ComponentKind::Confirm.schema_entry()).unwrap();
+    assert_eq!(full["schema"]["answer"]["type"], "boolean");
+    assert_eq!(full["schema"]["props"]["additionalProperties"], false);
+    assert_eq!(full["schema_digest"], hex);
     let fx = s.set_standard_components(ComponentSet::of([
         ComponentKind::Confirm,
         ComponentKind::Text,

@@ -137,7 +137,7 @@ impl HostBuilder {
             standby: None,
             ignore_parent_close: false,
             activity_notices: true,
-            components: None,
+            components: Some(lineup_webview_shell::ComponentOptions::default()),
             component_store: None,
             component_renderer: None,
             engine: None,
@@ -359,12 +359,14 @@ impl HostBuilder {
         self
     }
 
-    /// Whether the host renders standard components itself (R-STD-1, R-STD-14): on, every
-    /// session offers the whole v1 catalog (R-STD-14) in `client.inventory` and shows
+    /// Whether the host renders standard components itself (R-STD-1, R-STD-14): on (the
+    /// default, with [`ComponentOptions::default`](lineup_webview_shell::ComponentOptions)),
+    /// every session offers the whole v1 catalog (R-STD-14) in `client.inventory` and shows
     /// each in a trusted window of the host's own, whose input gate waits `options`' guard
     /// delay after the window was mapped or focused and needs a real input event for each
     /// answer (R-STD-8); answers go upstream as `submit`/`cancel` with `via: "host"`. `None`
-    /// (the default) offers none, and a component shown anyway closes with `renderer_failed`.
+    /// offers none (but what an embedder's [`ComponentRenderer`](crate::ComponentRenderer)
+    /// draws), and a component shown anyway closes with `renderer_failed`.
     ///
     /// ## Platform-specific
     /// Linux only; elsewhere a shown component closes with `renderer_failed`.

@@ -107,7 +107,12 @@ fn open(t: &TestHost, instance: &str, component: Value) -> Outcome {
 
 fn answers(h: &mut HostHarness) -> Outcome {
     let native = Native::default();
-    let mut t = h.host(HostBuilder::new().component_renderer(native.clone()))?;
+    // The built-in renderer off: the inventory lists what the embedder draws.
+    let mut t = h.host(
+        HostBuilder::new()
+            .builtin_components(None)
+            .component_renderer(native.clone()),
+    )?;
     open(
         &t,
         "k1",

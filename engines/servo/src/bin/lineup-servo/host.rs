@@ -67,9 +67,12 @@ pub(crate) fn run(args: HostArgs) -> Result<(), String> {
         .limits(limits)
         .end_idle_sessions_after(Duration::from_secs(args.session_idle_secs))
         .warm_pool(0);
-    if args.builtin_components {
-        builder = builder.builtin_components(Some(ComponentOptions::default()));
-    }
+    // Off unless asked: `lineup host --engine servo` passes the flag unless
+    // `--no-builtin-components`.
+    builder = builder.builtin_components(
+        args.builtin_components
+            .then(ComponentOptions::default),
+    );
     if let Some(conversation) = &args.conversation {
         builder = builder.conversation_id(
             ConversationId::try_from(conversation.as_str()).map_err(|e| fail(&e))?,
