@@ -98,9 +98,16 @@ fn host_engine_servo_needs_the_dangerous_flag_and_forwards_only_what_it_takes() 
     ]);
     assert_eq!(out.status.code(), Some(7));
     let args = std::fs::read_to_string(&seen).unwrap();
+    // The standard components are on by default, as on WebKit (#48).
     assert_eq!(
         args.trim(),
         "host --stdio --dangerous-weaker-isolation --client-id chat-app --max-surfaces 256 \
-         --max-live-surfaces 4 --max-sessions 64 --session-idle-secs 3600 --until-closed"
+         --max-live-surfaces 4 --max-sessions 64 --session-idle-secs 3600 --until-closed \
+         --builtin-components"
     );
+    std::fs::remove_file(&seen).unwrap();
+    let out = run(&["--dangerous-weaker-isolation", "--no-builtin-components"]);
+    assert_eq!(out.status.code(), Some(7));
+    let args = std::fs::read_to_string(&seen).unwrap();
+    assert!(!args.contains("--builtin-components"), "{args}");
 }
