@@ -21,12 +21,18 @@ fi
 main_target="${CARGO_TARGET_DIR:-$(pwd)/target}"
 side_target="$main_target/side"
 
-# Each step names itself and what the disk holds when it starts.
+# Each step names itself, how long the one before it took, the time since the start, and
+# what the disk holds when it starts.
+run_start=$(date +%s)
+step_start=$run_start
 step() {
-    local used free
+    local used free now
+    now=$(date +%s)
     used="$(du -sh "$main_target" 2>/dev/null | cut -f1)" || used=0
     free="$(df -h --output=avail "$(dirname "$main_target")" 2>/dev/null | tail -n 1 | tr -d ' ')" || free="?"
-    printf '\n==> %s\n    (target: %s, disk free: %s)\n' "$*" "${used:-0}" "${free:-?}"
+    printf '\n==> %s\n    (previous step: %s s, total: %s s; target: %s, disk free: %s)\n' "$*" \
+        "$((now - step_start))" "$((now - run_start))" "${used:-0}" "${free:-?}"
+    step_start=$now
 }
 
 step "setup: system packages and Rust toolchain"
