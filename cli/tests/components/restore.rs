@@ -63,6 +63,32 @@ fn restored(host: &StdioHost) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Starts the host again as agent `a1` in `home`, re-establishes the conversation with a `text`
+/// open, and waits up to 30 s for `count` `restored` events; returns the host and what came.
+fn restart(home: &Path, count: usize) -> (StdioHost, Vec<(String, Value)>) {
+    let mut host = start(home, "a1");
+    host.send(&envelope(
+        "m-4",
+        "ui.open",
+        json!({"instance_id": "note", "component": {"id": "text", "version": "1"},
+               "state": {"text": "Back."}}),
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while restored(&host).len() < count && std::time::Instant::now() < deadline {
+        host.drain(Duration::from_millis(200));
+    }
+    let back = restored(&host);
+    (host, back)
+}
+
+/// The `restored` data of instance `id` in `back`; panics when it was not restored.
+fn restored_of(back: &[(String, Value)], id: &str) -> Value {
+    back.iter()
+        .find(|(i, _)| i == id)
+        .map(|(_, d)| d.clone())
+        .unwrap_or_else(|| panic!("{id} was not restored: {back:?}"))
+}
+
 #[test]
 fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_identity() {
     let _screen = screen();
@@ -123,24 +149,8 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
     );
 
     // The restart: the same identity's first envelope re-establishes the conversation.
-    let mut host = start(tmp.path(), "a1");
-    host.send(&envelope(
-        "m-4",
-        "ui.open",
-        json!({"instance_id": "note", "component": {"id": "text", "version": "1"},
-               "state": {"text": "Back."}}),
-    ));
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while restored(&host).len() < 3 && std::time::Instant::now() < deadline {
-        host.drain(Duration::from_millis(200));
-    }
-    let back = restored(&host);
-    let of = |id: &str| {
-        back.iter()
-            .find(|(i, _)| i == id)
-            .map(|(_, d)| d.clone())
-            .unwrap_or_else(|| panic!("{id} was not restored: {back:?}"))
-    };
+    let (mut host, back) = restart(tmp.path(), 3);
+    let of = |id: &str| restored_of(&back, id);
     assert_eq!(of("i1")["status"], "open");
     assert_eq!(of("i1")["opened_by"], "m-1");
     assert_eq!(of("f1")["status"], "open");
@@ -254,31 +264,12 @@ fn r_std_15_a_submitted_secret_is_never_stored_in_either_form() {
     }
 
     // Both records come back: each `last` names its answer without the secret.
-    let mut host = start(tmp.path(), "a1");
-    host.send(&envelope(
-        "m-4",
-        "ui.open",
-        json!({"instance_id": "note", "component": {"id": "text", "version": "1"},
-               "state": {"text": "Back."}}),
-    ));
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while restored(&host).len() < 2 && std::time::Instant::now() < deadline {
-        host.drain(Duration::from_millis(200));
-    }
-    let back = restored(&host);
-    let input = back
-        .iter()
-        .find(|(id, _)| id == "s1")
-        .map(|(_, d)| d.clone())
-        .unwrap_or_else(|| panic!("the input was not restored: {back:?}"));
+    let (host, back) = restart(tmp.path(), 2);
+    let input = restored_of(&back, "s1");
     assert_eq!(input["last"]["answer_id"], answer_id, "{input}");
     assert_eq!(input["last"]["round"], 1, "{input}");
     assert!(input["last"].get("answer").is_none(), "{input}");
-    let form = back
-        .iter()
-        .find(|(id, _)| id == "f1")
-        .map(|(_, d)| d.clone())
-        .unwrap_or_else(|| panic!("the form was not restored: {back:?}"));
+    let form = restored_of(&back, "f1");
     assert_eq!(form["status"], "answered", "{form}");
     assert_eq!(form["last"]["answer"], json!({"user": "opsuser"}), "{form}");
     assert!(form["last"]["answer_id"].is_string(), "{form}");
