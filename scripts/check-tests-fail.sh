@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Checks that four tests which once could pass without checking anything now fail when the code
 # they test breaks. For each, a patch under scripts/breaks/ breaks the SUBJECT (never the test)
-# in a scratch copy of the tree; the script builds just that test binary (the build must
-# succeed), runs just that test, and requires that it fails, and fails by that test's own
-# assertion (its name is reported failed). The patch is then reverted.
+# in the work tree itself; the script builds just that test binary into the tree's own target
+# directory (the build must succeed), runs just that test, and requires that it fails, and fails
+# by that test's own assertion (its name is reported failed). The patch is then reverted.
 #
 # The breaks:
 #
@@ -30,14 +30,15 @@
 #                             `a_filter_that_matches_no_scenario_fails_the_run_and_is_named` fails.
 #
 # Besides the breaks, the real-webview binary `scenarios` is run (under xvfb-run when there is no
-# display) with a filter that matches none of its scenarios in any of its groups, unpatched: it
-# must exit non-zero and name the filter.
+# display) with a filter that matches none of its scenarios in any of its groups, unpatched and
+# first, while the tree's own build of it is current: it must exit non-zero and name the filter.
 #
-# The scratch copy is the working tree's files (tracked and untracked, not ignored) at
-# $CARGO_TARGET_DIR/check-tests-fail/tree, kept between runs: a file is copied only when it
-# differs, so only the crates a break touches (and those above them) are rebuilt, into the same
-# target directory as the tree's own build. A run that is interrupted may leave a break in the
-# copy; the next run's copying puts the file back.
+# The breaks are applied in place so that only the crate a break touches, and the one test binary
+# above it, are rebuilt: a scratch copy would build every workspace crate below the test again
+# under other paths. So the script refuses to start when a file a break touches differs from
+# HEAD (your edits there are never overwritten), reverts each break as soon as its test ran, and
+# reverts any break still applied when it is interrupted. Each revert rewrites the file, so the
+# next build of the tree rebuilds the crates a break touched; `scripts/test.sh` runs this last.
 #
 # Usage: bash scripts/check-tests-fail.sh [NAME…]   (NAME: a patch name without .patch)
 set -euo pipefail
@@ -48,17 +49,12 @@ source scripts/env.sh
 root="$(pwd)"
 # Proptest panics once per shrinking step: one line each, not a backtrace each.
 export RUST_BACKTRACE=0
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-mkdir -p "$CARGO_TARGET_DIR"
-CARGO_TARGET_DIR="$(cd "$CARGO_TARGET_DIR" && pwd)"
-scratch_parent="$CARGO_TARGET_DIR/check-tests-fail"
-scratch="$scratch_parent/tree"
-log_dir="$scratch_parent/logs"
-mkdir -p "$scratch" "$log_dir"
+log_dir="${CARGO_TARGET_DIR:-$root/target}/check-tests-fail"
+mkdir -p "$log_dir"
 
 # name | package | cargo test target selection | test name (run with --exact)
-# The runner first: it is the one above WebKitGTK, built before the host-core breaks touch what
-# it depends on, so that one run builds the webview crates of the copy once.
+# The runner first: its test binary is the one above WebKitGTK, built while the crates below it
+# are still the tree's own build.
 breaks=(
     "runner-filter|lineup-tests|--lib|runner::tests::a_filter_that_matches_no_scenario_fails_the_run_and_is_named"
     "store-crash|lineup-store|--test crash|sigkill_at_random_moments_loses_no_committed_record"
@@ -66,30 +62,21 @@ breaks=(
     "fuzz-open|lineup-host-core|--test properties|no_bytes_panic_the_bridge"
 )
 
-# Brings the scratch copy up to the working tree: copies the files that differ (with a fresh
-# modification time, so cargo rebuilds what they belong to) and removes the ones that are gone.
-sync_scratch() {
-    local list="$scratch_parent/files"
-    git ls-files -z --cached --others --exclude-standard >"$list"
-    local f
-    while IFS= read -r -d '' f; do
-        [[ -f "$f" ]] || continue
-        if ! cmp -s "$f" "$scratch/$f" 2>/dev/null; then
-            mkdir -p "$scratch/$(dirname "$f")"
-            cp "$f" "$scratch/$f"
-        fi
-    done <"$list"
-    # Files of an earlier run that the working tree no longer has.
-    (cd "$scratch" && find . -type f -printf '%P\0') | while IFS= read -r -d '' f; do
-        [[ -f "$f" ]] || rm -f "$scratch/$f"
-    done
+# The files a patch touches.
+patched_files() {
+    git apply --numstat "$1" | cut -f3
 }
 
-# `git apply` in the scratch copy as a plain patch tool: the copy may lie inside this
-# repository (under target/), and git must not take the repository's index for the copy's.
-scratch_apply() {
-    (cd "$scratch" && GIT_CEILING_DIRECTORIES="$scratch_parent" git apply "$@")
+# The patch applied now, reverted by `revert_applied` (also on an interrupt).
+applied=""
+revert_applied() {
+    if [[ -n "$applied" ]]; then
+        git apply -R "$applied"
+        applied=""
+    fi
 }
+trap revert_applied EXIT
+trap 'exit 130' INT TERM
 
 failures=0
 fail() {
@@ -102,23 +89,23 @@ run_break() {
     local patch="$root/scripts/breaks/$name.patch"
     local log="$log_dir/$name.log"
     printf -- '--> %s: %s %s %s\n' "$name" "$package" "$selection" "$test_name"
-    if ! scratch_apply --check "$patch" 2>"$log"; then
+    if ! git apply --check "$patch" 2>"$log"; then
         fail "$name: the break no longer applies (update scripts/breaks/$name.patch): $(cat "$log")"
         return
     fi
-    scratch_apply "$patch"
+    git apply "$patch"
+    applied="$patch"
     # shellcheck disable=SC2086 # $selection is two words on purpose
-    if ! (cd "$scratch" && cargo test -q -p "$package" $selection --no-run) >"$log" 2>&1; then
-        scratch_apply -R "$patch"
+    if ! cargo test -q -p "$package" $selection --no-run >"$log" 2>&1; then
+        revert_applied
         fail "$name: the tree with the break does not build (see $log)"
         tail -n 20 "$log"
         return
     fi
     local status=0
     # shellcheck disable=SC2086
-    (cd "$scratch" && cargo test -p "$package" $selection -- --exact "$test_name") \
-        >>"$log" 2>&1 || status=$?
-    scratch_apply -R "$patch"
+    cargo test -p "$package" $selection -- --exact "$test_name" >>"$log" 2>&1 || status=$?
+    revert_applied
     if [[ $status -eq 0 ]]; then
         fail "$name: $test_name passed against the break (see $log)"
     elif ! grep -q -- "$test_name.*FAILED\|FAILED.*$test_name\|^---- $test_name " "$log"; then
@@ -163,16 +150,30 @@ selected() {
     return 1
 }
 
-sync_scratch
+# Every file a break touches is as committed: a break never lands on top of your edits, and its
+# revert gives back exactly what is committed.
+for entry in "${breaks[@]}"; do
+    IFS='|' read -r name _ <<<"$entry"
+    selected "$name" || continue
+    while IFS= read -r file; do
+        if ! git diff --quiet HEAD -- "$file"; then
+            printf 'check-tests-fail: %s differs from HEAD; commit or stash it first (the %s break patches it in place)\n' \
+                "$file" "$name"
+            exit 1
+        fi
+    done < <(patched_files "scripts/breaks/$name.patch")
+done
+
+# The unpatched run first, while the tree's own build is current.
+if selected unmatched-filter; then
+    run_unmatched_filter
+fi
 for entry in "${breaks[@]}"; do
     IFS='|' read -r name package selection test_name <<<"$entry"
     if selected "$name"; then
         run_break "$name" "$package" "$selection" "$test_name"
     fi
 done
-if selected unmatched-filter; then
-    run_unmatched_filter
-fi
 
 if [[ $failures -gt 0 ]]; then
     printf '\ncheck-tests-fail: %s check(s) failed\n' "$failures"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, lints, docs, that four tests fail against a break of what
-# they test (scripts/check-tests-fail.sh); then unit, doc and real-webview end-to-end tests, all of
-# `cargo test` inside one virtual X server; then the examples' self-checks and the bench's quick run.
+# Runs every check CI runs: formatting, lints, docs; then unit, doc and real-webview end-to-end
+# tests, all of `cargo test` inside one virtual X server; then the examples' self-checks, the
+# bench's quick run, and last that four tests fail against a break of what they test
+# (scripts/check-tests-fail.sh). Each step's time is printed against scripts/ci-budget.txt.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/env.sh
@@ -13,25 +14,45 @@ if [[ "${CI:-}" == true ]]; then
     rustfmt_color=never # rustfmt has its own switch and colours its diff even in a log file
 fi
 
-# Lints, docs and the honest tests build into a side target directory that is removed before the
-# main build: none of their artifacts (check-mode metadata, documentation, a patched copy of the
-# tree with its own dependency features) is reused by it. With LINEUP_REMOVE_SIDE_TARGET=1 (CI
-# sets it) the side directory is removed once the honest tests ran, so the disk holds one build at
-# a time; otherwise it is kept, and a second run rebuilds only what changed.
+# Lints and docs build into a side target directory that is removed before the main build: none
+# of their artifacts (check-mode metadata, documentation) is reused by it. With
+# LINEUP_REMOVE_SIDE_TARGET=1 (CI sets it) the side directory is removed once the docs are built,
+# so the disk holds one build at a time; otherwise it is kept, and a second run rebuilds only what
+# changed.
 main_target="${CARGO_TARGET_DIR:-$(pwd)/target}"
 side_target="$main_target/side"
 
-# Each step names itself, how long the one before it took, the time since the start, and
-# what the disk holds when it starts.
+# Each step names itself, how long the one before it took against its budget in
+# scripts/ci-budget.txt (a step over its budget is flagged, never failed), the time since the
+# start, and what the disk holds when it starts; the last step prints the whole breakdown.
 run_start=$(date +%s)
 step_start=$run_start
+step_name=""
+breakdown=""
+budget_of() {
+    awk -v key="$1" '$1 == key { print $2; exit }' scripts/ci-budget.txt
+}
 step() {
-    local used free now
+    local used free now took budget="" spent
     now=$(date +%s)
+    took=$((now - step_start))
     used="$(du -sh "$main_target" 2>/dev/null | cut -f1)" || used=0
     free="$(df -h --output=avail "$(dirname "$main_target")" 2>/dev/null | tail -n 1 | tr -d ' ')" || free="?"
-    printf '\n==> %s\n    (previous step: %s s, total: %s s; target: %s, disk free: %s)\n' "$*" \
-        "$((now - step_start))" "$((now - run_start))" "${used:-0}" "${free:-?}"
+    spent="$took s"
+    if [[ -n "$step_name" ]]; then
+        budget="$(budget_of "$step_name")"
+        if [[ -z "$budget" ]]; then
+            spent+=", no budget"
+        elif [[ "$took" -gt "$budget" ]]; then
+            spent+=" of its $budget s budget: OVER BUDGET by $((took - budget)) s"
+        else
+            spent+=" of its $budget s budget"
+        fi
+        breakdown+="$(printf '    %-10s %s' "$step_name" "$spent")"$'\n'
+    fi
+    printf '\n==> %s\n    (previous step: %s; total: %s s; target: %s, disk free: %s)\n' "$*" \
+        "$spent" "$((now - run_start))" "${used:-0}" "${free:-?}"
+    step_name="${1%%:*}"
     step_start=$now
 }
 
@@ -55,9 +76,6 @@ CARGO_TARGET_DIR="$side_target" RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -
 step "layers: no import circle between the modules of any crate"
 python3 scripts/check-layers.py
 
-step "honest tests: each of four tests fails against a patch that breaks what it tests"
-# Builds only the affected test binaries, from a scratch copy, into the side target directory.
-CARGO_TARGET_DIR="$side_target" bash scripts/check-tests-fail.sh
 if [[ "${LINEUP_REMOVE_SIDE_TARGET:-0}" == 1 ]]; then
     rm -rf "$side_target"
 fi
@@ -82,5 +100,11 @@ bench_json="$(mktemp -t lineup-bench.XXXXXX.json)"
 xvfb-run -a -s "-screen 0 1280x1024x24" "$main_target/debug/lineup-bench" --quick --out "$bench_json"
 rm -f "$bench_json"
 
+step "honest: each of four tests fails against a patch that breaks what it tests"
+# Last: the breaks are applied in the work tree and built into the main target directory, so only
+# the crates they touch are rebuilt, and the next build rebuilds them again.
+bash scripts/check-tests-fail.sh
+
 step "done"
+printf '\nthe steps, in seconds, against scripts/ci-budget.txt:\n%s' "$breakdown"
 printf '\nlineup-host tests: all passed\n'

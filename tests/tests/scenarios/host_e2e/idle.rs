@@ -147,15 +147,19 @@ pub(crate) fn idle_disabled_app_closes(h: &mut HostHarness) -> Outcome {
             t.rec.notes()
         );
         // The page is idle; another thread disables the app, as another process would; a
-        // nudge 10 s later keeps a loop that was never woken from waiting for ever.
+        // nudge 10 s later keeps a loop that was never woken from waiting for ever. The thread
+        // ends as soon as the close is heard (`heard_tx` is dropped).
         let (flag, mark, nudge) = (Arc::clone(&enabled), Arc::clone(&marker), t.handle.clone());
+        let (heard_tx, heard_rx) = std::sync::mpsc::channel::<()>();
         let disabler = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
             flag.store(false, Ordering::SeqCst);
             mark.fetch_add(1, Ordering::SeqCst);
             let at = Instant::now();
-            std::thread::sleep(Duration::from_secs(10));
-            let _ = nudge.set_standby_indicator(None);
+            let timeout = std::sync::mpsc::RecvTimeoutError::Timeout;
+            if heard_rx.recv_timeout(Duration::from_secs(10)) == Err(timeout) {
+                let _ = nudge.set_standby_indicator(None);
+            }
             at
         });
         let key = t.key(&instance);
@@ -172,6 +176,7 @@ pub(crate) fn idle_disabled_app_closes(h: &mut HostHarness) -> Outcome {
         });
         let closed = gone(&t.rec);
         let heard = Instant::now();
+        drop(heard_tx);
         let disabled_at = disabler
             .join()
             .map_err(|_| "the disabling thread panicked")?;
