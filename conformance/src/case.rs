@@ -49,12 +49,24 @@ pub(crate) struct Case {
     /// canary hits).
     #[serde(default = "default_settle")]
     pub(crate) settle_ms: u64,
-    /// An expected failure on the default engine, naming the issue.
+    /// An expected failure on the default engine.
     #[serde(default)]
-    pub(crate) xfail: Option<String>,
+    pub(crate) xfail: Option<ExpectedFailure>,
     /// An expected failure with `--engine servo`, in place of `xfail`.
     #[serde(default)]
-    pub(crate) xfail_servo: Option<String>,
+    pub(crate) xfail_servo: Option<ExpectedFailure>,
+}
+
+/// A documented failure: the limited behaviour a case shows today, which the runner checks, so
+/// that the case failing in another way (a worse regression) is a failure of the run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpectedFailure {
+    /// The issue or the engine's limit, and the behaviour, in prose.
+    pub(crate) why: String,
+    /// An envelope the limited behaviour sends: the case's failure is the expected one only when
+    /// the host sent an envelope matching it.
+    pub(crate) seen: Predicate,
 }
 
 impl Case {
@@ -64,7 +76,7 @@ impl Case {
     }
 
     /// The expected failure on `engine`, if any.
-    pub(crate) fn xfail_on(&self, engine: Engine) -> Option<&String> {
+    pub(crate) fn xfail_on(&self, engine: Engine) -> Option<&ExpectedFailure> {
         match engine {
             Engine::Webkit => self.xfail.as_ref(),
             Engine::Servo => self.xfail_servo.as_ref(),

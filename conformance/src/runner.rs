@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::canary::HttpCanary;
-use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, Step, Vars};
+use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, ExpectedFailure, Step, Vars};
 use crate::dns::DnsStub;
 
 /// The verbs this host adapter provides beyond the wire.
@@ -156,14 +156,34 @@ pub(crate) fn run_case(
         Err(why) if case.uses_dns() => return Outcome::Skip(format!("no DNS canary: {why}")),
         Err(_) => None,
     };
+    let mut seen = Seen {
+        messages: Vec::new(),
+    };
     let result = HttpCanary::start()
         .map_err(|e| format!("cannot start the case's HTTP canary: {e}"))
-        .and_then(|canary| check(case, command, &canary, dns, engine));
-    match (result, case.xfail_on(engine)) {
+        .and_then(|canary| check(case, command, &canary, dns, engine, &mut seen));
+    judge(result, case.xfail_on(engine), &seen.messages)
+}
+
+/// The outcome of a case whose checks ended in `result`, having seen `messages`: an expected
+/// failure counts as one only when the host sent what its `seen` documents; any other failure of
+/// such a case is a failure of the run, naming both.
+fn judge(
+    result: Result<(), String>,
+    xfail: Option<&ExpectedFailure>,
+    messages: &[Value],
+) -> Outcome {
+    match (result, xfail) {
         (Ok(()), None) => Outcome::Pass,
         (Ok(()), Some(_)) => Outcome::UnexpectedPass,
         (Err(why), None) => Outcome::Fail(why),
-        (Err(why), Some(issue)) => Outcome::ExpectedFail(format!("{issue}: {why}")),
+        (Err(why), Some(x)) if messages.iter().any(|m| x.seen.matches(m)) => {
+            Outcome::ExpectedFail(format!("{}: {why}", x.why))
+        }
+        (Err(why), Some(x)) => Outcome::Fail(format!(
+            "failed otherwise than its expected failure documents (no envelope matched {}; {}): {why}",
+            x.seen.pattern, x.why
+        )),
     }
 }
 
@@ -173,6 +193,7 @@ fn check(
     canary: &HttpCanary,
     dns: Option<&DnsStub>,
     engine: Engine,
+    seen: &mut Seen,
 ) -> Result<(), String> {
     let vars = Vars {
         http: canary.url_for(&case.id),
@@ -181,9 +202,6 @@ fn check(
         engine,
     };
     let mut host = Host::spawn(command)?;
-    let mut seen = Seen {
-        messages: Vec::new(),
-    };
     for step in &case.steps {
         match step {
             Step::Send(envelope) => {
@@ -269,7 +287,7 @@ fn check(
         expect_seen(&kind, case.canary.dns, &asked)?;
     }
     if case.probe {
-        probe(&mut host, &mut seen, &case.id)?;
+        probe(&mut host, seen, &case.id)?;
     }
     Ok(())
 }
@@ -369,6 +387,54 @@ mod tests {
         assert!(seen.wait_for(&host, t + Duration::from_secs(4), |m| m["type"] == "b"));
         assert!(t.elapsed() < Duration::from_secs(3));
         assert_eq!(seen.messages.len(), 2);
+    }
+
+    /// A case expecting an envelope `{"type":"wanted"}` that no fake host sends, with an
+    /// expected failure documented by `{"type":"limited"}`.
+    fn xfail_case() -> Case {
+        serde_json::from_value(json!({
+            "id": "runner-xfail", "group": "runner", "rules": ["R-ENV-1"],
+            "steps": [{"wait_ms": 50}],
+            "expect": [{"match": {"type": "wanted"}}],
+            "timeout_ms": 300, "settle_ms": 0, "probe": false,
+            "xfail": {"why": "issue 0: sends limited", "seen": {"match": {"type": "limited"}}}
+        }))
+        .expect("the case reads")
+    }
+
+    fn outcome_against(case: &Case, script: &str) -> Outcome {
+        let command = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        run_case(
+            case,
+            &command,
+            Engine::Webkit,
+            Err("no DNS canary in this test"),
+        )
+    }
+
+    #[test]
+    fn an_expected_failure_counts_only_when_the_documented_behaviour_is_seen() {
+        let case = xfail_case();
+        let documented = outcome_against(&case, r#"echo '{"type":"limited"}'; sleep 2"#);
+        assert!(
+            matches!(&documented, Outcome::ExpectedFail(why) if why.starts_with("issue 0")),
+            "{documented:?}"
+        );
+        assert!(!documented.is_unexpected());
+        // The same case failing another way (a host that sends nothing, or something else) is
+        // a failure of the run.
+        for script in ["sleep 2", r#"echo '{"type":"other"}'; sleep 2"#] {
+            let other = outcome_against(&case, script);
+            assert!(
+                matches!(&other, Outcome::Fail(why) if why.contains("failed otherwise than its expected failure documents")),
+                "{script}: {other:?}"
+            );
+            assert!(other.is_unexpected());
+        }
+        // And a pass of an expected failure fails the run (strict).
+        let passed = outcome_against(&case, r#"echo '{"type":"wanted"}'; sleep 2"#);
+        assert_eq!(passed, Outcome::UnexpectedPass);
+        assert!(passed.is_unexpected());
     }
 
     #[test]

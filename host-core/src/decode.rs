@@ -156,6 +156,13 @@ fn decode_object(
             ))
         }
     };
+    if !Message::TYPES
+        .iter()
+        .any(|(known, _)| *known == message_type)
+    {
+        return Err(unknown_type(&message_type));
+    }
+    check_payload_is_object(object.get("payload"))?;
     let object = Value::Object(object);
     let message = match message_type.as_str() {
         UiOpen::TYPE if object.pointer("/payload/component").is_some() => {
@@ -189,6 +196,24 @@ fn decode_object(
         other => return Err(unknown_type(other)),
     };
     Ok(message)
+}
+
+/// R-ENV-1: a payload is an object. Checked before the typed read, which would otherwise take an
+/// array for a payload's members in order and refuse its first element instead.
+fn check_payload_is_object(payload: Option<&Value>) -> Result<(), ProtocolError> {
+    let kind = match payload {
+        None | Some(Value::Object(_)) => return Ok(()),
+        Some(Value::Array(_)) => "an array",
+        Some(Value::String(_)) => "a string",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Null) => "null",
+    };
+    Err(invalid(
+        "payload",
+        "R-ENV-1",
+        format!("payload must be an object, not {kind}"),
+    ))
 }
 
 fn check_version(v: Option<&Value>) -> Result<(), ProtocolError> {

@@ -201,6 +201,48 @@ fn r_env_1_missing_fields_are_named() {
 }
 
 #[test]
+fn r_env_1_a_payload_that_is_not_an_object_is_refused_as_the_payload() {
+    for (payload, kind) in [
+        (json!([1]), "an array"),
+        (json!([]), "an array"),
+        (json!("w"), "a string"),
+        (json!(7), "a number"),
+        (json!(true), "a boolean"),
+        (Value::Null, "null"),
+    ] {
+        for message_type in [
+            "lineup.v1.ui.open",
+            "lineup.v1.ui.patch",
+            "lineup.v1.ui.close",
+        ] {
+            let (mut s, _) = primed();
+            let mut msg: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
+            msg["type"] = json!(message_type);
+            msg["payload"] = payload.clone();
+            let err = client_error(&mut s, msg.to_string().as_bytes());
+            assert_eq!(
+                err["code"], "invalid_field",
+                "{message_type} {payload}: {err}"
+            );
+            assert_eq!(err["field"], "payload", "{message_type} {payload}: {err}");
+            assert_eq!(err["in_reply_to"], "m1");
+            let text = err["message"].as_str().unwrap_or_default();
+            assert!(
+                text.contains(&format!("payload must be an object, not {kind}")),
+                "{message_type} {payload}: {text}"
+            );
+        }
+    }
+    // An unknown type is refused as the type, whatever its payload.
+    let (mut s, _) = primed();
+    let mut msg: Value = serde_json::from_slice(&open("m1", "w", None)).unwrap();
+    msg["type"] = json!("lineup.v1.ui.teleport");
+    msg["payload"] = json!([1]);
+    let err = client_error(&mut s, msg.to_string().as_bytes());
+    assert_eq!(err["field"], "type", "{err}");
+}
+
+#[test]
 fn r_env_6_bare_fragment_is_refused_naming_the_field() {
     let (mut s, _) = primed();
     let fragment = json!({"type": "lineup.v1.ui.patch",
