@@ -396,8 +396,8 @@ pub(crate) fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Reads and checks every case: schema, then types, then that `group` names its folder and ids are
-/// unique.
+/// Reads and checks every case: schema, then types, then that `group` names its folder, that ids
+/// are unique, and that no case could pass against a host that does nothing ([`crate::lint`]).
 pub(crate) fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
     let schema: Value =
         serde_json::from_str(CASE_SCHEMA).map_err(|e| format!("case.schema.json: {e}"))?;
@@ -435,6 +435,9 @@ pub(crate) fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
         }
         if cases.iter().any(|c| c.id == case.id) {
             return Err(format!("{}: duplicate id {:?}", file.display(), case.id));
+        }
+        if let Some(why) = crate::lint::weakness(&case) {
+            return Err(format!("{}: too weak to count: {why}", file.display()));
         }
         cases.push(case);
     }

@@ -14,6 +14,7 @@
 mod canary;
 mod case;
 mod dns;
+mod lint;
 mod runner;
 
 use std::path::PathBuf;
