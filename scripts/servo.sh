@@ -64,12 +64,12 @@ env -u CARGO_TARGET_DIR -u CC -u CXX -u MOZJS_FROM_SOURCE -u LIBCLANG_PATH \
 mkdir -p target/conformance-servo
 for group in envelope ui ipc navigation exfil; do
     LINEUP_SERVO="$servo_bin" xvfb-run -a -s "-screen 0 1280x1024x24" \
-        target/debug/lineup-conformance --engine servo --filter "$group" \
+        target/debug/lineup-conformance --engine servo --fresh-hosts --filter "$group" \
         --json "target/conformance-servo/$group.json" -- \
         target/debug/lineup host --stdio --engine servo --dangerous-weaker-isolation
 done
 LINEUP_SERVO="$servo_bin" xvfb-run -a -s "-screen 0 1280x1024x24" \
-    target/debug/lineup-conformance --engine servo --filter components \
+    target/debug/lineup-conformance --engine servo --fresh-hosts --filter components \
     --json target/conformance-servo/components.json -- \
     target/debug/lineup host --stdio --engine servo --dangerous-weaker-isolation --builtin-components
 echo "servo: the conformance kit on the Servo host passed in $(($(date +%s) - start)) s"

@@ -49,6 +49,10 @@ pub(crate) struct Case {
     /// canary hits).
     #[serde(default = "default_settle")]
     pub(crate) settle_ms: u64,
+    /// Whether the case needs a host process of its own instead of its worker's shared one
+    /// (see `shared.rs`).
+    #[serde(default)]
+    pub(crate) fresh_host: bool,
     /// An expected failure on the default engine.
     #[serde(default)]
     pub(crate) xfail: Option<ExpectedFailure>,

@@ -1,7 +1,7 @@
 //! `lineup-conformance`: runs the conformance cases under `conformance/cases/` against a host
 //! command that speaks `lineup.v1` over stdin/stdout.
 //!
-//! `lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] [--engine E] -- <host command…>`
+//! `lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] [--engine E] [--fresh-hosts] -- <host command…>`
 //!
 //! `--engine servo` says the host shows Surfaces with Servo: a case's `{{raw_post}}` is then the
 //! console channel instead of WebKit's message handler, and its `xfail_servo` applies in place
@@ -16,6 +16,7 @@ mod case;
 mod dns;
 mod lint;
 mod runner;
+mod shared;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,8 @@ struct Args {
     json: Option<PathBuf>,
     jobs: usize,
     engine: case::Engine,
+    /// Whether every case starts a host of its own (`--fresh-hosts`).
+    fresh_hosts: bool,
     command: Vec<String>,
 }
 
@@ -43,6 +46,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         json: None,
         jobs: 1,
         engine: case::Engine::Webkit,
+        fresh_hosts: false,
         command: Vec::new(),
     };
     while let Some(arg) = argv.next() {
@@ -64,6 +68,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
                     _ => return Err("--engine needs webkit or servo".into()),
                 }
             }
+            "--fresh-hosts" => args.fresh_hosts = true,
             "--" => {
                 args.command = argv.collect();
                 break;
@@ -72,7 +77,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     if args.command.is_empty() {
-        return Err("usage: lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] [--engine webkit|servo] -- <host command…>".into());
+        return Err("usage: lineup-conformance [--cases DIR] [--filter G] [--jobs N] [--json REPORT] [--engine webkit|servo] [--fresh-hosts] -- <host command…>".into());
     }
     Ok(args)
 }
@@ -181,41 +186,51 @@ fn words(outcome: &Outcome) -> (&'static str, String) {
     }
 }
 
-/// Runs `cases` on `jobs` threads (each case starts its own host process and its own canary, so
-/// they do not share anything but the DNS stub, where each case has a name of its own), calls `done` as each one ends, and returns each case's outcome
-/// and milliseconds in the order of `cases`.
+/// Runs `cases` on `jobs` threads, each with its worker's host (which the cases that allow it
+/// share, see `shared.rs`; each case has its own canary, and its own name at the DNS stub), calls
+/// `done` as each one ends, and returns each case's outcome and milliseconds in the order of
+/// `cases`.
 fn run_all(
     cases: &[&case::Case],
     args: &Args,
     dns: Result<&dns::DnsStub, &String>,
     done: impl Fn(&case::Case, &Outcome, u128) + Sync,
 ) -> Vec<(Outcome, u128)> {
-    run_each(cases, args.jobs, |case| {
-        let t = Instant::now();
-        let outcome = runner::run_case(
-            case,
-            &args.command,
-            args.engine,
-            dns.map_err(String::as_str),
-        );
-        let ms = t.elapsed().as_millis();
-        done(case, &outcome, ms);
-        (outcome, ms)
-    })
+    run_each(
+        cases,
+        args.jobs,
+        || shared::Worker::new(&args.command, !args.fresh_hosts),
+        |worker, case| {
+            let t = Instant::now();
+            let outcome = runner::run_case(case, worker, args.engine, dns.map_err(String::as_str));
+            let ms = t.elapsed().as_millis();
+            done(case, &outcome, ms);
+            (outcome, ms)
+        },
+    )
 }
 
-/// Calls `work` once for each item on up to `jobs` threads; the results keep the items' order.
-fn run_each<T: Sync, R: Send>(items: &[T], jobs: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+/// Calls `work` once for each item on up to `jobs` threads, each with a state of its own made by
+/// `init`; the results keep the items' order.
+fn run_each<T: Sync, S, R: Send>(
+    items: &[T],
+    jobs: usize,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, items.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(item) = items.get(i) else { break };
-                let r = work(item);
-                if let Ok(mut all) = results.lock() {
-                    all[i] = Some(r);
+            scope.spawn(|| {
+                let mut state = init();
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(item) = items.get(i) else { break };
+                    let r = work(&mut state, item);
+                    if let Ok(mut all) = results.lock() {
+                        all[i] = Some(r);
+                    }
                 }
             });
         }
@@ -245,12 +260,19 @@ mod tests {
     fn run_each_runs_every_item_once_and_keeps_their_order() {
         let items: Vec<u32> = (0..50).collect();
         let calls = AtomicUsize::new(0);
-        let out = run_each(&items, 4, |n| {
-            calls.fetch_add(1, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(u64::from(n % 3)));
-            n * 2
-        });
+        let states = AtomicUsize::new(0);
+        let out = run_each(
+            &items,
+            4,
+            || states.fetch_add(1, Ordering::SeqCst),
+            |_, n| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(u64::from(n % 3)));
+                n * 2
+            },
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 50);
+        assert!(states.load(Ordering::SeqCst) <= 4, "one state per thread");
         assert_eq!(out, items.iter().map(|n| n * 2).collect::<Vec<_>>());
     }
 }

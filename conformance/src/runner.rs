@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::canary::HttpCanary;
 use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, ExpectedFailure, Step, Vars};
 use crate::dns::DnsStub;
+use crate::shared::Worker;
 
 /// The verbs this host adapter provides beyond the wire.
 pub(crate) const ADAPTER_VERBS: &[&str] = &["start", "kill", "restart"];
@@ -38,14 +39,16 @@ impl Outcome {
     }
 }
 
-struct Host {
+/// A host process, spoken to over its stdin and stdout.
+pub(crate) struct Host {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
 impl Host {
-    fn spawn(command: &[String]) -> Result<Self, String> {
+    /// Starts `command`.
+    pub(crate) fn spawn(command: &[String]) -> Result<Self, String> {
         let (program, args) = command.split_first().ok_or("no host command")?;
         let mut child = Command::new(program)
             .args(args)
@@ -72,7 +75,8 @@ impl Host {
         })
     }
 
-    fn send(&mut self, line: &str) -> Result<(), String> {
+    /// Sends `line` and a newline.
+    pub(crate) fn send(&mut self, line: &str) -> Result<(), String> {
         let stdin = self.stdin.as_mut().ok_or("host stdin closed")?;
         stdin
             .write_all(line.as_bytes())
@@ -94,14 +98,49 @@ impl Drop for Host {
     }
 }
 
-/// Everything the host sent during a case.
-struct Seen {
+/// Everything the host sent during a case, in the case's conversations when it shares its host.
+pub(crate) struct Seen {
     messages: Vec<Value>,
+    /// The conversations whose envelopes are the case's, beside refusals of lines whose
+    /// conversation could not be read; `None`: everything (a host of the case's own).
+    conversations: Option<Vec<String>>,
 }
 
 impl Seen {
+    /// Everything the host sends.
+    fn everything() -> Self {
+        Self {
+            messages: Vec::new(),
+            conversations: None,
+        }
+    }
+
+    /// What the host sends in `conversations`, and refusals of lines whose conversation could
+    /// not be read.
+    pub(crate) fn accepting(conversations: Vec<String>) -> Self {
+        Self {
+            messages: Vec::new(),
+            conversations: Some(conversations),
+        }
+    }
+
+    fn accepts(&self, message: &Value) -> bool {
+        let Some(conversations) = &self.conversations else {
+            return true;
+        };
+        match message.get("conversation_id").and_then(Value::as_str) {
+            Some(c) => c == "unknown" || conversations.iter().any(|mine| mine == c),
+            None => true,
+        }
+    }
+
     /// Drains until some message satisfies `found` or `deadline` passes; whether one did.
-    fn wait_for(&mut self, host: &Host, deadline: Instant, found: impl Fn(&Value) -> bool) -> bool {
+    pub(crate) fn wait_for(
+        &mut self,
+        host: &Host,
+        deadline: Instant,
+        found: impl Fn(&Value) -> bool,
+    ) -> bool {
         loop {
             if self.messages.iter().any(&found) {
                 return true;
@@ -123,9 +162,12 @@ impl Seen {
                 return;
             }
             match host.lines.recv_timeout(until - now) {
-                Ok(line) => self
-                    .messages
-                    .push(serde_json::from_str(&line).unwrap_or(Value::String(line))),
+                Ok(line) => {
+                    let message = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                    if self.accepts(&message) {
+                        self.messages.push(message);
+                    }
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => return,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     thread::sleep(until - now);
@@ -140,7 +182,7 @@ impl Seen {
 /// skipped with that reason).
 pub(crate) fn run_case(
     case: &Case,
-    command: &[String],
+    worker: &mut Worker,
     engine: Engine,
     dns: Result<&DnsStub, &str>,
 ) -> Outcome {
@@ -156,13 +198,53 @@ pub(crate) fn run_case(
         Err(why) if case.uses_dns() => return Outcome::Skip(format!("no DNS canary: {why}")),
         Err(_) => None,
     };
-    let mut seen = Seen {
-        messages: Vec::new(),
+    let canary = match HttpCanary::start() {
+        Ok(canary) => canary,
+        Err(e) => return Outcome::Fail(format!("cannot start the case's HTTP canary: {e}")),
     };
-    let result = HttpCanary::start()
-        .map_err(|e| format!("cannot start the case's HTTP canary: {e}"))
-        .and_then(|canary| check(case, command, &canary, dns, engine, &mut seen));
-    judge(result, case.xfail_on(engine), &seen.messages)
+    if !worker.shares(case) {
+        let mut seen = Seen::everything();
+        let command = worker.command().to_vec();
+        let result = Host::spawn(&command).and_then(|mut host| {
+            let mut run = Run {
+                host: &mut host,
+                seen: &mut seen,
+                command: &command,
+            };
+            check(case, &mut run, &canary, dns, engine, "c1")
+        });
+        return judge(result, case.xfail_on(engine), &seen.messages);
+    }
+    let renamed = worker.rename(case);
+    let mut seen = Seen::accepting(renamed.conversations.clone());
+    let command = worker.command().to_vec();
+    let result = worker.host().and_then(|host| {
+        let mut run = Run {
+            host,
+            seen: &mut seen,
+            command: &command,
+        };
+        check(
+            &renamed.case,
+            &mut run,
+            &canary,
+            dns,
+            engine,
+            &renamed.probe_conversation,
+        )
+    });
+    let passed = result.is_ok();
+    let outcome = judge(result, renamed.case.xfail_on(engine), &seen.messages);
+    worker.finish(&renamed, passed);
+    outcome
+}
+
+/// A case's host and what it has sent so far.
+struct Run<'a> {
+    host: &'a mut Host,
+    seen: &'a mut Seen,
+    /// The host command, for an adapter's restart.
+    command: &'a [String],
 }
 
 /// The outcome of a case whose checks ended in `result`, having seen `messages`: an expected
@@ -187,13 +269,15 @@ fn judge(
     }
 }
 
+/// Runs `case`'s steps on `run`'s host and checks what it sent; `conversation` is the one of the
+/// final probe.
 fn check(
     case: &Case,
-    command: &[String],
+    run: &mut Run<'_>,
     canary: &HttpCanary,
     dns: Option<&DnsStub>,
     engine: Engine,
-    seen: &mut Seen,
+    conversation: &str,
 ) -> Result<(), String> {
     let vars = Vars {
         http: canary.url_for(&case.id),
@@ -201,7 +285,11 @@ fn check(
         dns: crate::dns::name_for(&case.id),
         engine,
     };
-    let mut host = Host::spawn(command)?;
+    let Run {
+        host,
+        seen,
+        command,
+    } = run;
     for step in &case.steps {
         match step {
             Step::Send(envelope) => {
@@ -221,10 +309,10 @@ fn check(
                 crate::canary::websocket_handshake(&fill_text(url, &vars))?;
             }
             Step::DnsLookup(name) => crate::dns::lookup(&fill_text(name, &vars)),
-            Step::WaitMs(ms) => seen.drain(&host, Instant::now() + Duration::from_millis(*ms)),
+            Step::WaitMs(ms) => seen.drain(host, Instant::now() + Duration::from_millis(*ms)),
             Step::WaitFor(predicate) => {
                 let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);
-                if !seen.wait_for(&host, deadline, |m| predicate.matches(m)) {
+                if !seen.wait_for(host, deadline, |m| predicate.matches(m)) {
                     return Err(format!(
                         "wait_for {} not seen; saw {}",
                         predicate.pattern,
@@ -236,7 +324,7 @@ fn check(
                 "kill" => host.kill(),
                 "restart" => {
                     host.kill();
-                    host = Host::spawn(command)?;
+                    **host = Host::spawn(command)?;
                 }
                 other => return Err(format!("unknown adapter verb {other}")),
             },
@@ -251,7 +339,7 @@ fn check(
         && Instant::now() < deadline
     {
         seen.drain(
-            &host,
+            host,
             (Instant::now() + Duration::from_millis(100)).min(deadline),
         );
     }
@@ -266,10 +354,7 @@ fn check(
             summary(&seen.messages)
         ));
     }
-    seen.drain(
-        &host,
-        Instant::now() + Duration::from_millis(case.settle_ms),
-    );
+    seen.drain(host, Instant::now() + Duration::from_millis(case.settle_ms));
     if let Some((p, m)) = case
         .forbid
         .iter()
@@ -287,7 +372,7 @@ fn check(
         expect_seen(&kind, case.canary.dns, &asked)?;
     }
     if case.probe {
-        probe(&mut host, seen, &case.id)?;
+        probe(host, seen, &case.id, conversation)?;
     }
     Ok(())
 }
@@ -311,10 +396,15 @@ fn expect_seen<T: std::fmt::Debug>(
 
 /// The host still answers: a `ui.patch` for an instance that does not exist is answered with a
 /// `client.error` naming it (R-ENV-5).
-fn probe(host: &mut Host, seen: &mut Seen, case_id: &str) -> Result<(), String> {
+fn probe(
+    host: &mut Host,
+    seen: &mut Seen,
+    case_id: &str,
+    conversation: &str,
+) -> Result<(), String> {
     let id = format!("probe-{case_id}");
     let envelope = json!({
-        "v": 1, "id": id, "type": "lineup.v1.ui.patch", "conversation_id": "c1",
+        "v": 1, "id": id, "type": "lineup.v1.ui.patch", "conversation_id": conversation,
         "sender": {"kind": "agent", "id": "agent"},
         "payload": {"instance_id": "conformance-probe-absent", "state": {}}
     });
@@ -380,9 +470,7 @@ mod tests {
     #[test]
     fn wait_for_returns_once_a_late_envelope_matches() {
         let host = fake_host(r#"sleep 0.3; echo '{"type":"a"}'; echo '{"type":"b"}'; sleep 5"#);
-        let mut seen = Seen {
-            messages: Vec::new(),
-        };
+        let mut seen = Seen::everything();
         let t = Instant::now();
         assert!(seen.wait_for(&host, t + Duration::from_secs(4), |m| m["type"] == "b"));
         assert!(t.elapsed() < Duration::from_secs(3));
@@ -396,7 +484,7 @@ mod tests {
             "id": "runner-xfail", "group": "runner", "rules": ["R-ENV-1"],
             "steps": [{"wait_ms": 50}],
             "expect": [{"match": {"type": "wanted"}}],
-            "timeout_ms": 300, "settle_ms": 0, "probe": false,
+            "timeout_ms": 300, "settle_ms": 0, "probe": false, "fresh_host": true,
             "xfail": {"why": "issue 0: sends limited", "seen": {"match": {"type": "limited"}}}
         }))
         .expect("the case reads")
@@ -404,9 +492,10 @@ mod tests {
 
     fn outcome_against(case: &Case, script: &str) -> Outcome {
         let command = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let mut worker = Worker::new(&command, true);
         run_case(
             case,
-            &command,
+            &mut worker,
             Engine::Webkit,
             Err("no DNS canary in this test"),
         )
@@ -440,9 +529,7 @@ mod tests {
     #[test]
     fn wait_for_gives_up_at_its_deadline() {
         let host = fake_host(r#"echo '{"type":"a"}'; sleep 5"#);
-        let mut seen = Seen {
-            messages: Vec::new(),
-        };
+        let mut seen = Seen::everything();
         let t = Instant::now();
         assert!(!seen.wait_for(&host, t + Duration::from_millis(500), |m| m["type"] == "b"));
         assert!(t.elapsed() >= Duration::from_millis(500));
