@@ -400,8 +400,8 @@ pub(crate) fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Reads and checks every case: schema, then types, then that `group` names its folder, that ids
-/// are unique, and that no case could pass against a host that does nothing ([`crate::lint`]).
+/// Reads and checks every case: schema, then types, then that `group` names its folder and ids are
+/// unique. The runner reads them through `lint::load`, which also refuses weak cases.
 pub(crate) fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
     let schema: Value =
         serde_json::from_str(CASE_SCHEMA).map_err(|e| format!("case.schema.json: {e}"))?;
@@ -440,9 +440,7 @@ pub(crate) fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
         if cases.iter().any(|c| c.id == case.id) {
             return Err(format!("{}: duplicate id {:?}", file.display(), case.id));
         }
-        if let Some(why) = crate::lint::weakness(&case) {
-            return Err(format!("{}: too weak to count: {why}", file.display()));
-        }
+
         cases.push(case);
     }
     Ok(cases)
@@ -552,12 +550,5 @@ mod tests {
             total_bytes: 100,
         };
         assert_eq!(big.line().map(|l| l.len()), Some(100));
-    }
-
-    #[test]
-    fn every_case_file_passes_the_schema() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-        let cases = load_cases(&dir).unwrap_or_else(|e| panic!("{e}"));
-        assert!(cases.len() >= 150, "only {} cases", cases.len());
     }
 }

@@ -9,9 +9,23 @@
 //! - every expected `client.error` names its `code`, and its `field` (in `match`) or says that it
 //!   has none (`"absent": ["field"]`): "some error" is met by a refusal of anything else.
 
+use std::path::Path;
+
 use serde_json::Value;
 
-use crate::case::{Canaries, CanaryExpect, Case, Predicate};
+use crate::case::{load_cases, Canaries, CanaryExpect, Case, Predicate};
+
+/// Reads the cases under `dir` ([`load_cases`]) and refuses the first that is too weak to count.
+pub(crate) fn load(dir: &Path) -> Result<Vec<Case>, String> {
+    let cases = load_cases(dir)?;
+    if let Some((case, why)) = cases.iter().find_map(|c| weakness(c).map(|why| (c, why))) {
+        return Err(format!(
+            "{}/{}: too weak to count: {why}",
+            case.group, case.id
+        ));
+    }
+    Ok(cases)
+}
 
 /// Why `case` is too weak to count, or `None`.
 pub(crate) fn weakness(case: &Case) -> Option<String> {
@@ -67,6 +81,13 @@ fn vague_error(p: &Predicate) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn every_case_file_passes_the_schema_and_the_lint() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let cases = load(&dir).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cases.len() >= 150, "only {} cases", cases.len());
+    }
 
     fn case(extra: Value) -> Case {
         let mut value = json!({

@@ -14,6 +14,7 @@
 mod canary;
 mod case;
 mod dns;
+mod host;
 mod lint;
 mod runner;
 mod shared;
@@ -91,7 +92,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cases = match case::load_cases(&args.cases) {
+    let cases = match lint::load(&args.cases) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");

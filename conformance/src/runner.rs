@@ -1,10 +1,6 @@
 //! Runs one case against a host command: spawns it, speaks `lineup.v1` over its stdin/stdout,
 //! drives the steps, checks expectations, forbidden envelopes, the canaries and a final probe.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -12,6 +8,7 @@ use serde_json::{json, Value};
 use crate::canary::HttpCanary;
 use crate::case::{fill, fill_text, CanaryExpect, Case, Engine, ExpectedFailure, Step, Vars};
 use crate::dns::DnsStub;
+use crate::host::{Host, Seen};
 use crate::shared::Worker;
 
 /// The verbs this host adapter provides beyond the wire.
@@ -36,145 +33,6 @@ impl Outcome {
     /// Whether this outcome fails the run.
     pub(crate) fn is_unexpected(&self) -> bool {
         matches!(self, Outcome::Fail(_) | Outcome::UnexpectedPass)
-    }
-}
-
-/// A host process, spoken to over its stdin and stdout.
-pub(crate) struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-}
-
-impl Host {
-    /// Starts `command`.
-    pub(crate) fn spawn(command: &[String]) -> Result<Self, String> {
-        let (program, args) = command.split_first().ok_or("no host command")?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {program}: {e}"))?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let stdin = child.stdin.take();
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Self {
-            child,
-            stdin,
-            lines: rx,
-        })
-    }
-
-    /// Sends `line` and a newline.
-    pub(crate) fn send(&mut self, line: &str) -> Result<(), String> {
-        let stdin = self.stdin.as_mut().ok_or("host stdin closed")?;
-        stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("write to host: {e}"))
-    }
-
-    fn kill(&mut self) {
-        self.stdin = None;
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Everything the host sent during a case, in the case's conversations when it shares its host.
-pub(crate) struct Seen {
-    messages: Vec<Value>,
-    /// The conversations whose envelopes are the case's, beside refusals of lines whose
-    /// conversation could not be read; `None`: everything (a host of the case's own).
-    conversations: Option<Vec<String>>,
-}
-
-impl Seen {
-    /// Everything the host sends.
-    fn everything() -> Self {
-        Self {
-            messages: Vec::new(),
-            conversations: None,
-        }
-    }
-
-    /// What the host sends in `conversations`, and refusals of lines whose conversation could
-    /// not be read.
-    pub(crate) fn accepting(conversations: Vec<String>) -> Self {
-        Self {
-            messages: Vec::new(),
-            conversations: Some(conversations),
-        }
-    }
-
-    fn accepts(&self, message: &Value) -> bool {
-        let Some(conversations) = &self.conversations else {
-            return true;
-        };
-        match message.get("conversation_id").and_then(Value::as_str) {
-            Some(c) => c == "unknown" || conversations.iter().any(|mine| mine == c),
-            None => true,
-        }
-    }
-
-    /// Drains until some message satisfies `found` or `deadline` passes; whether one did.
-    pub(crate) fn wait_for(
-        &mut self,
-        host: &Host,
-        deadline: Instant,
-        found: impl Fn(&Value) -> bool,
-    ) -> bool {
-        loop {
-            if self.messages.iter().any(&found) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            self.drain(
-                host,
-                (Instant::now() + Duration::from_millis(100)).min(deadline),
-            );
-        }
-    }
-
-    fn drain(&mut self, host: &Host, until: Instant) {
-        loop {
-            let now = Instant::now();
-            if now >= until {
-                return;
-            }
-            match host.lines.recv_timeout(until - now) {
-                Ok(line) => {
-                    let message = serde_json::from_str(&line).unwrap_or(Value::String(line));
-                    if self.accepts(&message) {
-                        self.messages.push(message);
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => return,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    thread::sleep(until - now);
-                    return;
-                }
-            }
-        }
     }
 }
 
@@ -213,7 +71,7 @@ pub(crate) fn run_case(
             };
             check(case, &mut run, &canary, dns, engine, "c1")
         });
-        return judge(result, case.xfail_on(engine), &seen.messages);
+        return judge(result, case.xfail_on(engine), seen.messages());
     }
     let renamed = worker.rename(case);
     let mut seen = Seen::accepting(renamed.conversations.clone());
@@ -234,7 +92,7 @@ pub(crate) fn run_case(
         )
     });
     let passed = result.is_ok();
-    let outcome = judge(result, renamed.case.xfail_on(engine), &seen.messages);
+    let outcome = judge(result, renamed.case.xfail_on(engine), seen.messages());
     worker.finish(&renamed, passed);
     outcome
 }
@@ -316,7 +174,7 @@ fn check(
                     return Err(format!(
                         "wait_for {} not seen; saw {}",
                         predicate.pattern,
-                        summary(&seen.messages)
+                        summary(seen.messages())
                     ));
                 }
             }
@@ -335,7 +193,7 @@ fn check(
     while !case
         .expect
         .iter()
-        .all(|p| seen.messages.iter().any(|m| p.matches(m)))
+        .all(|p| seen.messages().iter().any(|m| p.matches(m)))
         && Instant::now() < deadline
     {
         seen.drain(
@@ -346,20 +204,21 @@ fn check(
     if let Some(missing) = case
         .expect
         .iter()
-        .find(|p| !seen.messages.iter().any(|m| p.matches(m)))
+        .find(|p| !seen.messages().iter().any(|m| p.matches(m)))
     {
         return Err(format!(
             "expected {} not seen; saw {}",
             missing.pattern,
-            summary(&seen.messages)
+            summary(seen.messages())
         ));
     }
     seen.drain(host, Instant::now() + Duration::from_millis(case.settle_ms));
-    if let Some((p, m)) = case
-        .forbid
-        .iter()
-        .find_map(|p| seen.messages.iter().find(|m| p.matches(m)).map(|m| (p, m)))
-    {
+    if let Some((p, m)) = case.forbid.iter().find_map(|p| {
+        seen.messages()
+            .iter()
+            .find(|m| p.matches(m))
+            .map(|m| (p, m))
+    }) {
         return Err(format!("forbidden {} seen: {m}", p.pattern));
     }
     let hits = canary.hits();
@@ -410,7 +269,11 @@ fn probe(
     });
     host.send(&envelope.to_string())?;
     let deadline = Instant::now() + Duration::from_secs(10);
-    let answered = |s: &Seen| s.messages.iter().any(|m| m["payload"]["in_reply_to"] == id);
+    let answered = |s: &Seen| {
+        s.messages()
+            .iter()
+            .any(|m| m["payload"]["in_reply_to"] == id)
+    };
     while !answered(seen) && Instant::now() < deadline {
         seen.drain(
             host,
@@ -463,20 +326,6 @@ fn summary(messages: &[Value]) -> String {
 mod tests {
     use super::*;
 
-    fn fake_host(script: &str) -> Host {
-        Host::spawn(&["sh".to_owned(), "-c".to_owned(), script.to_owned()]).expect("sh runs")
-    }
-
-    #[test]
-    fn wait_for_returns_once_a_late_envelope_matches() {
-        let host = fake_host(r#"sleep 0.3; echo '{"type":"a"}'; echo '{"type":"b"}'; sleep 5"#);
-        let mut seen = Seen::everything();
-        let t = Instant::now();
-        assert!(seen.wait_for(&host, t + Duration::from_secs(4), |m| m["type"] == "b"));
-        assert!(t.elapsed() < Duration::from_secs(3));
-        assert_eq!(seen.messages.len(), 2);
-    }
-
     /// A case expecting an envelope `{"type":"wanted"}` that no fake host sends, with an
     /// expected failure documented by `{"type":"limited"}`.
     fn xfail_case() -> Case {
@@ -524,15 +373,5 @@ mod tests {
         let passed = outcome_against(&case, r#"echo '{"type":"wanted"}'; sleep 2"#);
         assert_eq!(passed, Outcome::UnexpectedPass);
         assert!(passed.is_unexpected());
-    }
-
-    #[test]
-    fn wait_for_gives_up_at_its_deadline() {
-        let host = fake_host(r#"echo '{"type":"a"}'; sleep 5"#);
-        let mut seen = Seen::everything();
-        let t = Instant::now();
-        assert!(!seen.wait_for(&host, t + Duration::from_millis(500), |m| m["type"] == "b"));
-        assert!(t.elapsed() >= Duration::from_millis(500));
-        assert_eq!(seen.messages, vec![json!({"type": "a"})]);
     }
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::case::{Case, Predicate, Step};
-use crate::runner::{Host, Seen};
+use crate::host::{Host, Seen};
 
 /// How many cases one shared host runs before a new one is started.
 pub(crate) const MAX_CASES_PER_HOST: usize = 40;
