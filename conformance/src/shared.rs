@@ -42,7 +42,8 @@ pub(crate) struct Worker {
     /// Whether cases may share `host` at all (`--fresh-hosts` says no).
     share: bool,
     host: Option<Host>,
-    /// Cases run on `host` so far; also numbers the renamed conversations.
+    /// Cases run on `host` so far (0 while there is none); also numbers the renamed
+    /// conversations.
     cases: usize,
 }
 
@@ -112,7 +113,6 @@ impl Worker {
     pub(crate) fn host(&mut self) -> Result<&mut Host, String> {
         if self.host.is_none() {
             self.host = Some(Host::spawn(&self.command)?);
-            self.cases = 0;
         }
         self.host.as_mut().ok_or_else(|| "no host".to_owned())
     }
@@ -123,7 +123,9 @@ impl Worker {
         self.cases += 1;
         let keep = passed && self.cases < MAX_CASES_PER_HOST && self.sync(renamed).is_ok();
         if !keep {
+            // The next case starts a new host, whose conversations are numbered afresh.
             self.host = None;
+            self.cases = 0;
         }
     }
 
