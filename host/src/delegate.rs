@@ -92,7 +92,7 @@ pub struct ChildSlot<'a> {
 
 /// One standard component to place in the window of the child views, for
 /// [`HostDelegate::request_component_placement`] (R-STD-13). Components sit in a layer over the
-/// Surfaces' views: never under a Surface's pixels, whatever bounds they get.
+/// Surfaces' views: never under a Surface's pixels, whatever area they get.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComponentSlot<'a> {
@@ -100,19 +100,10 @@ pub struct ComponentSlot<'a> {
     pub key: &'a SurfaceKey,
     /// Which component it is.
     pub kind: ComponentKind,
-    /// Its place among the components shown in the window, in open order.
-    pub index: usize,
-    /// How many are shown.
-    pub count: usize,
     /// The width of the window's content area, in logical pixels.
     pub width: u32,
     /// The height of the window's content area, in logical pixels.
     pub height: u32,
-    /// Its content's height as its page measured it; `None` until it rendered.
-    pub content_height: Option<u32>,
-    /// The heights of the components before it in open order, each with a
-    /// [`COMPONENT_GAP`]: where it starts in a column of them all.
-    pub offset: u32,
 }
 
 /// The gap between two components in the default column, in logical pixels.
@@ -123,18 +114,18 @@ pub const COMPONENT_GAP: u32 = 8;
 pub const COMPONENT_COLUMN_WIDTH: u32 = 420;
 
 impl ComponentSlot<'_> {
-    /// The default place: a column of components at the right edge of the window,
-    /// [`COMPONENT_COLUMN_WIDTH`] wide, [`COMPONENT_GAP`] from its edges, each as tall as its
-    /// content (200 px until it rendered), in open order.
+    /// The default area: a column at the right edge of the window, [`COMPONENT_COLUMN_WIDTH`]
+    /// wide, [`COMPONENT_GAP`] from its edges, as tall as the window less the gaps. The
+    /// conversation's components are boxes in it from its top, in open order, the column as
+    /// tall as they are (then it scrolls).
     pub fn column(&self) -> Rect {
         let width = COMPONENT_COLUMN_WIDTH.min(self.width.saturating_sub(2 * COMPONENT_GAP));
         let x = self.width.saturating_sub(width + COMPONENT_GAP);
-        let y = COMPONENT_GAP.saturating_add(self.offset);
         Rect {
             x: i32::try_from(x).unwrap_or(0),
-            y: i32::try_from(y).unwrap_or(i32::MAX),
+            y: i32::try_from(COMPONENT_GAP).unwrap_or(0),
             width: width.max(1),
-            height: self.content_height.unwrap_or(200).max(1),
+            height: self.height.saturating_sub(2 * COMPONENT_GAP).max(1),
         }
     }
 }
@@ -253,11 +244,14 @@ pub trait HostDelegate {
         bounds
     }
 
-    /// Where a standard component drawn by the built-in renderer goes when Surfaces are child
-    /// views ([`HostBuilder::child_views_in`](crate::HostBuilder::child_views_in)), in the same
-    /// window, over them (R-STD-13). The default is [`ComponentSlot::column`]; a kiosk places
-    /// them by instance id. Asked again whenever one opens, closes or changes height, and when
-    /// the window is resized.
+    /// The area of the window of the child views
+    /// ([`HostBuilder::child_views_in`](crate::HostBuilder::child_views_in)) that a standard
+    /// component drawn by the built-in renderer goes in, over the Surfaces (R-STD-13). The
+    /// components of one conversation given the same area are boxes of one view there, from its
+    /// top in open order, the view as tall as they are (at most the area, then it scrolls); an
+    /// instance keeps the area it opened in. The default is [`ComponentSlot::column`]; a kiosk
+    /// answers by instance id. Asked when a component opens and, for each area in use, when the
+    /// window is resized.
     fn request_component_placement(&mut self, slot: &ComponentSlot<'_>) -> Rect {
         slot.column()
     }

@@ -69,8 +69,24 @@ impl fmt::Debug for ComponentSnapshot {
     }
 }
 
-/// The host's script that reads a component page back as a [`ComponentSnapshot`].
-pub(crate) const SNAPSHOT_JS: &str = r#"(function () {
+/// The host's script that reads the instance in box `slot` of a component board back as a
+/// [`ComponentSnapshot`]: its elements, with the slot's prefix taken off every id and id
+/// reference, so that an instance reads the same in any board.
+pub(crate) fn snapshot_script(slot: &str) -> String {
+    let literal = serde_json::Value::String(slot.to_owned()).to_string();
+    format!("({SNAPSHOT_FUNCTION})({literal})")
+}
+
+const SNAPSHOT_FUNCTION: &str = r#"function (slot) {
+  var root = document.getElementById(slot);
+  if (!root) { return null; }
+  var prefix = slot + '-';
+  var REFS = { id: 1, 'for': 1, name: 1, 'aria-labelledby': 1, 'aria-describedby': 1 };
+  var strip = function (value) {
+    return value.split(' ').map(function (v) {
+      return v.indexOf(prefix) === 0 ? v.slice(prefix.length) : v;
+    }).join(' ');
+  };
   var IMPLICIT = { button: 'button', progress: 'progressbar', textarea: 'textbox',
     fieldset: 'group', h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading' };
   var INPUTS = { checkbox: 'checkbox', radio: 'radio', number: 'spinbutton' };
@@ -95,30 +111,32 @@ pub(crate) const SNAPSHOT_JS: &str = r#"(function () {
   };
   var elements = [];
   var boxes = {};
-  document.body.querySelectorAll('*').forEach(function (e) {
+  root.querySelectorAll('*').forEach(function (e) {
     var attributes = {};
-    Array.prototype.forEach.call(e.attributes, function (a) { attributes[a.name] = a.value; });
+    Array.prototype.forEach.call(e.attributes, function (a) {
+      attributes[a.name] = REFS[a.name] ? strip(a.value) : a.value;
+    });
     var role = e.getAttribute('role') || IMPLICIT[e.localName] || '';
     if (!e.getAttribute('role') && e.localName === 'input') { role = INPUTS[e.type] || 'textbox'; }
     elements.push({ tag: e.localName, attributes: attributes, role: role, name: nameOf(e) });
-    if (e.id && e.id !== 'data') {
+    if (e.id) {
       var r = e.getBoundingClientRect();
-      boxes[e.id] = [r.left, r.top, r.width, r.height];
+      boxes[strip(e.id)] = [r.left, r.top, r.width, r.height];
     }
   });
-  var focused = document.activeElement && document.activeElement !== document.body
-    ? document.activeElement.id : '';
+  var active = document.activeElement;
+  var focused = active && active !== root && root.contains(active) ? strip(active.id) : '';
   return JSON.stringify({
-    text: document.body.innerText,
+    text: root.innerText,
     elements: elements,
     focused: focused || '',
     background: getComputedStyle(document.body).backgroundColor,
     accent: getComputedStyle(document.documentElement).getPropertyValue('--lineup-color-accent').trim(),
     boxes: boxes
   });
-})()"#;
+}"#;
 
-/// Parses what [`SNAPSHOT_JS`] returned.
+/// Parses what [`snapshot_script`] returned.
 pub(crate) fn parse_snapshot(json: &str) -> Option<ComponentSnapshot> {
     serde_json::from_str(json).ok()
 }

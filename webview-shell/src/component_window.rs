@@ -12,33 +12,33 @@ use tao::window::Window;
 
 use crate::component_snapshot::ComponentSnapshot;
 use crate::components::COMPONENT_STACK_TITLE;
-use crate::components::{update_script, ComponentAction, ComponentContent, ComponentOptions};
+use crate::components::{ComponentAction, ComponentContent, ComponentOptions};
 use crate::config::Rect;
 use crate::error::ShellError;
 use crate::platform::{
-    check_display, PlatformComponent, PlatformComponentProcess, PlatformComponentStack,
-    PlatformPlace,
+    check_display, PlatformBoard, PlatformBoardPlace, PlatformComponent, PlatformComponentProcess,
 };
 
-/// One standard component shown by the host itself: a trusted, host-owned window apart from
-/// every Surface, titled [`component_window_title`](crate::component_window_title).
+/// One standard component shown by the host itself: a box in a [`ComponentBoard`], trusted,
+/// host-owned, apart from every Surface.
 ///
-/// - The window shows one host-written document for every component id; the component's
+/// - The board shows one host-written document for every component id; the component's
 ///   cleaned props and state and its Markdown tree reach it as inert JSON, and its script
-///   builds the page with `createElement` and `textContent` only. Links are inert text.
-/// - Input is taken only after the guard delay ([`ComponentOptions`]) since the window was
-///   mapped, focused or shown, and each answer needs a real input event in this window within
-///   the last second, used once (R-STD-8); Enter never reaches the page; Escape is
-///   [`ComponentAction::Cancel`].
-/// - Dropping it closes the window.
+///   builds the box with `createElement` and `textContent` only. Links are host controls.
+/// - Input is taken only after the guard delay ([`ComponentOptions`]) since the board's window
+///   was mapped, focused, moved or raised, the board shown again, or this box moved; each answer
+///   needs a real input event in this box within the last second, used once (R-STD-8); Enter
+///   never reaches a confirm or a choice; Escape is [`ComponentAction::Cancel`].
+/// - Dropping it takes its box out of the board.
 ///
 /// ## Platform-specific
-/// Linux: a GTK window holding a WebKitGTK view with its own ephemeral context (sandboxed,
-/// all network refused) under a nonce CSP. Elsewhere [`ComponentWindow::new`] fails with
-/// [`ShellError::Unsupported`].
+/// Linux: a box in a WebKitGTK view with an ephemeral context (sandboxed, all network refused)
+/// under a nonce CSP. Elsewhere [`ComponentWindow::new`] fails with [`ShellError::Unsupported`].
 pub struct ComponentWindow {
     platform: PlatformComponent,
-    /// What the page shows now: the last state and Markdown given to it.
+    /// A board of its own, made by [`ComponentWindow::new`].
+    _own: Option<ComponentBoard>,
+    /// What the box shows now: the last state and Markdown given to it.
     shown: RefCell<(JsonObject, Option<SafeMarkdown>)>,
     /// When a patch last restarted the guard delay.
     patch_restart: Cell<Option<Instant>>,
@@ -49,7 +49,8 @@ pub struct ComponentWindow {
 pub const PATCH_GUARD_INTERVAL: Duration = Duration::from_secs(2);
 
 impl ComponentWindow {
-    /// Starts rendering `content`; the window is shown once its document has rendered.
+    /// Shows `content` in a window of its own (a board holding only it, titled
+    /// [`component_window_title`](crate::component_window_title)), shown once its box was built.
     /// `on_action` hears, on the event-loop thread from the main loop (never from inside a
     /// method of this window), what the user did; `target` proves that this is that thread.
     pub fn new<T: 'static>(
@@ -58,97 +59,37 @@ impl ComponentWindow {
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
     ) -> Result<Self, ShellError> {
-        Self::create(
+        let board = ComponentBoard::create(
             target,
+            PlatformBoardPlace::Window {
+                title: &crate::component_window_title(content.kind),
+            },
             None,
-            PlatformPlace::Own,
-            content,
             options,
-            Rc::new(on_action),
-        )
+        )?;
+        let mut window = Self::in_board(target, &board, content, options, on_action)?;
+        window._own = Some(board);
+        Ok(window)
     }
 
-    /// [`ComponentWindow::new`], with the view in `process`: the web process this window shares
-    /// with the other component windows of the same conversation.
-    pub fn in_process<T: 'static>(
+    /// Shows `content` as a box at the bottom of `board`, built with `options`' guard delay;
+    /// dropping it takes the box out (a window board hides once it holds none).
+    pub fn in_board<T: 'static>(
         target: &EventLoopWindowTarget<T>,
-        process: &ComponentProcess,
+        board: &ComponentBoard,
         content: &ComponentContent,
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
-    ) -> Result<Self, ShellError> {
-        let place = PlatformPlace::Own;
-        Self::create(
-            target,
-            Some(process),
-            place,
-            content,
-            options,
-            Rc::new(on_action),
-        )
-    }
-
-    /// [`ComponentWindow::new`], with the view stacked at the bottom of `stack`, its
-    /// conversation's window, in the web process of the stack (R-STD-13). Dropping it takes
-    /// the view out of the stack; the stack's window hides once it holds none.
-    pub fn in_stack<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
-        stack: &ComponentStack,
-        content: &ComponentContent,
-        options: &ComponentOptions,
-        on_action: impl Fn(ComponentAction) + 'static,
-    ) -> Result<Self, ShellError> {
-        let place = PlatformPlace::Stacked(&stack.platform);
-        Self::create(
-            target,
-            Some(&stack.process),
-            place,
-            content,
-            options,
-            Rc::new(on_action),
-        )
-    }
-
-    /// [`ComponentWindow::new`], with the view in `parent` (an embedder's window, or the
-    /// kiosk's) at `bounds`, in logical pixels of its content area: in a layer over the
-    /// Surfaces' child views, so a component is never under a Surface's pixels (R-STD-13), in
-    /// `process` when given. The view does not take the keyboard when shown; its content's
-    /// height comes as [`ComponentAction::Resized`], for [`ComponentWindow::set_bounds`].
-    pub fn in_parent<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
-        parent: &Window,
-        bounds: Rect,
-        process: Option<&ComponentProcess>,
-        content: &ComponentContent,
-        options: &ComponentOptions,
-        on_action: impl Fn(ComponentAction) + 'static,
-    ) -> Result<Self, ShellError> {
-        let place = PlatformPlace::Child { parent, bounds };
-        Self::create(target, process, place, content, options, Rc::new(on_action))
-    }
-
-    /// Moves a view made by [`ComponentWindow::in_parent`] to `bounds` (restarting its guard
-    /// delay: what is under the pointer changed); nothing for a window.
-    pub fn set_bounds(&self, bounds: Rect) {
-        self.platform.set_bounds(bounds);
-    }
-
-    fn create<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
-        process: Option<&ComponentProcess>,
-        place: PlatformPlace<'_>,
-        content: &ComponentContent,
-        options: &ComponentOptions,
-        on_action: Rc<dyn Fn(ComponentAction)>,
     ) -> Result<Self, ShellError> {
         let _ = target;
         check_display()?;
-        let process = process.map(|p| &p.platform);
-        let platform = PlatformComponent::new(content, options, process, place, on_action)?;
+        let platform =
+            PlatformComponent::new(&board.platform, content, options, Rc::new(on_action));
         let state = JsonObject::try_from(serde_json::Value::Object(content.state.clone()))
             .unwrap_or_default();
         Ok(Self {
             platform,
+            _own: None,
             shown: RefCell::new((state, content.markdown.clone())),
             patch_restart: Cell::new(None),
         })
@@ -163,7 +104,7 @@ impl ComponentWindow {
         if !reopened && *self.shown.borrow() == next {
             return;
         }
-        self.platform.run(&update_script(state, markdown, reopened));
+        self.platform.update(state, markdown, reopened);
         *self.shown.borrow_mut() = next;
         let due = self
             .patch_restart
@@ -191,13 +132,14 @@ impl ComponentWindow {
     }
 
     /// A control for activation tests: the page itself posts `message` (a JSON object) to the
-    /// host, as its script would (with its view's token, when its process is shared), with no
-    /// input event behind it (R-STD-8 must drop an answer so made).
+    /// host as this box's script would (with its slot, and its board's token), with no input
+    /// event behind it (R-STD-8 must drop an answer so made).
     #[cfg(feature = "test-controls")]
     pub fn post_from_page_for_test(&self, message: &str) {
         let literal = serde_json::Value::String(message.to_owned()).to_string();
-        self.platform.run(&format!(
-            "(function () {{ var m = JSON.parse({literal}); \
+        let slot = serde_json::Value::String(self.platform.slot().to_owned()).to_string();
+        self.platform.run(format!(
+            "(function () {{ var m = JSON.parse({literal}); m.slot = {slot}; \
              var d = JSON.parse(document.getElementById('data').textContent); \
              if (d.token) {{ m.token = d.token; }} \
              window.webkit.messageHandlers.lineupHost.postMessage(JSON.stringify(m)); }})(); 'ok'"
@@ -226,11 +168,11 @@ impl ComponentWindow {
     }
 }
 
-/// A web process that the component windows of one conversation share (§4 of
-/// standard-components.md): each window's view is a related view of the others', in one
-/// sandboxed, ephemeral context with all network refused, so a component costs a view, not a
-/// process. Views are told apart by a random token in each host-written document; no agent code
-/// runs in any of them. Dropping it lets the process end with its last window.
+/// A web process that every component board of a host shares (§4 of standard-components.md):
+/// each board's view is a related view of the others', in one sandboxed, ephemeral context with
+/// all network refused, so a board costs a view, not a process. Boards are told apart by a random
+/// token in each host-written document; no agent code runs in any of them. Dropping it lets the
+/// process end with its last board.
 ///
 /// ## Platform-specific
 /// Linux only; elsewhere [`ComponentProcess::new`] fails with [`ShellError::Unsupported`].
@@ -240,7 +182,7 @@ pub struct ComponentProcess {
 }
 
 impl ComponentProcess {
-    /// A new shared context; its web process starts with the first window.
+    /// A new shared context; its web process starts with the first board.
     pub fn new() -> Result<Self, ShellError> {
         Ok(Self {
             platform: PlatformComponentProcess::new()?,
@@ -248,27 +190,82 @@ impl ComponentProcess {
     }
 }
 
-/// The window a conversation's standard components stack in, in open order (R-STD-13), titled
-/// [`COMPONENT_STACK_TITLE`], with the web process they share ([`ComponentProcess`]). The stack
-/// hands each component the input meant for it: keys to the one whose view has the focus; a
-/// map, a focus or a change of the column's layout restarts every component's guard delay
-/// (R-STD-8 (b)); the close button closes each one as the user's close.
+/// One trusted view for every standard component of one placement target (R-STD-13, §4 of
+/// standard-components.md): a conversation's window of its own, or a region of an embedder's
+/// (or the kiosk's) window. Each [`ComponentWindow`] in it is a box, in open order; a further
+/// component adds a box, not a view or a process. The board hands each box the input meant for
+/// it (R-STD-8 per instance): a pointer or touch event to the box under it in the layout last
+/// drawn, a key to the box holding the focus.
 ///
 /// ## Platform-specific
-/// Linux only; elsewhere [`ComponentStack::new`] fails with [`ShellError::Unsupported`].
+/// Linux only; elsewhere its constructors fail with [`ShellError::Unsupported`].
 #[derive(Clone)]
-pub struct ComponentStack {
-    process: ComponentProcess,
-    platform: PlatformComponentStack,
+pub struct ComponentBoard {
+    platform: PlatformBoard,
 }
 
-impl ComponentStack {
-    /// A new, empty stack; its window is mapped with its first shown component.
-    pub fn new() -> Result<Self, ShellError> {
+impl ComponentBoard {
+    /// A conversation's window of its own, titled [`COMPONENT_STACK_TITLE`], in `process` when
+    /// given: mapped with its first shown box, as tall as its boxes up to 720 px (then it
+    /// scrolls), hidden when it holds none (R-STD-13). `options` gives its look.
+    pub fn window<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        process: Option<&ComponentProcess>,
+        options: &ComponentOptions,
+    ) -> Result<Self, ShellError> {
+        let place = PlatformBoardPlace::Window {
+            title: COMPONENT_STACK_TITLE,
+        };
+        Self::create(target, place, process, options)
+    }
+
+    /// A board in `parent` (an embedder's window, or the kiosk's) in `area`, logical pixels of
+    /// its content area: in a layer over the Surfaces' child views, so a component is never
+    /// under a Surface's pixels (R-STD-13); as tall as its boxes, at most `area`, then it
+    /// scrolls. It does not take the keyboard when shown.
+    pub fn in_parent<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        parent: &Window,
+        area: Rect,
+        process: Option<&ComponentProcess>,
+        options: &ComponentOptions,
+    ) -> Result<Self, ShellError> {
+        Self::create(
+            target,
+            PlatformBoardPlace::Child { parent, area },
+            process,
+            options,
+        )
+    }
+
+    fn create<T: 'static>(
+        target: &EventLoopWindowTarget<T>,
+        place: PlatformBoardPlace<'_>,
+        process: Option<&ComponentProcess>,
+        options: &ComponentOptions,
+    ) -> Result<Self, ShellError> {
+        let _ = target;
         check_display()?;
+        let process = process.map(|p| &p.platform);
         Ok(Self {
-            process: ComponentProcess::new()?,
-            platform: PlatformComponentStack::new(COMPONENT_STACK_TITLE),
+            platform: PlatformBoard::new(place, process, options)?,
         })
+    }
+
+    /// Moves a board made by [`ComponentBoard::in_parent`] to `area` (every box's guard delay
+    /// restarts: what is under the pointer changed); nothing for a window.
+    pub fn set_area(&self, area: Rect) {
+        self.platform.set_area(area);
+    }
+
+    /// Hides or shows the board (its conversation is hidden or shown): a hidden board's boxes
+    /// take no input, and showing it again restarts every box's guard delay (R-STD-8 (a), (b)).
+    pub fn set_visible(&self, visible: bool) {
+        self.platform.set_visible(visible);
+    }
+
+    /// Whether it holds no box.
+    pub fn is_empty(&self) -> bool {
+        self.platform.is_empty()
     }
 }

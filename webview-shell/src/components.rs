@@ -37,7 +37,12 @@ pub(crate) const MAX_COMPONENT_MESSAGE_BYTES: usize = 20 * 1024;
 
 const HTML: &str = include_str!("components/components.html");
 const CSS: &str = include_str!("components/components.css");
-const JS: &str = include_str!("components/components.js");
+/// The instance's builder, then the board that uses it: one script element.
+const JS: &str = concat!(
+    include_str!("components/instance.js"),
+    "\n",
+    include_str!("components/components.js")
+);
 
 /// The title of the window of a `kind` component: its id, then [`COMPONENT_TITLE_MARKER`].
 ///
@@ -170,31 +175,14 @@ pub enum ComponentAction {
     Close,
     /// The view failed: its web process ended, or its document never rendered.
     Failed,
-    /// The content of a view in an embedder's window ([`ComponentWindow::in_parent`]) is now
-    /// `height` logical pixels tall: lay it out again. Not an answer; no other frame reports it.
-    ///
-    /// [`ComponentWindow::in_parent`]: crate::ComponentWindow::in_parent
-    Resized {
-        /// The content's height.
-        height: u32,
-    },
 }
 
-/// A message of the component document, parsed strictly; anything else is dropped.
+/// What one instance's box of a board said, parsed strictly; anything else is dropped.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum PageMessage {
-    /// The document built its DOM; `height` is its content's, in CSS pixels.
-    Rendered {
-        /// The content's height.
-        #[serde(default)]
-        height: Option<f64>,
-    },
-    /// The content's height changed (an update, a reopened round's error line).
-    Resize {
-        /// The new height, in CSS pixels.
-        height: f64,
-    },
+    /// The instance's box was built and laid out.
+    Rendered {},
     /// A submit button (or an immediate choice) was used.
     Submit {
         /// The answer the page built.
@@ -216,30 +204,102 @@ pub(crate) enum PageMessage {
     },
 }
 
-/// `text` as a [`PageMessage`], or `None` when it is anything else.
-pub(crate) fn parse_message(text: &str) -> Option<PageMessage> {
+/// Where one instance's box is drawn in its board: slot, x, y, width and height in CSS pixels
+/// of the view (its logical pixels).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub(crate) struct LayoutBox(String, f64, f64, f64, f64);
+
+impl LayoutBox {
+    /// The instance's slot.
+    pub(crate) fn slot(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the point (`x`, `y`) of the view is inside the box.
+    pub(crate) fn contains(&self, x: f64, y: f64) -> bool {
+        x >= self.1 && y >= self.2 && x < self.1 + self.3 && y < self.2 + self.4
+    }
+
+    /// Whether the box is drawn elsewhere than `other`, or at another size: the instance's
+    /// controls moved under the pointer.
+    pub(crate) fn moved_from(&self, other: &LayoutBox) -> bool {
+        [
+            (self.1, other.1),
+            (self.2, other.2),
+            (self.3, other.3),
+            (self.4, other.4),
+        ]
+        .iter()
+        .any(|(a, b)| (a - b).abs() >= 0.5)
+    }
+}
+
+/// What the board itself said.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum BoardFrame {
+    /// The document's script ran: the board takes instances.
+    Ready {},
+    /// Where each box is drawn now, and the board's whole height, in CSS pixels.
+    Layout {
+        /// The height of all boxes together.
+        height: f64,
+        /// Each box, in order.
+        boxes: Vec<LayoutBox>,
+    },
+    /// The box holding the keyboard focus changed (`None`: none).
+    Focus {
+        /// Its slot.
+        focused: Option<String>,
+    },
+}
+
+/// A message of a board document.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum BoardMessage {
+    /// The board's own.
+    Board(BoardFrame),
+    /// One instance's, named by its slot.
+    Instance {
+        /// The slot its message named.
+        slot: String,
+        /// What it said.
+        message: PageMessage,
+    },
+}
+
+/// `text` as a [`BoardMessage`], or `None` when it is anything else.
+pub(crate) fn parse_message(text: &str) -> Option<BoardMessage> {
     if text.len() > MAX_COMPONENT_MESSAGE_BYTES {
         return None;
     }
-    serde_json::from_str(text).ok()
+    let Value::Object(mut object) = serde_json::from_str::<Value>(text).ok()? else {
+        return None;
+    };
+    match object.remove("slot") {
+        Some(Value::String(slot)) => {
+            let message = serde_json::from_value(Value::Object(object)).ok()?;
+            Some(BoardMessage::Instance { slot, message })
+        }
+        Some(_) => None,
+        None => serde_json::from_value(Value::Object(object))
+            .ok()
+            .map(BoardMessage::Board),
+    }
 }
 
-/// The one host-written document, with `content` as its inert data, in the host's theme: the
-/// R-UI-11 custom properties (regular or high contrast, as `options` says) before the
-/// components' own sheet.
-pub(crate) fn component_document(
-    content: &ComponentContent,
+/// The one host-written board document, with no instance yet, titled `title` (the host's own
+/// words), `width` logical pixels wide, in the host's theme: the R-UI-11 custom properties (regular or high contrast, as
+/// `options` says) before the components' own sheet.
+pub(crate) fn board_document(
+    title: &str,
+    width: u32,
     options: &ComponentOptions,
     token: Option<&str>,
 ) -> Result<TrustedDocument, ShellError> {
     let data = json!({
-        "kind": content.kind.as_str(),
-        "title": component_window_title(content.kind),
-        "props": content.props,
-        "state": content.state,
-        "markdown": content.markdown,
-        "locked": content.locked,
-        "draft": content.draft,
+        "title": title,
+        "width": width,
         "contrast": if options.high_contrast { "more" } else { "normal" },
         "token": token,
     });
@@ -251,6 +311,49 @@ pub(crate) fn component_document(
     TrustedDocument::new(HTML, &format!("{theme}\n{CSS}"), JS, &data)
 }
 
+/// `value` as one JavaScript string literal holding its JSON, never code.
+fn literal(value: &Value) -> String {
+    inert_json(&Value::String(value.to_string()))
+}
+
+/// `slot` as a JavaScript string literal.
+fn slot_literal(slot: &str) -> String {
+    inert_json(&Value::String(slot.to_owned()))
+}
+
+/// The host's script that adds `content` to its board as box `slot`, at the bottom.
+pub(crate) fn add_script(slot: &str, content: &ComponentContent) -> String {
+    let data = json!({
+        "kind": content.kind.as_str(),
+        "title": component_window_title(content.kind),
+        "props": content.props,
+        "state": content.state,
+        "markdown": content.markdown,
+        "locked": content.locked,
+        "draft": content.draft,
+    });
+    format!(
+        "window.lineupBoard.add({}, {})",
+        slot_literal(slot),
+        literal(&data)
+    )
+}
+
+/// The host's script that takes box `slot` out of its board.
+pub(crate) fn remove_script(slot: &str) -> String {
+    format!("window.lineupBoard.remove({})", slot_literal(slot))
+}
+
+/// The host's script that makes the board `width` logical pixels wide.
+pub(crate) fn width_script(width: u32) -> String {
+    format!("window.lineupBoard.width({width})")
+}
+
+/// The host's script that locks box `slot` after an answer.
+pub(crate) fn lock_script(slot: &str) -> String {
+    format!("window.lineupBoard.lock({})", slot_literal(slot))
+}
+
 /// Whether Enter may reach the page of a `kind` component: in the one-line fields of an
 /// `input` or a `form` its release submits, and in a multi-line field it breaks the line.
 /// Never on `confirm` or `choice`, where nothing is typed (R-STD-8).
@@ -258,20 +361,21 @@ pub(crate) fn takes_enter(kind: ComponentKind) -> bool {
     matches!(kind, ComponentKind::Input | ComponentKind::Form)
 }
 
-/// The host's script that shows a new `state` (and its Markdown) in the page; the data goes
+/// The host's script that shows a new `state` (and its Markdown) in box `slot`; the data goes
 /// in as one JSON string literal that the page parses, never as code.
 pub(crate) fn update_script(
+    slot: &str,
     state: &JsonObject,
     markdown: Option<&SafeMarkdown>,
     reopened: bool,
 ) -> String {
     let data = json!({"state": state.as_map(), "markdown": markdown, "reopened": reopened});
-    let literal = inert_json(&Value::String(data.to_string()));
-    format!("window.lineupComponent.update({literal})")
+    format!(
+        "window.lineupBoard.update({}, {})",
+        slot_literal(slot),
+        literal(&data)
+    )
 }
-
-/// The host's script that locks the page after an answer.
-pub(crate) const LOCK_SCRIPT: &str = "window.lineupComponent.lock()";
 
 #[cfg(test)]
 mod tests {
@@ -300,57 +404,73 @@ mod tests {
     }
 
     #[test]
-    fn page_messages_are_parsed_strictly() {
+    fn board_messages_are_parsed_strictly() {
+        let instance = |text: &str| match parse_message(text) {
+            Some(BoardMessage::Instance { slot, message }) => Some((slot, message)),
+            _ => None,
+        };
         assert_eq!(
-            parse_message(r#"{"type":"rendered"}"#),
-            Some(PageMessage::Rendered { height: None })
+            instance(r#"{"type":"rendered","slot":"b1"}"#),
+            Some(("b1".into(), PageMessage::Rendered {}))
         );
         assert_eq!(
-            parse_message(r#"{"type":"rendered","height":120.5}"#),
-            Some(PageMessage::Rendered {
-                height: Some(120.5)
-            })
+            instance(r#"{"type":"submit","answer":true,"slot":"b2"}"#),
+            Some((
+                "b2".into(),
+                PageMessage::Submit {
+                    answer: Value::Bool(true)
+                }
+            ))
         );
         assert_eq!(
-            parse_message(r#"{"type":"resize","height":88}"#),
-            Some(PageMessage::Resize { height: 88.0 })
+            instance(r#"{"type":"cancel","slot":"b1"}"#),
+            Some(("b1".into(), PageMessage::Cancel {}))
         );
         assert_eq!(
-            parse_message(r#"{"type":"submit","answer":true}"#),
-            Some(PageMessage::Submit {
-                answer: Value::Bool(true)
-            })
+            instance(r#"{"type":"link","url":"https://example.com/","slot":"b1"}"#),
+            Some((
+                "b1".into(),
+                PageMessage::Link {
+                    url: "https://example.com/".into()
+                }
+            ))
         );
         assert_eq!(
-            parse_message(r#"{"type":"cancel"}"#),
-            Some(PageMessage::Cancel {})
+            parse_message(r#"{"type":"ready"}"#),
+            Some(BoardMessage::Board(BoardFrame::Ready {}))
         );
         assert_eq!(
-            parse_message(r#"{"type":"dismiss"}"#),
-            Some(PageMessage::Dismiss {})
+            parse_message(r#"{"type":"focus","focused":null}"#),
+            Some(BoardMessage::Board(BoardFrame::Focus { focused: None }))
         );
-        assert_eq!(
-            parse_message(r#"{"type":"link","url":"https://example.com/"}"#),
-            Some(PageMessage::Link {
-                url: "https://example.com/".into()
-            })
-        );
+        let Some(BoardMessage::Board(BoardFrame::Layout { height, boxes })) =
+            parse_message(r#"{"type":"layout","height":300,"boxes":[["b1",0,0,480,120]]}"#)
+        else {
+            panic!("a layout was not parsed");
+        };
+        assert_eq!(height, 300.0);
+        assert!(boxes[0].contains(10.0, 119.0) && !boxes[0].contains(10.0, 120.0));
+        assert_eq!(boxes[0].slot(), "b1");
         for bad in [
             "submit",
-            r#"{"type":"submit"}"#,
-            r#"{"type":"cancel","via":"embedder"}"#,
-            r#"{"type":"close"}"#,
-            r#"{"type":"link"}"#,
-            r#"{"type":"link","url":7}"#,
-            r#"{"type":"link","url":"https://example.com/","input":"pointer"}"#,
-            r#"{"type":"submit","answer":true,"input":"pointer"}"#,
+            r#"{"type":"submit","answer":true}"#,
+            r#"{"type":"submit","slot":"b1"}"#,
+            r#"{"type":"submit","answer":true,"slot":7}"#,
+            r#"{"type":"cancel","via":"embedder","slot":"b1"}"#,
+            r#"{"type":"close","slot":"b1"}"#,
+            r#"{"type":"link","slot":"b1"}"#,
+            r#"{"type":"link","url":7,"slot":"b1"}"#,
+            r#"{"type":"submit","answer":true,"input":"pointer","slot":"b1"}"#,
+            r#"{"type":"layout","height":1}"#,
+            r#"{"type":"layout","height":1,"boxes":[["b1",0,0]]}"#,
+            r#"{"type":"ready","slot":null}"#,
             "[]",
             "",
         ] {
             assert_eq!(parse_message(bad), None, "{bad}");
         }
         let long = format!(
-            r#"{{"type":"submit","answer":"{}"}}"#,
+            r#"{{"type":"submit","answer":"{}","slot":"b1"}}"#,
             "a".repeat(MAX_COMPONENT_MESSAGE_BYTES)
         );
         assert_eq!(parse_message(&long), None);
@@ -360,9 +480,9 @@ mod tests {
     fn update_data_is_a_string_literal_not_code() {
         let state = JsonObject::try_from(json!({"error": "</script>\u{2028}'); alert(1); ('"}))
             .unwrap_or_default();
-        let script = update_script(&state, None, true);
+        let script = update_script("b1", &state, None, true);
         let literal = script
-            .strip_prefix("window.lineupComponent.update(")
+            .strip_prefix("window.lineupBoard.update(\"b1\", ")
             .and_then(|s| s.strip_suffix(')'))
             .unwrap_or_default();
         let Ok(Value::String(inner)) = serde_json::from_str::<Value>(literal) else {

@@ -100,7 +100,7 @@ mod window_pixels;
 pub use clock::SystemWallClock;
 pub use component_snapshot::{ComponentSnapshot, SnapshotElement};
 pub use component_window::{
-    ComponentProcess, ComponentStack, ComponentWindow, PATCH_GUARD_INTERVAL,
+    ComponentBoard, ComponentProcess, ComponentWindow, PATCH_GUARD_INTERVAL,
 };
 pub use components::{
     component_window_title, ComponentAction, ComponentContent, ComponentOptions,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use lineup_host::{ChildSlot, ComponentSlot, HostDelegate, Rect, Refusal, COMPONENT_GAP};
+use lineup_host::{ChildSlot, ComponentSlot, HostDelegate, Rect, Refusal};
 use lineup_host_core::{CloseReason, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey};
 
 use super::config::Region;
@@ -12,9 +12,6 @@ use super::config::Region;
 pub(crate) struct RegionLayout<D> {
     regions: Vec<Region>,
     placed: BTreeMap<SurfaceKey, usize>,
-    /// The components in the default region's column, in open order, with their heights, as
-    /// the last layout placed them.
-    column: Vec<(SurfaceKey, u32)>,
     inner: D,
 }
 
@@ -23,7 +20,6 @@ impl<D: HostDelegate> RegionLayout<D> {
         Self {
             regions,
             placed: BTreeMap::new(),
-            column: Vec::new(),
             inner,
         }
     }
@@ -130,49 +126,19 @@ impl<D: HostDelegate> HostDelegate for RegionLayout<D> {
         }
     }
 
-    /// R-STD-13: a component goes to the region naming its instance id, at the region's top,
-    /// as tall as its content (at most the region); any other to the default region, in a
-    /// column of those from its top, [`COMPONENT_GAP`] apart. Over the Surfaces there either way.
+    /// R-STD-13: a component goes to the region naming its instance id, any other to the
+    /// default region; the components of one region are boxes of one view there, from its top,
+    /// as tall as they are (at most the region). Over the Surfaces there either way.
     fn request_component_placement(&mut self, slot: &ComponentSlot<'_>) -> Rect {
         let instance = slot.key.instance.as_str();
-        let named = self
+        let region = self
             .regions
             .iter()
-            .position(|r| r.instances.iter().any(|i| i == instance));
-        // A layout asks for every component in open order from the first.
-        if slot.index == 0 {
-            self.column.clear();
-        }
-        let wanted = slot.content_height.unwrap_or(200);
-        let (region, offset) = match named {
-            Some(region) => (region, 0),
-            None => {
-                self.column.retain(|(k, _)| k != slot.key);
-                let offset = self
-                    .column
-                    .iter()
-                    .map(|(_, h)| h.saturating_add(COMPONENT_GAP))
-                    .sum::<u32>();
-                self.column.push((slot.key.clone(), wanted));
-                (
-                    self.regions.iter().position(|r| r.default).unwrap_or(0),
-                    offset,
-                )
-            }
-        };
-        let Some(area) = self
-            .regions
-            .get(region)
-            .map(|r| bounds(r, slot.width, slot.height))
-        else {
-            return slot.column();
-        };
-        let offset = offset.min(area.height.saturating_sub(1));
-        Rect {
-            x: area.x,
-            y: area.y.saturating_add(i32::try_from(offset).unwrap_or(0)),
-            width: area.width,
-            height: wanted.min(area.height - offset).max(1),
+            .position(|r| r.instances.iter().any(|i| i == instance))
+            .unwrap_or_else(|| self.regions.iter().position(|r| r.default).unwrap_or(0));
+        match self.regions.get(region) {
+            Some(r) => bounds(r, slot.width, slot.height),
+            None => slot.column(),
         }
     }
 

@@ -172,7 +172,7 @@ fn answered(
         ComponentAction::Draft(draft) => return Some(session.component_draft(key, &draft)),
         ComponentAction::Close | ComponentAction::Failed => return None,
         // Only views in an embedder's window report their height; links are handled above.
-        ComponentAction::Resized { .. } | ComponentAction::Link { .. } => return Some(Vec::new()),
+        ComponentAction::Link { .. } => return Some(Vec::new()),
     };
     Some(session.component_answered(key, answer).unwrap_or_default())
 }

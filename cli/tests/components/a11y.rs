@@ -1,7 +1,7 @@
 //! R-STD-12 as a screen reader meets it: on a private session bus with the accessibility bus
 //! (at-spi2-core), each component's controls are read back through AT-SPI (the system Python's
 //! `gi.repository.Atspi`, `support/atspi_tree.py`) with their roles and names, each in a
-//! document named for its component inside the conversation's one stacked window: buttons, the
+//! region named for its component (its box) in the conversation's one board window: buttons, the
 //! entry of an input, a form's fields, a choice's radio buttons in a named group, a named
 //! progress bar, the status region and the alert, and no control without a name.
 

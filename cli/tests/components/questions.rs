@@ -18,8 +18,9 @@ fn nth_submit(host: &mut StdioHost, n: usize) -> Value {
     while submits(host).len() < n {
         assert!(
             std::time::Instant::now() < deadline,
-            "no submit #{n}: {:?}",
-            host.seen
+            "no submit #{n}: {:?}\nstderr:\n{}",
+            host.seen,
+            host.stderr.lock().unwrap()
         );
         host.drain(Duration::from_millis(200));
     }

@@ -1,6 +1,7 @@
 """Reads the accessibility tree of the application named `lineup` through AT-SPI, as a screen
 reader does, and prints it as JSON: one object per accessible, {frame, document, role, name, depth}: the title
-of the window it is in and the name of the web document it is in ("" outside one).
+of the window it is in and the name of the web document or the named region (a component's box,
+named for its component by the host) it is in ("" outside one).
 
 Usage: atspi_tree.py TIMEOUT_SECONDS TITLE...; waits until a frame or a document named each
 TITLE holds a push button, an entry, a progress bar, a radio button or a status region (or the
@@ -17,6 +18,7 @@ import gi
 gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
+REGIONS = {"landmark", "section", "panel", "form"}
 CONTENT = {"push button", "entry", "progress bar", "radio button", "status bar",
            "notification", "heading", "paragraph", "toggle button"}
 
@@ -28,7 +30,7 @@ def walk(node, frame, document, depth, out):
         return
     if role == "frame":
         frame = name
-    if role == "document web":
+    if role == "document web" or (role in REGIONS and name.endswith(" — LineUp question")):
         document = name
     out.append({"frame": frame, "document": document, "role": role, "name": name,
                 "depth": depth})

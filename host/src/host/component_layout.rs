@@ -1,144 +1,156 @@
-//! Standard components in the window of the child views (R-STD-13): when Surfaces are child
-//! views of an embedder's (or the kiosk's) window, the built-in renderer puts each component
-//! there too, in the layer over the Surfaces, where [`HostDelegate::request_component_placement`]
-//! says; a conversation's components share one web process. Laid out again when one is shown,
-//! closed or changes height, and when the window is resized.
+//! Where the built-in renderer draws components (R-STD-13, §4 of standard-components.md): one
+//! [`ComponentBoard`] per placement target, each instance a box in it. Without child views a
+//! conversation's target is a window of its own; with them, the area of the window of the
+//! child views that [`HostDelegate::request_component_placement`] names for an instance (the
+//! default column, a kiosk region): the instances of one conversation given the same area share
+//! one board there. Every board is in one web process. An instance keeps the board it opened
+//! in; the boards' areas are asked again when the window is resized.
 
 use std::collections::HashMap;
 
 use lineup_host_core::{ComponentKind, SessionId, SurfaceKey};
+use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
-use lineup_webview_shell::{ComponentProcess, ComponentWindow};
+use lineup_webview_shell::{ComponentBoard, ComponentOptions, ComponentProcess, Rect, ShellError};
 
-use crate::delegate::{ComponentSlot, HostDelegate, COMPONENT_GAP};
+use crate::delegate::{ComponentSlot, HostDelegate};
 
-/// The components in the window of the child views: their open order, kinds and heights, and
-/// the web process each conversation's share.
-#[derive(Default)]
-pub(super) struct ChildComponents {
-    order: Vec<(SurfaceKey, ComponentKind)>,
-    heights: HashMap<SurfaceKey, u32>,
-    processes: HashMap<SessionId, ComponentProcess>,
+/// One board and what it is for.
+struct Placed {
+    session: SessionId,
+    /// Its area in the window of the child views; `None` for a window of its own.
+    area: Option<Rect>,
+    board: ComponentBoard,
 }
 
-impl ChildComponents {
-    /// The process the components of `session` share, made on first use; `None` when it
-    /// cannot be made (each then gets one of its own).
-    pub(super) fn process_of(&mut self, session: SessionId) -> Option<ComponentProcess> {
-        if let Some(process) = self.processes.get(&session) {
-            return Some(process.clone());
-        }
-        match ComponentProcess::new() {
-            Ok(process) => {
-                self.processes.insert(session, process.clone());
-                Some(process)
-            }
-            Err(e) => {
-                tracing::warn!("no shared component process: {e}");
-                None
-            }
-        }
-    }
+/// The boards, and which board each instance is a box of.
+///
+/// Invariant: every board holds at least one instance of `of`; a board goes with its last.
+#[derive(Default)]
+pub(super) struct ComponentBoards {
+    /// The web process every board shares, made with the first.
+    process: Option<ComponentProcess>,
+    boards: HashMap<u64, Placed>,
+    next: u64,
+    of: HashMap<SurfaceKey, (u64, ComponentKind)>,
+}
 
-    /// `key` was shown, after the others.
-    pub(super) fn add(&mut self, key: SurfaceKey, kind: ComponentKind) {
-        self.order.push((key, kind));
-    }
+/// Where a new instance goes.
+pub(super) enum Target<'a> {
+    /// Its conversation's window.
+    Window,
+    /// The window of the child views, where the delegate says.
+    Child {
+        /// The window.
+        parent: &'a Window,
+        /// Who places it.
+        delegate: &'a mut dyn HostDelegate,
+    },
+}
 
-    /// `key` went; its conversation's process goes with its last component.
-    pub(super) fn remove(&mut self, key: &SurfaceKey) {
-        self.order.retain(|(k, _)| k != key);
-        self.heights.remove(key);
-        if !self.order.iter().any(|(k, _)| k.session == key.session) {
-            self.processes.remove(&key.session);
-        }
-    }
-
-    /// Whether `key` is one of them.
-    pub(super) fn holds(&self, key: &SurfaceKey) -> bool {
-        self.order.iter().any(|(k, _)| k == key)
-    }
-
-    /// The content of `key` is `height` tall; returns whether that changed anything.
-    pub(super) fn resized(&mut self, key: &SurfaceKey, height: u32) -> bool {
-        if !self.holds(key) {
-            return false;
-        }
-        self.heights.insert(key.clone(), height) != Some(height)
-    }
-
-    /// The slot of each, in open order, for a `width` × `height` content area.
-    fn slots(&self, width: u32, height: u32) -> Vec<ComponentSlot<'_>> {
-        let count = self.order.len();
-        let mut offset = 0u32;
-        let mut slots = Vec::with_capacity(count);
-        for (index, (key, kind)) in self.order.iter().enumerate() {
-            let content_height = self.heights.get(key).copied();
-            slots.push(ComponentSlot {
-                key,
-                kind: *kind,
-                index,
-                count,
-                width,
-                height,
-                content_height,
-                offset,
-            });
-            offset = offset
-                .saturating_add(content_height.unwrap_or(200))
-                .saturating_add(COMPONENT_GAP);
-        }
-        slots
-    }
-
-    /// Puts each of `windows` that is here where `delegate` says, in `parent`.
-    pub(super) fn relayout(
-        &self,
-        parent: &Window,
-        windows: &HashMap<SurfaceKey, ComponentWindow>,
-        delegate: &mut dyn HostDelegate,
-    ) {
-        let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
-        // Logical pixels of a real window: far inside u32.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
-        for slot in self.slots(width, height) {
-            if let Some(window) = windows.get(slot.key) {
-                window.set_bounds(delegate.request_component_placement(&slot));
-            }
-        }
-    }
-
-    /// Where `kind`, shown now as `key`, goes before it has a height: its slot at the end of
-    /// the column.
-    pub(super) fn first_bounds(
-        &self,
-        parent: &Window,
+impl ComponentBoards {
+    /// The board `key` (a `kind`) goes in at `target`, made (with `options`' look) when its
+    /// conversation has none there yet.
+    pub(super) fn board_for<T: 'static>(
+        &mut self,
+        event_loop: &EventLoopWindowTarget<T>,
         key: &SurfaceKey,
         kind: ComponentKind,
-        delegate: &mut dyn HostDelegate,
-    ) -> lineup_webview_shell::Rect {
-        let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
-        let slots = self.slots(width, height);
-        let offset = slots
-            .last()
-            .map(|s| {
-                s.offset
-                    .saturating_add(s.content_height.unwrap_or(200))
-                    .saturating_add(COMPONENT_GAP)
-            })
-            .unwrap_or(0);
-        delegate.request_component_placement(&ComponentSlot {
-            key,
-            kind,
-            index: slots.len(),
-            count: slots.len() + 1,
-            width,
-            height,
-            content_height: None,
-            offset,
-        })
+        target: Target<'_>,
+        options: &ComponentOptions,
+    ) -> Result<(u64, ComponentBoard), ShellError> {
+        let session = key.session;
+        let (area, parent) = match target {
+            Target::Window => (None, None),
+            Target::Child { parent, delegate } => {
+                let slot = slot(parent, key, kind);
+                (
+                    Some(delegate.request_component_placement(&slot)),
+                    Some(parent),
+                )
+            }
+        };
+        if let Some((id, placed)) = self
+            .boards
+            .iter()
+            .find(|(_, p)| p.session == session && p.area == area)
+        {
+            return Ok((*id, placed.board.clone()));
+        }
+        let process = self.process();
+        let board = match (parent, area) {
+            (Some(parent), Some(area)) => {
+                ComponentBoard::in_parent(event_loop, parent, area, process.as_ref(), options)?
+            }
+            _ => ComponentBoard::window(event_loop, process.as_ref(), options)?,
+        };
+        self.next += 1;
+        let placed = Placed {
+            session,
+            area,
+            board: board.clone(),
+        };
+        self.boards.insert(self.next, placed);
+        Ok((self.next, board))
+    }
+
+    /// `key` (a `kind`) is a box of board `id` now.
+    pub(super) fn placed(&mut self, key: SurfaceKey, kind: ComponentKind, id: u64) {
+        self.of.insert(key, (id, kind));
+    }
+
+    /// `key` went; its board goes with its last box.
+    pub(super) fn removed(&mut self, key: &SurfaceKey) {
+        let Some((id, _)) = self.of.remove(key) else {
+            return;
+        };
+        if !self.of.values().any(|(other, _)| *other == id) {
+            self.boards.remove(&id);
+        }
+        if self.boards.is_empty() {
+            // The shared process ends with the last board.
+            self.process = None;
+        }
+    }
+
+    /// Asks `delegate` again for each board in `parent` (by one of its instances) and moves it.
+    pub(super) fn relayout(&mut self, parent: &Window, delegate: &mut dyn HostDelegate) {
+        for (id, placed) in &mut self.boards {
+            let Some(old) = placed.area else { continue };
+            let Some((key, (_, kind))) = self.of.iter().find(|(_, (b, _))| b == id) else {
+                continue;
+            };
+            let area = delegate.request_component_placement(&slot(parent, key, *kind));
+            if area != old {
+                placed.area = Some(area);
+                placed.board.set_area(area);
+            }
+        }
+    }
+
+    /// The shared process, made on first use; `None` when it cannot be made (each board then
+    /// has one of its own).
+    fn process(&mut self) -> Option<ComponentProcess> {
+        if self.process.is_none() {
+            match ComponentProcess::new() {
+                Ok(process) => self.process = Some(process),
+                Err(e) => tracing::warn!("no shared component process: {e}"),
+            }
+        }
+        self.process.clone()
+    }
+}
+
+/// The slot of `key` (a `kind`) in `parent`, for the delegate.
+fn slot<'a>(parent: &Window, key: &'a SurfaceKey, kind: ComponentKind) -> ComponentSlot<'a> {
+    let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
+    // Logical pixels of a real window: far inside u32.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
+    ComponentSlot {
+        key,
+        kind,
+        width,
+        height,
     }
 }

@@ -1,23 +1,20 @@
 //! The renderers of standard components (R-STD-8, R-STD-16, §4 of standard-components.md): the
 //! embedder's [`ComponentRenderer`] for what it supports and accepts, else the built-in one, a
-//! [`ComponentWindow`] per shown instance. It carries out the kernel's [`ComponentEffect`]s on
+//! [`ComponentWindow`] (a box of its target's board) per shown instance. It carries out the kernel's [`ComponentEffect`]s on
 //! whichever drew the instance, and turns what a window or the embedder reported into the page
 //! input that goes to the session through the session table ([`ComponentInput`]).
 
 use std::collections::{HashMap, HashSet};
 
-use lineup_host_core::SessionId;
 use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
 };
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
-use lineup_webview_shell::{
-    ComponentAction, ComponentContent, ComponentOptions, ComponentStack, ComponentWindow,
-};
+use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
 use serde_json::Value;
 
-use super::component_layout::ChildComponents;
+use super::component_layout::{ComponentBoards, Target};
 use super::handle::EmbedderInput;
 use super::proxy::HostProxy;
 use super::renderer::{ComponentRenderer, ComponentReply};
@@ -69,15 +66,11 @@ pub(super) struct ComponentViews {
     /// The built-in renderer's options; `None` when it is off.
     options: Option<ComponentOptions>,
     windows: HashMap<SurfaceKey, ComponentWindow>,
-    /// The window (and web process) each conversation's components stack in, while it has
-    /// one (R-STD-13).
-    stacks: HashMap<SessionId, ComponentStack>,
+    /// The boards the built-in renderer's boxes are in (R-STD-13).
+    boards: ComponentBoards,
     renderer: Option<Box<dyn ComponentRenderer>>,
     /// The instances the embedder's renderer shows.
     drawn: HashSet<SurfaceKey>,
-    /// The built-in renderer's views in the window of the child views, when Surfaces are
-    /// child views.
-    children: ChildComponents,
 }
 
 /// What showing a component needs of the engine.
@@ -107,18 +100,17 @@ impl ComponentViews {
         Some(Self {
             options,
             windows: HashMap::new(),
-            stacks: HashMap::new(),
+            boards: ComponentBoards::default(),
             renderer,
             drawn: HashSet::new(),
-            children: ChildComponents::default(),
         })
     }
 
     /// Carries out `effect` on the renderer of its instance (`views` `None`: no renderer),
     /// making a new window's report sink with `sink` and an embedder's reply with `cx.proxy`;
     /// a new window gets the high-contrast look when `cx.high_contrast`. With `cx.parent` the
-    /// built-in renderer's views go into that window, where `cx.delegate` places them; else a
-    /// conversation's stack in a window of its own. Returns the key of a component that could
+    /// built-in renderer's boxes go into that window, in the board of the area `cx.delegate`
+    /// names; else in their conversation's window. Returns the key of a component that could
     /// not be shown: its session closes it with `renderer_failed` (R-STD-13).
     pub(super) fn carry_out<T: 'static>(
         views: Option<&mut Self>,
@@ -164,37 +156,24 @@ impl ComponentViews {
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
                 let options = options.clone().with_high_contrast(high_contrast);
-                let window = if let Some(parent) = parent {
-                    let process = views.children.process_of(shown.key.session);
-                    let bounds = views
-                        .children
-                        .first_bounds(parent, &shown.key, shown.kind, delegate);
-                    ComponentWindow::in_parent(
-                        target,
-                        parent,
-                        bounds,
-                        process.as_ref(),
-                        &content,
-                        &options,
-                        report,
-                    )
-                } else {
-                    match views.stack_of(shown.key.session) {
-                        Some(stack) => {
-                            ComponentWindow::in_stack(target, &stack, &content, &options, report)
-                        }
-                        None => ComponentWindow::new(target, &content, &options, report),
-                    }
+                let place = match parent {
+                    Some(parent) => Target::Child { parent, delegate },
+                    None => Target::Window,
                 };
+                let window = views
+                    .boards
+                    .board_for(target, &shown.key, shown.kind, place, &options)
+                    .and_then(|(id, board)| {
+                        ComponentWindow::in_board(target, &board, &content, &options, report)
+                            .map(|window| (id, window))
+                    });
                 match window {
-                    Ok(window) => {
-                        if parent.is_some() {
-                            views.children.add(shown.key.clone(), shown.kind);
-                        }
+                    Ok((id, window)) => {
+                        views.boards.placed(shown.key.clone(), shown.kind, id);
                         views.windows.insert(shown.key, window);
                     }
                     Err(e) => {
-                        tracing::warn!("component {}: no window: {e}; closed", shown.key);
+                        tracing::warn!("component {}: no view: {e}; closed", shown.key);
                         return Some(shown.key);
                     }
                 }
@@ -225,16 +204,7 @@ impl ComponentViews {
                     views.drawn.remove(&key);
                 } else if views.windows.remove(&key).is_some() {
                     tracing::debug!("component {key}: hidden ({reason:?})");
-                    if views.children.holds(&key) {
-                        views.children.remove(&key);
-                        if let Some(parent) = parent {
-                            views.children.relayout(parent, &views.windows, delegate);
-                        }
-                    }
-                    let session = key.session;
-                    if !views.windows.keys().any(|k| k.session == session) {
-                        views.stacks.remove(&session);
-                    }
+                    views.boards.removed(&key);
                 }
             }
             // The engine carries out the records' effects itself (R-STD-15).
@@ -246,23 +216,9 @@ impl ComponentViews {
         None
     }
 
-    /// The content of child component `key` is `height` tall: the components in `parent` are
-    /// laid out again.
-    pub(super) fn resized(
-        &mut self,
-        key: &SurfaceKey,
-        height: u32,
-        parent: &Window,
-        delegate: &mut dyn HostDelegate,
-    ) {
-        if self.children.resized(key, height) {
-            self.children.relayout(parent, &self.windows, delegate);
-        }
-    }
-
-    /// Lays the components in `parent` out again (the window was resized).
-    pub(super) fn relayout(&self, parent: &Window, delegate: &mut dyn HostDelegate) {
-        self.children.relayout(parent, &self.windows, delegate);
+    /// Lays the boards in `parent` out again (the window was resized).
+    pub(super) fn relayout(&mut self, parent: &Window, delegate: &mut dyn HostDelegate) {
+        self.boards.relayout(parent, delegate);
     }
 
     /// The instances the built-in renderer shows now.
@@ -272,24 +228,6 @@ impl ComponentViews {
             .filter(|(_, w)| w.is_shown())
             .map(|(k, _)| k.clone())
             .collect()
-    }
-
-    /// The window the components of `session` stack in, made on first use; `None` when it
-    /// cannot be made (each component then gets a window of its own).
-    fn stack_of(&mut self, session: SessionId) -> Option<ComponentStack> {
-        if let Some(stack) = self.stacks.get(&session) {
-            return Some(stack.clone());
-        }
-        match ComponentStack::new() {
-            Ok(stack) => {
-                self.stacks.insert(session, stack.clone());
-                Some(stack)
-            }
-            Err(e) => {
-                tracing::warn!("no component stack: {e}");
-                None
-            }
-        }
     }
 
     /// The embedder's renderer, when it shows `key`.
@@ -337,9 +275,8 @@ impl ComponentViews {
             ComponentAction::Close => ComponentInput::Closed,
             ComponentAction::Draft(draft) => ComponentInput::Draft(draft),
             ComponentAction::Failed => ComponentInput::Failed,
-            // Layout, not input: the engine lays the view out again; a link is not an answer
-            // (the engine asks the link confirm).
-            ComponentAction::Resized { .. } | ComponentAction::Link { .. } => return None,
+            // A link is not an answer (the engine asks the link confirm).
+            ComponentAction::Link { .. } => return None,
         })
     }
 

@@ -410,7 +410,7 @@ impl Engine {
     /// the child views was resized).
     pub(super) fn relayout(&mut self) {
         self.views.relayout(self.delegate.as_mut());
-        if let (Some(views), Some(parent)) = (self.components.as_ref(), self.views.parent()) {
+        if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
             views.relayout(parent, self.delegate.as_mut());
         }
     }
@@ -589,12 +589,6 @@ impl Engine {
         action: ComponentAction,
         target: &EventLoopWindowTarget<T>,
     ) {
-        if let ComponentAction::Resized { height } = action {
-            if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
-                views.resized(&key, height, parent, self.delegate.as_mut());
-            }
-            return;
-        }
         if let ComponentAction::Link { url, .. } = &action {
             // R-STD-11: only a window the built-in renderer shows, only a link of the kernel's
             // own tree, and only after the link confirm.

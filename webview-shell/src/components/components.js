@@ -1,591 +1,36 @@
-// The standard components' own script (host-written, one document for every component id).
-// Agent strings arrive as JSON data, already validated and cleaned by the host, and reach the
-// page only through createElement and textContent (R-STD-9, R-STD-10); Markdown arrives as the
-// host's closed node tree, never as markup. Answers go to the host's message handler as JSON,
-// which takes them only with a real input event after the guard delay (R-STD-8). Agent values
-// never become a class, a style or an attribute other than `value`, `min`, `max`, `step`,
-// `placeholder` and the `aria-value*` numbers: the look is the host's (R-STD-9).
+// The standard components' board (host-written, one document for every component id): every
+// instance of one placement target (a conversation's window, a kiosk region, an embedder's
+// area) is a box in it, built by instance.js, named by a slot the host chose (§4 of
+// standard-components.md). The host's calls come as JSON strings, parsed here, never as code.
+// Answers go to the host's message handler as JSON naming their slot; the host takes one only
+// with a real input event in that box after its guard delay (R-STD-8), which is why the page
+// reports where each box is drawn and which holds the focus.
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('data').textContent);
-  // In a web process the conversation's component views share, the host tells this view's
-  // messages apart by the token in its data.
+  // In the web process the boards share, the host tells this view's messages apart by the
+  // token in its data.
   var post = function (message) {
     if (data.token) { message.token = data.token; }
     window.webkit.messageHandlers.lineupHost.postMessage(JSON.stringify(message));
   };
-  var main = document.getElementById('content');
-  var actions = document.getElementById('actions');
-  var props = data.props || {};
-  var locked = !!data.locked;
-  var controls = [];
-  var nextId = 0;
-  // The document's name, as a screen reader announces each component of a stacked window:
-  // the host's own words, never agent text (R-STD-12, R-SEC-5).
+  var board = document.getElementById('board');
+  var instances = Object.create(null);
+  // The board is as wide as the host draws its view, also before the view is first shown (when
+  // the page has no width yet): its boxes are laid out once, at the width the user will see.
+  var setWidth = function (width) {
+    if (typeof width === 'number' && width > 0) { board.style.width = width + 'px'; }
+  };
+  setWidth(data.width);
+  // The document's name: the host's own words, never agent text (R-STD-12, R-SEC-5).
   document.title = data.title;
   if (data.contrast === 'more') { document.documentElement.dataset.lineupContrast = 'more'; }
 
-  // An element with agent text: text only, direction from its content (R-STD-12).
-  var el = function (tag, text, className) {
-    var e = document.createElement(tag);
-    if (text !== undefined && text !== null) {
-      e.textContent = String(text);
-      e.dir = 'auto';
-    }
-    if (className) { e.className = className; }
-    return e;
+  // The instance that holds `node`, with its slot.
+  var owner = function (node) {
+    var section = node && node.closest ? node.closest('section.instance') : null;
+    return section ? { slot: section.id, instance: instances[section.id] } : null;
   };
-  var uid = function (prefix) { nextId += 1; return prefix + '-' + nextId; };
-  var HEADINGS = ['h2', 'h3', 'h4'];
-
-  // One node of the closed Markdown tree; anything unknown renders as nothing.
-  var node = function (n) {
-    var kids = function (tag, children) {
-      var e = el(tag);
-      (children || []).forEach(function (c) { e.appendChild(node(c)); });
-      return e;
-    };
-    switch (n.type) {
-      case 'paragraph': return kids('p', n.children);
-      case 'heading': return kids(HEADINGS[Math.min(Math.max(n.level | 0, 1), 3) - 1], n.children);
-      case 'emphasis': return kids('em', n.children);
-      case 'strong': return kids('strong', n.children);
-      case 'strike': return kids('s', n.children);
-      case 'code': return el('code', n.text);
-      case 'code_block': {
-        var pre = el('pre');
-        pre.appendChild(el('code', n.text));
-        return pre;
-      }
-      case 'list': {
-        var list = el(n.start === null || n.start === undefined ? 'ul' : 'ol');
-        if (list.localName === 'ol') { list.start = n.start; }
-        (n.items || []).forEach(function (c) { list.appendChild(node(c)); });
-        return list;
-      }
-      case 'item': {
-        var li = el('li');
-        if (n.task === true || n.task === false) {
-          var box = document.createElement('input');
-          box.type = 'checkbox';
-          box.disabled = true;
-          box.checked = n.task;
-          li.appendChild(box);
-        }
-        (n.children || []).forEach(function (c) { li.appendChild(node(c)); });
-        return li;
-      }
-      case 'blockquote': return kids('blockquote', n.children);
-      case 'table': {
-        var table = el('table');
-        var row = function (cells, tag) {
-          var tr = el('tr');
-          cells.forEach(function (cell) { tr.appendChild(kids(tag, cell)); });
-          return tr;
-        };
-        var head = el('thead');
-        head.appendChild(row(n.header || [], 'th'));
-        table.appendChild(head);
-        var body = el('tbody');
-        (n.rows || []).forEach(function (r) { body.appendChild(row(r, 'td')); });
-        table.appendChild(body);
-        return table;
-      }
-      case 'rule': return el('hr');
-      case 'break': return el('br');
-      case 'text': return document.createTextNode(String(n.text));
-      // A link is a host control: its text, then the host it leads to in punycode. Using it
-      // asks the host, which opens nothing without a real input event and its link confirm
-      // (R-STD-11). The URL goes back as the kernel gave it; the host follows only a link of
-      // its own tree. Under the kiosk's policy the tree has no link node at all.
-      case 'link': {
-        var a = kids('button', n.children);
-        a.type = 'button';
-        a.id = uid('link');
-        a.className = 'link';
-        a.setAttribute('role', 'link');
-        a.appendChild(el('span', ' (' + n.link.host + ')', 'link-host'));
-        var url = n.link.url;
-        a.addEventListener('click', function () { post({ type: 'link', url: url }); });
-        return a;
-      }
-      case 'image': return el('span', '\uD83D\uDDBC ' + n.alt, 'image');
-      default: return document.createTextNode('');
-    }
-  };
-
-  var markdown = function (tree) {
-    var box = el('div', null, 'markdown');
-    if (tree) {
-      tree.blocks.forEach(function (b) { box.appendChild(node(b)); });
-      if (tree.truncated) { box.appendChild(el('p', 'Shortened by the host.', 'truncated')); }
-    }
-    return box;
-  };
-
-  var button = function (id, label, onClick) {
-    var b = el('button', label);
-    b.type = 'button';
-    b.id = id;
-    b.addEventListener('click', function () { if (!locked) { onClick(); } });
-    controls.push(b);
-    return b;
-  };
-
-  // Severity and status show as an icon and a word, never colour alone (R-STD-12); the words
-  // and the class names are the host's, picked by the agent's enum.
-  var SEVERITY = {
-    info: ['\u2139', 'Info'], success: ['\u2714', 'Success'],
-    warning: ['\u26A0', 'Warning'], error: ['\u2716', 'Error']
-  };
-  var STATUS = {
-    pending: ['\u25CB', 'Pending'], in_progress: ['\u25D4', 'In progress'],
-    complete: ['\u2714', 'Complete'], error: ['\u2716', 'Error'],
-    cancelled: ['\u2298', 'Cancelled']
-  };
-  var badge = function (table, key) {
-    var entry = table[key] || table[Object.keys(table)[0]];
-    var b = el('span', null, 'badge tone-' + (table[key] ? key : Object.keys(table)[0]));
-    var icon = el('span', entry[0], 'icon');
-    icon.setAttribute('aria-hidden', 'true');
-    b.appendChild(icon);
-    b.appendChild(el('span', entry[1], 'word'));
-    return b;
-  };
-
-  // The error line of a question: shown with it, announced (R-STD-7 rounds).
-  var errorLine = function (text, id) {
-    var p = el('p', text, 'error');
-    p.id = id;
-    p.setAttribute('role', 'alert');
-    return p;
-  };
-
-  // --- fields (input, choice, toggle), shared by input, choice and form -------------------
-  var INPUT_TYPES = {
-    text: 'text', number: 'number', email: 'email', url: 'url', date: 'date',
-    time: 'time', datetime: 'datetime-local', secret: 'password'
-  };
-
-  // A labelled input control for field props `f`; returns {box, read, errorAt}.
-  var inputField = function (f, labelId) {
-    var box = el('div', null, 'field');
-    var id = uid('input');
-    var label = el('label', f.label, 'label');
-    label.htmlFor = id;
-    if (labelId) { label.id = labelId; }
-    box.appendChild(label);
-    var kind = f.type || 'text';
-    var control;
-    if (kind === 'multiline') {
-      control = document.createElement('textarea');
-      control.rows = 4;
-    } else {
-      control = document.createElement('input');
-      control.type = INPUT_TYPES[kind] || 'text';
-    }
-    control.id = id;
-    control.required = f.required === true;
-    if (kind === 'number') {
-      if (typeof f.min === 'number') { control.min = String(f.min); }
-      if (typeof f.max === 'number') { control.max = String(f.max); }
-      control.step = typeof f.step === 'number' ? String(f.step) : (f.integer ? '1' : 'any');
-    } else if (INPUT_TYPES[kind] === 'text' || kind === 'multiline' || kind === 'secret'
-        || kind === 'email' || kind === 'url') {
-      control.maxLength = typeof f.max_length === 'number' ? f.max_length : 1000;
-      if (typeof f.min_length === 'number') { control.minLength = f.min_length; }
-    }
-    if (kind === 'secret') { control.autocomplete = 'off'; }
-    if (typeof f.placeholder === 'string') { control.placeholder = f.placeholder; }
-    if (f['default'] !== undefined && f['default'] !== null && kind !== 'secret') {
-      control.value = String(f['default']);
-    }
-    control.dir = 'auto';
-    var described = [];
-    if (f.description) {
-      var d = el('p', f.description, 'description');
-      d.id = uid('description');
-      described.push(d.id);
-      box.appendChild(d);
-    }
-    box.appendChild(control);
-    controls.push(control);
-    var errId = uid('error');
-    control.setAttribute('aria-describedby', described.concat([errId]).join(' '));
-    return {
-      box: box,
-      control: control,
-      errorId: errId,
-      secret: kind === 'secret',
-      read: function () {
-        if (kind === 'number') {
-          return control.value === '' ? null : Number(control.value);
-        }
-        if (control.value === '' && f.required !== true) { return null; }
-        return control.value;
-      },
-      write: function (v) {
-        if (v !== null && v !== undefined && kind !== 'secret') { control.value = String(v); }
-      }
-    };
-  };
-
-  // A group of radio buttons or checkboxes for choice props `f`.
-  var choiceField = function (f, legendId) {
-    var set = el('fieldset', null, 'field');
-    var legend = el('legend', f.label);
-    if (legendId) { legend.id = legendId; }
-    set.appendChild(legend);
-    if (f.description) { set.appendChild(el('p', f.description, 'description')); }
-    var multiple = f.multiple === true;
-    var defaults = [].concat(f['default'] === undefined ? [] : f['default']);
-    var group = uid('choice');
-    var boxes = [];
-    (f.options || []).forEach(function (option) {
-      var label = el('label', null, 'option');
-      var box = document.createElement('input');
-      box.type = multiple ? 'checkbox' : 'radio';
-      box.name = group;
-      box.value = option.value;
-      box.id = uid('option');
-      box.checked = defaults.indexOf(option.value) >= 0;
-      boxes.push(box);
-      controls.push(box);
-      label.appendChild(box);
-      label.appendChild(el('span', ' ' + option.label));
-      set.appendChild(label);
-      // The option's description describes it; it is not part of its name (R-STD-12).
-      if (option.description) {
-        var d = el('span', option.description, 'option-description');
-        d.id = uid('description');
-        box.setAttribute('aria-describedby', d.id);
-        set.appendChild(d);
-      }
-    });
-    var errId = uid('error');
-    set.setAttribute('aria-describedby', errId);
-    return {
-      box: set,
-      boxes: boxes,
-      errorId: errId,
-      read: function () {
-        var picked = boxes.filter(function (b) { return b.checked; })
-          .map(function (b) { return b.value; });
-        if (multiple) { return picked; }
-        return picked.length === 1 ? picked[0] : null;
-      },
-      write: function (v) {
-        var values = [].concat(v === null || v === undefined ? [] : v);
-        boxes.forEach(function (b) { b.checked = values.indexOf(b.value) >= 0; });
-      }
-    };
-  };
-
-  var toggleField = function (f) {
-    var box = el('div', null, 'field');
-    var label = el('label', null, 'option');
-    var control = document.createElement('input');
-    control.type = 'checkbox';
-    control.id = uid('toggle');
-    control.setAttribute('role', 'switch');
-    control.checked = f['default'] === true;
-    controls.push(control);
-    label.appendChild(control);
-    label.appendChild(el('span', ' ' + f.label));
-    box.appendChild(label);
-    if (f.description) { box.appendChild(el('p', f.description, 'description')); }
-    var errId = uid('error');
-    control.setAttribute('aria-describedby', errId);
-    return {
-      box: box,
-      control: control,
-      errorId: errId,
-      read: function () { return control.checked; },
-      write: function (v) { control.checked = v === true; }
-    };
-  };
-
-  // Shows `text` (or nothing) as the error of field `field`.
-  var fieldError = function (field, text) {
-    var old = document.getElementById(field.errorId);
-    if (old) { old.remove(); }
-    if (typeof text === 'string' && text !== '') {
-      field.box.appendChild(errorLine(text, field.errorId));
-    }
-  };
-
-  // Whether the page's own checks pass; shows the browser's message on the first that fails.
-  var valid = function () {
-    for (var i = 0; i < controls.length; i += 1) {
-      var c = controls[i];
-      if (typeof c.checkValidity === 'function' && !c.checkValidity()) {
-        c.reportValidity();
-        return false;
-      }
-    }
-    return true;
-  };
-
-  var footer = function (submit) {
-    actions.appendChild(button('cancel', props.cancel_label || 'Cancel', function () {
-      post({ type: 'cancel' });
-    }));
-    if (submit) {
-      actions.appendChild(button('submit', props.submit_label || 'Submit', submit));
-    }
-  };
-
-  var heading = function (text) {
-    var h = el('h1', text);
-    h.id = 'title';
-    main.appendChild(h);
-    return h;
-  };
-
-  // --- the components ----------------------------------------------------------------------
-  // Each has `render` (once, from the props) and `show` (the state, again on every patch).
-  var fields = [];
-  var stateBox = null;
-  var replaceState = function () {
-    if (stateBox) { stateBox.remove(); }
-    stateBox = el('div', null, 'state');
-    main.appendChild(stateBox);
-    return stateBox;
-  };
-
-  var kinds = {
-    markdown: {
-      show: function (state, tree) {
-        replaceState().appendChild(markdown(tree));
-      }
-    },
-    text: {
-      show: function (state) {
-        var variant = { caption: 'caption', heading: 'heading' }[state.variant] || 'body';
-        var p = el(variant === 'heading' ? 'h1' : 'p', state.text, 'text-' + variant);
-        replaceState().appendChild(p);
-      }
-    },
-    status: {
-      render: function () { main.setAttribute('role', 'status'); },
-      show: function (state) {
-        var box = replaceState();
-        var line = el('div', null, 'status-line');
-        line.appendChild(badge(STATUS, state.status));
-        var title = el('span', state.title, 'status-title');
-        title.id = 'title';
-        line.appendChild(title);
-        box.appendChild(line);
-        main.setAttribute('aria-labelledby', 'title');
-        if (state.detail) { box.appendChild(el('p', state.detail, 'description')); }
-        if (Array.isArray(state.steps) && state.steps.length > 0) {
-          var list = el('ol', null, 'steps');
-          state.steps.forEach(function (step) {
-            var li = el('li');
-            li.appendChild(badge(STATUS, step.status));
-            li.appendChild(el('span', ' ' + step.title));
-            list.appendChild(li);
-          });
-          box.appendChild(list);
-        }
-      }
-    },
-    progress: {
-      render: function () {
-        var label = el('label', props.label, 'label');
-        label.id = 'title';
-        main.appendChild(label);
-        if (props.description) { main.appendChild(el('p', props.description, 'description')); }
-        var bar = document.createElement('progress');
-        bar.id = 'bar';
-        bar.setAttribute('aria-labelledby', 'title');
-        bar.max = typeof props.max === 'number' ? props.max : 100;
-        main.appendChild(bar);
-        kinds.progress.bar = bar;
-        actions.appendChild(button('cancel', props.cancel_label || 'Cancel', function () {
-          post({ type: 'cancel' });
-        }));
-      },
-      show: function (state) {
-        var bar = kinds.progress.bar;
-        var box = replaceState();
-        if (typeof state.value === 'number') {
-          bar.value = Math.min(state.value, bar.max);
-          bar.setAttribute('aria-valuenow', String(bar.value));
-        } else {
-          bar.removeAttribute('value');
-          bar.removeAttribute('aria-valuenow');
-        }
-        bar.setAttribute('aria-valuemin', '0');
-        bar.setAttribute('aria-valuemax', String(bar.max));
-        if (typeof state.text === 'string' && state.text !== '') {
-          bar.setAttribute('aria-valuetext', state.text);
-          box.appendChild(el('p', state.text, 'description'));
-        } else {
-          bar.removeAttribute('aria-valuetext');
-        }
-      }
-    },
-    alert: {
-      render: function () {
-        if (props.dismissible === true) {
-          actions.appendChild(button('dismiss', 'Dismiss', function () {
-            post({ type: 'dismiss' });
-          }));
-        }
-      },
-      show: function (state, tree) {
-        var box = replaceState();
-        var severity = SEVERITY[state.severity] ? state.severity : 'info';
-        // Announced as an alert only when it is an error or a warning (R-STD-12).
-        box.setAttribute('role', severity === 'error' || severity === 'warning' ? 'alert' : 'status');
-        box.className = 'state alert tone-' + severity;
-        var line = el('div', null, 'status-line');
-        line.appendChild(badge(SEVERITY, severity));
-        var title = el('span', state.title, 'status-title');
-        title.id = 'title';
-        line.appendChild(title);
-        box.appendChild(line);
-        box.setAttribute('aria-labelledby', 'title');
-        if (tree) { box.appendChild(markdown(tree)); }
-      }
-    },
-    confirm: {
-      render: function () {
-        heading(props.title);
-        if (props.description) { main.appendChild(el('p', props.description, 'description')); }
-        if (data.markdown) { main.appendChild(markdown(data.markdown)); }
-        var danger = props.tone === 'danger';
-        var deny = button('deny', props.deny_label || 'Cancel', function () {
-          post({ type: 'submit', answer: false });
-        });
-        var confirm = button('confirm', props.confirm_label || 'Confirm', function () {
-          post({ type: 'submit', answer: true });
-        });
-        confirm.className = danger ? 'danger' : 'primary';
-        confirm.setAttribute('aria-describedby', 'title');
-        actions.appendChild(deny);
-        actions.appendChild(confirm);
-        // No autofocus on the positive action; a danger confirm focuses deny (R-STD-12).
-        if (danger) { deny.focus(); }
-      }
-    },
-    choice: {
-      render: function () {
-        var field = choiceField(props, 'title');
-        fields.push(field);
-        main.appendChild(field.box);
-        var immediate = props.immediate === true && props.multiple !== true;
-        if (immediate) {
-          field.boxes.forEach(function (box) {
-            box.addEventListener('change', function () {
-              if (!locked && box.checked) { post({ type: 'submit', answer: box.value }); }
-            });
-          });
-        }
-        footer(immediate ? null : function () {
-          var answer = field.read();
-          if (answer !== null) { post({ type: 'submit', answer: answer }); }
-        });
-      },
-      show: function (state) { fieldError(fields[0], state.error); }
-    },
-    input: {
-      render: function () {
-        var field = inputField(props, 'title');
-        fields.push(field);
-        main.appendChild(field.box);
-        footer(function () {
-          if (valid()) { post({ type: 'submit', answer: field.read() }); }
-        });
-      },
-      show: function (state) { fieldError(fields[0], state.error); }
-    },
-    form: {
-      render: function () {
-        if (props.title) { heading(props.title); }
-        if (props.label) { main.setAttribute('aria-label', props.label); }
-        if (data.markdown) { main.appendChild(markdown(data.markdown)); }
-        (props.fields || []).forEach(function (f) {
-          var field = f.kind === 'choice' ? choiceField(f) :
-            (f.kind === 'toggle' ? toggleField(f) : inputField(f));
-          field.name = f.name;
-          fields.push(field);
-          main.appendChild(field.box);
-        });
-        footer(function () {
-          if (!valid()) { return; }
-          var answer = {};
-          fields.forEach(function (field) { answer[field.name] = field.read(); });
-          post({ type: 'submit', answer: answer });
-        });
-      },
-      show: function (state) {
-        var errors = state.errors || {};
-        fields.forEach(function (field) { fieldError(field, errors[field.name]); });
-      }
-    }
-  };
-
-  var lock = function () {
-    locked = true;
-    controls.forEach(function (c) { c.disabled = true; });
-  };
-  var unlock = function () {
-    locked = false;
-    controls.forEach(function (c) { c.disabled = false; });
-  };
-
-  var kind = kinds[data.kind] || {};
-  if (kind.render) { kind.render(); }
-  if (kind.show) { kind.show(data.state || {}, data.markdown); }
-
-  // The user's unsent draft (R-STD-15): put back when the host restores the instance, and
-  // reported as the user types, so that it survives a restart; a secret field's never is.
-  var readDraft = function () {
-    if (data.kind === 'form') {
-      var draft = {};
-      fields.forEach(function (f) { if (!f.secret) { draft[f.name] = f.read(); } });
-      return draft;
-    }
-    if (fields.length === 1 && !fields[0].secret) { return fields[0].read(); }
-    return undefined;
-  };
-  var writeDraft = function (draft) {
-    if (draft === undefined || draft === null) { return; }
-    if (data.kind === 'form' && typeof draft === 'object' && !Array.isArray(draft)) {
-      fields.forEach(function (f) {
-        if (Object.prototype.hasOwnProperty.call(draft, f.name)) { f.write(draft[f.name]); }
-      });
-    } else if (data.kind !== 'form' && fields.length === 1) {
-      fields[0].write(draft);
-    }
-  };
-  writeDraft(data.draft);
-  var draftTimer = null;
-  var reportDraft = function () {
-    if (locked || fields.length === 0) { return; }
-    clearTimeout(draftTimer);
-    draftTimer = setTimeout(function () {
-      var draft = readDraft();
-      if (draft !== undefined && !locked) { post({ type: 'draft', draft: draft }); }
-    }, 400);
-  };
-  main.addEventListener('input', reportDraft);
-  main.addEventListener('change', reportDraft);
-  if (locked) { lock(); }
-
-  // The host's own calls: a new state (its data as a JSON string, parsed here), the lock
-  // after an answer, and the unlock of a reopened round.
-  window.lineupComponent = Object.freeze({
-    update: function (json) {
-      var next = JSON.parse(json);
-      if (kind.show) { kind.show(next.state || {}, next.markdown); }
-      if (next.reopened) { unlock(); }
-      return 'ok';
-    },
-    lock: function () { lock(); return 'ok'; }
-  });
 
   // Enter never activates a button here (R-STD-8); the host drops it before the page on
   // confirm and choice. In a one-line field of an input or a form, Enter's release submits.
@@ -597,37 +42,105 @@
   }, true);
   document.addEventListener('keyup', function (e) {
     var t = e.target;
-    if (e.key !== 'Enter' || !t || t.localName !== 'input' || locked) { return; }
-    if (data.kind === 'input' || data.kind === 'form') {
-      var submit = document.getElementById('submit');
-      if (submit) { submit.click(); }
-    }
+    if (e.key !== 'Enter' || !t || t.localName !== 'input') { return; }
+    var o = owner(t);
+    if (!o || !o.instance || o.instance.isLocked() || !o.instance.submitsOnEnter) { return; }
+    var submit = document.getElementById(o.slot + '-submit');
+    if (submit) { submit.click(); }
   }, true);
-  // The content's height, for a view stacked with others in its conversation's window: the
-  // main part as laid out at its natural height, and the buttons.
-  var contentHeight = function () {
-    var style = getComputedStyle(main);
-    var pad = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
-    var inner = 0;
-    Array.prototype.forEach.call(main.children, function (c) {
-      inner = Math.max(inner, c.offsetTop + c.offsetHeight - main.offsetTop);
-    });
-    return Math.ceil(inner + pad + (actions.children.length > 0 ? actions.offsetHeight : 0));
-  };
-  var lastHeight = 0;
-  var reportHeight = function () {
-    var h = contentHeight();
-    if (h !== lastHeight) {
-      lastHeight = h;
-      post({ type: 'resize', height: h });
+  // The box that holds the keyboard focus, for the host's key credits (R-STD-8 (a)).
+  var focusedSlot = null;
+  var reportFocus = function () {
+    var o = owner(document.activeElement);
+    var slot = o ? o.slot : null;
+    if (slot !== focusedSlot) {
+      focusedSlot = slot;
+      post({ type: 'focus', focused: slot });
     }
   };
-  var observer = new ResizeObserver(function () { reportHeight(); });
-  Array.prototype.forEach.call(main.children, function (c) { observer.observe(c); });
-  new MutationObserver(function () {
-    Array.prototype.forEach.call(main.children, function (c) { observer.observe(c); });
-    reportHeight();
-  }).observe(main, { childList: true, subtree: true });
-  lastHeight = contentHeight();
-  post({ type: 'rendered', height: lastHeight });
+  document.addEventListener('focusin', reportFocus, true);
+  document.addEventListener('focusout', function () { setTimeout(reportFocus, 0); }, true);
+
+  // Where each box is drawn, in CSS pixels of the view, and the board's whole height: sent
+  // whenever it changes (an instance added, removed or grown, a resize, a scroll), so that the
+  // host credits an input event to the box under it in the layout it last drew and restarts
+  // the guard of each box that moved (R-STD-8 (a), (b)).
+  var lastLayout = '';
+  var layoutQueued = false;
+  var reportLayout = function () {
+    layoutQueued = false;
+    var boxes = [];
+    Array.prototype.forEach.call(board.children, function (section) {
+      var r = section.getBoundingClientRect();
+      boxes.push([section.id, r.left, r.top, r.width, r.height]);
+    });
+    var height = Math.ceil(board.getBoundingClientRect().height);
+    var layout = JSON.stringify([height, boxes]);
+    if (layout !== lastLayout) {
+      lastLayout = layout;
+      post({ type: 'layout', height: height, boxes: boxes });
+    }
+  };
+  var queueLayout = function () {
+    if (!layoutQueued) {
+      layoutQueued = true;
+      requestAnimationFrame(reportLayout);
+    }
+  };
+  var observer = new ResizeObserver(queueLayout);
+  observer.observe(board);
+  observer.observe(document.documentElement);
+  window.addEventListener('scroll', queueLayout, true);
+  window.addEventListener('resize', queueLayout);
+  new MutationObserver(queueLayout).observe(board, { childList: true, subtree: true, attributes: true });
+
+  // The host's own calls, each with its data as one JSON string parsed here, never as code.
+  var parse = function (json) { return JSON.parse(json); };
+  window.lineupBoard = Object.freeze({
+    // Adds instance `slot` at the bottom and scrolls it into view; reports `rendered`.
+    add: function (slot, json) {
+      if (instances[slot]) { return 'exists'; }
+      var instance = lineupInstance(slot, parse(json), post);
+      instances[slot] = instance;
+      // The new box takes the keyboard only when no control of another box holds it: what the
+      // user is typing never goes astray into a question that just appeared.
+      var active = document.activeElement;
+      var typing = active && active !== document.body && board.contains(active)
+        && active.localName !== 'section' && !active.disabled;
+      board.appendChild(instance.section);
+      if (!typing) { instance.focusFirst(); }
+      instance.section.scrollIntoView({ block: 'nearest' });
+      reportLayout();
+      post({ type: 'rendered', slot: slot });
+      return 'ok';
+    },
+    // The new layout goes to the host before any later input event's answer can, so that a
+    // box this moved restarts its guard first (R-STD-8 (b)).
+    update: function (slot, json) {
+      if (instances[slot]) {
+        instances[slot].update(parse(json));
+        reportLayout();
+      }
+      return 'ok';
+    },
+    width: function (width) {
+      setWidth(width);
+      reportLayout();
+      return 'ok';
+    },
+    lock: function (slot) {
+      if (instances[slot]) { instances[slot].lock(); }
+      return 'ok';
+    },
+    remove: function (slot) {
+      var instance = instances[slot];
+      if (instance) {
+        delete instances[slot];
+        instance.section.remove();
+        reportLayout();
+      }
+      return 'ok';
+    }
+  });
+  post({ type: 'ready' });
 })();

@@ -32,8 +32,10 @@ use webkit2gtk::{
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
+mod board;
+mod board_frame;
+mod board_member;
 mod clipboard;
-mod component_stack;
 mod components;
 mod context;
 pub(crate) mod desktop;
@@ -59,8 +61,8 @@ mod wake_timer;
 mod watchdog;
 mod window_pixels;
 
-pub(crate) use component_stack::ComponentStack as PlatformComponentStack;
-pub(crate) use components::{PlatformComponent, PlatformPlace};
+pub(crate) use board::{PlatformBoard, PlatformBoardPlace};
+pub(crate) use components::PlatformComponent;
 pub(crate) use notice::PlatformNotice;
 pub(crate) use placeholder::PlatformPlaceholder;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};

@@ -183,29 +183,48 @@ impl PlatformComponentProcess {
     }
 }
 
-/// A component stack: none here.
+/// A component board: none here.
 #[derive(Clone)]
-pub(crate) struct PlatformComponentStack;
-
-impl PlatformComponentStack {
-    pub(crate) fn new(_title: &str) -> Self {
-        Self
-    }
+pub(crate) struct PlatformBoard {
+    never: Infallible,
 }
 
-/// Where a new component's view goes (the Linux variants; none is built here).
-pub(crate) enum PlatformPlace<'a> {
+/// Where a board's view goes (the Linux variants; none is built here).
+pub(crate) enum PlatformBoardPlace<'a> {
     /// A window of its own.
-    Own,
-    /// A stack window.
-    Stacked(&'a PlatformComponentStack),
+    Window {
+        /// Its title.
+        title: &'a str,
+    },
     /// An embedder's window.
     Child {
         /// The window.
         parent: &'a tao::window::Window,
         /// Where.
-        bounds: crate::config::Rect,
+        area: crate::config::Rect,
     },
+}
+
+impl PlatformBoard {
+    pub(crate) fn new(
+        _place: PlatformBoardPlace<'_>,
+        _process: Option<&PlatformComponentProcess>,
+        _options: &crate::components::ComponentOptions,
+    ) -> Result<Self, ShellError> {
+        Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
+    }
+
+    pub(crate) fn set_area(&self, _area: crate::config::Rect) {
+        match self.never {}
+    }
+
+    pub(crate) fn set_visible(&self, _visible: bool) {
+        match self.never {}
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        match self.never {}
+    }
 }
 
 /// Never constructed.
@@ -215,13 +234,12 @@ pub(crate) struct PlatformComponent {
 
 impl PlatformComponent {
     pub(crate) fn new(
+        board: &PlatformBoard,
         _content: &crate::components::ComponentContent,
         _options: &crate::components::ComponentOptions,
-        _process: Option<&PlatformComponentProcess>,
-        _place: PlatformPlace<'_>,
         _on_action: std::rc::Rc<dyn Fn(crate::components::ComponentAction)>,
-    ) -> Result<Self, ShellError> {
-        Err(ShellError::Unsupported(PROMPT_UNSUPPORTED))
+    ) -> Self {
+        match board.never {}
     }
 
     pub(crate) fn snapshot(
@@ -239,15 +257,16 @@ impl PlatformComponent {
         match self.never {}
     }
 
-    pub(crate) fn set_bounds(&self, _bounds: crate::config::Rect) {
-        match self.never {}
-    }
-
     pub(crate) fn accepts_input(&self) -> bool {
         match self.never {}
     }
 
-    pub(crate) fn run(&self, _script: &str) {
+    pub(crate) fn update(
+        &self,
+        _state: &lineup_host_core::JsonObject,
+        _markdown: Option<&lineup_host_core::SafeMarkdown>,
+        _reopened: bool,
+    ) {
         match self.never {}
     }
 

@@ -4,9 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lineup_host::{
-    ComponentAction, ComponentOptions, ComponentProcess, ComponentWindow, PATCH_GUARD_INTERVAL,
-};
+use lineup_host::{ComponentAction, PATCH_GUARD_INTERVAL};
 use lineup_host_core::{ComponentKind, InputKind, JsonObject};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};
@@ -14,7 +12,7 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::json;
 
-use super::{close, mapped, recorded, sample, Reported};
+use super::{close, mapped, recorded, sample};
 
 pub(super) fn activation(h: &mut Harness, x: &X11) -> Outcome {
     let content = sample(
@@ -165,68 +163,5 @@ pub(super) fn forged_keys(h: &mut Harness, x: &X11) -> Outcome {
         reported.borrow()
     );
     close(h, x, window, xid);
-    Ok(())
-}
-
-pub(super) fn shared(h: &mut Harness, x: &X11) -> Outcome {
-    let before = lineup_tests::procs::web_processes();
-    let process = ComponentProcess::new().map_err(|e| e.to_string())?;
-    let options = ComponentOptions::new();
-    let reported: Vec<Reported> = vec![Rc::default(), Rc::default(), Rc::default()];
-    let mut windows = Vec::new();
-    for (i, kind) in [
-        ComponentKind::Markdown,
-        ComponentKind::Text,
-        ComponentKind::Confirm,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let content = match kind {
-            ComponentKind::Confirm => sample(kind, json!({"title": "Shared?"}), json!({}), None),
-            ComponentKind::Text => sample(kind, json!({}), json!({"text": "t"}), None),
-            _ => sample(kind, json!({}), json!({"text": "m"}), Some("**m**")),
-        };
-        let sink = Rc::clone(&reported[i]);
-        let window =
-            ComponentWindow::in_process(&h.event_loop, &process, &content, &options, move |a| {
-                sink.borrow_mut().push(a);
-            })
-            .map_err(|e| e.to_string())?;
-        windows.push(window);
-    }
-    let xid = mapped(h, x, ComponentKind::Confirm)?;
-    h.settle(std::time::Duration::from_millis(500));
-    let now = lineup_tests::procs::web_processes();
-    let new: Vec<&u32> = now.difference(&before).collect();
-    ensure!(
-        new.len() == 1,
-        "three windows started {} web processes",
-        new.len()
-    );
-    // Each page rendered through the shared handler: every window was shown (the page's
-    // `rendered` reached its own window), and a click answers the confirm alone.
-    ensure!(
-        h.wait_for(WAIT, || windows[2].accepts_input()),
-        "the confirm never took input"
-    );
-    let (w, hh) = x.window_size(xid).map_err(|e| e.to_string())?;
-    let (cx, cy) = (
-        i16::try_from(w).unwrap_or(0) - 80,
-        i16::try_from(hh).unwrap_or(0) - 27,
-    );
-    x.click_in(xid, cx, cy).map_err(|e| e.to_string())?;
-    ensure!(
-        h.wait_for(WAIT, || !reported[2].borrow().is_empty()),
-        "the shared confirm's click did not answer"
-    );
-    ensure!(
-        reported[0].borrow().is_empty() && reported[1].borrow().is_empty(),
-        "another window heard the confirm's answer"
-    );
-    for window in windows {
-        drop(window);
-    }
-    h.settle(std::time::Duration::from_millis(300));
     Ok(())
 }

@@ -5,11 +5,9 @@
 //! by keyboard. What the host then does (its link confirm, the audit, the desktop) is checked
 //! through a real host in the `embedder_components` group.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::time::Duration;
 
-use lineup_host::{ComponentAction, ComponentOptions, ComponentSnapshot, ComponentWindow};
+use lineup_host::{ComponentAction, ComponentOptions, ComponentWindow};
 use lineup_host_core::{parse_markdown, ComponentKind, InputKind, LinkPolicy};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};
@@ -17,7 +15,7 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::json;
 
-use super::{close, mapped, recorded, sample};
+use super::{close, mapped, read, recorded, sample};
 
 const TEXT: &str = "Read [the guide](https://Bücher.example/guide) or [this](javascript:alert(1)) \
     or [bank](https://bank.example@evil.example/).";
@@ -26,15 +24,6 @@ const URL: &str = "https://xn--bcher-kva.example/guide";
 /// Keysyms: Tab, space.
 const TAB: u32 = 0xff09;
 const SPACE: u32 = 0x20;
-
-fn read(h: &mut Harness, window: &ComponentWindow) -> Result<ComponentSnapshot, String> {
-    let slot: Rc<RefCell<Option<Option<ComponentSnapshot>>>> = Rc::default();
-    let fill = Rc::clone(&slot);
-    window.snapshot(move |s| *fill.borrow_mut() = Some(s));
-    h.wait_for(WAIT, || slot.borrow().is_some());
-    let taken = slot.borrow_mut().take().flatten();
-    taken.ok_or_else(|| "the page could not be read".to_owned())
-}
 
 pub(super) fn links(h: &mut Harness, x: &X11) -> Outcome {
     let content = sample(

@@ -35,11 +35,13 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::{json, Value};
 
+mod board;
 mod gate;
 mod links;
 mod look;
 
-use gate::{activation, forged_keys, shared};
+use board::board;
+use gate::{activation, forged_keys};
 use links::links;
 use look::{hostile, labelled, no_fetch, themed};
 
@@ -82,8 +84,8 @@ pub(crate) fn run() {
         |h| links(h, &x),
     );
     h.run(
-        "a_conversations_components_share_one_web_process_and_each_answer_reaches_its_own",
-        |h| shared(h, &x),
+        "r_std_8_boxes_of_one_board_share_a_process_and_a_click_answers_only_the_box_under_it",
+        |h| board(h, &x),
     );
     h.finish();
 }
@@ -243,6 +245,16 @@ pub(super) fn mapped(h: &mut Harness, x: &X11, kind: ComponentKind) -> Result<u3
         "{kind} was never shown"
     );
     Ok(xid.unwrap_or_default())
+}
+
+/// What `window`'s box shows now.
+pub(super) fn read(h: &mut Harness, window: &ComponentWindow) -> Result<ComponentSnapshot, String> {
+    let slot: Rc<RefCell<Option<Option<ComponentSnapshot>>>> = Rc::default();
+    let fill = Rc::clone(&slot);
+    window.snapshot(move |s| *fill.borrow_mut() = Some(s));
+    h.wait_for(WAIT, || slot.borrow().is_some());
+    let taken = slot.borrow_mut().take().flatten();
+    taken.ok_or_else(|| "the page could not be read".to_owned())
 }
 
 /// The actions a window reported, in order.
