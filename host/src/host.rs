@@ -410,6 +410,7 @@ impl Host {
         self.engine.note_hibernated();
         let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
         wake_at(self.engine.views.refill_pool(idle, target));
+        wake_at(self.engine.warm_components(idle, target));
         if let Some(idle) = self.session_idle {
             for ended in self.engine.sessions.end_idle(idle) {
                 self.engine.apply(ended, None, target);

@@ -268,4 +268,9 @@ impl ComponentBoard {
     pub fn is_empty(&self) -> bool {
         self.platform.is_empty()
     }
+
+    /// Whether it was made by [`ComponentBoard::in_parent`].
+    pub fn is_in_parent(&self) -> bool {
+        self.platform.is_in_parent()
+    }
 }

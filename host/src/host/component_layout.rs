@@ -4,7 +4,9 @@
 //! child views that [`HostDelegate::request_component_placement`] names for an instance (the
 //! default column, a kiosk region): the instances of one conversation given the same area share
 //! one board there. Every board is in one web process. An instance keeps the board it opened
-//! in; the boards' areas are asked again when the window is resized.
+//! in; the boards' areas are asked again when the window is resized. One board is kept warm
+//! (started at an idle turn, never while a Surface opens), so a conversation's first component
+//! adds a box to a loaded view instead of starting one.
 
 use std::collections::HashMap;
 
@@ -33,6 +35,10 @@ pub(super) struct ComponentBoards {
     boards: HashMap<u64, Placed>,
     next: u64,
     of: HashMap<SurfaceKey, (u64, ComponentKind)>,
+    /// A board started ahead, with no box yet, and whether it has the high-contrast look: the
+    /// next conversation's first component takes it instead of starting a view (§4 of
+    /// standard-components.md, "one warm view").
+    warm: Option<(ComponentBoard, bool)>,
 }
 
 /// Where a new instance goes.
@@ -77,12 +83,9 @@ impl ComponentBoards {
         {
             return Ok((*id, placed.board.clone()));
         }
-        let process = self.process();
-        let board = match (parent, area) {
-            (Some(parent), Some(area)) => {
-                ComponentBoard::in_parent(event_loop, parent, area, process.as_ref(), options)?
-            }
-            _ => ComponentBoard::window(event_loop, process.as_ref(), options)?,
+        let board = match self.take_warm(area, options) {
+            Some(board) => board,
+            None => self.start(event_loop, parent, area, options)?,
         };
         self.next += 1;
         let placed = Placed {
@@ -92,6 +95,72 @@ impl ComponentBoards {
         };
         self.boards.insert(self.next, placed);
         Ok((self.next, board))
+    }
+
+    /// Starts the warm board when there is none: in `parent` (hidden, to be moved to its area)
+    /// with child views, else a window; it is in the shared process like every board.
+    pub(super) fn warm_up<T: 'static>(
+        &mut self,
+        event_loop: &EventLoopWindowTarget<T>,
+        parent: Option<&Window>,
+        options: &ComponentOptions,
+    ) {
+        if self.warm.is_some() {
+            return;
+        }
+        let area = parent.map(|_| Rect {
+            x: 0,
+            y: 0,
+            width: 1,
+            height: 1,
+        });
+        match self.start(event_loop, parent, area, options) {
+            Ok(board) => self.warm = Some((board, options.high_contrast())),
+            Err(e) => tracing::debug!("no warm component board: {e}"),
+        }
+    }
+
+    /// Whether a warm board waits.
+    pub(super) fn has_warm(&self) -> bool {
+        self.warm.is_some()
+    }
+
+    /// The warm board for a new board at `area` with `options`' look, moved there; `None` when
+    /// none waits or it was started for the other kind of place or look.
+    fn take_warm(
+        &mut self,
+        area: Option<Rect>,
+        options: &ComponentOptions,
+    ) -> Option<ComponentBoard> {
+        let (_, contrast) = self.warm.as_ref()?;
+        if *contrast != options.high_contrast() {
+            self.warm = None;
+            return None;
+        }
+        let (board, _) = self.warm.take()?;
+        match area {
+            Some(area) if board.is_in_parent() => board.set_area(area),
+            None if !board.is_in_parent() => {}
+            _ => return None,
+        }
+        Some(board)
+    }
+
+    /// A new board at `area` of `parent` (a window of its own without them).
+    fn start<T: 'static>(
+        &mut self,
+        event_loop: &EventLoopWindowTarget<T>,
+        parent: Option<&Window>,
+        area: Option<Rect>,
+        options: &ComponentOptions,
+    ) -> Result<ComponentBoard, ShellError> {
+        let process = self.process();
+        match (parent, area) {
+            (Some(parent), Some(area)) => {
+                ComponentBoard::in_parent(event_loop, parent, area, process.as_ref(), options)
+            }
+            _ => ComponentBoard::window(event_loop, process.as_ref(), options),
+        }
     }
 
     /// `key` (a `kind`) is a box of board `id` now.
@@ -107,7 +176,7 @@ impl ComponentBoards {
         if !self.of.values().any(|(other, _)| *other == id) {
             self.boards.remove(&id);
         }
-        if self.boards.is_empty() {
+        if self.boards.is_empty() && self.warm.is_none() {
             // The shared process ends with the last board.
             self.process = None;
         }

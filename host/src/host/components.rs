@@ -5,6 +5,7 @@
 //! input that goes to the session through the session table ([`ComponentInput`]).
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
@@ -71,6 +72,8 @@ pub(super) struct ComponentViews {
     renderer: Option<Box<dyn ComponentRenderer>>,
     /// The instances the embedder's renderer shows.
     drawn: HashSet<SurfaceKey>,
+    /// When the renderers were made (the warm board waits a while after the start).
+    since: Instant,
 }
 
 /// What showing a component needs of the engine.
@@ -103,6 +106,7 @@ impl ComponentViews {
             boards: ComponentBoards::default(),
             renderer,
             drawn: HashSet::new(),
+            since: Instant::now(),
         })
     }
 
@@ -214,6 +218,33 @@ impl ComponentViews {
             | ComponentEffect::Restore { .. } => {}
         }
         None
+    }
+
+    /// Whether the built-in renderer is on and has no warm board.
+    pub(super) fn wants_warm(&self) -> bool {
+        self.options.is_some() && !self.boards.has_warm()
+    }
+
+    /// How long ago the renderers were made.
+    pub(super) fn age(&self) -> Duration {
+        self.since.elapsed()
+    }
+
+    /// Starts the warm board of the built-in renderer when it has none (an idle turn: the
+    /// caller checked that no Surface is opening), in `parent` with child views, with the
+    /// desktop's contrast `high_contrast`. Returns whether one now waits.
+    pub(super) fn warm_up<T: 'static>(
+        &mut self,
+        target: &EventLoopWindowTarget<T>,
+        parent: Option<&Window>,
+        high_contrast: bool,
+    ) -> bool {
+        let Some(options) = self.options.as_ref() else {
+            return true;
+        };
+        let options = options.clone().with_high_contrast(high_contrast);
+        self.boards.warm_up(target, parent, &options);
+        self.boards.has_warm()
     }
 
     /// Lays the boards in `parent` out again (the window was resized).

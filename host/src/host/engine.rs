@@ -5,7 +5,7 @@
 //! callback. [`Host`](super::Host) owns one and feeds it the loop's events.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use lineup_host_core::WallClock;
 use lineup_host_core::{
@@ -30,6 +30,12 @@ use super::views::{ProbeNews, Views};
 use crate::capabilities::CapabilityDriver;
 use crate::delegate::{HostDelegate, Refusal};
 use crate::watchdog::Verdict;
+
+/// How long after the start the warm component board starts, at an idle turn, when no Surface
+/// said `ready` before.
+const WARM_BOARD_AFTER: Duration = Duration::from_secs(2);
+/// How soon the loop comes back while the warm board waits to start.
+const WARM_BOARD_TURN: Duration = Duration::from_millis(100);
 
 /// The session table joined to the views, the capability driver and the embedder's callbacks:
 /// what the kernel's effects act on.
@@ -562,6 +568,24 @@ impl Engine {
         if let Some(key) = failed {
             self.page_input(&key, PageInput::ComponentFailed, target);
         }
+    }
+
+    /// Starts the built-in renderer's warm board (§4 of standard-components.md) at an idle turn
+    /// once a Surface said `ready` or the host has been up [`WARM_BOARD_AFTER`], never while a
+    /// Surface opens; returns when to look again while it waits to.
+    pub(super) fn warm_components<T: HostUserEvent>(
+        &mut self,
+        idle_turn: bool,
+        target: &EventLoopWindowTarget<T>,
+    ) -> Option<Instant> {
+        let views = self.components.as_mut().filter(|v| v.wants_warm())?;
+        let due = self.views.any_ready() || views.age() >= WARM_BOARD_AFTER;
+        if !idle_turn || !due || self.views.opening() {
+            return Some(Instant::now() + WARM_BOARD_TURN);
+        }
+        let parent = self.views.parent();
+        let high_contrast = self.views.high_contrast();
+        (!views.warm_up(target, parent, high_contrast)).then(|| Instant::now() + WARM_BOARD_TURN)
     }
 
     /// Closes the components whose `props.expires_at` passed, `expired` (R-STD-7); returns

@@ -63,6 +63,11 @@ impl Views {
         short.then(|| Instant::now() + REFILL_TURN)
     }
 
+    /// Whether a Surface said its first `ready` (the warm component board may start then).
+    pub(super) fn any_ready(&self) -> bool {
+        self.live_values().any(|live| live.opening_since.is_none())
+    }
+
     /// Whether a Surface opened within [`OPENING_HOLD`] still waits for its first `ready`.
     pub(super) fn opening(&self) -> bool {
         self.live_values().any(|live| {

@@ -8,6 +8,7 @@
 
 mod child;
 mod links;
+mod warm;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -38,6 +39,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_11_a_components_link_opens_only_after_real_input_and_the_link_confirm_audited",
         links::followed_after_the_confirm,
+    );
+    h.run(
+        "a_conversations_first_component_is_a_box_of_the_warm_board_and_starts_no_process",
+        warm::first_component_takes_the_warm_board,
     );
     h.finish();
 }

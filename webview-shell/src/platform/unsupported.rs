@@ -225,6 +225,10 @@ impl PlatformBoard {
     pub(crate) fn is_empty(&self) -> bool {
         match self.never {}
     }
+
+    pub(crate) fn is_in_parent(&self) -> bool {
+        match self.never {}
+    }
 }
 
 /// Never constructed.

@@ -201,6 +201,11 @@ impl PlatformBoard {
         self.0.visible.get() && member.ready_for_input()
     }
 
+    /// Whether the board is in an embedder's window.
+    pub(crate) fn is_in_parent(&self) -> bool {
+        self.0.frame.is_child()
+    }
+
     /// Whether the board holds no instance.
     pub(crate) fn is_empty(&self) -> bool {
         self.0.members.borrow().is_empty()
