@@ -61,6 +61,7 @@ mod keys;
 mod language;
 mod limits;
 mod link;
+mod lookalike;
 mod markdown;
 mod message;
 mod page_input;
@@ -111,6 +112,7 @@ pub use json::JsonObject;
 pub use language::LanguageTag;
 pub use limits::Limits;
 pub use link::{check_link, Link, LinkRefusal};
+pub use lookalike::{glance, imitates_consent_prompt_line, CONSENT_PROMPT_TITLE};
 pub use markdown::{
     parse_markdown, MarkdownNode, SafeMarkdown, IMAGE_MARKER, MAX_MARKDOWN_DEPTH,
     MAX_MARKDOWN_NODES, MAX_TABLE_COLUMNS, MAX_TABLE_ROWS,

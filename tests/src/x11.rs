@@ -264,6 +264,27 @@ impl X11 {
         Ok(())
     }
 
+    /// Moves `window` so that its top left corner is at (`x`, `y`) of the root window, as a
+    /// window manager or the user dragging it would (`ConfigureWindow`).
+    pub fn move_window(&self, window: u32, x: i32, y: i32) -> Result<(), X11Error> {
+        let aux = xproto::ConfigureWindowAux::new().x(x).y(y);
+        self.conn
+            .configure_window(window, &aux)
+            .map_err(|e| X11Error::new("configure_window", e))?;
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
+    }
+
+    /// Raises `window` above its siblings (`ConfigureWindow` with `stack_mode Above`).
+    pub fn raise(&self, window: u32) -> Result<(), X11Error> {
+        let aux = xproto::ConfigureWindowAux::new().stack_mode(xproto::StackMode::ABOVE);
+        self.conn
+            .configure_window(window, &aux)
+            .map_err(|e| X11Error::new("configure_window", e))?;
+        self.conn.sync().map_err(|e| X11Error::new("sync", e))?;
+        Ok(())
+    }
+
     /// Types `text` through XTEST, one key (with Shift where the keyboard map needs it) per
     /// character; each character must be on the keyboard map (ASCII under Xvfb's default map).
     pub fn type_text(&self, text: &str) -> Result<(), X11Error> {

@@ -3,10 +3,10 @@
 //! title, compared after [`display_title`]'s cleaning, ignoring case, spacing, punctuation and
 //! confusable characters (the UTS #39 skeleton of the `unicode-security` crate).
 
-use lineup_host_core::display_title;
+use lineup_host_core::{display_title, glance};
 
 /// The consent prompt's window title; no Surface window may show it or an imitation of it.
-pub const CONSENT_PROMPT_TITLE: &str = "Permission request";
+pub use lineup_host_core::CONSENT_PROMPT_TITLE;
 
 /// The host-owned marker every Surface window title ends with. The agent's name always comes
 /// before it, so a name cannot move it or stand in for the whole title.
@@ -51,17 +51,7 @@ pub fn surface_window_title(name: Option<&str>, id: &str) -> String {
 /// assert!(!imitates_consent_prompt("Weather"));
 /// ```
 pub fn imitates_consent_prompt(title: &str) -> bool {
-    fold(title).contains(&fold(CONSENT_PROMPT_TITLE))
-}
-
-/// Lower case, then the confusable skeleton, then lower case again, keeping only letters and
-/// digits: what a reader takes in at a glance.
-fn fold(text: &str) -> String {
-    let lower = display_title(Some(text), "").to_lowercase();
-    unicode_security::skeleton(&lower)
-        .flat_map(char::to_lowercase)
-        .filter(|c| c.is_alphanumeric())
-        .collect()
+    glance(&display_title(Some(title), "")).contains(&glance(CONSENT_PROMPT_TITLE))
 }
 
 #[cfg(test)]

@@ -246,6 +246,7 @@ fn clean_string(schema: &Value, s: &str, path: &str) -> Result<String, ProtocolE
     if let Some(max) = schema.get("x-lineup-max-bytes").and_then(Value::as_u64) {
         check_bytes(s, path, usize::try_from(max).unwrap_or(usize::MAX))?;
     }
+    check_not_consent(s, path)?;
     let cleaned = match kind {
         TextKind::Line => display_line(s, usize::MAX),
         TextKind::Text => display_text(s, usize::MAX),
@@ -263,6 +264,22 @@ fn clean_string(schema: &Value, s: &str, path: &str) -> Result<String, ProtocolE
         ));
     }
     Ok(cleaned)
+}
+
+/// Refuses agent text that imitates a line of the consent prompt (R-STD-5, R-SEC-5): no
+/// component draws the prompt's title, its "Always allow" line, its risk words, or its capability
+/// and risk lines, whatever the case, spacing or confusable letters.
+fn check_not_consent(s: &str, path: &str) -> Result<(), ProtocolError> {
+    match crate::imitates_consent_prompt_line(s) {
+        Some(line) => Err(invalid(
+            path,
+            format!(
+                "{path} imitates the consent prompt's {line:?} line, which only the host draws \
+                 (R-STD-5)"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Refuses `cleaned` longer than `max` extended grapheme clusters, with the limit (R-STD-3).

@@ -36,7 +36,8 @@ impl Frame {
         let window = gtk::Window::new(gtk::WindowType::Toplevel);
         window.set_title(title);
         window.set_default_size(WIDTH, MIN_HEIGHT);
-        window.set_position(gtk::WindowPosition::Center);
+        // Centred as it grows, so that its bottom (and a question's buttons) stay on screen.
+        window.set_position(gtk::WindowPosition::CenterAlways);
         window.set_type_hint(gdk::WindowTypeHint::Dialog);
         window.set_keep_above(true);
         window.add_events(

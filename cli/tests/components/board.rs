@@ -1,0 +1,161 @@
+//! The conversation's board window through `lineup host --stdio` (#48 item 4): a question taller
+//! than the window keeps its buttons in view (its text scrolls inside the card); a move or a
+//! raise of the window restarts the guard, so a click 100 ms later is dropped (one after the
+//! guard answers: the positive control); 64 components fit in one board, the last answered by
+//! a real click, and the 65th is refused `too_many_components` (R-STD-17).
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::stdio_host::{envelope, is, StdioHost};
+use super::{click_last_button, focus_past_guard, height, shown, start_with, submits, STACK};
+
+/// Whether a submit arrives within `wait`.
+fn submitted_within(host: &mut StdioHost, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        host.drain(Duration::from_millis(100));
+        if !submits(host).is_empty() {
+            return true;
+        }
+    }
+    !submits(host).is_empty()
+}
+
+#[test]
+fn r_std_13_a_tall_question_keeps_its_buttons_in_view() {
+    let body = (1..=60)
+        .map(|i| format!("Line {i} of the release notes."))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    assert!(body.len() >= 1800, "{} bytes", body.len());
+    let (started, mut host) = start_with(
+        "m-1",
+        "tall",
+        json!({"id": "confirm", "version": "1",
+               "props": {"title": "Publish the release?", "body": body, "confirm_label": "Publish"}}),
+    );
+    let x = &started.x;
+    let window = shown(x, STACK);
+    let tall = height(x, window);
+    assert!(
+        (120..=720).contains(&tall),
+        "the board is {tall} px tall: not the question with its buttons"
+    );
+    focus_past_guard(x, window);
+    click_last_button(x, window);
+    let submit = host.expect("the tall question's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(submit["payload"]["data"]["answer"], true, "{submit}");
+    assert_eq!(submit["payload"]["data"]["input"], "pointer", "{submit}");
+    host.stop();
+}
+
+#[test]
+fn r_std_8_a_move_or_a_raise_of_the_window_restarts_the_guard() {
+    let (started, mut host) = start_with(
+        "m-1",
+        "moved",
+        json!({"id": "confirm", "version": "1",
+               "props": {"title": "Rotate the keys?", "confirm_label": "Rotate"}}),
+    );
+    let x = &started.x;
+    let window = shown(x, STACK);
+    focus_past_guard(x, window);
+    let (ox, oy) = x.window_origin(window).unwrap();
+    for (what, change) in [
+        (
+            "a move",
+            Box::new(|| {
+                x.move_window(window, i32::from(ox) + 40, i32::from(oy) + 30)
+                    .unwrap()
+            }) as Box<dyn Fn()>,
+        ),
+        ("a raise", Box::new(|| x.raise(window).unwrap())),
+    ] {
+        change();
+        thread::sleep(Duration::from_millis(100));
+        click_last_button(x, window);
+        assert!(
+            !submitted_within(&mut host, Duration::from_millis(900)),
+            "a click 100 ms after {what} answered: {:?}",
+            submits(&host)
+        );
+    }
+    // The positive control: the same click after the guard answers.
+    thread::sleep(Duration::from_millis(300));
+    click_last_button(x, window);
+    assert!(
+        submitted_within(&mut host, Duration::from_secs(10)),
+        "a click after the guard did not answer"
+    );
+    host.stop();
+}
+
+#[test]
+fn r_std_17_sixty_four_components_fit_in_one_board_and_the_65th_is_refused() {
+    let _screen = super::screen();
+    let x = &super::display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = StdioHost::start(tmp.path(), &["--builtin-components"]);
+    let text = || json!({"id": "text", "version": "1"});
+    // 63 texts and a confirm: opens share the Surfaces' rate window (30 per 10 s, counted as
+    // the host reads them).
+    for i in 0..64 {
+        if i > 0 && i % 30 == 0 {
+            host.drain(Duration::from_millis(11_000));
+        }
+        let component = if i == 63 {
+            json!({"id": "confirm", "version": "1", "props": {"title": "The 64th?"}})
+        } else {
+            text()
+        };
+        host.send(&envelope(
+            &format!("m-{i}"),
+            "ui.open",
+            json!({"instance_id": format!("t{i}"), "component": component,
+                   "state": if i == 63 { json!({}) } else { json!({"text": format!("Text {i}")}) }}),
+        ));
+    }
+    let window = shown(x, STACK);
+    // The confirm, opened last, is scrolled into view at the bottom of the board.
+    host.drain(Duration::from_millis(1500));
+    let errors: Vec<_> = host
+        .seen
+        .iter()
+        .filter(|(_, v)| is("client.error")(v))
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert!(errors.is_empty(), "opens refused: {errors:?}");
+    focus_past_guard(x, window);
+    click_last_button(x, window);
+    let submit = host.expect("the 64th's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(submit["payload"]["instance_id"], "t63", "{submit}");
+    let closed: Vec<_> = host
+        .seen
+        .iter()
+        .filter(|(_, v)| is("ui.event")(v) && v["payload"]["event"] == "close")
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert!(closed.is_empty(), "components closed: {closed:?}");
+    host.drain(Duration::from_millis(11_000));
+    host.send(&envelope(
+        "m-65",
+        "ui.open",
+        json!({"instance_id": "t65", "component": text(), "state": {"text": "one too many"}}),
+    ));
+    let refused = host.expect("the 65th's refusal", |v| {
+        is("client.error")(v) && v["payload"]["in_reply_to"] == "m-65"
+    });
+    assert_eq!(
+        refused["payload"]["code"], "too_many_components",
+        "{refused}"
+    );
+    assert_eq!(refused["payload"]["limit"], 64, "{refused}");
+    host.stop();
+}
