@@ -287,3 +287,60 @@ fn r_std_15_a_submitted_secret_is_never_stored_in_either_form() {
     );
     host.stop();
 }
+
+/// R-STD-15: "a view crash re-renders silently". The web process of the components is killed
+/// while an input holds the user's draft: the board is built again in a new one with the draft
+/// in its field, the agent hears no close, and the user goes on typing and answers.
+#[test]
+fn r_std_15_a_killed_component_process_is_built_again_with_the_draft() {
+    let _screen = screen();
+    let x = display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = start(tmp.path(), "a1");
+    host.send(&envelope(
+        "m-1",
+        "ui.open",
+        json!({"instance_id": "i1", "component": {"id": "input", "version": "1",
+               "props": {"label": "Ticket title", "type": "text"}}}),
+    ));
+    let window = shown(&x, STACK);
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.type_text("Disk full").unwrap();
+    // The draft reaches the host (reported 400 ms after the last key).
+    host.drain(Duration::from_millis(1200));
+    let killed = lineup_tests::procs::web_processes_of(host.pid());
+    assert!(!killed.is_empty(), "control: the host runs no web process");
+    for pid in &killed {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    host.drain(Duration::from_millis(2500));
+    let now = lineup_tests::procs::web_processes_of(host.pid());
+    assert!(
+        now.is_disjoint(&killed) && !now.is_empty(),
+        "no new web process: before {killed:?}, now {now:?}"
+    );
+    let closes: Vec<&Value> = host
+        .seen
+        .iter()
+        .map(|(_, v)| v)
+        .filter(|v| is("ui.event")(v) && v["payload"]["event"] == "close")
+        .collect();
+    assert!(closes.is_empty(), "the agent heard a close: {closes:?}");
+    focus_past_guard(&x, window);
+    x.key(TAB).unwrap();
+    x.key(END).unwrap();
+    x.type_text(" again").unwrap();
+    x.key(RETURN).unwrap();
+    let submit = host.expect("the rebuilt input's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
+    assert_eq!(submit["payload"]["instance_id"], "i1", "{submit}");
+    assert_eq!(
+        submit["payload"]["data"]["answer"], "Disk full again",
+        "{submit}"
+    );
+    host.stop();
+}

@@ -152,6 +152,12 @@ impl StdioHost {
         }
     }
 
+    /// The host process's id.
+    #[allow(dead_code)]
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the host process is still running.
     pub(crate) fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

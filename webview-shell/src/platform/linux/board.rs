@@ -27,12 +27,17 @@ use super::guard::{connect, connect_child, connect_view, GuardedWindow};
 use super::shared_trusted::SharedTrusted;
 use super::trusted::{TrustedEvent, TrustedView};
 use crate::components::{
-    board_document, parse_message, BoardFrame, BoardMessage, ComponentAction, ComponentOptions,
-    LayoutBox, PageMessage, CREDIT_LIFETIME, MAX_COMPONENT_MESSAGE_BYTES,
+    add_script, board_document, parse_message, BoardFrame, BoardMessage, ComponentAction,
+    ComponentContent, ComponentOptions, LayoutBox, PageMessage, CREDIT_LIFETIME,
+    MAX_COMPONENT_MESSAGE_BYTES,
 };
 use crate::config::Rect;
 use crate::error::ShellError;
 
+/// How many times within [`RERENDER_WINDOW`] a board is built again after its web process
+/// ended, before its boxes fail (as R-UI-12 bounds a Surface's reopens).
+const MAX_RERENDERS: usize = 3;
+const RERENDER_WINDOW: Duration = Duration::from_secs(60);
 /// How long an instance's box may take to be built before it reports a failure.
 const RENDER_TIMEOUT: Duration = Duration::from_secs(20);
 /// Where a board's view goes.
@@ -75,6 +80,11 @@ pub(crate) struct Board {
     /// the focus when an answer comes (the page reports the focus before it acts on a later
     /// key, so by then the host knows where the key went).
     key_credit: Cell<Option<Instant>>,
+    /// When the web process ended lately: the boxes are built again in a new one, up to
+    /// [`MAX_RERENDERS`] times per [`RERENDER_WINDOW`] (R-STD-15).
+    crashes: RefCell<Vec<Instant>>,
+    /// Whether the reloaded page waits for its boxes.
+    rebuild: Cell<bool>,
     /// Keys and buttons whose press was dropped: their release is dropped too.
     swallowed_keys: RefCell<HashSet<u16>>,
     swallowed_buttons: RefCell<HashSet<u32>>,
@@ -136,6 +146,8 @@ impl PlatformBoard {
             visible: Cell::new(true),
             mapped: Cell::new(false),
             key_credit: Cell::new(None),
+            crashes: RefCell::new(Vec::new()),
+            rebuild: Cell::new(false),
             swallowed_keys: RefCell::new(HashSet::new()),
             swallowed_buttons: RefCell::new(HashSet::new()),
         });
@@ -149,25 +161,24 @@ impl PlatformBoard {
         Ok(Self(board))
     }
 
-    /// Adds an instance at the bottom, built by `script(slot)` (the host's add script for the
-    /// slot the board names); `on_action` hears what the user did in its box.
+    /// Adds `content` as a box at the bottom; `on_action` hears what the user did in it.
     pub(super) fn add(
         &self,
+        content: &ComponentContent,
         guard_delay: Duration,
         enter: bool,
         on_action: ActionSink,
-        script: impl FnOnce(&str) -> String,
     ) -> (String, Rc<Member>) {
         let board = &self.0;
         let number = board.next_slot.get() + 1;
         board.next_slot.set(number);
         let slot = format!("b{number}");
-        let member = Rc::new(Member::new(guard_delay, enter, on_action));
+        let member = Rc::new(Member::new(content, guard_delay, enter, on_action));
         board
             .members
             .borrow_mut()
             .insert(slot.clone(), Rc::clone(&member));
-        board.run(script(&slot));
+        board.run(add_script(&slot, content));
         watch_render(&member);
         (slot, member)
     }
@@ -294,13 +305,7 @@ impl Board {
     fn view_event(&self, event: TrustedEvent) {
         let text = match event {
             TrustedEvent::Message(text) => text,
-            TrustedEvent::Crashed => {
-                tracing::warn!("a component board's web process ended; its instances fail");
-                for member in self.all() {
-                    member.end(ComponentAction::Failed);
-                }
-                return;
-            }
+            TrustedEvent::Crashed => return self.crashed(),
         };
         match parse_message(&text) {
             Some(BoardMessage::Board(frame)) => self.board_frame(frame),
@@ -316,6 +321,9 @@ impl Board {
         match frame {
             BoardFrame::Ready {} => {
                 self.ready.set(true);
+                if self.rebuild.replace(false) {
+                    self.build_again();
+                }
                 let queued = std::mem::take(&mut *self.queued.borrow_mut());
                 for script in queued {
                     self.view.evaluate(&script, Box::new(|_| {}));
@@ -323,6 +331,53 @@ impl Board {
             }
             BoardFrame::Layout { height, boxes } => self.relaid(height, boxes),
             BoardFrame::Focus { focused } => *self.focused.borrow_mut() = focused,
+        }
+    }
+
+    /// The web process ended (a crash, its memory ceiling): the page is loaded again in a new
+    /// one and every box built again as it was, with its state, lock and the user's draft, and
+    /// its guard restarted; the agent hears nothing (R-STD-15). More than [`MAX_RERENDERS`]
+    /// ends within [`RERENDER_WINDOW`] fail every box (`renderer_failed`).
+    fn crashed(&self) {
+        let now = Instant::now();
+        let recent = {
+            let mut crashes = self.crashes.borrow_mut();
+            crashes.retain(|at| now.duration_since(*at) < RERENDER_WINDOW);
+            crashes.push(now);
+            crashes.len()
+        };
+        if recent > MAX_RERENDERS {
+            tracing::warn!("a component board's web process ended again; its instances fail");
+            for member in self.all() {
+                member.end(ComponentAction::Failed);
+            }
+            return;
+        }
+        tracing::warn!("a component board's web process ended; its boxes are built again");
+        self.ready.set(false);
+        self.rebuild.set(true);
+        self.layout.borrow_mut().clear();
+        *self.focused.borrow_mut() = None;
+        self.key_credit.set(None);
+        self.restart_all("built again");
+        webkit2gtk::WebViewExt::reload(self.view.widget());
+    }
+
+    /// Adds every box again, in slot order, as it shows now.
+    fn build_again(&self) {
+        let mut members: Vec<(u64, String, Rc<Member>)> = self
+            .members
+            .borrow()
+            .iter()
+            .map(|(slot, m)| {
+                let number = slot.trim_start_matches('b').parse().unwrap_or(u64::MAX);
+                (number, slot.clone(), Rc::clone(m))
+            })
+            .collect();
+        members.sort_by_key(|(number, _, _)| *number);
+        for (_, slot, member) in members {
+            self.view
+                .evaluate(&add_script(&slot, &member.content()), Box::new(|_| {}));
         }
     }
 
@@ -374,6 +429,7 @@ impl Board {
                 .credit(member, slot)
                 .map(|input| ComponentAction::Link { url, input }),
             PageMessage::Draft { draft } => {
+                member.note_draft(&draft);
                 if member.is_shown() {
                     member.report(ComponentAction::Draft(draft));
                 }

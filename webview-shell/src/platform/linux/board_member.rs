@@ -2,7 +2,7 @@
 //! credit, and whether it is shown or ended. The board decides which member an input event
 //! reached; a member only keeps what that event earned it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,8 @@ use gtk::glib;
 use lineup_host_core::InputKind;
 
 use super::guard::Guard;
-use crate::components::{ComponentAction, CREDIT_LIFETIME};
+use crate::components::{ComponentAction, ComponentContent, CREDIT_LIFETIME};
+use lineup_host_core::{JsonObject, SafeMarkdown};
 
 /// Who hears what the user did.
 pub(super) type ActionSink = Rc<dyn Fn(ComponentAction)>;
@@ -30,12 +31,21 @@ pub(super) struct Member {
     ended: Cell<bool>,
     /// The last real input event that reached its box, not yet used by an answer.
     credit: Cell<Option<(InputKind, Instant)>>,
+    /// What its box shows now (state, Markdown, lock, the user's draft), to build it again
+    /// after a crash of the web process (R-STD-15).
+    content: RefCell<ComponentContent>,
 }
 
 impl Member {
-    /// A member not yet shown, whose guard delay is `guard_delay`.
-    pub(super) fn new(guard_delay: Duration, enter: bool, on_action: ActionSink) -> Self {
+    /// A member showing `content`, not yet shown, whose guard delay is `guard_delay`.
+    pub(super) fn new(
+        content: &ComponentContent,
+        guard_delay: Duration,
+        enter: bool,
+        on_action: ActionSink,
+    ) -> Self {
         Self {
+            content: RefCell::new(content.clone()),
             guard: Guard::new(guard_delay),
             on_action,
             enter,
@@ -54,6 +64,37 @@ impl Member {
     /// Whether its box was built and it has not ended.
     pub(super) fn is_shown(&self) -> bool {
         self.shown.get() && !self.ended.get()
+    }
+
+    /// What its box shows now.
+    pub(super) fn content(&self) -> ComponentContent {
+        self.content.borrow().clone()
+    }
+
+    /// Its box shows `state` (and `markdown`); `reopened` unlocked it.
+    pub(super) fn note_update(
+        &self,
+        state: &JsonObject,
+        markdown: Option<&SafeMarkdown>,
+        reopened: bool,
+    ) {
+        let mut content = self.content.borrow_mut();
+        content.state = state.as_map().clone();
+        content.markdown = markdown.cloned();
+        if reopened {
+            content.locked = false;
+        }
+    }
+
+    /// Its box was locked after an answer.
+    pub(super) fn note_lock(&self) {
+        self.content.borrow_mut().locked = true;
+    }
+
+    /// The user's unsent draft in its box is `draft` (never a secret field's: the page leaves
+    /// those out).
+    pub(super) fn note_draft(&self, draft: &serde_json::Value) {
+        self.content.borrow_mut().draft = Some(draft.clone());
     }
 
     /// Whether it ended.

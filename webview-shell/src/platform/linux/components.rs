@@ -7,8 +7,7 @@ use super::board::PlatformBoard;
 use super::board_member::Member;
 use crate::component_snapshot::{parse_snapshot, snapshot_script, ComponentSnapshot};
 use crate::components::{
-    add_script, lock_script, takes_enter, update_script, ComponentAction, ComponentContent,
-    ComponentOptions,
+    lock_script, takes_enter, update_script, ComponentAction, ComponentContent, ComponentOptions,
 };
 use crate::error::ShellError;
 use lineup_host_core::{JsonObject, SafeMarkdown};
@@ -30,10 +29,10 @@ impl PlatformComponent {
         on_action: Rc<dyn Fn(ComponentAction)>,
     ) -> Self {
         let (slot, member) = board.add(
+            content,
             options.guard_delay_for(content),
             takes_enter(content.kind),
             on_action,
-            |slot| add_script(slot, content),
         );
         Self {
             board: board.clone(),
@@ -59,12 +58,14 @@ impl PlatformComponent {
         markdown: Option<&SafeMarkdown>,
         reopened: bool,
     ) {
+        self.member.note_update(state, markdown, reopened);
         self.board
             .run(update_script(&self.slot, state, markdown, reopened));
     }
 
     /// Locks its box after an answer.
     pub(crate) fn lock(&self) {
+        self.member.note_lock();
         self.board.run(lock_script(&self.slot));
     }
 
