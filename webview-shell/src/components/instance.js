@@ -20,7 +20,6 @@ const lineupInstance = (function () {
     section.setAttribute('aria-label', d.title);
     var main = document.createElement('div');
     main.className = 'content';
-    main.setAttribute('aria-live', 'polite');
     var actions = document.createElement('div');
     actions.className = 'actions';
     section.appendChild(main);
@@ -32,6 +31,35 @@ const lineupInstance = (function () {
     var nextId = 0;
     // What takes the focus once the box is in the document.
     var initialFocus = null;
+    // The box's own announcements to a screen reader (R-STD-12): a polite live region the
+    // box writes at most once per 2 s, the last change waiting for its turn; none at all with
+    // `announce: false`, which turns them down, never up. The rest of the box is not live.
+    var announcer = document.createElement('div');
+    announcer.className = 'announcer';
+    announcer.setAttribute('aria-live', 'polite');
+    announcer.dataset.announced = '0';
+    var quiet = props.announce === false;
+    var announcedAt = 0;
+    var waiting = null;
+    var announceTimer = null;
+    var flushAnnounce = function () {
+      announceTimer = null;
+      if (waiting === null) { return; }
+      announcer.textContent = waiting;
+      waiting = null;
+      announcedAt = Date.now();
+      announcer.dataset.announced = String(Number(announcer.dataset.announced) + 1);
+    };
+    var announce = function (text) {
+      if (quiet || !text) { return; }
+      waiting = text;
+      var wait = announcedAt + 2000 - Date.now();
+      if (wait <= 0) {
+        flushAnnounce();
+      } else if (announceTimer === null) {
+        announceTimer = setTimeout(flushAnnounce, wait);
+      }
+    };
 
     // An element with agent text: text only, direction from its content (R-STD-12).
     var el = function (tag, text, className) {
@@ -376,8 +404,17 @@ const lineupInstance = (function () {
         }
       },
       status: {
-        render: function () { main.setAttribute('role', 'status'); },
+        render: function () {
+          main.setAttribute('role', 'status');
+          // Its changes are announced through the box's announcer, throttled.
+          main.setAttribute('aria-live', 'off');
+        },
         show: function (state) {
+          var said = (STATUS[state.status] || STATUS.pending)[1] + ': ' + (state.title || '');
+          if (said !== kinds.status.said) {
+            kinds.status.said = said;
+            announce(said);
+          }
           var box = replaceState();
           var line = el('div', null, 'status-line');
           line.appendChild(badge(STATUS, state.status));
@@ -421,6 +458,12 @@ const lineupInstance = (function () {
           if (typeof state.value === 'number') {
             bar.value = Math.min(state.value, bar.max);
             bar.setAttribute('aria-valuenow', String(bar.value));
+            // Announced at each quarter reached, not at every value (R-STD-12).
+            var quarter = Math.floor((bar.value / bar.max) * 4);
+            if (quarter !== kinds.progress.quarter) {
+              kinds.progress.quarter = quarter;
+              announce(props.label + ': ' + Math.round((bar.value / bar.max) * 100) + '%');
+            }
           } else {
             bar.removeAttribute('value');
             bar.removeAttribute('aria-valuenow');
@@ -444,10 +487,21 @@ const lineupInstance = (function () {
           }
         },
         show: function (state, tree) {
-          var box = replaceState();
           var severity = SEVERITY[state.severity] ? state.severity : 'info';
-          // Announced as an alert only when it is an error or a warning (R-STD-12).
-          box.setAttribute('role', severity === 'error' || severity === 'warning' ? 'alert' : 'status');
+          // Announced as an alert only when it is an error or a warning, only at open or when
+          // its severity changes (R-STD-12): a patch with the same severity refills the same
+          // box, whose own changes are not live; `announce: false` makes it a plain note.
+          var box;
+          if (stateBox && kinds.alert.severity === severity) {
+            box = stateBox;
+            while (box.firstChild) { box.removeChild(box.firstChild); }
+          } else {
+            box = replaceState();
+            var loud = severity === 'error' || severity === 'warning';
+            box.setAttribute('role', quiet ? 'note' : (loud ? 'alert' : 'status'));
+            box.setAttribute('aria-live', 'off');
+          }
+          kinds.alert.severity = severity;
           box.className = 'state alert tone-' + severity;
           var line = el('div', null, 'status-line');
           line.appendChild(badge(SEVERITY, severity));
@@ -592,6 +646,8 @@ const lineupInstance = (function () {
     main.addEventListener('input', reportDraft);
     main.addEventListener('change', reportDraft);
     if (locked) { lock(); }
+
+    section.appendChild(announcer);
 
     // What the board does with this instance: a new state (reopening a round when asked), the
     // lock after an answer, and Enter's submit in a one-line field.

@@ -35,11 +35,13 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::{json, Value};
 
+mod announce;
 mod board;
 mod gate;
 mod links;
 mod look;
 
+use announce::throttled;
 use board::board;
 use gate::{activation, forged_keys};
 use links::links;
@@ -86,6 +88,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_8_boxes_of_one_board_share_a_process_and_a_click_answers_only_the_box_under_it",
         |h| board(h, &x),
+    );
+    h.run(
+        "r_std_12_announcements_are_throttled_by_quarter_and_time_and_announce_false_silences_them",
+        |h| throttled(h, &x),
     );
     h.finish();
 }
