@@ -26,6 +26,8 @@ mod activity;
 mod build;
 mod builder;
 mod component_layout;
+mod conversations;
+pub use conversations::ConversationItem;
 mod component_links;
 mod components;
 mod dangerous;

@@ -53,8 +53,9 @@ pub use delegate::{
 };
 pub use envelopes::AgentEnvelopes;
 pub use host::{
-    event_loop, event_loop_with, ComponentRenderer, ComponentReply, DangerousHostBuilder, Declined,
-    Host, HostBuilder, HostClosed, HostEvent, HostEventLoop, HostHandle, HostUserEvent,
+    event_loop, event_loop_with, ComponentRenderer, ComponentReply, ConversationItem,
+    DangerousHostBuilder, Declined, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
+    HostHandle, HostUserEvent,
 };
 pub use lineup_builtins::{
     sanitize_file_name, AnswerSink, Builtin, BuiltinConfig, Builtins, CapabilityProvider,

@@ -160,6 +160,7 @@ impl HostBuilder {
                 links,
                 work: VecDeque::new(),
                 draining: false,
+                hidden: std::collections::HashSet::new(),
             },
             pending,
             session_idle: self.session_idle,

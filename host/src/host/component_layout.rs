@@ -64,6 +64,7 @@ impl ComponentBoards {
         kind: ComponentKind,
         target: Target<'_>,
         options: &ComponentOptions,
+        hidden: bool,
     ) -> Result<(u64, ComponentBoard), ShellError> {
         let session = key.session;
         let (area, parent) = match target {
@@ -87,6 +88,8 @@ impl ComponentBoards {
             Some(board) => board,
             None => self.start(event_loop, parent, area, options)?,
         };
+        // A hidden conversation's new board stays hidden until the conversation is shown.
+        board.set_visible(!hidden);
         self.next += 1;
         let placed = Placed {
             session,
@@ -160,6 +163,13 @@ impl ComponentBoards {
                 ComponentBoard::in_parent(event_loop, parent, area, process.as_ref(), options)
             }
             _ => ComponentBoard::window(event_loop, process.as_ref(), options),
+        }
+    }
+
+    /// Shows or hides every board of `session`.
+    pub(super) fn set_session_visible(&mut self, session: SessionId, visible: bool) {
+        for placed in self.boards.values().filter(|p| p.session == session) {
+            placed.board.set_visible(visible);
         }
     }
 

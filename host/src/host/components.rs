@@ -82,6 +82,8 @@ pub(super) struct ShowContext<'a, T: 'static> {
     pub(super) target: &'a EventLoopWindowTarget<T>,
     /// For an embedder's reply.
     pub(super) proxy: &'a HostProxy,
+    /// Whether the component's conversation is hidden: a new board starts hidden.
+    pub(super) hidden: bool,
     /// The desktop's contrast, read at each open (like a Surface's).
     pub(super) high_contrast: bool,
     /// The window of the child views, when Surfaces are child views: components go there.
@@ -125,6 +127,7 @@ impl ComponentViews {
         let ShowContext {
             target,
             proxy,
+            hidden,
             high_contrast,
             parent,
             delegate,
@@ -166,7 +169,7 @@ impl ComponentViews {
                 };
                 let window = views
                     .boards
-                    .board_for(target, &shown.key, shown.kind, place, &options)
+                    .board_for(target, &shown.key, shown.kind, place, &options, hidden)
                     .and_then(|(id, board)| {
                         ComponentWindow::in_board(target, &board, &content, &options, report)
                             .map(|window| (id, window))
@@ -245,6 +248,20 @@ impl ComponentViews {
         let options = options.clone().with_high_contrast(high_contrast);
         self.boards.warm_up(target, parent, &options);
         self.boards.has_warm()
+    }
+
+    /// Shows or hides the boards of `session`'s conversation.
+    pub(super) fn set_session_visible(
+        &mut self,
+        session: lineup_host_core::SessionId,
+        visible: bool,
+    ) {
+        self.boards.set_session_visible(session, visible);
+    }
+
+    /// The instances the built-in renderer has a box for, shown or not.
+    pub(super) fn keys(&self) -> Vec<SurfaceKey> {
+        self.windows.keys().cloned().collect()
     }
 
     /// Lays the boards in `parent` out again (the window was resized).

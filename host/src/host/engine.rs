@@ -4,7 +4,7 @@
 //! session table, the view table, the capability driver, the delegate and the outbound
 //! callback. [`Host`](super::Host) owns one and feeds it the loop's events.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use lineup_host_core::WallClock;
@@ -69,6 +69,8 @@ pub(super) struct Engine {
     pub(super) work: VecDeque<(SessionId, Effect, Option<u64>)>,
     /// Whether [`Engine::apply`] is draining `work` further up the stack.
     pub(super) draining: bool,
+    /// The conversations the embedder hid: what they open starts hidden (`conversations.rs`).
+    pub(super) hidden: HashSet<ConversationId>,
 }
 
 impl Engine {
@@ -390,6 +392,9 @@ impl Engine {
                 // The delegate hears of the Surface before it is asked where to put it, so a
                 // layout by key (a kiosk's regions) knows it on the first placement.
                 self.delegate.notify_opened(&key, &open.app);
+                if self.is_hidden(key.session) {
+                    self.views.set_visible(&key, false);
+                }
                 self.views.relayout(self.delegate.as_mut());
             }
             Err(e) => {
@@ -557,9 +562,14 @@ impl Engine {
                 }
             })
         };
+        let hidden = match &effect {
+            ComponentEffect::Show(shown) => self.is_hidden(shown.key.session),
+            _ => false,
+        };
         let cx = ShowContext {
             target,
             proxy: &self.proxy,
+            hidden,
             high_contrast: self.views.high_contrast(),
             parent: self.views.parent(),
             delegate: self.delegate.as_mut(),

@@ -7,6 +7,7 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 mod child;
+mod conversations;
 mod links;
 mod warm;
 
@@ -39,6 +40,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_11_a_components_link_opens_only_after_real_input_and_the_link_confirm_audited",
         links::followed_after_the_confirm,
+    );
+    h.run(
+        "a_hidden_conversations_question_takes_no_click_and_shown_again_its_guard_restarts",
+        conversations::switched,
     );
     h.run(
         "a_conversations_first_component_is_a_box_of_the_warm_board_and_starts_no_process",

@@ -247,18 +247,12 @@ impl PlatformBoard {
         if board.visible.replace(visible) == visible {
             return;
         }
-        match &board.frame {
-            Frame::Window(window) => {
-                if !visible {
-                    window.hide();
-                } else if board.mapped.get() {
-                    window.show_all();
-                }
-            }
-            Frame::Child { .. } => board
-                .view
-                .widget()
-                .set_visible(visible && board.mapped.get()),
+        if !visible {
+            board.frame.hide(board.view.widget());
+        } else if board.mapped.get() || board.all().iter().any(|m| m.is_shown()) {
+            // Shown again, or for the first time: its boxes were built while it was hidden.
+            board.mapped.set(true);
+            board.frame.show(board.view.widget());
         }
         board.restart_all(if visible { "shown again" } else { "hidden" });
     }

@@ -1,0 +1,113 @@
+//! Conversations as the unit an app shows and hides (#49): a conversation's Surfaces and
+//! standard components go together. A hidden conversation's components take no input (R-STD-8
+//! (a)); shown again, their guard delay starts again (R-STD-8 (b)); what a hidden conversation
+//! opens starts hidden.
+
+use lineup_host_core::{ConversationId, SessionId, SurfaceKey};
+
+use super::engine::Engine;
+use super::Host;
+
+/// What a conversation holds, as [`Host::conversation_items`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConversationItem {
+    /// A Surface (an app's webview).
+    Surface(SurfaceKey),
+    /// A standard component the built-in renderer shows.
+    Component(SurfaceKey),
+}
+
+impl Host {
+    /// Shows or hides every Surface and standard component of `conversation` together, as an
+    /// app switching conversations does: hidden Surfaces keep their page and state (as
+    /// [`Host::set_surface_visible`]); hidden components take no input, and shown again their
+    /// guard delay starts again (R-STD-8). What the conversation opens while hidden starts
+    /// hidden, also before its first envelope. The agent is told nothing. Returns whether the
+    /// conversation has a session now.
+    pub fn set_conversation_visible(
+        &mut self,
+        conversation: &ConversationId,
+        visible: bool,
+    ) -> bool {
+        if visible {
+            self.engine.hidden.remove(conversation);
+        } else {
+            self.engine.hidden.insert(conversation.clone());
+        }
+        let Some(session) = self.engine.sessions.id_of(conversation) else {
+            return false;
+        };
+        let keys: Vec<SurfaceKey> = self
+            .engine
+            .views
+            .keys()
+            .into_iter()
+            .filter(|k| k.session == session)
+            .collect();
+        for key in keys {
+            self.set_surface_visible(&key, visible);
+        }
+        if let Some(components) = self.engine.components.as_mut() {
+            components.set_session_visible(session, visible);
+        }
+        true
+    }
+
+    /// Whether `conversation` is hidden ([`Host::set_conversation_visible`]).
+    pub fn is_conversation_hidden(&self, conversation: &ConversationId) -> bool {
+        self.engine.hidden.contains(conversation)
+    }
+
+    /// A control for tests: reads back the box of component `key` that the built-in renderer
+    /// shows (`done` hears it on the loop thread); returns whether there is one.
+    #[cfg(feature = "test-controls")]
+    pub fn component_snapshot_for_test(
+        &self,
+        key: &SurfaceKey,
+        done: impl FnOnce(Option<lineup_webview_shell::ComponentSnapshot>) + 'static,
+    ) -> bool {
+        match self.engine.components.as_ref().and_then(|c| c.window(key)) {
+            Some(window) => {
+                window.snapshot(done);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The Surfaces and the built-in renderer's standard components of `conversation`, by key.
+    pub fn conversation_items(&self, conversation: &ConversationId) -> Vec<ConversationItem> {
+        let Some(session) = self.engine.sessions.id_of(conversation) else {
+            return Vec::new();
+        };
+        let mut items: Vec<ConversationItem> = self
+            .engine
+            .views
+            .keys()
+            .into_iter()
+            .filter(|k| k.session == session)
+            .map(ConversationItem::Surface)
+            .collect();
+        if let Some(components) = self.engine.components.as_ref() {
+            items.extend(
+                components
+                    .keys()
+                    .into_iter()
+                    .filter(|k| k.session == session)
+                    .map(ConversationItem::Component),
+            );
+        }
+        items
+    }
+}
+
+impl Engine {
+    /// Whether the conversation of `session` is hidden.
+    pub(super) fn is_hidden(&self, session: SessionId) -> bool {
+        self.sessions
+            .get(session)
+            .and_then(|s| s.conversation_id())
+            .is_some_and(|c| self.hidden.contains(c))
+    }
+}
