@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use lineup_host_core::{
     Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer, ConsentRequest,
-    HandlerError, HookRequest, JsonObject, RunRequest, SessionId, Ticket,
+    ConversationId, HandlerError, HookRequest, JsonObject, RunRequest, SessionId, Ticket,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -219,9 +219,19 @@ pub(crate) struct CapabilityDriver {
     /// The enabled built-in capabilities, which run their own handlers and, for
     /// `device.pick_file`, their own permission check.
     builtins: Option<Box<dyn CapabilityProvider>>,
+    /// The embedder's names for its conversations, which the built-in prompt shows (#49).
+    labels: HashMap<ConversationId, String>,
 }
 
 impl CapabilityDriver {
+    /// The embedder names `conversation` `label` in its prompts (`None`: by the agent's id).
+    pub(crate) fn set_label(&mut self, conversation: &ConversationId, label: Option<&str>) {
+        match label {
+            Some(label) => self.labels.insert(conversation.clone(), label.to_owned()),
+            None => self.labels.remove(conversation),
+        };
+    }
+
     pub(crate) fn new(
         store: SharedStore,
         handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
@@ -238,6 +248,7 @@ impl CapabilityDriver {
             prompts: BTreeMap::new(),
             sink,
             builtins,
+            labels: HashMap::new(),
         }
     }
 
@@ -342,7 +353,14 @@ impl CapabilityDriver {
             request.call.arguments.as_map(),
         )
         .with_remember(request.may_remember)
-        .with_expires_at(request.expires_at);
+        .with_expires_at(request.expires_at)
+        .with_conversation(
+            &request.call.key.conversation_id,
+            session,
+            self.labels
+                .get(&request.call.key.conversation_id)
+                .map(String::as_str),
+        );
         // R-CAP-4: a capability's owner words its own prompt; the platform knows no name.
         let wording = self.builtins.as_ref().and_then(|provider| {
             provider.prompt_wording(&request.call.capability, &request.call.arguments)

@@ -110,9 +110,10 @@ pub use config::{
     language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
 };
 pub use consent::{
-    risk_in_words, ArgumentLine, ConsentHandle, ConsentPrompt, PendingConsent, PromptContent,
-    RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES,
-    MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
+    risk_in_words, ArgumentLine, AskingConversation, ConsentHandle, ConsentPrompt, PendingConsent,
+    PromptContent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
+    MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_CONVERSATION_GRAPHEMES,
+    MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
 };
 pub use delivery::DeliveryStats;
 pub use desktop::{

@@ -279,6 +279,7 @@ fn prompt_document(request: &PromptContent) -> Result<TrustedDocument, ShellErro
         "arguments": arguments,
         "more": request.more_arguments(),
         "remember": request.remember_allowed(),
+        "conversation": request.conversation().map(|c| c.shown.as_str()),
     });
     TrustedDocument::new(PROMPT_HTML, PROMPT_CSS, PROMPT_JS, &data)
 }

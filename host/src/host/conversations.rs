@@ -54,6 +54,15 @@ impl Host {
         true
     }
 
+    /// Names `conversation` `label` in the consent prompts it causes, in place of the agent's
+    /// id for it (`None`: the id again). The label is the embedder's own words; one that
+    /// imitates the prompt's lines is not shown (R-SEC-5).
+    pub fn set_conversation_label(&mut self, conversation: &ConversationId, label: Option<&str>) {
+        if let Some(driver) = self.engine.driver.as_mut() {
+            driver.set_label(conversation, label);
+        }
+    }
+
     /// Whether `conversation` is hidden ([`Host::set_conversation_visible`]).
     pub fn is_conversation_hidden(&self, conversation: &ConversationId) -> bool {
         self.engine.hidden.contains(conversation)

@@ -7,6 +7,8 @@
 //! agent's strings are shown as text, cleaned and capped (with a positive control).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
+mod named;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -76,6 +78,10 @@ pub(crate) fn run() {
     h.run(
         "r_sec_5_a_1000_character_reason_scrolls_and_never_pushes_the_arguments_below_the_fold",
         |h| long_reason(h, &x),
+    );
+    h.run(
+        "r_sec_5_the_prompt_names_the_conversation_and_an_id_imitating_its_lines_changes_none",
+        |h| named::conversation(h, &x),
     );
     h.finish();
 }

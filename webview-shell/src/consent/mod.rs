@@ -5,7 +5,8 @@
 use std::fmt;
 
 use lineup_host_core::{
-    display_line, display_text, CapabilityName, Fingerprint, OpaqueVersion, Risk, Timestamp,
+    display_line, display_text, imitates_consent_prompt_line, CapabilityName, ConversationId,
+    Fingerprint, OpaqueVersion, Risk, SessionId, Timestamp,
 };
 use serde_json::{Map, Value};
 
@@ -71,7 +72,24 @@ pub struct PromptContent {
     link_host: Option<String>,
     remember_allowed: bool,
     expires_at: Option<Timestamp>,
+    conversation: Option<AskingConversation>,
 }
+
+/// The conversation a prompt's request comes from (#49): its id and session, and the line the
+/// prompt shows for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AskingConversation {
+    /// The conversation's id, as the agent wrote it.
+    pub id: ConversationId,
+    /// Its session in the host.
+    pub session: SessionId,
+    /// What the built-in prompt says of it: the embedder's label, else the id as the agent's
+    /// words, never one of the prompt's own lines.
+    pub shown: String,
+}
+
+/// The longest conversation name a prompt shows, in graphemes.
+pub const MAX_CONVERSATION_GRAPHEMES: usize = 60;
 
 /// One argument of a call as a prompt lists it: key and value as cleaned, capped plain text.
 /// `Debug` shows both, the agent's arguments, as [`Fingerprint`]s (logs reach journald).
@@ -136,7 +154,42 @@ impl PromptContent {
             link_host: None,
             remember_allowed: false,
             expires_at: None,
+            conversation: None,
         }
+    }
+
+    /// Says which conversation asks: `label` (the embedder's name for it, display-cleaned),
+    /// else `id` in quotes as the agent's name for it. A name that imitates one of the
+    /// prompt's own lines ([`imitates_consent_prompt_line`]) is not shown; the prompt says so
+    /// instead (R-SEC-5).
+    pub fn with_conversation(
+        mut self,
+        id: &ConversationId,
+        session: SessionId,
+        label: Option<&str>,
+    ) -> Self {
+        let label = label
+            .map(|l| display_line(l, MAX_CONVERSATION_GRAPHEMES))
+            .filter(|l| !l.is_empty() && imitates_consent_prompt_line(l).is_none());
+        let named = display_line(id.as_str(), MAX_CONVERSATION_GRAPHEMES);
+        let shown = match label {
+            Some(label) => format!("in {label}"),
+            None if named.is_empty() || imitates_consent_prompt_line(&named).is_some() => {
+                "in a conversation whose name imitates this window; it is not shown".to_owned()
+            }
+            None => format!("in the conversation the agent calls “{named}”"),
+        };
+        self.conversation = Some(AskingConversation {
+            id: id.clone(),
+            session,
+            shown,
+        });
+        self
+    }
+
+    /// The conversation that asks, when the host said ([`PromptContent::with_conversation`]).
+    pub fn conversation(&self) -> Option<&AskingConversation> {
+        self.conversation.as_ref()
     }
 
     /// What the capability asks, in plain words, as its owner words it ("asks to open a link

@@ -8,6 +8,11 @@
   var text = function (id, value) { document.getElementById(id).textContent = value; };
   text('agent', data.agent);
   text('headline', data.headline);
+  if (data.conversation === null) {
+    document.getElementById('conversation').remove();
+  } else {
+    text('conversation', data.conversation);
+  }
   text('capability', data.capability);
   text('version', 'version ' + data.version);
   text('risk', data.risk);
