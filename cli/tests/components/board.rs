@@ -159,3 +159,51 @@ fn r_std_17_sixty_four_components_fit_in_one_board_and_the_65th_is_refused() {
     assert_eq!(refused["payload"]["limit"], 64, "{refused}");
     host.stop();
 }
+
+/// R-UI-1 and R-STD-7 through a real host: a click that races the agent's replacement of its
+/// question never answers the new one: each answer carries the `opened_by` of an open sent before
+/// the click, whichever reached the host first; after the new question's guard, a click answers
+/// it (the positive control).
+#[test]
+fn r_ui_1_a_click_racing_a_replace_never_answers_the_new_question() {
+    let question = |title: &str| json!({"id": "confirm", "version": "1", "props": {"title": title, "confirm_label": "Yes"}});
+    let (started, mut host) = start_with("m-0", "k1", question("Question 0?"));
+    let x = &started.x;
+    let window = shown(x, STACK);
+    focus_past_guard(x, window);
+    let mut sent_before_click = vec!["m-0".to_owned()];
+    for round in 1..=3 {
+        click_last_button(x, window);
+        let id = format!("m-{round}");
+        host.send(&envelope(
+            &id,
+            "ui.open",
+            json!({"instance_id": "k1", "component": question(&format!("Question {round}?"))}),
+        ));
+        host.drain(Duration::from_millis(900));
+        for submit in submits(&host) {
+            let by = submit["payload"]["data"]["opened_by"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                sent_before_click.iter().any(|s| s == by),
+                "a click made before {id} answered a question opened by {by}: {submit}"
+            );
+        }
+        sent_before_click.push(id);
+        // The new question's guard (restarted when its box was shown) passes.
+        thread::sleep(Duration::from_millis(400));
+    }
+    let before = submits(&host).len();
+    click_last_button(x, window);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while submits(&host).len() == before && Instant::now() < deadline {
+        host.drain(Duration::from_millis(100));
+    }
+    let last = submits(&host).last().cloned().unwrap_or_default();
+    assert_eq!(
+        last["payload"]["data"]["opened_by"], "m-3",
+        "a click after the guard did not answer the last question: {last}"
+    );
+    host.stop();
+}

@@ -9,6 +9,7 @@
 //! adds a box to a loaded view instead of starting one.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use lineup_host_core::{ComponentKind, SessionId, SurfaceKey};
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
@@ -23,11 +24,18 @@ struct Placed {
     /// Its area in the window of the child views; `None` for a window of its own.
     area: Option<Rect>,
     board: ComponentBoard,
+    /// Since when it holds no box: it goes at a later turn ([`ComponentBoards::sweep`]), so that
+    /// a question replaced by another (a close, then an open, in one turn) stays in its window.
+    empty_since: Option<Instant>,
 }
+
+/// How long an empty board is kept for a box that comes back (a replace).
+const KEEP_EMPTY: Duration = Duration::from_secs(1);
 
 /// The boards, and which board each instance is a box of.
 ///
-/// Invariant: every board holds at least one instance of `of`; a board goes with its last.
+/// Invariant: a board that holds no instance of `of` has `empty_since` set, and goes at the
+/// first sweep [`KEEP_EMPTY`] later.
 #[derive(Default)]
 pub(super) struct ComponentBoards {
     /// The web process every board shares, made with the first.
@@ -79,9 +87,10 @@ impl ComponentBoards {
         };
         if let Some((id, placed)) = self
             .boards
-            .iter()
+            .iter_mut()
             .find(|(_, p)| p.session == session && p.area == area)
         {
+            placed.empty_since = None;
             return Ok((*id, placed.board.clone()));
         }
         let board = match self.take_warm(area, options) {
@@ -95,6 +104,7 @@ impl ComponentBoards {
             session,
             area,
             board: board.clone(),
+            empty_since: None,
         };
         self.boards.insert(self.next, placed);
         Ok((self.next, board))
@@ -178,18 +188,35 @@ impl ComponentBoards {
         self.of.insert(key, (id, kind));
     }
 
-    /// `key` went; its board goes with its last box.
+    /// `key` went; its board is kept a moment for a box that comes back, then goes
+    /// ([`ComponentBoards::sweep`]).
     pub(super) fn removed(&mut self, key: &SurfaceKey) {
         let Some((id, _)) = self.of.remove(key) else {
             return;
         };
         if !self.of.values().any(|(other, _)| *other == id) {
-            self.boards.remove(&id);
+            if let Some(placed) = self.boards.get_mut(&id) {
+                placed.empty_since = Some(Instant::now());
+            }
         }
+    }
+
+    /// Drops the boards that have held no box for [`KEEP_EMPTY`], and the shared process with
+    /// the last board; returns when to look again while an empty board waits.
+    pub(super) fn sweep(&mut self) -> Option<Instant> {
+        self.boards.retain(|_, placed| {
+            placed
+                .empty_since
+                .is_none_or(|since| since.elapsed() < KEEP_EMPTY)
+        });
         if self.boards.is_empty() && self.warm.is_none() {
-            // The shared process ends with the last board.
             self.process = None;
         }
+        self.boards
+            .values()
+            .filter_map(|p| p.empty_since)
+            .min()
+            .map(|since| since + KEEP_EMPTY)
     }
 
     /// Asks `delegate` again for each board in `parent` (by one of its instances) and moves it.

@@ -223,6 +223,11 @@ impl ComponentViews {
         None
     }
 
+    /// Drops the boards left empty a while ago; returns when to look again.
+    pub(super) fn sweep(&mut self) -> Option<Instant> {
+        self.boards.sweep()
+    }
+
     /// Whether the built-in renderer is on and has no warm board.
     pub(super) fn wants_warm(&self) -> bool {
         self.options.is_some() && !self.boards.has_warm()

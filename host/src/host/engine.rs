@@ -580,22 +580,27 @@ impl Engine {
         }
     }
 
-    /// Starts the built-in renderer's warm board (§4 of standard-components.md) at an idle turn
-    /// once a Surface said `ready` or the host has been up [`WARM_BOARD_AFTER`], never while a
-    /// Surface opens; returns when to look again while it waits to.
+    /// Drops the component boards left empty a while ago, and starts the built-in renderer's
+    /// warm board (§4 of standard-components.md) at an idle turn once a Surface said `ready` or
+    /// the host has been up [`WARM_BOARD_AFTER`], never while a Surface opens; returns when to
+    /// look again while either waits.
     pub(super) fn warm_components<T: HostUserEvent>(
         &mut self,
         idle_turn: bool,
         target: &EventLoopWindowTarget<T>,
     ) -> Option<Instant> {
-        let views = self.components.as_mut().filter(|v| v.wants_warm())?;
+        let swept = self.components.as_mut().and_then(ComponentViews::sweep);
+        let views = self.components.as_mut().filter(|v| v.wants_warm());
+        let Some(views) = views else { return swept };
         let due = self.views.any_ready() || views.age() >= WARM_BOARD_AFTER;
         if !idle_turn || !due || self.views.opening() {
             return Some(Instant::now() + WARM_BOARD_TURN);
         }
         let parent = self.views.parent();
         let high_contrast = self.views.high_contrast();
-        (!views.warm_up(target, parent, high_contrast)).then(|| Instant::now() + WARM_BOARD_TURN)
+        let again = (!views.warm_up(target, parent, high_contrast))
+            .then(|| Instant::now() + WARM_BOARD_TURN);
+        again.into_iter().chain(swept).min()
     }
 
     /// Closes the components whose `props.expires_at` passed, `expired` (R-STD-7); returns
