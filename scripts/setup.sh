@@ -15,6 +15,7 @@ debian_packages=(
     nodejs                # runs the bridge-script test
     bubblewrap            # WebKit's web-process sandbox
     fonts-dejavu-core     # a real font file for the app-asset test (a font served to a Surface)
+    fonts-wqy-microhei    # a CJK font: the host's own words in Simplified Chinese (R-STD-9)
     xserver-xorg-core         # Xorg, for the kiosk test's two-monitor display
     xserver-xorg-video-dummy  # its virtual video driver, with RandR outputs (two monitors)
     x11-xserver-utils         # xrandr, which turns the second output on
@@ -25,8 +26,8 @@ debian_packages=(
     python3-gi                # the screen-reader test's AT-SPI client (system Python)
     gir1.2-atspi-2.0          # its Atspi bindings
 )
-fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd python3 dbus-daemon at-spi2-core python3-gobject)
-arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu xorg-server xf86-video-dummy xorg-xrandr systemd python dbus at-spi2-core python-gobject)
+fedora_packages=(webkit2gtk4.1-devel gtk3-devel libsoup3-devel xorg-x11-server-Xvfb nodejs bubblewrap dejavu-sans-fonts wqy-microhei-fonts xorg-x11-server-Xorg xorg-x11-drv-dummy xrandr systemd python3 dbus-daemon at-spi2-core python3-gobject)
+arch_packages=(webkit2gtk-4.1 gtk3 libsoup3 xorg-server-xvfb nodejs bubblewrap ttf-dejavu wqy-microhei xorg-server xf86-video-dummy xorg-xrandr systemd python dbus at-spi2-core python-gobject)
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() {

@@ -74,6 +74,7 @@ mod source;
 mod surface_record;
 mod timestamp;
 mod url_policy;
+mod words;
 
 pub use apps::{
     AppCatalog, Asset, Assets, CatalogRefusal, ListedApp, Reservation, ResolvedSurface, SCRIPT_MIME,
@@ -133,3 +134,4 @@ pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};
 pub use source::{SourceFiles, SourcePart, SourcePosition};
 pub use surface_record::{SurfaceRecord, SURFACE_RECORD_KIND};
 pub use url_policy::{open_url_host, safe_link, LinkPolicy, SafeLink, MAX_URL_BYTES};
+pub use words::{host_word, host_words};

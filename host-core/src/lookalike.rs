@@ -6,16 +6,11 @@
 /// The consent prompt's window title.
 pub const CONSENT_PROMPT_TITLE: &str = "Permission request";
 
-/// The lines of the consent prompt no agent text may draw: its title, its remembering button,
-/// and the words it shows under the headline for each risk (R-CAP-2).
-const PROMPT_PHRASES: [&str; 6] = [
-    CONSENT_PROMPT_TITLE,
-    "Always allow",
-    "It only shows something; nothing changes.",
-    "It acts only if you allow it.",
-    "It needs a system permission.",
-    "It is restricted and needs an extra check.",
-];
+/// The lines of the consent prompt no agent text may draw: its title, and in every language
+/// of the host's words its remembering button and the words it shows for each risk (R-CAP-2).
+fn prompt_phrases() -> impl Iterator<Item = &'static str> {
+    std::iter::once(CONSENT_PROMPT_TITLE).chain(crate::words::prompt_lines())
+}
 
 /// `text` as a reader takes it in at a glance: lower case, then the confusable skeleton, then
 /// lower case again, keeping only letters and digits.
@@ -47,10 +42,7 @@ pub fn glance(text: &str) -> String {
 /// ```
 pub fn imitates_consent_prompt_line(text: &str) -> Option<&'static str> {
     let seen = glance(text);
-    if let Some(phrase) = PROMPT_PHRASES
-        .iter()
-        .find(|phrase| seen.contains(&glance(phrase)))
-    {
+    if let Some(phrase) = prompt_phrases().find(|phrase| seen.contains(&glance(phrase))) {
         return Some(phrase);
     }
     for line in text.lines() {
@@ -84,6 +76,7 @@ mod tests {
             "Always-Allow",
             "ａｌｗａｙｓ allow",
             "It acts only if you allow it.",
+            "始终允许",
             "app.open_url (version 1)",
             "Risk: user_confirmation",
             "app.open_url (version 1) · Risk: user_confirmation",

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use lineup_host_core::{ComponentKind, InputKind, JsonObject, SafeMarkdown, ShownComponent};
+use lineup_host_core::{
+    host_words, ComponentKind, InputKind, JsonObject, LanguageTag, SafeMarkdown, ShownComponent,
+};
 use lineup_surface_runtime::{HIGH_CONTRAST_THEME_CSS, THEME_CSS};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -61,10 +63,12 @@ pub fn component_window_title(kind: ComponentKind) -> String {
 /// | --- | --- |
 /// | guard delay: input taken only this long after the window was last mapped, focused or shown | 500 ms, never below [`MIN_COMPONENT_GUARD_DELAY`]; a danger confirm waits at least [`DANGER_GUARD_DELAY`] |
 /// | high contrast: the high-contrast values of the host's custom properties (R-UI-11, R-STD-9) | off |
+/// | language of the host's own words (default labels; English or Simplified Chinese) | the environment's |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ComponentOptions {
     guard_delay: Duration,
     high_contrast: bool,
+    language: Option<LanguageTag>,
 }
 
 impl Default for ComponentOptions {
@@ -72,6 +76,7 @@ impl Default for ComponentOptions {
         Self {
             guard_delay: Duration::from_millis(500),
             high_contrast: false,
+            language: None,
         }
     }
 }
@@ -95,6 +100,29 @@ impl ComponentOptions {
     pub fn with_high_contrast(mut self, high_contrast: bool) -> Self {
         self.high_contrast = high_contrast;
         self
+    }
+
+    /// The language of the words the host draws itself (default labels, the words of
+    /// severities and states: [`host_words`]); without one, the environment's
+    /// ([`language_from_environment`](crate::language_from_environment)).
+    pub fn with_language(mut self, language: LanguageTag) -> Self {
+        self.language = Some(language);
+        self
+    }
+
+    /// [`ComponentOptions::with_language`], unless a language was set already.
+    pub fn with_default_language(self, language: LanguageTag) -> Self {
+        match self.language {
+            Some(_) => self,
+            None => self.with_language(language),
+        }
+    }
+
+    /// The language of the host's own words in the view.
+    pub fn language(&self) -> LanguageTag {
+        self.language
+            .clone()
+            .unwrap_or_else(crate::language_from_environment)
     }
 
     /// Whether [`ComponentOptions::with_high_contrast`] is on.
@@ -300,6 +328,8 @@ pub(crate) fn board_document(
     let data = json!({
         "title": title,
         "width": width,
+        "words": host_words(&options.language()),
+        "lang": options.language().as_str(),
         "contrast": if options.high_contrast { "more" } else { "normal" },
         "token": token,
     });

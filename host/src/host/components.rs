@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    ComponentEffect, ComponentKind, ComponentSet, PageInput, SurfaceKey, UserAnswer, Via,
+    ComponentEffect, ComponentKind, ComponentSet, LanguageTag, PageInput, SurfaceKey, UserAnswer,
+    Via,
 };
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
@@ -86,6 +87,8 @@ pub(super) struct ShowContext<'a, T: 'static> {
     pub(super) hidden: bool,
     /// The desktop's contrast, read at each open (like a Surface's).
     pub(super) high_contrast: bool,
+    /// The host context's language (the words the host draws itself).
+    pub(super) language: LanguageTag,
     /// The window of the child views, when Surfaces are child views: components go there.
     pub(super) parent: Option<&'a Window>,
     /// Where a component in `parent` goes.
@@ -129,6 +132,7 @@ impl ComponentViews {
             proxy,
             hidden,
             high_contrast,
+            language,
             parent,
             delegate,
         } = cx;
@@ -162,7 +166,10 @@ impl ComponentViews {
                 };
                 let report = sink(shown.key.clone());
                 let content = ComponentContent::from(&shown);
-                let options = options.clone().with_high_contrast(high_contrast);
+                let options = options
+                    .clone()
+                    .with_high_contrast(high_contrast)
+                    .with_default_language(language);
                 let place = match parent {
                     Some(parent) => Target::Child { parent, delegate },
                     None => Target::Window,
@@ -246,11 +253,15 @@ impl ComponentViews {
         target: &EventLoopWindowTarget<T>,
         parent: Option<&Window>,
         high_contrast: bool,
+        language: LanguageTag,
     ) -> bool {
         let Some(options) = self.options.as_ref() else {
             return true;
         };
-        let options = options.clone().with_high_contrast(high_contrast);
+        let options = options
+            .clone()
+            .with_high_contrast(high_contrast)
+            .with_default_language(language);
         self.boards.warm_up(target, parent, &options);
         self.boards.has_warm()
     }

@@ -571,6 +571,7 @@ impl Engine {
             proxy: &self.proxy,
             hidden,
             high_contrast: self.views.high_contrast(),
+            language: self.views.language(),
             parent: self.views.parent(),
             delegate: self.delegate.as_mut(),
         };
@@ -598,7 +599,8 @@ impl Engine {
         }
         let parent = self.views.parent();
         let high_contrast = self.views.high_contrast();
-        let again = (!views.warm_up(target, parent, high_contrast))
+        let language = self.views.language();
+        let again = (!views.warm_up(target, parent, high_contrast, language))
             .then(|| Instant::now() + WARM_BOARD_TURN);
         again.into_iter().chain(swept).min()
     }

@@ -277,6 +277,11 @@ impl Views {
     }
 
     /// Whether a Surface or a component opening now gets the high-contrast values (R-UI-11).
+    /// The host context's language (the views' configuration, else the environment's).
+    pub(super) fn language(&self) -> lineup_host_core::LanguageTag {
+        self.shell.config().effective_language()
+    }
+
     pub(super) fn high_contrast(&self) -> bool {
         match self.contrast {
             Contrast::High => true,

@@ -24,6 +24,7 @@
   setWidth(data.width);
   // The document's name: the host's own words, never agent text (R-STD-12, R-SEC-5).
   document.title = data.title;
+  if (typeof data.lang === 'string') { document.documentElement.lang = data.lang; }
   if (data.contrast === 'more') { document.documentElement.dataset.lineupContrast = 'more'; }
 
   // The instance that holds `node`, with its slot.
@@ -100,7 +101,7 @@
     // Adds instance `slot` at the bottom and scrolls it into view; reports `rendered`.
     add: function (slot, json) {
       if (instances[slot]) { return 'exists'; }
-      var instance = lineupInstance(slot, parse(json), post);
+      var instance = lineupInstance(slot, parse(json), post, data.words || {});
       instances[slot] = instance;
       // The new box takes the keyboard only when no control of another box holds it: what the
       // user is typing never goes astray into a question that just appeared.

@@ -9,7 +9,11 @@ const lineupInstance = (function () {
   'use strict';
   // One instance: its section, built from `d` (kind, title, props, state, markdown, locked,
   // draft), its messages sent through `post` with its slot.
-  return function (slot, d, post) {
+  return function (slot, d, post, words) {
+    // The host's own words, in the host context's language (R-STD-9).
+    var w = function (key, fallback) {
+      return typeof words[key] === 'string' ? words[key] : fallback;
+    };
     var section = document.createElement('section');
     section.id = slot;
     // The kind is the host's enum (one of the catalog's ids), never agent text.
@@ -155,7 +159,7 @@ const lineupInstance = (function () {
       var box = el('div', null, 'markdown');
       if (tree) {
         tree.blocks.forEach(function (b) { box.appendChild(node(b)); });
-        if (tree.truncated) { box.appendChild(el('p', 'Shortened by the host.', 'truncated')); }
+        if (tree.truncated) { box.appendChild(el('p', w('shortened', 'Shortened by the host.'), 'truncated')); }
       }
       return box;
     };
@@ -172,13 +176,14 @@ const lineupInstance = (function () {
     // Severity and status show as an icon and a word, never colour alone (R-STD-12); the words
     // and the class names are the host's, picked by the agent's enum.
     var SEVERITY = {
-      info: ['\u2139', 'Info'], success: ['\u2714', 'Success'],
-      warning: ['\u26A0', 'Warning'], error: ['\u2716', 'Error']
+      info: ['\u2139', w('info', 'Info')], success: ['\u2714', w('success', 'Success')],
+      warning: ['\u26A0', w('warning', 'Warning')], error: ['\u2716', w('error', 'Error')]
     };
     var STATUS = {
-      pending: ['\u25CB', 'Pending'], in_progress: ['\u25D4', 'In progress'],
-      complete: ['\u2714', 'Complete'], error: ['\u2716', 'Error'],
-      cancelled: ['\u2298', 'Cancelled']
+      pending: ['\u25CB', w('pending', 'Pending')],
+      in_progress: ['\u25D4', w('in_progress', 'In progress')],
+      complete: ['\u2714', w('complete', 'Complete')], error: ['\u2716', w('error', 'Error')],
+      cancelled: ['\u2298', w('cancelled', 'Cancelled')]
     };
     var badge = function (table, key) {
       var entry = table[key] || table[Object.keys(table)[0]];
@@ -192,9 +197,11 @@ const lineupInstance = (function () {
 
     // The error line of a question: shown with it, announced (R-STD-7 rounds).
     var errorLine = function (text, id) {
-      var p = el('p', text, 'error');
+      var p = el('p', null, 'error');
       p.id = id;
       p.setAttribute('role', 'alert');
+      p.appendChild(el('span', '\u2716 ' + w('error', 'Error') + ': ', 'error-word'));
+      p.appendChild(el('span', text));
       return p;
     };
 
@@ -364,11 +371,11 @@ const lineupInstance = (function () {
     };
 
     var footer = function (submit) {
-      actions.appendChild(button(sid('cancel'), props.cancel_label || 'Cancel', function () {
+      actions.appendChild(button(sid('cancel'), props.cancel_label || w('cancel', 'Cancel'), function () {
         send({ type: 'cancel' });
       }));
       if (submit) {
-        actions.appendChild(button(sid('submit'), props.submit_label || 'Submit', submit));
+        actions.appendChild(button(sid('submit'), props.submit_label || w('submit', 'Submit'), submit));
       }
     };
 
@@ -448,7 +455,7 @@ const lineupInstance = (function () {
           bar.max = typeof props.max === 'number' ? props.max : 100;
           main.appendChild(bar);
           kinds.progress.bar = bar;
-          actions.appendChild(button(sid('cancel'), props.cancel_label || 'Cancel', function () {
+          actions.appendChild(button(sid('cancel'), props.cancel_label || w('cancel', 'Cancel'), function () {
             send({ type: 'cancel' });
           }));
         },
@@ -481,7 +488,7 @@ const lineupInstance = (function () {
       alert: {
         render: function () {
           if (props.dismissible === true) {
-            actions.appendChild(button(sid('dismiss'), 'Dismiss', function () {
+            actions.appendChild(button(sid('dismiss'), w('dismiss', 'Dismiss'), function () {
               send({ type: 'dismiss' });
             }));
           }
@@ -519,10 +526,10 @@ const lineupInstance = (function () {
           if (props.description) { main.appendChild(el('p', props.description, 'description')); }
           if (d.markdown) { main.appendChild(markdown(d.markdown)); }
           var danger = props.tone === 'danger';
-          var deny = button(sid('deny'), props.deny_label || 'Cancel', function () {
+          var deny = button(sid('deny'), props.deny_label || w('cancel', 'Cancel'), function () {
             send({ type: 'submit', answer: false });
           });
-          var confirm = button(sid('confirm'), props.confirm_label || 'Confirm', function () {
+          var confirm = button(sid('confirm'), props.confirm_label || w('confirm', 'Confirm'), function () {
             send({ type: 'submit', answer: true });
           });
           confirm.className = danger ? 'danger' : 'primary';

@@ -306,16 +306,13 @@ impl fmt::Debug for PromptContent {
 
 /// A risk level (R-CAP-2) in plain words, as a prompt shows it under the headline.
 pub fn risk_in_words(risk: Risk) -> &'static str {
-    match risk {
-        Risk::DisplayOnly => "It only shows something; nothing changes.",
-        Risk::UserConfirmation => "It acts only if you allow it.",
-        Risk::SystemPermission => {
-            "It needs a system permission. You are asked every time; it is never remembered."
-        }
-        Risk::Restricted => {
-            "It is restricted and needs an extra check. You are asked every time; it is never remembered."
-        }
-    }
+    let key = match risk {
+        Risk::DisplayOnly => "risk_display_only",
+        Risk::UserConfirmation => "risk_user_confirmation",
+        Risk::SystemPermission => "risk_system_permission",
+        Risk::Restricted => "risk_restricted",
+    };
+    lineup_host_core::host_word(&lineup_host_core::LanguageTag::english(), key).unwrap_or_default()
 }
 
 /// One argument value as a short line of plain text.

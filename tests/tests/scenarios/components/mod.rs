@@ -40,6 +40,7 @@ mod board;
 mod gate;
 mod links;
 mod look;
+mod words;
 
 use announce::throttled;
 use board::board;
@@ -92,6 +93,10 @@ pub(crate) fn run() {
     h.run(
         "r_std_12_announcements_are_throttled_by_quarter_and_time_and_announce_false_silences_them",
         |h| throttled(h, &x),
+    );
+    h.run(
+        "r_std_9_the_hosts_own_words_follow_the_language_chinese_and_english",
+        |h| words::localized(h, &x),
     );
     h.finish();
 }
