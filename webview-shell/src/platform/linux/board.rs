@@ -492,6 +492,9 @@ impl Board {
     /// A key goes to the page unless the box the host knows holds the focus is inside its
     /// guard delay, or it is Enter and that box does not take Enter. While the focus is not
     /// known (it just moved), the page's own rules hold: Enter activates no button there.
+    /// WebKit hands a key the page did not handle back to the toplevel, so such a key comes
+    /// here twice; the second time it is dropped or passed on like the first, and a release
+    /// grants a credit only for the box holding the focus when an answer comes.
     fn key_press(&self, event: &gdk::EventKey) -> glib::Propagation {
         let member = self.focused_member();
         if member.as_deref().is_some_and(|m| !self.accepts(m)) {
