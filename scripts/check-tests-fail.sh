@@ -122,7 +122,8 @@ run_break() {
 # Runs the real-webview binary `scenarios` with a filter that matches none of its scenarios, in
 # one group's process (the `consent` group's): a group run on its own fails naming the filter, as
 # the whole run does; how the whole run merges its groups' reports is unit-tested in
-# `tests/src/runner.rs` (`merged_verdict`). Starting every group's host for nothing cost a minute.
+# `tests/src/runner.rs` (`merged_verdict`). Most of this step's minute is the build of the
+# package on its own (`-p lineup-tests`), not the run.
 run_unmatched_filter() {
     local filter="no_scenario_is_called_this"
     local log="$log_dir/unmatched-filter.log"
