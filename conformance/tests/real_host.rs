@@ -8,7 +8,8 @@
 //!
 //! Needs the `lineup` binary beside this one (`cargo build -p lineup-cli` first, which a
 //! workspace build does) and a display: `xvfb-run -a cargo test -p lineup-conformance --test real_host`.
-//! Cases run on `LINEUP_CONFORMANCE_JOBS` threads (default 4), each with a host process that the
+//! Cases run on `LINEUP_CONFORMANCE_JOBS` threads (default 8: a case mostly waits, for a page or
+//! for nothing to arrive, so eight share two cores), each with a host process that the
 //! cases allowing it share, each in conversations of its own (the kit's `shared.rs`); every case
 //! has its own canaries.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -31,7 +32,7 @@ fn the_kit_passes_against_the_real_lineup_host() {
     );
     let report =
         std::env::temp_dir().join(format!("lineup-conformance-{}.json", std::process::id()));
-    let jobs = std::env::var("LINEUP_CONFORMANCE_JOBS").unwrap_or_else(|_| "4".to_owned());
+    let jobs = std::env::var("LINEUP_CONFORMANCE_JOBS").unwrap_or_else(|_| "8".to_owned());
     let out = Command::new(&kit)
         .args(["--jobs", &jobs])
         .arg("--json")

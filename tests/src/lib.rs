@@ -7,6 +7,7 @@
 //! - [`host_harness`]: a whole [`Host`](lineup_host::Host) driven by lineup.v1
 //!   envelopes, with a recording delegate;
 //! - [`x11`]: real X input (XTEST clicks) and the window manager's close request;
+//! - [`xvfb`]: a virtual X server of one's own, so that groups of tests run side by side;
 //! - [`canary`]: a loopback listener that counts who reached it;
 //! - [`dns`]: a DNS stub that records the names it is asked for, named by `/etc/resolv.conf` in a
 //!   private mount namespace;
@@ -30,3 +31,5 @@ pub mod runner;
 pub mod view_harness;
 #[cfg(target_os = "linux")]
 pub mod x11;
+#[cfg(target_os = "linux")]
+pub mod xvfb;

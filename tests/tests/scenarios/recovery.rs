@@ -147,6 +147,13 @@ fn docs_reporting(t: &TestHost, instance: &str, state: &Value) -> HashSet<String
 }
 
 /// The web processes started since `baseline` (the Surfaces opened after it).
+/// A host that renders no standard components: the scenarios that kill every web process started
+/// after a baseline must not catch the warm component board's, which the host starts at an idle
+/// turn (killing a web process before it has told WebKit its pid aborts the whole UI process).
+fn surfaces_only() -> HostBuilder {
+    HostBuilder::new().builtin_components(None)
+}
+
 fn new_web_processes(baseline: &HashSet<u32>) -> Vec<u32> {
     web_processes().difference(baseline).copied().collect()
 }
@@ -270,7 +277,7 @@ fn window_place(t: &TestHost, key: &SurfaceKey) -> Result<(i32, i32, u32, u32), 
 /// process, in the same window place, and its new page gets the last state; the agent hears
 /// nothing; the other Surface answers a patch meanwhile and is untouched.
 fn sigkill(h: &mut HostHarness) -> Outcome {
-    let mut t = h.host(HostBuilder::new())?;
+    let mut t = h.host(surfaces_only())?;
     let other = open_other(h, &mut t)?;
     let baseline = web_processes();
     let victim = h.open(
@@ -442,7 +449,7 @@ fn spin(h: &mut HostHarness) -> Outcome {
 /// with `{reason: "crashed"}` upstream, `notify_crashed` and `notify_closed` with
 /// `Gone(Crashed)` to the delegate, and it is not reopened again.
 fn repeated_crashes(h: &mut HostHarness) -> Outcome {
-    let mut t = h.host(HostBuilder::new())?;
+    let mut t = h.host(surfaces_only())?;
     let other = open_other(h, &mut t)?;
     let baseline = web_processes();
     let mut key = h.open(
@@ -608,7 +615,7 @@ fn child_view(h: &mut HostHarness) -> Outcome {
 }
 
 fn child_view_in(h: &mut HostHarness, parent: &std::rc::Rc<tao::window::Window>) -> Outcome {
-    let mut t = h.host(HostBuilder::new().child_views_in(std::rc::Rc::clone(parent)))?;
+    let mut t = h.host(surfaces_only().child_views_in(std::rc::Rc::clone(parent)))?;
     let sized = |w: u64, hh: u64| json!({ "w": w, "h": hh });
     let last_size = |t: &TestHost, instance: &str| {
         t.rec.data(instance, "size").last().map(|d| {

@@ -66,7 +66,6 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
         "the confirm was never shown: {:?}",
         t.rec.sent()
     );
-    h.settle(&mut t, Duration::from_millis(700));
     let (ox, oy) = x.window_origin(xid_of(&parent)?)?;
     let at = |dx: u32, dy: u32| {
         (
@@ -78,6 +77,10 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
     let column_x = w - COMPONENT_COLUMN_WIDTH - COMPONENT_GAP;
     let inside = at(column_x + 30, COMPONENT_GAP + 12);
     let beside = at(40, 40);
+    // The component is painted over the Surface when the board's page has drawn it, which a
+    // loaded machine delays: wait for the picture, not a fixed time.
+    let painted = |x: &X11| x.pixel(inside.0, inside.1).is_ok_and(|p| !green(p));
+    h.wait(&mut t, |_, _| painted(&x));
     let shown = x.pixel(inside.0, inside.1)?;
     let surface = x.pixel(beside.0, beside.1)?;
     ensure!(
@@ -130,7 +133,7 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
         h.wait(&mut t, |host, _| host.shown_components().is_empty()),
         "the confirm is still shown"
     );
-    h.settle(&mut t, Duration::from_millis(500));
+    h.wait(&mut t, |_, _| !painted(&x));
     let after = x.pixel(inside.0, inside.1)?;
     ensure!(
         green(after),

@@ -217,8 +217,14 @@ pub(super) fn child_views(h: &mut HostHarness, x: &X11) -> Outcome {
 
 /// With recovery off (`reopen_lost_surfaces(false)`), a killed web process closes its Surface
 /// at once and the agent is told `crashed`; recovery itself is `tests/recovery.rs`'s (R-UI-12).
+/// No standard components: every web process new since the baseline is killed, and the warm
+/// component board's must not be among them (see `recovery.rs`'s `surfaces_only`).
 pub(super) fn crash(h: &mut HostHarness) -> Outcome {
-    let mut t = h.host(HostBuilder::new().reopen_lost_surfaces(false))?;
+    let mut t = h.host(
+        HostBuilder::new()
+            .reopen_lost_surfaces(false)
+            .builtin_components(None),
+    )?;
     let survivor = h.open(
         &mut t,
         "survivor",
