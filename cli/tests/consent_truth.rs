@@ -267,28 +267,31 @@ fn notice_shows(x: &X11, heading: &str, wait: Duration) -> bool {
     })
 }
 
+/// `lineup host --stdio` in `home` (its data directory there too) for agent `a1`, with the test
+/// capabilities (`test.count`, `display_only`; `test.confirm`, `user_confirmation`) counting
+/// their runs in `home`, the variables of `env` and the `extra` flags.
+fn test_capability_host(home: &Path, env: &[(&str, &str)], extra: &[&str]) -> StdioHost {
+    let data = home.join("lineup-data");
+    let count = home.join("runs.txt");
+    let mut args = vec![
+        "--agent-id",
+        "a1",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--dangerous-test-capability",
+        count.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    StdioHost::start_with_env(home, home, env, &args)
+}
+
 #[test]
 fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
     let _screen = screen();
     let x = display();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let data = home.join("lineup-data");
-    let count = home.join("runs.txt");
-    let mut host = StdioHost::start_in(
-        home,
-        home,
-        &[
-            "--agent-id",
-            "a1",
-            "--data-dir",
-            data.to_str().unwrap(),
-            "--dangerous-test-capability",
-            count.to_str().unwrap(),
-            "--dangerous-auto-consent",
-            "allow-always",
-        ],
-    );
+    let mut host = test_capability_host(home, &[], &["--dangerous-auto-consent", "allow-always"]);
     // display_only: it runs with no prompt, so the host's notice says so.
     host.send(&call_because(
         "k1",
@@ -353,4 +356,54 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         !log.contains("tally the votes"),
         "the log never carries the agent's reason"
     );
+}
+
+/// R-STD-9 through `lineup host --stdio` in a Chinese context (the environment's locale): the
+/// windows the host draws itself are titled in Chinese, read back from the X screen: the
+/// activity notice of a `display_only` call, the consent prompt of a `user_confirmation` one
+/// (and no window titled as the English prompt, the control that the title was looked up in
+/// the language and not added beside the English one), and a conversation's question window.
+#[test]
+fn r_std_9_in_a_chinese_context_the_host_titles_its_windows_in_chinese() {
+    let _screen = screen();
+    let x = display();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = test_capability_host(tmp.path(), &[("LC_ALL", "zh_CN.UTF-8")], &[]);
+    host.send(&call_because(
+        "k1",
+        "test.count",
+        "tally the votes",
+        60,
+        json!({"tag": "k1"}),
+    ));
+    let done = host.expect("test.count's answer", result_for("k1"));
+    assert_eq!(done["payload"]["status"], "completed", "{done}");
+    assert!(
+        within(Duration::from_secs(10), || viewable(
+            &x,
+            "LineUp 活动: test.count 已执行"
+        )
+        .is_some()),
+        "no notice titled in Chinese"
+    );
+    host.send(&call_because(
+        "k2",
+        "test.confirm",
+        "confirm the tally",
+        60,
+        json!({"tag": "k2"}),
+    ));
+    shown(&x, "权限请求");
+    assert!(
+        viewable(&x, lineup_host::CONSENT_PROMPT_TITLE).is_none(),
+        "an English prompt window as well"
+    );
+    host.send(&envelope(
+        "m-q1",
+        "ui.open",
+        json!({"instance_id": "q1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "发布吗？"}}}),
+    ));
+    shown(&x, "问题 — LineUp 问题");
+    host.stop();
 }

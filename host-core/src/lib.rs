@@ -134,4 +134,4 @@ pub use sessions::{SessionEffects, SessionFactory, SessionId, Sessions};
 pub use source::{SourceFiles, SourcePart, SourcePosition};
 pub use surface_record::{SurfaceRecord, SURFACE_RECORD_KIND};
 pub use url_policy::{open_url_host, safe_link, LinkPolicy, SafeLink, MAX_URL_BYTES};
-pub use words::{host_word, host_words};
+pub use words::{host_word, host_word_everywhere, host_word_with, host_words};

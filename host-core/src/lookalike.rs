@@ -3,13 +3,13 @@
 //! host's alone. Compared at a glance ([`glance`]): ignoring case, spacing, punctuation and
 //! confusable characters (the UTS #39 skeleton of the `unicode-security` crate).
 
-/// The consent prompt's window title.
+/// The consent prompt's window title in English (the words table has it in every language).
 pub const CONSENT_PROMPT_TITLE: &str = "Permission request";
 
-/// The lines of the consent prompt no agent text may draw: its title, and in every language
-/// of the host's words its remembering button and the words it shows for each risk (R-CAP-2).
+/// The lines of the consent prompt no agent text may draw, in every language of the host's
+/// words: its title, its remembering button and the words it shows for each risk (R-CAP-2).
 fn prompt_phrases() -> impl Iterator<Item = &'static str> {
-    std::iter::once(CONSENT_PROMPT_TITLE).chain(crate::words::prompt_lines())
+    crate::words::prompt_lines()
 }
 
 /// `text` as a reader takes it in at a glance: lower case, then the confusable skeleton, then

@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use lineup_host_core::{
-    Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer, ConsentRequest,
-    ConversationId, HandlerError, HookRequest, JsonObject, RunRequest, SessionId, Ticket,
+    host_word_with, Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer,
+    ConsentRequest, ConversationId, HandlerError, HookRequest, JsonObject, LanguageTag, RunRequest,
+    SessionId, Ticket,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -219,16 +220,45 @@ pub(crate) struct CapabilityDriver {
     /// The enabled built-in capabilities, which run their own handlers and, for
     /// `device.pick_file`, their own permission check.
     builtins: Option<Box<dyn CapabilityProvider>>,
-    /// The embedder's names for its conversations, which the built-in prompt shows (#49).
+    /// What the host's prompts call the conversations and in which language they speak.
+    wording: PromptWording,
+}
+
+/// What the host says in the prompts it asks for: the embedder's names for its conversations
+/// (#49 item 4) and the host context's language of its own words (R-STD-9).
+struct PromptWording {
     labels: HashMap<ConversationId, String>,
+    language: LanguageTag,
+}
+
+impl PromptWording {
+    /// `content` in the host's language, naming `conversation` of `session` as the embedder
+    /// labelled it (or by the agent's id).
+    fn apply(
+        &self,
+        content: PromptContent,
+        conversation: &ConversationId,
+        session: SessionId,
+    ) -> PromptContent {
+        content
+            .with_language(self.language.clone())
+            .with_conversation(
+                conversation,
+                session,
+                self.labels.get(conversation).map(String::as_str),
+            )
+    }
 }
 
 impl CapabilityDriver {
     /// The embedder names `conversation` `label` in its prompts (`None`: by the agent's id).
     pub(crate) fn set_label(&mut self, conversation: &ConversationId, label: Option<&str>) {
         match label {
-            Some(label) => self.labels.insert(conversation.clone(), label.to_owned()),
-            None => self.labels.remove(conversation),
+            Some(label) => self
+                .wording
+                .labels
+                .insert(conversation.clone(), label.to_owned()),
+            None => self.wording.labels.remove(conversation),
         };
     }
 
@@ -239,6 +269,7 @@ impl CapabilityDriver {
         hook: PermissionHook,
         sink: AnswerSink,
         builtins: Option<Box<dyn CapabilityProvider>>,
+        language: LanguageTag,
     ) -> Self {
         Self {
             store,
@@ -248,7 +279,10 @@ impl CapabilityDriver {
             prompts: BTreeMap::new(),
             sink,
             builtins,
-            labels: HashMap::new(),
+            wording: PromptWording {
+                labels: HashMap::new(),
+                language,
+            },
         }
     }
 
@@ -339,12 +373,11 @@ impl CapabilityDriver {
             );
             return Some((ticket, Answer::Consent(ConsentAnswer::Unavailable)));
         };
-        let agent = request
-            .call
-            .agent
-            .as_ref()
-            .map_or_else(|| "an unidentified agent".to_owned(), ToString::to_string);
-        let mut shown = PromptContent::new(
+        let agent = request.call.agent.as_ref().map_or_else(
+            || host_word_with(&self.wording.language, "unidentified_agent", "", 0),
+            ToString::to_string,
+        );
+        let shown = PromptContent::new(
             &agent,
             request.call.capability.clone(),
             request.call.version.clone(),
@@ -353,14 +386,10 @@ impl CapabilityDriver {
             request.call.arguments.as_map(),
         )
         .with_remember(request.may_remember)
-        .with_expires_at(request.expires_at)
-        .with_conversation(
-            &request.call.key.conversation_id,
-            session,
-            self.labels
-                .get(&request.call.key.conversation_id)
-                .map(String::as_str),
-        );
+        .with_expires_at(request.expires_at);
+        let mut shown = self
+            .wording
+            .apply(shown, &request.call.key.conversation_id, session);
         // R-CAP-4: a capability's owner words its own prompt; the platform knows no name.
         let wording = self.builtins.as_ref().and_then(|provider| {
             provider.prompt_wording(&request.call.capability, &request.call.arguments)
@@ -428,6 +457,13 @@ impl CapabilityDriver {
     /// Shows `content` in the consent prompt, which answers through `respond` (exactly once,
     /// `Dismissed` when it is dropped); [`ConsentAnswer::Unavailable`] at once when no prompt
     /// is configured. The host's own questions (a component's link confirm, R-STD-11) use it.
+    /// The host context's language, of the words the host adds to its prompts (R-STD-9).
+    pub(crate) fn language(&self) -> &LanguageTag {
+        &self.wording.language
+    }
+
+    /// Asks the prompt about `content` (a host-made request, such as the link confirm) in the
+    /// host's language; `respond` hears the answer.
     pub(crate) fn ask(
         &mut self,
         content: PromptContent,
@@ -437,6 +473,7 @@ impl CapabilityDriver {
             respond(lineup_host_core::ConsentAnswer::Unavailable);
             return;
         };
+        let content = content.with_language(self.wording.language.clone());
         let (pending, _handle) = PendingConsent::new(content, respond);
         prompt.request(pending);
     }

@@ -11,7 +11,6 @@ use tao::event_loop::EventLoopWindowTarget;
 use tao::window::Window;
 
 use crate::component_snapshot::ComponentSnapshot;
-use crate::components::COMPONENT_STACK_TITLE;
 use crate::components::{ComponentAction, ComponentContent, ComponentOptions};
 use crate::config::Rect;
 use crate::error::ShellError;
@@ -62,7 +61,7 @@ impl ComponentWindow {
         let board = ComponentBoard::create(
             target,
             PlatformBoardPlace::Window {
-                title: &crate::component_window_title(content.kind),
+                title: &crate::component_window_title(content.kind, &options.language()),
             },
             None,
             options,
@@ -205,7 +204,8 @@ pub struct ComponentBoard {
 }
 
 impl ComponentBoard {
-    /// A conversation's window of its own, titled [`COMPONENT_STACK_TITLE`], in `process` when
+    /// A conversation's window of its own, titled [`COMPONENT_STACK_TITLE`](crate::COMPONENT_STACK_TITLE) in `options`'
+    /// language ([`component_board_title`](crate::component_board_title)), in `process` when
     /// given: mapped with its first shown box, as tall as its boxes up to 720 px (then it
     /// scrolls), hidden when it holds none (R-STD-13). `options` gives its look.
     pub fn window<T: 'static>(
@@ -213,9 +213,8 @@ impl ComponentBoard {
         process: Option<&ComponentProcess>,
         options: &ComponentOptions,
     ) -> Result<Self, ShellError> {
-        let place = PlatformBoardPlace::Window {
-            title: COMPONENT_STACK_TITLE,
-        };
+        let title = crate::component_board_title(&options.language());
+        let place = PlatformBoardPlace::Window { title: &title };
         Self::create(target, place, process, options)
     }
 

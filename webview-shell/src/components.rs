@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use lineup_host_core::{
-    host_words, ComponentKind, InputKind, JsonObject, LanguageTag, SafeMarkdown, ShownComponent,
+    host_word, host_words, ComponentKind, InputKind, JsonObject, LanguageTag, SafeMarkdown,
+    ShownComponent,
 };
 use lineup_surface_runtime::{HIGH_CONTRAST_THEME_CSS, THEME_CSS};
 use serde::Deserialize;
@@ -17,13 +18,32 @@ use serde_json::{json, Value};
 use crate::error::ShellError;
 use crate::trusted::{inert_json, TrustedDocument};
 
-/// The host-owned marker every component window's title ends with; the part before it is the
-/// component's id, never agent text (R-SEC-5).
+/// The host-owned marker every component window's title ends with, in English (the host's
+/// words table has it in every language); the part before it is the component's id, never
+/// agent text (R-SEC-5).
 pub const COMPONENT_TITLE_MARKER: &str = " — LineUp question";
 
-/// The title of the window a conversation's components stack in (R-STD-13): the host's own
-/// words, ending with [`COMPONENT_TITLE_MARKER`].
+/// The title of the window a conversation's components stack in (R-STD-13), in English: the
+/// host's own words, ending with [`COMPONENT_TITLE_MARKER`]; [`component_board_title`] gives it
+/// in a language.
 pub const COMPONENT_STACK_TITLE: &str = "questions — LineUp question";
+
+/// The title of a conversation's component window in `language` (R-STD-9, R-STD-13).
+///
+/// ```
+/// use lineup_host_core::LanguageTag;
+/// use lineup_webview_shell::{component_board_title, COMPONENT_STACK_TITLE};
+/// assert_eq!(component_board_title(&LanguageTag::english()), COMPONENT_STACK_TITLE);
+/// let zh = LanguageTag::try_from("zh-CN").unwrap();
+/// assert_eq!(component_board_title(&zh), "问题 — LineUp 问题");
+/// ```
+pub fn component_board_title(language: &LanguageTag) -> String {
+    format!(
+        "{}{}",
+        host_word(language, "questions").unwrap_or_default(),
+        host_word(language, "question_marker").unwrap_or(COMPONENT_TITLE_MARKER)
+    )
+}
 
 /// The shortest guard delay [`ComponentOptions::with_guard_delay`] accepts (R-STD-8).
 pub const MIN_COMPONENT_GUARD_DELAY: Duration = Duration::from_millis(250);
@@ -46,15 +66,18 @@ const JS: &str = concat!(
     include_str!("components/components.js")
 );
 
-/// The title of the window of a `kind` component: its id, then [`COMPONENT_TITLE_MARKER`].
+/// The title of the window of a `kind` component in `language`: its id, then the host's
+/// marker ([`COMPONENT_TITLE_MARKER`] in English).
 ///
 /// ```
-/// use lineup_host_core::ComponentKind;
+/// use lineup_host_core::{ComponentKind, LanguageTag};
 /// use lineup_webview_shell::component_window_title;
-/// assert_eq!(component_window_title(ComponentKind::Confirm), "confirm — LineUp question");
+/// let en = LanguageTag::english();
+/// assert_eq!(component_window_title(ComponentKind::Confirm, &en), "confirm — LineUp question");
 /// ```
-pub fn component_window_title(kind: ComponentKind) -> String {
-    format!("{kind}{COMPONENT_TITLE_MARKER}")
+pub fn component_window_title(kind: ComponentKind, language: &LanguageTag) -> String {
+    let marker = host_word(language, "question_marker").unwrap_or(COMPONENT_TITLE_MARKER);
+    format!("{kind}{marker}")
 }
 
 /// How a component window behaves.
@@ -355,7 +378,6 @@ fn slot_literal(slot: &str) -> String {
 pub(crate) fn add_script(slot: &str, content: &ComponentContent) -> String {
     let data = json!({
         "kind": content.kind.as_str(),
-        "title": component_window_title(content.kind),
         "props": content.props,
         "state": content.state,
         "markdown": content.markdown,

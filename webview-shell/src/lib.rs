@@ -103,17 +103,18 @@ pub use component_window::{
     ComponentBoard, ComponentProcess, ComponentWindow, PATCH_GUARD_INTERVAL,
 };
 pub use components::{
-    component_window_title, ComponentAction, ComponentContent, ComponentOptions,
-    COMPONENT_STACK_TITLE, COMPONENT_TITLE_MARKER, DANGER_GUARD_DELAY, MIN_COMPONENT_GUARD_DELAY,
+    component_board_title, component_window_title, ComponentAction, ComponentContent,
+    ComponentOptions, COMPONENT_STACK_TITLE, COMPONENT_TITLE_MARKER, DANGER_GUARD_DELAY,
+    MIN_COMPONENT_GUARD_DELAY,
 };
 pub use config::{
     language_from_environment, Contrast, DangerousViewConfig, Placement, Rect, Theme, ViewConfig,
 };
 pub use consent::{
-    risk_in_words, ArgumentLine, AskingConversation, ConsentHandle, ConsentPrompt, PendingConsent,
-    PromptContent, RememberNotPermitted, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
-    MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_CONVERSATION_GRAPHEMES,
-    MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
+    risk_in_words, ArgumentLine, AskingConversation, ConsentHandle, ConsentPrompt,
+    ConversationName, PendingConsent, PromptContent, RememberNotPermitted, MAX_AGENT_GRAPHEMES,
+    MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES,
+    MAX_CONVERSATION_GRAPHEMES, MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
 };
 pub use delivery::DeliveryStats;
 pub use desktop::{

@@ -6,12 +6,13 @@
 
 use std::time::Duration;
 
-use lineup_host_core::{display_line, Activity};
+use lineup_host_core::{display_line, host_word, host_word_with, Activity, LanguageTag};
 
 /// How long a notice stays on screen.
 pub const NOTICE_DURATION: Duration = Duration::from_secs(8);
 
-/// The title of the notice's own window (desktop hosts): the host's, never a page's. The
+/// The title of the notice's own window (desktop hosts) in English: the host's, never a
+/// page's; in the host context's language it comes from the host's words table. The
 /// capability's name follows it.
 pub const NOTICE_TITLE: &str = "LineUp activity";
 
@@ -23,9 +24,11 @@ const MAX_REASON_CHARS: usize = 160;
 const MAX_AGENT_CHARS: usize = 64;
 
 /// What a notice says, as plain text lines (never markup): the agent's reason is escaped and
-/// capped (R-SEC-6).
+/// capped (R-SEC-6); the host's words are in the host context's language (R-STD-9).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActivityNotice {
+    /// The notice window's title: `LineUp activity` in the notice's language.
+    pub title: String,
     /// `clipboard.write ran`.
     pub heading: String,
     /// `for agent a1 · a remembered grant`.
@@ -35,31 +38,46 @@ pub struct ActivityNotice {
 }
 
 impl ActivityNotice {
-    /// What the notice of `activity` says.
-    pub fn of(activity: &Activity) -> Self {
+    /// What the notice of `activity` says in `language`.
+    pub fn of(activity: &Activity, language: &LanguageTag) -> Self {
         Self::new(
             activity.capability.as_str(),
             activity.agent.as_ref().map(|a| a.as_str()),
-            activity.grant(),
+            activity.grant_in(language),
             &activity.reason,
+            language,
         )
     }
 
-    fn new(capability: &str, agent: Option<&str>, grant: &str, reason: &str) -> Self {
+    fn new(
+        capability: &str,
+        agent: Option<&str>,
+        grant: &str,
+        reason: &str,
+        language: &LanguageTag,
+    ) -> Self {
         let agent = match agent {
-            Some(agent) => format!("agent {}", display_line(agent, MAX_AGENT_CHARS)),
-            None => "the agent".to_owned(),
+            Some(agent) => host_word_with(
+                language,
+                "for_agent",
+                &display_line(agent, MAX_AGENT_CHARS),
+                0,
+            ),
+            None => host_word_with(language, "for_the_agent", "", 0),
         };
         Self {
-            heading: format!("{capability} ran"),
-            detail: format!("for {agent} · {grant}"),
+            title: host_word(language, "notice_title")
+                .unwrap_or(NOTICE_TITLE)
+                .to_owned(),
+            heading: host_word_with(language, "ran", capability, 0),
+            detail: format!("{agent} · {grant}"),
             reason: display_line(reason, MAX_REASON_CHARS),
         }
     }
 
-    /// The notice window's title: [`NOTICE_TITLE`] and the capability.
+    /// The notice window's title: its [`title`](ActivityNotice::title) and the capability.
     pub fn window_title(&self) -> String {
-        format!("{NOTICE_TITLE}: {}", self.heading)
+        format!("{}: {}", self.title, self.heading)
     }
 
     /// The text as one block, for a single label.
@@ -75,14 +93,24 @@ mod tests {
     #[test]
     fn r_sec_6_a_notice_is_plain_one_line_text_with_a_capped_reason() {
         let reason = format!("<b>bold</b>\u{202E}\n{}", "long ".repeat(100));
-        let notice = ActivityNotice::new("test.count", Some("a1"), "display_only", &reason);
+        let en = LanguageTag::english();
+        let notice = ActivityNotice::new("test.count", Some("a1"), "display_only", &reason, &en);
         assert_eq!(notice.heading, "test.count ran");
         assert_eq!(notice.detail, "for agent a1 · display_only");
         assert!(!notice.reason.contains('\n') && !notice.reason.contains('\u{202E}'));
         assert!(notice.reason.chars().count() <= MAX_REASON_CHARS + 1);
         assert!(notice.reason.ends_with('…'), "{}", notice.reason);
         assert_eq!(notice.window_title(), "LineUp activity: test.count ran");
-        let unvouched = ActivityNotice::new("x.y", None, "a remembered grant", "r");
+        let unvouched = ActivityNotice::new("x.y", None, "a remembered grant", "r", &en);
         assert_eq!(unvouched.detail, "for the agent · a remembered grant");
+    }
+
+    #[test]
+    fn r_std_9_a_notice_speaks_the_host_context_language() {
+        let zh = LanguageTag::try_from("zh-CN").unwrap_or_else(|_| LanguageTag::english());
+        let notice = ActivityNotice::new("test.count", Some("a1"), "仅显示", "r", &zh);
+        assert_eq!(notice.heading, "test.count 已执行");
+        assert_eq!(notice.detail, "代表智能体 a1 · 仅显示");
+        assert_eq!(notice.window_title(), "LineUp 活动: test.count 已执行");
     }
 }

@@ -195,7 +195,7 @@ fn advance(inner: &Rc<RefCell<Queue>>) {
                 document,
                 &queue.options,
                 queue.parent.as_ref(),
-                next.request().remember_allowed(),
+                next.request(),
                 next.watch(),
                 Box::new(move |outcome| {
                     if let Some(inner) = weak.upgrade() {
@@ -261,14 +261,18 @@ fn finish(inner: &Rc<RefCell<Queue>>, outcome: PromptOutcome) {
     advance(inner);
 }
 
-/// The prompt's host-written document for `request`.
+/// The prompt's host-written document for `request`, the host's own words (buttons, headings)
+/// in the request's language (R-STD-9).
 fn prompt_document(request: &PromptContent) -> Result<TrustedDocument, ShellError> {
-    let arguments: Vec<[&str; 2]> = request
+    let arguments: Vec<[String; 2]> = request
         .arguments()
-        .iter()
-        .map(|line| [line.key.as_str(), line.value.as_str()])
+        .into_iter()
+        .map(|line| [line.key, line.value])
         .collect();
+    let language = request.language();
     let data = json!({
+        "words": lineup_host_core::host_words(language),
+        "lang": language.as_str(),
         "agent": request.agent(),
         "headline": request.headline(),
         "capability": request.capability().as_str(),
@@ -279,7 +283,7 @@ fn prompt_document(request: &PromptContent) -> Result<TrustedDocument, ShellErro
         "arguments": arguments,
         "more": request.more_arguments(),
         "remember": request.remember_allowed(),
-        "conversation": request.conversation().map(|c| c.shown.as_str()),
+        "conversation": request.conversation_line(),
     });
     TrustedDocument::new(PROMPT_HTML, PROMPT_CSS, PROMPT_JS, &data)
 }

@@ -55,13 +55,19 @@ impl Activity {
     /// The grant in plain words: `display_only`, `the user's consent`, `a remembered grant`,
     /// `the permission check`.
     pub fn grant(&self) -> &'static str {
-        match self.allowed_by {
-            DecisionSource::Policy => "display_only",
-            DecisionSource::Prompt => "the user's consent",
-            DecisionSource::RememberedGrant => "a remembered grant",
-            DecisionSource::Hook => "the permission check",
-            DecisionSource::Deadline | DecisionSource::Recovery => "the host",
-        }
+        self.grant_in(&crate::LanguageTag::english())
+    }
+
+    /// The grant in plain words in `language`, from the host's words table (R-STD-9).
+    pub fn grant_in(&self, language: &crate::LanguageTag) -> &'static str {
+        let key = match self.allowed_by {
+            DecisionSource::Policy => "grant_policy",
+            DecisionSource::Prompt => "grant_prompt",
+            DecisionSource::RememberedGrant => "grant_remembered",
+            DecisionSource::Hook => "grant_hook",
+            DecisionSource::Deadline | DecisionSource::Recovery => "grant_host",
+        };
+        crate::host_word(language, key).unwrap_or_default()
     }
 }
 

@@ -88,7 +88,7 @@ impl HostBuilder {
                 Layout::Windows => None,
             };
             let (driver, store, started) =
-                start_capabilities(config, event_loop, proxy.clone(), parent)?;
+                start_capabilities(config, event_loop, proxy.clone(), parent, language.clone())?;
             (Some(driver), Some(store), Some(started))
         };
         let factory = HostSessions {
@@ -131,7 +131,7 @@ impl HostBuilder {
                 layout: self.layout,
                 window_size: self.window_size,
                 resize_bounds: self.resize_bounds,
-                document: self.document.with_language(language),
+                document: self.document.with_language(language.clone()),
                 contrast: self.contrast,
                 watchdog: Watchdog::new(self.watchdog),
                 standby,
@@ -151,7 +151,9 @@ impl HostBuilder {
                 outbound: self.outbound,
                 delegate: self.delegate,
                 reopen: self.reopen,
-                notices: self.activity_notices.then(ActivityNotices::default),
+                notices: self
+                    .activity_notices
+                    .then(|| ActivityNotices::new(language.clone())),
                 components: super::components::ComponentViews::new(
                     self.components,
                     self.component_renderer,

@@ -9,15 +9,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use lineup_host_core::{link_action, ComponentLink, ConsentAnswer, OpaqueVersion, Risk, WallClock};
+use lineup_host_core::{
+    host_word_with, link_action, ComponentLink, ConsentAnswer, OpaqueVersion, Risk, WallClock,
+};
 use lineup_webview_shell::{Desktop, PromptContent, SystemDesktop, SystemWallClock};
 
 use super::handle::{HostEvent, Inner};
 use super::proxy::HostProxy;
 use crate::capabilities::CapabilityDriver;
-
-/// What the link confirm says, after the sender's name.
-pub(super) const LINK_HEADLINE: &str = "sent a link: open it in your browser?";
 
 /// The link confirm and where allowed links open.
 pub(super) struct Links {
@@ -35,9 +34,12 @@ impl Links {
     /// Shows the link confirm for `link`; its answer comes back to the loop
     /// ([`Links::answered`]).
     pub(super) fn confirm(&self, link: ComponentLink, driver: &mut CapabilityDriver) {
+        // The host's words, in the host context's language (R-STD-9).
+        let language = driver.language().clone();
         let reason = format!(
-            "You chose a link in its {} message. It leads to {}.",
-            link.kind, link.link.host
+            "{} {}",
+            host_word_with(&language, "link_in_message", link.kind.as_str(), 0),
+            host_word_with(&language, "link_leads_to_host", &link.link.host, 0)
         );
         let version = OpaqueVersion::try_from("1").unwrap_or_else(|_| unreachable!("valid"));
         let content = PromptContent::new(
@@ -48,7 +50,7 @@ impl Links {
             &reason,
             link.arguments().as_map(),
         )
-        .with_headline(LINK_HEADLINE)
+        .with_headline(host_word_with(&language, "link_headline", "", 0))
         .with_link_host(&link.link.host);
         // The proxy is `Send` but not `Sync`; a prompt may answer from another thread.
         let proxy = Mutex::new(self.proxy.clone());

@@ -25,12 +25,14 @@ pub(super) type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
 
 /// Starts capabilities from `config`: the driver that carries out every session's capability
 /// effects, the store it shares with the session factory, the registrations and the store's
-/// unfinished records. With `parent` (child views), the built-in prompt is attached to it.
+/// unfinished records. With `parent` (child views), the built-in prompt is attached to it; the
+/// host's words in every prompt are in `language` (R-STD-9).
 pub(super) fn start_capabilities<T: HostUserEvent>(
     config: CapabilityConfig,
     target: &EventLoopWindowTarget<T>,
     proxy: HostProxy,
     parent: Option<&lineup_webview_shell::tao::window::Window>,
+    language: lineup_host_core::LanguageTag,
 ) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
     let CapabilityConfig {
         registrations,
@@ -84,6 +86,7 @@ pub(super) fn start_capabilities<T: HostUserEvent>(
         hook,
         sink,
         builtins,
+        language,
     );
     Ok((driver, store, (capabilities, unfinished)))
 }

@@ -360,6 +360,7 @@ impl Views {
                 title: lineup_webview_shell::surface_window_title(
                     open.app.name.as_deref(),
                     open.app.id.as_str(),
+                    &self.language(),
                 ),
                 width: self.window_size.0,
                 height: self.window_size.1,

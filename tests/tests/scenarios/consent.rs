@@ -83,6 +83,10 @@ pub(crate) fn run() {
         "r_sec_5_the_prompt_names_the_conversation_and_an_id_imitating_its_lines_changes_none",
         |h| named::conversation(h, &x),
     );
+    h.run(
+        "r_std_9_the_prompts_own_words_are_in_the_host_context_language",
+        |h| named::chinese(h, &x),
+    );
     h.finish();
 }
 
@@ -131,14 +135,19 @@ fn queue(h: &Harness) -> Result<PromptQueue, String> {
 
 /// Waits for the prompt window to be mapped; returns it and when it was seen mapped.
 fn shown(h: &mut Harness, x: &X11) -> Result<(u32, Instant), String> {
+    shown_titled(h, x, TITLE)
+}
+
+/// The prompt window titled `title` once it is mapped, and when it was seen.
+fn shown_titled(h: &mut Harness, x: &X11, title: &str) -> Result<(u32, Instant), String> {
     let mut found = None;
     let ok = h.wait_for(WAIT, || {
-        found = x.find_window_by_title(TITLE).filter(|w| x.is_viewable(*w));
+        found = x.find_window_by_title(title).filter(|w| x.is_viewable(*w));
         found.is_some()
     });
     match (ok, found) {
         (true, Some(window)) => Ok((window, Instant::now())),
-        _ => Err("the prompt window was not mapped".to_owned()),
+        _ => Err(format!("the prompt window {title:?} was not mapped")),
     }
 }
 

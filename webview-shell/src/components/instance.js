@@ -7,7 +7,7 @@
 // host's (R-STD-9). The board (components.js) adds, updates and removes the boxes.
 const lineupInstance = (function () {
   'use strict';
-  // One instance: its section, built from `d` (kind, title, props, state, markdown, locked,
+  // One instance: its section, built from `d` (kind, props, state, markdown, locked,
   // draft), its messages sent through `post` with its slot.
   return function (slot, d, post, words) {
     // The host's own words, in the host context's language (R-STD-9).
@@ -21,7 +21,7 @@ const lineupInstance = (function () {
     // Each box is a region named by the host (its component's id), so that a screen reader
     // tells the instances of one view apart (R-STD-12).
     section.setAttribute('role', 'region');
-    section.setAttribute('aria-label', d.title);
+    section.setAttribute('aria-label', d.kind + w('question_marker', ' — LineUp question'));
     var main = document.createElement('div');
     main.className = 'content';
     var actions = document.createElement('div');

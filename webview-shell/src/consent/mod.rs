@@ -5,8 +5,9 @@
 use std::fmt;
 
 use lineup_host_core::{
-    display_line, display_text, imitates_consent_prompt_line, CapabilityName, ConversationId,
-    Fingerprint, OpaqueVersion, Risk, SessionId, Timestamp,
+    display_line, display_text, host_word, host_word_with, imitates_consent_prompt_line,
+    CapabilityName, ConversationId, Fingerprint, LanguageTag, OpaqueVersion, Risk, SessionId,
+    Timestamp,
 };
 use serde_json::{Map, Value};
 
@@ -38,6 +39,10 @@ pub const MAX_HEADLINE_GRAPHEMES: usize = 120;
 /// ([`PromptContent::with_link_host`], checked by host-core's one URL rule) come from whoever
 /// owns the capability (the built-ins their own wording, R-CAP-4).
 ///
+/// The words the host adds itself (the default headline, the conversation's line, an argument
+/// value's summary, the risk's words) are in the request's language
+/// ([`PromptContent::with_language`], English until set), from host-core's one table (R-STD-9).
+///
 /// ```
 /// use lineup_host_core::Risk;
 /// use lineup_webview_shell::PromptContent;
@@ -61,31 +66,67 @@ pub const MAX_HEADLINE_GRAPHEMES: usize = 120;
 /// ```
 #[derive(Clone)]
 pub struct PromptContent {
+    /// Cleaned and capped; empty when the agent has no name fit to show.
     agent: String,
     capability: CapabilityName,
     version: OpaqueVersion,
     risk: Risk,
     reason: String,
-    arguments: Vec<ArgumentLine>,
+    /// Each listed argument's cleaned key (empty when the agent sent an empty one) and value.
+    arguments: Vec<(String, ArgumentValue)>,
     more_arguments: usize,
-    headline: String,
+    /// The capability owner's wording, cleaned and capped; `None`: the host's default.
+    headline: Option<String>,
     link_host: Option<String>,
     remember_allowed: bool,
     expires_at: Option<Timestamp>,
     conversation: Option<AskingConversation>,
+    language: LanguageTag,
 }
 
-/// The conversation a prompt's request comes from (#49): its id and session, and the line the
-/// prompt shows for it.
+/// An argument's value as a prompt summarizes it: text is shown, a list or an object counted.
+#[derive(Clone, PartialEq, Eq)]
+enum ArgumentValue {
+    Text(String),
+    List(usize),
+    Object(usize),
+}
+
+/// The conversation a prompt's request comes from (#49): its id and session, and what the
+/// prompt may call it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AskingConversation {
     /// The conversation's id, as the agent wrote it.
     pub id: ConversationId,
     /// Its session in the host.
     pub session: SessionId,
-    /// What the built-in prompt says of it: the embedder's label, else the id as the agent's
+    /// What the built-in prompt calls it: the embedder's label, else the id as the agent's
     /// words, never one of the prompt's own lines.
-    pub shown: String,
+    pub name: ConversationName,
+}
+
+/// What a prompt calls the conversation that asks (#49 item 4, R-SEC-5), each cleaned and
+/// capped at [`MAX_CONVERSATION_GRAPHEMES`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConversationName {
+    /// The embedder's label for it.
+    Label(String),
+    /// Its id, shown as the agent's words for it.
+    AgentWords(String),
+    /// Not shown: its name imitates one of the prompt's own lines, or is empty.
+    Withheld,
+}
+
+impl ConversationName {
+    /// The prompt's line for it in `language`: `in Trip planning`, `in the conversation the
+    /// agent calls “c1”`, or that the name is withheld.
+    pub fn line(&self, language: &LanguageTag) -> String {
+        match self {
+            Self::Label(label) => host_word_with(language, "in_label", label, 0),
+            Self::AgentWords(id) => host_word_with(language, "in_agent_words", id, 0),
+            Self::Withheld => host_word_with(language, "in_withheld", "", 0),
+        }
+    }
 }
 
 /// The longest conversation name a prompt shows, in graphemes.
@@ -130,32 +171,40 @@ impl PromptContent {
         let lines = arguments
             .iter()
             .take(MAX_ARGUMENTS_SHOWN)
-            .map(|(key, value)| ArgumentLine {
-                key: match display_line(key, MAX_ARGUMENT_KEY_GRAPHEMES) {
-                    k if k.is_empty() => "(empty)".to_owned(),
-                    k => k,
-                },
-                value: summarize(value),
+            .map(|(key, value)| {
+                (
+                    display_line(key, MAX_ARGUMENT_KEY_GRAPHEMES),
+                    summarize(value),
+                )
             })
             .collect();
-        let headline = format!("asks to use “{capability}”");
         Self {
-            agent: match display_line(agent, MAX_AGENT_GRAPHEMES) {
-                a if a.is_empty() => "(unnamed agent)".to_owned(),
-                a => a,
-            },
+            agent: display_line(agent, MAX_AGENT_GRAPHEMES),
             capability,
             version,
             risk,
             reason: display_text(reason, MAX_REASON_GRAPHEMES),
             arguments: lines,
             more_arguments: arguments.len().saturating_sub(MAX_ARGUMENTS_SHOWN),
-            headline,
+            headline: None,
             link_host: None,
             remember_allowed: false,
             expires_at: None,
             conversation: None,
+            language: LanguageTag::english(),
         }
+    }
+
+    /// The language of the words the host adds (R-STD-9): the host context's, which the host
+    /// sets on every request it makes; English until set.
+    pub fn with_language(mut self, language: LanguageTag) -> Self {
+        self.language = language;
+        self
+    }
+
+    /// The language of the words the host adds.
+    pub fn language(&self) -> &LanguageTag {
+        &self.language
     }
 
     /// Says which conversation asks: `label` (the embedder's name for it, display-cleaned),
@@ -172,17 +221,17 @@ impl PromptContent {
             .map(|l| display_line(l, MAX_CONVERSATION_GRAPHEMES))
             .filter(|l| !l.is_empty() && imitates_consent_prompt_line(l).is_none());
         let named = display_line(id.as_str(), MAX_CONVERSATION_GRAPHEMES);
-        let shown = match label {
-            Some(label) => format!("in {label}"),
+        let name = match label {
+            Some(label) => ConversationName::Label(label),
             None if named.is_empty() || imitates_consent_prompt_line(&named).is_some() => {
-                "in a conversation whose name imitates this window; it is not shown".to_owned()
+                ConversationName::Withheld
             }
-            None => format!("in the conversation the agent calls “{named}”"),
+            None => ConversationName::AgentWords(named),
         };
         self.conversation = Some(AskingConversation {
             id: id.clone(),
             session,
-            shown,
+            name,
         });
         self
     }
@@ -192,13 +241,20 @@ impl PromptContent {
         self.conversation.as_ref()
     }
 
+    /// The prompt's line for the conversation that asks, in the request's language.
+    pub fn conversation_line(&self) -> Option<String> {
+        self.conversation
+            .as_ref()
+            .map(|c| c.name.line(&self.language))
+    }
+
     /// What the capability asks, in plain words, as its owner words it ("asks to open a link
     /// in your browser"); cleaned and capped at [`MAX_HEADLINE_GRAPHEMES`]. Without it the
     /// prompt says "asks to use “name”".
     pub fn with_headline(mut self, headline: impl AsRef<str>) -> Self {
         let headline = display_line(headline.as_ref(), MAX_HEADLINE_GRAPHEMES);
         if !headline.is_empty() {
-            self.headline = headline;
+            self.headline = Some(headline);
         }
         self
     }
@@ -230,9 +286,14 @@ impl PromptContent {
         self.expires_at
     }
 
-    /// The requesting agent, cleaned and capped.
+    /// The requesting agent, cleaned and capped (`(unnamed agent)` in the request's language
+    /// when nothing of its name is fit to show).
     pub fn agent(&self) -> &str {
-        &self.agent
+        if self.agent.is_empty() {
+            host_word(&self.language, "unnamed_agent").unwrap_or_default()
+        } else {
+            &self.agent
+        }
     }
 
     /// The capability asked for.
@@ -251,14 +312,18 @@ impl PromptContent {
     }
 
     /// What the agent asks to do, in plain words: the capability owner's wording
-    /// ([`PromptContent::with_headline`]), otherwise one naming the capability.
-    pub fn headline(&self) -> &str {
-        &self.headline
+    /// ([`PromptContent::with_headline`]), otherwise the host's, naming the capability, in the
+    /// request's language.
+    pub fn headline(&self) -> String {
+        match &self.headline {
+            Some(headline) => headline.clone(),
+            None => host_word_with(&self.language, "asks_to_use", self.capability.as_str(), 0),
+        }
     }
 
-    /// The risk in plain words ([`risk_in_words`]).
+    /// The risk in plain words, in the request's language ([`risk_in_words`]).
     pub fn risk_words(&self) -> &'static str {
-        risk_in_words(self.risk)
+        risk_in_words(self.risk, &self.language)
     }
 
     /// The agent's `reason`, cleaned, line breaks kept, capped at [`MAX_REASON_GRAPHEMES`].
@@ -266,9 +331,27 @@ impl PromptContent {
         &self.reason
     }
 
-    /// The first [`MAX_ARGUMENTS_SHOWN`] arguments, in the call's order.
-    pub fn arguments(&self) -> &[ArgumentLine] {
-        &self.arguments
+    /// The first [`MAX_ARGUMENTS_SHOWN`] arguments, in the call's order, with the host's words
+    /// (an empty key, a list's or an object's summary) in the request's language.
+    pub fn arguments(&self) -> Vec<ArgumentLine> {
+        let language = &self.language;
+        self.arguments
+            .iter()
+            .map(|(key, value)| ArgumentLine {
+                key: if key.is_empty() {
+                    host_word_with(language, "empty_key", "", 0)
+                } else {
+                    key.clone()
+                },
+                value: match value {
+                    ArgumentValue::Text(text) => text.clone(),
+                    ArgumentValue::List(1) => host_word_with(language, "list_one", "", 1),
+                    ArgumentValue::List(n) => host_word_with(language, "list_many", "", *n),
+                    ArgumentValue::Object(1) => host_word_with(language, "object_one", "", 1),
+                    ArgumentValue::Object(n) => host_word_with(language, "object_many", "", *n),
+                },
+            })
+            .collect()
     }
 
     /// How many arguments are not listed.
@@ -304,32 +387,30 @@ impl fmt::Debug for PromptContent {
     }
 }
 
-/// A risk level (R-CAP-2) in plain words, as a prompt shows it under the headline.
-pub fn risk_in_words(risk: Risk) -> &'static str {
+/// A risk level (R-CAP-2) in plain words in `language`, as a prompt shows it under the
+/// headline.
+pub fn risk_in_words(risk: Risk, language: &LanguageTag) -> &'static str {
     let key = match risk {
         Risk::DisplayOnly => "risk_display_only",
         Risk::UserConfirmation => "risk_user_confirmation",
         Risk::SystemPermission => "risk_system_permission",
         Risk::Restricted => "risk_restricted",
     };
-    lineup_host_core::host_word(&lineup_host_core::LanguageTag::english(), key).unwrap_or_default()
+    host_word(language, key).unwrap_or_default()
 }
 
-/// One argument value as a short line of plain text.
-fn summarize(value: &Value) -> String {
+/// One argument value as a prompt summarizes it: a string, number, boolean or `null` as a short
+/// line of plain text, a list or an object by its size.
+fn summarize(value: &Value) -> ArgumentValue {
     match value {
-        Value::String(s) => display_line(s, MAX_ARGUMENT_VALUE_GRAPHEMES),
-        Value::Number(n) => display_line(&n.to_string(), MAX_ARGUMENT_VALUE_GRAPHEMES),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "null".to_owned(),
-        Value::Array(items) => match items.len() {
-            1 => "a list of 1 item".to_owned(),
-            n => format!("a list of {n} items"),
-        },
-        Value::Object(fields) => match fields.len() {
-            1 => "an object with 1 field".to_owned(),
-            n => format!("an object with {n} fields"),
-        },
+        Value::String(s) => ArgumentValue::Text(display_line(s, MAX_ARGUMENT_VALUE_GRAPHEMES)),
+        Value::Number(n) => {
+            ArgumentValue::Text(display_line(&n.to_string(), MAX_ARGUMENT_VALUE_GRAPHEMES))
+        }
+        Value::Bool(b) => ArgumentValue::Text(b.to_string()),
+        Value::Null => ArgumentValue::Text("null".to_owned()),
+        Value::Array(items) => ArgumentValue::List(items.len()),
+        Value::Object(fields) => ArgumentValue::Object(fields.len()),
     }
 }
 

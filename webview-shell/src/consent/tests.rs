@@ -75,8 +75,8 @@ fn r_sec_6_arguments_are_summarized_cleaned_and_capped() {
         }),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let shown: Vec<(&str, &str)> = r
-        .arguments()
+    let lines = r.arguments();
+    let shown: Vec<(&str, &str)> = lines
         .iter()
         .map(|a| (a.key.as_str(), a.value.as_str()))
         .collect();
@@ -95,6 +95,20 @@ fn r_sec_6_arguments_are_summarized_cleaned_and_capped() {
         ]
     );
     assert_eq!(r.more_arguments(), 2);
+    // R-STD-9: the host's words in the request's language; the agent's stay as they came.
+    let zh =
+        r.with_language(LanguageTag::try_from("zh-CN").unwrap_or_else(|_| LanguageTag::english()));
+    let lines = zh.arguments();
+    let shown: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|a| (a.key.as_str(), a.value.as_str()))
+        .collect();
+    assert_eq!(shown[0], ("text", "<b>x</b> next"));
+    assert_eq!(shown[4], ("list", "含 3 项的列表"));
+    assert_eq!(shown[5], ("obj", "含 1 个字段的对象"));
+    assert_eq!(shown[6], ("（空）", "empty key"));
+    assert_eq!(zh.headline(), "请求使用“x.y”");
+    assert_eq!(zh.risk_words(), "只有在你允许后它才会执行。");
 }
 
 #[test]

@@ -149,7 +149,7 @@ impl PlatformPrompt {
         _document: crate::trusted::TrustedDocument,
         _options: &crate::prompt::PromptOptions,
         _parent: Option<&PromptParent>,
-        _remember_allowed: bool,
+        _request: &crate::PromptContent,
         _withdrawal: crate::consent::ConsentHandle,
         _on_outcome: Box<dyn Fn(crate::prompt::PromptOutcome)>,
         _on_shown: Box<dyn FnOnce()>,

@@ -6,6 +6,15 @@
   var post = function (what) { window.webkit.messageHandlers.lineupHost.postMessage(what); };
   var data = JSON.parse(document.getElementById('data').textContent);
   var text = function (id, value) { document.getElementById(id).textContent = value; };
+  // The host's own words, in the host context's language (R-STD-9).
+  var words = data.words;
+  document.documentElement.lang = data.lang;
+  text('link_leads_to', words.link_leads_to);
+  text('details', words.details);
+  text('reason_heading', words.reason);
+  text('deny', words.deny);
+  text('always', words.always_allow);
+  text('allow', words.allow);
   text('agent', data.agent);
   text('headline', data.headline);
   if (data.conversation === null) {
@@ -14,7 +23,7 @@
     text('conversation', data.conversation);
   }
   text('capability', data.capability);
-  text('version', 'version ' + data.version);
+  text('version', words.version + ' ' + data.version);
   text('risk', data.risk);
   text('reason', data.reason);
   if (data.host === null) {
@@ -31,7 +40,7 @@
     list.appendChild(dt);
     list.appendChild(dd);
   });
-  text('more', data.more > 0 ? 'and ' + data.more + ' more' : '');
+  text('more', data.more > 0 ? words.more.replace('{n}', String(data.more)) : '');
   if (!data.remember) {
     document.getElementById('always').remove();
   }

@@ -246,7 +246,7 @@ pub(super) fn show(
 
 /// The X window of the `kind` component window once X shows it.
 pub(super) fn mapped(h: &mut Harness, x: &X11, kind: ComponentKind) -> Result<u32, String> {
-    let title = component_window_title(kind);
+    let title = component_window_title(kind, &ComponentOptions::default().language());
     let mut xid = None;
     ensure!(
         h.wait_for(WAIT, || {

@@ -7,17 +7,27 @@
 use std::sync::Arc;
 
 use lineup_host::{ConsentPrompt, PendingConsent, PromptContent, PromptSnapshot};
-use lineup_host_core::{ConversationId, Risk, SessionId};
+use lineup_host_core::{ConversationId, LanguageTag, Risk, SessionId};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};
 use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::json;
 
-use super::{queue, shown, snapshot, Answers};
+use super::{queue, shown_titled, snapshot, Answers};
 
 /// The prompt for a `clipboard.write` from conversation `id`, read back.
 fn asked_from(h: &mut Harness, x: &X11, id: &str) -> Result<PromptSnapshot, String> {
+    asked_in(h, x, id, &LanguageTag::english())
+}
+
+/// [`asked_from`] with the host's words in `language`.
+fn asked_in(
+    h: &mut Harness,
+    x: &X11,
+    id: &str,
+    language: &LanguageTag,
+) -> Result<PromptSnapshot, String> {
     let answers = Answers::default();
     let conversation = ConversationId::try_from(id).map_err(|e| format!("{e:?}"))?;
     let request = PromptContent::new(
@@ -29,7 +39,8 @@ fn asked_from(h: &mut Harness, x: &X11, id: &str) -> Result<PromptSnapshot, Stri
         json!({"text": "hello"}).as_object().ok_or("no object")?,
     )
     .with_remember(true)
-    .with_conversation(&conversation, SessionId::STANDALONE, None);
+    .with_conversation(&conversation, SessionId::STANDALONE, None)
+    .with_language(language.clone());
     ensure!(
         request.conversation().map(|c| c.id.as_str()) == Some(id),
         "a custom prompt's request does not carry the conversation"
@@ -42,7 +53,9 @@ fn asked_from(h: &mut Harness, x: &X11, id: &str) -> Result<PromptSnapshot, Stri
     });
     let mut q = queue(h)?;
     q.request(pending.0);
-    let (window, _) = shown(h, x)?;
+    // The window's title is the host's too, in the same language.
+    let title = lineup_host_core::host_word(language, "prompt_title").unwrap_or_default();
+    let (window, _) = shown_titled(h, x, title)?;
     let read = snapshot(h, &q)?;
     drop(q);
     h.wait_for(WAIT, || !x.window_exists(window));
@@ -78,6 +91,57 @@ pub(super) fn conversation(h: &mut Harness, x: &X11) -> Outcome {
         "buttons {:?} against {:?}",
         forged.buttons,
         plain.buttons
+    );
+    Ok(())
+}
+
+/// R-STD-9: the prompt's own words (buttons, headings, the headline, the risk, the
+/// conversation's line) in the host context's language, read back from the page: Simplified
+/// Chinese for `zh-CN`, English otherwise (the positive control); the agent's words as they came.
+pub(super) fn chinese(h: &mut Harness, x: &X11) -> Outcome {
+    let zh = LanguageTag::try_from("zh-CN").map_err(|e| format!("{e:?}"))?;
+    let english = asked_from(h, x, "support-chat")?;
+    let chinese = asked_in(h, x, "support-chat", &zh)?;
+    for (id, en, cn) in [
+        ("deny", "Deny", "拒绝"),
+        ("allow", "Allow", "允许"),
+        ("always", "Always allow", "始终允许"),
+        ("details", "Details", "详细信息"),
+        ("reason_heading", "The agent's reason", "智能体给出的理由"),
+        (
+            "headline",
+            "asks to use “clipboard.write”",
+            "请求使用“clipboard.write”",
+        ),
+        (
+            "risk",
+            "It acts only if you allow it.",
+            "只有在你允许后它才会执行。",
+        ),
+        ("version", "version 1", "版本 1"),
+        (
+            "conversation",
+            "in the conversation the agent calls “support-chat”",
+            "来自智能体称为“support-chat”的对话",
+        ),
+    ] {
+        let read = |s: &PromptSnapshot| s.text.get(id).map(|t| t.trim().to_owned());
+        ensure!(
+            read(&english).as_deref() == Some(en),
+            "English {id}: {:?}",
+            read(&english)
+        );
+        ensure!(
+            read(&chinese).as_deref() == Some(cn),
+            "Chinese {id}: {:?}",
+            read(&chinese)
+        );
+    }
+    ensure!(
+        chinese.text.get("reason").map(String::as_str) == Some("To copy the summary")
+            && chinese.arguments == vec![("text".to_owned(), "hello".to_owned())],
+        "the agent's words changed: {:?}",
+        chinese
     );
     Ok(())
 }

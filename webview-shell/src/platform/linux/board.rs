@@ -105,7 +105,7 @@ impl PlatformBoard {
         let (title, width) = match &place {
             PlatformBoardPlace::Window { title } => ((*title).to_owned(), WIDTH.unsigned_abs()),
             PlatformBoardPlace::Child { area, .. } => (
-                crate::components::COMPONENT_STACK_TITLE.to_owned(),
+                crate::components::component_board_title(&options.language()),
                 area.width,
             ),
         };

@@ -20,8 +20,6 @@ use crate::error::ShellError;
 use crate::prompt::{parse_snapshot, PromptOptions, PromptOutcome, PromptSnapshot, SNAPSHOT_JS};
 use crate::trusted::TrustedDocument;
 
-/// The prompt window's title; no Surface window shows it or an imitation (R-SEC-5).
-const TITLE: &str = crate::title::CONSENT_PROMPT_TITLE;
 /// The longest message the prompt's document posts (`rendered`, `allow`, …).
 const MAX_MESSAGE_BYTES: usize = 64;
 /// How often a showing prompt checks whether its request was withdrawn.
@@ -73,7 +71,9 @@ impl PlatformPrompt {
         Ok(())
     }
 
-    /// Builds the window and its view and starts rendering `document`; the window is mapped once
+    /// Builds the window and its view and starts rendering `document` for `request` (whose
+    /// language titles the window, a title no Surface window shows or imitates, R-SEC-5, and
+    /// which says whether "always" may be answered); the window is mapped once
     /// the document has rendered. `on_outcome` hears, once and from the main loop, how it ended;
     /// `on_shown`, from the main loop, that the window was shown with its document rendered
     /// (never, when it ended before).
@@ -81,7 +81,7 @@ impl PlatformPrompt {
         document: TrustedDocument,
         options: &PromptOptions,
         parent: Option<&PromptParent>,
-        remember_allowed: bool,
+        request: &crate::PromptContent,
         withdrawal: ConsentHandle,
         on_outcome: OutcomeSink,
         on_shown: Box<dyn FnOnce()>,
@@ -99,7 +99,9 @@ impl PlatformPrompt {
         )?;
 
         let window = gtk::Window::new(gtk::WindowType::Toplevel);
-        window.set_title(TITLE);
+        window.set_title(
+            lineup_host_core::host_word(request.language(), "prompt_title").unwrap_or_default(),
+        );
         window.set_default_size(560, 480);
         // Attached to the embedder's window where it gave one: transient for it (the window
         // manager keeps it with that window) and centred on it; else centred on the screen.
@@ -123,7 +125,7 @@ impl PlatformPrompt {
             window,
             view,
             guard: Guard::new(options.guard_delay()),
-            remember_allowed,
+            remember_allowed: request.remember_allowed(),
             on_outcome: RefCell::new(Some(on_outcome)),
             on_shown: RefCell::new(Some(on_shown)),
             shown: Cell::new(false),
