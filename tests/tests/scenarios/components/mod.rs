@@ -246,7 +246,17 @@ pub(super) fn show(
 
 /// The X window of the `kind` component window once X shows it.
 pub(super) fn mapped(h: &mut Harness, x: &X11, kind: ComponentKind) -> Result<u32, String> {
-    let title = component_window_title(kind, &ComponentOptions::default().language());
+    mapped_in(h, x, kind, &ComponentOptions::default())
+}
+
+/// [`mapped`] for a window made with `options`, whose language titles it (R-STD-9).
+pub(super) fn mapped_in(
+    h: &mut Harness,
+    x: &X11,
+    kind: ComponentKind,
+    options: &ComponentOptions,
+) -> Result<u32, String> {
+    let title = component_window_title(kind, &options.language());
     let mut xid = None;
     ensure!(
         h.wait_for(WAIT, || {

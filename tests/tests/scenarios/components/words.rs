@@ -10,7 +10,7 @@ use lineup_tests::view_harness::Harness;
 use lineup_tests::x11::X11;
 use serde_json::json;
 
-use super::{close, mapped, read, sample};
+use super::{close, mapped_in, read, sample};
 
 pub(super) fn localized(h: &mut Harness, x: &X11) -> Outcome {
     for (tag, cancel, confirm, in_progress) in [
@@ -27,7 +27,7 @@ pub(super) fn localized(h: &mut Harness, x: &X11) -> Outcome {
         );
         let window = ComponentWindow::new(&h.event_loop, &question, &options, |_| {})
             .map_err(|e| e.to_string())?;
-        let xid = mapped(h, x, ComponentKind::Confirm)?;
+        let xid = mapped_in(h, x, ComponentKind::Confirm, &options)?;
         let shown = read(h, &window)?;
         let names: Vec<&str> = shown.with_role("button").map(|e| e.name.as_str()).collect();
         ensure!(
@@ -44,7 +44,7 @@ pub(super) fn localized(h: &mut Harness, x: &X11) -> Outcome {
         );
         let window = ComponentWindow::new(&h.event_loop, &status, &options, |_| {})
             .map_err(|e| e.to_string())?;
-        let xid = mapped(h, x, ComponentKind::Status)?;
+        let xid = mapped_in(h, x, ComponentKind::Status, &options)?;
         let shown = read(h, &window)?;
         ensure!(
             shown.text.contains(in_progress),

@@ -78,9 +78,12 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
     let inside = at(column_x + 30, COMPONENT_GAP + 12);
     let beside = at(40, 40);
     // The component is painted over the Surface when the board's page has drawn it, which a
-    // loaded machine delays: wait for the picture, not a fixed time.
+    // loaded machine delays: wait for the picture, not a fixed time...
     let painted = |x: &X11| x.pixel(inside.0, inside.1).is_ok_and(|p| !green(p));
-    h.wait(&mut t, |_, _| painted(&x));
+    // ...and the Surface's page beside it, which may come later still.
+    h.wait(&mut t, |_, _| {
+        painted(&x) && x.pixel(beside.0, beside.1).is_ok_and(green)
+    });
     let shown = x.pixel(inside.0, inside.1)?;
     let surface = x.pixel(beside.0, beside.1)?;
     ensure!(
@@ -99,12 +102,29 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
         t.rec.events_named("clicked").is_empty(),
         "a click on the component reached the Surface"
     );
-    // From the keyboard, after the guard: Tab through the page (the view first, then deny,
-    // then confirm), Space answers.
-    for key in [TAB, TAB, TAB, SPACE] {
-        x.key(key)?;
+    // From the keyboard, after the guard: Tab until the confirm button has the focus (how many
+    // Tabs that takes depends on where the click left GTK's focus: the view, or its page), read
+    // from the page, then Space answers.
+    let k1 = t
+        .host
+        .shown_components()
+        .into_iter()
+        .find(|k| k.instance.as_str() == "k1")
+        .ok_or("k1 is not shown")?;
+    let mut focused = String::new();
+    for _ in 0..6 {
+        x.key(TAB)?;
         h.settle(&mut t, Duration::from_millis(80));
+        focused = focused_in(h, &mut t, &k1)?;
+        if focused == "confirm" {
+            break;
+        }
     }
+    ensure!(
+        focused == "confirm",
+        "Tab never took the focus to the confirm button: {focused:?}"
+    );
+    x.key(SPACE)?;
     ensure!(
         h.wait(&mut t, |_, rec| !rec.events_named("submit").is_empty()),
         "no submit: {:?}",
@@ -148,4 +168,23 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
     let result = h.shut_down(t);
     drop(parent);
     result
+}
+
+/// The id of the element of `key`'s box that has the focus, read from its page.
+fn focused_in(
+    h: &mut HostHarness,
+    t: &mut lineup_tests::host_harness::TestHost,
+    key: &lineup_host_core::SurfaceKey,
+) -> Result<String, String> {
+    let slot: std::rc::Rc<std::cell::RefCell<Option<Option<lineup_host::ComponentSnapshot>>>> =
+        std::rc::Rc::default();
+    let fill = Rc::clone(&slot);
+    ensure!(
+        t.host
+            .component_snapshot_for_test(key, move |s| *fill.borrow_mut() = Some(s)),
+        "no box for {key}"
+    );
+    h.wait(t, |_, _| slot.borrow().is_some());
+    let snapshot = slot.borrow_mut().take().flatten().ok_or("unreadable box")?;
+    Ok(snapshot.focused)
 }
