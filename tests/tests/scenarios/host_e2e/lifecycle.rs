@@ -200,8 +200,9 @@ pub(super) fn patch(h: &mut HostHarness) -> Outcome {
     h.shut_down(t)
 }
 
-/// The old bundle, told to by its state, posts 1000 events in bursts, so that some of them are
-/// still on their way when the replacement is handled; and one more a second later.
+/// The old bundle, told to by its state, posts events in bursts until its webview goes (at most
+/// 20,000), so that some of them are still on their way when the replacement is handled, however
+/// late a loaded machine handles it; and one more a second later.
 const OLD_GENERATION: &str = "
 post('gen', { g: 'old' });
 var n = 0;
@@ -209,7 +210,7 @@ LineUpSurface.onState(function (s) {
   if (!s.flood) { return; }
   (function burst() {
     for (var i = 0; i < 20; i += 1) { post('tick', { g: 'old', n: n }); n += 1; }
-    if (n < 1000) { setTimeout(burst, 0); }
+    if (n < 20000) { setTimeout(burst, 0); }
   })();
   setTimeout(function () { post('late', { g: 'old' }); }, 1000);
 });
