@@ -81,9 +81,11 @@ pub struct ChildSlot<'a> {
     pub index: usize,
     /// How many Surfaces are open.
     pub count: usize,
-    /// The width of the parent's content area, in logical pixels.
+    /// The width of the host's container in the parent window
+    /// ([`HostContainer`](crate::platform::HostContainer)), in logical pixels: the area the
+    /// returned [`Rect`](crate::Rect) is measured in.
     pub width: u32,
-    /// The height of the parent's content area, in logical pixels.
+    /// The height of the host's container, in logical pixels.
     pub height: u32,
     /// The height the page last asked for with `LineUpSurface.resize`, clamped to
     /// `HostBuilder::resize_bounds`; `None` until it asks.
@@ -100,9 +102,11 @@ pub struct ComponentSlot<'a> {
     pub key: &'a SurfaceKey,
     /// Which component it is.
     pub kind: ComponentKind,
-    /// The width of the window's content area, in logical pixels.
+    /// The width of the host's container in the window
+    /// ([`HostContainer`](crate::platform::HostContainer)), in logical pixels: the area the
+    /// returned [`Rect`](crate::Rect) is measured in.
     pub width: u32,
-    /// The height of the window's content area, in logical pixels.
+    /// The height of the host's container, in logical pixels.
     pub height: u32,
 }
 

@@ -553,6 +553,7 @@ impl Host {
                 }
             }
             Inner::Wake => {}
+            Inner::ChildAreaResized => self.engine.relayout(),
             Inner::StandbyIndicator(text) => {
                 if let Some(standby) = &self.engine.views.standby {
                     standby.set_indicator(text.as_deref());

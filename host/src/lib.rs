@@ -62,6 +62,14 @@ pub use lineup_builtins::{
     DesktopCall, PromptWording, RecordingDesktop, UnknownBuiltin, MAX_ARTIFACT_BYTES,
     MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
 };
+/// The platform the host's views are made of, for an embedder that lays them out in its own
+/// window: the host's container ([`HostContainer`](platform::HostContainer)) to pack where the
+/// app's layout wants the host's area, the size placement is measured in
+/// ([`child_area_size`](platform::child_area_size)), the windowing library (`tao`) and the
+/// native toolkit (`native`, GTK 3 on Linux).
+pub mod platform {
+    pub use lineup_webview_shell::{child_area_size, native, tao, HostContainer};
+}
 /// The protocol kernel this host runs (`lineup-host-core`): the `lineup.v1` message types,
 /// identities, limits, capabilities and standard components an embedder names, so that
 /// `lineup-host` is the one dependency an embedding needs.

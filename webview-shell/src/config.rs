@@ -332,7 +332,9 @@ pub enum Contrast {
     High,
 }
 
-/// A rectangle in logical pixels, relative to the parent window's content area.
+/// A rectangle in logical pixels. For a child view or a component's area: relative to the top
+/// left of the host's container in the parent window ([`HostContainer`](crate::HostContainer):
+/// the app's, wherever it packed it, else the one the host packs into tao's default vbox).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rect {
     /// Distance from the left edge.

@@ -65,6 +65,7 @@ mod component_window;
 mod components;
 mod config;
 mod consent;
+mod container;
 #[cfg(test)]
 mod debug_tests;
 mod delivery;
@@ -116,6 +117,7 @@ pub use consent::{
     MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES,
     MAX_CONVERSATION_GRAPHEMES, MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
 };
+pub use container::{child_area_size, on_child_area_resized, HostContainer};
 pub use delivery::DeliveryStats;
 pub use desktop::{
     read_picked, write_saved, ChooseFile, Deadline, Desktop, DesktopError, PickedFile, SaveFile,

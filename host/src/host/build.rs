@@ -67,6 +67,14 @@ impl HostBuilder {
             (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
         };
         let proxy = HostProxy::new(event_loop.create_proxy());
+        if let Layout::Children(parent) = &self.layout {
+            // The app's own layout may move the container's edges with the window's size
+            // unchanged: the views are laid out again then too (#49 item 3).
+            let resized = proxy.clone();
+            lineup_webview_shell::on_child_area_resized(parent, move || {
+                let _ = resized.send_event(HostEvent(Inner::ChildAreaResized));
+            })?;
+        }
         let shell = super::shell_start::start_shell(
             self.engine,
             matches!(self.layout, Layout::Children(_)),

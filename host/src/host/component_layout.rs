@@ -249,10 +249,9 @@ impl ComponentBoards {
 
 /// The slot of `key` (a `kind`) in `parent`, for the delegate.
 fn slot<'a>(parent: &Window, key: &'a SurfaceKey, kind: ComponentKind) -> ComponentSlot<'a> {
-    let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
-    // Logical pixels of a real window: far inside u32.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
+    // The host's container's size: areas are in its coordinates (#49 item 3).
+    let size = lineup_webview_shell::child_area_size(parent);
+    let (width, height) = (size.width, size.height);
     ComponentSlot {
         key,
         kind,

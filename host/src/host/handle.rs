@@ -70,6 +70,8 @@ pub(super) enum Inner {
     },
     /// Wakes the loop to apply effects queued outside it.
     Wake,
+    /// The host's container in the parent window got a new size (#49 item 3).
+    ChildAreaResized,
     /// A new status line for the standby screen.
     StandbyStatus(String),
     /// The standby screen's small indicator over the Surfaces, or none.

@@ -601,8 +601,9 @@ impl Views {
         let Layout::Children(parent) = &self.layout else {
             return;
         };
-        let size = parent.inner_size().to_logical::<f64>(parent.scale_factor());
-        let (width, height) = (size.width.max(0.0) as u32, size.height.max(0.0) as u32);
+        // The host's container's size: rectangles are in its coordinates (#49 item 3).
+        let size = lineup_webview_shell::child_area_size(parent);
+        let (width, height) = (size.width, size.height);
         let shown: Vec<&Live> = self.live.values().filter(|l| !l.hidden).collect();
         let count = shown.len();
         for (index, live) in shown.into_iter().enumerate() {

@@ -63,6 +63,7 @@ mod window_pixels;
 
 pub(crate) use board::{PlatformBoard, PlatformBoardPlace};
 pub(crate) use components::PlatformComponent;
+pub(crate) use layers::{container_size, watch_container, PlatformContainer};
 pub(crate) use notice::PlatformNotice;
 pub(crate) use placeholder::PlatformPlaceholder;
 pub(crate) use processes::{check_web_processes_sandboxed, web_processes};

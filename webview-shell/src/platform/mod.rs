@@ -10,9 +10,10 @@ pub(crate) use linux::desktop;
 pub use linux::{apply_theme, check_display, desktop_high_contrast, open_display, window_pixels};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
-    check_web_processes_sandboxed, web_processes, PlatformBoard, PlatformBoardPlace,
-    PlatformComponent, PlatformComponentProcess, PlatformNotice, PlatformPlaceholder,
-    PlatformPrompt, PlatformStandby, PlatformView, PlatformWakeTimer, PromptParent,
+    check_web_processes_sandboxed, container_size, watch_container, web_processes, PlatformBoard,
+    PlatformBoardPlace, PlatformComponent, PlatformComponentProcess, PlatformContainer,
+    PlatformNotice, PlatformPlaceholder, PlatformPrompt, PlatformStandby, PlatformView,
+    PlatformWakeTimer, PromptParent,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -25,7 +26,8 @@ pub use unsupported::{
 };
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{
-    check_web_processes_sandboxed, web_processes, PlatformBoard, PlatformBoardPlace,
-    PlatformComponent, PlatformComponentProcess, PlatformNotice, PlatformPlaceholder,
-    PlatformPrompt, PlatformStandby, PlatformView, PlatformWakeTimer, PromptParent,
+    check_web_processes_sandboxed, container_size, watch_container, web_processes, PlatformBoard,
+    PlatformBoardPlace, PlatformComponent, PlatformComponentProcess, PlatformContainer,
+    PlatformNotice, PlatformPlaceholder, PlatformPrompt, PlatformStandby, PlatformView,
+    PlatformWakeTimer, PromptParent,
 };

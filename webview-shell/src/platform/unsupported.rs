@@ -328,6 +328,29 @@ pub(crate) mod desktop {
     }
 }
 
+/// No container here: there are no child views to hold.
+#[derive(Clone)]
+pub(crate) struct PlatformContainer;
+
+impl PlatformContainer {
+    pub(crate) fn new() -> Self {
+        Self
+    }
+}
+
+/// No container, so nothing to watch.
+pub(crate) fn watch_container(
+    _parent: &tao::window::Window,
+    _changed: Box<dyn Fn()>,
+) -> Result<(), ShellError> {
+    Ok(())
+}
+
+/// No container, so no size of one.
+pub(crate) fn container_size(_parent: &tao::window::Window) -> Option<(u32, u32)> {
+    None
+}
+
 /// No placeholder here: there are no child views to stand in for.
 pub(crate) struct PlatformPlaceholder {
     never: std::convert::Infallible,
