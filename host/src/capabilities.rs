@@ -221,17 +221,17 @@ pub(crate) struct CapabilityDriver {
     /// `device.pick_file`, their own permission check.
     builtins: Option<Box<dyn CapabilityProvider>>,
     /// What the host's prompts call the conversations and in which language they speak.
-    wording: PromptWording,
+    words: HostPromptWords,
 }
 
 /// What the host says in the prompts it asks for: the embedder's names for its conversations
 /// (#49 item 4) and the host context's language of its own words (R-STD-9).
-struct PromptWording {
+struct HostPromptWords {
     labels: HashMap<ConversationId, String>,
     language: LanguageTag,
 }
 
-impl PromptWording {
+impl HostPromptWords {
     /// `content` in the host's language, naming `conversation` of `session` as the embedder
     /// labelled it (or by the agent's id).
     fn apply(
@@ -255,10 +255,10 @@ impl CapabilityDriver {
     pub(crate) fn set_label(&mut self, conversation: &ConversationId, label: Option<&str>) {
         match label {
             Some(label) => self
-                .wording
+                .words
                 .labels
                 .insert(conversation.clone(), label.to_owned()),
-            None => self.wording.labels.remove(conversation),
+            None => self.words.labels.remove(conversation),
         };
     }
 
@@ -279,7 +279,7 @@ impl CapabilityDriver {
             prompts: BTreeMap::new(),
             sink,
             builtins,
-            wording: PromptWording {
+            words: HostPromptWords {
                 labels: HashMap::new(),
                 language,
             },
@@ -374,7 +374,7 @@ impl CapabilityDriver {
             return Some((ticket, Answer::Consent(ConsentAnswer::Unavailable)));
         };
         let agent = request.call.agent.as_ref().map_or_else(
-            || host_word_with(&self.wording.language, "unidentified_agent", "", 0),
+            || host_word_with(&self.words.language, "unidentified_agent", "", 0),
             ToString::to_string,
         );
         let shown = PromptContent::new(
@@ -388,7 +388,7 @@ impl CapabilityDriver {
         .with_remember(request.may_remember)
         .with_expires_at(request.expires_at);
         let mut shown = self
-            .wording
+            .words
             .apply(shown, &request.call.key.conversation_id, session);
         // R-CAP-4: a capability's owner words its own prompt; the platform knows no name.
         let wording = self.builtins.as_ref().and_then(|provider| {
@@ -459,7 +459,7 @@ impl CapabilityDriver {
     /// is configured. The host's own questions (a component's link confirm, R-STD-11) use it.
     /// The host context's language, of the words the host adds to its prompts (R-STD-9).
     pub(crate) fn language(&self) -> &LanguageTag {
-        &self.wording.language
+        &self.words.language
     }
 
     /// Asks the prompt about `content` (a host-made request, such as the link confirm) in the
@@ -473,7 +473,7 @@ impl CapabilityDriver {
             respond(lineup_host_core::ConsentAnswer::Unavailable);
             return;
         };
-        let content = content.with_language(self.wording.language.clone());
+        let content = content.with_language(self.words.language.clone());
         let (pending, _handle) = PendingConsent::new(content, respond);
         prompt.request(pending);
     }

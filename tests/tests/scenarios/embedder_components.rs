@@ -26,6 +26,24 @@ use lineup_tests::host_harness::{HostHarness, TestHost};
 use lineup_tests::runner::Outcome;
 use serde_json::{json, Value};
 
+/// What the built-in renderer's box of `key` shows now, read from its page.
+fn read_box(
+    h: &mut HostHarness,
+    t: &mut TestHost,
+    key: &SurfaceKey,
+) -> Result<lineup_host::ComponentSnapshot, String> {
+    let slot: Rc<RefCell<Option<Option<lineup_host::ComponentSnapshot>>>> = Rc::default();
+    let fill = Rc::clone(&slot);
+    ensure!(
+        t.host
+            .component_snapshot_for_test(key, move |s| *fill.borrow_mut() = Some(s)),
+        "no box for {key}"
+    );
+    h.wait(t, |_, _| slot.borrow().is_some());
+    let taken = slot.borrow_mut().take().flatten();
+    taken.ok_or_else(|| "unreadable box".to_owned())
+}
+
 pub(crate) fn run() {
     private_home("embedder_components");
     let mut h = HostHarness::start();

@@ -115,7 +115,7 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
     for _ in 0..6 {
         x.key(TAB)?;
         h.settle(&mut t, Duration::from_millis(80));
-        focused = focused_in(h, &mut t, &k1)?;
+        focused = super::read_box(h, &mut t, &k1)?.focused;
         if focused == "confirm" {
             break;
         }
@@ -168,23 +168,4 @@ pub(super) fn in_the_window(h: &mut HostHarness) -> Outcome {
     let result = h.shut_down(t);
     drop(parent);
     result
-}
-
-/// The id of the element of `key`'s box that has the focus, read from its page.
-fn focused_in(
-    h: &mut HostHarness,
-    t: &mut lineup_tests::host_harness::TestHost,
-    key: &lineup_host_core::SurfaceKey,
-) -> Result<String, String> {
-    let slot: std::rc::Rc<std::cell::RefCell<Option<Option<lineup_host::ComponentSnapshot>>>> =
-        std::rc::Rc::default();
-    let fill = Rc::clone(&slot);
-    ensure!(
-        t.host
-            .component_snapshot_for_test(key, move |s| *fill.borrow_mut() = Some(s)),
-        "no box for {key}"
-    );
-    h.wait(t, |_, _| slot.borrow().is_some());
-    let snapshot = slot.borrow_mut().take().flatten().ok_or("unreadable box")?;
-    Ok(snapshot.focused)
 }

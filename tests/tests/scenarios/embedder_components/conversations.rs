@@ -5,13 +5,12 @@
 //! again when it was shown, R-STD-8 (a), (b)); the same click after the guard answers the shown
 //! one only (the positive control).
 
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host::tao::dpi::LogicalSize;
 use lineup_host::tao::window::WindowBuilder;
-use lineup_host::{ComponentOptions, ComponentSnapshot, ConversationItem, HostBuilder};
+use lineup_host::{ComponentOptions, ConversationItem, HostBuilder};
 use lineup_host::{COMPONENT_COLUMN_WIDTH, COMPONENT_GAP};
 use lineup_host_core::{ConversationId, SurfaceKey};
 use lineup_tests::ensure;
@@ -30,16 +29,7 @@ fn confirm(agent: &Agent, instance: &str, title: &str) -> Vec<u8> {
 
 /// The box of `key`'s confirm button, read from its page.
 fn button(h: &mut HostHarness, t: &mut TestHost, key: &SurfaceKey) -> Result<[f64; 4], String> {
-    let slot: Rc<RefCell<Option<Option<ComponentSnapshot>>>> = Rc::default();
-    let fill = Rc::clone(&slot);
-    ensure!(
-        t.host
-            .component_snapshot_for_test(key, move |s| *fill.borrow_mut() = Some(s)),
-        "no box for {key}"
-    );
-    h.wait(t, |_, _| slot.borrow().is_some());
-    let snapshot = slot.borrow_mut().take().flatten().ok_or("unreadable box")?;
-    snapshot
+    super::read_box(h, t, key)?
         .boxes
         .get("confirm")
         .copied()
