@@ -18,13 +18,13 @@ use super::{shown, title, STACK};
 
 /// A session bus of the test's own (`dbus-daemon --session`), killed when dropped; it starts
 /// the accessibility bus on demand, as a desktop session does.
-struct SessionBus {
+pub(super) struct SessionBus {
     child: Child,
-    address: String,
+    pub(super) address: String,
 }
 
 impl SessionBus {
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
         let mut child = Command::new("dbus-daemon")
             .args(["--session", "--nofork", "--print-address=1"])
             .stdout(Stdio::piped())
@@ -58,7 +58,7 @@ struct Node {
 }
 
 /// The system Python, which has the distribution's `gi` bindings.
-fn system_python() -> &'static str {
+pub(super) fn system_python() -> &'static str {
     if Path::new("/usr/bin/python3").exists() {
         "/usr/bin/python3"
     } else {
@@ -171,5 +171,79 @@ fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
         .filter(|n| NAMED.contains(&n.role.as_str()) && n.name.trim().is_empty())
         .collect();
     assert!(unnamed.is_empty(), "controls without a name: {unnamed:?}");
+    host.stop();
+}
+
+#[test]
+fn r_std_9_in_a_chinese_context_a_screen_reader_reads_the_default_labels_in_chinese() {
+    let _screen = screen();
+    let x = display();
+    let bus = SessionBus::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = StdioHost::start_with_env(
+        tmp.path(),
+        tmp.path(),
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", &bus.address),
+            ("LC_ALL", "zh_CN.UTF-8"),
+        ],
+        &[],
+    );
+    // No labels given: the host's own defaults label every button.
+    let opens = [
+        json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "发布到生产环境？"}}}),
+        json!({"instance_id": "i1", "component": {"id": "input", "version": "1",
+               "props": {"label": "工单标题", "type": "text"}}}),
+        json!({"instance_id": "e1", "component": {"id": "alert", "version": "1",
+               "props": {"dismissible": true}},
+               "state": {"severity": "error", "title": "部署失败"}}),
+    ];
+    for (i, open) in opens.into_iter().enumerate() {
+        host.send(&envelope(&format!("m-{i}"), "ui.open", open));
+    }
+    let zh = |id: &str| format!("{id} — LineUp 问题");
+    shown(&x, "问题 — LineUp 问题");
+    let read = Command::new(system_python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/atspi_tree.py"
+        ))
+        .arg("30")
+        .args(["confirm", "input", "alert"].map(zh))
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .output()
+        .expect("the AT-SPI reader (python3-gi, gir1.2-atspi-2.0)");
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let nodes: Vec<Node> = serde_json::from_slice(&read.stdout).unwrap();
+    let buttons = |id: &str| -> Vec<&str> {
+        nodes
+            .iter()
+            .filter(|n| n.document == zh(id) && n.role == "push button")
+            .map(|n| n.name.trim())
+            .collect()
+    };
+    // R-STD-9: the confirm's two defaults, the input's submit and the alert's dismiss, in the
+    // host context's language (the English run above reads "Submit" in the same place).
+    for (id, want) in [
+        ("confirm", &["确认", "取消"][..]),
+        ("input", &["提交"][..]),
+        ("alert", &["关闭"][..]),
+    ] {
+        let got = buttons(id);
+        for label in want {
+            assert!(got.contains(label), "{id}: no {label:?} button in {got:?}");
+        }
+        for english in ["Confirm", "Cancel", "Submit", "Dismiss"] {
+            assert!(
+                !got.contains(&english),
+                "{id}: an English {english:?} in {got:?}"
+            );
+        }
+    }
     host.stop();
 }

@@ -18,6 +18,7 @@ mod screen;
 mod stdio_host;
 
 mod a11y;
+mod announce;
 mod board;
 mod catalog;
 mod confirm;

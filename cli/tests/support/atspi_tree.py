@@ -1,7 +1,8 @@
 """Reads the accessibility tree of the application named `lineup` through AT-SPI, as a screen
 reader does, and prints it as JSON: one object per accessible, {frame, document, role, name, depth}: the title
 of the window it is in and the name of the web document or the named region (a component's box,
-named for its component by the host) it is in ("" outside one).
+named for its component by the host, in either language of the host) it is in ("" outside
+one).
 
 Usage: atspi_tree.py TIMEOUT_SECONDS TITLE...; waits until a frame or a document named each
 TITLE holds a push button, an entry, a progress bar, a radio button or a status region (or the
@@ -19,6 +20,7 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 REGIONS = {"landmark", "section", "panel", "form"}
+MARKERS = (" — LineUp question", " — LineUp 问题")
 CONTENT = {"push button", "entry", "progress bar", "radio button", "status bar",
            "notification", "heading", "paragraph", "toggle button"}
 
@@ -30,7 +32,7 @@ def walk(node, frame, document, depth, out):
         return
     if role == "frame":
         frame = name
-    if role == "document web" or (role in REGIONS and name.endswith(" — LineUp question")):
+    if role == "document web" or (role in REGIONS and name.endswith(MARKERS)):
         document = name
     out.append({"frame": frame, "document": document, "role": role, "name": name,
                 "depth": depth})
