@@ -8,6 +8,9 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::MutexGuard;
+
+use lineup_tests::x11::X11;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -48,6 +51,61 @@ impl Drop for SessionBus {
     }
 }
 
+/// A `lineup host --stdio` on a session bus of its own (so on an accessibility bus of its
+/// own), with the screen held while it runs.
+pub(super) struct ReadHost {
+    pub(super) host: StdioHost,
+    pub(super) bus: SessionBus,
+    pub(super) x: X11,
+    _home: tempfile::TempDir,
+    _screen: MutexGuard<'static, ()>,
+}
+
+impl ReadHost {
+    /// Starts the host with `env` beside the bus's address, and `args`.
+    pub(super) fn start(env: &[(&str, &str)], args: &[&str]) -> Self {
+        let screen = screen();
+        let x = display();
+        let bus = SessionBus::start();
+        let home = tempfile::tempdir().unwrap();
+        let mut all = vec![("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())];
+        all.extend_from_slice(env);
+        let host = StdioHost::start_with_env(home.path(), home.path(), &all, args);
+        Self {
+            host,
+            bus,
+            x,
+            _home: home,
+            _screen: screen,
+        }
+    }
+
+    /// The accessibility tree once each of `titles` holds a control (`support/atspi_tree.py`).
+    fn tree(&self, titles: &[String]) -> Vec<Node> {
+        let read = Command::new(system_python())
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/support/atspi_tree.py"
+            ))
+            .arg("30")
+            .args(titles)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus.address)
+            .output()
+            .expect("the AT-SPI reader (python3-gi, gir1.2-atspi-2.0)");
+        assert!(
+            read.status.success(),
+            "the AT-SPI reader failed: {}",
+            String::from_utf8_lossy(&read.stderr)
+        );
+        serde_json::from_slice(&read.stdout).unwrap()
+    }
+
+    /// Stops the host and checks that it stopped cleanly.
+    pub(super) fn stop(self) {
+        self.host.stop();
+    }
+}
+
 /// One accessible as AT-SPI reports it: the window and the web document it is in.
 #[derive(Debug, Deserialize)]
 struct Node {
@@ -79,16 +137,8 @@ const NAMED: [&str; 7] = [
 
 #[test]
 fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
-    let _screen = screen();
-    let x = display();
-    let bus = SessionBus::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let mut host = StdioHost::start_with_env(
-        tmp.path(),
-        tmp.path(),
-        &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)],
-        &["--builtin-components"],
-    );
+    let mut on = ReadHost::start(&[], &["--builtin-components"]);
+    let (x, host) = (&on.x, &mut on.host);
     let opens = [
         json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
                "props": {"title": "Deploy to production?", "confirm_label": "Deploy",
@@ -119,23 +169,8 @@ fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
     ];
     let titles: Vec<String> = ids.iter().map(|id| title(id)).collect();
     // R-STD-13: the conversation's components share one window.
-    shown(&x, STACK);
-    let read = Command::new(system_python())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/support/atspi_tree.py"
-        ))
-        .arg("30")
-        .args(&titles)
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
-        .output()
-        .expect("the AT-SPI reader (python3-gi, gir1.2-atspi-2.0)");
-    assert!(
-        read.status.success(),
-        "the AT-SPI reader failed: {}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let nodes: Vec<Node> = serde_json::from_slice(&read.stdout).unwrap();
+    shown(x, STACK);
+    let nodes = on.tree(&titles);
     let has = |id: &str, role: &str, name: &str| {
         nodes.iter().any(|n| {
             n.frame == STACK && n.document == title(id) && n.role == role && n.name.trim() == name
@@ -171,24 +206,13 @@ fn r_std_12_a_screen_reader_reads_each_controls_role_and_name() {
         .filter(|n| NAMED.contains(&n.role.as_str()) && n.name.trim().is_empty())
         .collect();
     assert!(unnamed.is_empty(), "controls without a name: {unnamed:?}");
-    host.stop();
+    on.stop();
 }
 
 #[test]
 fn r_std_9_in_a_chinese_context_a_screen_reader_reads_the_default_labels_in_chinese() {
-    let _screen = screen();
-    let x = display();
-    let bus = SessionBus::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let mut host = StdioHost::start_with_env(
-        tmp.path(),
-        tmp.path(),
-        &[
-            ("DBUS_SESSION_BUS_ADDRESS", &bus.address),
-            ("LC_ALL", "zh_CN.UTF-8"),
-        ],
-        &[],
-    );
+    let mut on = ReadHost::start(&[("LC_ALL", "zh_CN.UTF-8")], &[]);
+    let (x, host) = (&on.x, &mut on.host);
     // No labels given: the host's own defaults label every button.
     let opens = [
         json!({"instance_id": "k1", "component": {"id": "confirm", "version": "1",
@@ -203,23 +227,8 @@ fn r_std_9_in_a_chinese_context_a_screen_reader_reads_the_default_labels_in_chin
         host.send(&envelope(&format!("m-{i}"), "ui.open", open));
     }
     let zh = |id: &str| format!("{id} — LineUp 问题");
-    shown(&x, "问题 — LineUp 问题");
-    let read = Command::new(system_python())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/support/atspi_tree.py"
-        ))
-        .arg("30")
-        .args(["confirm", "input", "alert"].map(zh))
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
-        .output()
-        .expect("the AT-SPI reader (python3-gi, gir1.2-atspi-2.0)");
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let nodes: Vec<Node> = serde_json::from_slice(&read.stdout).unwrap();
+    shown(x, "问题 — LineUp 问题");
+    let nodes = on.tree(&["confirm", "input", "alert"].map(zh));
     let buttons = |id: &str| -> Vec<&str> {
         nodes
             .iter()
@@ -245,5 +254,5 @@ fn r_std_9_in_a_chinese_context_a_screen_reader_reads_the_default_labels_in_chin
             );
         }
     }
-    host.stop();
+    on.stop();
 }

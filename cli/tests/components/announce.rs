@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::a11y::{system_python, SessionBus};
-use super::screen::{display, screen};
-use super::stdio_host::{envelope, StdioHost};
+use super::a11y::{system_python, ReadHost, SessionBus};
+use super::stdio_host::envelope;
 use super::{shown, title, STACK};
 
 /// One announcement: the component box it came from and what it said.
@@ -99,17 +98,9 @@ impl Drop for Listener {
 
 #[test]
 fn r_std_12_a_burst_of_changes_is_announced_at_most_once_per_two_seconds() {
-    let _screen = screen();
-    let x = display();
-    let bus = SessionBus::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let mut host = StdioHost::start_with_env(
-        tmp.path(),
-        tmp.path(),
-        &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)],
-        &[],
-    );
-    let listener = Listener::start(&bus);
+    let mut on = ReadHost::start(&[], &[]);
+    let listener = Listener::start(&on.bus);
+    let (x, host) = (&on.x, &mut on.host);
     let region = title("status");
     let status = |id: &str, announce: bool, words: &str| {
         json!({"instance_id": id,
@@ -122,7 +113,7 @@ fn r_std_12_a_burst_of_changes_is_announced_at_most_once_per_two_seconds() {
         "ui.open",
         status("quiet", false, "Quiet 0"),
     ));
-    shown(&x, STACK);
+    shown(x, STACK);
     // The open is announced at once: the 2 s of the burst below count from it.
     let opened = listener.until(&region, |t| t.contains("Step 0"), Duration::ZERO);
     // One change every 250 ms for 6 s: 24 changes, each held long enough to be read.
@@ -162,5 +153,5 @@ fn r_std_12_a_burst_of_changes_is_announced_at_most_once_per_two_seconds() {
         quiet.is_empty(),
         "the quiet status was announced: {quiet:?}"
     );
-    host.stop();
+    on.stop();
 }
