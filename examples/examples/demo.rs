@@ -100,7 +100,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .app_center(apps.store())
         .builtin_components(Some(ComponentOptions::default()))
         .on_outbound(move |message| {
-            println!("host → agent: {}", message.to_json());
+            // The inventory and the app list as one line each (`Message::summary`).
+            println!("host → agent: {}", message.summary());
             let _ = to_agent.send(message.clone());
         })
         .delegate(Lifecycle {

@@ -1,6 +1,6 @@
 //! A chat app's own event loop with its own user events, and the host living in it: the loop's
 //! user-event type is the app's enum, one variant of which carries the host's events
-//! ([`HostUserEvent`]). The app handles its own events and hands every event to
+//! ([`HostUserEvent`](lineup_host::HostUserEvent), written by `host_user_event!`). The app handles its own events and hands every event to
 //! [`Host::handle_event`], which takes the host's and leaves the app's alone.
 //!
 //! ```sh
@@ -22,10 +22,11 @@ use lineup_host::protocol::Message;
 use lineup_host::tao::event::Event;
 use lineup_host::tao::event_loop::ControlFlow;
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
-use lineup_host::{event_loop_with, Host, HostBuilder, HostEvent, HostUserEvent};
+use lineup_host::{event_loop_with, Host, HostBuilder, HostEvent};
 use serde_json::json;
 
-/// The app's user events: its own, and the host's.
+/// The app's user events: its own, and the host's (`host_user_event!` below lets the host
+/// live in a loop of this type).
 #[derive(Debug)]
 enum AppEvent {
     /// A chat message arrived on the app's network thread.
@@ -34,20 +35,7 @@ enum AppEvent {
     Host(HostEvent),
 }
 
-impl From<HostEvent> for AppEvent {
-    fn from(event: HostEvent) -> Self {
-        AppEvent::Host(event)
-    }
-}
-
-impl HostUserEvent for AppEvent {
-    fn into_host_event(self) -> Result<HostEvent, Self> {
-        match self {
-            AppEvent::Host(event) => Ok(event),
-            other => Err(other),
-        }
-    }
-}
+lineup_host::host_user_event!(AppEvent::Host);
 
 fn main() -> ExitCode {
     let check = std::env::args().any(|a| a == "--check");

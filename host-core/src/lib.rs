@@ -122,7 +122,7 @@ pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,
     ComponentSchemas, DeclaredSurface, Direction, Envelope, InlineApp, InstalledSurface,
     InventoryApp, Message, Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose,
-    UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION,
+    UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION, SUMMARY_BYTES,
 };
 pub use page_input::PageInput;
 pub use redact::{leaked_form, Fingerprint};

@@ -559,7 +559,48 @@ impl Message {
         // Every field is a string, number, bool or JSON value: serialisation cannot fail.
         encoded.unwrap_or_default()
     }
+
+    /// The message for a log line: its JSON ([`Message::to_json`]) when that is at most
+    /// [`SUMMARY_BYTES`] long; else its type, id and conversation, what it lists when it is a
+    /// `client.inventory` or an `app.list`, and its length, so an app that logs what it sends
+    /// upstream is not drowned by the inventory.
+    ///
+    /// ```
+    /// use lineup_host_core::{decode, Limits, SUMMARY_BYTES};
+    ///
+    /// let line = r#"{"v":1,"id":"m1","type":"lineup.v1.ui.close","conversation_id":"c1",
+    ///     "sender":{"kind":"agent","id":"a1"},"payload":{"instance_id":"w"}}"#;
+    /// let message = decode(line.as_bytes(), &Limits::default()).unwrap();
+    /// assert_eq!(message.summary(), message.to_json());
+    /// assert!(message.summary().len() <= SUMMARY_BYTES);
+    /// ```
+    pub fn summary(&self) -> String {
+        let json = self.to_json();
+        if json.len() <= SUMMARY_BYTES {
+            return json;
+        }
+        let listed = match self {
+            Message::ClientInventory(env) => format!(
+                ": {} standard components, {} applications, {} capabilities",
+                env.payload.standard_components.len(),
+                env.payload.applications.len(),
+                env.payload.capabilities.len()
+            ),
+            Message::AppList(env) => format!(": {} capabilities", env.payload.capabilities.len()),
+            _ => String::new(),
+        };
+        format!(
+            "{} {} in {}{listed} ({} bytes)",
+            self.message_type(),
+            self.id(),
+            self.conversation_id(),
+            json.len()
+        )
+    }
 }
+
+/// The longest message [`Message::summary`] gives whole.
+pub const SUMMARY_BYTES: usize = 240;
 
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

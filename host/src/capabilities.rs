@@ -17,6 +17,8 @@ use serde::Serialize;
 use lineup_builtins::{AnswerSink, BuiltinConfig, CapabilityProvider};
 use lineup_webview_shell::{ConsentHandle, ConsentPrompt, PendingConsent, PromptContent};
 
+use crate::held_prompts::{HeldPrompts, HiddenConversationPrompts};
+
 /// A capability's handler. It runs on a thread of its own, never on the GUI thread, with the
 /// arguments already valid against the capability's `input_schema`; its result is the
 /// `app.result` `result` (`completed`), its error the `message` of a `failed` result.
@@ -222,6 +224,8 @@ pub(crate) struct CapabilityDriver {
     builtins: Option<Box<dyn CapabilityProvider>>,
     /// What the host's prompts call the conversations and in which language they speak.
     words: HostPromptWords,
+    /// Requests of hidden conversations held until they are shown, when the embedder chose so.
+    held: HeldPrompts,
 }
 
 /// What the host says in the prompts it asks for: the embedder's names for its conversations
@@ -283,7 +287,33 @@ impl CapabilityDriver {
                 labels: HashMap::new(),
                 language,
             },
+            held: HeldPrompts::new(HiddenConversationPrompts::default()),
         }
+    }
+
+    /// What becomes of the prompts of hidden conversations from now on.
+    pub(crate) fn set_hidden_prompts(&mut self, policy: HiddenConversationPrompts) {
+        self.held = HeldPrompts::new(policy);
+    }
+
+    /// Records that the embedder showed or hid `conversation`; shown, the prompts it held for
+    /// it are asked now, in order.
+    pub(crate) fn set_conversation_visible(
+        &mut self,
+        conversation: &ConversationId,
+        visible: bool,
+    ) {
+        let released = self.held.set_visible(conversation, visible);
+        if let Some(prompt) = self.prompt.as_mut() {
+            for pending in released {
+                prompt.request(pending);
+            }
+        }
+    }
+
+    /// How many prompts wait for `conversation` to be shown.
+    pub(crate) fn waiting_prompts(&self, conversation: &ConversationId) -> usize {
+        self.held.waiting(conversation)
     }
 
     /// Carries out `effect` of `session`; an answer the kernel needs now is returned, one that
@@ -412,7 +442,9 @@ impl CapabilityDriver {
             sink(session, ticket, Answer::Consent(answer));
         });
         self.prompts.insert((session, ticket), handle);
-        prompt.request(pending);
+        if let Some(pending) = self.held.hold(&request.call.key.conversation_id, pending) {
+            prompt.request(pending);
+        }
         None
     }
 
@@ -534,6 +566,7 @@ pub(crate) struct CapabilityConfig {
     pub(crate) prompt: PromptChoice,
     pub(crate) hook: PermissionHook,
     pub(crate) builtins: BuiltinConfig,
+    pub(crate) hidden_prompts: HiddenConversationPrompts,
 }
 
 impl Default for CapabilityConfig {
@@ -544,6 +577,7 @@ impl Default for CapabilityConfig {
             prompt: PromptChoice::BuiltIn,
             hook: Box::new(|_| false),
             builtins: BuiltinConfig::default(),
+            hidden_prompts: HiddenConversationPrompts::default(),
         }
     }
 }

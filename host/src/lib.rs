@@ -39,6 +39,7 @@ mod clock;
 mod debug_tests;
 mod delegate;
 mod envelopes;
+mod held_prompts;
 mod host;
 mod standby_rule;
 mod watchdog;
@@ -52,6 +53,7 @@ pub use delegate::{
     COMPONENT_GAP,
 };
 pub use envelopes::AgentEnvelopes;
+pub use held_prompts::HiddenConversationPrompts;
 pub use host::{
     event_loop, event_loop_with, ComponentRenderer, ComponentReply, ConversationItem,
     DangerousHostBuilder, Declined, Host, HostBuilder, HostClosed, HostEvent, HostEventLoop,
@@ -77,7 +79,7 @@ pub use lineup_host_core as protocol;
 pub use lineup_webview_shell::{
     apply_theme, component_window_title, desktop_high_contrast, imitates_consent_prompt,
     kiosk_window, language_from_environment, monitors, native, on_terminate, risk_in_words,
-    skip_absent_a11y_bus, surface_window_title, tao, window_pixels, ArgumentLine,
+    screen_pixels_of, skip_absent_a11y_bus, surface_window_title, tao, window_pixels, ArgumentLine,
     AskingConversation, ChooseFile, ComponentAction, ComponentBoard, ComponentContent,
     ComponentOptions, ComponentProcess, ComponentSnapshot, ComponentWindow, ConsentAnswer,
     ConsentHandle, ConsentPrompt, Contrast, ConversationName, CursorHider, CursorPolicy,

@@ -13,6 +13,7 @@ use lineup_webview_shell::tao::window::Window;
 
 use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice};
 use crate::delegate::{HostDelegate, NoDelegate};
+use crate::held_prompts::HiddenConversationPrompts;
 use crate::watchdog::{WatchdogConfig, MIN_DEADLINE};
 use lineup_webview_shell::ConsentPrompt;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
@@ -217,6 +218,18 @@ impl HostBuilder {
         self.capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .prompt = PromptChoice::Custom(Box::new(prompt));
+        self
+    }
+
+    /// What becomes of a consent request whose conversation the app has hidden
+    /// ([`Host::set_conversation_visible`](crate::Host::set_conversation_visible)): shown at
+    /// once naming the conversation (the default), or held until that conversation is shown
+    /// ([`HiddenConversationPrompts::WaitUntilShown`]; [`Host::waiting_prompts`](crate::Host::waiting_prompts)
+    /// counts them, for a badge in the app's list of conversations).
+    pub fn hidden_conversation_prompts(mut self, policy: HiddenConversationPrompts) -> Self {
+        self.capabilities
+            .get_or_insert_with(CapabilityConfig::default)
+            .hidden_prompts = policy;
         self
     }
 

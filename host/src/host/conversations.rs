@@ -35,6 +35,9 @@ impl Host {
         } else {
             self.engine.hidden.insert(conversation.clone());
         }
+        if let Some(driver) = self.engine.driver.as_mut() {
+            driver.set_conversation_visible(conversation, visible);
+        }
         let Some(session) = self.engine.sessions.id_of(conversation) else {
             return false;
         };
@@ -61,6 +64,16 @@ impl Host {
         if let Some(driver) = self.engine.driver.as_mut() {
             driver.set_label(conversation, label);
         }
+    }
+
+    /// How many consent requests of `conversation` wait for it to be shown
+    /// ([`HiddenConversationPrompts::WaitUntilShown`](crate::HiddenConversationPrompts)); the
+    /// app can show a badge beside it.
+    pub fn waiting_prompts(&self, conversation: &ConversationId) -> usize {
+        self.engine
+            .driver
+            .as_ref()
+            .map_or(0, |driver| driver.waiting_prompts(conversation))
     }
 
     /// Whether `conversation` is hidden ([`Host::set_conversation_visible`]).

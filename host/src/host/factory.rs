@@ -40,6 +40,7 @@ pub(super) fn start_capabilities<T: HostUserEvent>(
         prompt,
         hook,
         builtins,
+        hidden_prompts,
     } = config;
     let store_error = ShellError::Store;
     let unfinished = store.unfinished().map_err(store_error)?;
@@ -79,7 +80,7 @@ pub(super) fn start_capabilities<T: HostUserEvent>(
         }
     });
     let store: SharedStore = Rc::new(std::cell::RefCell::new(store));
-    let driver = CapabilityDriver::new(
+    let mut driver = CapabilityDriver::new(
         Rc::clone(&store),
         handlers,
         Some(prompt),
@@ -88,6 +89,7 @@ pub(super) fn start_capabilities<T: HostUserEvent>(
         builtins,
         language,
     );
+    driver.set_hidden_prompts(hidden_prompts);
     Ok((driver, store, (capabilities, unfinished)))
 }
 

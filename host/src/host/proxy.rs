@@ -34,6 +34,8 @@ use super::handle::{HostClosed, HostEvent};
 ///     }
 /// }
 /// ```
+///
+/// [`host_user_event!`](crate::host_user_event) writes both impls for such a variant.
 pub trait HostUserEvent: From<HostEvent> + Send + 'static {
     /// The host's event this is, or the event itself when it is the app's own.
     fn into_host_event(self) -> Result<HostEvent, Self>;
@@ -43,6 +45,44 @@ impl HostUserEvent for HostEvent {
     fn into_host_event(self) -> Result<HostEvent, Self> {
         Ok(self)
     }
+}
+
+/// Makes an app's user-event enum one a [`Host`](crate::Host) can live in: given the variant
+/// that carries the host's events, writes `From<HostEvent>` and [`HostUserEvent`] for the enum.
+///
+/// ```
+/// use lineup_host::{host_user_event, HostEvent, HostUserEvent};
+///
+/// #[derive(Debug)]
+/// enum AppEvent {
+///     Host(HostEvent),
+///     NewMessage(String),
+/// }
+///
+/// host_user_event!(AppEvent::Host);
+///
+/// let mine = AppEvent::NewMessage("hi".to_owned());
+/// assert!(matches!(mine.into_host_event(), Err(AppEvent::NewMessage(_))));
+/// ```
+#[macro_export]
+macro_rules! host_user_event {
+    ($app:ident :: $variant:ident) => {
+        impl ::core::convert::From<$crate::HostEvent> for $app {
+            fn from(event: $crate::HostEvent) -> Self {
+                $app::$variant(event)
+            }
+        }
+
+        impl $crate::HostUserEvent for $app {
+            #[allow(unreachable_patterns)]
+            fn into_host_event(self) -> ::core::result::Result<$crate::HostEvent, Self> {
+                match self {
+                    $app::$variant(event) => ::core::result::Result::Ok(event),
+                    other => ::core::result::Result::Err(other),
+                }
+            }
+        }
+    };
 }
 
 /// Sends the host's events into its event loop, whatever the loop's user-event type.

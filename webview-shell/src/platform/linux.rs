@@ -72,7 +72,7 @@ pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
 pub(crate) use standby::PlatformStandby;
 pub use theme::{apply_theme, desktop_high_contrast};
 pub(crate) use wake_timer::PlatformWakeTimer;
-pub use window_pixels::window_pixels;
+pub use window_pixels::{screen_pixels_of, window_pixels};
 
 use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
 use context::{finish_request, memory_pressure, surface_context};

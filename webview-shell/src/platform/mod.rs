@@ -7,7 +7,10 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
-pub use linux::{apply_theme, check_display, desktop_high_contrast, open_display, window_pixels};
+pub use linux::{
+    apply_theme, check_display, desktop_high_contrast, open_display, screen_pixels_of,
+    window_pixels,
+};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
     check_web_processes_sandboxed, container_size, watch_container, web_processes, PlatformBoard,
@@ -22,7 +25,8 @@ mod unsupported;
 pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
 pub use unsupported::{
-    apply_theme, check_display, desktop_high_contrast, open_display, window_pixels,
+    apply_theme, check_display, desktop_high_contrast, open_display, screen_pixels_of,
+    window_pixels,
 };
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{

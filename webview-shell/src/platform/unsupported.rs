@@ -285,6 +285,13 @@ impl PlatformComponent {
 
 pub fn apply_theme(_theme: Theme) {}
 
+/// No screen can be read back here: [`ShellError::Unsupported`].
+pub fn screen_pixels_of(
+    _window: &tao::window::Window,
+) -> Result<crate::window_pixels::WindowPixels, ShellError> {
+    Err(ShellError::Unsupported("reading the screen back"))
+}
+
 /// No window can be read back here: [`ShellError::Unsupported`].
 pub fn window_pixels(
     _window: &tao::window::Window,

@@ -9,7 +9,8 @@ use crate::window_pixels::WindowPixels;
 /// What `window` shows on screen now, its content area read back from the display (on Linux,
 /// X11's image of the window through GDK: the Surfaces' views, the components' layer and the
 /// embedder's widgets as painted). Let the event loop run first, so what was laid out is
-/// painted. [`ShellError::Unsupported`] where the platform cannot read a window back.
+/// painted. Another top-level window over it (a prompt, a notice) is not part of what this
+/// reads: [`screen_pixels_of`] reads the screen itself. [`ShellError::Unsupported`] where the platform cannot read a window back.
 pub fn window_pixels(window: &tao::window::Window) -> Result<WindowPixels, ShellError> {
     let gdk_window = window
         .gtk_window()
@@ -17,6 +18,27 @@ pub fn window_pixels(window: &tao::window::Window) -> Result<WindowPixels, Shell
         .ok_or_else(|| ShellError::Platform("the window is not realized".to_owned()))?;
     let (width, height) = (gdk_window.width(), gdk_window.height());
     read(&gdk_window, [0, 0, width, height])
+}
+
+/// What the screen shows where `window`'s content area is: the window as painted, with every
+/// other window over it (a consent prompt, a notice) and anything a window left unpainted, as
+/// the person sees it; the part of the area that is on screen (clipped to the screen's edges,
+/// so the pixels start at the first visible one). [`ShellError::Unsupported`] where the
+/// platform cannot read the screen back.
+pub fn screen_pixels_of(window: &tao::window::Window) -> Result<WindowPixels, ShellError> {
+    let gdk_window = window
+        .gtk_window()
+        .window()
+        .ok_or_else(|| ShellError::Platform("the window is not realized".to_owned()))?;
+    let (_, x, y) = gdk_window.origin();
+    let root = gdk_window
+        .screen()
+        .root_window()
+        .ok_or_else(|| ShellError::Platform("the screen has no root window".to_owned()))?;
+    let (left, top) = (x.max(0), y.max(0));
+    let right = (x + gdk_window.width()).min(root.width());
+    let bottom = (y + gdk_window.height()).min(root.height());
+    read(&root, [left, top, right - left, bottom - top])
 }
 
 /// What `widget` shows now: its allocation, read from the window it draws on.
