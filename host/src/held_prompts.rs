@@ -170,10 +170,7 @@ mod tests {
         let later = held.hold(&c1, later);
         assert!(later.is_some());
         // Holding and releasing answered nothing.
-        assert!(answers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty());
+        assert!(answers.lock().unwrap_or_else(|e| e.into_inner()).is_empty());
         drop((now, released, later));
     }
 

@@ -243,6 +243,16 @@ impl Shell {
         }
     }
 
+    /// Whether the probe passed (`false` while it runs); its failure as the error that refuses
+    /// every view (R-SEC-8).
+    fn probe_passed(&self) -> Result<bool, ShellError> {
+        match self.probe_status() {
+            ProbeStatus::Passed => Ok(true),
+            ProbeStatus::Pending => Ok(false),
+            ProbeStatus::Failed(reason) => Err(ShellError::ProbeFailed { reason }),
+        }
+    }
+
     /// Closes the view of a probe that passed, if it is still open. A passed probe's view
     /// stays open (its page idle) until this is called, so that its close does not compete
     /// with the first Surfaces' documents, served in the same moment; call it once those
@@ -265,10 +275,8 @@ impl Shell {
         placement: Placement<'_>,
         events: impl Fn(ViewEvent) + 'static,
     ) -> Result<SurfaceView, ShellError> {
-        match self.probe_status() {
-            ProbeStatus::Passed => {}
-            ProbeStatus::Pending => return Err(ShellError::ProbePending),
-            ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
+        if !self.probe_passed()? {
+            return Err(ShellError::ProbePending);
         }
         self.create(target, server, placement, Box::new(events), Gate::open())
     }
@@ -288,11 +296,7 @@ impl Shell {
         placement: Placement<'_>,
         events: impl Fn(ViewEvent) + 'static,
     ) -> Result<SurfaceView, ShellError> {
-        let passed = match self.probe_status() {
-            ProbeStatus::Passed => true,
-            ProbeStatus::Pending => false,
-            ProbeStatus::Failed(reason) => return Err(ShellError::ProbeFailed { reason }),
-        };
+        let passed = self.probe_passed()?;
         if self.engine.is_some() {
             return self.create(target, server, placement, Box::new(events), Gate::open());
         }

@@ -373,6 +373,22 @@ impl Session {
         Some(entry)
     }
 
+    /// R-SES-1: the first well-formed envelope of an admitted agent establishes the conversation
+    /// (even when its payload is then refused), and the inventory goes out before any answer
+    /// to it (R-INV-1). Once established, nothing.
+    fn establish(&mut self, conversation: &ConversationId, fx: &mut Vec<Effect>) {
+        if self.conversation.is_some() {
+            return;
+        }
+        self.conversation = Some(conversation.clone());
+        let mut announce = Vec::new();
+        if let Some(caps) = self.capabilities.as_mut() {
+            caps.establish(conversation.clone(), &mut announce);
+        }
+        let announce = self.capability_effects(announce);
+        fx.extend(announce);
+    }
+
     fn dispatch(&mut self, message: Message, fx: &mut Vec<Effect>) {
         let sender = message.sender().clone();
         let conversation = message.conversation_id().clone();
@@ -392,18 +408,8 @@ impl Session {
         if let Err(err) = self.admit(&message) {
             return self.refuse(err.about(about), Some(sender), fx);
         }
-        // R-SES-1: a well-formed envelope of an admitted agent establishes the conversation,
-        // even when its payload is refused below; the inventory comes before its answer
-        // (R-INV-1).
-        if self.conversation.is_none() {
-            self.conversation = Some(conversation.clone());
-            let mut announce = Vec::new();
-            if let Some(caps) = self.capabilities.as_mut() {
-                caps.establish(conversation, &mut announce);
-            }
-            let announce = self.capability_effects(announce);
-            fx.extend(announce);
-        }
+        // Established even when its payload is refused below (R-SES-1, R-INV-1).
+        self.establish(&conversation, fx);
         let outcome = match message {
             Message::UiOpen(env) => self.open(env, fx),
             Message::ComponentOpen(env) => self.open_component(env, fx),

@@ -102,15 +102,7 @@ impl Session {
         ) {
             return self.refuse_about(&err, admission);
         }
-        if self.conversation.is_none() {
-            self.conversation = Some(conversation.clone());
-            let mut announce = Vec::new();
-            if let Some(caps) = self.capabilities.as_mut() {
-                caps.establish(conversation, &mut announce);
-            }
-            let announce = self.capability_effects(announce);
-            fx.extend(announce);
-        }
+        self.establish(&conversation, &mut fx);
         self.refuse(err, Some(sender), &mut fx);
         fx
     }

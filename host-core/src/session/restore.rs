@@ -60,7 +60,8 @@ impl Session {
         }
     }
 
-    /// Forgets the record of `instance`: it closed (R-STD-15).
+    /// Forgets the record of `instance`: it closed (R-STD-15), woke, or did not pass an open's
+    /// checks after a restart.
     pub(super) fn forget_component(&self, instance: &InstanceId, fx: &mut Vec<Effect>) {
         if let (Some(owner), Some(conversation)) =
             (self.config.agent_id.clone(), self.conversation.clone())

@@ -64,17 +64,8 @@ impl Session {
         entry: &Entry,
         fx: &mut Vec<Effect>,
     ) {
-        if !entry.recorded {
-            return;
-        }
-        if let (Some(owner), Some(conversation)) =
-            (self.config.agent_id.clone(), self.conversation.clone())
-        {
-            fx.push(Effect::Component(ComponentEffect::Forget {
-                owner,
-                conversation,
-                instance: instance.clone(),
-            }));
+        if entry.recorded {
+            self.forget_component(instance, fx);
         }
     }
 
@@ -130,7 +121,7 @@ impl Session {
             };
             let mut opened = Vec::new();
             if self.open_as(env, true, &mut opened).is_err() {
-                self.forget_restored(&instance, &mut fx);
+                self.forget_component(&instance, &mut fx);
                 continue;
             }
             fx.extend(opened);
@@ -152,18 +143,5 @@ impl Session {
             fx.push(Effect::Send(self.outbound(payload, Some(opener))));
         }
         fx
-    }
-
-    /// Forgets the record of `instance`, which did not pass an open's checks.
-    fn forget_restored(&self, instance: &InstanceId, fx: &mut Vec<Effect>) {
-        if let (Some(owner), Some(conversation)) =
-            (self.config.agent_id.clone(), self.conversation.clone())
-        {
-            fx.push(Effect::Component(ComponentEffect::Forget {
-                owner,
-                conversation,
-                instance: instance.clone(),
-            }));
-        }
     }
 }

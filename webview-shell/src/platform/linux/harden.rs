@@ -5,6 +5,31 @@
 use super::*;
 use crate::navigation::{navigation_allowed, same_document};
 
+/// The engine settings every view of the host has, a Surface's and the host's own trusted
+/// views alike: devtools as asked (set explicitly: wry turns them on in debug builds), no
+/// windows opened by script, no clipboard access (R-SEC-5), no media without a gesture, no
+/// camera, microphone or WebRTC, no swipe navigation, no file-URL access, nothing written to
+/// the process's standard output (R-DIAG-1), and text zoom that scales text only (R-UI-11).
+pub(super) fn lock_down(settings: &webkit2gtk::Settings, devtools: bool) {
+    settings.set_enable_developer_extras(devtools);
+    settings.set_javascript_can_open_windows_automatically(false);
+    settings.set_javascript_can_access_clipboard(false);
+    settings.set_media_playback_requires_user_gesture(true);
+    settings.set_enable_media_stream(false);
+    settings.set_enable_webrtc(false);
+    settings.set_enable_back_forward_navigation_gestures(false);
+    settings.set_allow_file_access_from_file_urls(false);
+    settings.set_allow_universal_access_from_file_urls(false);
+    // Read back into `Hardening::console_to_stdout` and checked by the probe.
+    settings.set_enable_write_console_messages_to_stdout(false);
+    // The embedder's text zoom scales text only; the zoom keys stay off (wry).
+    settings.set_zoom_text_only(true);
+    // No clipboard API and no script paste; wry exposes none of these.
+    for feature in CLIPBOARD_FEATURES {
+        set_feature_enabled(settings, feature, false);
+    }
+}
+
 /// Everything wry leaves open, closed on the engine's view directly.
 pub(super) fn harden(
     view: &webkit2gtk::WebView,
@@ -13,25 +38,7 @@ pub(super) fn harden(
     queue: &Rc<EventQueue>,
 ) {
     if let Some(settings) = WebViewExt::settings(view) {
-        // Set explicitly: wry turns devtools on in debug builds.
-        settings.set_enable_developer_extras(config.devtools());
-        settings.set_javascript_can_open_windows_automatically(false);
-        settings.set_javascript_can_access_clipboard(false);
-        settings.set_media_playback_requires_user_gesture(true);
-        settings.set_enable_media_stream(false);
-        settings.set_enable_webrtc(false);
-        settings.set_enable_back_forward_navigation_gestures(false);
-        settings.set_allow_file_access_from_file_urls(false);
-        settings.set_allow_universal_access_from_file_urls(false);
-        // Nothing from the page may reach the process's standard output (R-DIAG-1); read back
-        // into `Hardening::console_to_stdout` and checked by the probe.
-        settings.set_enable_write_console_messages_to_stdout(false);
-        // R-UI-11: the embedder's text zoom scales text only; the zoom keys stay off (wry).
-        settings.set_zoom_text_only(true);
-        // R-SEC-5: no clipboard API and no script paste; wry exposes none of these.
-        for feature in CLIPBOARD_FEATURES {
-            set_feature_enabled(&settings, feature, false);
-        }
+        lock_down(&settings, config.devtools());
     }
     view.set_zoom_level(config.text_zoom());
     // R-SEC-5: execCommand copy, cut and paste refused in every frame, and the keys and the

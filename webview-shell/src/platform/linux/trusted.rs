@@ -10,9 +10,8 @@ use javascriptcore::ValueExt;
 use webkit2gtk::{
     AuthenticationRequestExt, CacheModel, FileChooserRequestExt, NavigationPolicyDecision,
     NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt, PolicyDecisionType,
-    ResponsePolicyDecision, ResponsePolicyDecisionExt, SecurityManagerExt, SettingsExt,
-    URIRequestExt, URISchemeRequestExt, UserContentManagerExt, WebContextExt, WebViewExt,
-    WebsiteDataManagerExt,
+    ResponsePolicyDecision, ResponsePolicyDecisionExt, SecurityManagerExt, URIRequestExt,
+    URISchemeRequestExt, UserContentManagerExt, WebContextExt, WebViewExt, WebsiteDataManagerExt,
 };
 
 use super::{finish_request, memory_pressure, refuse_all_network};
@@ -223,16 +222,9 @@ pub(super) fn harden(
     allowed_url: String,
     on_event: Rc<dyn Fn(TrustedEvent)>,
 ) {
+    // The same settings as a Surface's view, without devtools.
     if let Some(settings) = WebViewExt::settings(view) {
-        settings.set_enable_developer_extras(false);
-        settings.set_javascript_can_open_windows_automatically(false);
-        settings.set_javascript_can_access_clipboard(false);
-        settings.set_enable_media_stream(false);
-        settings.set_enable_webrtc(false);
-        settings.set_enable_back_forward_navigation_gestures(false);
-        settings.set_allow_file_access_from_file_urls(false);
-        settings.set_allow_universal_access_from_file_urls(false);
-        settings.set_enable_write_console_messages_to_stdout(false);
+        super::harden::lock_down(&settings, false);
     }
     view.connect_decide_policy(move |_, decision, kind| {
         let allowed = match kind {
