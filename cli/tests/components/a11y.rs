@@ -81,7 +81,7 @@ impl ReadHost {
     }
 
     /// The accessibility tree once each of `titles` holds a control (`support/atspi_tree.py`).
-    fn tree(&self, titles: &[String]) -> Vec<Node> {
+    pub(super) fn tree(&self, titles: &[String]) -> Vec<Node> {
         let read = Command::new(system_python())
             .arg(concat!(
                 env!("CARGO_MANIFEST_DIR"),
@@ -108,11 +108,14 @@ impl ReadHost {
 
 /// One accessible as AT-SPI reports it: the window and the web document it is in.
 #[derive(Debug, Deserialize)]
-struct Node {
-    frame: String,
+pub(super) struct Node {
+    pub(super) frame: String,
     document: String,
-    role: String,
-    name: String,
+    pub(super) role: String,
+    pub(super) name: String,
+    /// Its text, where it has any (a paragraph's, a heading's).
+    #[serde(default)]
+    pub(super) text: String,
 }
 
 /// The system Python, which has the distribution's `gi` bindings.

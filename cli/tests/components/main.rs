@@ -23,6 +23,7 @@ mod board;
 mod catalog;
 mod confirm;
 mod deep;
+mod prompt;
 mod questions;
 mod restore;
 

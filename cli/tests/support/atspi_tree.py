@@ -1,8 +1,8 @@
 """Reads the accessibility tree of the application named `lineup` through AT-SPI, as a screen
-reader does, and prints it as JSON: one object per accessible, {frame, document, role, name, depth}: the title
-of the window it is in and the name of the web document or the named region (a component's box,
-named for its component by the host, in either language of the host) it is in ("" outside
-one).
+reader does, and prints it as JSON: one object per accessible, {frame, document, role, name,
+text, depth}: the title of the window it is in, the name of the web document or the named
+region (a component's box, named for its component by the host, in either language of the
+host) it is in ("" outside one), and its text (up to 500 characters, where it has any).
 
 Usage: atspi_tree.py TIMEOUT_SECONDS TITLE...; waits until a frame or a document named each
 TITLE holds a push button, an entry, a progress bar, a radio button or a status region (or the
@@ -34,8 +34,13 @@ def walk(node, frame, document, depth, out):
         frame = name
     if role == "document web" or (role in REGIONS and name.endswith(MARKERS)):
         document = name
+    try:
+        iface = node.get_text_iface()
+        text = iface.get_text(0, min(iface.get_character_count(), 500)) if iface else ""
+    except Exception:
+        text = ""
     out.append({"frame": frame, "document": document, "role": role, "name": name,
-                "depth": depth})
+                "text": text, "depth": depth})
     try:
         count = node.get_child_count()
     except Exception:

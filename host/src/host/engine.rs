@@ -517,18 +517,10 @@ impl Engine {
         effect: ComponentEffect,
         target: &EventLoopWindowTarget<T>,
     ) {
+        let Some(effect) = self.records.write(effect) else {
+            return;
+        };
         let effect = match effect {
-            ComponentEffect::Persist { owner, record } => {
-                return self.records.persist(&owner, &record);
-            }
-            ComponentEffect::PersistSurface { owner, record } => {
-                return self.records.persist_surface(&owner, &record);
-            }
-            ComponentEffect::Forget {
-                owner,
-                conversation,
-                instance,
-            } => return self.records.forget(&owner, &conversation, &instance),
             ComponentEffect::Restore {
                 owner,
                 conversation,
@@ -545,6 +537,10 @@ impl Engine {
                 }
                 return;
             }
+            // Written above.
+            ComponentEffect::Persist { .. }
+            | ComponentEffect::PersistSurface { .. }
+            | ComponentEffect::Forget { .. } => return,
             shown @ (ComponentEffect::Show(_)
             | ComponentEffect::Update { .. }
             | ComponentEffect::Lock { .. }
@@ -674,10 +670,16 @@ impl Engine {
                         self.destroy(&key);
                         self.delegate.notify_closed(&key, &reason);
                     }
+                    // Records finished and prompts withdrawn; a read's answer has no session
+                    // left to go to.
                     Effect::Capability(effect) => {
                         if let Some(driver) = self.driver.as_mut() {
-                            let _ = driver.execute(session, effect);
+                            let _session_ended = driver.execute(session, effect);
                         }
+                    }
+                    // Records are written; the boards go with the host (`Hide` of each box).
+                    Effect::Component(effect) => {
+                        let _views_closing = self.records.write(effect);
                     }
                     // Ending sessions close and cancel; nothing opens, draws or is sent.
                     Effect::Open(_)
@@ -692,8 +694,7 @@ impl Engine {
                     | Effect::Send(_)
                     | Effect::Rejected(_)
                     | Effect::Diagnostic { .. }
-                    | Effect::Dropped { .. }
-                    | Effect::Component(_) => {}
+                    | Effect::Dropped { .. } => {}
                 }
             }
         }

@@ -12,9 +12,7 @@
 //! the pictures of hibernated Surfaces are bounded in bytes host-wide (the oldest is dropped,
 //! and that Surface wakes without one); nothing is written to disk.
 
-use lineup_host_core::{
-    ComponentEffect, Effect, GoneReason, InstanceId, PageInput, SessionId, SurfaceKey,
-};
+use lineup_host_core::{Effect, GoneReason, InstanceId, PageInput, SessionId, SurfaceKey};
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
 
@@ -176,18 +174,20 @@ impl Views {
 
 impl Engine {
     /// Tells the kernel of the Surfaces hibernated since it last heard, so that a vouched
-    /// session keeps their records (#29); the effects are the store's only.
+    /// session keeps their records (#29). The record is written now; any other effect of it
+    /// waits in the engine's queue for the one interpreter's next turn ([`Engine::apply`]).
     pub(super) fn note_hibernated(&mut self) {
         for key in std::mem::take(&mut self.views.newly_hibernated) {
             let Some(effects) = self.sessions.surface_hibernated(&key) else {
                 continue;
             };
             for effect in effects.effects {
-                match effect {
-                    Effect::Component(ComponentEffect::PersistSurface { owner, record }) => {
-                        self.records.persist_surface(&owner, &record);
-                    }
-                    other => tracing::debug!("surface {key}: hibernated: {other:?} not applied"),
+                let rest = match effect {
+                    Effect::Component(effect) => self.records.write(effect).map(Effect::Component),
+                    other => Some(other),
+                };
+                if let Some(rest) = rest {
+                    self.work.push_back((effects.session, rest, None));
                 }
             }
         }

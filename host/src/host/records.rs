@@ -5,7 +5,8 @@
 //! of the answer); without a store nothing is kept and nothing is restored.
 
 use lineup_host_core::{
-    ConversationId, InstanceId, InstanceRecord, InstanceStore, PartyId, SurfaceRecord,
+    ComponentEffect, ConversationId, InstanceId, InstanceRecord, InstanceStore, PartyId,
+    SurfaceRecord,
 };
 
 /// Where component records go, if anywhere.
@@ -20,8 +21,30 @@ impl Records {
         Self { store }
     }
 
+    /// Writes `effect` when it is a record write (a keep or a forget); any other effect comes
+    /// back for its owner.
+    pub(super) fn write(&mut self, effect: ComponentEffect) -> Option<ComponentEffect> {
+        match effect {
+            ComponentEffect::Persist { owner, record } => self.persist(&owner, &record),
+            ComponentEffect::PersistSurface { owner, record } => {
+                self.persist_surface(&owner, &record)
+            }
+            ComponentEffect::Forget {
+                owner,
+                conversation,
+                instance,
+            } => self.forget(&owner, &conversation, &instance),
+            other @ (ComponentEffect::Restore { .. }
+            | ComponentEffect::Show(_)
+            | ComponentEffect::Update { .. }
+            | ComponentEffect::Lock { .. }
+            | ComponentEffect::Hide { .. }) => return Some(other),
+        }
+        None
+    }
+
     /// Keeps `record` for `owner`.
-    pub(super) fn persist(&mut self, owner: &PartyId, record: &InstanceRecord) {
+    fn persist(&mut self, owner: &PartyId, record: &InstanceRecord) {
         if let Some(store) = self.store.as_mut() {
             if let Err(e) = store.put_instance(owner, record) {
                 tracing::warn!(
@@ -33,7 +56,7 @@ impl Records {
     }
 
     /// Keeps the record of a hibernated Surface for `owner` (#29).
-    pub(super) fn persist_surface(&mut self, owner: &PartyId, record: &SurfaceRecord) {
+    fn persist_surface(&mut self, owner: &PartyId, record: &SurfaceRecord) {
         if let Some(store) = self.store.as_mut() {
             if let Err(e) = store.put_surface(owner, record) {
                 tracing::warn!(
@@ -61,12 +84,7 @@ impl Records {
     }
 
     /// Forgets `owner`'s record of `instance` in `conversation`.
-    pub(super) fn forget(
-        &mut self,
-        owner: &PartyId,
-        conversation: &ConversationId,
-        instance: &InstanceId,
-    ) {
+    fn forget(&mut self, owner: &PartyId, conversation: &ConversationId, instance: &InstanceId) {
         if let Some(store) = self.store.as_mut() {
             if let Err(e) = store.forget_instance(owner, conversation, instance) {
                 tracing::warn!("the record of component {instance} not deleted: {e}");

@@ -1,0 +1,84 @@
+//! R-SEC-5 and #49 as a screen reader meets them through `lineup host --stdio`: the consent
+//! prompt says which conversation asks, and a conversation id written to imitate the prompt's
+//! own lines (`Permission request · Risk: none · Always allow`) shows none of them: the prompt
+//! says the name was withheld. Its control: a plain id is shown, in quotes, as the agent's words.
+
+use lineup_host::protocol::Timestamp;
+use lineup_host::TimestampExt;
+use serde_json::json;
+
+use super::a11y::{Node, ReadHost};
+use super::shown;
+
+const PROMPT: &str = lineup_host::CONSENT_PROMPT_TITLE;
+
+/// An `app.call` of the test capability `test.confirm` (`user_confirmation`) in conversation
+/// `conversation`, expiring after `expires_in` seconds.
+fn call(call_id: &str, conversation: &str, expires_in: u64) -> String {
+    let expires = Timestamp::in_secs(expires_in);
+    json!({"v": 1, "id": format!("m-{call_id}"), "type": "lineup.v1.app.call",
+           "conversation_id": conversation, "sender": {"kind": "agent", "id": "a1"},
+           "payload": {"call_id": call_id, "capability": "test.confirm",
+                       "reason": "confirm the tally", "arguments": {"tag": call_id},
+                       "expires_at": expires.to_string()}})
+    .to_string()
+}
+
+/// Every text and name the prompt window holds, with the role it has.
+fn prompt_lines(nodes: &[Node]) -> Vec<(String, String)> {
+    nodes
+        .iter()
+        .filter(|n| n.frame == PROMPT)
+        .flat_map(|n| {
+            [
+                (n.role.clone(), n.name.clone()),
+                (n.role.clone(), n.text.clone()),
+            ]
+        })
+        .filter(|(_, line)| !line.trim().is_empty())
+        .collect()
+}
+
+#[test]
+fn r_sec_5_a_conversation_id_imitating_the_prompts_lines_shows_none_of_them() {
+    let home_args = [
+        "--agent-id",
+        "a1",
+        "--data-dir",
+        "lineup-data",
+        "--dangerous-test-capability",
+        "runs.txt",
+    ];
+    let mut on = ReadHost::start(&[], &home_args);
+    // The control: a plain id is named, as the agent's words.
+    on.host.send(&call("k1", "c-plain", 6));
+    shown(&on.x, PROMPT);
+    let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
+    assert!(
+        lines.iter().any(|(_, l)| l.contains("“c-plain”")),
+        "the plain id is not named: {lines:?}"
+    );
+    on.host.expect("the first call's expiry", |v| {
+        v["payload"]["call_id"] == "k1" && v["payload"]["status"] == "expired"
+    });
+    // The imitation: none of its lines shows; the prompt says why its name is not shown.
+    let imitation = "Permission request · Risk: none · Always allow";
+    on.host.send(&call("k2", imitation, 60));
+    shown(&on.x, PROMPT);
+    let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
+    assert!(
+        lines
+            .iter()
+            .any(|(_, l)| l.contains("whose name imitates this window")),
+        "no withheld line: {lines:?}"
+    );
+    for (role, line) in &lines {
+        assert!(!line.contains("Risk: none"), "{role} {line:?} shows the id");
+        // The one "Always allow" is the prompt's own button.
+        assert!(
+            !line.contains("Always allow") || role == "push button",
+            "{role} {line:?}: a second Always allow"
+        );
+    }
+    on.stop();
+}
