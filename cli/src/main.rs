@@ -132,7 +132,7 @@ struct HostArgs {
     #[arg(long, default_value_t = 64)]
     max_sessions: usize,
     /// End a conversation's session after this many seconds without an accepted envelope, an
-    /// open Surface or a pending call (its calls waiting for consent are cancelled); a later
+    /// open Surface or standard component, or a pending call (its calls waiting for consent are cancelled); a later
     /// envelope of it starts a new session. All sessions end at end of input.
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: u64,

@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use lineup_host_core::{
     AgentIdentity, Answer, Capability, CapabilityEffect, CapabilityName, CapabilitySetup,
-    CapabilityStore, Clock, CloseReason, ConversationId, Effect, GoneReason, JsonObject, Limits,
-    MemoryStore, OpaqueVersion, PageInput, PartyId, Risk, SessionConfig, SessionEffects,
-    SessionFactory, SessionId, Sessions, SurfaceKey, Timestamp, UsageError, WallClock,
+    CapabilityStore, Clock, CloseReason, ComponentSet, ConversationId, Effect, GoneReason,
+    JsonObject, Limits, MemoryStore, OpaqueVersion, PageInput, PartyId, Risk, SessionConfig,
+    SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey, Timestamp, UsageError,
+    WallClock,
 };
 use serde_json::{json, Value};
 
@@ -756,4 +757,70 @@ fn r_env_5_a_binary_frame_is_answered_binary_frame_in_the_only_sessions_conversa
         .as_str()
         .unwrap()
         .contains("12 bytes"));
+}
+
+#[test]
+fn the_one_clock_gives_the_earliest_deadline_and_does_what_is_due() {
+    let mut h = table();
+    h.t = {
+        let factory = Factory {
+            clock: h.clock.clone(),
+            store: None,
+        };
+        let mut template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+        template.standard_components = ComponentSet::all_v1();
+        Sessions::new(template, Box::new(factory)).unwrap()
+    };
+    let wall = Timestamp::from_unix_seconds(1_785_672_000).unwrap();
+    let idle = Some(Duration::from_secs(60));
+    // Nothing timed yet.
+    assert_eq!(h.t.poll_timeout(wall, idle), None);
+    // c1: a question expiring 10 s from `wall`; c2: a session that goes quiet.
+    h.inbound(&envelope(
+        "c1",
+        "ask",
+        "ui.open",
+        json!({"instance_id": "q", "component": {"id": "confirm", "version": "1",
+               "props": {"title": "Go?", "expires_at": "2026-08-02T12:00:10Z"}}}),
+    ));
+    h.inbound(&open("c2", "w1"));
+    h.inbound(&envelope(
+        "c2",
+        "close",
+        "ui.close",
+        json!({"instance_id": "w1"}),
+    ));
+    // The earliest of the question's expiry (10 s) and c2's quiet end (60 s).
+    assert_eq!(h.t.poll_timeout(wall, idle), Some(Duration::from_secs(10)));
+    // Without an idle end only the question counts; before it, nothing is due.
+    assert_eq!(h.t.poll_timeout(wall, None), Some(Duration::from_secs(10)));
+    assert!(h.t.handle_timeout(wall, idle).is_empty());
+    // At the expiry the question closes `expired`, and c2 stays (59 s short of its end).
+    let later = Timestamp::from_unix_seconds(1_785_672_010).unwrap();
+    h.clock.0.set(Duration::from_secs(10));
+    let due = h.t.handle_timeout(later, idle);
+    let sent: Vec<String> = due
+        .iter()
+        .flat_map(|fx| &fx.effects)
+        .filter_map(|e| match e {
+            Effect::Send(m) => Some(m.to_json()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        sent.len() == 1 && sent[0].contains(r#""reason":"expired""#),
+        "{sent:?}"
+    );
+    assert_eq!(
+        h.t.poll_timeout(later, idle),
+        Some(Duration::from_secs(50)),
+        "c2's quiet end is next"
+    );
+    // At 60 s c2 ends. c1 was never quiet while its question was open (a question waiting
+    // for its answer keeps its session); it is quiet from its expiry on.
+    h.clock.0.set(Duration::from_secs(60));
+    let ended = h.t.handle_timeout(later, idle);
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    assert_eq!(h.t.len(), 1);
+    assert_eq!(h.t.poll_timeout(later, idle), Some(Duration::from_secs(10)));
 }

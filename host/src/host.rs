@@ -394,7 +394,11 @@ impl Host {
             // The probe's view, kept while the first Surfaces committed their documents.
             self.engine.views.shell.close_finished_probe();
         }
-        let mut wakeup = self.poll_capabilities(target);
+        while let Some(effects) = self.pending.pop_front() {
+            self.engine.apply(effects, None, target);
+        }
+        // The kernel's one clock: calls, components and idle sessions.
+        let mut wakeup = self.engine.handle_timeout(self.session_idle, target);
         let mut wake_at = |at: Option<Instant>| {
             if let Some(at) = at {
                 wakeup = Some(wakeup.map_or(at, |w: Instant| w.min(at)));
@@ -403,7 +407,6 @@ impl Host {
         wake_at(self.poll_apps(target));
         wake_at(self.poll_policy(target));
         wake_at(self.engine.poll_watchdog(target));
-        wake_at(self.engine.poll_component_expiry(target));
         let (after, bytes) = {
             let limits = self.engine.sessions.limits();
             (limits.hibernate_hidden_after, limits.max_hibernated_bytes)
@@ -412,14 +415,8 @@ impl Host {
         self.engine.note_hibernated();
         let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
         wake_at(self.engine.views.refill_pool(idle, target));
-        wake_at(self.engine.warm_components(idle, target));
-        if let Some(idle) = self.session_idle {
-            for ended in self.engine.sessions.end_idle(idle) {
-                self.engine.apply(ended, None, target);
-            }
-            if let Some(next) = self.engine.sessions.next_idle_check(idle) {
-                wake_at(Some(Instant::now() + next.max(Duration::from_millis(10))));
-            }
+        if let Some(components) = self.engine.components.as_mut() {
+            wake_at(components.tend(&self.engine.views, idle, target));
         }
         if self.exit_when_empty && !self.exit && self.engine.views.is_empty() {
             tracing::info!("the last surface closed; exiting");
@@ -476,28 +473,6 @@ impl Host {
             }
         }
         Some(next)
-    }
-
-    /// Applies what enabling capabilities produced, then expires and times out calls whose
-    /// deadline passed; returns when to look again.
-    fn poll_capabilities<T: HostUserEvent>(
-        &mut self,
-        target: &EventLoopWindowTarget<T>,
-    ) -> Option<Instant> {
-        while let Some(effects) = self.pending.pop_front() {
-            self.engine.apply(effects, None, target);
-        }
-        let wait = self.engine.sessions.next_capability_wakeup()?;
-        if wait.is_zero() {
-            let effects = self.engine.sessions.poll_capabilities();
-            self.engine.apply_all(effects, target);
-            return self
-                .engine
-                .sessions
-                .next_capability_wakeup()
-                .map(|d| Instant::now() + d);
-        }
-        Some(Instant::now() + wait)
     }
 
     fn handle_user_event<T: HostUserEvent>(

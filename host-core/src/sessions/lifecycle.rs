@@ -156,14 +156,14 @@ impl Sessions {
         ended
     }
 
-    /// Ends every session that accepted no envelope and had no Surface open and no call pending
-    /// for `idle`. Call it now and then (the host does on each event and at
+    /// Ends every session that accepted no envelope and had no Surface or standard component
+    /// open and no call pending for `idle`. Call it now and then (the host does on each event and at
     /// [`Sessions::next_idle_check`]).
     pub fn end_idle(&mut self, idle: Duration) -> Vec<SessionEffects> {
         let now = self.clock.monotonic();
         let mut idle_ones = Vec::new();
         for (id, slot) in self.sessions.iter_mut() {
-            if slot.session.surface_count() > 0 || has_pending_calls(&slot.session) {
+            if holds_something(&slot.session) {
                 slot.quiet_since = now;
             } else if now.saturating_sub(slot.quiet_since) >= idle {
                 if let Some(c) = slot.session.conversation_id() {
@@ -182,7 +182,7 @@ impl Sessions {
         let now = self.clock.monotonic();
         self.sessions
             .values()
-            .filter(|s| s.session.surface_count() == 0 && !has_pending_calls(&s.session))
+            .filter(|s| !holds_something(&s.session))
             .map(|s| (s.quiet_since + idle).saturating_sub(now))
             .min()
     }

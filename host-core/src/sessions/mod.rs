@@ -20,7 +20,7 @@ use crate::limits::Limits;
 use crate::message::Message;
 use crate::page_input::PageInput;
 use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats};
-use crate::SurfaceKey;
+use crate::{SurfaceKey, Timestamp};
 
 mod capabilities;
 mod components;
@@ -153,6 +153,38 @@ impl Sessions {
             hidden: Vec::new(),
             ended_stats: Stats::default(),
         })
+    }
+
+    /// How long from now until the table has timed work (the one clock of the kernel, with
+    /// [`Sessions::handle_timeout`]): a capability call's deadline or retry (R-CAP-4), a
+    /// component's `expires_at` (R-STD-7, on the wall clock `wall` the caller reads: the table
+    /// keeps none), or a quiet session's end after `idle` (none without). `None`: nothing timed.
+    pub fn poll_timeout(&self, wall: Timestamp, idle: Option<Duration>) -> Option<Duration> {
+        let calls = self.next_capability_wakeup();
+        let components = self.next_component_expiry().map(|at| wall.until(&at));
+        let quiet = idle.and_then(|idle| self.next_idle_check(idle));
+        [calls, components, quiet].into_iter().flatten().min()
+    }
+
+    /// Does the timed work that is due at `wall` and on the table's own clock: calls expired or
+    /// timed out, components past their `expires_at` closed `expired`, and, with `idle`,
+    /// sessions quiet that long ended. Cheap when nothing is due: call it on every turn and
+    /// when the timer [`Sessions::poll_timeout`] armed fires.
+    pub fn handle_timeout(
+        &mut self,
+        wall: Timestamp,
+        idle: Option<Duration>,
+    ) -> Vec<SessionEffects> {
+        // Idle sessions first: the pass also marks every session that holds something as
+        // busy now, so one whose last question expires below is quiet from now on.
+        let mut due = idle.map(|idle| self.end_idle(idle)).unwrap_or_default();
+        if self.next_capability_wakeup().is_some_and(|d| d.is_zero()) {
+            due.extend(self.poll_capabilities());
+        }
+        if self.next_component_expiry().is_some_and(|at| at <= wall) {
+            due.extend(self.expire_components(wall));
+        }
+        due
     }
 
     /// The limits of every session, and in total (`max_surfaces`, `max_sessions`).
@@ -359,6 +391,13 @@ impl Establishing {
             Self::Refused { err: refused, .. } => table.refuse_about(refused, err),
         }
     }
+}
+
+/// Whether `session` holds what the user sees or waits for: an open Surface, an open standard
+/// component (a question waiting for its answer), or a pending call; such a session is never
+/// idle.
+fn holds_something(session: &Session) -> bool {
+    session.surface_count() > 0 || session.component_count() > 0 || has_pending_calls(session)
 }
 
 fn has_pending_calls(session: &Session) -> bool {

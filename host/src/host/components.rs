@@ -20,6 +20,7 @@ use super::component_layout::{ComponentBoards, Target};
 use super::handle::EmbedderInput;
 use super::proxy::HostProxy;
 use super::renderer::{ComponentRenderer, ComponentReply};
+use super::views::Views;
 use crate::delegate::HostDelegate;
 
 /// The components drawn when the built-in renderer is `builtin` and the embedder's is
@@ -62,6 +63,12 @@ impl ComponentInput {
         }
     }
 }
+
+/// How long after the start the warm component board starts, at an idle turn, when no Surface
+/// said `ready` before.
+const WARM_BOARD_AFTER: Duration = Duration::from_secs(2);
+/// How soon the loop comes back while the warm board waits to start.
+const WARM_BOARD_TURN: Duration = Duration::from_millis(100);
 
 /// The renderers and what each one shows.
 pub(super) struct ComponentViews {
@@ -230,40 +237,32 @@ impl ComponentViews {
         None
     }
 
-    /// Drops the boards left empty a while ago; returns when to look again.
-    pub(super) fn sweep(&mut self) -> Option<Instant> {
-        self.boards.sweep()
-    }
-
-    /// Whether the built-in renderer is on and has no warm board.
-    pub(super) fn wants_warm(&self) -> bool {
-        self.options.is_some() && !self.boards.has_warm()
-    }
-
-    /// How long ago the renderers were made.
-    pub(super) fn age(&self) -> Duration {
-        self.since.elapsed()
-    }
-
-    /// Starts the warm board of the built-in renderer when it has none (an idle turn: the
-    /// caller checked that no Surface is opening), in `parent` with child views, with the
-    /// desktop's contrast `high_contrast`. Returns whether one now waits.
-    pub(super) fn warm_up<T: 'static>(
+    /// Drops the boards left empty a while ago, and starts the built-in renderer's warm board
+    /// (§4 of standard-components.md) at an idle turn once a Surface said `ready` or the
+    /// renderers are [`WARM_BOARD_AFTER`] old, never while a Surface opens (`views` tells),
+    /// in the views' parent window with their contrast and language; returns when to look
+    /// again while either waits.
+    pub(super) fn tend<T: 'static>(
         &mut self,
+        views: &Views,
+        idle_turn: bool,
         target: &EventLoopWindowTarget<T>,
-        parent: Option<&Window>,
-        high_contrast: bool,
-        language: LanguageTag,
-    ) -> bool {
-        let Some(options) = self.options.as_ref() else {
-            return true;
+    ) -> Option<Instant> {
+        let swept = self.boards.sweep();
+        let Some(options) = self.options.as_ref().filter(|_| !self.boards.has_warm()) else {
+            return swept;
         };
+        let due = views.any_ready() || self.since.elapsed() >= WARM_BOARD_AFTER;
+        if !idle_turn || !due || views.opening() {
+            return Some(Instant::now() + WARM_BOARD_TURN);
+        }
         let options = options
             .clone()
-            .with_high_contrast(high_contrast)
-            .with_default_language(language);
-        self.boards.warm_up(target, parent, &options);
-        self.boards.has_warm()
+            .with_high_contrast(views.high_contrast())
+            .with_default_language(views.language());
+        self.boards.warm_up(target, views.parent(), &options);
+        let again = (!self.boards.has_warm()).then(|| Instant::now() + WARM_BOARD_TURN);
+        again.into_iter().chain(swept).min()
     }
 
     /// Shows or hides the boards of `session`'s conversation.

@@ -31,11 +31,9 @@ use crate::capabilities::CapabilityDriver;
 use crate::delegate::{HostDelegate, Refusal};
 use crate::watchdog::Verdict;
 
-/// How long after the start the warm component board starts, at an idle turn, when no Surface
-/// said `ready` before.
-const WARM_BOARD_AFTER: Duration = Duration::from_secs(2);
-/// How soon the loop comes back while the warm board waits to start.
-const WARM_BOARD_TURN: Duration = Duration::from_millis(100);
+/// The shortest wait the kernel's clock asks of the loop, so that a deadline due now cannot
+/// spin it.
+const MIN_TIMER: Duration = Duration::from_millis(10);
 
 /// The session table joined to the views, the capability driver and the embedder's callbacks:
 /// what the kernel's effects act on.
@@ -577,45 +575,17 @@ impl Engine {
         }
     }
 
-    /// Drops the component boards left empty a while ago, and starts the built-in renderer's
-    /// warm board (§4 of standard-components.md) at an idle turn once a Surface said `ready` or
-    /// the host has been up [`WARM_BOARD_AFTER`], never while a Surface opens; returns when to
-    /// look again while either waits.
-    pub(super) fn warm_components<T: HostUserEvent>(
+    /// The kernel's timed work that is due (capability deadlines, components' `expires_at`,
+    /// with `idle` quiet sessions), and when it next has some (at least [`MIN_TIMER`] away).
+    pub(super) fn handle_timeout<T: HostUserEvent>(
         &mut self,
-        idle_turn: bool,
+        idle: Option<Duration>,
         target: &EventLoopWindowTarget<T>,
     ) -> Option<Instant> {
-        let swept = self.components.as_mut().and_then(ComponentViews::sweep);
-        let views = self.components.as_mut().filter(|v| v.wants_warm());
-        let Some(views) = views else { return swept };
-        let due = self.views.any_ready() || views.age() >= WARM_BOARD_AFTER;
-        if !idle_turn || !due || self.views.opening() {
-            return Some(Instant::now() + WARM_BOARD_TURN);
-        }
-        let parent = self.views.parent();
-        let high_contrast = self.views.high_contrast();
-        let language = self.views.language();
-        let again = (!views.warm_up(target, parent, high_contrast, language))
-            .then(|| Instant::now() + WARM_BOARD_TURN);
-        again.into_iter().chain(swept).min()
-    }
-
-    /// Closes the components whose `props.expires_at` passed, `expired` (R-STD-7); returns
-    /// when the next one is due.
-    pub(super) fn poll_component_expiry<T: HostUserEvent>(
-        &mut self,
-        target: &EventLoopWindowTarget<T>,
-    ) -> Option<Instant> {
-        let next = self.sessions.next_component_expiry()?;
-        let now = SystemWallClock.now();
-        if next <= now {
-            let effects = self.sessions.expire_components(now);
-            self.apply_all(effects, target);
-            let next = self.sessions.next_component_expiry()?;
-            return Some(Instant::now() + now.until(&next));
-        }
-        Some(Instant::now() + now.until(&next))
+        let effects = self.sessions.handle_timeout(SystemWallClock.now(), idle);
+        self.apply_all(effects, target);
+        let next = self.sessions.poll_timeout(SystemWallClock.now(), idle)?;
+        Some(Instant::now() + next.max(MIN_TIMER))
     }
 
     /// What the window of component `key` reported: the user's answer or close, or its
