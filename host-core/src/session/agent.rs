@@ -1,7 +1,16 @@
 //! The agent's Surface envelopes: admission (direction, sender, version), `ui.open`, `ui.patch`,
 //! `ui.close` (R-ENV-1..6, R-UI-1..4, R-UI-9).
 
-use super::*;
+use crate::message::Payload;
+use crate::session::{
+    refusal_error, reserved_error, shorten, unknown_instance, DiagnosticBudget, Entry,
+    OpenedInstalled, ReopenBudget, VecDeque, AGENT_KIND,
+};
+use crate::{
+    BundlePolicy, CloseReason, ConversationId, Direction, Effect, Envelope, ErrorCode, Generation,
+    Message, Party, ProtocolError, Session, SurfaceKey, SurfaceOpen, SurfaceSource, UiClose,
+    UiOpen, UiPatch,
+};
 
 impl Session {
     /// The checks every decoded inbound envelope passes before it may change anything: its

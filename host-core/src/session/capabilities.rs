@@ -1,7 +1,12 @@
 //! The session's App Capability kernel: enabling it, the inventory it announces, the embedder's
 //! registrations, the platform's answers, and `app.call` (R-SEC-5, R-INV-1..4, R-CAP-1..6).
 
-use super::*;
+use crate::session::{Duration, Out, NOT_ENABLED};
+use crate::{
+    AgentIdentity, Answer, AppCall, AppResult, BundlePolicy, Capabilities, Capability,
+    CapabilityName, CapabilitySetup, CatalogRefusal, Effect, Envelope, GoneReason, InventoryApp,
+    Session, Status, SurfaceKey, Ticket, UsageError,
+};
 
 impl Session {
     /// Turns the App Capability kernel on (once): registration, `client.inventory` and

@@ -4,7 +4,6 @@
 
 use serde_json::Value;
 
-use super::*;
 use crate::component::{
     check_bytes, check_part, check_props, check_state, invalid, AnswerRefusal, ComponentClosed,
     ComponentEffect, ComponentKey, ComponentKind, ComponentOpen, ComponentSet, Instance,
@@ -14,7 +13,12 @@ use crate::component_link::{find_link, ComponentLink};
 use crate::display::display_text;
 use crate::ids::CallId;
 use crate::markdown::{parse_markdown, SafeMarkdown};
+use crate::session::{close_event, shorten};
 use crate::timestamp::Timestamp;
+use crate::{
+    AgentIdentity, CloseReason, Effect, Envelope, ErrorCode, EventName, Generation, InstanceId,
+    JsonObject, MessageId, ProtocolError, Session, SurfaceKey, UiEvent,
+};
 
 pub(super) const PROPS: &str = "payload.component.props";
 const STATE: &str = "payload.state";

@@ -5,11 +5,11 @@
 
 use serde_json::{json, Value};
 
-use super::*;
 use crate::component::{ComponentKey, ComponentKind};
 use crate::display::display_text;
 use crate::ids::EventName;
 use crate::message::UiEvent;
+use crate::{Effect, ErrorCode, InstanceId, JsonObject, Party, ProtocolError, Session};
 
 /// The most graphemes of `text` state (standard-components.md §3): a fallback is cut to it.
 const MAX_TEXT_GRAPHEMES: usize = 4_000;

@@ -5,25 +5,20 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
-use crate::apps::{refusal_error, reserved_error, Assets, CatalogRefusal};
-use crate::bridge::{BridgeMessage, DocumentId};
-use crate::capability::{Answer, Capabilities, Capability, CapabilitySetup, Out, Ticket};
+use crate::apps::{refusal_error, reserved_error, Assets};
+use crate::bridge::DocumentId;
+use crate::capability::{Capabilities, Out};
 use crate::component::ComponentOpen;
 use crate::decode::decode;
-use crate::diagnostic::Diagnostic;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
-use crate::ids::{
-    shorten, AgentIdentity, AppVersion, CapabilityName, ConversationId, EventName, InstanceId,
-    MessageId, PartyId, Status,
-};
+use crate::ids::{shorten, AppVersion, ConversationId, EventName, InstanceId, MessageId, PartyId};
 use crate::json::JsonObject;
 use crate::limits::Limits;
 use crate::message::{
-    AppCall, AppError, AppList, AppResult, ClientError, ClientInventory, Direction, Envelope,
-    InlineApp, InstalledSurface, InventoryApp, Message, Party, Payload, SurfaceSource, UiClose,
-    UiEvent, UiOpen, UiPatch,
+    AppCall, AppList, AppResult, ClientError, ClientInventory, Envelope, InlineApp,
+    InstalledSurface, Message, Party, UiClose, UiEvent, UiOpen, UiPatch,
 };
-use crate::recovery::{Decision, ReopenBudget};
+use crate::recovery::ReopenBudget;
 use crate::source::SourceFiles;
 
 pub use crate::effect::{

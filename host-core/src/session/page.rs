@@ -2,7 +2,13 @@
 //! floods and oversized messages, the user's close, a lost web process, a new document
 //! (R-UI-5..7, R-UI-10, R-UI-12, R-DIAG-1).
 
-use super::*;
+use crate::recovery::Decision;
+use crate::session::{close_event, DiagnosticBudget, Entry};
+use crate::{
+    BridgeMessage, ClientError, CloseReason, Diagnostic, DocumentId, Effect, ErrorCode, EventName,
+    Generation, GoneReason, InstanceId, JsonObject, ProtocolError, Session, SurfaceKey,
+    SurfaceOpen, UiEvent,
+};
 
 impl Session {
     /// Handles one message posted by the page of webview `key` (R-SEC-4: the identity is the

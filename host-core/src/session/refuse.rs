@@ -1,7 +1,11 @@
 //! Refusals and the messages the session sends: `client.error` answers, refusals audited by the
 //! capability kernel, and the envelopes built for the agent (R-ENV-5, R-CAP-6).
 
-use super::*;
+use crate::session::{Out, Readable};
+use crate::{
+    AppError, AppResult, ClientError, ConversationId, Direction, Effect, Envelope, ErrorCode,
+    Message, MessageId, Party, Payload, ProtocolError, Session, Status,
+};
 
 impl Session {
     /// Refuses `message` with `err` (the session table's own refusals, e.g.

@@ -7,7 +7,6 @@
 use serde_json::{json, Map, Value};
 
 use super::components::PROPS;
-use super::*;
 use crate::component::{
     check_part, check_props, ComponentEffect, ComponentKey, ComponentKind, Instance,
     InstanceRecord, RecordStatus, ShownComponent, Status as AnswerStatus, MAX_DRAFT_BYTES,
@@ -16,6 +15,9 @@ use crate::ids::{EventName, OpaqueVersion, SurfaceId};
 use crate::keys::Generation;
 use crate::message::UiEvent;
 use crate::timestamp::Timestamp;
+use crate::{
+    Effect, ErrorCode, InstanceId, JsonObject, PartyId, ProtocolError, Session, SurfaceKey,
+};
 
 impl Session {
     /// The record of `instance` as it stands, when this session is vouched and has a

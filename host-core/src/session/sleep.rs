@@ -7,11 +7,13 @@
 
 use serde_json::json;
 
-use super::*;
 use crate::component::ComponentEffect;
 use crate::ids::EventName;
 use crate::message::{InstalledSurface, SurfaceSource, UiEvent};
-use crate::SurfaceRecord;
+use crate::session::Entry;
+use crate::{
+    Effect, Envelope, InstanceId, JsonObject, PartyId, Session, SurfaceKey, SurfaceRecord, UiOpen,
+};
 
 impl Session {
     /// The record of Surface `instance` as it stands, when this session is vouched and has a

@@ -2,7 +2,11 @@
 //! to the session whose ticket they carry, deadlines, recovery after a restart (R-SES-1,
 //! R-CAP-5).
 
-use super::*;
+use crate::sessions::{has_pending_calls, Duration};
+use crate::{
+    AgentIdentity, Answer, Capability, CapabilityName, CapabilitySetup, Effect, Session,
+    SessionEffects, SessionId, Sessions, Ticket, UsageError,
+};
 
 impl Sessions {
     /// Registers a capability for every session, open and future (a name registered twice is

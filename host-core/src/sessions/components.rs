@@ -2,8 +2,7 @@
 //! `props.expires_at` passed are closed `expired` (R-STD-7). Wall-clock time comes from the
 //! caller, as the table keeps no wall clock of its own (sans-IO).
 
-use super::*;
-use crate::Timestamp;
+use crate::{ConversationId, SessionEffects, Sessions, SurfaceKey, Timestamp};
 
 impl Sessions {
     /// Closes, in every session, each open component whose `props.expires_at` is at or before

@@ -2,7 +2,13 @@
 //! conversation, bounded by `Limits::max_sessions`, ended one by one, all at once, or when idle
 //! (R-SES-1).
 
-use super::*;
+use crate::sessions::{
+    add, cannot_start, has_pending_calls, holds_something, Duration, Establishing, Slot,
+};
+use crate::{
+    ConversationId, ErrorCode, GoneReason, InstanceId, PartyId, ProtocolError, Session,
+    SessionConfig, SessionEffects, SessionId, Sessions, SurfaceKey, UsageError,
+};
 
 impl Sessions {
     /// `count` page events of Surface `instance` were dropped on the way out (see

@@ -12,14 +12,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use crate::capability::{Answer, Capability, CapabilitySetup, Ticket};
+use crate::capability::{Capability, CapabilitySetup};
 use crate::decode::decode;
 use crate::error::{ErrorCode, ProtocolError, UsageError};
-use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
+use crate::ids::{AgentIdentity, CapabilityName, ConversationId};
 use crate::limits::Limits;
 use crate::message::Message;
 use crate::page_input::PageInput;
-use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats};
+use crate::session::{Clock, Effect, Session, SessionConfig, Stats};
 use crate::{SurfaceKey, Timestamp};
 
 mod capabilities;

@@ -1,7 +1,13 @@
 //! Deciding a call: its key's record, the capability and its arguments, consent by risk, the
 //! permission check, remembered grants (R-SEC-5, R-CAP-2..5).
 
-use super::*;
+use crate::capability::pipeline::{answer_with, reused, Call, Stage};
+use crate::capability::Out;
+use crate::{
+    AuditKind, CallRecord, CallState, Capabilities, CapabilityEffect, ConsentAnswer,
+    ConsentRequest, Decision, DecisionSource, ErrorCode, GrantKey, GrantRecord, HookRequest, Risk,
+    Status,
+};
 
 impl Capabilities {
     pub(super) fn looked_up(&mut self, call: Call, record: Option<CallRecord>, out: &mut Vec<Out>) {

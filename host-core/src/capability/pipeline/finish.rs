@@ -1,7 +1,15 @@
 //! Running and answering a call: the durable `running` record, the handler, expiry, the one
 //! `app.result` per envelope, recovery after a restart, and the audit (R-CAP-4..6).
 
-use super::*;
+use super::Answered;
+use crate::capability::pipeline::{answer_with, Call, Duration, Stage, Subject};
+use crate::capability::Out;
+use crate::ids::shorten;
+use crate::{
+    Activity, Answer, AppResult, AuditKind, AuditRecord, CallRecord, CallState, CallSummary,
+    Capabilities, CapabilityEffect, Decision, DecisionSource, ErrorCode, HandlerError, JsonObject,
+    Party, ProtocolError, RunRequest, Status,
+};
 
 impl Capabilities {
     /// An `app.call` refused before the pipeline (malformed, wrong sender, a table limit),

@@ -1,7 +1,12 @@
 //! What a session announces: the capabilities it offers, their revisions, hiding and withdrawal,
 //! the app center's applications (R-INV-1..4, R-CAP-1, R-CAP-2).
 
-use super::*;
+use crate::capability::Out;
+use crate::{
+    unvouched_identity, AgentIdentity, AppList, Capabilities, Capability, CapabilityDecl,
+    CapabilityEffect, CapabilityName, ClientInventory, ConversationId, InventoryApp, Revision,
+    StandardComponent, UsageError, UNVOUCHED_PREFIX,
+};
 
 impl Capabilities {
     /// The session is established in `conversation`: announce the inventory (R-INV-1).

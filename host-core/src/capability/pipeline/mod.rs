@@ -8,20 +8,16 @@ use std::time::Duration;
 
 use crate::capability::activity::{Activity, ActivityLog};
 use crate::capability::effect::{
-    unvouched_identity, Answer, CallSummary, CapabilityEffect, CapabilityLimits, CapabilitySetup,
-    ConsentAnswer, ConsentRequest, HandlerError, HookAnswer, HookRequest, RunRequest, Ticket,
-    WallClock, UNVOUCHED_PREFIX,
+    Answer, CapabilityEffect, CapabilityLimits, CapabilitySetup, HookAnswer, Ticket, WallClock,
 };
 use crate::capability::refusals::Refusals;
 use crate::capability::registry::{Capability, Registry};
 use crate::capability::store::{
-    ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, Decision, DecisionSource,
-    GrantKey, GrantRecord, RevisionEpoch,
+    ArgsDigest, AuditKind, CallKey, Decision, DecisionSource, RevisionEpoch,
 };
-use crate::error::{ErrorCode, ProtocolError, UsageError};
+use crate::error::{ErrorCode, UsageError};
 use crate::ids::{
-    shorten, AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Revision, Risk,
-    Status,
+    shorten, AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Risk, Status,
 };
 use crate::json::JsonObject;
 use crate::message::{
