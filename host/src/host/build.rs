@@ -11,8 +11,12 @@ use lineup_webview_shell::tao::event_loop::EventLoop;
 use lineup_webview_shell::{ShellError, SystemWallClock};
 
 use super::builder::{HostBuilder, Layout};
-use super::*;
+use crate::host::{
+    start_capabilities, ActivityNotices, AppsWatch, Engine, HostEvent, HostProxy, HostSessions,
+    Inner, PolicyWatch, Views, ViewsConfig, APPS_POLL,
+};
 use crate::watchdog::Watchdog;
+use crate::{Host, HostUserEvent};
 
 impl HostBuilder {
     /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface

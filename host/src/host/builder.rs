@@ -18,7 +18,8 @@ use crate::watchdog::{WatchdogConfig, MIN_DEADLINE};
 use lineup_webview_shell::ConsentPrompt;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
 
-use super::*;
+use crate::DangerousHostBuilder;
+use std::sync::Arc;
 
 /// The embedder's outbound callback.
 pub(super) type OutboundFn = Box<dyn FnMut(&Message)>;

@@ -12,12 +12,11 @@ use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use crate::capabilities::{CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore};
 use lineup_builtins::AnswerSink;
-use lineup_webview_shell::ConsentPrompt;
-use lineup_webview_shell::ShellError;
-use lineup_webview_shell::SystemWallClock;
+use lineup_webview_shell::{ConsentPrompt, ShellError, SystemWallClock};
 use lineup_webview_shell::{PromptOptions, PromptQueue};
 
-use super::*;
+use crate::host::{HostEvent, HostProxy, Inner, MonotonicClock};
+use crate::HostUserEvent;
 
 /// What starting capabilities hands back beside the driver: the registered capabilities, for
 /// the session table to fan out, and the store's unfinished call records (R-CAP-5).

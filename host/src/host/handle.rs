@@ -10,10 +10,10 @@ use lineup_host_core::{
 };
 use lineup_webview_shell::tao::event_loop::{EventLoop, EventLoopBuilder};
 
-use lineup_webview_shell::ShellError;
-use lineup_webview_shell::ViewEvent;
+use lineup_webview_shell::{ShellError, ViewEvent};
 
-use super::*;
+use crate::host::{AnnounceDone, HostProxy};
+use crate::HostUserEvent;
 
 /// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews. An
 /// app with user events of its own carries it in a variant of its enum ([`HostUserEvent`]).

@@ -9,9 +9,8 @@
 
 use std::cell::RefCell;
 
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
-use gtk::gdk;
 use gtk::glib::{self, prelude::*};
 use gtk::prelude::*;
 use lineup_surface_runtime::{DeliveryKey, SurfaceDocument, SurfaceServer};
@@ -23,12 +22,7 @@ use tao::event_loop::EventLoopWindowTarget;
 use tao::platform::unix::WindowExtUnix;
 use tao::window::{Window, WindowBuilder, WindowId};
 use webkit2gtk::{
-    AuthenticationRequestExt, FileChooserRequestExt, LoadEvent, NavigationPolicyDecision,
-    NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecision, PolicyDecisionExt,
-    PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt, ScriptDialogType,
-    SettingsExt, URIRequestExt, UserContentInjectedFrames, UserContentManagerExt, UserScript,
-    UserScriptInjectionTime, WebContextExt, WebProcessTerminationReason, WebViewExt,
-    WebsiteDataManagerExt,
+    SettingsExt, UserContentManagerExt, WebContextExt, WebViewExt, WebsiteDataManagerExt,
 };
 use wry::{WebViewBuilder, WebViewBuilderExtUnix, WebViewExtUnix};
 
@@ -74,16 +68,16 @@ pub use theme::{apply_theme, desktop_high_contrast};
 pub(crate) use wake_timer::PlatformWakeTimer;
 pub use window_pixels::{screen_pixels_of, window_pixels};
 
-use clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
+use clipboard::CLIPBOARD_FEATURES;
 use context::{finish_request, memory_pressure, surface_context};
 use events::{push, EventQueue};
-use features::{feature_enabled, set_feature_enabled};
+use features::feature_enabled;
 use handlers::disconnect_all_handlers;
 use harden::{harden, termination_words};
 use layers::child_container;
 pub(crate) use network::refuse_all_network;
 
-use crate::config::{Placement, Rect, Theme, ViewConfig};
+use crate::config::{Placement, Rect, ViewConfig};
 use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;

@@ -2,7 +2,25 @@
 //! signal (navigation, new window, download, permission, dialogs, drag and drop, context menu)
 //! and the web process's end, told to the view's owner.
 
-use super::*;
+use std::rc::{Rc, Weak};
+
+use gtk::gdk;
+use gtk::glib::{self, prelude::*};
+use gtk::prelude::*;
+use webkit2gtk::{
+    AuthenticationRequestExt, FileChooserRequestExt, LoadEvent, NavigationPolicyDecision,
+    NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecision, PolicyDecisionExt,
+    PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt, ScriptDialogType,
+    SettingsExt, URIRequestExt, UserContentInjectedFrames, UserContentManagerExt, UserScript,
+    UserScriptInjectionTime, WebProcessTerminationReason, WebViewExt,
+};
+
+use super::clipboard::{is_clipboard_key, CLIPBOARD_FEATURES, CLIPBOARD_GUARD_JS};
+use super::events::{push, EventQueue};
+use super::features::set_feature_enabled;
+use super::handlers::disconnect_all_handlers;
+use crate::config::ViewConfig;
+use crate::event::ViewEvent;
 use crate::navigation::{navigation_allowed, same_document};
 
 /// The engine settings every view of the host has, a Surface's and the host's own trusted

@@ -1,7 +1,9 @@
 //! R-UI-11 on Linux: the colour scheme WebKit's pages see, and whether the desktop asks for high
 //! contrast.
 
-use super::*;
+use gtk::prelude::*;
+
+use crate::config::Theme;
 
 /// R-UI-11: WebKitGTK's `prefers-color-scheme` follows GTK's process-wide dark-theme
 /// preference; [`Theme::System`] leaves it alone, except under an inverse high-contrast desktop
