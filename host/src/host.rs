@@ -386,6 +386,31 @@ impl Host {
             } => self.handle_window_event(window_id, &event, target),
             _ => {}
         }
+        let Some(wakeup) = self.handle_timeout(idle_turn, target) else {
+            self.wake_timer.arm(None);
+            return ControlFlow::Exit;
+        };
+        // One timer wakes the idle loop at the earliest deadline, under `Host::run` and under
+        // an embedder's own loop alike; tao's `WaitUntil` is the fallback where it cannot be
+        // armed.
+        self.wake_timer.arm(wakeup);
+        match (self.wake_timer.armed(), wakeup) {
+            (None, Some(at)) => ControlFlow::WaitUntil(at),
+            _ => ControlFlow::Wait,
+        }
+    }
+
+    /// The host's one clock (with the kernel's inside it): does every timed or polled piece of
+    /// work that is due (the engine's views and probe, the capability answers waiting, the
+    /// kernel's deadlines, the app center and policy polls, the hang watchdog, hibernation,
+    /// the pool, the warm component board) and returns the earliest moment it next has any
+    /// (`Some(None)`: none), or `None` once the host is shutting down. `idle_turn`: the loop
+    /// has nothing else to do, so work that waits for an idle moment may start.
+    fn handle_timeout<T: HostUserEvent>(
+        &mut self,
+        idle_turn: bool,
+        target: &EventLoopWindowTarget<T>,
+    ) -> Option<Option<Instant>> {
         // An engine the embedder brought does its work and reports its views' events here.
         self.engine.views.shell.spin_engine();
         self.engine.wake_pending(target);
@@ -424,21 +449,13 @@ impl Host {
             self.exit = true;
         }
         if self.exit {
-            self.wake_timer.arm(None);
-            return ControlFlow::Exit;
+            return None;
         }
         if !self.engine.views.probe_reported() {
             // The probe's verdict gates the first Surfaces' documents (R-SEC-8): look often.
             wake_at(Some(Instant::now() + Duration::from_millis(10)));
         }
-        // One timer wakes the idle loop at the earliest deadline, under `Host::run` and under
-        // an embedder's own loop alike; tao's `WaitUntil` is the fallback where it cannot be
-        // armed.
-        self.wake_timer.arm(wakeup);
-        match (self.wake_timer.armed(), wakeup) {
-            (None, Some(at)) => ControlFlow::WaitUntil(at),
-            _ => ControlFlow::Wait,
-        }
+        Some(wakeup)
     }
 
     /// Looks at the app center's change marker when due; when it moved, every session hears of
