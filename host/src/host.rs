@@ -20,7 +20,9 @@ use lineup_host_core::{
 use lineup_webview_shell::tao::event::{Event, WindowEvent};
 use lineup_webview_shell::tao::event_loop::{ControlFlow, EventLoop, EventLoopWindowTarget};
 use lineup_webview_shell::tao::window::WindowId;
-use lineup_webview_shell::{Contrast, ProbeStatus, ShellError, SurfaceView, Theme};
+use lineup_webview_shell::{Contrast, ProbeStatus, SurfaceView, Theme};
+
+use crate::HostError;
 
 mod activity;
 mod build;
@@ -336,7 +338,7 @@ impl Host {
 
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
     /// parent window is closed), then closes every Surface and returns.
-    pub fn run<T: HostUserEvent>(mut self, mut event_loop: EventLoop<T>) -> Result<(), ShellError> {
+    pub fn run<T: HostUserEvent>(mut self, mut event_loop: EventLoop<T>) -> Result<(), HostError> {
         use lineup_webview_shell::tao::platform::run_return::EventLoopExtRunReturn;
         event_loop.run_return(|event, target, flow| {
             *flow = self.handle_event(event, target);
@@ -571,17 +573,17 @@ impl Host {
             }
             Inner::ScreenPixels { instance, done } => {
                 (done.0)(match self.engine.views.by_instance(&instance) {
-                    Some(live) => live.view.screen_pixels(),
-                    None => Err(ShellError::Platform(format!(
-                        "surface {instance} is not open"
-                    ))),
+                    Some(live) => live.view.screen_pixels().map_err(HostError::from),
+                    None => Err(HostError::NotOpen { instance }),
                 })
             }
             Inner::Snapshot { instance, done } => match self.engine.views.by_instance(&instance) {
-                Some(live) => live.view.snapshot_png(done.0),
-                None => (done.0)(Err(ShellError::Platform(format!(
-                    "surface {instance} is not open"
-                )))),
+                Some(live) => live.view.snapshot_png(Box::new(
+                    move |png: Result<Vec<u8>, lineup_webview_shell::ShellError>| {
+                        (done.0)(png.map_err(HostError::from))
+                    },
+                )),
+                None => (done.0)(Err(HostError::NotOpen { instance })),
             },
             Inner::Shutdown => {
                 self.engine.close_all();

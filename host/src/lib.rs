@@ -39,6 +39,7 @@ mod clock;
 mod debug_tests;
 mod delegate;
 mod envelopes;
+mod error;
 mod held_prompts;
 mod host;
 mod standby_rule;
@@ -53,6 +54,7 @@ pub use delegate::{
     COMPONENT_GAP,
 };
 pub use envelopes::AgentEnvelopes;
+pub use error::HostError;
 pub use held_prompts::HiddenConversationPrompts;
 pub use host::{
     event_loop, event_loop_with, ComponentRenderer, ComponentReply, ConversationItem,

@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gtk::glib;
@@ -541,6 +542,33 @@ impl HostHarness {
     /// [`HostHarness::wait_until`] with a deadline [`WAIT`] from now.
     pub fn wait(&mut self, t: &mut TestHost, cond: impl FnMut(&Host, &Recorder) -> bool) -> bool {
         self.wait_until(t, Instant::now() + WAIT, cond)
+    }
+
+    /// The host's own snapshot of Surface `key`'s view ([`HostHandle::snapshot_png`]), or the
+    /// host's reason for none, waiting at most `within` for the answer.
+    pub fn snapshot(
+        &mut self,
+        t: &mut TestHost,
+        key: &SurfaceKey,
+        within: Duration,
+    ) -> Result<Result<Vec<u8>, lineup_host::HostError>, String> {
+        type Slot = Arc<Mutex<Option<Result<Vec<u8>, lineup_host::HostError>>>>;
+        let slot: Slot = Arc::default();
+        let filled = Arc::clone(&slot);
+        t.handle
+            .snapshot_png(key.instance.clone(), move |png| {
+                if let Ok(mut slot) = filled.lock() {
+                    *slot = Some(png);
+                }
+            })
+            .map_err(|e| format!("snapshot_png: {e}"))?;
+        let taken = |slot: &Slot| slot.lock().map(|s| s.is_some()).unwrap_or(true);
+        self.wait_until(t, Instant::now() + within, |_, _| taken(&slot));
+        let taken = slot
+            .lock()
+            .map_err(|_| "the snapshot's slot is poisoned")?
+            .take();
+        taken.ok_or_else(|| "the host answered no snapshot".to_owned())
     }
 
     /// Lets the loop run for `duration`, to see that something does *not* happen.

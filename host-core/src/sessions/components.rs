@@ -23,7 +23,7 @@ impl Sessions {
     }
 
     /// The link to `url` the user activated in component `key`, when it is one of that
-    /// instance's current links ([`Session::component_link`], R-STD-11).
+    /// instance's current links ([`Session::component_link`](crate::Session::component_link), R-STD-11).
     pub fn component_link(&mut self, key: &SurfaceKey, url: &str) -> Option<crate::ComponentLink> {
         self.get_mut(key.session)?.component_link(key, url)
     }
@@ -38,7 +38,7 @@ impl Sessions {
 
     /// Opens again, hibernated, `conversation`'s Surfaces of `records`, read back after a
     /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
-    /// ([`Session::restore_surfaces`], #29); `None` when the conversation has no session now.
+    /// ([`Session::restore_surfaces`](crate::Session::restore_surfaces), #29); `None` when the conversation has no session now.
     pub fn restore_surfaces(
         &mut self,
         conversation: &ConversationId,
@@ -54,7 +54,7 @@ impl Sessions {
 
     /// Shows again `conversation`'s instances of `records`, read back after a
     /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
-    /// ([`Session::restore_components`], R-STD-15); `None` when the conversation has no
+    /// ([`Session::restore_components`](crate::Session::restore_components), R-STD-15); `None` when the conversation has no
     /// session now.
     pub fn restore_components(
         &mut self,

@@ -45,7 +45,7 @@ pub trait SessionFactory {
 }
 
 /// The effects of one step of the table, with the session they came from, so that a
-/// [`Effect::Capability`]'s [`Ticket`] is answered to that session
+/// [`Effect::Capability`]'s [`Ticket`](crate::Ticket) is answered to that session
 /// ([`Sessions::capability_answered`]); tickets are per session.
 #[derive(Debug)]
 pub struct SessionEffects {

@@ -16,7 +16,7 @@ use crate::host::{
     Inner, PolicyWatch, Views, ViewsConfig, APPS_POLL,
 };
 use crate::watchdog::Watchdog;
-use crate::{Host, HostUserEvent};
+use crate::{Host, HostError, HostUserEvent};
 
 impl HostBuilder {
     /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
@@ -26,7 +26,7 @@ impl HostBuilder {
     ///
     /// The loop's user-event type is [`HostEvent`] ([`event_loop`](crate::event_loop) makes one)
     /// or an app's own enum that carries it ([`HostUserEvent`]).
-    pub fn build<T: HostUserEvent>(self, event_loop: &EventLoop<T>) -> Result<Host, ShellError> {
+    pub fn build<T: HostUserEvent>(self, event_loop: &EventLoop<T>) -> Result<Host, HostError> {
         let mut prefix = [0u8; 6];
         getrandom::fill(&mut prefix)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
@@ -68,7 +68,7 @@ impl HostBuilder {
                     lineup_webview_shell::StandbyWindow::new(parent, screen)?,
                 ))
             }
-            (Some(_), Layout::Windows) => return Err(ShellError::NoContainer),
+            (Some(_), Layout::Windows) => return Err(ShellError::NoContainer.into()),
         };
         let proxy = HostProxy::new(event_loop.create_proxy());
         if let Layout::Children(parent) = &self.layout {

@@ -30,14 +30,14 @@ pub(super) enum Layout {
     Children(Rc<Window>),
 }
 
-/// Configures a [`Host`]. Deny by default; the defaults are:
+/// Configures a [`Host`](crate::Host). Deny by default; the defaults are:
 ///
 /// | setting | default |
 /// | --- | --- |
 /// | client id (`sender.id` of outbound envelopes) | `lineup-host` |
 /// | limits | [`Limits::default`]: envelope 1 MiB, depth 32, bundle 160 KiB, data < 16 KiB, 256 open Surfaces, 16 live ones, 30 opens / 10 s |
-/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 256 open Surfaces in each and in total, 16 with a web process in total; ended through [`Host::end_session`] or at shutdown, never for idleness |
-/// | hibernation (#29) | with [`HostBuilder::child_views_in`], past [`Limits::max_live_surfaces`] live Surfaces the least recently shown hidden one without fresh input hibernates ([`Host::is_hibernated`]) and wakes when shown |
+/// | sessions (R-SES-1) | one per conversation, established by its first accepted envelope; at most [`Limits::max_sessions`] (64); 256 open Surfaces in each and in total, 16 with a web process in total; ended through [`Host::end_session`](crate::Host::end_session) or at shutdown, never for idleness |
+/// | hibernation (#29) | with [`HostBuilder::child_views_in`], past [`Limits::max_live_surfaces`] live Surfaces the least recently shown hidden one without fresh input hibernates ([`Host::is_hibernated`](crate::Host::is_hibernated)) and wakes when shown |
 /// | vouched agent | none: any `sender.id`, and "always" lasts one conversation |
 /// | bundle policy | [`BundlePolicy::SandboxOnly`]: integrity verified when present (R-SEC-7) |
 /// | links in standard components (R-STD-11) | [`LinkPolicy::Confirm`]: a link opens only after a real input event and the host's link confirm, audited; [`HostBuilder::link_policy`] |
@@ -204,7 +204,7 @@ impl HostBuilder {
     }
 
     /// The agent the embedder or the transport vouches for (R-SES-1) in every session an
-    /// envelope establishes, and in those [`Host::open_session`] opens without one of its own:
+    /// envelope establishes, and in those [`Host::open_session`](crate::Host::open_session) opens without one of its own:
     /// an inbound envelope whose `sender.id` is another is refused `wrong_sender`, and
     /// remembered grants belong to this identity. Without one, any `sender.id` is taken and
     /// "always" lasts the conversation.
@@ -290,7 +290,7 @@ impl HostBuilder {
 
     /// The colour scheme Surfaces see as `prefers-color-scheme`, which also switches the
     /// `--lineup-color-*` custom properties (R-UI-11). Change it later with
-    /// [`Host::set_theme`].
+    /// [`Host::set_theme`](crate::Host::set_theme).
     ///
     /// ## Platform-specific
     /// Linux: GTK's process-wide dark-theme preference; see [`Theme`] for what that means for
@@ -335,7 +335,7 @@ impl HostBuilder {
 
     /// Whether Surfaces get the high-contrast values of the `--lineup-*` custom properties and
     /// `data-lineup-contrast="more"` on their root element (R-UI-11), decided when each one
-    /// opens. Change it later with [`Host::set_contrast`].
+    /// opens. Change it later with [`Host::set_contrast`](crate::Host::set_contrast).
     pub fn contrast(mut self, contrast: Contrast) -> Self {
         self.contrast = contrast;
         self
@@ -366,7 +366,7 @@ impl HostBuilder {
     }
 
     /// Ends a session after `idle` without an accepted envelope, an open Surface or a pending
-    /// call; it then ends as [`Host::end_session`] ends it. By default sessions end only through
+    /// call; it then ends as [`Host::end_session`](crate::Host::end_session) ends it. By default sessions end only through
     /// the API or at shutdown.
     pub fn end_idle_sessions_after(mut self, idle: Duration) -> Self {
         self.session_idle = Some(idle);
@@ -506,9 +506,10 @@ impl HostBuilder {
     /// first Surface's page is ready and painted, and again from just before the last Surface's
     /// view goes (closed, replaced, or lost and being reopened). A kiosk never shows an empty
     /// window. While Surfaces are up, what none of them covers (an empty region) is painted
-    /// in the standby screen's background colour. [`HostHandle::set_standby_status`] changes
+    /// in the standby screen's background colour. [`HostHandle::set_standby_status`](crate::HostHandle::set_standby_status) changes
     /// its status line. Building fails with
-    /// [`ShellError::NoContainer`] without child-view placement.
+    /// [`HostError::Platform`](crate::HostError::Platform) (`ShellError::NoContainer`) without
+    /// child-view placement.
     pub fn standby(mut self, screen: crate::StandbyScreen) -> Self {
         self.standby = Some(screen);
         self
@@ -516,7 +517,7 @@ impl HostBuilder {
 
     /// Ignores a close request for the parent window of [`HostBuilder::child_views_in`] (the
     /// window manager's close button or its keys): a kiosk stays up. By default the request
-    /// closes every Surface there as the user's close (R-UI-5) and ends [`Host::run`].
+    /// closes every Surface there as the user's close (R-UI-5) and ends [`Host::run`](crate::Host::run).
     pub fn ignore_parent_close(mut self) -> Self {
         self.ignore_parent_close = true;
         self

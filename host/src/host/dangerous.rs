@@ -47,9 +47,9 @@ impl DangerousHostBuilder {
     /// watchdog are the host's as with the platform's engine. Such an engine's isolation is
     /// weaker (Servo 0.7: one process for every Surface, one storage profile; see
     /// `FEATURES.md`), which is why it is here. Its probe runs to its verdict in
-    /// [`HostBuilder::build`], which fails with [`ShellError::ProbeFailed`](lineup_webview_shell::ShellError::ProbeFailed) if it fails; child
+    /// [`HostBuilder::build`], which fails with [`HostError::Platform`](crate::HostError::Platform) (`ShellError::ProbeFailed`) if it fails; child
     /// views ([`HostBuilder::child_views_in`]) and the warm pool are the platform's only, and
-    /// `build` refuses child views with [`ShellError::Unsupported`](lineup_webview_shell::ShellError::Unsupported).
+    /// `build` refuses child views with [`HostError::Platform`](crate::HostError::Platform) (`ShellError::Unsupported`).
     pub fn engine(mut self, engine: Rc<dyn SurfaceEngine>) -> HostBuilder {
         self.0.engine = Some(engine);
         self.0

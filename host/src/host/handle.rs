@@ -10,10 +10,10 @@ use lineup_host_core::{
 };
 use lineup_webview_shell::tao::event_loop::{EventLoop, EventLoopBuilder};
 
-use lineup_webview_shell::{ShellError, ViewEvent};
+use lineup_webview_shell::ViewEvent;
 
 use crate::host::{AnnounceDone, HostProxy};
-use crate::HostUserEvent;
+use crate::{HostError, HostUserEvent};
 
 /// The user event of the host's event loop. Opaque: made by [`HostHandle`] and the webviews. An
 /// app with user events of its own carries it in a variant of its enum ([`HostUserEvent`]).
@@ -138,11 +138,11 @@ pub(super) enum Inner {
 }
 
 /// Where a snapshot's PNG bytes (or why there are none) go, from the event-loop thread.
-pub(super) struct SnapshotDone(pub(super) Box<dyn FnOnce(Result<Vec<u8>, ShellError>) + Send>);
+pub(super) struct SnapshotDone(pub(super) Box<dyn FnOnce(Result<Vec<u8>, HostError>) + Send>);
 
 /// Who hears a Surface's screen pixels ([`HostHandle::screen_pixels`]).
 pub(super) struct PixelsDone(
-    pub(super) Box<dyn FnOnce(Result<crate::WindowPixels, ShellError>) + Send>,
+    pub(super) Box<dyn FnOnce(Result<crate::WindowPixels, HostError>) + Send>,
 );
 
 impl std::fmt::Debug for PixelsDone {
@@ -157,23 +157,23 @@ impl std::fmt::Debug for SnapshotDone {
     }
 }
 
-/// The event loop a [`Host`] runs on, as [`event_loop`] creates it.
+/// The event loop a [`Host`](crate::Host) runs on, as [`event_loop`] creates it.
 pub type HostEventLoop = lineup_webview_shell::tao::event_loop::EventLoop<HostEvent>;
 
-/// Creates the event loop a [`Host`] runs on.
+/// Creates the event loop a [`Host`](crate::Host) runs on.
 ///
 /// ## Platform-specific
 /// Linux: needs an X11 or Wayland display (`DISPLAY` or `WAYLAND_DISPLAY`); without one, or
 /// when it does not open after five attempts over about three seconds, this returns
-/// [`ShellError::Platform`] rather than letting GTK abort the process. Call it on the thread
+/// [`HostError::Platform`] rather than letting GTK abort the process. Call it on the thread
 /// that runs the loop.
-pub fn event_loop() -> Result<EventLoop<HostEvent>, ShellError> {
+pub fn event_loop() -> Result<EventLoop<HostEvent>, HostError> {
     event_loop_with::<HostEvent>()
 }
 
 /// Creates an event loop whose user events are the app's own type `T`, one variant of which
 /// carries the host's ([`HostUserEvent`]), checking the display as [`event_loop`] does.
-pub fn event_loop_with<T: HostUserEvent>() -> Result<EventLoop<T>, ShellError> {
+pub fn event_loop_with<T: HostUserEvent>() -> Result<EventLoop<T>, HostError> {
     lineup_webview_shell::open_display()?;
     Ok(EventLoopBuilder::<T>::with_user_event().build())
 }
@@ -270,12 +270,12 @@ impl HostHandle {
 
     /// Takes WebKit's snapshot of Surface `instance`'s whole document as PNG bytes, once what
     /// the host sent the page before (its state, say) has run and two animation frames have
-    /// passed ([`SurfaceView::snapshot_png`]); `done` gets the bytes, or why there are none,
+    /// passed ([`SurfaceView::snapshot_png`](lineup_webview_shell::SurfaceView::snapshot_png)); `done` gets the bytes, or why there are none,
     /// on the event-loop thread.
     pub fn snapshot_png(
         &self,
         instance: InstanceId,
-        done: impl FnOnce(Result<Vec<u8>, ShellError>) + Send + 'static,
+        done: impl FnOnce(Result<Vec<u8>, HostError>) + Send + 'static,
     ) -> Result<(), HostClosed> {
         self.send(Inner::Snapshot {
             instance,
@@ -283,14 +283,14 @@ impl HostHandle {
         })
     }
 
-    /// Reads back what Surface `instance` shows on screen now ([`SurfaceView::screen_pixels`]):
+    /// Reads back what Surface `instance` shows on screen now ([`SurfaceView::screen_pixels`](lineup_webview_shell::SurfaceView::screen_pixels)):
     /// its window's content area, or its area of the embedder's window; `done` gets the
     /// pixels, or why there are none, on the event-loop thread. For smoke tests that the
     /// Surface is painted where it was placed.
     pub fn screen_pixels(
         &self,
         instance: InstanceId,
-        done: impl FnOnce(Result<crate::WindowPixels, ShellError>) + Send + 'static,
+        done: impl FnOnce(Result<crate::WindowPixels, HostError>) + Send + 'static,
     ) -> Result<(), HostClosed> {
         self.send(Inner::ScreenPixels {
             instance,
@@ -299,7 +299,7 @@ impl HostHandle {
     }
 
     /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the
-    /// builder's [`HostBuilder::vouched_agent`]); see [`Host::open_session`]. A refusal (the
+    /// builder's [`HostBuilder::vouched_agent`](crate::HostBuilder::vouched_agent)); see [`Host::open_session`](crate::Host::open_session). A refusal (the
     /// session is open already, `max_sessions`) is logged.
     pub fn open_session(
         &self,
@@ -312,12 +312,12 @@ impl HostHandle {
         })
     }
 
-    /// Ends the session of `conversation`; see [`Host::end_session`].
+    /// Ends the session of `conversation`; see [`Host::end_session`](crate::Host::end_session).
     pub fn end_session(&self, conversation: ConversationId) -> Result<(), HostClosed> {
         self.send(Inner::EndSession { conversation })
     }
 
-    /// Sets the status line of the standby screen ([`HostBuilder::standby`]), cut to
+    /// Sets the status line of the standby screen ([`HostBuilder::standby`](crate::HostBuilder::standby)), cut to
     /// [`MAX_STANDBY_STATUS_CHARS`](crate::MAX_STANDBY_STATUS_CHARS) characters and shown as
     /// text; nothing happens without a standby screen.
     pub fn set_standby_status(&self, status: impl Into<String>) -> Result<(), HostClosed> {
@@ -325,9 +325,9 @@ impl HostHandle {
     }
 
     /// Shows `text` in a small host-owned indicator over the Surfaces in the parent window of
-    /// [`HostBuilder::child_views_in`] (say, "Agent away: reconnecting in 4 s"), or hides it
+    /// [`HostBuilder::child_views_in`](crate::HostBuilder::child_views_in) (say, "Agent away: reconnecting in 4 s"), or hides it
     /// with `None`; cut like [`HostHandle::set_standby_status`] and shown as text. Nothing
-    /// happens without a standby screen ([`HostBuilder::standby`]).
+    /// happens without a standby screen ([`HostBuilder::standby`](crate::HostBuilder::standby)).
     pub fn set_standby_indicator(&self, text: Option<String>) -> Result<(), HostClosed> {
         self.send(Inner::StandbyIndicator(text))
     }
@@ -349,12 +349,12 @@ impl HostHandle {
         }
     }
 
-    /// Closes every Surface (nothing goes upstream) and ends [`Host::run`].
+    /// Closes every Surface (nothing goes upstream) and ends [`Host::run`](crate::Host::run).
     pub fn shutdown(&self) -> Result<(), HostClosed> {
         self.send(Inner::Shutdown)
     }
 
-    /// Ends [`Host::run`] once the last Surface has closed (by the user, the page or the agent),
+    /// Ends [`Host::run`](crate::Host::run) once the last Surface has closed (by the user, the page or the agent),
     /// at once when none is open. Messages sent before it are handled first, so a `ui.open`
     /// that was the last line of input still opens its Surface. `lineup host --stdio
     /// --until-closed` sends it at end of input.

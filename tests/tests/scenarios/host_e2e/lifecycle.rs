@@ -2,6 +2,8 @@
 
 use super::*;
 
+use lineup_host::HostError;
+
 pub(super) fn open_ready_state(h: &mut HostHarness) -> Outcome {
     let mut t = new_host(h)?;
     let state = json!({ "city": "北京", "temperature": 22, "tags": ["晴", 1, null] });
@@ -335,6 +337,11 @@ pub(super) fn agent_close(h: &mut HostHarness, x: &X11) -> Outcome {
             .ok_or("no window")?,
     )?;
     ensure!(x.window_exists(xid), "control: the window is not there");
+    let png = h.snapshot(&mut t, &key, Duration::from_secs(10))?;
+    ensure!(
+        png.as_ref().is_ok_and(|png| png.starts_with(b"\x89PNG")),
+        "control: an open Surface's snapshot gave {png:?}"
+    );
     let mark = t.rec.mark();
     t.send(t.agent.close("a1", "completed"))?;
     ensure!(
@@ -369,6 +376,12 @@ pub(super) fn agent_close(h: &mut HostHarness, x: &X11) -> Outcome {
         t.rec.events_named("close").is_empty(),
         "the agent's close sent a close event"
     );
+    // The embedding API names its own misuse: a read-back of a closed Surface is `NotOpen`,
+    // not the platform's error.
+    match h.snapshot(&mut t, &key, Duration::from_secs(10))? {
+        Err(HostError::NotOpen { instance }) if instance == key.instance => {}
+        other => return Err(format!("a closed Surface's snapshot gave {other:?}")),
+    }
     h.shut_down(t)
 }
 

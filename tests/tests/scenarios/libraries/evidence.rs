@@ -4,7 +4,6 @@
 //! pixels counted in the area the library draws, and (3) no page error, unhandled rejection or
 //! CSP violation among the Surface's diagnostics (R-DIAG-1).
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{Diagnostic, DiagnosticKind, DiagnosticLevel, SurfaceKey};
@@ -257,23 +256,7 @@ pub(crate) fn snapshot(
     t: &mut TestHost,
     key: &SurfaceKey,
 ) -> Result<Picture, String> {
-    type Slot = Arc<Mutex<Option<Result<Vec<u8>, String>>>>;
-    let slot: Slot = Arc::default();
-    let filled = Arc::clone(&slot);
-    t.handle
-        .snapshot_png(key.instance.clone(), move |png| {
-            if let Ok(mut slot) = filled.lock() {
-                *slot = Some(png.map_err(|e| e.to_string()));
-            }
-        })
-        .map_err(|e| format!("snapshot_png: {e}"))?;
-    let taken = |slot: &Slot| slot.lock().map(|s| s.is_some()).unwrap_or(true);
-    h.wait_until(t, Instant::now() + DRAW_WAIT, |_, _| taken(&slot));
-    let png = slot
-        .lock()
-        .map_err(|_| "the snapshot's slot is poisoned".to_owned())?
-        .take()
-        .ok_or("the host took no snapshot")??;
+    let png = h.snapshot(t, key, DRAW_WAIT)?.map_err(|e| e.to_string())?;
     Picture::decode(&png)
 }
 
