@@ -6,7 +6,15 @@ a lowercase member is a function defined (`fn member`) in a file that also imple
 declares `Type` (`impl Type`, `impl ... for Type`, `trait Type`); an uppercase one is a variant
 or item of `Type` (`enum Type`/`struct Type` in a file that also names `Member`). Every bare
 name in backticks that looks like a function (`decode`) must be defined somewhere, and every
-path (`host-core/src/...`) must exist. Exits 1 naming each missing name.
+path (`host-core/src/...`) must exist.
+
+Every arrow `A → B` of a flow (a bullet; `;` starts a new chain) whose step `A` begins with a
+function (`Type::member`, lowercase) must be a real hop: the last name of the first thing
+named in step `B` (a function, a variant, a method) appears in `A`'s body, where `A` calls it
+or queues it for a named hop (an effect the interpreter takes next). An arrow from a variant,
+or into words (`the platform view`), is the interpreter's or the platform's hop and is not
+checked. The page must stay under 400 lines. Exits 1 naming each missing name and each
+broken arrow.
 """
 
 import pathlib
@@ -35,6 +43,55 @@ def declares(text, name):
         rf"\b(impl(<[^>]*>)?\s+([\w:<>, ]+\s+for\s+)?{name}\b|trait\s+{name}\b|enum\s+{name}\b|struct\s+{name}\b)",
         text,
     )
+
+
+MAX_LINES = 400
+
+
+def body_of(text, name):
+    """The bodies of every `fn name` in `text` (from its `{` to the matching `}`)."""
+    bodies = []
+    for found in re.finditer(rf"\bfn {name}\b", text):
+        start = text.find("{", found.end())
+        if start < 0:
+            continue
+        depth, i = 0, start
+        while i < len(text):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        bodies.append(text[start:i])
+    return bodies
+
+
+def broken_arrows(entry, files):
+    """Each `A → B` of the flows whose `A`'s body does not name `B`."""
+    broken = []
+    for flow in re.split(r"\n- |;", entry):
+        parts = flow.split("→")
+        steps = [re.findall(r"`([^`]+)`", step) for step in parts]
+        for (before, after), text in zip(zip(steps, steps[1:]), parts[1:]):
+            # An arrow into words (the platform's part) is not checked.
+            if not before or not after or not text.strip().startswith("`"):
+                continue
+            source = re.fullmatch(r"(\w+)::([a-z_]\w*)", before[0])
+            if not source:
+                continue
+            owner, member = source.groups()
+            target = after[0].split("::")[-1].split("(")[0]
+            bodies = [
+                body
+                for _, text in files
+                if declares(text, owner)
+                for body in body_of(text, member)
+            ]
+            if not any(re.search(rf"\b{re.escape(target)}\b", body) for body in bodies):
+                broken.append(f"{before[0]} → {after[0]}")
+    return broken
 
 
 def main():
@@ -67,10 +124,21 @@ def main():
         elif re.fullmatch(r"[a-z_][a-z0-9_]*", token):
             if not any(re.search(rf"\bfn {token}\b", text) for _, text in files):
                 missing.append(token)
-    if missing:
-        print("ARCHITECTURE.md Entry points name what does not exist:", *missing, sep="\n  ")
+    broken = broken_arrows(entry, files)
+    lines = doc.count("\n")
+    if missing or broken or lines >= MAX_LINES:
+        if missing:
+            print("ARCHITECTURE.md Entry points name what does not exist:", *missing, sep="\n  ")
+        if broken:
+            print("ARCHITECTURE.md Entry points: arrows whose first side does not name the second:",
+                  *broken, sep="\n  ")
+        if lines >= MAX_LINES:
+            print(f"ARCHITECTURE.md has {lines} lines; keep it under {MAX_LINES}")
         return 1
-    print(f"ARCHITECTURE.md Entry points: every name exists ({len(set(re.findall(r'`([^`]+)`', entry)))} checked)")
+    print(
+        f"ARCHITECTURE.md Entry points: every name exists "
+        f"({len(set(re.findall(r'`([^`]+)`', entry)))} checked), every arrow is a hop; {lines} lines"
+    )
     return 0
 
 
