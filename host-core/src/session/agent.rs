@@ -7,9 +7,9 @@ use crate::session::{
     OpenedInstalled, ReopenBudget, VecDeque, AGENT_KIND,
 };
 use crate::{
-    BundlePolicy, CloseReason, ConversationId, Direction, Effect, Envelope, ErrorCode, Generation,
-    Message, Party, ProtocolError, Session, SurfaceKey, SurfaceOpen, SurfaceSource, UiClose,
-    UiOpen, UiPatch,
+    BundlePolicy, CloseReason, ConversationId, Direction, Effect, Envelope, ErrorCode, Message,
+    Party, ProtocolError, Session, SurfaceKey, SurfaceOpen, SurfaceSource, UiClose, UiOpen,
+    UiPatch,
 };
 
 impl Session {
@@ -196,26 +196,8 @@ impl Session {
         let replacing = self.surfaces.contains_key(&instance_id);
         let limits = self.config.limits.clone();
         // R-SES-1: the limit also bounds the host's web processes over every session.
-        let total = self.surfaces.len() + self.open_elsewhere;
-        if !replacing && total >= limits.max_surfaces {
-            let (rule, open) = if self.open_elsewhere > 0 {
-                let here = self.surfaces.len();
-                let open =
-                    format!("{total} surfaces are open on this host ({here} in this conversation)");
-                ("R-SES-1", open)
-            } else {
-                ("R-SEC-2", format!("{total} surfaces are open"))
-            };
-            return Err(ProtocolError::new(
-                ErrorCode::TooManySurfaces,
-                rule,
-                format!(
-                    "{open}; the limit is {}; close one first",
-                    limits.max_surfaces
-                ),
-            )
-            .field("payload.instance_id")
-            .limit(limits.max_surfaces));
+        if !replacing {
+            self.opens.admit_count(self.surfaces.len(), &limits)?;
         }
         let now = self.clock.monotonic();
         if !restored {
@@ -225,8 +207,7 @@ impl Session {
         let mut replaced = Vec::new();
         self.replace_instance_component(&instance_id, &mut replaced);
         fx.extend(replaced);
-        let generation = Generation(self.next_generation);
-        self.next_generation += 1;
+        let generation = self.numbers.generation();
         let assets = installed
             .as_ref()
             .map(|i| i.assets.clone())
@@ -289,31 +270,8 @@ impl Session {
     /// Counts one open (of a Surface or a component: one window, R-STD-17) against
     /// `Limits::max_opens_per_window`, or refuses it `rate_limited`.
     pub(super) fn admit_open_rate(&mut self) -> Result<(), ProtocolError> {
-        let limits = &self.config.limits;
-        let now = self.clock.monotonic();
-        while self
-            .recent_opens
-            .front()
-            .is_some_and(|t| now.saturating_sub(*t) >= limits.open_window)
-        {
-            self.recent_opens.pop_front();
-        }
-        if self.recent_opens.len() >= limits.max_opens_per_window {
-            return Err(ProtocolError::new(
-                ErrorCode::RateLimited,
-                "R-SEC-2",
-                format!(
-                    "{} opens within {:?}; the limit is {}; wait and retry",
-                    self.recent_opens.len(),
-                    limits.open_window,
-                    limits.max_opens_per_window
-                ),
-            )
-            .field("payload.instance_id")
-            .limit(limits.max_opens_per_window));
-        }
-        self.recent_opens.push_back(now);
-        Ok(())
+        self.opens
+            .admit_rate(self.clock.monotonic(), &self.config.limits)
     }
 
     pub(super) fn patch(

@@ -16,8 +16,8 @@ use crate::markdown::{parse_markdown, SafeMarkdown};
 use crate::session::{close_event, shorten};
 use crate::timestamp::Timestamp;
 use crate::{
-    AgentIdentity, CloseReason, Effect, Envelope, ErrorCode, EventName, Generation, InstanceId,
-    JsonObject, MessageId, ProtocolError, Session, SurfaceKey, UiEvent,
+    AgentIdentity, CloseReason, Effect, Envelope, ErrorCode, EventName, InstanceId, JsonObject,
+    MessageId, ProtocolError, Session, SurfaceKey, UiEvent,
 };
 
 pub(super) const PROPS: &str = "payload.component.props";
@@ -29,7 +29,7 @@ impl Session {
     /// an established session with capabilities announces a new inventory revision (R-INV-2).
     /// Open instances stay open.
     pub fn set_standard_components(&mut self, set: ComponentSet) -> Vec<Effect> {
-        self.offered_components.extend(set.kinds());
+        self.components.offer(set.kinds());
         self.config.standard_components = set;
         let inventory = self.config.standard_components.inventory();
         let mut out = Vec::new();
@@ -143,8 +143,7 @@ impl Session {
         self.admit_open_rate()?;
         // R-UI-1: the open replaces whatever holds the id, sending nothing upstream (R-UI-5).
         self.replace_instance(&instance_id, fx);
-        let generation = Generation(self.next_generation);
-        self.next_generation += 1;
+        let generation = self.numbers.generation();
         let expires_at = props
             .as_map()
             .get("expires_at")
@@ -198,7 +197,7 @@ impl Session {
         if let Some(kind) = key.kind().filter(|_| set.contains(key)) {
             return Ok(kind);
         }
-        if let Some(kind) = key.kind().filter(|k| self.offered_components.contains(k)) {
+        if let Some(kind) = key.kind().filter(|k| self.components.was_offered(k)) {
             return Err(ProtocolError::new(
                 ErrorCode::Revoked,
                 "R-STD-4",
@@ -418,8 +417,7 @@ impl Session {
         };
         let conversation = self.conversation.clone()?;
         let activation =
-            CallId::try_from(format!("link:{}:{}", key.instance, self.next_link)).ok()?;
-        self.next_link += 1;
+            CallId::try_from(format!("link:{}:{}", key.instance, self.numbers.link())).ok()?;
         Some(ComponentLink {
             key: key.clone(),
             kind,
@@ -462,13 +460,17 @@ impl Session {
             return Err(AnswerRefusal::Stale);
         }
         // R-STD-6: unique and, with a prefix the embedder makes unique per run, across restarts.
-        let answer_id = format!("{}-ans-{}", self.config.message_id_prefix, self.next_answer);
+        let answer_id = format!(
+            "{}-ans-{}",
+            self.config.message_id_prefix,
+            self.numbers.upcoming_answer()
+        );
         let max = self.config.limits.max_event_data_bytes;
         let Some(instance) = self.components.get_mut(&key.instance) else {
             return Err(AnswerRefusal::Stale);
         };
         let (event, data) = instance.answer(answer, &answer_id, max)?;
-        self.next_answer += 1;
+        self.numbers.use_answer();
         let (round, opener) = (instance.round, instance.opener.clone());
         let payload = UiEvent {
             instance_id: key.instance.clone(),
@@ -565,7 +567,7 @@ impl Session {
     /// Hides every component (the session ended), sending nothing upstream.
     pub(super) fn hide_all_components(&mut self, fx: &mut Vec<Effect>) {
         let session = self.config.session_id;
-        let components = std::mem::take(&mut self.components);
+        let components = self.components.take_all();
         fx.extend(components.into_iter().map(|(instance, c)| {
             Effect::Component(ComponentEffect::Hide {
                 key: SurfaceKey {

@@ -28,6 +28,13 @@ pub use crate::session_config::{BundlePolicy, CatalogRef, Clock, SessionConfig};
 
 mod agent;
 mod capabilities;
+mod desk;
+mod numbers;
+mod opens;
+
+use desk::ComponentDesk;
+use numbers::Numbers;
+use opens::Opens;
 mod components;
 mod degrade;
 mod page;
@@ -132,24 +139,13 @@ pub struct Session {
     clock: Box<dyn Clock>,
     conversation: Option<ConversationId>,
     surfaces: BTreeMap<InstanceId, Entry>,
-    /// The open standard component instances; they share the instance namespace with
-    /// `surfaces` (an id is in at most one of them, R-STD-1).
-    components: BTreeMap<InstanceId, crate::component::Instance>,
-    /// Every standard component kind offered to this session so far, for `revoked` (R-STD-4).
-    offered_components: BTreeSet<crate::component::ComponentKind>,
-    /// The number of the next `answer_id` (R-STD-6).
-    next_answer: u64,
-    /// The number of the next link activation (`link:<instance>:<n>`, R-STD-11).
-    next_link: u64,
-    next_generation: u64,
-    next_message: u64,
-    recent_opens: VecDeque<Duration>,
+    /// The open standard components; they share the instance namespace with `surfaces`.
+    components: ComponentDesk,
+    numbers: Numbers,
+    opens: Opens,
     stats: Stats,
     /// The App Capability kernel, once enabled; until then every `app.call` is `unsupported`.
     capabilities: Option<Capabilities>,
-    /// Surfaces open in the other sessions of the host's table while an envelope is handled,
-    /// so `max_surfaces` also bounds the host in total (R-SES-1); 0 outside a table.
-    open_elsewhere: usize,
 }
 
 impl fmt::Debug for Session {
@@ -172,22 +168,16 @@ impl Session {
                 reason: e.reason,
             });
         }
-        let offered_components = config.standard_components.kinds().collect();
         Ok(Self {
-            components: BTreeMap::new(),
-            offered_components,
-            next_answer: 1,
-            next_link: 1,
+            components: ComponentDesk::offering(config.standard_components.kinds()),
             conversation: config.conversation_id.clone(),
             config,
             clock,
             surfaces: BTreeMap::new(),
-            next_generation: 1,
-            next_message: 1,
-            recent_opens: VecDeque::new(),
+            numbers: Numbers::default(),
+            opens: Opens::default(),
             stats: Stats::default(),
             capabilities: None,
-            open_elsewhere: 0,
         })
     }
 
@@ -278,9 +268,9 @@ impl Session {
         message: Message,
         open_elsewhere: usize,
     ) -> Vec<Effect> {
-        self.open_elsewhere = open_elsewhere;
+        self.opens.set_elsewhere(open_elsewhere);
         let fx = self.handle_message(message);
-        self.open_elsewhere = 0;
+        self.opens.set_elsewhere(0);
         fx
     }
 

@@ -6,8 +6,7 @@ use crate::recovery::Decision;
 use crate::session::{close_event, DiagnosticBudget, Entry};
 use crate::{
     BridgeMessage, ClientError, CloseReason, Diagnostic, DocumentId, Effect, ErrorCode, EventName,
-    Generation, GoneReason, InstanceId, JsonObject, ProtocolError, Session, SurfaceKey,
-    SurfaceOpen, UiEvent,
+    GoneReason, InstanceId, JsonObject, ProtocolError, Session, SurfaceKey, SurfaceOpen, UiEvent,
 };
 
 impl Session {
@@ -223,8 +222,7 @@ impl Session {
             }
             return fx;
         }
-        let generation = Generation(self.next_generation);
-        self.next_generation += 1;
+        let generation = self.numbers.generation();
         entry.generation = generation;
         entry.new_page();
         self.stats.reopened += 1;

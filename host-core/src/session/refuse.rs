@@ -202,8 +202,7 @@ impl Session {
         P: Payload,
         Envelope<P>: Into<Message>,
     {
-        let n = self.next_message;
-        self.next_message += 1;
+        let n = self.numbers.message();
         // `Session::new` checked that the prefix makes valid ids.
         let id = MessageId::known(format!("{}-{n}", self.config.message_id_prefix));
         let conversation_id = conversation

@@ -12,7 +12,6 @@ use crate::component::{
     InstanceRecord, RecordStatus, ShownComponent, Status as AnswerStatus, MAX_DRAFT_BYTES,
 };
 use crate::ids::{EventName, OpaqueVersion, SurfaceId};
-use crate::keys::Generation;
 use crate::message::UiEvent;
 use crate::timestamp::Timestamp;
 use crate::{
@@ -176,8 +175,7 @@ impl Session {
             .as_ref()
             .and_then(|d| keepable_draft(kind, props.as_map(), d))
             .filter(|d| d.to_string().len() <= MAX_DRAFT_BYTES);
-        let generation = Generation(self.next_generation);
-        self.next_generation += 1;
+        let generation = self.numbers.generation();
         let answered = record.status != RecordStatus::Open;
         let last_event = match record.status {
             RecordStatus::Cancelled => "cancel",
