@@ -45,7 +45,9 @@ mod records;
 mod renderer;
 mod shell_start;
 mod standby;
+mod upstream;
 mod views;
+mod work;
 
 use activity::ActivityNotices;
 pub use builder::HostBuilder;

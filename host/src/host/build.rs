@@ -160,8 +160,7 @@ impl HostBuilder {
                 views,
                 driver,
                 proxy,
-                outbound: self.outbound,
-                delegate: self.delegate,
+                upstream: super::upstream::Upstream::new(self.outbound, self.delegate),
                 reopen: self.reopen,
                 notices: self
                     .activity_notices
@@ -172,8 +171,7 @@ impl HostBuilder {
                 ),
                 records: super::records::Records::new(self.component_store),
                 links,
-                work: VecDeque::new(),
-                draining: false,
+                work: super::work::Work::default(),
                 hidden: std::collections::HashSet::new(),
             },
             pending,

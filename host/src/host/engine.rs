@@ -4,7 +4,7 @@
 //! session table, the view table, the capability driver, the delegate and the outbound
 //! callback. [`Host`](super::Host) owns one and feeds it the loop's events.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::WallClock;
@@ -17,7 +17,6 @@ use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
 use super::activity::ActivityNotices;
-use super::builder::OutboundFn;
 use super::component_links::Links;
 use super::components::{ComponentViews, ReportSink, ShowContext};
 use super::handle::EmbedderInput;
@@ -25,10 +24,12 @@ use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
 use super::proxy::{HostProxy, HostUserEvent};
 use super::records::Records;
+use super::upstream::Upstream;
 use super::views::Kept;
 use super::views::{ProbeNews, Views};
+use super::work::Work;
 use crate::capabilities::CapabilityDriver;
-use crate::delegate::{HostDelegate, Refusal};
+use crate::delegate::Refusal;
 use crate::watchdog::Verdict;
 
 /// The shortest wait the kernel's clock asks of the loop, so that a deadline due now cannot
@@ -44,8 +45,8 @@ pub(super) struct Engine {
     /// Carries out the capability kernels' effects, when capabilities are enabled.
     pub(super) driver: Option<CapabilityDriver>,
     pub(super) proxy: HostProxy,
-    pub(super) outbound: Option<OutboundFn>,
-    pub(super) delegate: Box<dyn HostDelegate>,
+    /// The embedder's outbound callback and delegate.
+    pub(super) upstream: Upstream,
     /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
     ///
     /// [`HostBuilder::reopen_lost_surfaces`]: super::HostBuilder::reopen_lost_surfaces
@@ -64,9 +65,7 @@ pub(super) struct Engine {
     /// The link confirm of the components' links (R-STD-11).
     pub(super) links: Links,
     /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
-    pub(super) work: VecDeque<(SessionId, Effect, Option<u64>)>,
-    /// Whether [`Engine::apply`] is draining `work` further up the stack.
-    pub(super) draining: bool,
+    pub(super) work: Work,
     /// The conversations the embedder hid: what they open starts hidden (`conversations.rs`).
     pub(super) hidden: HashSet<ConversationId>,
 }
@@ -161,7 +160,7 @@ impl Engine {
             ViewEvent::UserCloseRequested => PageInput::UserClosed,
             ViewEvent::Crashed => {
                 if self.is_current(&key) {
-                    self.delegate.notify_crashed(&key);
+                    self.upstream.delegate().notify_crashed(&key);
                 }
                 return self.lost(key, GoneReason::Crashed, target);
             }
@@ -209,7 +208,7 @@ impl Engine {
     /// The view of `key` refused what its page tried; the delegate hears of it.
     pub(super) fn refused(&mut self, key: &SurfaceKey, refusal: Refusal) {
         if self.is_current(key) {
-            self.delegate.notify_refused(key, &refusal);
+            self.upstream.delegate().notify_refused(key, &refusal);
         }
     }
 
@@ -217,7 +216,7 @@ impl Engine {
         match self.views.poll_probe() {
             ProbeNews::None | ProbeNews::Passed => {}
             ProbeNews::Failed { reason, held } => {
-                self.delegate.notify_probe_failed(&reason);
+                self.upstream.delegate().notify_probe_failed(&reason);
                 let why = format!("the isolation probe failed (R-SEC-8): {reason}");
                 // Views created while the probe ran: their documents were never served (the
                 // gate refused them); they close, and the agent hears the open failed.
@@ -241,17 +240,14 @@ impl Engine {
         // Effects that arise while one is carried out (a capability answer's, a failed open's)
         // go first, before the rest of the batch, as a nested call would take them; the
         // outermost call drains the queue, so nothing recurses through here.
-        for effect in effects.into_iter().rev() {
-            self.work.push_front((session, effect, line));
-        }
-        if self.draining {
+        self.work.push_front(session, effects, line);
+        if !self.work.start() {
             return;
         }
-        self.draining = true;
-        while let Some((session, effect, line)) = self.work.pop_front() {
+        while let Some((session, effect, line)) = self.work.next() {
             self.interpret(session, effect, line, target);
         }
-        self.draining = false;
+        self.work.finish();
     }
 
     /// The one interpreter of the kernel's effects: every [`Effect`] by name.
@@ -268,15 +264,17 @@ impl Engine {
             Effect::OpenHibernated(open) => self.open_hibernated(open, target),
             Effect::Replace { old, open } => {
                 self.destroy(&old);
-                self.delegate.notify_closed(&old, &CloseReason::Replaced);
+                self.upstream
+                    .delegate()
+                    .notify_closed(&old, &CloseReason::Replaced);
                 self.open(open, target);
             }
             Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
             Effect::Ready(key) => {
                 self.views.ready(&key);
-                self.delegate.notify_ready(&key);
+                self.upstream.delegate().notify_ready(&key);
             }
-            Effect::Reloaded(key) => self.delegate.notify_reloaded(&key),
+            Effect::Reloaded(key) => self.upstream.delegate().notify_reloaded(&key),
             Effect::RestoreDocument(key) => {
                 // R-SEC-2a: the page replaced its document without a navigation (a
                 // `javascript:` URL); its own document is loaded again and gets the current
@@ -286,7 +284,8 @@ impl Engine {
                         tracing::warn!("surface {key}: cannot restore its document: {e}");
                     }
                 }
-                self.delegate
+                self.upstream
+                    .delegate()
                     .notify_refused(&key, &Refusal::DocumentReplaced);
             }
             Effect::DeliverState { key, state } => {
@@ -300,24 +299,21 @@ impl Engine {
                 self.views.state_set(&key);
             }
             Effect::Resize { key, height } => {
-                self.views.resize(&key, height, self.delegate.as_mut());
+                self.views.resize(&key, height, self.upstream.delegate());
             }
             Effect::Diagnostic { key, diagnostic } => {
                 self.views
-                    .diagnostic(&key, diagnostic, self.delegate.as_mut());
+                    .diagnostic(&key, diagnostic, self.upstream.delegate());
             }
             Effect::Close { key, reason } => {
                 self.destroy(&key);
-                self.delegate.notify_closed(&key, &reason);
+                self.upstream.delegate().notify_closed(&key, &reason);
             }
             Effect::Send(message) => {
-                if let Some(outbound) = self.outbound.as_mut() {
-                    outbound(&message);
-                }
-                self.delegate.notify_outbound(&message);
+                self.upstream.send(&message);
             }
-            Effect::Rejected(error) => self.delegate.notify_rejected(&error, line),
-            Effect::Dropped { key, error } => self.delegate.notify_dropped(&key, &error),
+            Effect::Rejected(error) => self.upstream.delegate().notify_rejected(&error, line),
+            Effect::Dropped { key, error } => self.upstream.delegate().notify_dropped(&key, &error),
             Effect::Capability(CapabilityEffect::Activity(activity)) => {
                 self.activity(&activity);
             }
@@ -389,11 +385,11 @@ impl Engine {
             Ok(()) => {
                 // The delegate hears of the Surface before it is asked where to put it, so a
                 // layout by key (a kiosk's regions) knows it on the first placement.
-                self.delegate.notify_opened(&key, &open.app);
+                self.upstream.delegate().notify_opened(&key, &open.app);
                 if self.is_hidden(key.session) {
                     self.views.set_visible(&key, false);
                 }
-                self.views.relayout(self.delegate.as_mut());
+                self.views.relayout(self.upstream.delegate());
             }
             Err(e) => {
                 let why = e.to_string();
@@ -411,16 +407,16 @@ impl Engine {
     /// Closes the webview of `key`, and lays out the rest again.
     pub(super) fn destroy(&mut self, key: &SurfaceKey) {
         if self.views.destroy(key) {
-            self.views.relayout(self.delegate.as_mut());
+            self.views.relayout(self.upstream.delegate());
         }
     }
 
     /// Lays the child views out again, Surfaces and the components over them (the window of
     /// the child views was resized).
     pub(super) fn relayout(&mut self) {
-        self.views.relayout(self.delegate.as_mut());
+        self.views.relayout(self.upstream.delegate());
         if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
-            views.relayout(parent, self.delegate.as_mut());
+            views.relayout(parent, self.upstream.delegate());
         }
     }
 
@@ -460,7 +456,8 @@ impl Engine {
             open.key
         );
         self.destroy(&old);
-        self.delegate
+        self.upstream
+            .delegate()
             .notify_closed(&old, &CloseReason::Reopened(reason));
         self.create(open, kept, target);
     }
@@ -480,7 +477,7 @@ impl Engine {
                     tracing::warn!(
                         "surface {key}: its page stopped answering; its web process is terminated (R-UI-12)"
                     );
-                    self.delegate.notify_unresponsive(&key);
+                    self.upstream.delegate().notify_unresponsive(&key);
                     if let Some(view) = self.views.view(&key) {
                         view.terminate_web_process();
                     }
@@ -501,7 +498,7 @@ impl Engine {
     /// the host's notice when the user saw nothing of it.
     pub(super) fn activity(&mut self, activity: &Activity) {
         tracing::info!("activity: {activity}");
-        self.delegate.notify_capability_ran(activity);
+        self.upstream.delegate().notify_capability_ran(activity);
         if let Some(notices) = self.notices.as_mut() {
             notices.show(activity, self.views.standby.as_ref());
         }
@@ -567,7 +564,7 @@ impl Engine {
             high_contrast: self.views.high_contrast(),
             language: self.views.language(),
             parent: self.views.parent(),
-            delegate: self.delegate.as_mut(),
+            delegate: self.upstream.delegate(),
         };
         let failed = ComponentViews::carry_out(self.components.as_mut(), effect, cx, sink);
         if let Some(key) = failed {
@@ -638,7 +635,7 @@ impl Engine {
                 match effect {
                     Effect::Close { key, reason } => {
                         self.destroy(&key);
-                        self.delegate.notify_closed(&key, &reason);
+                        self.upstream.delegate().notify_closed(&key, &reason);
                     }
                     // Records finished and prompts withdrawn; a read's answer has no session
                     // left to go to.

@@ -208,7 +208,7 @@ impl Engine {
             open.key
         );
         self.views.sleep_restored(&open.key);
-        self.delegate.notify_opened(&open.key, &open.app);
+        self.upstream.delegate().notify_opened(&open.key, &open.app);
     }
 
     /// Makes room for one more live view under `Limits::max_live_surfaces` by hibernating the
@@ -277,6 +277,6 @@ impl Engine {
         if let Some(live) = self.views.live_mut(key) {
             live.placeholder = placeholder;
         }
-        self.views.relayout(self.delegate.as_mut());
+        self.views.relayout(self.upstream.delegate());
     }
 }
