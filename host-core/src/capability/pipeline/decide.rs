@@ -16,7 +16,7 @@ impl Capabilities {
         };
         // R-CAP-5, R-SES-1: a key's record answers only the identity that made it.
         if record.owner.as_ref() != Some(&self.owner()) {
-            if self.agent.is_some() {
+            if self.grantee.agent().is_some() {
                 // Another vouched identity's call (or an ownerless old one): this identity's
                 // call is a new one, with its own consent and record.
                 return self.admit(call, out);
@@ -53,12 +53,12 @@ impl Capabilities {
     pub(super) fn admit(&mut self, mut call: Call, out: &mut Vec<Out>) {
         let Some(capability) = self
             .registry
-            .visible(&call.subject.capability, self.agent.as_ref())
+            .visible(&call.subject.capability, self.grantee.agent())
             .cloned()
         else {
             // R-INV-4: unknown and hidden get the same answer; once offered, `revoked`.
             let name = &call.subject.capability;
-            let result = if self.offered.contains(name) {
+            let result = if self.announcements.was_offered(name) {
                 answer_with(
                     &call.subject,
                     Status::Unsupported,
@@ -168,7 +168,7 @@ impl Capabilities {
                 self.decided(&mut call, Decision::Allowed, DecisionSource::Policy, out);
                 self.persist_running(call, out);
             }
-            Risk::UserConfirmation => match self.grant_identity() {
+            Risk::UserConfirmation => match self.grantee.grant_identity() {
                 // R-CAP-2: asked at every decision, so a revocation elsewhere holds at once.
                 Some(agent) => {
                     let ticket = self.ticket();
@@ -184,7 +184,7 @@ impl Capabilities {
                 }
                 None => {
                     let grant = (capability.name().clone(), capability.version().clone());
-                    if self.conversation_grants.contains(&grant) {
+                    if self.grantee.granted(&grant) {
                         self.decided(
                             &mut call,
                             Decision::Allowed,
@@ -311,9 +311,9 @@ impl Capabilities {
         let Some(version) = call.subject.version.clone() else {
             return;
         };
-        match self.grant_identity() {
+        match self.grantee.grant_identity() {
             Some(agent) => {
-                let note = if self.agent.is_some() {
+                let note = if self.grantee.agent().is_some() {
                     "remembered for this agent identity"
                 } else {
                     "remembered for this conversation of this host process only: no vouched agent identity"
@@ -338,8 +338,7 @@ impl Capabilities {
                 );
             }
             None => {
-                self.conversation_grants
-                    .insert((call.subject.capability.clone(), version));
+                self.grantee.grant(call.subject.capability.clone(), version);
                 self.audit(
                     &call.subject,
                     AuditKind::GrantRemembered,

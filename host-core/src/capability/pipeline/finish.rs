@@ -21,7 +21,7 @@ impl Capabilities {
         out: &mut Vec<Out>,
     ) {
         let now = self.wall.now();
-        for record in self.refusals.record(err, status, self.agent.as_ref(), now) {
+        for record in self.refusals.record(err, status, self.grantee.agent(), now) {
             out.push(Out::Effect(CapabilityEffect::Audit(record)));
         }
     }
@@ -29,7 +29,7 @@ impl Capabilities {
     /// Writes out the merged refusals' counted records.
     pub(crate) fn flush_refusals(&mut self, out: &mut Vec<Out>) {
         let now = self.wall.now();
-        for record in self.refusals.flush(self.agent.as_ref(), now) {
+        for record in self.refusals.flush(self.grantee.agent(), now) {
             out.push(Out::Effect(CapabilityEffect::Audit(record)));
         }
     }
@@ -59,7 +59,7 @@ impl Capabilities {
         );
         let activity = Activity {
             key: call.subject.key.clone(),
-            agent: self.agent.clone(),
+            agent: self.grantee.agent().cloned(),
             capability: capability.name().clone(),
             version: capability.version().clone(),
             risk: capability.risk(),
@@ -148,7 +148,7 @@ impl Capabilities {
         call.stage = Stage::Recording {
             retry: Some(monotonic + wait),
         };
-        self.calls.insert(call.subject.key.call_id.clone(), call);
+        self.ledger.park(call);
     }
 
     /// Writes the final record of `call` again, after a failed write.
@@ -252,20 +252,15 @@ impl Capabilities {
             });
         }
         let id = call.subject.key.call_id.clone();
-        self.answered.insert(
-            id.clone(),
+        self.ledger.remember(
+            id,
             Answered {
                 capability: call.subject.capability,
                 digest: call.subject.digest,
                 result,
             },
+            self.limits.max_remembered_answers,
         );
-        self.answered_order.push_back(id);
-        while self.answered_order.len() > self.limits.max_remembered_answers {
-            if let Some(old) = self.answered_order.pop_front() {
-                self.answered.remove(&old);
-            }
-        }
     }
 
     /// An answer that is not the call's own (a reused key, a repeat, the in-flight cap): audited,
@@ -352,7 +347,7 @@ impl Capabilities {
         let capability = call.capability.as_ref()?;
         Some(CallSummary {
             key: call.subject.key.clone(),
-            agent: self.agent.clone(),
+            agent: self.grantee.agent().cloned(),
             capability: capability.name().clone(),
             version: capability.version().clone(),
             risk: capability.risk(),
@@ -384,8 +379,8 @@ impl Capabilities {
     pub(super) fn record(&self, subject: &Subject, state: CallState) -> CallRecord {
         CallRecord {
             key: subject.key.clone(),
-            epoch: self.epoch,
-            agent: self.agent.clone(),
+            epoch: self.announcements.epoch(),
+            agent: self.grantee.agent().cloned(),
             capability: subject.capability.clone(),
             version: subject.version.clone(),
             risk: subject.risk,
@@ -409,7 +404,7 @@ impl Capabilities {
             at: self.wall.now(),
             kind,
             call: subject.key.clone(),
-            agent: self.agent.clone(),
+            agent: self.grantee.agent().cloned(),
             capability: subject.capability.clone(),
             version: subject.version.clone(),
             risk: subject.risk,

@@ -3,15 +3,14 @@
 
 use crate::capability::Out;
 use crate::{
-    unvouched_identity, AgentIdentity, AppList, Capabilities, Capability, CapabilityDecl,
-    CapabilityEffect, CapabilityName, ClientInventory, ConversationId, InventoryApp, Revision,
-    StandardComponent, UsageError, UNVOUCHED_PREFIX,
+    AgentIdentity, Capabilities, Capability, CapabilityDecl, CapabilityName, ConversationId,
+    InventoryApp, StandardComponent, UsageError,
 };
 
 impl Capabilities {
     /// The session is established in `conversation`: announce the inventory (R-INV-1).
     pub(crate) fn establish(&mut self, conversation: ConversationId, out: &mut Vec<Out>) {
-        self.conversation = Some(conversation);
+        self.grantee.establish(conversation);
         let decls = self.visible_decls();
         self.announce(decls, out);
     }
@@ -19,7 +18,7 @@ impl Capabilities {
     /// Announces the current inventory again, under a new revision, when the session is
     /// established: for an agent that connects again (R-INV-1). Nothing before establishment.
     pub(crate) fn announce_again(&mut self, out: &mut Vec<Out>) {
-        if self.conversation.is_some() {
+        if self.grantee.conversation().is_some() {
             let decls = self.visible_decls();
             self.announce(decls, out);
         }
@@ -59,44 +58,17 @@ impl Capabilities {
     /// Forgets the conversation-scoped "always" for `name` (grants of a vouched identity live in
     /// the store and are revoked there). Returns whether there was one.
     pub(crate) fn forget_conversation_grant(&mut self, name: &CapabilityName) -> bool {
-        let before = self.conversation_grants.len();
-        self.conversation_grants.retain(|(n, _)| n != name);
-        before != self.conversation_grants.len()
+        self.grantee.forget(name)
     }
 
-    /// Whose calls this session's are (R-CAP-5, R-SES-1): the vouched identity, else the
-    /// session's unvouched identity: this process's scope when the embedder gave one, else this
-    /// session's revision epoch, which no other session shares.
+    /// Whose calls this session's are (R-CAP-5, R-SES-1).
     pub(super) fn owner(&self) -> AgentIdentity {
-        if let Some(agent) = &self.agent {
-            return agent.clone();
-        }
-        let scope = match &self.unvouched_scope {
-            Some(scope) => scope.clone(),
-            None => format!("session-{}", self.epoch.0),
-        };
-        let conversation = self
-            .conversation
-            .clone()
-            .unwrap_or_else(|| ConversationId::known("unknown"));
-        unvouched_identity(&scope, &conversation)
-            .unwrap_or_else(|| AgentIdentity::known(format!("{UNVOUCHED_PREFIX}{scope}")))
-    }
-
-    /// Whose "always" decides this session's `user_confirmation` calls in the store: the
-    /// vouched identity, else this process's unvouched identity for the conversation; `None`
-    /// keeps them in memory (R-SES-1).
-    pub(super) fn grant_identity(&self) -> Option<AgentIdentity> {
-        if let Some(agent) = &self.agent {
-            return Some(agent.clone());
-        }
-        let scope = self.unvouched_scope.as_deref()?;
-        unvouched_identity(scope, self.conversation.as_ref()?)
+        self.grantee.owner(self.announcements.epoch())
     }
 
     pub(super) fn visible_decls(&self) -> Vec<CapabilityDecl> {
         self.registry
-            .visible_to(self.agent.as_ref())
+            .visible_to(self.grantee.agent())
             .map(|c| c.decl().clone())
             .collect()
     }
@@ -104,11 +76,8 @@ impl Capabilities {
     /// Announces again when what this agent sees changed; a change that does not affect this
     /// session (hiding from another agent) sends nothing.
     pub(super) fn announce_if_changed(&mut self, out: &mut Vec<Out>) {
-        let Some(previous) = &self.announced else {
-            return;
-        };
         let decls = self.visible_decls();
-        if *previous != decls {
+        if self.announcements.differs(&decls) {
             self.announce(decls, out);
         }
     }
@@ -116,11 +85,7 @@ impl Capabilities {
     /// The app center's enabled apps changed: an established session announces a new
     /// inventory revision with them (R-INV-2, R-INV-3); the same list announces nothing.
     pub(crate) fn set_applications(&mut self, applications: Vec<InventoryApp>, out: &mut Vec<Out>) {
-        if applications == self.applications {
-            return;
-        }
-        self.applications = applications;
-        if self.announced.is_some() {
+        if self.announcements.set_applications(applications) && self.announcements.established() {
             let decls = self.visible_decls();
             self.announce(decls, out);
         }
@@ -133,46 +98,16 @@ impl Capabilities {
         components: Vec<StandardComponent>,
         out: &mut Vec<Out>,
     ) {
-        if components == self.standard_components {
-            return;
-        }
-        self.standard_components = components;
-        if self.announced.is_some() {
+        if self.announcements.set_standard_components(components)
+            && self.announcements.established()
+        {
             let decls = self.visible_decls();
             self.announce(decls, out);
         }
     }
 
     pub(super) fn announce(&mut self, decls: Vec<CapabilityDecl>, out: &mut Vec<Out>) {
-        // R-INV-2: the epoch is handed out once by the store, so `rev-<epoch>-<n>` is never
-        // reused, also across restarts.
-        let revision = Revision::known(format!("rev-{}-{}", self.epoch.0, self.next_revision));
-        self.next_revision += 1;
-        let new: Vec<CapabilityName> = decls
-            .iter()
-            .map(|d| d.name.clone())
-            .filter(|name| !self.offered.contains(name))
-            .collect();
-        self.offered.extend(new.iter().cloned());
-        // R-INV-4: what a vouched identity was offered outlives the process, so that a call to
-        // one withdrawn across a restart is `revoked` for it (to anyone else it stays unknown).
-        if let (Some(agent), false) = (&self.agent, new.is_empty()) {
-            out.push(Out::Effect(CapabilityEffect::RememberOffered {
-                agent: agent.clone(),
-                capabilities: new,
-            }));
-        }
-        self.announced = Some(decls.clone());
-        out.push(Out::Announce {
-            inventory: ClientInventory {
-                revision,
-                standard_components: self.standard_components.clone(),
-                applications: self.applications.clone(),
-                capabilities: decls.clone(),
-            },
-            list: AppList {
-                capabilities: decls,
-            },
-        });
+        self.announcements
+            .announce(decls, self.grantee.agent(), out);
     }
 }

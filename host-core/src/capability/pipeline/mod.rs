@@ -2,7 +2,6 @@
 //! visible, not expired, valid arguments, consent by risk, a durable `running` record, run, and
 //! exactly one `app.result` per `app.call` envelope.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
@@ -12,21 +11,27 @@ use crate::capability::effect::{
 };
 use crate::capability::refusals::Refusals;
 use crate::capability::registry::{Capability, Registry};
-use crate::capability::store::{
-    ArgsDigest, AuditKind, CallKey, Decision, DecisionSource, RevisionEpoch,
-};
+use crate::capability::store::{ArgsDigest, AuditKind, CallKey, Decision, DecisionSource};
 use crate::error::{ErrorCode, UsageError};
 use crate::ids::{
-    shorten, AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Risk, Status,
+    shorten, AgentIdentity, CapabilityName, ConversationId, OpaqueVersion, Risk, Status,
 };
 use crate::json::JsonObject;
 use crate::message::{
-    AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientInventory, Envelope, InventoryApp,
-    Party, StandardComponent, Timestamp,
+    AppCall, AppError, AppList, AppResult, ClientInventory, Envelope, Party, Timestamp,
 };
 
 /// How long a call whose key another live host process has waits before it looks again.
+mod announcements;
 mod decide;
+mod grantee;
+
+use grantee::Grantee;
+mod ledger;
+
+use ledger::Ledger;
+
+use announcements::Announcements;
 mod finish;
 mod inventory;
 
@@ -142,36 +147,18 @@ struct Answered {
 /// The capability state of one session: its registry, what it announced, its calls.
 pub struct Capabilities {
     registry: Registry,
-    agent: Option<AgentIdentity>,
     wall: Box<dyn WallClock>,
-    epoch: RevisionEpoch,
     limits: CapabilityLimits,
     /// [`crate::Limits::max_call_lifetime`].
     max_lifetime: Duration,
     /// The calls that ran (original §5.3).
     activity: ActivityLog,
-    next_revision: u64,
-    next_ticket: u64,
-    conversation: Option<ConversationId>,
-    /// The capability list last announced; `None` until the session is established.
-    announced: Option<Vec<CapabilityDecl>>,
-    /// Every capability name this session was ever offered (R-INV-4 `revoked`).
-    offered: BTreeSet<CapabilityName>,
-    /// The app center's enabled apps, listed in every inventory (R-INV-3).
-    applications: Vec<InventoryApp>,
-    /// The standard components the driver renders now, as the inventory lists them (R-STD-14).
-    standard_components: Vec<StandardComponent>,
-    calls: BTreeMap<CallId, Call>,
-    tickets: BTreeMap<Ticket, CallId>,
-    answered: BTreeMap<CallId, Answered>,
-    answered_order: VecDeque<CallId>,
-    /// Handlers that timed out: a result for them is discarded and audited.
-    late: BTreeMap<Ticket, Subject>,
-    /// "Always" answers without a vouched identity: they last this conversation (R-SES-1).
-    conversation_grants: BTreeSet<(CapabilityName, OpaqueVersion)>,
-    /// With it, those answers are kept in the store instead, under
-    /// [`unvouched_identity`]`(scope, conversation)`.
-    unvouched_scope: Option<String>,
+    /// Whose calls these are; the conversation's own "always" answers.
+    grantee: Grantee,
+    /// What this session announced, under which revisions.
+    announcements: Announcements,
+    /// The calls not answered yet, and those answered lately.
+    ledger: Ledger,
     /// Calls refused before the pipeline, merged per kind for the audit (R-CAP-6).
     refusals: Refusals,
 }
@@ -180,9 +167,9 @@ impl fmt::Debug for Capabilities {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Capabilities")
             .field("registry", &self.registry)
-            .field("agent", &self.agent)
-            .field("epoch", &self.epoch)
-            .field("calls", &self.calls.len())
+            .field("agent", &self.grantee.agent())
+            .field("epoch", &self.announcements.epoch())
+            .field("calls", &self.ledger.waiting().count())
             .finish_non_exhaustive()
     }
 }
@@ -214,26 +201,13 @@ impl Capabilities {
         }
         let me = Self {
             registry: Registry::default(),
-            agent,
             wall: wall_clock,
-            epoch: revision_epoch,
             limits,
             max_lifetime,
             activity: ActivityLog::default(),
-            next_revision: 1,
-            next_ticket: 1,
-            conversation: None,
-            announced: None,
-            offered: offered_before,
-            applications: Vec::new(),
-            standard_components: Vec::new(),
-            calls: BTreeMap::new(),
-            tickets: BTreeMap::new(),
-            answered: BTreeMap::new(),
-            answered_order: VecDeque::new(),
-            late: BTreeMap::new(),
-            conversation_grants: BTreeSet::new(),
-            unvouched_scope,
+            grantee: Grantee::new(agent, unvouched_scope),
+            announcements: Announcements::new(revision_epoch, offered_before),
+            ledger: Ledger::default(),
             refusals: Refusals::default(),
         };
         for record in unfinished {
@@ -249,7 +223,7 @@ impl Capabilities {
 
     /// The vouched agent identity of this session, if any.
     pub fn agent(&self) -> Option<&AgentIdentity> {
-        self.agent.as_ref()
+        self.grantee.agent()
     }
 
     /// The calls that ran in this session, oldest first: what, when, under which grant
@@ -260,8 +234,8 @@ impl Capabilities {
 
     /// How many calls are unanswered, and how many of them wait for a decision.
     pub fn pending(&self) -> (usize, usize) {
-        let deciding = self.calls.values().filter(|c| c.stage.deciding()).count();
-        (self.calls.len(), deciding)
+        let deciding = self.ledger.waiting().filter(|c| c.stage.deciding()).count();
+        (self.ledger.waiting().count(), deciding)
     }
 
     // ---- inventory (R-INV-1..4, R-CAP-1) ----
@@ -281,8 +255,9 @@ impl Capabilities {
             arguments,
         } = payload;
         let conversation = self
-            .conversation
-            .clone()
+            .grantee
+            .conversation()
+            .cloned()
             .unwrap_or_else(|| ConversationId::known("unknown"));
         let subject = Subject {
             key: CallKey {
@@ -310,7 +285,7 @@ impl Capabilities {
             out,
         );
         // 1. The call key, before anything else (R-CAP-5).
-        if let Some(first) = self.calls.get(&call_id) {
+        if let Some(first) = self.ledger.get(&call_id) {
             if let Some(reused) = reused(&first.subject.capability, &first.subject.digest, &subject)
             {
                 return self.refuse(&subject, reused, sender, out);
@@ -319,12 +294,12 @@ impl Capabilities {
                 let answer = self.too_many_in_flight(&subject);
                 return self.refuse(&subject, answer, sender, out);
             }
-            if let Some(first) = self.calls.get_mut(&call_id) {
+            if let Some(first) = self.ledger.get_mut(&call_id) {
                 first.to.push(sender);
             }
             return;
         }
-        if let Some(done) = self.answered.get(&call_id) {
+        if let Some(done) = self.ledger.answered(&call_id) {
             let result = match reused(&done.capability, &done.digest, &subject) {
                 Some(reused) => reused,
                 None => done.result.clone(),
@@ -369,12 +344,12 @@ impl Capabilities {
         monotonic: Duration,
         out: &mut Vec<Out>,
     ) -> Result<(), UsageError> {
-        if let Some(subject) = self.late.get(&ticket) {
+        if let Some(subject) = self.ledger.late(ticket) {
             if !matches!(answer, Answer::Ran(_)) {
                 return Err(wrong(ticket, "a handler result", &answer));
             }
             let subject = subject.clone();
-            self.late.remove(&ticket);
+            self.ledger.forget_late(ticket);
             self.audit(
                 &subject,
                 AuditKind::LateResultDiscarded,
@@ -386,13 +361,9 @@ impl Capabilities {
             return Ok(());
         }
         // An unknown ticket is a withdrawn prompt or hook answered anyway: ignored.
-        let Some(call_id) = self.tickets.get(&ticket).cloned() else {
+        let Some(stage) = self.ledger.stage_of(ticket) else {
             return Ok(());
         };
-        let Some(call) = self.calls.get(&call_id) else {
-            return Ok(());
-        };
-        let stage = call.stage;
         let fits = matches!(
             (stage, &answer),
             (Stage::LookingUp, Answer::Call(_) | Answer::CallElsewhere(_))
@@ -412,8 +383,7 @@ impl Capabilities {
         if !fits {
             return Err(wrong(ticket, stage.expects(), &answer));
         }
-        self.tickets.remove(&ticket);
-        let Some(mut call) = self.calls.remove(&call_id) else {
+        let Some(mut call) = self.ledger.take_by_ticket(ticket) else {
             return Ok(());
         };
         if stage.deciding() && self.wall.now() >= call.expires_at {
@@ -501,22 +471,16 @@ impl Capabilities {
     pub(crate) fn poll(&mut self, monotonic: Duration, out: &mut Vec<Out>) {
         let now = self.wall.now();
         let timeout = self.limits.handler_timeout;
-        let due: Vec<CallId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| match c.stage {
-                Stage::Running { since } => monotonic.saturating_sub(since) >= timeout,
-                Stage::Elsewhere { retry } => now >= c.expires_at || monotonic >= retry,
-                Stage::Recording { retry } => retry.is_some_and(|r| monotonic >= r),
-                stage => stage.deciding() && now >= c.expires_at,
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
+        let due = self.ledger.keys_where(|c| match c.stage {
+            Stage::Running { since } => monotonic.saturating_sub(since) >= timeout,
+            Stage::Elsewhere { retry } => now >= c.expires_at || monotonic >= retry,
+            Stage::Recording { retry } => retry.is_some_and(|r| monotonic >= r),
+            stage => stage.deciding() && now >= c.expires_at,
+        });
         for id in due {
-            let Some(call) = self.calls.remove(&id) else {
+            let Some(call) = self.ledger.take(&id) else {
                 continue;
             };
-            self.tickets.remove(&call.ticket);
             if matches!(call.stage, Stage::Recording { .. }) {
                 self.record_again(call, out);
                 continue;
@@ -533,7 +497,7 @@ impl Capabilities {
                 continue;
             }
             if matches!(call.stage, Stage::Running { .. }) {
-                self.late.insert(call.ticket, call.subject.clone());
+                self.ledger.mark_late(call.ticket, call.subject.clone());
                 let result = answer_with(
                     &call.subject,
                     Status::Failed,
@@ -553,8 +517,8 @@ impl Capabilities {
     /// How long until `poll` has something to do, if anything waits on a deadline.
     pub(crate) fn next_wakeup(&self, monotonic: Duration) -> Option<Duration> {
         let now = self.wall.now();
-        self.calls
-            .values()
+        self.ledger
+            .waiting()
             .filter_map(|c| match c.stage {
                 Stage::Running { since } => {
                     Some((since + self.limits.handler_timeout).saturating_sub(monotonic))
@@ -575,20 +539,16 @@ impl Capabilities {
     /// its prompt withdrawn. Running calls finish on their own.
     pub(crate) fn end(&mut self, out: &mut Vec<Out>) {
         self.flush_refusals(out);
-        let waiting: Vec<CallId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| c.stage.deciding() || c.stage == Stage::LookingUp)
-            .map(|(id, _)| id.clone())
-            .collect();
+        let waiting = self
+            .ledger
+            .keys_where(|c| c.stage.deciding() || c.stage == Stage::LookingUp);
         // A call another process has is that process's to answer: dropped, nothing written.
-        self.calls
-            .retain(|_, c| !matches!(c.stage, Stage::Elsewhere { .. }));
+        self.ledger
+            .drop_where(|c| matches!(c.stage, Stage::Elsewhere { .. }));
         for id in waiting {
-            let Some(call) = self.calls.remove(&id) else {
+            let Some(call) = self.ledger.take(&id) else {
                 continue;
             };
-            self.tickets.remove(&call.ticket);
             self.withdraw(&call, out);
             let result = answer_with(
                 &call.subject,
@@ -610,22 +570,16 @@ impl Capabilities {
     // ---- helpers ----
 
     fn ticket(&mut self) -> Ticket {
-        let t = Ticket(self.next_ticket);
-        self.next_ticket += 1;
-        t
+        self.ledger.ticket()
     }
 
-    fn wait(&mut self, mut call: Call, stage: Stage, ticket: Ticket) {
-        call.stage = stage;
-        call.ticket = ticket;
-        self.tickets
-            .insert(ticket, call.subject.key.call_id.clone());
-        self.calls.insert(call.subject.key.call_id.clone(), call);
+    fn wait(&mut self, call: Call, stage: Stage, ticket: Ticket) {
+        self.ledger.wait(call, stage, ticket);
     }
 
     /// Unanswered calls, counting every repeat that waits on one.
     fn in_flight(&self) -> usize {
-        self.calls.values().map(|c| c.to.len()).sum()
+        self.ledger.in_flight()
     }
 }
 

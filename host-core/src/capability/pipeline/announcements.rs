@@ -1,0 +1,112 @@
+//! What one session announced: its inventory's revisions and what they listed (R-INV-1..4,
+//! R-STD-14).
+
+use std::collections::BTreeSet;
+
+use crate::capability::Out;
+use crate::{
+    AgentIdentity, AppList, CapabilityDecl, CapabilityEffect, CapabilityName, ClientInventory,
+    InventoryApp, Revision, RevisionEpoch, StandardComponent,
+};
+
+/// A session's announcements: the revision epoch the store handed out and the next revision's
+/// number, the capability list last announced, every capability ever offered, and the
+/// applications and standard components every inventory lists.
+///
+/// Invariants: revisions are `rev-<epoch>-<n>` with `n` counting up from 1, so none is ever
+/// reused, also across restarts (R-INV-2); `offered` only grows (R-INV-4 `revoked`);
+/// `announced` is `None` until the first announcement (the session is established).
+#[derive(Debug)]
+pub(crate) struct Announcements {
+    epoch: RevisionEpoch,
+    next_revision: u64,
+    announced: Option<Vec<CapabilityDecl>>,
+    offered: BTreeSet<CapabilityName>,
+    applications: Vec<InventoryApp>,
+    standard_components: Vec<StandardComponent>,
+}
+
+impl Announcements {
+    /// Nothing announced yet under `epoch`; `offered` were offered to this agent before.
+    pub(crate) fn new(epoch: RevisionEpoch, offered: BTreeSet<CapabilityName>) -> Self {
+        Self {
+            epoch,
+            next_revision: 1,
+            announced: None,
+            offered,
+            applications: Vec::new(),
+            standard_components: Vec::new(),
+        }
+    }
+
+    /// The revision epoch, which no other session shares.
+    pub(crate) fn epoch(&self) -> RevisionEpoch {
+        self.epoch
+    }
+
+    /// Whether an inventory was announced (the session is established).
+    pub(crate) fn established(&self) -> bool {
+        self.announced.is_some()
+    }
+
+    /// Whether an established session last announced something other than `decls`.
+    pub(crate) fn differs(&self, decls: &[CapabilityDecl]) -> bool {
+        self.announced.as_deref().is_some_and(|last| last != decls)
+    }
+
+    /// Whether `name` was ever offered to this session (or its vouched agent before).
+    pub(crate) fn was_offered(&self, name: &CapabilityName) -> bool {
+        self.offered.contains(name)
+    }
+
+    /// Takes `applications` for the next inventories; whether they differ from the last.
+    pub(crate) fn set_applications(&mut self, applications: Vec<InventoryApp>) -> bool {
+        let changed = applications != self.applications;
+        self.applications = applications;
+        changed
+    }
+
+    /// Takes `components` for the next inventories; whether they differ from the last.
+    pub(crate) fn set_standard_components(&mut self, components: Vec<StandardComponent>) -> bool {
+        let changed = components != self.standard_components;
+        self.standard_components = components;
+        changed
+    }
+
+    /// Announces `decls` under the next revision; a vouched `agent`'s newly offered names are
+    /// remembered in the store (R-INV-4: so that one withdrawn across a restart is `revoked`
+    /// for it; to anyone else it stays unknown).
+    pub(crate) fn announce(
+        &mut self,
+        decls: Vec<CapabilityDecl>,
+        agent: Option<&AgentIdentity>,
+        out: &mut Vec<Out>,
+    ) {
+        let revision = Revision::known(format!("rev-{}-{}", self.epoch.0, self.next_revision));
+        self.next_revision += 1;
+        let new: Vec<CapabilityName> = decls
+            .iter()
+            .map(|d| d.name.clone())
+            .filter(|name| !self.offered.contains(name))
+            .collect();
+        self.offered.extend(new.iter().cloned());
+        if let (Some(agent), false) = (agent, new.is_empty()) {
+            out.push(Out::Effect(CapabilityEffect::RememberOffered {
+                agent: agent.clone(),
+                capabilities: new,
+            }));
+        }
+        self.announced = Some(decls.clone());
+        out.push(Out::Announce {
+            inventory: ClientInventory {
+                revision,
+                standard_components: self.standard_components.clone(),
+                applications: self.applications.clone(),
+                capabilities: decls.clone(),
+            },
+            list: AppList {
+                capabilities: decls,
+            },
+        });
+    }
+}

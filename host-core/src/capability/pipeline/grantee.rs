@@ -1,0 +1,97 @@
+//! Whose calls a session's are, and where its "always" answers live (R-CAP-3, R-CAP-5,
+//! R-SES-1).
+
+use std::collections::BTreeSet;
+
+use crate::{
+    unvouched_identity, AgentIdentity, CapabilityName, ConversationId, OpaqueVersion,
+    RevisionEpoch, UNVOUCHED_PREFIX,
+};
+
+/// The party a session's calls belong to: the vouched agent, else an unvouched identity of the
+/// conversation; and the "always" answers that last only the conversation.
+///
+/// Invariants: `conversation` is set once, when the session is established; `grants` holds only
+/// answers given in this session (they are never read from anywhere else), each for one
+/// capability version.
+#[derive(Debug)]
+pub(super) struct Grantee {
+    agent: Option<AgentIdentity>,
+    conversation: Option<ConversationId>,
+    unvouched_scope: Option<String>,
+    grants: BTreeSet<(CapabilityName, OpaqueVersion)>,
+}
+
+impl Grantee {
+    /// The vouched `agent`, if any, and the embedder's scope for unvouched ones, if any.
+    pub(super) fn new(agent: Option<AgentIdentity>, unvouched_scope: Option<String>) -> Self {
+        Self {
+            agent,
+            conversation: None,
+            unvouched_scope,
+            grants: BTreeSet::new(),
+        }
+    }
+
+    /// The vouched agent identity, if any.
+    pub(super) fn agent(&self) -> Option<&AgentIdentity> {
+        self.agent.as_ref()
+    }
+
+    /// The conversation, once the session is established.
+    pub(super) fn conversation(&self) -> Option<&ConversationId> {
+        self.conversation.as_ref()
+    }
+
+    /// The session is established in `conversation`.
+    pub(super) fn establish(&mut self, conversation: ConversationId) {
+        self.conversation = Some(conversation);
+    }
+
+    /// Whose calls these are (R-CAP-5, R-SES-1): the vouched identity, else the session's
+    /// unvouched identity: this process's scope when the embedder gave one, else the session's
+    /// revision `epoch`, which no other session shares.
+    pub(super) fn owner(&self, epoch: RevisionEpoch) -> AgentIdentity {
+        if let Some(agent) = &self.agent {
+            return agent.clone();
+        }
+        let scope = match &self.unvouched_scope {
+            Some(scope) => scope.clone(),
+            None => format!("session-{}", epoch.0),
+        };
+        let conversation = self
+            .conversation
+            .clone()
+            .unwrap_or_else(|| ConversationId::known("unknown"));
+        unvouched_identity(&scope, &conversation)
+            .unwrap_or_else(|| AgentIdentity::known(format!("{UNVOUCHED_PREFIX}{scope}")))
+    }
+
+    /// Whose "always" decides `user_confirmation` calls in the store: the vouched identity,
+    /// else this process's unvouched identity for the conversation; `None` keeps them in
+    /// memory, for the conversation (R-SES-1).
+    pub(super) fn grant_identity(&self) -> Option<AgentIdentity> {
+        if let Some(agent) = &self.agent {
+            return Some(agent.clone());
+        }
+        let scope = self.unvouched_scope.as_deref()?;
+        unvouched_identity(scope, self.conversation.as_ref()?)
+    }
+
+    /// Whether "always" was answered in this conversation for `grant`.
+    pub(super) fn granted(&self, grant: &(CapabilityName, OpaqueVersion)) -> bool {
+        self.grants.contains(grant)
+    }
+
+    /// "Always" was answered for `name` at `version`, to last the conversation.
+    pub(super) fn grant(&mut self, name: CapabilityName, version: OpaqueVersion) {
+        self.grants.insert((name, version));
+    }
+
+    /// Forgets the conversation's "always" for `name`; whether there was one.
+    pub(super) fn forget(&mut self, name: &CapabilityName) -> bool {
+        let before = self.grants.len();
+        self.grants.retain(|(n, _)| n != name);
+        before != self.grants.len()
+    }
+}
