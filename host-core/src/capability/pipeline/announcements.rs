@@ -110,3 +110,68 @@ impl Announcements {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Risk;
+
+    fn decl(name: &str) -> CapabilityDecl {
+        CapabilityDecl {
+            name: CapabilityName::known(name),
+            version: crate::OpaqueVersion::known("1"),
+            risk: Risk::DisplayOnly,
+            input_schema: None,
+        }
+    }
+
+    fn revisions(out: &[Out]) -> Vec<String> {
+        out.iter()
+            .filter_map(|o| match o {
+                Out::Announce { inventory, .. } => Some(inventory.revision.as_str().to_owned()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn revisions_count_up_under_the_epoch_and_offered_names_are_remembered_once() {
+        let mut a = Announcements::new(RevisionEpoch(3), BTreeSet::new());
+        assert!(!a.established());
+        assert!(
+            !a.differs(&[decl("x")]),
+            "nothing announced yet: nothing differs"
+        );
+        let agent = AgentIdentity::known("agent-a");
+        let mut out = Vec::new();
+        a.announce(vec![decl("x")], Some(&agent), &mut out);
+        a.announce(vec![decl("x"), decl("y")], Some(&agent), &mut out);
+        a.announce(vec![decl("y")], Some(&agent), &mut out);
+        assert_eq!(revisions(&out), ["rev-3-1", "rev-3-2", "rev-3-3"]);
+        let remembered: Vec<Vec<CapabilityName>> = out
+            .iter()
+            .filter_map(|o| match o {
+                Out::Effect(CapabilityEffect::RememberOffered { capabilities, .. }) => {
+                    Some(capabilities.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            remembered,
+            [
+                vec![CapabilityName::known("x")],
+                vec![CapabilityName::known("y")]
+            ]
+        );
+        assert!(
+            a.was_offered(&CapabilityName::known("x")),
+            "withdrawn, still offered"
+        );
+        assert!(a.established() && a.differs(&[decl("x")]) && !a.differs(&[decl("y")]));
+        assert!(
+            !a.set_applications(Vec::new()),
+            "the same list is no change"
+        );
+    }
+}

@@ -95,3 +95,47 @@ impl Grantee {
         before != self.grants.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owner_is_the_vouched_agent_else_the_scope_or_the_epoch_of_the_conversation() {
+        let epoch = RevisionEpoch(7);
+        let vouched = AgentIdentity::known("agent-a");
+        let mut g = Grantee::new(Some(vouched.clone()), Some("host-1".into()));
+        g.establish(ConversationId::known("c1"));
+        assert_eq!(g.owner(epoch), vouched);
+        assert_eq!(g.grant_identity(), Some(vouched));
+
+        let mut scoped = Grantee::new(None, Some("host-1".into()));
+        assert_eq!(scoped.grant_identity(), None, "no conversation yet");
+        scoped.establish(ConversationId::known("c1"));
+        let owner = scoped.owner(epoch);
+        assert_eq!(owner.as_str(), "~unvouched/host-1/c1");
+        assert_eq!(scoped.grant_identity(), Some(owner));
+
+        let mut bare = Grantee::new(None, None);
+        bare.establish(ConversationId::known("c1"));
+        assert_eq!(bare.owner(epoch).as_str(), "~unvouched/session-7/c1");
+        assert_eq!(
+            bare.grant_identity(),
+            None,
+            "kept in memory for the conversation"
+        );
+    }
+
+    #[test]
+    fn a_conversation_grant_is_per_version_and_forgotten_by_name() {
+        let mut g = Grantee::new(None, None);
+        let name = CapabilityName::known("reports.publish");
+        let (v1, v2) = (OpaqueVersion::known("1"), OpaqueVersion::known("2"));
+        g.grant(name.clone(), v1.clone());
+        assert!(g.granted(&(name.clone(), v1.clone())));
+        assert!(!g.granted(&(name.clone(), v2)));
+        assert!(g.forget(&name));
+        assert!(!g.forget(&name));
+        assert!(!g.granted(&(name, v1)));
+    }
+}
