@@ -38,6 +38,7 @@ mod factory;
 mod handle;
 mod hibernation;
 mod link;
+mod options;
 mod policy;
 mod pool;
 mod proxy;

@@ -31,33 +31,36 @@ impl HostBuilder {
         getrandom::fill(&mut prefix)
             .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
         let prefix: String = prefix.iter().map(|b| format!("{b:02x}")).collect();
-        let mut template = SessionConfig::new(self.client_id, format!("lineup-{prefix}"));
-        template.limits = self.limits.clone();
-        template.bundle_policy = self.bundle_policy.clone();
-        template.link_policy = self.link_policy;
-        template.agent_id = self.agent_id.clone();
-        template.app_catalog = self.app_center.clone().map(CatalogRef);
+        let mut template = SessionConfig::new(self.sessions.client_id, format!("lineup-{prefix}"));
+        template.limits = self.sessions.limits.clone();
+        template.bundle_policy = self.sessions.bundle_policy.clone();
+        template.link_policy = self.sessions.link_policy;
+        template.agent_id = self.sessions.agent_id.clone();
+        template.app_catalog = self.parts.app_center.clone().map(CatalogRef);
         template.standard_components = super::components::rendered_set(
-            self.components.is_some(),
-            self.component_renderer.as_deref(),
+            self.views.components.is_some(),
+            self.parts.component_renderer.as_deref(),
         );
         // R-UI-11: one language for the engine and the document's `<html lang>`.
         let language = self
+            .views
             .language
             .clone()
-            .unwrap_or_else(|| self.view_config.effective_language());
+            .unwrap_or_else(|| self.views.view_config.effective_language());
         // The webviews: the live Surfaces (the engine hibernates or refuses first, with a
         // protocol answer), the warm pool, and one for a wake past the cap.
-        let max_views = self.limits.max_live_surfaces + self.view_config.warm_pool() + 1;
+        let max_views =
+            self.sessions.limits.max_live_surfaces + self.views.view_config.warm_pool() + 1;
         let view_config = self
+            .views
             .view_config
             .with_max_views(max_views)
-            .with_memory_limit_mib(self.limits.surface_memory_limit_mib)
+            .with_memory_limit_mib(self.sessions.limits.surface_memory_limit_mib)
             // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
-            .with_max_ipc_bytes(self.limits.max_bridge_message_bytes)
+            .with_max_ipc_bytes(self.sessions.limits.max_bridge_message_bytes)
             .with_language(language.clone());
-        lineup_webview_shell::apply_theme(self.theme);
-        let standby = match (&self.standby, &self.layout) {
+        lineup_webview_shell::apply_theme(self.views.theme);
+        let standby = match (&self.views.standby, &self.views.layout) {
             (None, _) => None,
             (Some(screen), Layout::Children(parent)) => {
                 // What no Surface covers (an empty region of a kiosk) shows the standby
@@ -71,7 +74,7 @@ impl HostBuilder {
             (Some(_), Layout::Windows) => return Err(ShellError::NoContainer.into()),
         };
         let proxy = HostProxy::new(event_loop.create_proxy());
-        if let Layout::Children(parent) = &self.layout {
+        if let Layout::Children(parent) = &self.views.layout {
             // The app's own layout may move the container's edges with the window's size
             // unchanged: the views are laid out again then too (#49 item 3).
             let resized = proxy.clone();
@@ -80,8 +83,8 @@ impl HostBuilder {
             })?;
         }
         let shell = super::shell_start::start_shell(
-            self.engine,
-            matches!(self.layout, Layout::Children(_)),
+            self.parts.engine,
+            matches!(self.views.layout, Layout::Children(_)),
             event_loop,
             view_config,
             proxy.clone(),
@@ -95,7 +98,7 @@ impl HostBuilder {
         let links =
             super::component_links::Links::new(config.builtins.desktop.clone(), proxy.clone());
         let (driver, store, started) = {
-            let parent = match &self.layout {
+            let parent = match &self.views.layout {
                 Layout::Children(parent) => Some(parent.as_ref()),
                 Layout::Windows => None,
             };
@@ -106,7 +109,7 @@ impl HostBuilder {
         let factory = HostSessions {
             start,
             store,
-            unvouched_scope: self.unvouched_scope.clone(),
+            unvouched_scope: self.sessions.unvouched_scope.clone(),
         };
         let mut sessions = Sessions::new(template, Box::new(factory)).map_err(usage)?;
         let mut pending = VecDeque::new();
@@ -126,7 +129,7 @@ impl HostBuilder {
             }
         }
         // The operator's policy holds before the first session is established (R-INV-1).
-        let policy = match self.capability_policy {
+        let policy = match self.parts.capability_policy {
             Some(policy) => {
                 let (watch, effects) = PolicyWatch::start(policy, &mut sessions);
                 pending.extend(effects);
@@ -134,18 +137,18 @@ impl HostBuilder {
             }
             None => None,
         };
-        if let Some(conversation) = self.conversation_id {
+        if let Some(conversation) = self.sessions.conversation_id {
             pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
         }
         let views = Views::new(
             shell,
             ViewsConfig {
-                layout: self.layout,
-                window_size: self.window_size,
-                resize_bounds: self.resize_bounds,
-                document: self.document.with_language(language.clone()),
-                contrast: self.contrast,
-                watchdog: Watchdog::new(self.watchdog),
+                layout: self.views.layout,
+                window_size: self.views.window_size,
+                resize_bounds: self.views.resize_bounds,
+                document: self.views.document.with_language(language.clone()),
+                contrast: self.views.contrast,
+                watchdog: Watchdog::new(self.views.watchdog),
                 standby,
             },
         );
@@ -160,32 +163,33 @@ impl HostBuilder {
                 views,
                 driver,
                 proxy,
-                upstream: super::upstream::Upstream::new(self.outbound, self.delegate),
-                reopen: self.reopen,
+                upstream: super::upstream::Upstream::new(self.parts.outbound, self.parts.delegate),
+                reopen: self.sessions.reopen,
                 notices: self
+                    .views
                     .activity_notices
                     .then(|| ActivityNotices::new(language.clone())),
                 components: super::components::ComponentViews::new(
-                    self.components,
-                    self.component_renderer,
+                    self.views.components,
+                    self.parts.component_renderer,
                 ),
-                records: super::records::Records::new(self.component_store),
+                records: super::records::Records::new(self.parts.component_store),
                 links,
                 work: super::work::Work::default(),
                 hidden: std::collections::HashSet::new(),
             },
             pending,
-            session_idle: self.session_idle,
+            session_idle: self.sessions.session_idle,
             inbound: Arc::new(AtomicUsize::new(0)),
             policy,
-            apps: self.app_center.map(|catalog| AppsWatch {
+            apps: self.parts.app_center.map(|catalog| AppsWatch {
                 seen: catalog.change_marker(),
                 catalog,
                 next: Instant::now() + APPS_POLL,
             }),
             exit: false,
             exit_when_empty: false,
-            ignore_parent_close: self.ignore_parent_close,
+            ignore_parent_close: self.views.ignore_parent_close,
         })
     }
 }

@@ -8,16 +8,16 @@ use lineup_host_core::{
     AppCatalog, BundlePolicy, Capability, CapabilityPolicy, CapabilityStore, ConversationId,
     HookRequest, LanguageTag, Limits, LinkPolicy, Message, PartyId,
 };
-use lineup_surface_runtime::DocumentOptions;
 use lineup_webview_shell::tao::window::Window;
 
 use crate::capabilities::{CapabilityConfig, CapabilityHandler, PromptChoice};
-use crate::delegate::{HostDelegate, NoDelegate};
+use crate::delegate::HostDelegate;
 use crate::held_prompts::HiddenConversationPrompts;
-use crate::watchdog::{WatchdogConfig, MIN_DEADLINE};
+use crate::watchdog::MIN_DEADLINE;
 use lineup_webview_shell::ConsentPrompt;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
 
+use super::options::{EmbedderParts, SessionOptions, ViewOptions};
 use crate::DangerousHostBuilder;
 use std::sync::Arc;
 
@@ -59,36 +59,10 @@ pub(super) enum Layout {
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
 pub struct HostBuilder {
-    pub(super) client_id: PartyId,
-    pub(super) conversation_id: Option<ConversationId>,
-    pub(super) limits: Limits,
-    pub(super) bundle_policy: BundlePolicy,
-    pub(super) link_policy: LinkPolicy,
-    pub(super) view_config: ViewConfig,
-    pub(super) document: DocumentOptions,
-    pub(super) window_size: (u32, u32),
-    pub(super) resize_bounds: (u32, u32),
-    pub(super) layout: Layout,
-    pub(super) outbound: Option<OutboundFn>,
-    pub(super) delegate: Box<dyn HostDelegate>,
+    pub(super) sessions: SessionOptions,
+    pub(super) views: ViewOptions,
+    pub(super) parts: EmbedderParts,
     pub(super) capabilities: Option<CapabilityConfig>,
-    pub(super) agent_id: Option<PartyId>,
-    pub(super) language: Option<LanguageTag>,
-    pub(super) theme: Theme,
-    pub(super) contrast: Contrast,
-    pub(super) session_idle: Option<Duration>,
-    pub(super) app_center: Option<Rc<dyn AppCatalog>>,
-    pub(super) unvouched_scope: Option<String>,
-    pub(super) capability_policy: Option<Rc<dyn CapabilityPolicy>>,
-    pub(super) reopen: bool,
-    pub(super) watchdog: WatchdogConfig,
-    pub(super) standby: Option<crate::StandbyScreen>,
-    pub(super) ignore_parent_close: bool,
-    pub(super) activity_notices: bool,
-    pub(super) components: Option<lineup_webview_shell::ComponentOptions>,
-    pub(super) component_store: Option<Box<dyn lineup_host_core::InstanceStore>>,
-    pub(super) component_renderer: Option<Box<dyn super::renderer::ComponentRenderer>>,
-    pub(super) engine: Option<Rc<dyn lineup_webview_shell::SurfaceEngine>>,
 }
 
 impl Default for HostBuilder {
@@ -100,11 +74,11 @@ impl Default for HostBuilder {
 impl std::fmt::Debug for HostBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostBuilder")
-            .field("client_id", &self.client_id)
-            .field("limits", &self.limits)
-            .field("bundle_policy", &self.bundle_policy)
-            .field("link_policy", &self.link_policy)
-            .field("view_config", &self.view_config)
+            .field("client_id", &self.sessions.client_id)
+            .field("limits", &self.sessions.limits)
+            .field("bundle_policy", &self.sessions.bundle_policy)
+            .field("link_policy", &self.sessions.link_policy)
+            .field("view_config", &self.views.view_config)
             .finish_non_exhaustive()
     }
 }
@@ -113,36 +87,10 @@ impl HostBuilder {
     /// The defaults listed above.
     pub fn new() -> Self {
         Self {
-            client_id: PartyId::try_from("lineup-host").unwrap_or_else(|_| unreachable_party()),
-            conversation_id: None,
-            limits: Limits::default(),
-            bundle_policy: BundlePolicy::default(),
-            link_policy: LinkPolicy::default(),
-            view_config: ViewConfig::default(),
-            document: DocumentOptions::default(),
-            window_size: (480, 360),
-            resize_bounds: (40, 2000),
-            layout: Layout::Windows,
-            outbound: None,
-            delegate: Box::new(NoDelegate),
+            sessions: SessionOptions::default(),
+            views: ViewOptions::default(),
+            parts: EmbedderParts::default(),
             capabilities: None,
-            agent_id: None,
-            language: None,
-            theme: Theme::System,
-            contrast: Contrast::System,
-            app_center: None,
-            unvouched_scope: None,
-            capability_policy: None,
-            session_idle: None,
-            reopen: true,
-            watchdog: WatchdogConfig::default(),
-            standby: None,
-            ignore_parent_close: false,
-            activity_notices: true,
-            components: Some(lineup_webview_shell::ComponentOptions::default()),
-            component_store: None,
-            component_renderer: None,
-            engine: None,
         }
     }
 
@@ -186,7 +134,7 @@ impl HostBuilder {
         mut self,
         renderer: impl super::renderer::ComponentRenderer + 'static,
     ) -> Self {
-        self.component_renderer = Some(Box::new(renderer));
+        self.parts.component_renderer = Some(Box::new(renderer));
         self
     }
 
@@ -199,7 +147,7 @@ impl HostBuilder {
         mut self,
         store: impl lineup_host_core::InstanceStore + 'static,
     ) -> Self {
-        self.component_store = Some(Box::new(store));
+        self.parts.component_store = Some(Box::new(store));
         self
     }
 
@@ -209,7 +157,7 @@ impl HostBuilder {
     /// remembered grants belong to this identity. Without one, any `sender.id` is taken and
     /// "always" lasts the conversation.
     pub fn vouched_agent(mut self, agent: PartyId) -> Self {
-        self.agent_id = Some(agent);
+        self.sessions.agent_id = Some(agent);
         self
     }
 
@@ -284,7 +232,7 @@ impl HostBuilder {
     /// ## Platform-specific
     /// Linux: each Surface's web context's preferred languages, set before its first load.
     pub fn language(mut self, language: LanguageTag) -> Self {
-        self.language = Some(language);
+        self.views.language = Some(language);
         self
     }
 
@@ -296,7 +244,7 @@ impl HostBuilder {
     /// Linux: GTK's process-wide dark-theme preference; see [`Theme`] for what that means for
     /// the embedder's own windows.
     pub fn theme(mut self, theme: Theme) -> Self {
-        self.theme = theme;
+        self.views.theme = theme;
         self
     }
 
@@ -308,7 +256,7 @@ impl HostBuilder {
     /// disabled, removed, upgraded or rolled back are closed (`app_disabled`, `app_removed`,
     /// `app_upgraded`). `lineup-store`'s `Store` is such a catalog.
     pub fn app_center(mut self, catalog: Rc<dyn AppCatalog>) -> Self {
-        self.app_center = Some(catalog);
+        self.parts.app_center = Some(catalog);
         self
     }
 
@@ -319,7 +267,7 @@ impl HostBuilder {
     /// (draw it at random); the embedder deletes its grants when the process ends. Off by
     /// default.
     pub fn unvouched_grants_scope(mut self, scope: impl Into<String>) -> Self {
-        self.unvouched_scope = Some(scope.into());
+        self.sessions.unvouched_scope = Some(scope.into());
         self
     }
 
@@ -329,7 +277,7 @@ impl HostBuilder {
     /// hidden from their agent, and every affected session gets a new inventory.
     /// `lineup-store`'s `Store` is such a policy (`lineup capabilities`).
     pub fn capability_policy(mut self, policy: Rc<dyn CapabilityPolicy>) -> Self {
-        self.capability_policy = Some(policy);
+        self.parts.capability_policy = Some(policy);
         self
     }
 
@@ -337,7 +285,7 @@ impl HostBuilder {
     /// `data-lineup-contrast="more"` on their root element (R-UI-11), decided when each one
     /// opens. Change it later with [`Host::set_contrast`](crate::Host::set_contrast).
     pub fn contrast(mut self, contrast: Contrast) -> Self {
-        self.contrast = contrast;
+        self.views.contrast = contrast;
         self
     }
 
@@ -347,13 +295,13 @@ impl HostBuilder {
     /// ## Platform-specific
     /// Linux: WebKit's `zoom-text-only` and the view's zoom level.
     pub fn text_zoom(mut self, factor: f64) -> Self {
-        self.view_config = self.view_config.with_text_zoom(factor);
+        self.views.view_config = self.views.view_config.with_text_zoom(factor);
         self
     }
 
     /// The client id written as `sender.id` of every outbound envelope.
     pub fn client_id(mut self, id: PartyId) -> Self {
-        self.client_id = id;
+        self.sessions.client_id = id;
         self
     }
 
@@ -361,7 +309,7 @@ impl HostBuilder {
     /// `client.inventory` goes out at the first event). Other conversations still get sessions
     /// of their own when an accepted envelope names them (R-SES-1).
     pub fn conversation_id(mut self, id: ConversationId) -> Self {
-        self.conversation_id = Some(id);
+        self.sessions.conversation_id = Some(id);
         self
     }
 
@@ -369,7 +317,7 @@ impl HostBuilder {
     /// call; it then ends as [`Host::end_session`](crate::Host::end_session) ends it. By default sessions end only through
     /// the API or at shutdown.
     pub fn end_idle_sessions_after(mut self, idle: Duration) -> Self {
-        self.session_idle = Some(idle);
+        self.sessions.session_idle = Some(idle);
         self
     }
 
@@ -388,7 +336,7 @@ impl HostBuilder {
         mut self,
         options: Option<lineup_webview_shell::ComponentOptions>,
     ) -> Self {
-        self.components = options;
+        self.views.components = options;
         self
     }
 
@@ -400,7 +348,7 @@ impl HostBuilder {
     /// `data.reason` `crashed` or `unresponsive`. On by default. Off, such a Surface is closed
     /// at its first loss. A Surface ended at its memory ceiling is never reopened.
     pub fn reopen_lost_surfaces(mut self, reopen: bool) -> Self {
-        self.reopen = reopen;
+        self.sessions.reopen = reopen;
         self
     }
 
@@ -416,8 +364,8 @@ impl HostBuilder {
     /// Linux: `webkit_web_view_run_javascript_in_world`, `is-web-process-responsive` and
     /// `webkit_web_view_terminate_web_process`.
     pub fn hang_deadline(mut self, deadline: Duration) -> Self {
-        self.watchdog.deadline = deadline.max(MIN_DEADLINE);
-        self.watchdog.enabled = true;
+        self.views.watchdog.deadline = deadline.max(MIN_DEADLINE);
+        self.views.watchdog.enabled = true;
         self
     }
 
@@ -426,8 +374,8 @@ impl HostBuilder {
     /// least 100 ms. A page spinning in its top-level script never says `ready`. Turns the
     /// watchdog on if it was off.
     pub fn first_ready_deadline(mut self, deadline: Duration) -> Self {
-        self.watchdog.first_ready = deadline.max(MIN_DEADLINE);
-        self.watchdog.enabled = true;
+        self.views.watchdog.first_ready = deadline.max(MIN_DEADLINE);
+        self.views.watchdog.enabled = true;
         self
     }
 
@@ -435,7 +383,7 @@ impl HostBuilder {
     /// views with [`HostBuilder::child_views_in`]; [`ViewConfig::with_warm_pool`]). Default 0
     /// (off): each waiting view costs a web process (about 70–80 MiB PSS).
     pub fn warm_pool(mut self, views: usize) -> Self {
-        self.view_config = self.view_config.with_warm_pool(views);
+        self.views.view_config = self.views.view_config.with_warm_pool(views);
         self
     }
 
@@ -443,14 +391,14 @@ impl HostBuilder {
     /// still detected and recovered). A page paused in the web inspector's debugger does not
     /// answer either, so turn it off where devtools are on.
     pub fn without_hang_watchdog(mut self) -> Self {
-        self.watchdog.enabled = false;
+        self.views.watchdog.enabled = false;
         self
     }
 
     /// The bounds on input and on the number of Surfaces and sessions: each session has them,
     /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
+        self.sessions.limits = limits;
         self
     }
 
@@ -458,32 +406,32 @@ impl HostBuilder {
     /// (the default: opened on [`HostBuilder::desktop`] after a real input event and the link
     /// confirm, audited) or [`LinkPolicy::Off`] (inert text, as a kiosk wants).
     pub fn link_policy(mut self, policy: LinkPolicy) -> Self {
-        self.link_policy = policy;
+        self.sessions.link_policy = policy;
         self
     }
 
     /// Which inline bundles are accepted (R-SEC-7).
     pub fn bundle_policy(mut self, policy: BundlePolicy) -> Self {
-        self.bundle_policy = policy;
+        self.sessions.bundle_policy = policy;
         self
     }
 
     /// The webview configuration (limits, probe timeout). Its weakening settings are reached
     /// through [`ViewConfig::dangerous`].
     pub fn view_config(mut self, config: ViewConfig) -> Self {
-        self.view_config = config;
+        self.views.view_config = config;
         self
     }
 
     /// The inner size of each Surface's own window, in logical pixels.
     pub fn window_size(mut self, width: u32, height: u32) -> Self {
-        self.window_size = (width, height);
+        self.views.window_size = (width, height);
         self
     }
 
     /// The range a page's `LineUpSurface.resize(height)` is clamped to.
     pub fn resize_bounds(mut self, min: u32, max: u32) -> Self {
-        self.resize_bounds = (min.min(max), max.max(min));
+        self.views.resize_bounds = (min.min(max), max.max(min));
         self
     }
 
@@ -497,7 +445,7 @@ impl HostBuilder {
     /// size beside the views. With the built-in renderer on, standard components join the
     /// Surfaces there, over them ([`HostDelegate::request_component_placement`], R-STD-13).
     pub fn child_views_in(mut self, parent: Rc<Window>) -> Self {
-        self.layout = Layout::Children(parent);
+        self.views.layout = Layout::Children(parent);
         self
     }
 
@@ -511,7 +459,7 @@ impl HostBuilder {
     /// [`HostError::Platform`](crate::HostError::Platform) (`ShellError::NoContainer`) without
     /// child-view placement.
     pub fn standby(mut self, screen: crate::StandbyScreen) -> Self {
-        self.standby = Some(screen);
+        self.views.standby = Some(screen);
         self
     }
 
@@ -519,7 +467,7 @@ impl HostBuilder {
     /// window manager's close button or its keys): a kiosk stays up. By default the request
     /// closes every Surface there as the user's close (R-UI-5) and ends [`Host::run`](crate::Host::run).
     pub fn ignore_parent_close(mut self) -> Self {
-        self.ignore_parent_close = true;
+        self.views.ignore_parent_close = true;
         self
     }
 
@@ -528,7 +476,7 @@ impl HostBuilder {
     /// only where the embedder shows the notice itself, from
     /// [`HostDelegate::notify_capability_ran`]: the user must see what runs.
     pub fn activity_notices(mut self, on: bool) -> Self {
-        self.activity_notices = on;
+        self.views.activity_notices = on;
         self
     }
 
@@ -537,13 +485,13 @@ impl HostBuilder {
     /// `let (tx, rx) = tokio::sync::mpsc::unbounded_channel(); builder.on_outbound(move |m| { let _ = tx.send(m.clone()); })`).
     /// A later call replaces an earlier one.
     pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
-        self.outbound = Some(Box::new(f));
+        self.parts.outbound = Some(Box::new(f));
         self
     }
 
     /// Receives the host's notifications.
     pub fn delegate(mut self, delegate: impl HostDelegate + 'static) -> Self {
-        self.delegate = Box::new(delegate);
+        self.parts.delegate = Box::new(delegate);
         self
     }
 
@@ -551,9 +499,4 @@ impl HostBuilder {
     pub fn dangerous(self) -> DangerousHostBuilder {
         DangerousHostBuilder::new(self)
     }
-}
-
-#[allow(clippy::panic)]
-fn unreachable_party() -> PartyId {
-    panic!("\"lineup-host\" is a valid party id")
 }
