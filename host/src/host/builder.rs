@@ -45,7 +45,7 @@ pub(super) enum Layout {
 /// | resize requests | clamped to 40 ..= 2000 logical pixels |
 /// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, network through a refusing proxy, isolation probe |
 /// | memory per Surface | [`Limits::surface_memory_limit_mib`] (512 MiB); past it the Surface is closed, `memory` upstream |
-/// | document | [`DocumentOptions::default`]: the strict CSP with `sandbox allow-scripts` |
+/// | document | [`DocumentOptions::default`](lineup_surface_runtime::DocumentOptions::default): the strict CSP with `sandbox allow-scripts` |
 /// | language (R-UI-11) | the environment's ([`language_from_environment`](crate::language_from_environment)), `en` under the POSIX locale |
 /// | theme (R-UI-11) | [`Theme::System`]: the desktop's `prefers-color-scheme` |
 /// | contrast (R-UI-11) | [`Contrast::System`]: the desktop's, read at each open |
