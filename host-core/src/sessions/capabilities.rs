@@ -15,16 +15,7 @@ impl Sessions {
         &mut self,
         capability: Capability,
     ) -> Result<Vec<SessionEffects>, UsageError> {
-        if self
-            .registered
-            .iter()
-            .any(|c| c.name() == capability.name())
-        {
-            return Err(UsageError::CapabilityRegistered {
-                name: capability.name().to_string(),
-            });
-        }
-        self.registered.push(capability.clone());
+        self.registrations.add(capability.clone())?;
         self.fan_out(|session| session.register_capability(capability.clone()))
     }
 
@@ -32,7 +23,7 @@ impl Sessions {
     /// Surfaces of apps no longer enabled at their version ([`Session::apps_changed`]).
     pub fn apps_changed(&mut self) -> Vec<SessionEffects> {
         let mut all = Vec::new();
-        for (id, slot) in self.sessions.iter_mut() {
+        for (id, slot) in self.directory.iter_mut() {
             let effects = slot.session.apps_changed();
             if !effects.is_empty() {
                 all.push(SessionEffects {
@@ -50,19 +41,13 @@ impl Sessions {
         &mut self,
         name: &CapabilityName,
     ) -> Result<Vec<SessionEffects>, UsageError> {
-        let before = self.registered.len();
-        self.registered.retain(|c| c.name() != name);
-        if before == self.registered.len() {
-            return Err(UsageError::CapabilityNotRegistered {
-                name: name.to_string(),
-            });
-        }
+        self.registrations.remove(name)?;
         self.fan_out(|session| session.unregister_capability(name))
     }
 
     /// Whether capability `name` is registered for every session (and not unregistered since).
     pub fn is_registered(&self, name: &CapabilityName) -> bool {
-        self.registered.iter().any(|c| c.name() == name)
+        self.registrations.contains(name)
     }
 
     /// Hides capability `name` from `agent` (or shows it again) in every session, open and
@@ -73,10 +58,7 @@ impl Sessions {
         name: &CapabilityName,
         visible: bool,
     ) -> Result<Vec<SessionEffects>, UsageError> {
-        self.hidden.retain(|(a, n)| !(a == agent && n == name));
-        if !visible {
-            self.hidden.push((agent.clone(), name.clone()));
-        }
+        self.registrations.set_visible(agent, name, visible);
         self.fan_out(|session| session.set_capability_visible(agent, name, visible))
     }
 
@@ -89,7 +71,7 @@ impl Sessions {
         ticket: Ticket,
         answer: Answer,
     ) -> Result<SessionEffects, UsageError> {
-        if let Some(slot) = self.sessions.get_mut(&session) {
+        if let Some(slot) = self.directory.get_mut(&session) {
             let effects = slot.session.capability_answered(ticket, answer)?;
             return Ok(SessionEffects { session, effects });
         }
@@ -111,7 +93,7 @@ impl Sessions {
     /// Expires and times out capability calls in every session whose deadline passed.
     pub fn poll_capabilities(&mut self) -> Vec<SessionEffects> {
         let mut all = Vec::new();
-        for (id, slot) in self.sessions.iter_mut() {
+        for (id, slot) in self.directory.iter_mut() {
             let effects = slot.session.poll_capabilities();
             if !effects.is_empty() {
                 all.push(SessionEffects {
@@ -136,7 +118,7 @@ impl Sessions {
 
     /// How long until [`Sessions::poll_capabilities`] has work, over every session.
     pub fn next_capability_wakeup(&self) -> Option<Duration> {
-        self.sessions
+        self.directory
             .values()
             .map(|slot| &slot.session)
             .chain(self.ending.values())
@@ -173,7 +155,11 @@ impl Sessions {
             .capabilities(agent.as_ref())
             .map_err(|reason| UsageError::SessionSetup { reason })?;
         match setup {
-            Some(setup) => session.start_capabilities(setup, &self.registered, &self.hidden),
+            Some(setup) => session.start_capabilities(
+                setup,
+                self.registrations.capabilities(),
+                self.registrations.hidden(),
+            ),
             None => Ok(Vec::new()),
         }
     }
@@ -183,7 +169,7 @@ impl Sessions {
         mut f: impl FnMut(&mut Session) -> Result<Vec<Effect>, UsageError>,
     ) -> Result<Vec<SessionEffects>, UsageError> {
         let mut all = Vec::new();
-        for (id, slot) in self.sessions.iter_mut() {
+        for (id, slot) in self.directory.iter_mut() {
             if slot.session.capabilities().is_none() {
                 continue;
             }

@@ -10,7 +10,7 @@ impl Sessions {
     /// (R-STD-7). Call it at [`Sessions::next_component_expiry`].
     pub fn expire_components(&mut self, now: Timestamp) -> Vec<SessionEffects> {
         let mut all = Vec::new();
-        for (id, slot) in self.sessions.iter_mut() {
+        for (id, slot) in self.directory.iter_mut() {
             let effects = slot.session.expire_components(now);
             if !effects.is_empty() {
                 all.push(SessionEffects {
@@ -30,7 +30,7 @@ impl Sessions {
 
     /// The earliest `props.expires_at` of the open components of every session.
     pub fn next_component_expiry(&self) -> Option<Timestamp> {
-        self.sessions
+        self.directory
             .values()
             .filter_map(|slot| slot.session.next_component_expiry())
             .min()
@@ -44,8 +44,8 @@ impl Sessions {
         conversation: &ConversationId,
         records: Vec<crate::SurfaceRecord>,
     ) -> Option<SessionEffects> {
-        let id = *self.by_conversation.get(conversation)?;
-        let slot = self.sessions.get_mut(&id)?;
+        let id = self.directory.id_of(conversation)?;
+        let slot = self.directory.get_mut(&id)?;
         Some(SessionEffects {
             session: id,
             effects: slot.session.restore_surfaces(records),
@@ -61,8 +61,8 @@ impl Sessions {
         conversation: &ConversationId,
         records: Vec<crate::InstanceRecord>,
     ) -> Option<SessionEffects> {
-        let id = *self.by_conversation.get(conversation)?;
-        let slot = self.sessions.get_mut(&id)?;
+        let id = self.directory.id_of(conversation)?;
+        let slot = self.directory.get_mut(&id)?;
         Some(SessionEffects {
             session: id,
             effects: slot.session.restore_components(records),

@@ -17,18 +17,18 @@ impl Sessions {
     /// an instance of that id it is dropped rather than told to a conversation it is not about.
     pub fn events_dropped(&mut self, instance: &InstanceId, count: u64) -> Vec<SessionEffects> {
         let holders: Vec<SessionId> = self
-            .sessions
+            .directory
             .iter()
             .filter(|(_, slot)| slot.session.surfaces().any(|k| k.instance == *instance))
             .map(|(id, _)| *id)
             .collect();
         let only = match holders.as_slice() {
             [one] => Some(*one),
-            [] if self.sessions.len() == 1 => self.sessions.keys().next().copied(),
+            [] if self.directory.len() == 1 => self.directory.keys().next().copied(),
             _ => None,
         };
         only.and_then(|session| {
-            let slot = self.sessions.get_mut(&session)?;
+            let slot = self.directory.get_mut(&session)?;
             Some(SessionEffects {
                 session,
                 effects: slot.session.events_dropped(instance, count),
@@ -47,7 +47,7 @@ impl Sessions {
         conversation: ConversationId,
         agent: Option<PartyId>,
     ) -> Result<SessionEffects, UsageError> {
-        if self.by_conversation.contains_key(&conversation) {
+        if self.directory.id_of(&conversation).is_some() {
             return Err(UsageError::SessionOpen {
                 conversation: conversation.to_string(),
             });
@@ -71,8 +71,8 @@ impl Sessions {
     /// for an agent that connected again (R-INV-1). `None` when it has no session; empty effects
     /// when capabilities are off.
     pub fn announce_inventory(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
-        let id = *self.by_conversation.get(conversation)?;
-        let slot = self.sessions.get_mut(&id)?;
+        let id = self.directory.id_of(conversation)?;
+        let slot = self.directory.get_mut(&id)?;
         Some(SessionEffects {
             session: id,
             effects: slot.session.announce_inventory(),
@@ -87,14 +87,14 @@ impl Sessions {
         reason: GoneReason,
     ) -> Vec<SessionEffects> {
         let only = match conversation {
-            Some(c) => match self.by_conversation.get(c) {
-                Some(id) => Some(*id),
+            Some(c) => match self.directory.id_of(c) {
+                Some(id) => Some(id),
                 None => return Vec::new(),
             },
             None => None,
         };
         let mut all = Vec::new();
-        for (id, slot) in self.sessions.iter_mut() {
+        for (id, slot) in self.directory.iter_mut() {
             if only.is_some_and(|o| o != *id) || slot.session.surface_count() == 0 {
                 continue;
             }
@@ -139,14 +139,13 @@ impl Sessions {
     /// already running finish on their own and are recorded; nothing more is sent to the agent.
     /// `None` when no session of it is open.
     pub fn end_session(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
-        let id = self.by_conversation.remove(conversation)?;
-        let slot = self.sessions.remove(&id)?;
+        let (id, slot) = self.directory.remove(conversation)?;
         Some(self.end(id, slot.session))
     }
 
     /// Ends every session (the agent's stream ended).
     pub fn end_all(&mut self) -> Vec<SessionEffects> {
-        let conversations: Vec<ConversationId> = self.by_conversation.keys().cloned().collect();
+        let conversations: Vec<ConversationId> = self.directory.conversations().cloned().collect();
         let mut ended: Vec<SessionEffects> = conversations
             .iter()
             .filter_map(|c| self.end_session(c))
@@ -168,7 +167,7 @@ impl Sessions {
     pub fn end_idle(&mut self, idle: Duration) -> Vec<SessionEffects> {
         let now = self.clock.monotonic();
         let mut idle_ones = Vec::new();
-        for (id, slot) in self.sessions.iter_mut() {
+        for (id, slot) in self.directory.iter_mut() {
             if holds_something(&slot.session) {
                 slot.quiet_since = now;
             } else if now.saturating_sub(slot.quiet_since) >= idle {
@@ -186,7 +185,7 @@ impl Sessions {
     /// How long until [`Sessions::end_idle`] with `idle` may end a session, if any is quiet now.
     pub fn next_idle_check(&self, idle: Duration) -> Option<Duration> {
         let now = self.clock.monotonic();
-        self.sessions
+        self.directory
             .values()
             .filter(|s| !holds_something(&s.session))
             .map(|s| (s.quiet_since + idle).saturating_sub(now))
@@ -206,7 +205,7 @@ impl Sessions {
         if let Err(err) = input.admission(&self.table) {
             return refused(input.refuse_on(&mut self.table, err));
         }
-        if self.sessions.len() >= self.template.limits.max_sessions {
+        if self.directory.len() >= self.template.limits.max_sessions {
             let limit = self.template.limits.max_sessions;
             let err = ProtocolError::new(
                 ErrorCode::TooManySessions,
@@ -215,7 +214,7 @@ impl Sessions {
                     "conversation {} would be session {} of this host; the limit is {limit}; \
                      end a conversation first",
                     input.conversation(),
-                    self.sessions.len() + 1
+                    self.directory.len() + 1
                 ),
             )
             .field("conversation_id")
@@ -253,16 +252,14 @@ impl Sessions {
     }
 
     pub(super) fn next_session_id(&mut self) -> SessionId {
-        let id = SessionId(self.next_id);
-        self.next_id += 1;
-        id
+        self.directory.new_id()
     }
 
     pub(super) fn check_room(&self) -> Result<(), UsageError> {
         let limit = self.template.limits.max_sessions;
-        if self.sessions.len() >= limit {
+        if self.directory.len() >= limit {
             return Err(UsageError::TooManySessions {
-                open: self.sessions.len(),
+                open: self.directory.len(),
                 limit,
             });
         }
@@ -282,9 +279,9 @@ impl Sessions {
 
     pub(super) fn insert(&mut self, id: SessionId, conversation: ConversationId, session: Session) {
         let quiet_since = self.clock.monotonic();
-        self.by_conversation.insert(conversation, id);
-        self.sessions.insert(
+        self.directory.insert(
             id,
+            conversation,
             Slot {
                 session,
                 quiet_since,

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use crate::capability::{Capability, CapabilitySetup};
+use crate::capability::CapabilitySetup;
 use crate::decode::decode;
 use crate::error::{ErrorCode, ProtocolError, UsageError};
-use crate::ids::{AgentIdentity, CapabilityName, ConversationId};
+use crate::ids::{AgentIdentity, ConversationId};
 use crate::limits::Limits;
 use crate::message::Message;
 use crate::page_input::PageInput;
@@ -24,7 +24,12 @@ use crate::{SurfaceKey, Timestamp};
 
 mod capabilities;
 mod components;
+mod directory;
 mod lifecycle;
+mod registrations;
+
+use directory::Directory;
+use registrations::Registrations;
 
 pub use crate::keys::SessionId;
 
@@ -99,15 +104,13 @@ pub struct Sessions {
     clock: Box<dyn Clock>,
     /// Answers what belongs to no session; it is never established.
     table: Session,
-    sessions: BTreeMap<SessionId, Slot>,
-    by_conversation: BTreeMap<ConversationId, SessionId>,
+    /// The open sessions, by id and by conversation.
+    directory: Directory,
     /// Ended sessions whose capability calls still run: their answers are recorded, never sent.
     ending: BTreeMap<SessionId, Session>,
-    next_id: u64,
-    /// The host's registrations, fanned out to every session (clones share the compiled schema).
-    registered: Vec<Capability>,
-    /// Capabilities hidden from an agent, replayed in every new session.
-    hidden: Vec<(AgentIdentity, CapabilityName)>,
+    /// The host's registrations, fanned out to every session (clones share the compiled
+    /// schema) and replayed in each new one.
+    registrations: Registrations,
     /// The counters of the sessions that ended.
     ended_stats: Stats,
 }
@@ -115,9 +118,9 @@ pub struct Sessions {
 impl fmt::Debug for Sessions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sessions")
-            .field("sessions", &self.by_conversation)
+            .field("sessions", &self.directory)
             .field("ending", &self.ending.len())
-            .field("registered", &self.registered.len())
+            .field("registered", &self.registrations.capabilities().len())
             .finish_non_exhaustive()
     }
 }
@@ -145,12 +148,9 @@ impl Sessions {
             template,
             factory,
             table,
-            sessions: BTreeMap::new(),
-            by_conversation: BTreeMap::new(),
+            directory: Directory::default(),
             ending: BTreeMap::new(),
-            next_id: 1,
-            registered: Vec::new(),
-            hidden: Vec::new(),
+            registrations: Registrations::default(),
             ended_stats: Stats::default(),
         })
     }
@@ -194,32 +194,32 @@ impl Sessions {
 
     /// How many sessions are open.
     pub fn len(&self) -> usize {
-        self.sessions.len()
+        self.directory.len()
     }
 
     /// Whether no session is open.
     pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
+        self.directory.is_empty()
     }
 
     /// The open sessions, in the order they were established.
     pub fn iter(&self) -> impl Iterator<Item = (SessionId, &Session)> + '_ {
-        self.sessions.iter().map(|(id, slot)| (*id, &slot.session))
+        self.directory.iter().map(|(id, slot)| (*id, &slot.session))
     }
 
     /// The session of `conversation`, if one is open.
     pub fn id_of(&self, conversation: &ConversationId) -> Option<SessionId> {
-        self.by_conversation.get(conversation).copied()
+        self.directory.id_of(conversation)
     }
 
     /// Session `id`, while it is open.
     pub fn get(&self, id: SessionId) -> Option<&Session> {
-        self.sessions.get(&id).map(|slot| &slot.session)
+        self.directory.get(&id).map(|slot| &slot.session)
     }
 
     /// Session `id`, while it is open.
     pub(crate) fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
-        self.sessions.get_mut(&id).map(|slot| &mut slot.session)
+        self.directory.get_mut(&id).map(|slot| &mut slot.session)
     }
 
     /// Handles what the webview of Surface `key` reported, in the session the key names: the
@@ -237,7 +237,7 @@ impl Sessions {
 
     /// The Surfaces open over every session.
     pub fn surface_count(&self) -> usize {
-        self.sessions
+        self.directory
             .values()
             .map(|slot| slot.session.surface_count())
             .sum()
@@ -254,7 +254,7 @@ impl Sessions {
     pub fn stats(&self) -> Stats {
         let mut total = self.ended_stats.clone();
         add(&mut total, self.table.stats());
-        for slot in self.sessions.values() {
+        for slot in self.directory.values() {
             add(&mut total, slot.session.stats());
         }
         total
@@ -319,18 +319,18 @@ impl Sessions {
     fn id_of_refused(&self, err: &ProtocolError) -> Option<SessionId> {
         err.conversation_id
             .as_ref()
-            .and_then(|c| self.by_conversation.get(c).copied())
+            .and_then(|c| self.directory.id_of(c))
     }
 
     fn answerer(&self, unreadable: bool) -> SessionId {
-        match (unreadable, self.sessions.keys().next()) {
-            (true, Some(only)) if self.sessions.len() == 1 => *only,
+        match (unreadable, self.directory.keys().next()) {
+            (true, Some(only)) if self.directory.len() == 1 => *only,
             _ => SessionId::STANDALONE,
         }
     }
 
     fn session_or_table(&mut self, id: SessionId) -> &mut Session {
-        match self.sessions.get_mut(&id) {
+        match self.directory.get_mut(&id) {
             Some(slot) => &mut slot.session,
             None => &mut self.table,
         }
@@ -340,8 +340,8 @@ impl Sessions {
     pub fn handle_message(&mut self, message: Message) -> SessionEffects {
         let now = self.clock.monotonic();
         let total = self.surface_count();
-        if let Some(id) = self.by_conversation.get(message.conversation_id()).copied() {
-            if let Some(slot) = self.sessions.get_mut(&id) {
+        if let Some(id) = self.directory.id_of(message.conversation_id()) {
+            if let Some(slot) = self.directory.get_mut(&id) {
                 let accepted = slot.session.stats().envelopes_accepted;
                 let elsewhere = total - slot.session.surface_count();
                 let effects = slot.session.handle_message_within(message, elsewhere);
