@@ -565,7 +565,9 @@ impl Host {
             Inner::Component { key, action } => self.engine.component_report(key, action, target),
             Inner::LinkAnswered { link, answer } => {
                 let driver = self.engine.driver.as_mut();
-                self.engine.links.answered(&link, answer, driver);
+                if let Some(views) = self.engine.components.as_mut() {
+                    views.link_answered(&link, answer, driver);
+                }
             }
             Inner::EmbedderComponent { key, input } => {
                 self.engine.embedder_report(key, input, target);

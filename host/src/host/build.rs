@@ -10,7 +10,8 @@ use lineup_host_core::{CapabilitySetup, CatalogRef, SessionConfig, Sessions};
 use lineup_webview_shell::tao::event_loop::EventLoop;
 use lineup_webview_shell::{ShellError, SystemWallClock};
 
-use super::builder::{HostBuilder, Layout};
+use super::builder::HostBuilder;
+use super::options::Layout;
 use crate::host::{
     start_capabilities, ActivityNotices, AppsWatch, Engine, HostEvent, HostProxy, HostSessions,
     Inner, PolicyWatch, Views, ViewsConfig, APPS_POLL,
@@ -163,20 +164,21 @@ impl HostBuilder {
                 views,
                 driver,
                 proxy,
-                upstream: super::upstream::Upstream::new(self.parts.outbound, self.parts.delegate),
+                upstream: super::upstream::Upstream::new(
+                    self.parts.outbound,
+                    self.parts.delegate,
+                    self.views
+                        .activity_notices
+                        .then(|| ActivityNotices::new(language.clone())),
+                ),
                 reopen: self.sessions.reopen,
-                notices: self
-                    .views
-                    .activity_notices
-                    .then(|| ActivityNotices::new(language.clone())),
                 components: super::components::ComponentViews::new(
                     self.views.components,
                     self.parts.component_renderer,
+                    links,
                 ),
                 records: super::records::Records::new(self.parts.component_store),
-                links,
                 work: super::work::Work::default(),
-                hidden: std::collections::HashSet::new(),
             },
             pending,
             session_idle: self.sessions.session_idle,

@@ -17,18 +17,9 @@ use crate::watchdog::MIN_DEADLINE;
 use lineup_webview_shell::ConsentPrompt;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
 
-use super::options::{EmbedderParts, SessionOptions, ViewOptions};
+use super::options::{EmbedderParts, Layout, SessionOptions, ViewOptions};
 use crate::DangerousHostBuilder;
 use std::sync::Arc;
-
-/// The embedder's outbound callback.
-pub(super) type OutboundFn = Box<dyn FnMut(&Message)>;
-
-/// Where the host puts Surfaces.
-pub(super) enum Layout {
-    Windows,
-    Children(Rc<Window>),
-}
 
 /// Configures a [`Host`](crate::Host). Deny by default; the defaults are:
 ///

@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    ComponentEffect, ComponentKind, ComponentSet, LanguageTag, PageInput, SurfaceKey, UserAnswer,
-    Via,
+    ComponentEffect, ComponentKind, ComponentLink, ComponentSet, ConsentAnswer, LanguageTag,
+    PageInput, SurfaceKey, UserAnswer, Via,
 };
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
@@ -17,10 +17,12 @@ use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, 
 use serde_json::Value;
 
 use super::component_layout::{ComponentBoards, Target};
+use super::component_links::Links;
 use super::handle::EmbedderInput;
 use super::proxy::HostProxy;
 use super::renderer::{ComponentRenderer, ComponentReply};
 use super::views::Views;
+use crate::capabilities::CapabilityDriver;
 use crate::delegate::HostDelegate;
 
 /// The components drawn when the built-in renderer is `builtin` and the embedder's is
@@ -82,6 +84,8 @@ pub(super) struct ComponentViews {
     drawn: HashSet<SurfaceKey>,
     /// When the renderers were made (the warm board waits a while after the start).
     since: Instant,
+    /// The link confirm of the built-in boxes' links (R-STD-11).
+    links: Links,
 }
 
 /// What showing a component needs of the engine.
@@ -108,6 +112,7 @@ impl ComponentViews {
     pub(super) fn new(
         options: Option<ComponentOptions>,
         renderer: Option<Box<dyn ComponentRenderer>>,
+        links: Links,
     ) -> Option<Self> {
         if options.is_none() && renderer.is_none() {
             return None;
@@ -119,7 +124,23 @@ impl ComponentViews {
             renderer,
             drawn: HashSet::new(),
             since: Instant::now(),
+            links,
         })
+    }
+
+    /// Shows the link confirm for `link`, a link of a box this renderer shows (R-STD-11).
+    pub(super) fn confirm_link(&self, link: ComponentLink, driver: &mut CapabilityDriver) {
+        self.links.confirm(link, driver);
+    }
+
+    /// The user answered the link confirm of `link`: audited, and opened when allowed.
+    pub(super) fn link_answered(
+        &mut self,
+        link: &ComponentLink,
+        answer: ConsentAnswer,
+        driver: Option<&mut CapabilityDriver>,
+    ) {
+        self.links.answered(link, answer, driver);
     }
 
     /// Carries out `effect` on the renderer of its instance (`views` `None`: no renderer),

@@ -30,11 +30,9 @@ impl Host {
         conversation: &ConversationId,
         visible: bool,
     ) -> bool {
-        if visible {
-            self.engine.hidden.remove(conversation);
-        } else {
-            self.engine.hidden.insert(conversation.clone());
-        }
+        self.engine
+            .views
+            .set_conversation_hidden(conversation, !visible);
         if let Some(driver) = self.engine.driver.as_mut() {
             driver.set_conversation_visible(conversation, visible);
         }
@@ -78,7 +76,7 @@ impl Host {
 
     /// Whether `conversation` is hidden ([`Host::set_conversation_visible`]).
     pub fn is_conversation_hidden(&self, conversation: &ConversationId) -> bool {
-        self.engine.hidden.contains(conversation)
+        self.engine.views.conversation_hidden(conversation)
     }
 
     /// A control for tests: reads back the box of component `key` that the built-in renderer
@@ -130,6 +128,6 @@ impl Engine {
         self.sessions
             .get(session)
             .and_then(|s| s.conversation_id())
-            .is_some_and(|c| self.hidden.contains(c))
+            .is_some_and(|c| self.views.conversation_hidden(c))
     }
 }

@@ -4,7 +4,6 @@
 //! session table, the view table, the capability driver, the delegate and the outbound
 //! callback. [`Host`](super::Host) owns one and feeds it the loop's events.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::WallClock;
@@ -16,8 +15,6 @@ use lineup_host_core::{
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
-use super::activity::ActivityNotices;
-use super::component_links::Links;
 use super::components::{ComponentViews, ReportSink, ShowContext};
 use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
@@ -51,10 +48,6 @@ pub(super) struct Engine {
     ///
     /// [`HostBuilder::reopen_lost_surfaces`]: super::HostBuilder::reopen_lost_surfaces
     pub(super) reopen: bool,
-    /// The activity notices, when [`HostBuilder::activity_notices`] is on.
-    ///
-    /// [`HostBuilder::activity_notices`]: super::HostBuilder::activity_notices
-    pub(super) notices: Option<ActivityNotices>,
     /// The built-in renderer of standard components, when
     /// [`HostBuilder::builtin_components`] is on.
     ///
@@ -62,12 +55,8 @@ pub(super) struct Engine {
     pub(super) components: Option<ComponentViews>,
     /// Where component records go for a restart (R-STD-15).
     pub(super) records: Records,
-    /// The link confirm of the components' links (R-STD-11).
-    pub(super) links: Links,
     /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
     pub(super) work: Work,
-    /// The conversations the embedder hid: what they open starts hidden (`conversations.rs`).
-    pub(super) hidden: HashSet<ConversationId>,
 }
 
 impl Engine {
@@ -497,11 +486,8 @@ impl Engine {
     /// What ran (original §5.3): logged (never the reason), told to the delegate, and shown in
     /// the host's notice when the user saw nothing of it.
     pub(super) fn activity(&mut self, activity: &Activity) {
-        tracing::info!("activity: {activity}");
-        self.upstream.delegate().notify_capability_ran(activity);
-        if let Some(notices) = self.notices.as_mut() {
-            notices.show(activity, self.views.standby.as_ref());
-        }
+        self.upstream
+            .activity(activity, self.views.standby.as_ref());
     }
 
     /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
@@ -601,7 +587,10 @@ impl Engine {
                 .then(|| self.sessions.component_link(&key, url))
                 .flatten();
             match (link, self.driver.as_mut()) {
-                (Some(link), Some(driver)) => self.links.confirm(link, driver),
+                (Some(link), Some(driver)) => match self.components.as_ref() {
+                    Some(views) => views.confirm_link(link, driver),
+                    None => tracing::debug!("no renderer shows {key}; its link is not followed"),
+                },
                 _ => tracing::debug!("a link {key} does not show; not followed"),
             }
             return;

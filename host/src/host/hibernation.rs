@@ -16,8 +16,8 @@ use lineup_host_core::{Effect, GoneReason, InstanceId, PageInput, SessionId, Sur
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
 
-use super::builder::Layout;
 use super::engine::Engine;
+use super::options::Layout;
 use super::proxy::HostUserEvent;
 use super::views::{Kept, Sleeping, Views};
 

@@ -8,15 +8,24 @@ use std::time::Duration;
 
 use lineup_host_core::{
     AppCatalog, BundlePolicy, CapabilityPolicy, ConversationId, InstanceStore, LanguageTag, Limits,
-    LinkPolicy, PartyId,
+    LinkPolicy, Message, PartyId,
 };
 use lineup_surface_runtime::DocumentOptions;
+use lineup_webview_shell::tao::window::Window;
 use lineup_webview_shell::{ComponentOptions, Contrast, SurfaceEngine, Theme, ViewConfig};
 
-use super::builder::{Layout, OutboundFn};
 use super::renderer::ComponentRenderer;
 use crate::delegate::{HostDelegate, NoDelegate};
 use crate::watchdog::WatchdogConfig;
+
+/// The embedder's outbound callback.
+pub(super) type OutboundFn = Box<dyn FnMut(&Message)>;
+
+/// Where the host puts Surfaces.
+pub(super) enum Layout {
+    Windows,
+    Children(Rc<Window>),
+}
 
 /// What every session starts from (the kernel's `SessionConfig` template and the session
 /// table's options).

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use lineup_surface_runtime::SurfaceToken;
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
-use super::builder::Layout;
+use super::options::Layout;
 use super::proxy::HostUserEvent;
 use super::views::Views;
 use lineup_webview_shell::ShellError;

@@ -5,14 +5,14 @@
 //! ([`Host`](super::Host)) decides; this carries out what concerns the webviews.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use lineup_host_core::{
-    Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, PageText, SessionId, SurfaceKey,
-    SurfaceOpen, BRIDGE_NAMESPACE,
+    ConversationId, Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, PageText, SessionId,
+    SurfaceKey, SurfaceOpen, BRIDGE_NAMESPACE,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -25,8 +25,8 @@ use lineup_webview_shell::{
     Contrast, Placement, ProbeStatus, Rect, Shell, ShellError, SurfaceView, ViewEvent,
 };
 
-use super::builder::Layout;
 use super::handle::{HostEvent, Inner};
+use super::options::Layout;
 
 use super::proxy::{HostProxy, HostUserEvent};
 use super::standby::HostStandby;
@@ -165,6 +165,8 @@ pub(super) struct Views {
     /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
     held: Vec<SurfaceKey>,
     probe_reported: bool,
+    /// The conversations the embedder hid: what they open starts hidden.
+    hidden_conversations: HashSet<ConversationId>,
     pub(super) layout: Layout,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
@@ -191,6 +193,20 @@ pub(super) struct ViewsConfig {
 }
 
 impl Views {
+    /// Hides `conversation` (what it opens starts hidden) or shows it again.
+    pub(super) fn set_conversation_hidden(&mut self, conversation: &ConversationId, hidden: bool) {
+        if hidden {
+            self.hidden_conversations.insert(conversation.clone());
+        } else {
+            self.hidden_conversations.remove(conversation);
+        }
+    }
+
+    /// Whether the embedder hid `conversation`.
+    pub(super) fn conversation_hidden(&self, conversation: &ConversationId) -> bool {
+        self.hidden_conversations.contains(conversation)
+    }
+
     pub(super) fn new(shell: Shell, config: ViewsConfig) -> Self {
         let ViewsConfig {
             layout,
@@ -209,6 +225,7 @@ impl Views {
             newly_hibernated: Vec::new(),
             held: Vec::new(),
             probe_reported: false,
+            hidden_conversations: HashSet::new(),
             layout,
             window_size,
             resize_bounds,
