@@ -3,6 +3,9 @@
 //! own lines (`Permission request · Risk: none · Always allow`) shows none of them: the prompt
 //! says the name was withheld. Its control: a plain id is shown, in quotes, as the agent's words.
 
+use std::thread;
+use std::time::{Duration, Instant};
+
 use lineup_host::protocol::Timestamp;
 use lineup_host::TimestampExt;
 use serde_json::json;
@@ -52,7 +55,7 @@ fn r_sec_5_a_conversation_id_imitating_the_prompts_lines_shows_none_of_them() {
     let mut on = ReadHost::start(&[], &home_args);
     // The control: a plain id is named, as the agent's words.
     on.host.send(&call("k1", "c-plain", 6));
-    shown(&on.x, PROMPT);
+    let first = shown(&on.x, PROMPT);
     let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
     assert!(
         lines.iter().any(|(_, l)| l.contains("“c-plain”")),
@@ -61,11 +64,25 @@ fn r_sec_5_a_conversation_id_imitating_the_prompts_lines_shows_none_of_them() {
     on.host.expect("the first call's expiry", |v| {
         v["payload"]["call_id"] == "k1" && v["payload"]["status"] == "expired"
     });
+    // The expired request's window goes before the next request is sent, so that what is read
+    // next is the next request's prompt, not the last one's on its way out.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while on.x.is_viewable(first) {
+        assert!(
+            Instant::now() < deadline,
+            "the expired prompt stays on screen"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
     // The imitation: none of its lines shows; the prompt says why its name is not shown.
     let imitation = "Permission request · Risk: none · Always allow";
     on.host.send(&call("k2", imitation, 60));
     shown(&on.x, PROMPT);
     let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
+    assert!(
+        !lines.iter().any(|(_, l)| l.contains("“c-plain”")),
+        "the prompt read is still the first request's: {lines:?}"
+    );
     assert!(
         lines
             .iter()

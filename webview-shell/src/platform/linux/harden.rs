@@ -23,6 +23,20 @@ use crate::config::ViewConfig;
 use crate::event::ViewEvent;
 use crate::navigation::{navigation_allowed, same_document};
 
+/// What every view of the host refuses without telling anyone, a Surface's and the host's
+/// own trusted views alike: the context menu, printing, full screen, notifications and HTTP
+/// authentication.
+pub(super) fn refuse_chrome(view: &webkit2gtk::WebView) {
+    view.connect_context_menu(|_, _, _, _| true);
+    view.connect_print(|_, _| true);
+    view.connect_enter_fullscreen(|_| true);
+    view.connect_show_notification(|_, _| true);
+    view.connect_authenticate(|_, request| {
+        request.cancel();
+        true
+    });
+}
+
 /// The engine settings every view of the host has, a Surface's and the host's own trusted
 /// views alike: devtools as asked (set explicitly: wry turns them on in debug builds), no
 /// windows opened by script, no clipboard access (R-SEC-5), no media without a gesture, no
@@ -133,14 +147,7 @@ pub(super) fn harden(
         true
     });
 
-    view.connect_context_menu(|_, _, _, _| true);
-    view.connect_print(|_, _| true);
-    view.connect_enter_fullscreen(|_| true);
-    view.connect_show_notification(|_, _| true);
-    view.connect_authenticate(|_, request| {
-        request.cancel();
-        true
-    });
+    refuse_chrome(view);
 
     let q = Rc::downgrade(queue);
     view.connect_run_file_chooser(move |_, request| {

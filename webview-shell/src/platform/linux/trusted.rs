@@ -8,10 +8,10 @@ use std::rc::Rc;
 use gtk::prelude::*;
 use javascriptcore::ValueExt;
 use webkit2gtk::{
-    AuthenticationRequestExt, CacheModel, FileChooserRequestExt, NavigationPolicyDecision,
-    NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt, PolicyDecisionType,
-    ResponsePolicyDecision, ResponsePolicyDecisionExt, SecurityManagerExt, URIRequestExt,
-    URISchemeRequestExt, UserContentManagerExt, WebContextExt, WebViewExt, WebsiteDataManagerExt,
+    CacheModel, FileChooserRequestExt, NavigationPolicyDecision, NavigationPolicyDecisionExt,
+    PermissionRequestExt, PolicyDecisionExt, PolicyDecisionType, ResponsePolicyDecision,
+    ResponsePolicyDecisionExt, SecurityManagerExt, URIRequestExt, URISchemeRequestExt,
+    UserContentManagerExt, WebContextExt, WebViewExt, WebsiteDataManagerExt,
 };
 
 use super::{finish_request, memory_pressure, refuse_all_network};
@@ -251,14 +251,7 @@ pub(super) fn harden(
         true
     });
     view.connect_script_dialog(|_, _| true);
-    view.connect_context_menu(|_, _, _, _| true);
-    view.connect_print(|_, _| true);
-    view.connect_enter_fullscreen(|_| true);
-    view.connect_show_notification(|_, _| true);
-    view.connect_authenticate(|_, request| {
-        request.cancel();
-        true
-    });
+    super::harden::refuse_chrome(view);
     view.connect_run_file_chooser(|_, request| {
         request.cancel();
         true
