@@ -39,10 +39,22 @@ def section(text, title):
 
 
 def declares(text, name):
+    # The cheap test first: most files do not name the type at all. Then only lines that
+    # start an item are tried (`impl … Name`, `impl … for Name`, `trait`, `enum`, `struct`).
+    if name not in text:
+        return None
     return re.search(
-        rf"\b(impl(<[^>]*>)?\s+([\w:<>, ]+\s+for\s+)?{name}\b|trait\s+{name}\b|enum\s+{name}\b|struct\s+{name}\b)",
+        rf"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+        rf"(?:impl(?:<[^>\n]*>)?[ \t]+(?:[^\n{{]*?[ \t]+for[ \t]+)?{name}\b"
+        rf"|(?:trait|enum|struct)[ \t]+{name}\b)",
         text,
+        re.M,
     )
+
+
+def defines_fn(text, name):
+    """Whether `text` defines a function `name` (the substring test first: it is cheap)."""
+    return f"fn {name}" in text and re.search(rf"\bfn {name}\b", text)
 
 
 MAX_LINES = 400
@@ -111,18 +123,18 @@ def main():
             owner, member = qualified.groups()
             if member[0].islower():
                 found = any(
-                    re.search(rf"\bfn {member}\b", text) and declares(text, owner)
+                    defines_fn(text, member) and declares(text, owner)
                     for _, text in files
                 )
             else:
                 found = any(
-                    declares(text, owner) and re.search(rf"\b{member}\b", text)
+                    member in text and declares(text, owner) and re.search(rf"\b{member}\b", text)
                     for _, text in files
                 )
             if not found:
                 missing.append(token)
         elif re.fullmatch(r"[a-z_][a-z0-9_]*", token):
-            if not any(re.search(rf"\bfn {token}\b", text) for _, text in files):
+            if not any(defines_fn(text, token) for _, text in files):
                 missing.append(token)
     broken = broken_arrows(entry, files)
     lines = doc.count("\n")
