@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use lineup_host::{HostBuilder, ShellError};
+use lineup_host::{HostBuilder, HostError, ShellError};
 use lineup_servo::{EngineConfig, ServoHostEngine};
 use lineup_webview_shell::tao::event_loop::ControlFlow;
 use lineup_webview_shell::tao::platform::run_return::EventLoopExtRunReturn;
@@ -77,7 +77,7 @@ fn main() {
         .engine(Rc::clone(&engine))
         .build(&event_loop);
     assert!(
-        matches!(refused, Err(ShellError::Unsupported(_))),
+        matches!(refused, Err(HostError::Platform(ShellError::Unsupported(_)))),
         "child views on Servo: {:?}",
         refused.err()
     );
