@@ -25,6 +25,7 @@ use lineup_webview_shell::{Contrast, ProbeStatus, SurfaceView, Theme};
 use crate::HostError;
 
 mod activity;
+mod backlog;
 mod build;
 mod builder;
 mod component_layout;

@@ -4,7 +4,6 @@
 //! Surface keeps of its predecessor (R-UI-12). The effect interpreter
 //! ([`Host`](super::Host)) decides; this carries out what concerns the webviews.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -12,7 +11,7 @@ use std::time::Instant;
 
 use lineup_host_core::{
     ConversationId, Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, PageText, SessionId,
-    SurfaceKey, SurfaceOpen, BRIDGE_NAMESPACE,
+    SurfaceKey, SurfaceOpen,
 };
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
@@ -25,6 +24,7 @@ use lineup_webview_shell::{
     Contrast, Placement, ProbeStatus, Rect, Shell, ShellError, SurfaceView, ViewEvent,
 };
 
+use super::backlog::{Backlog, Dropped};
 use super::handle::{HostEvent, Inner};
 use super::options::Layout;
 
@@ -104,36 +104,6 @@ pub(super) struct Live {
 /// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
 fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
     (key.session, key.instance.clone())
-}
-
-/// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
-/// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
-fn is_diagnostic(raw: &str) -> bool {
-    raw.strip_prefix("{\"namespace\":\"")
-        .and_then(|rest| rest.strip_prefix(BRIDGE_NAMESPACE))
-        .is_some_and(|rest| rest.starts_with("\",\"type\":\"diagnostic\""))
-}
-
-/// A view's bridge messages on their way through the event loop: a page that posts faster than
-/// the host handles is cut off at `Limits::max_pending_bridge_messages`, so it can neither grow
-/// memory nor starve the agent's envelopes queued behind it.
-///
-/// Diagnostics have a waiting cap of their own (`Limits::max_pending_diagnostics`), so a page
-/// that logs a lot loses diagnostics, never events (R-DIAG-1).
-#[derive(Default)]
-struct Backlog {
-    in_flight: Cell<usize>,
-    dropped: Cell<u64>,
-    diagnostics_in_flight: Cell<usize>,
-    diagnostics_dropped: Cell<u64>,
-}
-
-/// What a bridge message that reached the loop leaves to report first: page messages and
-/// diagnostics dropped while it waited.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Dropped {
-    pub(super) messages: u64,
-    pub(super) diagnostics: u64,
 }
 
 /// What the isolation probe's verdict means for the views, once.
@@ -389,31 +359,21 @@ impl Views {
         };
         let proxy = proxy.clone();
         let tagged = key.clone();
-        let backlog = Rc::new(Backlog::default());
+        let backlog = Rc::new(Backlog::new(
+            limits.max_pending_bridge_messages,
+            limits.max_pending_diagnostics,
+        ));
         let counted = Rc::clone(&backlog);
-        let limit = limits.max_pending_bridge_messages;
-        let diagnostics_limit = limits.max_pending_diagnostics;
         // R-SEC-8: created at once; its document waits for the probe's verdict.
         let view = self
             .shell
             .open_gated(target, server, placement, move |event| {
+                // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not
+                // events.
                 if let ViewEvent::Ipc(raw) = &event {
-                    // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics,
-                    // not events.
-                    let (waiting, dropped, limit) = if is_diagnostic(raw) {
-                        (
-                            &counted.diagnostics_in_flight,
-                            &counted.diagnostics_dropped,
-                            diagnostics_limit,
-                        )
-                    } else {
-                        (&counted.in_flight, &counted.dropped, limit)
-                    };
-                    if waiting.get() >= limit {
-                        dropped.set(dropped.get() + 1);
+                    if !counted.admit(raw) {
                         return;
                     }
-                    waiting.set(waiting.get() + 1);
                 }
                 let _ = proxy.send_event(HostEvent(Inner::View {
                     key: tagged.clone(),
@@ -506,17 +466,7 @@ impl Views {
         let Some(live) = self.live(key) else {
             return Dropped::default();
         };
-        let backlog = &live.backlog;
-        let waiting = if is_diagnostic(raw) {
-            &backlog.diagnostics_in_flight
-        } else {
-            &backlog.in_flight
-        };
-        waiting.set(waiting.get().saturating_sub(1));
-        Dropped {
-            messages: backlog.dropped.replace(0),
-            diagnostics: backlog.diagnostics_dropped.replace(0),
-        }
+        live.backlog.taken(raw)
     }
 
     /// [`HostHandle::reload_bundle`](super::HostHandle::reload_bundle): the new document under
