@@ -26,8 +26,9 @@ pub(crate) enum StandbyChange {
     Keep,
     /// Come up now.
     Show,
-    /// Step aside once the Surface's first frame is drawn ([`PAINT_DELAY`](lineup_webview_shell::PAINT_DELAY)).
-    HideSoon,
+    /// Step aside once the ready Surface's page is on screen
+    /// ([`StandbyWindow::hide_when_drawn`](lineup_webview_shell::StandbyWindow::hide_when_drawn)).
+    HideWhenDrawn,
 }
 
 impl<K: Ord + Clone> StandbyRule<K> {
@@ -36,7 +37,7 @@ impl<K: Ord + Clone> StandbyRule<K> {
         let first = self.showing.is_empty();
         self.showing.insert(key.clone());
         if first {
-            StandbyChange::HideSoon
+            StandbyChange::HideWhenDrawn
         } else {
             StandbyChange::Keep
         }
@@ -66,14 +67,14 @@ mod tests {
             StandbyChange::Keep,
             "never shown: nothing to do"
         );
-        assert_eq!(rule.ready(&a), StandbyChange::HideSoon);
+        assert_eq!(rule.ready(&a), StandbyChange::HideWhenDrawn);
         assert_eq!(rule.ready(&b), StandbyChange::Keep);
         assert_eq!(rule.ready(&a), StandbyChange::Keep, "a reload's ready");
         assert_eq!(rule.gone(&a), StandbyChange::Keep, "b still shows");
         assert_eq!(rule.gone(&b), StandbyChange::Show);
         // A reopened Surface is a new generation: the old one's view goes first.
-        assert_eq!(rule.ready(&a), StandbyChange::HideSoon);
+        assert_eq!(rule.ready(&a), StandbyChange::HideWhenDrawn);
         assert_eq!(rule.gone(&a), StandbyChange::Show);
-        assert_eq!(rule.ready(&"a2"), StandbyChange::HideSoon);
+        assert_eq!(rule.ready(&"a2"), StandbyChange::HideWhenDrawn);
     }
 }

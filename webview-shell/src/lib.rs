@@ -143,7 +143,7 @@ pub use platform::{
 pub use prompt::{PromptOptions, PromptSnapshot, MIN_GUARD_DELAY};
 pub use prompt_queue::PromptQueue;
 pub use shell::{ProbeStatus, Shell};
-pub use standby::{cap_status, StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS, PAINT_DELAY};
+pub use standby::{cap_status, StandbyColor, StandbyScreen, MAX_STANDBY_STATUS_CHARS};
 pub use standby_window::StandbyWindow;
 pub use stdout::ProtocolStdout;
 pub use system_desktop::SystemDesktop;

@@ -4,16 +4,10 @@
 //! painted; it comes back before the last Surface's view is destroyed. Bytes and the show/hide
 //! rule here; the view itself is in `platform/`.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use crate::error::ShellError;
 use crate::trusted::TrustedDocument;
-
-/// How long after a Surface's `ready` the standby screen stays up, so that the page's first
-/// frame is on screen (drawn under the standby screen) before the standby screen goes.
-pub const PAINT_DELAY: Duration = Duration::from_millis(150);
 
 /// The longest status line the standby screen shows, in characters; a longer one is cut.
 pub const MAX_STANDBY_STATUS_CHARS: usize = 200;

@@ -1,13 +1,12 @@
 //! The standby screen's view over a parent window ([`StandbyWindow`]), on the platform's trusted
 //! view.
 
-use std::time::Duration;
-
 use crate::error::ShellError;
 use crate::standby::StandbyScreen;
+use crate::view::SurfaceView;
 
 /// The standby screen's view, over the Surfaces of a parent window: a trusted host page that
-/// comes up with [`StandbyWindow::show`] and steps aside with [`StandbyWindow::hide_after`].
+/// comes up with [`StandbyWindow::show`] and steps aside with [`StandbyWindow::hide_when_drawn`].
 pub struct StandbyWindow(crate::platform::PlatformStandby);
 
 impl StandbyWindow {
@@ -25,9 +24,11 @@ impl StandbyWindow {
         self.0.show();
     }
 
-    /// Steps aside after `delay`, unless [`StandbyWindow::show`] comes first.
-    pub fn hide_after(&self, delay: Duration) {
-        self.0.hide_after(delay);
+    /// Steps aside once `surface`'s page has drawn ([`SurfaceView::when_drawn`]), unless
+    /// [`StandbyWindow::show`] comes first: the window goes from the standby screen to the
+    /// Surface's picture, never through an empty view.
+    pub fn hide_when_drawn(&self, surface: &SurfaceView) {
+        surface.when_drawn(self.0.hide_later());
     }
 
     /// Replaces the status line (capped at [`MAX_STANDBY_STATUS_CHARS`](crate::MAX_STANDBY_STATUS_CHARS)).

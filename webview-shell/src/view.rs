@@ -124,6 +124,20 @@ impl SurfaceView {
         }
     }
 
+    /// Runs `done` on the event-loop thread once what the page has drawn so far is on screen;
+    /// at once when the view closes first.
+    ///
+    /// ## Platform-specific
+    /// Linux: two animation frames of the page, counted in a script world of the host's own (so
+    /// the page cannot fake them), then the widget's next draw. An engine's view: once its
+    /// page's script thread answered ([`SurfaceView::ping`]).
+    pub fn when_drawn(&self, done: Box<dyn FnOnce()>) {
+        match &self.inner {
+            Inner::Platform(view) => view.when_drawn(done),
+            Inner::Engine(view) => view.ping(done),
+        }
+    }
+
     /// Evaluates a no-op script in a script world of the host's own; `done` runs on the
     /// event-loop thread once the web process answered. The hang watchdog's sign of life
     /// (R-UI-12): the page cannot answer it for itself.

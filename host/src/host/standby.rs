@@ -1,10 +1,11 @@
 //! The standby screen in the host ([`HostBuilder::standby`](crate::HostBuilder::standby)): up
-//! while no Surface in the parent window has drawn, down a moment after the first `ready`, up
-//! again before the last Surface's view is destroyed, so the window is never empty.
+//! while no Surface in the parent window has drawn, down once the first ready Surface's page is
+//! on screen, up again before the last Surface's view is destroyed, so the window is never
+//! empty.
 
 use lineup_host_core::SurfaceKey;
 
-use lineup_webview_shell::{StandbyWindow, PAINT_DELAY};
+use lineup_webview_shell::{StandbyWindow, SurfaceView};
 
 use crate::standby_rule::{StandbyChange, StandbyRule};
 
@@ -22,10 +23,14 @@ impl HostStandby {
         }
     }
 
-    /// A Surface's page is ready.
-    pub(super) fn ready(&mut self, key: &SurfaceKey) {
-        let change = self.rule.ready(key);
-        self.apply(change);
+    /// A Surface's page is ready; `view` is its view, while open.
+    /// A Surface without a view shows nothing: the standby screen stays for it.
+    pub(super) fn ready(&mut self, key: &SurfaceKey, view: Option<&SurfaceView>) {
+        let Some(view) = view else { return };
+        match self.rule.ready(key) {
+            StandbyChange::HideWhenDrawn => self.view.hide_when_drawn(view),
+            change => self.apply(change),
+        }
     }
 
     /// A Surface's view is about to be destroyed.
@@ -53,7 +58,8 @@ impl HostStandby {
         match change {
             StandbyChange::Keep => {}
             StandbyChange::Show => self.view.show(),
-            StandbyChange::HideSoon => self.view.hide_after(PAINT_DELAY),
+            // Only `ready` steps aside, with the view it waits for.
+            StandbyChange::HideWhenDrawn => {}
         }
     }
 }

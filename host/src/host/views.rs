@@ -443,7 +443,12 @@ impl Views {
         }
         self.watchdog.ready(key);
         if let Some(standby) = self.standby.as_mut() {
-            standby.ready(key);
+            let view = self
+                .live
+                .get(&slot(key))
+                .filter(|l| l.key == *key)
+                .map(|l| &l.view);
+            standby.ready(key, view);
         }
     }
 

@@ -37,6 +37,7 @@ mod events;
 mod features;
 #[cfg(feature = "test-controls")]
 mod forged;
+mod frames;
 mod guard;
 mod handlers;
 mod harden;
@@ -310,6 +311,12 @@ impl PlatformView {
     /// passed after everything sent to the page before it; `done` gets it on this thread.
     pub(crate) fn snapshot_png(&self, done: Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>) {
         snapshot::full_document_png(&self.engine_view, done);
+    }
+
+    /// Runs `done` once what the page drew so far is on the window: two animation frames,
+    /// then the widget's next draw.
+    pub(crate) fn when_drawn(&self, done: Box<dyn FnOnce()>) {
+        frames::when_drawn(&self.engine_view, done);
     }
 
     /// Evaluates the hang watchdog's no-op in a script world of the host's own; `done` runs

@@ -70,6 +70,10 @@ impl PlatformView {
         match self.never {}
     }
 
+    pub(crate) fn when_drawn(&self, _done: Box<dyn FnOnce()>) {
+        match self.never {}
+    }
+
     pub(crate) fn web_process_responsive(&self) -> bool {
         match self.never {}
     }
@@ -406,7 +410,7 @@ impl PlatformStandby {
         match self.never {}
     }
 
-    pub(crate) fn hide_after(&self, _delay: std::time::Duration) {
+    pub(crate) fn hide_later(&self) -> Box<dyn FnOnce()> {
         match self.never {}
     }
 

@@ -2,80 +2,28 @@
 //! --screenshot`: taken once two animation frames have passed, so whatever the page drew in
 //! `requestAnimationFrame` after its state arrived is in the picture.
 
-use std::time::Duration;
-
-use gtk::glib::{self, prelude::*};
-use javascriptcore::ValueExt;
 use webkit2gtk::{SnapshotOptions, SnapshotRegion, WebViewExt};
 
 use crate::error::ShellError;
 
-/// The script world the frame counter lives in: apart from the page's, so a page that replaced
-/// `requestAnimationFrame` or the counter's name changes nothing here.
-const WORLD: &str = "lineup-snapshot";
-/// Counts two animation frames of the page, in [`WORLD`].
-const ARM: &str = "var lineupSnapshotFrames = 0;\
-    requestAnimationFrame(function () { requestAnimationFrame(function () {\
-    lineupSnapshotFrames = 2; }); }); 0";
-/// Reads the counter.
-const POLL: &str = "lineupSnapshotFrames";
-/// How often the counter is read.
-const POLL_EVERY: Duration = Duration::from_millis(16);
-/// How many reads before the snapshot is taken anyway (about two seconds): a page that is not
-/// being painted (an unmapped window) runs no animation frames.
-const MAX_POLLS: u32 = 125;
-
 type Done = Box<dyn FnOnce(Result<Vec<u8>, ShellError>)>;
 
-/// Takes the snapshot of `view`'s full document after two animation frames; `done` gets PNG
-/// bytes, on the GTK thread.
-///
-/// The scripts go to the web process after everything sent before them (a state delivery, say),
-/// and run in order there: when the frames are counted, the page's `onState` subscribers have
-/// returned.
+/// Takes the snapshot of `view`'s full document after two animation frames
+/// ([`after_two_frames`](super::frames::after_two_frames)); `done` gets PNG bytes, on the GTK
+/// thread.
 pub(super) fn full_document_png(view: &webkit2gtk::WebView, done: Done) {
-    let weak = view.downgrade();
-    #[allow(deprecated)]
-    view.run_javascript_in_world(ARM, WORLD, None::<&gtk::gio::Cancellable>, move |armed| {
-        if let Err(e) = armed {
-            tracing::debug!("snapshot: cannot count animation frames ({e}); taking it now");
-            return take(&weak, done);
-        }
-        poll(weak, done, MAX_POLLS);
-    });
-}
-
-fn poll(weak: glib::WeakRef<webkit2gtk::WebView>, done: Done, left: u32) {
-    glib::timeout_add_local_once(POLL_EVERY, move || {
-        let Some(view) = weak.upgrade() else {
-            return done(Err(ShellError::Platform(
+    super::frames::after_two_frames(
+        view,
+        Box::new(move |view| match view {
+            Some(view) => take(&view, done),
+            None => done(Err(ShellError::Platform(
                 "the view closed before its snapshot".to_owned(),
-            )));
-        };
-        #[allow(deprecated)]
-        view.run_javascript_in_world(POLL, WORLD, None::<&gtk::gio::Cancellable>, move |r| {
-            let frames = r
-                .ok()
-                .and_then(|r| r.js_value())
-                .map_or(0, |v| v.to_int32());
-            if frames >= 2 {
-                take(&weak, done);
-            } else if left == 0 {
-                tracing::warn!("snapshot: no animation frame within two seconds; taking it now");
-                take(&weak, done);
-            } else {
-                poll(weak, done, left - 1);
-            }
-        });
-    });
+            ))),
+        }),
+    );
 }
 
-fn take(weak: &glib::WeakRef<webkit2gtk::WebView>, done: Done) {
-    let Some(view) = weak.upgrade() else {
-        return done(Err(ShellError::Platform(
-            "the view closed before its snapshot".to_owned(),
-        )));
-    };
+fn take(view: &webkit2gtk::WebView, done: Done) {
     view.snapshot(
         SnapshotRegion::FullDocument,
         SnapshotOptions::NONE,

@@ -6,9 +6,7 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
-use std::time::Duration;
 
-use gtk::glib;
 use gtk::prelude::*;
 use tao::window::Window;
 use webkit2gtk::WebViewExt as _;
@@ -83,17 +81,17 @@ impl PlatformStandby {
         self.view.widget().show();
     }
 
-    /// Uncovers the child views after `delay`, unless shown again meanwhile.
-    pub(crate) fn hide_after(&self, delay: Duration) {
+    /// What uncovers the child views when called, unless shown again meanwhile.
+    pub(crate) fn hide_later(&self) -> Box<dyn FnOnce()> {
         let turn = self.turn.get() + 1;
         self.turn.set(turn);
         let current = Rc::clone(&self.turn);
         let widget = self.view.widget().clone();
-        glib::timeout_add_local_once(delay, move || {
+        Box::new(move || {
             if current.get() == turn {
                 widget.hide();
             }
-        });
+        })
     }
 
     /// Sets the status line.
