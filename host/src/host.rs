@@ -273,6 +273,14 @@ impl Host {
         self.engine.views.shell.probe_status()
     }
 
+    /// A control for what waits on the isolation probe (R-SEC-8): a probe still running stays
+    /// undecided (`None`) or fails with `failure`, whatever its page reports; the host learns
+    /// the failure at its next turn.
+    #[cfg(feature = "test-controls")]
+    pub fn force_probe_for_test(&self, failure: Option<String>) {
+        self.engine.views.shell.force_probe_for_test(failure);
+    }
+
     /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
     pub fn pooled_views(&self) -> usize {
         self.engine.views.shell.pooled()

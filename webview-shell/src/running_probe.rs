@@ -51,6 +51,9 @@ pub(crate) struct RunningProbe {
     /// Runs between the listing of the probe's web processes and the read of their namespaces.
     #[cfg(feature = "test-controls")]
     hold: RefCell<Option<ProbeHold>>,
+    /// A test's verdict: `Some(None)` holds the probe undecided, `Some(Some(reason))` fails it.
+    #[cfg(feature = "test-controls")]
+    forced: RefCell<Option<Option<String>>>,
 }
 
 /// A test's hold on the probe between the listing of its web processes and the check.
@@ -133,6 +136,8 @@ impl RunningProbe {
             network,
             #[cfg(feature = "test-controls")]
             hold: RefCell::new(None),
+            #[cfg(feature = "test-controls")]
+            forced: RefCell::new(None),
         })
     }
 
@@ -143,9 +148,19 @@ impl RunningProbe {
         *self.hold.borrow_mut() = Some(hold);
     }
 
+    /// Holds the verdict (`None`) or makes it `failure`, whatever the probe page does.
+    #[cfg(feature = "test-controls")]
+    pub(crate) fn force(&self, failure: Option<String>) {
+        *self.forced.borrow_mut() = Some(failure);
+    }
+
     /// The verdict, or `None` while undecided; an attempt that learned nothing starts the next
     /// one here, and only the last one's failure is a verdict.
     pub(crate) fn outcome(&self, now: Instant, config: &ViewConfig) -> Option<Result<(), String>> {
+        #[cfg(feature = "test-controls")]
+        if let Some(forced) = &*self.forced.borrow() {
+            return forced.clone().map(Err);
+        }
         if let Some(network) = &self.network {
             network.poll();
             // A connection at the canary fails the probe at once, report or not.

@@ -243,6 +243,16 @@ impl Shell {
         }
     }
 
+    /// A control for what waits on the probe (R-SEC-8): a probe still running stays undecided
+    /// (`None`) or fails with `failure`, whatever its page reports, from the next
+    /// [`Shell::probe_status`] on.
+    #[cfg(feature = "test-controls")]
+    pub fn force_probe_for_test(&self, failure: Option<String>) {
+        if let ProbeState::Running(probe) = &*self.probe.borrow() {
+            probe.force(failure);
+        }
+    }
+
     /// Whether the probe passed (`false` while it runs); its failure as the error that refuses
     /// every view (R-SEC-8).
     fn probe_passed(&self) -> Result<bool, ShellError> {
