@@ -90,7 +90,7 @@ step "examples: each example that checks itself runs headless with --check"
 # The whole workspace with its examples resolves dependency features as `cargo test --workspace`
 # did, so this only links what that build already compiled (the bench's binary included).
 cargo build --workspace --bins --examples
-for example in minimal chat_layout capability tokio_agent own_events native_components kiosk; do
+for example in minimal ask chat_layout capability tokio_agent own_events native_components kiosk; do
     xvfb-run -a -s "-screen 0 1280x1024x24" "$main_target/debug/examples/$example" --check
 done
 

@@ -153,6 +153,15 @@ impl ComponentWindow {
         self.platform.forge_key(keyval);
     }
 
+    /// A control for checks: a real left click through the X server's XTEST extension at the
+    /// middle of the element `id` of this box (`confirm`, say), where it shows now, so the page
+    /// sees trusted input as from a person's mouse; `done` hears on the event-loop thread
+    /// whether the click was sent.
+    #[cfg(feature = "test-controls")]
+    pub fn click_for_test(&self, id: &str, done: impl FnOnce(Result<(), ShellError>) + 'static) {
+        self.platform.click_for_test(id, Box::new(done));
+    }
+
     /// WebKit's own snapshot of the window's whole document as PNG bytes, taken after two
     /// animation frames (`lineup preview --screenshot` of a component); `done` hears it on the
     /// event-loop thread.

@@ -96,6 +96,26 @@ impl Host {
         }
     }
 
+    /// A control for checks: a real left click (the X server's XTEST) at the middle of the
+    /// element `id` (`confirm`, say) of component `key`'s box, where the built-in renderer shows
+    /// it now; `done` hears on the loop thread whether it was sent. Returns whether `key` has a
+    /// box.
+    #[cfg(feature = "test-controls")]
+    pub fn click_component_for_test(
+        &self,
+        key: &SurfaceKey,
+        id: &str,
+        done: impl FnOnce(Result<(), String>) + 'static,
+    ) -> bool {
+        match self.engine.components.as_ref().and_then(|c| c.window(key)) {
+            Some(window) => {
+                window.click_for_test(id, move |sent| done(sent.map_err(|e| e.to_string())));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The Surfaces and the built-in renderer's standard components of `conversation`, by key.
     pub fn conversation_items(&self, conversation: &ConversationId) -> Vec<ConversationItem> {
         let Some(session) = self.engine.sessions.id_of(conversation) else {

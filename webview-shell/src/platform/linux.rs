@@ -45,6 +45,8 @@ mod layers;
 mod network;
 mod notice;
 mod placeholder;
+#[cfg(feature = "test-controls")]
+mod pointer;
 mod processes;
 mod prompt;
 mod shared_trusted;

@@ -93,6 +93,21 @@ impl PlatformComponent {
         super::forged::forge_key(self.board.window(), keyval);
     }
 
+    /// A real left click (XTEST) at the middle of its element `id`, where its board shows it
+    /// now; `done` hears whether it was sent.
+    #[cfg(feature = "test-controls")]
+    pub(crate) fn click_for_test(&self, id: &str, done: Box<dyn FnOnce(Result<(), ShellError>)>) {
+        let view = self.board.widget().clone();
+        let id = id.to_owned();
+        self.snapshot(Box::new(move |snapshot| {
+            let found = snapshot.and_then(|s| s.boxes.get(&id).copied());
+            done(match found {
+                Some([x, y, w, h]) => super::pointer::click_in(&view, x + w / 2.0, y + h / 2.0),
+                None => Err(ShellError::Platform(format!("no element #{id} to click"))),
+            });
+        }));
+    }
+
     /// Reads its box back (see [`ComponentSnapshot`]).
     pub(crate) fn snapshot(&self, done: Box<dyn FnOnce(Option<ComponentSnapshot>)>) {
         self.board.evaluate(
