@@ -20,10 +20,9 @@ use lineup_host_core::open_url_host;
 use lineup_webview_shell::ShellError;
 
 mod dialogs;
-mod provider;
 mod recording;
 
-pub use provider::{AnswerSink, CapabilityProvider, PromptWording};
+use lineup_host_core::{AnswerSink, CapabilityProvider, PromptWording};
 
 use dialogs::{Chosen, Dialogs};
 pub use lineup_webview_shell::{

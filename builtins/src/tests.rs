@@ -70,7 +70,7 @@ impl Kernel {
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer) -> Vec<Effect> {
-        self.session.capability_answered(ticket, answer).unwrap()
+        self.session.answered(ticket, answer).unwrap()
     }
 }
 

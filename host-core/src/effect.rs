@@ -201,7 +201,7 @@ pub enum Effect {
     /// Store, prompt, hook, run or audit work of the App Capability kernel; only after
     /// [`Session::enable_capabilities`](crate::Session::enable_capabilities). Some carry a
     /// [`Ticket`](crate::Ticket) to answer through
-    /// [`Session::capability_answered`](crate::Session::capability_answered).
+    /// [`Session::answered`](crate::Session::answered).
     Capability(CapabilityEffect),
     /// Show, update, lock or hide a standard component (R-STD-1 … R-STD-7).
     Component(ComponentEffect),

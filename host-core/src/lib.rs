@@ -83,17 +83,17 @@ pub use breakout::Breakout;
 pub use bridge::{BridgeMessage, DocumentId, BRIDGE_NAMESPACE};
 pub use bundle::{InlineBundle, Integrity};
 pub use capability::{
-    unvouched_identity, Activity, Answer, ArgsDigest, ArgumentRule, AuditKind, AuditRecord,
-    CallKey, CallRecord, CallState, CallSummary, Capabilities, Capability, CapabilityEffect,
-    CapabilityLimits, CapabilityPolicy, CapabilitySetup, CapabilityStore, ConsentAnswer,
-    ConsentRequest, Decision, DecisionSource, GrantKey, GrantRecord, HandlerError, HookAnswer,
-    HookRequest, MemoryStore, PolicyRule, Registry, RevisionEpoch, RunRequest, Ticket, WallClock,
-    MAX_ACTIVITY, UNVOUCHED_PREFIX,
+    unvouched_identity, Activity, Answer, AnswerSink, ArgsDigest, ArgumentRule, AuditKind,
+    AuditRecord, CallKey, CallRecord, CallState, CallSummary, Capabilities, Capability,
+    CapabilityEffect, CapabilityLimits, CapabilityPolicy, CapabilityProvider, CapabilitySetup,
+    CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey,
+    GrantRecord, HandlerError, HookAnswer, HookRequest, MemoryStore, PolicyRule, PromptWording,
+    Registry, RevisionEpoch, RunRequest, Ticket, WallClock, MAX_ACTIVITY, UNVOUCHED_PREFIX,
 };
 pub use component::{
     validate_answer, AnswerRefusal, ComponentClosed, ComponentEffect, ComponentKey, ComponentKind,
     ComponentOpen, ComponentRef, ComponentSet, InputKind, InstanceRecord, InstanceStore,
-    InstanceStoreError, Placement, RecordStatus, ShownComponent, UserAnswer, Via,
+    InstanceStoreError, Placement, RecordStatus, ShownComponent, StoredRecords, UserAnswer, Via,
     DEFAULT_MAX_LENGTH, MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_DRAFT_BYTES,
     MAX_FALLBACK_BYTES, MAX_RECORDS_PER_IDENTITY, MAX_SAFE_INTEGER, RECORD_TTL_SECS, V1,
 };

@@ -192,14 +192,14 @@ impl Harness {
             }
             self.trace.push(effect);
             if let Some((ticket, answer)) = answer {
-                let more = self.s.capability_answered(ticket, answer).unwrap();
+                let more = self.s.answered(ticket, answer).unwrap();
                 queue.extend(more);
             }
         }
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer) {
-        let fx = self.s.capability_answered(ticket, answer).unwrap();
+        let fx = self.s.answered(ticket, answer).unwrap();
         self.drive(fx);
     }
 

@@ -7,8 +7,9 @@
 mod support;
 
 use lineup_host_core::{
-    ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord, Limits,
-    Message, PartyId, RecordStatus, Session, SurfaceKey, UserAnswer, Via,
+    Answer, ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord,
+    Limits, Message, PartyId, RecordStatus, Session, StoredRecords, SurfaceKey, Ticket, UserAnswer,
+    Via,
 };
 use serde_json::{json, Value};
 use support::{config, envelope, Still};
@@ -249,12 +250,18 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
             .chain(s.restore_request().iter())
             .any(|e| matches!(
                 e,
-                Effect::Component(ComponentEffect::Restore { owner, conversation })
-                    if owner.as_str() == "a1" && conversation.as_str() == "c1"
+                Effect::Component(ComponentEffect::Restore { ticket, owner, conversation })
+                    if *ticket == Ticket::RECORDS && owner.as_str() == "a1" && conversation.as_str() == "c1"
             )),
         "no restore request"
     );
-    let fx = s.restore_components(kept);
+    let records = StoredRecords {
+        components: kept,
+        surfaces: Vec::new(),
+    };
+    let fx = s
+        .answered(Ticket::RECORDS, Answer::Records(Box::new(records.clone())))
+        .unwrap();
     let shown: Vec<(String, bool, Option<Value>)> = fx
         .iter()
         .filter_map(|e| match e {
@@ -303,4 +310,31 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
         input: InputKind::Pointer,
     };
     assert!(s.component_answered(&restored_choice, pick).is_ok());
+    // One read-back per request: the same answer again changes nothing.
+    let again = s
+        .answered(Ticket::RECORDS, Answer::Records(Box::new(records)))
+        .unwrap();
+    assert!(again.is_empty(), "{again:?}");
+}
+
+/// The one store protocol (#50): the read-back of records is an answer to its own ticket like
+/// any other; unasked it is ignored, and an answer of another kind for it, or records for a
+/// capability's ticket, is refused by kind.
+#[test]
+fn a_read_back_of_records_is_answered_by_ticket_and_refused_by_kind() {
+    let mut s = session(true);
+    let _ = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
+    let records = || Answer::Records(Box::default());
+    // Not asked for: ignored.
+    assert_eq!(s.answered(Ticket::RECORDS, records()), Ok(Vec::new()));
+    assert!(s.restore_request().is_some());
+    let wrong = s.answered(Ticket::RECORDS, Answer::Grant(true));
+    assert!(
+        matches!(&wrong, Err(e) if e.to_string().contains("a read-back of records")),
+        "{wrong:?}"
+    );
+    let misplaced = s.answered(Ticket(7), records());
+    assert!(misplaced.is_err(), "{misplaced:?}");
+    // The request still waits: its answer is taken.
+    assert_eq!(s.answered(Ticket::RECORDS, records()), Ok(Vec::new()));
 }

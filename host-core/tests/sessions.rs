@@ -225,7 +225,7 @@ impl Table {
                     _ => None,
                 };
                 if let Some((ticket, answer)) = answer {
-                    queue.push_back(self.t.capability_answered(session, ticket, answer).unwrap());
+                    queue.push_back(self.t.answered(session, ticket, answer).unwrap());
                 }
             }
         }
@@ -526,7 +526,7 @@ fn each_session_gets_its_own_inventory_calls_and_results() {
         let mut result = serde_json::Map::new();
         result.insert("tag".into(), json!(tag));
         let fx =
-            h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::from(result))))
+            h.t.answered(session, ticket, Answer::Ran(Ok(JsonObject::from(result))))
                 .unwrap();
         h.drive(fx);
     }
@@ -570,7 +570,7 @@ fn a_call_running_when_its_session_ends_is_recorded_and_nothing_is_sent() {
     h.t.end_session(&conversation("c1")).unwrap();
     let before = h.sent.len();
     let fx =
-        h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
+        h.t.answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
             .unwrap();
     h.drive(fx);
     assert_eq!(
@@ -590,7 +590,7 @@ fn a_call_running_when_its_session_ends_is_recorded_and_nothing_is_sent() {
     assert!(record.state.is_finished(), "{record:?}");
     // An answer for a session long gone is ignored.
     let fx =
-        h.t.capability_answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
+        h.t.answered(session, ticket, Answer::Ran(Ok(JsonObject::default())))
             .unwrap();
     assert!(fx.effects.is_empty());
 }
@@ -632,7 +632,7 @@ fn a_conversation_grant_is_not_seen_by_another_session() {
     assert_eq!(h.prompts.len(), 1, "the first call asks");
     let (session, ticket) = h.prompts[0];
     let fx =
-        h.t.capability_answered(
+        h.t.answered(
             session,
             ticket,
             Answer::Consent(lineup_host_core::ConsentAnswer::AllowAlways),

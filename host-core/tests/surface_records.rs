@@ -9,7 +9,8 @@
 mod support;
 
 use lineup_host_core::{
-    ComponentEffect, Effect, Limits, Message, PartyId, Session, SurfaceKey, SurfaceRecord,
+    Answer, ComponentEffect, Effect, Limits, Message, PartyId, Session, StoredRecords, SurfaceKey,
+    SurfaceRecord, Ticket,
 };
 use serde_json::{json, Value};
 use support::{config, envelope, Still};
@@ -147,7 +148,7 @@ fn after_a_restart_the_record_opens_hibernated_and_gets_its_latest_state_at_read
     let mut s = session(true);
     // The conversation is established by the agent's first envelope.
     let _ = open(&mut s, "m9", "other");
-    let fx = s.restore_surfaces(vec![record.clone()]);
+    let fx = read_back(&mut s, vec![record.clone()]);
     let key = match fx.as_slice() {
         [Effect::OpenHibernated(open), Effect::Send(Message::UiEvent(event))] => {
             let event: Value =
@@ -177,11 +178,11 @@ fn after_a_restart_the_record_opens_hibernated_and_gets_its_latest_state_at_read
         "{fx:?}"
     );
     // A record already open, or of another conversation, is left alone.
-    assert!(s.restore_surfaces(vec![record.clone()]).is_empty());
+    assert!(read_back(&mut s, vec![record.clone()]).is_empty());
     let mut elsewhere = record.clone();
     elsewhere.conversation = "c2".try_into().unwrap();
     elsewhere.instance_id = "x".try_into().unwrap();
-    assert!(s.restore_surfaces(vec![elsewhere]).is_empty());
+    assert!(read_back(&mut s, vec![elsewhere]).is_empty());
 }
 
 #[test]
@@ -193,11 +194,22 @@ fn a_record_that_fails_an_opens_checks_is_forgotten_and_not_opened() {
     app["integrity"] = json!("sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
     let mut tampered = recorded();
     tampered.app = serde_json::from_value(app).unwrap();
-    let fx = s.restore_surfaces(vec![tampered]);
+    let fx = read_back(&mut s, vec![tampered]);
     assert_eq!(forgets(&fx), 1, "{fx:?}");
     assert!(!fx.iter().any(|e| matches!(e, Effect::OpenHibernated(_))));
     assert_eq!(s.surface_count(), 1);
     // Without a conversation (nothing established yet) nothing is restored.
     let mut fresh = session(true);
-    assert!(fresh.restore_surfaces(vec![recorded()]).is_empty());
+    assert!(read_back(&mut fresh, vec![recorded()]).is_empty());
+}
+
+/// The driver's answer to the session's request for its records: `surfaces` read back.
+fn read_back(s: &mut Session, surfaces: Vec<SurfaceRecord>) -> Vec<Effect> {
+    let _ = s.restore_request();
+    let records = StoredRecords {
+        components: Vec::new(),
+        surfaces,
+    };
+    s.answered(Ticket::RECORDS, Answer::Records(Box::new(records)))
+        .unwrap()
 }

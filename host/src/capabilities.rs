@@ -14,7 +14,8 @@ use lineup_host_core::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use lineup_builtins::{AnswerSink, BuiltinConfig, CapabilityProvider};
+use lineup_builtins::BuiltinConfig;
+use lineup_host_core::{AnswerSink, CapabilityProvider};
 use lineup_webview_shell::{ConsentHandle, ConsentPrompt, PendingConsent, PromptContent};
 
 use crate::held_prompts::{HeldPrompts, HiddenConversationPrompts};

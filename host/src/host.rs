@@ -520,8 +520,7 @@ impl Host {
                 if let Some(driver) = self.engine.driver.as_mut() {
                     driver.answered(session, ticket);
                 }
-                self.engine
-                    .capability_answered(session, ticket, answer, target);
+                self.engine.answered(session, ticket, answer, target);
             }
             Inner::Inbound { line, bytes } => {
                 // For `lineup-bench`'s patch profile: the event loop took the envelope.

@@ -62,9 +62,9 @@ pub use host::{
     HostHandle, HostUserEvent,
 };
 pub use lineup_builtins::{
-    sanitize_file_name, AnswerSink, Builtin, BuiltinConfig, Builtins, CapabilityProvider,
-    DesktopCall, PromptWording, RecordingDesktop, UnknownBuiltin, MAX_ARTIFACT_BYTES,
-    MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS, MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
+    sanitize_file_name, Builtin, BuiltinConfig, Builtins, DesktopCall, RecordingDesktop,
+    UnknownBuiltin, MAX_ARTIFACT_BYTES, MAX_CHOOSER_OPEN, MAX_CLIPBOARD_CHARS,
+    MAX_FILE_NAME_GRAPHEMES, MAX_PICKED_FILE_BYTES,
 };
 /// The platform the host's views are made of, for an embedder that lays them out in its own
 /// window: the host's container ([`HostContainer`](platform::HostContainer)) to pack where the

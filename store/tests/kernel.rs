@@ -546,7 +546,7 @@ impl Host {
                 other => panic!("unexpected {other:?}"),
             };
             if let Some((ticket, answer)) = answer {
-                queue.extend(self.session.capability_answered(ticket, answer).unwrap());
+                queue.extend(self.session.answered(ticket, answer).unwrap());
             }
         }
     }
@@ -620,7 +620,7 @@ impl Host {
     fn ran(&mut self, run: &RunRequest, result: Value) {
         let fx = self
             .session
-            .capability_answered(
+            .answered(
                 run.ticket,
                 Answer::Ran(Ok(JsonObject::try_from(result).unwrap())),
             )

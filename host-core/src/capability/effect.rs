@@ -24,10 +24,20 @@ pub trait WallClock {
 }
 
 /// Names one question the kernel asked the platform; the platform answers it with
-/// `Session::capability_answered(ticket, answer)`. Never reused within a session.
+/// `Session::answered(ticket, answer)` (or [`Sessions::answered`](crate::Sessions::answered)),
+/// the one way every store read, durable write and user decision comes back. Never reused
+/// within a session: the capability kernel numbers its questions from 1, and
+/// [`Ticket::RECORDS`] names the session's one read-back of its records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Ticket(pub u64);
+
+impl Ticket {
+    /// The session's read-back of its records
+    /// ([`ComponentEffect::Restore`](crate::ComponentEffect::Restore)), answered with
+    /// [`Answer::Records`].
+    pub const RECORDS: Ticket = Ticket(0);
+}
 
 impl fmt::Display for Ticket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -245,6 +255,8 @@ pub enum Answer {
     Hook(HookAnswer),
     /// The handler's outcome.
     Ran(Result<JsonObject, HandlerError>),
+    /// The records read back for [`Ticket::RECORDS`] (R-STD-15, #29).
+    Records(Box<crate::StoredRecords>),
 }
 
 impl Answer {
@@ -256,6 +268,7 @@ impl Answer {
             Answer::Consent(_) => "a consent answer",
             Answer::Hook(_) => "a hook answer",
             Answer::Ran(_) => "a handler result",
+            Answer::Records(_) => "a read-back of records",
         }
     }
 }

@@ -57,7 +57,7 @@
 //!     _ => None,
 //! }).unwrap();
 //! // …which has no record: display_only needs no prompt, so the `running` record is written…
-//! let fx = session.capability_answered(ticket, Answer::Call(None)).unwrap();
+//! let fx = session.answered(ticket, Answer::Call(None)).unwrap();
 //! let ack = fx.iter().find_map(|e| match e {
 //!     Effect::Capability(CapabilityEffect::PersistCall { ack: Some(t), record }) => {
 //!         assert_eq!(record.state, CallState::Running);
@@ -66,20 +66,20 @@
 //!     _ => None,
 //! }).unwrap();
 //! // …and only once the platform says it is durable does the kernel ask it to run the handler.
-//! let fx = session.capability_answered(ack, Answer::Persisted).unwrap();
+//! let fx = session.answered(ack, Answer::Persisted).unwrap();
 //! let run = fx.iter().find_map(|e| match e {
 //!     Effect::Capability(CapabilityEffect::Run(run)) => Some(run.ticket),
 //!     _ => None,
 //! }).unwrap();
 //! let done = JsonObject::try_from(json!({"shown": true})).unwrap();
-//! let fx = session.capability_answered(run, Answer::Ran(Ok(done))).unwrap();
+//! let fx = session.answered(run, Answer::Ran(Ok(done))).unwrap();
 //! // It ran: its final record is written, and the answer goes once that is durable too.
 //! let kept = fx.iter().find_map(|e| match e {
 //!     Effect::Capability(CapabilityEffect::PersistCall { ack: Some(t), .. }) => Some(*t),
 //!     _ => None,
 //! }).unwrap();
 //! assert!(!fx.iter().any(|e| matches!(e, Effect::Send(Message::AppResult(_)))));
-//! let fx = session.capability_answered(kept, Answer::Persisted).unwrap();
+//! let fx = session.answered(kept, Answer::Persisted).unwrap();
 //! let result = fx.iter().find_map(|e| match e {
 //!     Effect::Send(Message::AppResult(r)) => Some(&r.payload),
 //!     _ => None,
@@ -93,6 +93,7 @@ mod effect;
 mod memory;
 mod pipeline;
 mod policy;
+mod provider;
 mod refusals;
 mod registry;
 mod store;
@@ -102,6 +103,7 @@ pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;
 pub use policy::{CapabilityPolicy, PolicyRule};
+pub use provider::{AnswerSink, CapabilityProvider, PromptWording};
 pub use registry::{ArgumentRule, Capability, Registry};
 
 pub use effect::{

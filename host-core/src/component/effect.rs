@@ -116,14 +116,27 @@ pub enum ComponentEffect {
         /// The instance.
         instance: InstanceId,
     },
-    /// Read `owner`'s records of `conversation` and hand them to
-    /// [`Sessions::restore_components`](crate::Sessions::restore_components) and its hibernated
-    /// Surfaces' to [`Sessions::restore_surfaces`](crate::Sessions::restore_surfaces): the
+    /// Read `owner`'s records of `conversation`, of both kinds, and answer `ticket` with
+    /// [`Answer::Records`](crate::Answer::Records) through
+    /// [`Sessions::answered`](crate::Sessions::answered), as every store answer goes: the
     /// vouched identity established the conversation (R-STD-15, #29).
     Restore {
+        /// Answer with this ticket ([`Ticket::RECORDS`](crate::Ticket::RECORDS)).
+        ticket: crate::Ticket,
         /// The vouched identity.
         owner: PartyId,
         /// The conversation.
         conversation: ConversationId,
     },
+}
+
+/// What the driver read back for a [`ComponentEffect::Restore`]: the vouched identity's
+/// records of the conversation, the standard components' and the hibernated Surfaces'
+/// ([`Answer::Records`](crate::Answer::Records)).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StoredRecords {
+    /// The standard components' records (R-STD-15).
+    pub components: Vec<InstanceRecord>,
+    /// The hibernated Surfaces' records (#29).
+    pub surfaces: Vec<crate::SurfaceRecord>,
 }

@@ -165,15 +165,24 @@ impl Session {
         Ok(caps.forget_conversation_grant(name))
     }
 
-    /// The platform answers a capability effect's [`Ticket`]; an answer of the wrong kind is a
-    /// [`UsageError`], an answer to a withdrawn ticket is ignored.
-    pub fn capability_answered(
-        &mut self,
-        ticket: Ticket,
-        answer: Answer,
-    ) -> Result<Vec<Effect>, UsageError> {
-        let now = self.clock.monotonic();
-        self.with_capabilities(|caps, out| caps.answered(ticket, answer, now, out))
+    /// The platform answers a question the session asked, by its [`Ticket`]: a capability
+    /// effect's (a store read, a durable write's acknowledgement, the user's consent, the
+    /// hook, the handler's result) or the read-back of the session's records
+    /// ([`Ticket::RECORDS`]). The one way answers come back. An answer of the wrong kind is a
+    /// [`UsageError`]; an answer to a withdrawn ticket, or a second read-back, is ignored.
+    pub fn answered(&mut self, ticket: Ticket, answer: Answer) -> Result<Vec<Effect>, UsageError> {
+        match (ticket == Ticket::RECORDS, answer) {
+            (true, Answer::Records(records)) => Ok(self.records_read(*records)),
+            (true, other) => Err(UsageError::WrongAnswer {
+                ticket: ticket.0,
+                expected: "a read-back of records",
+                got: other.kind(),
+            }),
+            (false, answer) => {
+                let now = self.clock.monotonic();
+                self.with_capabilities(|caps, out| caps.answered(ticket, answer, now, out))
+            }
+        }
     }
 
     /// Expires calls whose `expires_at` passed while they waited for a decision and fails

@@ -11,10 +11,14 @@ use crate::ids::InstanceId;
 /// Invariant: `offered` only grows, so a kind withdrawn after it was offered is told apart
 /// from one never offered (`revoked`, R-STD-4). An instance id is open here or among the
 /// session's Surfaces, never both (R-STD-1; the session replaces one by the other).
+/// `records_asked` is set while the session's read-back of its records
+/// ([`Ticket::RECORDS`](crate::Ticket::RECORDS)) waits for its answer, and a read-back is
+/// taken only then, once.
 #[derive(Debug, Default)]
 pub(crate) struct ComponentDesk {
     open: BTreeMap<InstanceId, Instance>,
     offered: BTreeSet<ComponentKind>,
+    records_asked: bool,
 }
 
 impl ComponentDesk {
@@ -23,7 +27,18 @@ impl ComponentDesk {
         Self {
             open: BTreeMap::new(),
             offered: kinds.into_iter().collect(),
+            records_asked: false,
         }
+    }
+
+    /// The session asked for its records.
+    pub(crate) fn ask_records(&mut self) {
+        self.records_asked = true;
+    }
+
+    /// Whether a read-back of the records may be taken now: `true` once per ask.
+    pub(crate) fn take_records_answer(&mut self) -> bool {
+        std::mem::take(&mut self.records_asked)
     }
 
     /// Notes that `kinds` are offered now (they stay counted as offered for good).

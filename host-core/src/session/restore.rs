@@ -15,7 +15,8 @@ use crate::ids::{EventName, OpaqueVersion, SurfaceId};
 use crate::message::UiEvent;
 use crate::timestamp::Timestamp;
 use crate::{
-    Effect, ErrorCode, InstanceId, JsonObject, PartyId, ProtocolError, Session, SurfaceKey,
+    Effect, ErrorCode, InstanceId, JsonObject, PartyId, ProtocolError, Session, StoredRecords,
+    SurfaceKey, Ticket,
 };
 
 impl Session {
@@ -76,15 +77,29 @@ impl Session {
     }
 
     /// The request to read this session's records back, when it is vouched and established
-    /// (R-STD-15, #29); the driver answers with [`Session::restore_components`] and
-    /// [`Session::restore_surfaces`].
-    pub fn restore_request(&self) -> Option<Effect> {
+    /// (R-STD-15, #29); the driver answers [`Ticket::RECORDS`] with [`crate::Answer::Records`]
+    /// through [`Session::answered`].
+    pub fn restore_request(&mut self) -> Option<Effect> {
         let owner = self.config.agent_id.clone()?;
         let conversation = self.conversation.clone()?;
+        self.components.ask_records();
         Some(Effect::Component(ComponentEffect::Restore {
+            ticket: Ticket::RECORDS,
             owner,
             conversation,
         }))
+    }
+
+    /// The read-back of this session's records arrived: its components are shown again, then
+    /// its hibernated Surfaces opened (R-STD-15, #29). Ignored unless asked for and not yet
+    /// answered, as an answer to a withdrawn capability ticket is.
+    pub(super) fn records_read(&mut self, records: StoredRecords) -> Vec<Effect> {
+        if !self.components.take_records_answer() {
+            return Vec::new();
+        }
+        let mut fx = self.restore_components(records.components);
+        fx.extend(self.restore_surfaces(records.surfaces));
+        fx
     }
 
     /// The view of component `key` reports the user's unsent `draft` (R-STD-15): kept with the
@@ -121,7 +136,7 @@ impl Session {
     /// still pass every check of an open; each one's opener gets `restored {status,
     /// opened_by, state_from, round, last?}` (R-STD-15). A record that fails a check is
     /// forgotten.
-    pub fn restore_components(&mut self, records: Vec<InstanceRecord>) -> Vec<Effect> {
+    fn restore_components(&mut self, records: Vec<InstanceRecord>) -> Vec<Effect> {
         let mut fx = Vec::new();
         if self.config.standard_components.is_empty() {
             // A host without standard components leaves their records as they are.

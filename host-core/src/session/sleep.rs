@@ -97,7 +97,7 @@ impl Session {
     /// pass every check of an agent's open (an installed app's at the version it was opened
     /// with); each one's opener gets `restored {status:"open", opened_by, state_from}`. A
     /// record that fails a check is forgotten.
-    pub fn restore_surfaces(&mut self, records: Vec<SurfaceRecord>) -> Vec<Effect> {
+    pub(super) fn restore_surfaces(&mut self, records: Vec<SurfaceRecord>) -> Vec<Effect> {
         let mut fx = Vec::new();
         for record in records {
             let Some(conversation) = self.conversation.clone() else {

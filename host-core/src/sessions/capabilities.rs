@@ -63,25 +63,31 @@ impl Sessions {
     }
 
     /// The platform answers `ticket` of session `session` (the one named by the
-    /// [`SessionEffects`] that carried the effect). An answer for an ended session whose call
-    /// still ran is recorded and nothing is sent; one for a session that is gone is ignored.
-    pub fn capability_answered(
+    /// [`SessionEffects`] that carried the effect), as [`Session::answered`] takes it: every
+    /// store read, durable write's acknowledgement and user decision comes back here. An answer
+    /// for an ended session whose call still ran is recorded and nothing is sent; a read-back
+    /// of records for an ended session, and any answer for a session that is gone, is ignored.
+    pub fn answered(
         &mut self,
         session: SessionId,
         ticket: Ticket,
         answer: Answer,
     ) -> Result<SessionEffects, UsageError> {
         if let Some(slot) = self.directory.get_mut(&session) {
-            let effects = slot.session.capability_answered(ticket, answer)?;
+            let effects = slot.session.answered(ticket, answer)?;
             return Ok(SessionEffects { session, effects });
         }
-        let Some(ending) = self.ending.get_mut(&session) else {
+        let Some(ending) = self
+            .ending
+            .get_mut(&session)
+            .filter(|_| !matches!(answer, Answer::Records(_)))
+        else {
             return Ok(SessionEffects {
                 session,
                 effects: Vec::new(),
             });
         };
-        let mut effects = ending.capability_answered(ticket, answer)?;
+        let mut effects = ending.answered(ticket, answer)?;
         // The agent is gone: its answers are on record, none is sent.
         effects.retain(|e| !matches!(e, Effect::Send(_)));
         if !has_pending_calls(ending) {

@@ -2,7 +2,7 @@
 //! `props.expires_at` passed are closed `expired` (R-STD-7). Wall-clock time comes from the
 //! caller, as the table keeps no wall clock of its own (sans-IO).
 
-use crate::{ConversationId, SessionEffects, Sessions, SurfaceKey, Timestamp};
+use crate::{SessionEffects, Sessions, SurfaceKey, Timestamp};
 
 impl Sessions {
     /// Closes, in every session, each open component whose `props.expires_at` is at or before
@@ -34,38 +34,5 @@ impl Sessions {
             .values()
             .filter_map(|slot| slot.session.next_component_expiry())
             .min()
-    }
-
-    /// Opens again, hibernated, `conversation`'s Surfaces of `records`, read back after a
-    /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
-    /// ([`Session::restore_surfaces`](crate::Session::restore_surfaces), #29); `None` when the conversation has no session now.
-    pub fn restore_surfaces(
-        &mut self,
-        conversation: &ConversationId,
-        records: Vec<crate::SurfaceRecord>,
-    ) -> Option<SessionEffects> {
-        let id = self.directory.id_of(conversation)?;
-        let slot = self.directory.get_mut(&id)?;
-        Some(SessionEffects {
-            session: id,
-            effects: slot.session.restore_surfaces(records),
-        })
-    }
-
-    /// Shows again `conversation`'s instances of `records`, read back after a
-    /// [`ComponentEffect::Restore`](crate::ComponentEffect::Restore)
-    /// ([`Session::restore_components`](crate::Session::restore_components), R-STD-15); `None` when the conversation has no
-    /// session now.
-    pub fn restore_components(
-        &mut self,
-        conversation: &ConversationId,
-        records: Vec<crate::InstanceRecord>,
-    ) -> Option<SessionEffects> {
-        let id = self.directory.id_of(conversation)?;
-        let slot = self.directory.get_mut(&id)?;
-        Some(SessionEffects {
-            session: id,
-            effects: slot.session.restore_components(records),
-        })
     }
 }

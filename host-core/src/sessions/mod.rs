@@ -51,7 +51,7 @@ pub trait SessionFactory {
 
 /// The effects of one step of the table, with the session they came from, so that a
 /// [`Effect::Capability`]'s [`Ticket`](crate::Ticket) is answered to that session
-/// ([`Sessions::capability_answered`]); tickets are per session.
+/// ([`Sessions::answered`]); tickets are per session.
 #[derive(Debug)]
 pub struct SessionEffects {
     /// The session; [`SessionId::STANDALONE`] for what the table answered itself.

@@ -205,9 +205,7 @@ fn r_cap_4_max_call_lifetime_is_a_limit_the_embedder_sets() {
         Effect::Capability(CapabilityEffect::LookupCall { ticket, .. }) => Some(*ticket),
         _ => None,
     });
-    let fx = s
-        .capability_answered(lookup.unwrap(), Answer::Call(None))
-        .unwrap();
+    let fx = s.answered(lookup.unwrap(), Answer::Call(None)).unwrap();
     let prompt = fx.iter().find_map(|e| match e {
         Effect::Capability(CapabilityEffect::Prompt(p)) => Some(p.expires_at),
         _ => None,
@@ -278,7 +276,7 @@ fn r_cap_4_a_dismissed_dialog_is_cancelled_and_a_dialog_past_the_deadline_is_exp
     // The user presses Save after the deadline: ignored, nothing runs.
     assert!(h
         .s
-        .capability_answered(t, Answer::Hook(HookAnswer::Allow))
+        .answered(t, Answer::Hook(HookAnswer::Allow))
         .unwrap()
         .is_empty());
     assert!(h.runs.is_empty());

@@ -192,7 +192,7 @@ fn r_cap_5_the_running_record_is_acknowledged_before_run() {
     let ack = h.acks[0];
     // An answer of the wrong kind is the embedder's mistake.
     assert!(matches!(
-        h.s.capability_answered(ack, Answer::Grant(true)),
+        h.s.answered(ack, Answer::Grant(true)),
         Err(UsageError::WrongAnswer { .. })
     ));
     h.answer(ack, Answer::Persisted);
@@ -259,7 +259,7 @@ fn expiry_during_a_prompt_answered_late_is_expired() {
     let t = h.prompts[0].ticket;
     assert!(h
         .s
-        .capability_answered(t, Answer::Consent(ConsentAnswer::Allow))
+        .answered(t, Answer::Consent(ConsentAnswer::Allow))
         .unwrap()
         .is_empty());
 }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use lineup_host_core::WallClock;
 use lineup_host_core::{
     Activity, Answer, CapabilityEffect, CloseReason, ComponentEffect, ConversationId, Effect,
-    GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey,
-    SurfaceOpen, Ticket,
+    GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, StoredRecords,
+    SurfaceKey, SurfaceOpen, Ticket,
 };
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
@@ -60,17 +60,18 @@ pub(super) struct Engine {
 }
 
 impl Engine {
-    /// Hands an answer to the capability kernel and carries out what follows.
-    pub(super) fn capability_answered<T: HostUserEvent>(
+    /// Hands the kernel an answer to one of its tickets (a capability effect's, or the
+    /// read-back of a session's records) and carries out what follows.
+    pub(super) fn answered<T: HostUserEvent>(
         &mut self,
         session: SessionId,
         ticket: Ticket,
         answer: Answer,
         target: &EventLoopWindowTarget<T>,
     ) {
-        match self.sessions.capability_answered(session, ticket, answer) {
+        match self.sessions.answered(session, ticket, answer) {
             Ok(effects) => self.apply(effects, None, target),
-            Err(e) => tracing::error!("capability answer refused by the kernel: {e}"),
+            Err(e) => tracing::error!("answer refused by the kernel: {e}"),
         }
     }
 
@@ -248,7 +249,7 @@ impl Engine {
         target: &EventLoopWindowTarget<T>,
     ) {
         match effect {
-            Effect::Component(effect) => self.component(effect, target),
+            Effect::Component(effect) => self.component(session, effect, target),
             Effect::Open(open) => self.open(open, target),
             Effect::OpenHibernated(open) => self.open_hibernated(open, target),
             Effect::Replace { old, open } => {
@@ -319,7 +320,7 @@ impl Engine {
                     }
                 };
                 if let Some((ticket, answer)) = answer {
-                    self.capability_answered(session, ticket, answer, target);
+                    self.answered(session, ticket, answer, target);
                 }
             }
         }
@@ -495,6 +496,7 @@ impl Engine {
     /// component fails closed: the session closes it with `renderer_failed` (R-STD-13).
     pub(super) fn component<T: HostUserEvent>(
         &mut self,
+        session: SessionId,
         effect: ComponentEffect,
         target: &EventLoopWindowTarget<T>,
     ) {
@@ -502,21 +504,18 @@ impl Engine {
             return;
         };
         let effect = match effect {
+            // Read back, and answered as every store answer is.
             ComponentEffect::Restore {
+                ticket,
                 owner,
                 conversation,
             } => {
-                let records = self.records.read(&owner, &conversation);
-                if let Some(effects) = self.sessions.restore_components(&conversation, records) {
-                    self.apply(effects, None, target);
-                }
-                let surfaces = self.records.read_surfaces(&owner, &conversation);
-                if !surfaces.is_empty() {
-                    if let Some(effects) = self.sessions.restore_surfaces(&conversation, surfaces) {
-                        self.apply(effects, None, target);
-                    }
-                }
-                return;
+                let records = StoredRecords {
+                    components: self.records.read(&owner, &conversation),
+                    surfaces: self.records.read_surfaces(&owner, &conversation),
+                };
+                let answer = Answer::Records(Box::new(records));
+                return self.answered(session, ticket, answer, target);
             }
             // Written above.
             ComponentEffect::Persist { .. }

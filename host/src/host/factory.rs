@@ -11,7 +11,7 @@ use lineup_host_core::{
 use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 
 use crate::capabilities::{CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore};
-use lineup_builtins::AnswerSink;
+use lineup_host_core::AnswerSink;
 use lineup_webview_shell::{ConsentPrompt, ShellError, SystemWallClock};
 use lineup_webview_shell::{PromptOptions, PromptQueue};
 
@@ -52,7 +52,7 @@ pub(super) fn start_capabilities<T: HostUserEvent>(
     let builtins = match lineup_builtins::Builtins::start(builtins)? {
         Some((builtins, builtin_capabilities)) => {
             capabilities.extend(builtin_capabilities);
-            Some(Box::new(builtins) as Box<dyn lineup_builtins::CapabilityProvider>)
+            Some(Box::new(builtins) as Box<dyn lineup_host_core::CapabilityProvider>)
         }
         None => None,
     };

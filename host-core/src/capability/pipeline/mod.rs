@@ -344,6 +344,9 @@ impl Capabilities {
         monotonic: Duration,
         out: &mut Vec<Out>,
     ) -> Result<(), UsageError> {
+        if matches!(answer, Answer::Records(_)) {
+            return Err(wrong(ticket, "a capability answer", &answer));
+        }
         if let Some(subject) = self.ledger.late(ticket) {
             if !matches!(answer, Answer::Ran(_)) {
                 return Err(wrong(ticket, "a handler result", &answer));
@@ -395,6 +398,8 @@ impl Capabilities {
             return Ok(());
         }
         match answer {
+            // Refused above, before the call was taken.
+            Answer::Records(_) => {}
             Answer::Call(record) => self.looked_up(call, record.map(|r| *r), out),
             Answer::CallElsewhere(record) if record.owner.as_ref() == Some(&self.owner()) => {
                 // R-CAP-5: one call, one answer: wait for the other process's outcome.

@@ -1,12 +1,15 @@
 //! How a set of capabilities with a runtime of its own plugs into the host's capability driver:
-//! the built-ins are one such provider ([`Builtins`](crate::Builtins)). The driver asks a
+//! the built-ins (`lineup_builtins::Builtins`) are one such provider. The driver asks a
 //! provider first, and runs an embedder's own handler only for what the provider gives back.
+//! The trait is here, beside the kernel's effects it answers, so that the host and every
+//! provider depend on it and not on each other.
 
 use std::sync::Arc;
 
-use lineup_host_core::{
-    Answer, CapabilityName, HookRequest, JsonObject, RunRequest, SessionId, Ticket,
-};
+use crate::capability::effect::{Answer, HookRequest, RunRequest, Ticket};
+use crate::ids::CapabilityName;
+use crate::json::JsonObject;
+use crate::SessionId;
 
 /// How an answer reaches the kernel from another thread (a handler's or a dialog's): tickets
 /// are per session, so the answer names the session whose effect asked.
