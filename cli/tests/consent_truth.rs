@@ -335,7 +335,7 @@ fn what_runs_unseen_shows_a_notice_and_every_run_is_logged_with_its_grant() {
         "no notice under a remembered grant"
     );
     // It goes by itself.
-    let fades = lineup_host::NOTICE_DURATION + Duration::from_secs(5);
+    let fades = lineup_host::platform::NOTICE_DURATION + Duration::from_secs(5);
     assert!(
         gone(&x, &format!("{NOTICE}test.confirm ran"), fades),
         "the notice stayed"
@@ -395,7 +395,7 @@ fn r_std_9_in_a_chinese_context_the_host_titles_its_windows_in_chinese() {
     ));
     shown(&x, "权限请求");
     assert!(
-        viewable(&x, lineup_host::CONSENT_PROMPT_TITLE).is_none(),
+        viewable(&x, lineup_host::platform::CONSENT_PROMPT_TITLE).is_none(),
         "an English prompt window as well"
     );
     host.send(&envelope(

@@ -411,7 +411,7 @@ fn a_display_only_call_shows_the_notice_in_the_standby_colours() {
         "the status strip after the notice",
     );
     assert!(
-        shown.elapsed() >= lineup_host::NOTICE_DURATION - Duration::from_secs(1),
+        shown.elapsed() >= lineup_host::platform::NOTICE_DURATION - Duration::from_secs(1),
         "the notice went after {:?}",
         shown.elapsed()
     );

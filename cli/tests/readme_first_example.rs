@@ -161,7 +161,7 @@ fn r_env_4_the_readmes_first_example_stays_up_until_its_window_is_closed() {
         .expect("a title in the opened line")
         .to_owned();
     // Surface windows carry the host's marker after the app's name (R-SEC-5).
-    let title = format!("{title}{}", lineup_host::SURFACE_TITLE_MARKER);
+    let title = format!("{title}{}", lineup_host::platform::SURFACE_TITLE_MARKER);
     let x = X11::connect().unwrap();
     let window = x
         .find_window_by_title(&title)

@@ -11,7 +11,7 @@ use lineup_webview_shell::Rect;
 
 /// Something a Surface's page tried that its webview refused (R-SEC-2, R-UI-5).
 ///
-/// `Debug` shows a refused URL as a length and a digest, as [`ViewEvent`](crate::ViewEvent)
+/// `Debug` shows a refused URL as a length and a digest, as [`ViewEvent`](crate::platform::ViewEvent)
 /// does: the page chose it, it may carry agent state or event data, and logs reach journald.
 /// `Display` writes the URL out, for the Surface's author (`lineup preview`); a log that may
 /// reach journald takes the `Debug` form.

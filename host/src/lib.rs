@@ -71,27 +71,39 @@ pub use lineup_builtins::{
 /// app's layout wants the host's area, the size placement is measured in
 /// ([`child_area_size`](platform::child_area_size)), the windowing library (`tao`) and the
 /// native toolkit (`native`, GTK 3 on Linux).
+///
+/// Below the embedding API, for tools, tests and engines that work with the parts the host is
+/// made of: the view shell ([`Shell`](platform::Shell), [`SurfaceView`](platform::SurfaceView)
+/// and its [`ViewEvent`](platform::ViewEvent)s), the standard components' boards and windows,
+/// the consent prompt's parts, and the words, titles and
+/// limits of the host's own windows.
 pub mod platform {
-    pub use lineup_webview_shell::{child_area_size, native, tao, HostContainer};
+    pub use lineup_webview_shell::{
+        child_area_size, component_window_title, imitates_consent_prompt,
+        language_from_environment, native, risk_in_words, skip_absent_a11y_bus,
+        surface_window_title, tao, ArgumentLine, AskingConversation, ComponentAction,
+        ComponentBoard, ComponentContent, ComponentProcess, ComponentWindow, ConsentHandle,
+        ConversationName, CursorHider, DeliveryStats, Hardening, HostContainer, Placement,
+        PromptSnapshot, ProtocolStdout, RememberNotPermitted, Shell, SnapshotElement, SurfaceView,
+        SystemWallClock, ViewEvent, COMPONENT_STACK_TITLE, CONSENT_PROMPT_TITLE,
+        MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES,
+        MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_HEADLINE_GRAPHEMES, MAX_REASON_GRAPHEMES,
+        MAX_STANDBY_STATUS_CHARS, MIN_GUARD_DELAY, NOTICE_DURATION, NOTICE_TITLE,
+        PATCH_GUARD_INTERVAL, SURFACE_TITLE_MARKER,
+    };
 }
 /// The protocol kernel this host runs (`lineup-host-core`): the `lineup.v1` message types,
 /// identities, limits, capabilities and standard components an embedder names, so that
 /// `lineup-host` is the one dependency an embedding needs.
 pub use lineup_host_core as protocol;
+// What an embedder names beside the builder: windows and the screen, the look, the consent
+// prompt, the desktop the built-ins act on (`HostBuilder::desktop`), the views' configuration
+// and the platform's error.
 pub use lineup_webview_shell::{
-    apply_theme, component_window_title, desktop_high_contrast, imitates_consent_prompt,
-    kiosk_window, language_from_environment, monitors, native, on_terminate, risk_in_words,
-    screen_pixels_of, skip_absent_a11y_bus, surface_window_title, tao, window_pixels, ArgumentLine,
-    AskingConversation, ChooseFile, ComponentAction, ComponentBoard, ComponentContent,
-    ComponentOptions, ComponentProcess, ComponentSnapshot, ComponentWindow, ConsentAnswer,
-    ConsentHandle, ConsentPrompt, Contrast, ConversationName, CursorHider, CursorPolicy,
-    DangerousViewConfig, Deadline, DeliveryStats, Desktop, DesktopError, Hardening, MonitorChoice,
-    MonitorInfo, PendingConsent, PickedFile, Placement, ProbeStatus, PromptContent, PromptOptions,
-    PromptQueue, PromptSnapshot, ProtocolStdout, Rect, RememberNotPermitted, SaveFile,
-    SaveLocation, SavedFile, Shell, ShellError, SnapshotElement, StandbyColor, StandbyScreen,
-    SurfaceView, SystemDesktop, SystemWallClock, Theme, ViewConfig, ViewEvent, WindowPixels,
-    COMPONENT_STACK_TITLE, CONSENT_PROMPT_TITLE, MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN,
-    MAX_ARGUMENT_KEY_GRAPHEMES, MAX_ARGUMENT_VALUE_GRAPHEMES, MAX_HEADLINE_GRAPHEMES,
-    MAX_REASON_GRAPHEMES, MAX_STANDBY_STATUS_CHARS, MIN_GUARD_DELAY, NOTICE_DURATION, NOTICE_TITLE,
-    PATCH_GUARD_INTERVAL, SURFACE_TITLE_MARKER,
+    apply_theme, desktop_high_contrast, kiosk_window, monitors, native, on_terminate,
+    screen_pixels_of, tao, window_pixels, ChooseFile, ComponentOptions, ComponentSnapshot,
+    ConsentAnswer, ConsentPrompt, Contrast, CursorPolicy, DangerousViewConfig, Deadline, Desktop,
+    DesktopError, MonitorChoice, MonitorInfo, PendingConsent, PickedFile, ProbeStatus,
+    PromptContent, PromptOptions, PromptQueue, Rect, SaveFile, SaveLocation, SavedFile, ShellError,
+    StandbyColor, StandbyScreen, SystemDesktop, Theme, ViewConfig, WindowPixels,
 };

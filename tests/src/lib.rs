@@ -3,7 +3,7 @@
 //!
 //! - [`runner`]: the scenario runner of the `harness = false` binary `scenarios` (one process per
 //!   group of scenarios) and the `ensure!` macro;
-//! - [`view_harness`]: views opened straight from a [`Shell`](lineup_host::Shell);
+//! - [`view_harness`]: views opened straight from a [`Shell`](lineup_host::platform::Shell);
 //! - [`host_harness`]: a whole [`Host`](lineup_host::Host) driven by lineup.v1
 //!   envelopes, with a recording delegate;
 //! - [`x11`]: real X input (XTEST clicks) and the window manager's close request;

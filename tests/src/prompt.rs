@@ -1,6 +1,6 @@
 //! Finding the built-in consent prompt's buttons on the X screen, for real clicks.
 
-use lineup_host::PromptSnapshot;
+use lineup_host::platform::PromptSnapshot;
 
 use crate::x11::X11;
 

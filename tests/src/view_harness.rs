@@ -7,7 +7,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use gtk::glib;
-use lineup_host::{Placement, ProbeStatus, Shell, SurfaceView, ViewConfig, ViewEvent};
+use lineup_host::platform::{Placement, Shell, SurfaceView, ViewEvent};
+use lineup_host::{ProbeStatus, ViewConfig};
 use lineup_host_core::InlineBundle;
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
 use serde_json::Value;

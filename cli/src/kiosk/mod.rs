@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use clap::Args;
-use lineup_host::{kiosk_window, monitors, CursorHider, HostBuilder, HostHandle, StandbyScreen};
+use lineup_host::platform::CursorHider;
+use lineup_host::{kiosk_window, monitors, HostBuilder, HostHandle, StandbyScreen};
 use lineup_host_core::{ConversationId, PartyId};
 
 use crate::capabilities::CapabilityArgs;
@@ -50,7 +51,7 @@ pub(crate) fn run(
     env_token: Option<Result<lineup_transport::link::Token, String>>,
 ) -> ExitCode {
     // Before any thread exists (it changes the environment the web processes inherit).
-    if lineup_host::skip_absent_a11y_bus() {
+    if lineup_host::platform::skip_absent_a11y_bus() {
         tracing::info!(
             "no accessibility bus (neither AT_SPI_BUS_ADDRESS nor a session bus): web processes \
              do not look for one (WEBKIT_A11Y_BUS_ADDRESS is set empty)"

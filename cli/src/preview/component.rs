@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use lineup_host::platform::{ComponentAction, ComponentContent, ComponentWindow};
 use lineup_host::tao::event_loop::{ControlFlow, EventLoop};
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
-use lineup_host::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
+use lineup_host::ComponentOptions;
 use lineup_host_core::{
     Clock, ComponentEffect, ComponentSet, Effect, Message, PartyId, Session, SessionConfig,
     UserAnswer, Via,

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::a11y::{Node, ReadHost};
 use super::shown;
 
-const PROMPT: &str = lineup_host::CONSENT_PROMPT_TITLE;
+const PROMPT: &str = lineup_host::platform::CONSENT_PROMPT_TITLE;
 
 /// An `app.call` of the test capability `test.confirm` (`user_confirmation`) in conversation
 /// `conversation`, expiring after `expires_in` seconds.

@@ -37,7 +37,7 @@ use std::sync::Arc;
 /// | webviews | [`ViewConfig::default`]: devtools off, web-process sandbox on, network through a refusing proxy, isolation probe |
 /// | memory per Surface | [`Limits::surface_memory_limit_mib`] (512 MiB); past it the Surface is closed, `memory` upstream |
 /// | document | [`DocumentOptions::default`](lineup_surface_runtime::DocumentOptions::default): the strict CSP with `sandbox allow-scripts` |
-/// | language (R-UI-11) | the environment's ([`language_from_environment`](crate::language_from_environment)), `en` under the POSIX locale |
+/// | language (R-UI-11) | the environment's ([`language_from_environment`](crate::platform::language_from_environment)), `en` under the POSIX locale |
 /// | theme (R-UI-11) | [`Theme::System`]: the desktop's `prefers-color-scheme` |
 /// | contrast (R-UI-11) | [`Contrast::System`]: the desktop's, read at each open |
 /// | text zoom (R-UI-11) | 1.0; the Ctrl± zoom keys are off |
@@ -45,7 +45,7 @@ use std::sync::Arc;
 /// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
 /// | built-in capabilities | none; each enabled by [`HostBuilder::builtin`], acting on [`SystemDesktop`](crate::SystemDesktop) |
 /// | recovery (R-UI-12) | a Surface whose web process died or was ended by the hang watchdog is reopened in place with its last state, at most [`Limits::max_reopens_per_window`] (3) times per [`Limits::reopen_window`] (60 s), then closed with `crashed` or `unresponsive` upstream; never after its memory ceiling; [`HostBuilder::reopen_lost_surfaces`] |
-/// | activity notices (original §5.3) | on: a call that runs with nothing of it visible (`display_only`, a remembered grant) shows the host's own notice for [`NOTICE_DURATION`](crate::NOTICE_DURATION), in the standby screen's colours over the Surfaces when there is one, else in a small window of its own titled [`NOTICE_TITLE`](crate::NOTICE_TITLE); every call that runs reaches [`HostDelegate::notify_capability_ran`]; [`HostBuilder::activity_notices`] |
+/// | activity notices (original §5.3) | on: a call that runs with nothing of it visible (`display_only`, a remembered grant) shows the host's own notice for [`NOTICE_DURATION`](crate::platform::NOTICE_DURATION), in the standby screen's colours over the Surfaces when there is one, else in a small window of its own titled [`NOTICE_TITLE`](crate::platform::NOTICE_TITLE); every call that runs reaches [`HostDelegate::notify_capability_ran`]; [`HostBuilder::activity_notices`] |
 /// | hang watchdog (R-UI-12) | on: a page without a sign of life for 10 s ([`HostBuilder::hang_deadline`]), or without its first `ready` for 20 s ([`HostBuilder::first_ready_deadline`]), has its web process terminated; [`HostBuilder::without_hang_watchdog`] |
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
@@ -218,7 +218,7 @@ impl HostBuilder {
 
     /// The language Surfaces see (R-UI-11): `navigator.language`, `navigator.languages`,
     /// `Intl`'s default locale and `<html lang>`. By default the environment's
-    /// ([`language_from_environment`](crate::language_from_environment)).
+    /// ([`language_from_environment`](crate::platform::language_from_environment)).
     ///
     /// ## Platform-specific
     /// Linux: each Surface's web context's preferred languages, set before its first load.

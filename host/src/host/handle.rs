@@ -318,7 +318,7 @@ impl HostHandle {
     }
 
     /// Sets the status line of the standby screen ([`HostBuilder::standby`](crate::HostBuilder::standby)), cut to
-    /// [`MAX_STANDBY_STATUS_CHARS`](crate::MAX_STANDBY_STATUS_CHARS) characters and shown as
+    /// [`MAX_STANDBY_STATUS_CHARS`](crate::platform::MAX_STANDBY_STATUS_CHARS) characters and shown as
     /// text; nothing happens without a standby screen.
     pub fn set_standby_status(&self, status: impl Into<String>) -> Result<(), HostClosed> {
         self.send(Inner::StandbyStatus(status.into()))

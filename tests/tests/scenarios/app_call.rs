@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use lineup_host::{HostBuilder, PromptContent, PromptOptions, PromptQueue, PromptSnapshot};
+use lineup_host::platform::PromptSnapshot;
+use lineup_host::{HostBuilder, PromptContent, PromptOptions, PromptQueue};
 use lineup_host_core::{Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, Risk};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;

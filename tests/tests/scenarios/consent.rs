@@ -14,9 +14,10 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lineup_host::platform::{ConsentHandle, Placement, PromptSnapshot, MAX_REASON_GRAPHEMES};
 use lineup_host::{
-    ConsentAnswer, ConsentHandle, ConsentPrompt, PendingConsent, Placement, PromptContent,
-    PromptOptions, PromptQueue, PromptSnapshot, ViewConfig, MAX_REASON_GRAPHEMES,
+    ConsentAnswer, ConsentPrompt, PendingConsent, PromptContent, PromptOptions, PromptQueue,
+    ViewConfig,
 };
 use lineup_host_core::{display_line, Risk};
 use lineup_tests::ensure;

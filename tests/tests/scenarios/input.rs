@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use gtk::prelude::*;
-use lineup_host::{Placement, Rect, SurfaceView, ViewConfig, ViewEvent};
+use lineup_host::platform::{Placement, SurfaceView, ViewEvent};
+use lineup_host::{Rect, ViewConfig};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;
 use lineup_tests::runner::{Outcome, WAIT};

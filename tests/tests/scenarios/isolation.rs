@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lineup_host::{ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
+use lineup_host::platform::{Shell, ViewEvent};
+use lineup_host::{ProbeStatus, ShellError, ViewConfig};
 use lineup_tests::canary::Canary;
 use lineup_tests::ensure;
 use lineup_tests::home::{files_containing, private_home};
@@ -510,8 +511,8 @@ fn devtools_off(h: &mut Harness) -> Outcome {
     Ok(())
 }
 
-fn support_window() -> lineup_host::Placement<'static> {
-    lineup_host::Placement::Window {
+fn support_window() -> lineup_host::platform::Placement<'static> {
+    lineup_host::platform::Placement::Window {
         title: "preview".to_owned(),
         width: 200,
         height: 100,

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use lineup_host::{Placement, ProbeStatus, Shell, ShellError, ViewConfig, ViewEvent};
+use lineup_host::platform::{Placement, Shell, ViewEvent};
+use lineup_host::{ProbeStatus, ShellError, ViewConfig};
 use lineup_surface_runtime::SurfaceServer;
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;

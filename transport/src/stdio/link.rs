@@ -6,7 +6,8 @@ use std::io::Read;
 use std::thread;
 use std::time::Duration;
 
-use lineup_host::{HostBuilder, HostHandle, ProtocolStdout};
+use lineup_host::platform::ProtocolStdout;
+use lineup_host::{HostBuilder, HostHandle};
 use lineup_host_core::{Frame, LineFramer};
 
 use super::{LineWriter, WriteError};

@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use lineup_host::{ComponentBoard, ComponentOptions, ComponentSnapshot, ComponentWindow};
+use lineup_host::platform::{ComponentBoard, ComponentWindow};
+use lineup_host::{ComponentOptions, ComponentSnapshot};
 use lineup_host_core::{ComponentKind, JsonObject};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};

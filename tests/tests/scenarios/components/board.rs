@@ -7,11 +7,10 @@
 
 use std::time::Duration;
 
+use lineup_host::platform::{ComponentAction, ComponentBoard, ComponentProcess, ComponentWindow};
 use lineup_host::tao::dpi::LogicalSize;
 use lineup_host::tao::window::WindowBuilder;
-use lineup_host::{
-    ComponentAction, ComponentBoard, ComponentOptions, ComponentProcess, ComponentWindow, Rect,
-};
+use lineup_host::{ComponentOptions, Rect};
 use lineup_host_core::{parse_markdown, ComponentKind, JsonObject, LinkPolicy};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};

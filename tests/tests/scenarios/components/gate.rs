@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lineup_host::{ComponentAction, PATCH_GUARD_INTERVAL};
+use lineup_host::platform::{ComponentAction, PATCH_GUARD_INTERVAL};
 use lineup_host_core::{ComponentKind, InputKind, JsonObject};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};

@@ -7,7 +7,8 @@
 
 use std::time::Duration;
 
-use lineup_host::{ComponentAction, ComponentOptions, ComponentWindow};
+use lineup_host::platform::{ComponentAction, ComponentWindow};
+use lineup_host::ComponentOptions;
 use lineup_host_core::{parse_markdown, ComponentKind, InputKind, LinkPolicy};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use lineup_host::{apply_theme, ComponentOptions, SnapshotElement, Theme};
+use lineup_host::platform::SnapshotElement;
+use lineup_host::{apply_theme, ComponentOptions, Theme};
 use lineup_host_core::ComponentKind;
 use lineup_tests::canary::Canary;
 use lineup_tests::ensure;

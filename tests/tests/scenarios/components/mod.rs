@@ -23,10 +23,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lineup_host::{
-    component_window_title, ComponentAction, ComponentContent, ComponentOptions, ComponentSnapshot,
-    ComponentWindow, ViewConfig,
+use lineup_host::platform::{
+    component_window_title, ComponentAction, ComponentContent, ComponentWindow,
 };
+use lineup_host::{ComponentOptions, ComponentSnapshot, ViewConfig};
 use lineup_host_core::{parse_markdown, ComponentKind, LinkPolicy};
 use lineup_tests::ensure;
 use lineup_tests::home::private_home;

@@ -2,7 +2,8 @@
 //! states) come from one table in the host context's language: Simplified Chinese for `zh`,
 //! English otherwise (the positive control), read back from the page.
 
-use lineup_host::{ComponentOptions, ComponentWindow};
+use lineup_host::platform::ComponentWindow;
+use lineup_host::ComponentOptions;
 use lineup_host_core::{ComponentKind, LanguageTag};
 use lineup_tests::ensure;
 use lineup_tests::runner::Outcome;

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use lineup_host::{ConsentPrompt, PendingConsent, PromptContent, PromptSnapshot};
+use lineup_host::platform::PromptSnapshot;
+use lineup_host::{ConsentPrompt, PendingConsent, PromptContent};
 use lineup_host_core::{ConversationId, LanguageTag, Risk, SessionId};
 use lineup_tests::ensure;
 use lineup_tests::runner::{Outcome, WAIT};

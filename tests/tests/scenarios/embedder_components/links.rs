@@ -9,10 +9,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
-use lineup_host::{
-    ComponentOptions, DesktopCall, HostBuilder, PendingConsent, RecordingDesktop,
-    COMPONENT_STACK_TITLE,
-};
+use lineup_host::platform::COMPONENT_STACK_TITLE;
+use lineup_host::{ComponentOptions, DesktopCall, HostBuilder, PendingConsent, RecordingDesktop};
 use lineup_tests::ensure;
 use lineup_tests::host_harness::{HostHarness, TestHost};
 use lineup_tests::runner::Outcome;
