@@ -63,6 +63,7 @@ mod limits;
 mod link;
 mod lookalike;
 mod markdown;
+pub mod mcp;
 mod message;
 mod page_input;
 mod recovery;
