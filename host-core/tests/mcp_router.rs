@@ -6,10 +6,18 @@
 use std::time::Duration;
 
 use lineup_host_core::mcp::{
-    McpLimits, McpOut, McpRouter, RpcError, RpcId, ToolNews, INVALID_REQUEST, METHOD_NOT_FOUND,
-    PARSE_ERROR, REFUSED, TIMED_OUT,
+    McpLimits, McpOut, McpRouter, RpcError, RpcId, ShownTool, ToolNews, INVALID_REQUEST,
+    METHOD_NOT_FOUND, PARSE_ERROR, REFUSED, TIMED_OUT,
 };
 use serde_json::{json, Map, Value};
+
+/// The tool the view shows, callable by the app (no visibility given).
+fn tool() -> ShownTool {
+    ShownTool::new(
+        "show_weather",
+        &json!({"ui": {"resourceUri": "ui://weather/view"}}),
+    )
+}
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
@@ -80,12 +88,12 @@ fn r_mcp_5_the_tool_calls_news_goes_in_order_or_is_refused() {
         (vec![cancelled(), cancelled()], vec![true, false]),
     ];
     for (news, allowed) in table {
-        let mut router = McpRouter::new(McpLimits::default());
+        let mut router = McpRouter::new(McpLimits::default(), tool());
         let _ = initialized(&mut router);
         let got: Vec<bool> = news.iter().map(|n| router.tool_news(n).is_ok()).collect();
         assert_eq!(got, allowed, "{news:?}");
     }
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let _ = router.tool_news(&input());
     let refused = router.tool_news(&partial()).unwrap_err();
     assert!(
@@ -96,7 +104,7 @@ fn r_mcp_5_the_tool_calls_news_goes_in_order_or_is_refused() {
 
 #[test]
 fn r_mcp_5_news_waits_for_initialized_and_a_reload_gets_it_again() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let init = call(1, "ui/initialize");
     let out = router.from_view(&init, Duration::ZERO);
     assert!(matches!(out.as_slice(), [McpOut::HostOwned(h)] if h.method == "ui/initialize"));
@@ -131,7 +139,7 @@ fn r_mcp_5_news_waits_for_initialized_and_a_reload_gets_it_again() {
 
 #[test]
 fn r_mcp_6_a_forwarded_request_is_answered_under_the_views_id_and_only_while_it_waits() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let request = json!({"jsonrpc": "2.0", "id": "v-7", "method": "tools/call",
                          "params": {"name": "refresh", "_meta": {"progressToken": "tok"}}});
     let out = router.from_view(&request.to_string(), Duration::ZERO);
@@ -161,7 +169,7 @@ fn r_mcp_6_every_refusal_is_a_json_rpc_error_naming_its_limit() {
     let mut limits = McpLimits::default();
     limits.max_in_flight = 2;
     limits.max_message_bytes = 512;
-    let mut router = McpRouter::new(limits);
+    let mut router = McpRouter::new(limits, tool());
     // Each row: what the view sends, the code it gets, and words the message must have.
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ui/message","params":{{"t":"{}"}}}}"#,
@@ -214,7 +222,7 @@ fn r_mcp_6_every_refusal_is_a_json_rpc_error_naming_its_limit() {
     // Declared, sampling is forwarded.
     let mut limits = McpLimits::default();
     limits.sampling = true;
-    let mut declared = McpRouter::new(limits);
+    let mut declared = McpRouter::new(limits, tool());
     let out = declared.from_view(&call(1, "sampling/createMessage"), Duration::ZERO);
     assert_eq!(upstream(&out).len(), 1);
 }
@@ -223,7 +231,7 @@ fn r_mcp_6_every_refusal_is_a_json_rpc_error_naming_its_limit() {
 fn r_mcp_6_tools_call_passes_one_every_two_seconds_sustained() {
     let mut limits = McpLimits::default();
     limits.max_in_flight = 100;
-    let mut router = McpRouter::new(limits);
+    let mut router = McpRouter::new(limits, tool());
     let passed = |router: &mut McpRouter, id: i64, at: Duration| {
         !upstream(&router.from_view(&call(id, "tools/call"), at)).is_empty()
     };
@@ -249,7 +257,7 @@ fn r_mcp_6_tools_call_passes_one_every_two_seconds_sustained() {
 #[test]
 fn r_mcp_6_a_request_past_its_deadline_is_answered_and_dropped_upstream() {
     let limits = McpLimits::default().with_request_timeout(secs(5));
-    let mut router = McpRouter::new(limits);
+    let mut router = McpRouter::new(limits, tool());
     // Never under the SDK's 60 s.
     let out = router.from_view(&call(1, "tools/call"), secs(0));
     let (id, _) = upstream(&out)[0].clone();
@@ -268,7 +276,7 @@ fn r_mcp_6_a_request_past_its_deadline_is_answered_and_dropped_upstream() {
 
 #[test]
 fn r_mcp_6_model_context_is_answered_at_once_and_only_the_last_goes_up() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let update = |id: i64, n: i64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "ui/update-model-context",
                "params": {"content": [{"type": "text", "text": n.to_string()}]}})
@@ -297,7 +305,7 @@ fn r_mcp_6_model_context_is_answered_at_once_and_only_the_last_goes_up() {
 
 #[test]
 fn r_mcp_8_sandbox_messages_are_dropped_and_host_methods_go_to_the_host() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let sandbox = r#"{"jsonrpc":"2.0","method":"ui/notifications/sandbox-proxy-ready"}"#;
     assert!(router.from_view(sandbox, Duration::ZERO).is_empty());
     assert_eq!(router.stats().sandbox_dropped, 1);
@@ -329,7 +337,7 @@ fn r_mcp_8_sandbox_messages_are_dropped_and_host_methods_go_to_the_host() {
 
 #[test]
 fn r_mcp_5_the_agent_gone_cancels_the_call_and_errors_every_waiting_request() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let _ = initialized(&mut router);
     let _ = router.tool_news(&ToolNews::Input(Map::new()));
     let _ = router.from_view(&call(1, "tools/call"), Duration::ZERO);
@@ -340,7 +348,7 @@ fn r_mcp_5_the_agent_gone_cancels_the_call_and_errors_every_waiting_request() {
     assert_eq!(errors, [TIMED_OUT, TIMED_OUT]);
     assert_eq!(router.in_flight(), 0);
     // After a result the call is not cancelled, only the requests answered.
-    let mut done = McpRouter::new(McpLimits::default());
+    let mut done = McpRouter::new(McpLimits::default(), tool());
     let _ = initialized(&mut done);
     let _ = done.tool_news(&ToolNews::Input(Map::new()));
     let _ = done.tool_news(&ToolNews::Result(Map::new()));
@@ -349,7 +357,7 @@ fn r_mcp_5_the_agent_gone_cancels_the_call_and_errors_every_waiting_request() {
 
 #[test]
 fn r_mcp_6_a_request_the_view_cancels_is_dropped_upstream_and_its_answer_too() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     let (id, _) = upstream(&router.from_view(&call(9, "tools/call"), Duration::ZERO))[0].clone();
     let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"closed"}}"#;
     let out = router.from_view(cancel, Duration::ZERO);
@@ -365,7 +373,7 @@ fn r_mcp_6_a_request_the_view_cancels_is_dropped_upstream_and_its_answer_too() {
 
 #[test]
 fn r_mcp_8_teardown_waits_for_an_initialized_views_answer() {
-    let mut router = McpRouter::new(McpLimits::default());
+    let mut router = McpRouter::new(McpLimits::default(), tool());
     // Never initialized: closed at once.
     assert_eq!(router.teardown("closed"), [McpOut::TornDown]);
     let _ = initialized(&mut router);
@@ -380,4 +388,47 @@ fn r_mcp_8_teardown_waits_for_an_initialized_views_answer() {
         router.from_view(&answer.to_string(), Duration::ZERO),
         [McpOut::TornDown]
     );
+}
+
+#[test]
+fn r_mcp_6_a_tool_not_visible_to_the_app_is_refused_at_once() {
+    let call_named = |name: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": name, "arguments": {}}})
+        .to_string()
+    };
+    // Each row: the shown tool's visibility, the tool the view calls, whether it goes up.
+    let table = [
+        (
+            json!({"ui": {"visibility": ["model"]}}),
+            "show_weather",
+            false,
+        ),
+        (json!({"ui": {"visibility": ["model"]}}), "refresh", true),
+        (
+            json!({"ui": {"visibility": ["model", "app"]}}),
+            "show_weather",
+            true,
+        ),
+        (json!({"ui": {"visibility": ["app"]}}), "show_weather", true),
+        (json!({}), "show_weather", true),
+    ];
+    for (meta, called, forwarded) in table {
+        let shown = ShownTool::new("show_weather", &meta);
+        let mut router = McpRouter::new(McpLimits::default(), shown);
+        let out = router.from_view(&call_named(called), Duration::ZERO);
+        assert_eq!(
+            upstream(&out).len() == 1,
+            forwarded,
+            "{meta} {called}: {out:?}"
+        );
+        if !forwarded {
+            let answer = to_view(&out);
+            assert_eq!(error_code(&answer[0]), REFUSED);
+            assert!(answer[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not visible to the app"));
+        }
+    }
 }

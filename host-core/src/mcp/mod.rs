@@ -17,7 +17,7 @@ pub use jsonrpc::{
     TIMED_OUT,
 };
 pub use lifecycle::ToolNews;
-pub use router::{HostOwned, McpOut, McpRouter, McpStats, UpstreamRequest};
+pub use router::{HostOwned, McpOut, McpRouter, McpStats, ShownTool, UpstreamRequest};
 
 /// The limits of one view's traffic (R-MCP-6).
 #[derive(Debug, Clone, PartialEq, Eq)]

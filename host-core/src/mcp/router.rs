@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::forwarding::Forwarding;
 use super::jsonrpc::{
-    self, Incoming, RpcError, RpcId, INVALID_REQUEST, METHOD_NOT_FOUND, TIMED_OUT,
+    self, Incoming, RpcError, RpcId, INVALID_REQUEST, METHOD_NOT_FOUND, REFUSED, TIMED_OUT,
 };
 use super::lifecycle::{ToolLifecycle, ToolNews};
 use super::McpLimits;
@@ -94,6 +94,29 @@ pub enum McpOut {
     TornDown,
 }
 
+/// The tool whose result the view shows (R-MCP-3), as the agent's `ui.open` names it: its
+/// name and who may call it (`_meta.ui.visibility`; absent means the model and the app).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownTool {
+    name: String,
+    app_may_call: bool,
+}
+
+impl ShownTool {
+    /// The tool `name` with its `_meta` (the tool listing's, untrusted): the app may call it
+    /// unless `_meta.ui.visibility` is an array without `"app"`.
+    pub fn new(name: impl Into<String>, meta: &Value) -> Self {
+        let app_may_call = match meta.get("ui").and_then(|ui| ui.get("visibility")) {
+            Some(Value::Array(who)) => who.iter().any(|w| w == "app"),
+            _ => true,
+        };
+        Self {
+            name: name.into(),
+            app_may_call,
+        }
+    }
+}
+
 /// What the router dropped or refused, for diagnostics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -120,6 +143,7 @@ pub struct McpStats {
 #[derive(Debug)]
 pub struct McpRouter {
     limits: McpLimits,
+    shown: ShownTool,
     lifecycle: ToolLifecycle,
     forwarding: Forwarding,
     /// The latest model context not sent yet, and when it goes.
@@ -131,10 +155,11 @@ pub struct McpRouter {
 }
 
 impl McpRouter {
-    /// A router for a new view, within `limits`.
-    pub fn new(limits: McpLimits) -> Self {
+    /// A router for a new view of `shown`'s result, within `limits`.
+    pub fn new(limits: McpLimits, shown: ShownTool) -> Self {
         Self {
             limits,
+            shown,
             lifecycle: ToolLifecycle::default(),
             forwarding: Forwarding::default(),
             model_context: None,
@@ -200,6 +225,17 @@ impl McpRouter {
         }
         let forwarded = FORWARDED.contains(&method.as_str())
             || method == "sampling/createMessage" && self.limits.sampling;
+        if method == "tools/call"
+            && !self.shown.app_may_call
+            && params.get("name").and_then(Value::as_str) == Some(self.shown.name.as_str())
+        {
+            // R-MCP-6: the tool the view shows is not the app's to call; refused at once.
+            let why = format!(
+                "tools/call: tool {:?} is not visible to the app (its _meta.ui.visibility lacks \"app\") (R-MCP-6)",
+                self.shown.name
+            );
+            return self.refuse(Some(&id), RpcError::new(REFUSED, why));
+        }
         if forwarded {
             let token = params
                 .get("_meta")
