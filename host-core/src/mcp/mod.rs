@@ -4,10 +4,12 @@
 //! view asks of the agent within a cap on requests in flight, a rate for `tools/call`, a size
 //! bound and a timeout, each refusal a JSON-RPC error to the view (R-MCP-6), and hands the
 //! driver what the host answers itself (R-MCP-8, R-MCP-9). It holds no MCP client (R-MCP-1).
+//! A session's view documents arrive by digest in bounded chunks ([`McpResources`], R-MCP-4).
 
 mod forwarding;
 mod jsonrpc;
 mod lifecycle;
+mod resources;
 mod router;
 
 use std::time::Duration;
@@ -17,6 +19,7 @@ pub use jsonrpc::{
     TIMED_OUT,
 };
 pub use lifecycle::ToolNews;
+pub use resources::{Arrival, McpResources, ResourceDigest, ResourceLimits, ResourceRefusal};
 pub use router::{HostOwned, McpOut, McpRouter, McpStats, ShownTool, UpstreamRequest};
 
 /// The limits of one view's traffic (R-MCP-6).
