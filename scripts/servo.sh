@@ -37,12 +37,29 @@ export CC=clang-19 CXX=clang++-19
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 manifest=engines/servo/Cargo.toml
 
+# The store's own suite on the SQLite that Servo's workspace resolves (#53): a build holds one
+# `links = "sqlite3"`, so the store must pass on Servo's rusqlite as on the workspace's. A copy of
+# the work tree, its lock moved to Servo's rusqlite (and so its libsqlite3-sys), builds into a
+# target directory of its own.
+store_sqlite() {
+    local rusqlite tree
+    rusqlite=$(awk '/^name = "rusqlite"$/ { getline; gsub(/version = |"/, ""); print; exit }' \
+        engines/servo/Cargo.lock)
+    tree=$(mktemp -d)
+    tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C "$tree"
+    cargo update -q --manifest-path "$tree/Cargo.toml" -p rusqlite --precise "$rusqlite"
+    echo "servo: the store's suite on rusqlite $rusqlite ($(awk '/^name = "libsqlite3-sys"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$tree/Cargo.lock"))"
+    CARGO_TARGET_DIR="$CARGO_TARGET_DIR/store-sqlite" cargo test -q --manifest-path "$tree/Cargo.toml" -p lineup-store
+    rm -rf "$tree"
+}
+
 start=$(date +%s)
 cargo build --manifest-path "$manifest" --all-targets
 echo "servo: built in $(($(date +%s) - start)) s (target $CARGO_TARGET_DIR)"
 [[ "${1:-}" == build ]] && exit 0
 
 start=$(date +%s)
+store_sqlite
 # The suite: one process, one Servo, its scenarios in turn (see engines/servo/tests/servo.rs).
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --manifest-path "$manifest" --test servo
 # The probe's positive control needs an engine of its own (one Servo per process).
