@@ -125,7 +125,8 @@ impl SurfaceView {
     }
 
     /// Runs `done` on the event-loop thread once what the page has drawn so far is on screen;
-    /// at once when the view closes first.
+    /// at once when the view closes while its frames are counted, never when it closes between
+    /// its frames and its next draw (the standby screen comes back for a closed view anyway).
     ///
     /// ## Platform-specific
     /// Linux: two animation frames of the page, counted in a script world of the host's own (so

@@ -73,8 +73,9 @@ fn poll(weak: glib::WeakRef<webkit2gtk::WebView>, then: AfterFrames, left: u32) 
 
 /// Runs `done` on the GTK thread once what `view`'s page has drawn so far is on the window:
 /// after two animation frames, at the first idle turn after the widget's next draw. Runs it
-/// at once when the view was closed meanwhile, and after the frames when it is not drawable
-/// (hidden, or its window unmapped): nothing of it will be drawn then.
+/// at once when the view was closed during the frames, and after the frames when it is not
+/// drawable (hidden, or its window unmapped): nothing of it will be drawn then. A view closed
+/// after the frames but before its draw never runs it (`done` is dropped with the view).
 pub(super) fn when_drawn(view: &webkit2gtk::WebView, done: Box<dyn FnOnce()>) {
     after_two_frames(
         view,
