@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, lints, docs; then unit, doc and real-webview end-to-end
-# tests, all of `cargo test` inside one virtual X server; then the examples' self-checks, the
+# Runs every check CI runs: formatting, lints, docs; then the unit tests with no display at all;
+# then unit, doc and real-webview end-to-end tests, all of `cargo test` inside one virtual X
+# server; then the examples' self-checks, the
 # bench's quick run, and last that four tests fail against a break of what they test
 # (scripts/check-tests-fail.sh). Each step's time is printed against scripts/ci-budget.txt.
 set -euo pipefail
@@ -82,6 +83,11 @@ fi
 
 step "libraries: bash scripts/libraries.sh (the real-library scenarios' pinned npm releases, cached)"
 bash scripts/libraries.sh
+
+step "logic: cargo test --workspace --lib with no display (the kernels, the store, the host's engine on a fake view port)"
+# No X server and no xvfb-run: a unit test that needs a display fails here. The lib test binaries
+# built here are the next step's; it runs them again beside the rest (seconds).
+env -u DISPLAY -u WAYLAND_DISPLAY cargo test --workspace --lib
 
 step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace

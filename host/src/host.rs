@@ -20,6 +20,7 @@ use lineup_host_core::{
 use lineup_webview_shell::tao::event::{Event, WindowEvent};
 use lineup_webview_shell::tao::event_loop::{ControlFlow, EventLoop, EventLoopWindowTarget};
 use lineup_webview_shell::tao::window::WindowId;
+use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{Contrast, ProbeStatus, SurfaceView, Theme};
 
 use crate::HostError;
@@ -35,6 +36,8 @@ mod component_links;
 mod components;
 mod dangerous;
 mod engine;
+#[cfg(test)]
+mod engine_tests;
 mod factory;
 mod handle;
 mod hibernation;
@@ -265,12 +268,12 @@ impl Host {
 
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
-        self.engine.views.view(key)
+        self.engine.views.surface_view(key)
     }
 
     /// Where the isolation probe stands.
     pub fn probe_status(&self) -> ProbeStatus {
-        self.engine.views.shell.probe_status()
+        self.engine.views.port().probe_status()
     }
 
     /// A control for what waits on the isolation probe (R-SEC-8): a probe still running stays
@@ -278,17 +281,21 @@ impl Host {
     /// the failure at its next turn.
     #[cfg(feature = "test-controls")]
     pub fn force_probe_for_test(&self, failure: Option<String>) {
-        self.engine.views.shell.force_probe_for_test(failure);
+        if let Some(shell) = self.engine.views.port().shell() {
+            shell.force_probe_for_test(failure);
+        }
     }
 
     /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
     pub fn pooled_views(&self) -> usize {
-        self.engine.views.shell.pooled()
+        let shell = self.engine.views.port().shell();
+        shell.map_or(0, |shell| shell.pooled())
     }
 
     /// How many Surfaces got their view from the warm pool so far.
     pub fn pool_taken(&self) -> u64 {
-        self.engine.views.shell.pool_taken()
+        let shell = self.engine.views.port().shell();
+        shell.map_or(0, |shell| shell.pool_taken())
     }
 
     /// Changes the colour scheme Surfaces see; open Surfaces follow it live, through
@@ -308,11 +315,7 @@ impl Host {
 
     /// Withdraws capability `name` from every session ([`HostHandle::withdraw_capability`]) on
     /// the loop thread; `false` when no capability of that name was registered.
-    pub fn withdraw_capability<T: HostUserEvent>(
-        &mut self,
-        name: &CapabilityName,
-        target: &EventLoopWindowTarget<T>,
-    ) -> bool {
+    pub fn withdraw_capability(&mut self, name: &CapabilityName, target: &dyn WindowMaker) -> bool {
         match self.engine.sessions.unregister_capability(name) {
             Ok(effects) => {
                 tracing::info!("capability {name} withdrawn from every session (R-INV-4)");
@@ -327,12 +330,12 @@ impl Host {
     }
 
     /// [`HostHandle::set_capability_visible`] on the loop thread.
-    pub fn set_capability_visible<T: HostUserEvent>(
+    pub fn set_capability_visible(
         &mut self,
         agent: &AgentIdentity,
         name: &CapabilityName,
         visible: bool,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         match self
             .engine
@@ -369,11 +372,7 @@ impl Host {
 
     /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
     /// Other threads use [`HostHandle::send_inbound`] instead.
-    pub fn handle_inbound<T: HostUserEvent>(
-        &mut self,
-        bytes: &[u8],
-        target: &EventLoopWindowTarget<T>,
-    ) {
+    pub fn handle_inbound(&mut self, bytes: &[u8], target: &dyn WindowMaker) {
         let effects = self.engine.sessions.handle_inbound(bytes);
         self.engine.apply(effects, None, target);
     }
@@ -420,18 +419,22 @@ impl Host {
     /// the pool, the warm component board) and returns the earliest moment it next has any
     /// (`Some(None)`: none), or `None` once the host is shutting down. `idle_turn`: the loop
     /// has nothing else to do, so work that waits for an idle moment may start.
-    fn handle_timeout<T: HostUserEvent>(
+    fn handle_timeout(
         &mut self,
         idle_turn: bool,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) -> Option<Option<Instant>> {
         // An engine the embedder brought does its work and reports its views' events here.
-        self.engine.views.shell.spin_engine();
+        if let Some(shell) = self.engine.views.port().shell() {
+            shell.spin_engine();
+        }
         self.engine.wake_pending(target);
         self.engine.poll_probe(target);
         if self.engine.views.probe_reported() && !self.engine.views.opening() {
             // The probe's view, kept while the first Surfaces committed their documents.
-            self.engine.views.shell.close_finished_probe();
+            if let Some(shell) = self.engine.views.port().shell() {
+                shell.close_finished_probe();
+            }
         }
         while let Some(effects) = self.pending.pop_front() {
             self.engine.apply(effects, None, target);
@@ -474,10 +477,7 @@ impl Host {
 
     /// Looks at the app center's change marker when due; when it moved, every session hears of
     /// it. Returns when to look again.
-    fn poll_apps<T: HostUserEvent>(
-        &mut self,
-        target: &EventLoopWindowTarget<T>,
-    ) -> Option<Instant> {
+    fn poll_apps(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
         let (changed, next) = self.apps.as_mut()?.poll();
         if changed {
             let effects = self.engine.sessions.apps_changed();
@@ -488,10 +488,7 @@ impl Host {
 
     /// Applies what changed in the operator's capability policy, when due; returns when to
     /// look again.
-    fn poll_policy<T: HostUserEvent>(
-        &mut self,
-        target: &EventLoopWindowTarget<T>,
-    ) -> Option<Instant> {
+    fn poll_policy(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
         let (changes, next) = self.policy.as_mut()?.poll(&self.engine.sessions);
         for change in changes {
             match change {
@@ -506,11 +503,7 @@ impl Host {
         Some(next)
     }
 
-    fn handle_user_event<T: HostUserEvent>(
-        &mut self,
-        inner: Inner,
-        target: &EventLoopWindowTarget<T>,
-    ) {
+    fn handle_user_event(&mut self, inner: Inner, target: &dyn WindowMaker) {
         match inner {
             Inner::CapabilityAnswer {
                 session,
@@ -644,11 +637,11 @@ impl Host {
         let _ = self.engine.proxy.send_event(HostEvent(Inner::Wake));
     }
 
-    fn handle_window_event<T: HostUserEvent>(
+    fn handle_window_event(
         &mut self,
         window_id: WindowId,
         event: &WindowEvent<'_>,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         if !self.engine.views.is_parent(window_id) {
             return self.engine.views.window_event(window_id, event);

@@ -42,6 +42,7 @@ mod envelopes;
 mod error;
 mod held_prompts;
 mod host;
+mod port;
 mod standby_rule;
 mod watchdog;
 
@@ -105,5 +106,5 @@ pub use lineup_webview_shell::{
     ConsentAnswer, ConsentPrompt, Contrast, CursorPolicy, DangerousViewConfig, Deadline, Desktop,
     DesktopError, MonitorChoice, MonitorInfo, PendingConsent, PickedFile, ProbeStatus,
     PromptContent, PromptOptions, PromptQueue, Rect, SaveFile, SaveLocation, SavedFile, ShellError,
-    StandbyColor, StandbyScreen, SystemDesktop, Theme, ViewConfig, WindowPixels,
+    StandbyColor, StandbyScreen, SystemDesktop, Theme, ViewConfig, WindowMaker, WindowPixels,
 };

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use lineup_host_core::SurfaceKey;
 
-use lineup_webview_shell::SurfaceView;
+use crate::port::PortView;
 
 /// The hang deadline by default.
 pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
@@ -258,7 +258,7 @@ impl Watchdog {
     /// of the next check. `view` finds the open view of a key.
     pub(crate) fn check<'v>(
         &mut self,
-        view: impl Fn(&SurfaceKey) -> Option<&'v SurfaceView>,
+        view: impl Fn(&SurfaceKey) -> Option<&'v dyn PortView>,
     ) -> (Vec<(SurfaceKey, Verdict)>, Option<Instant>) {
         let now = Instant::now();
         let mut act = Vec::new();

@@ -6,8 +6,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::windows::WindowMaker;
 use lineup_host_core::{JsonObject, SafeMarkdown};
-use tao::event_loop::EventLoopWindowTarget;
 use tao::window::Window;
 
 use crate::component_snapshot::ComponentSnapshot;
@@ -52,8 +52,8 @@ impl ComponentWindow {
     /// [`component_window_title`](crate::component_window_title)), shown once its box was built.
     /// `on_action` hears, on the event-loop thread from the main loop (never from inside a
     /// method of this window), what the user did; `target` proves that this is that thread.
-    pub fn new<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    pub fn new(
+        target: &dyn WindowMaker,
         content: &ComponentContent,
         options: &ComponentOptions,
         on_action: impl Fn(ComponentAction) + 'static,
@@ -73,8 +73,8 @@ impl ComponentWindow {
 
     /// Shows `content` as a box at the bottom of `board`, built with `options`' guard delay;
     /// dropping it takes the box out (a window board hides once it holds none).
-    pub fn in_board<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    pub fn in_board(
+        target: &dyn WindowMaker,
         board: &ComponentBoard,
         content: &ComponentContent,
         options: &ComponentOptions,
@@ -217,8 +217,8 @@ impl ComponentBoard {
     /// language ([`component_board_title`](crate::component_board_title)), in `process` when
     /// given: mapped with its first shown box, as tall as its boxes up to 720 px (then it
     /// scrolls), hidden when it holds none (R-STD-13). `options` gives its look.
-    pub fn window<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    pub fn window(
+        target: &dyn WindowMaker,
         process: Option<&ComponentProcess>,
         options: &ComponentOptions,
     ) -> Result<Self, ShellError> {
@@ -231,8 +231,8 @@ impl ComponentBoard {
     /// its content area: in a layer over the Surfaces' child views, so a component is never
     /// under a Surface's pixels (R-STD-13); as tall as its boxes, at most `area`, then it
     /// scrolls. It does not take the keyboard when shown.
-    pub fn in_parent<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    pub fn in_parent(
+        target: &dyn WindowMaker,
         parent: &Window,
         area: Rect,
         process: Option<&ComponentProcess>,
@@ -246,8 +246,8 @@ impl ComponentBoard {
         )
     }
 
-    fn create<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    fn create(
+        target: &dyn WindowMaker,
         place: PlatformBoardPlace<'_>,
         process: Option<&ComponentProcess>,
         options: &ComponentOptions,

@@ -3,10 +3,10 @@
 
 use std::rc::Rc;
 
+use crate::windows::WindowMaker;
 use lineup_surface_runtime::{SurfaceDocument, SurfaceServer};
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::event::WindowEvent;
-use tao::event_loop::EventLoopWindowTarget;
 use tao::window::{Window, WindowBuilder, WindowId};
 
 use crate::config::{Placement, Rect, ViewConfig};
@@ -28,9 +28,9 @@ pub(crate) struct EngineSurface {
 impl EngineSurface {
     /// Makes the Surface's window and has `engine` show `server`'s document in it. Only window
     /// placement: an engine's views are not child views of the embedder's window.
-    pub(crate) fn open<T: 'static>(
+    pub(crate) fn open(
         engine: &dyn SurfaceEngine,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
         server: SurfaceServer,
         config: &ViewConfig,
         placement: Placement<'_>,
@@ -46,11 +46,13 @@ impl EngineSurface {
                 "child views with an engine other than the platform's",
             ));
         };
-        let window = WindowBuilder::new()
-            .with_title(title)
-            .with_inner_size(LogicalSize::new(width, height))
-            .with_resizable(false)
-            .build(target)
+        let window = target
+            .build_window(
+                WindowBuilder::new()
+                    .with_title(title)
+                    .with_inner_size(LogicalSize::new(width, height))
+                    .with_resizable(false),
+            )
             .map_err(|e| ShellError::Platform(format!("cannot create a window: {e}")))?;
         let events: Rc<dyn Fn(ViewEvent)> = Rc::from(events);
         let forward = Rc::clone(&events);

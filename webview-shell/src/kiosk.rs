@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tao::event_loop::EventLoopWindowTarget;
+use crate::windows::WindowMaker;
 use tao::monitor::MonitorHandle;
 use tao::window::{Fullscreen, Window, WindowBuilder};
 
@@ -65,11 +65,12 @@ impl fmt::Display for MonitorInfo {
 }
 
 /// The monitors the display server reports, in order.
-pub fn monitors<T: 'static>(target: &EventLoopWindowTarget<T>) -> Vec<MonitorInfo> {
+pub fn monitors(target: &dyn WindowMaker) -> Vec<MonitorInfo> {
     target
-        .available_monitors()
+        .monitors()
+        .iter()
         .enumerate()
-        .map(|(index, m)| info(index, &m))
+        .map(|(index, m)| info(index, m))
         .collect()
 }
 
@@ -89,12 +90,12 @@ fn info(index: usize, monitor: &MonitorHandle) -> MonitorInfo {
 /// `lineup_host::HostBuilder::ignore_parent_close`.
 ///
 /// Fails naming the monitors there are when `choice` is not one of them.
-pub fn kiosk_window<T: 'static>(
-    target: &EventLoopWindowTarget<T>,
+pub fn kiosk_window(
+    target: &dyn WindowMaker,
     choice: &MonitorChoice,
     title: &str,
 ) -> Result<(Rc<Window>, MonitorInfo), ShellError> {
-    let all: Vec<MonitorHandle> = target.available_monitors().collect();
+    let all: Vec<MonitorHandle> = target.monitors();
     let found = match choice {
         MonitorChoice::Index(i) => all.get(*i).map(|m| (*i, m)),
         MonitorChoice::Name(name) => all
@@ -115,13 +116,15 @@ pub fn kiosk_window<T: 'static>(
         )));
     };
     let monitor_info = info(index, monitor);
-    let window = WindowBuilder::new()
-        .with_title(title)
-        .with_decorations(false)
-        .with_position(monitor.position())
-        .with_inner_size(monitor.size())
-        .with_fullscreen(Some(Fullscreen::Borderless(Some(monitor.clone()))))
-        .build(target)
+    let window = target
+        .build_window(
+            WindowBuilder::new()
+                .with_title(title)
+                .with_decorations(false)
+                .with_position(monitor.position())
+                .with_inner_size(monitor.size())
+                .with_fullscreen(Some(Fullscreen::Borderless(Some(monitor.clone())))),
+        )
         .map_err(|e| ShellError::Platform(format!("the kiosk window: {e}")))?;
     Ok((Rc::new(window), monitor_info))
 }

@@ -97,6 +97,7 @@ mod trusted;
 mod view;
 mod wake_timer;
 mod window_pixels;
+mod windows;
 
 pub use clock::SystemWallClock;
 pub use component_snapshot::{ComponentSnapshot, SnapshotElement};
@@ -153,6 +154,7 @@ pub use title::{
 pub use view::SurfaceView;
 pub use wake_timer::WakeTimer;
 pub use window_pixels::WindowPixels;
+pub use windows::WindowMaker;
 
 /// The windowing and event-loop library the platform layer is built on (tao 0.37), for
 /// embedders that make their own windows and event loop.

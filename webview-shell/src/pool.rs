@@ -12,9 +12,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::windows::WindowMaker;
 use lineup_host_core::InlineBundle;
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
-use tao::event_loop::EventLoopWindowTarget;
 
 use crate::config::{Placement, Rect, ViewConfig};
 use crate::error::ShellError;
@@ -38,8 +38,8 @@ pub(crate) struct Pooled {
 impl Pooled {
     /// Starts a hidden view under a fresh token, its document request held: in a window of
     /// its own, or, with `parent`, as a hidden child view of that window (the embedder's).
-    pub(crate) fn start<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    pub(crate) fn start(
+        target: &dyn WindowMaker,
         config: &ViewConfig,
         parent: Option<&tao::window::Window>,
     ) -> Result<Self, ShellError> {

@@ -5,9 +5,9 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
+use crate::windows::WindowMaker;
 use lineup_host_core::ConsentAnswer;
 use serde_json::json;
-use tao::event_loop::EventLoopWindowTarget;
 
 use crate::consent::{ConsentPrompt, PendingConsent, PromptContent};
 use crate::error::ShellError;
@@ -67,10 +67,7 @@ struct Showing {
 
 impl PromptQueue {
     /// An empty queue; `target` proves that this is the event-loop thread.
-    pub fn new<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
-        options: PromptOptions,
-    ) -> Result<Self, ShellError> {
+    pub fn new(target: &dyn WindowMaker, options: PromptOptions) -> Result<Self, ShellError> {
         let _ = target;
         check_display()?;
         PlatformPrompt::supported()?;

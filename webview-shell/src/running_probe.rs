@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use tao::event_loop::EventLoopWindowTarget;
+use crate::windows::WindowMaker;
 
 use crate::config::{Placement, ViewConfig};
 use crate::error::ShellError;
@@ -92,10 +92,7 @@ struct NetworkCheck {
 impl RunningProbe {
     /// Starts the probe: its page loads in a hidden window configured as every Surface's view
     /// is, but for its proxy, the network check's witness.
-    pub(crate) fn start<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
-        config: &ViewConfig,
-    ) -> Result<Self, ShellError> {
+    pub(crate) fn start(target: &dyn WindowMaker, config: &ViewConfig) -> Result<Self, ShellError> {
         let network = if config.network_proxy() {
             Some(NetworkCheck::new()?)
         } else {

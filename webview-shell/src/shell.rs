@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::windows::WindowMaker;
 use lineup_surface_runtime::{SurfaceServer, SurfaceToken};
-use tao::event_loop::EventLoopWindowTarget;
 
 use crate::config::{Placement, ViewConfig};
 use crate::engine::SurfaceEngine;
@@ -81,10 +81,7 @@ enum ProbeState {
 
 impl Shell {
     /// Creates the shell and starts the isolation probe.
-    pub fn start<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
-        config: ViewConfig,
-    ) -> Result<Self, ShellError> {
+    pub fn start(target: &dyn WindowMaker, config: ViewConfig) -> Result<Self, ShellError> {
         let probe = RunningProbe::start(target, &config)?;
         Ok(Self {
             config,
@@ -278,9 +275,9 @@ impl Shell {
     ///
     /// Refused while the probe is pending or after it failed, and when
     /// [`ViewConfig::max_views`] views are open.
-    pub fn open<T: 'static>(
+    pub fn open(
         &self,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
         server: SurfaceServer,
         placement: Placement<'_>,
         events: impl Fn(ViewEvent) + 'static,
@@ -299,9 +296,9 @@ impl Shell {
     ///
     /// This takes the probe out of the first Surface's way: the probe's web process and the
     /// Surface's start side by side instead of one after the other.
-    pub fn open_gated<T: 'static>(
+    pub fn open_gated(
         &self,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
         server: SurfaceServer,
         placement: Placement<'_>,
         events: impl Fn(ViewEvent) + 'static,
@@ -369,9 +366,9 @@ impl Shell {
     /// probe has not failed; returns whether the pool still wants more. The view gets a window
     /// of its own, or, with `parent`, is a hidden child view of it, for Surfaces placed there
     /// ([`Placement::Child`]); give every call of one shell the same `parent`.
-    pub fn fill_pool<T: 'static>(
+    pub fn fill_pool(
         &self,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
         parent: Option<&tao::window::Window>,
     ) -> bool {
         self.close_finished_probe();
@@ -396,9 +393,9 @@ impl Shell {
         self.pooled() < want
     }
 
-    fn create<T: 'static>(
+    fn create(
         &self,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
         server: SurfaceServer,
         placement: Placement<'_>,
         events: Box<dyn Fn(ViewEvent)>,

@@ -16,6 +16,7 @@ use crate::host::{
     start_capabilities, ActivityNotices, AppsWatch, Engine, HostEvent, HostProxy, HostSessions,
     Inner, PolicyWatch, Views, ViewsConfig, APPS_POLL,
 };
+use crate::port::ShellPort;
 use crate::watchdog::Watchdog;
 use crate::{Host, HostError, HostUserEvent};
 
@@ -141,10 +142,13 @@ impl HostBuilder {
         if let Some(conversation) = self.sessions.conversation_id {
             pending.push_back(sessions.open_session(conversation, None).map_err(usage)?);
         }
+        let parent = match self.views.layout {
+            Layout::Children(parent) => Some(parent),
+            Layout::Windows => None,
+        };
         let views = Views::new(
-            shell,
+            Box::new(ShellPort::new(shell, parent)),
             ViewsConfig {
-                layout: self.views.layout,
                 window_size: self.views.window_size,
                 resize_bounds: self.views.resize_bounds,
                 document: self.views.document.with_language(language.clone()),

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{ComponentKind, SessionId, SurfaceKey};
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
+use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{ComponentBoard, ComponentOptions, ComponentProcess, Rect, ShellError};
 
 use crate::delegate::{ComponentSlot, HostDelegate};
@@ -65,9 +65,9 @@ pub(super) enum Target<'a> {
 impl ComponentBoards {
     /// The board `key` (a `kind`) goes in at `target`, made (with `options`' look) when its
     /// conversation has none there yet.
-    pub(super) fn board_for<T: 'static>(
+    pub(super) fn board_for(
         &mut self,
-        event_loop: &EventLoopWindowTarget<T>,
+        event_loop: &dyn WindowMaker,
         key: &SurfaceKey,
         kind: ComponentKind,
         target: Target<'_>,
@@ -112,9 +112,9 @@ impl ComponentBoards {
 
     /// Starts the warm board when there is none: in `parent` (hidden, to be moved to its area)
     /// with child views, else a window; it is in the shared process like every board.
-    pub(super) fn warm_up<T: 'static>(
+    pub(super) fn warm_up(
         &mut self,
-        event_loop: &EventLoopWindowTarget<T>,
+        event_loop: &dyn WindowMaker,
         parent: Option<&Window>,
         options: &ComponentOptions,
     ) {
@@ -160,9 +160,9 @@ impl ComponentBoards {
     }
 
     /// A new board at `area` of `parent` (a window of its own without them).
-    fn start<T: 'static>(
+    fn start(
         &mut self,
-        event_loop: &EventLoopWindowTarget<T>,
+        event_loop: &dyn WindowMaker,
         parent: Option<&Window>,
         area: Option<Rect>,
         options: &ComponentOptions,

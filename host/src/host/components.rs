@@ -11,8 +11,8 @@ use lineup_host_core::{
     ComponentEffect, ComponentKind, ComponentLink, ComponentSet, ConsentAnswer, LanguageTag,
     PageInput, SurfaceKey, UserAnswer, Via,
 };
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::Window;
+use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{ComponentAction, ComponentContent, ComponentOptions, ComponentWindow};
 use serde_json::Value;
 
@@ -89,9 +89,9 @@ pub(super) struct ComponentViews {
 }
 
 /// What showing a component needs of the engine.
-pub(super) struct ShowContext<'a, T: 'static> {
+pub(super) struct ShowContext<'a> {
     /// The event loop.
-    pub(super) target: &'a EventLoopWindowTarget<T>,
+    pub(super) target: &'a dyn WindowMaker,
     /// For an embedder's reply.
     pub(super) proxy: &'a HostProxy,
     /// Whether the component's conversation is hidden: a new board starts hidden.
@@ -149,10 +149,10 @@ impl ComponentViews {
     /// built-in renderer's boxes go into that window, in the board of the area `cx.delegate`
     /// names; else in their conversation's window. Returns the key of a component that could
     /// not be shown: its session closes it with `renderer_failed` (R-STD-13).
-    pub(super) fn carry_out<T: 'static>(
+    pub(super) fn carry_out(
         views: Option<&mut Self>,
         effect: ComponentEffect,
-        cx: ShowContext<'_, T>,
+        cx: ShowContext<'_>,
         sink: impl FnOnce(SurfaceKey) -> ReportSink,
     ) -> Option<SurfaceKey> {
         let ShowContext {
@@ -263,11 +263,11 @@ impl ComponentViews {
     /// renderers are [`WARM_BOARD_AFTER`] old, never while a Surface opens (`views` tells),
     /// in the views' parent window with their contrast and language; returns when to look
     /// again while either waits.
-    pub(super) fn tend<T: 'static>(
+    pub(super) fn tend(
         &mut self,
         views: &Views,
         idle_turn: bool,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) -> Option<Instant> {
         let swept = self.boards.sweep();
         let Some(options) = self.options.as_ref().filter(|_| !self.boards.has_warm()) else {

@@ -12,14 +12,14 @@ use lineup_host_core::{
     GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, StoredRecords,
     SurfaceKey, SurfaceOpen, Ticket,
 };
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
 use super::components::{ComponentViews, ReportSink, ShowContext};
 use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
 use super::link::AnnounceDone;
-use super::proxy::{HostProxy, HostUserEvent};
+use super::proxy::HostProxy;
 use super::records::Records;
 use super::upstream::Upstream;
 use super::views::Kept;
@@ -62,12 +62,12 @@ pub(super) struct Engine {
 impl Engine {
     /// Hands the kernel an answer to one of its tickets (a capability effect's, or the
     /// read-back of a session's records) and carries out what follows.
-    pub(super) fn answered<T: HostUserEvent>(
+    pub(super) fn answered(
         &mut self,
         session: SessionId,
         ticket: Ticket,
         answer: Answer,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         match self.sessions.answered(session, ticket, answer) {
             Ok(effects) => self.apply(effects, None, target),
@@ -78,12 +78,12 @@ impl Engine {
     /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
     /// inventory went to the outbound callback. A conversation whose session ended gets it
     /// opened again, vouching for `agent` (R-SES-1).
-    pub(super) fn announce_inventory<T: HostUserEvent>(
+    pub(super) fn announce_inventory(
         &mut self,
         conversation: ConversationId,
         agent: Option<PartyId>,
         done: AnnounceDone,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         let effects = match self.sessions.announce_inventory(&conversation) {
             Some(effects) => Some(effects),
@@ -119,11 +119,11 @@ impl Engine {
     /// What the webview of `key` reported: page input goes to its session through the session
     /// table (R-SEC-4: the key is the view's, never the page's word); a refusal goes to the
     /// delegate.
-    pub(super) fn handle_view_event<T: HostUserEvent>(
+    pub(super) fn handle_view_event(
         &mut self,
         key: SurfaceKey,
         event: ViewEvent,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         // A hibernated Surface's released view may still have events on their way: what its
         // page posted goes on (nothing is lost); its ending is the hibernation's, not news.
@@ -185,11 +185,11 @@ impl Engine {
     }
 
     /// Hands `input` of the view of `key` to its session and carries out what follows.
-    pub(super) fn page_input<T: HostUserEvent>(
+    pub(super) fn page_input(
         &mut self,
         key: &SurfaceKey,
         input: PageInput<'_>,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         let effects = self.sessions.handle_page(key, input);
         self.apply(effects, None, target);
@@ -202,7 +202,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn poll_probe<T: HostUserEvent>(&mut self, target: &EventLoopWindowTarget<T>) {
+    pub(super) fn poll_probe(&mut self, target: &dyn WindowMaker) {
         match self.views.poll_probe() {
             ProbeNews::None | ProbeNews::Passed => {}
             ProbeNews::Failed { reason, held } => {
@@ -220,11 +220,11 @@ impl Engine {
 
     /// Carries out the effects of one session (or of the session table); a capability effect's
     /// answer goes back to that session.
-    pub(super) fn apply<T: HostUserEvent>(
+    pub(super) fn apply(
         &mut self,
         effects: SessionEffects,
         line: Option<u64>,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         let SessionEffects { session, effects } = effects;
         // Effects that arise while one is carried out (a capability answer's, a failed open's)
@@ -241,12 +241,12 @@ impl Engine {
     }
 
     /// The one interpreter of the kernel's effects: every [`Effect`] by name.
-    pub(super) fn interpret<T: HostUserEvent>(
+    pub(super) fn interpret(
         &mut self,
         session: SessionId,
         effect: Effect,
         line: Option<u64>,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         match effect {
             Effect::Component(effect) => self.component(session, effect, target),
@@ -327,11 +327,7 @@ impl Engine {
     }
 
     /// Carries out each batch of `effects`, in order.
-    pub(super) fn apply_all<T: HostUserEvent>(
-        &mut self,
-        effects: Vec<SessionEffects>,
-        target: &EventLoopWindowTarget<T>,
-    ) {
+    pub(super) fn apply_all(&mut self, effects: Vec<SessionEffects>, target: &dyn WindowMaker) {
         for effects in effects {
             self.apply(effects, None, target);
         }
@@ -342,11 +338,7 @@ impl Engine {
     /// `open_failed` if it failed ([`Engine::poll_probe`]).
     ///
     /// [`Shell::open_gated`]: lineup_webview_shell::Shell::open_gated
-    pub(super) fn open<T: HostUserEvent>(
-        &mut self,
-        open: SurfaceOpen,
-        target: &EventLoopWindowTarget<T>,
-    ) {
+    pub(super) fn open(&mut self, open: SurfaceOpen, target: &dyn WindowMaker) {
         // #29: a web process for it, hibernating a hidden Surface if the live cap says so.
         if !self.make_room(None) {
             let limit = self.sessions.limits().max_live_surfaces;
@@ -360,12 +352,7 @@ impl Engine {
     /// Creates the webview of `open` ([`Views::create`], the one place a Surface's webview is
     /// made); a reopened one keeps what its predecessor had (`kept`). A view that cannot be
     /// made fails the open, or leaves a reopened Surface gone (R-UI-12).
-    pub(super) fn create<T: HostUserEvent>(
-        &mut self,
-        open: SurfaceOpen,
-        kept: Kept,
-        target: &EventLoopWindowTarget<T>,
-    ) {
+    pub(super) fn create(&mut self, open: SurfaceOpen, kept: Kept, target: &dyn WindowMaker) {
         let key = open.key.clone();
         let limits = self.sessions.limits().clone();
         match self
@@ -413,12 +400,7 @@ impl Engine {
     /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
     /// session reopens the Surface within its budget, or closes it and tells the agent; with
     /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
-    pub(super) fn lost<T: HostUserEvent>(
-        &mut self,
-        key: SurfaceKey,
-        reason: GoneReason,
-        target: &EventLoopWindowTarget<T>,
-    ) {
+    pub(super) fn lost(&mut self, key: SurfaceKey, reason: GoneReason, target: &dyn WindowMaker) {
         let input = if self.reopen {
             PageInput::Lost(reason)
         } else {
@@ -430,12 +412,12 @@ impl Engine {
     /// Carries out [`Effect::Reopen`]: the webview of `old` goes, and `open` (same instance, new
     /// generation) is created where it was, with the embedder's reloaded bundle if there was
     /// one. Its state follows its page's `ready` (R-UI-12).
-    pub(super) fn reopen<T: HostUserEvent>(
+    pub(super) fn reopen(
         &mut self,
         old: SurfaceKey,
         mut open: SurfaceOpen,
         reason: GoneReason,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         let kept = self.views.kept(&old, reason);
         if let Some(bundle) = &kept.reloaded {
@@ -456,10 +438,7 @@ impl Engine {
     /// terminated (the crash path follows when the engine reports it, as `unresponsive`), and a
     /// Surface whose termination the engine never reported ends anyway. Returns when to check
     /// again.
-    pub(super) fn poll_watchdog<T: HostUserEvent>(
-        &mut self,
-        target: &EventLoopWindowTarget<T>,
-    ) -> Option<Instant> {
+    pub(super) fn poll_watchdog(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
         let (verdicts, next) = self.views.poll_watchdog();
         for (key, verdict) in verdicts {
             match verdict {
@@ -494,11 +473,11 @@ impl Engine {
     /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
     /// hides each instance's window; without it, or for a component it does not draw, a shown
     /// component fails closed: the session closes it with `renderer_failed` (R-STD-13).
-    pub(super) fn component<T: HostUserEvent>(
+    pub(super) fn component(
         &mut self,
         session: SessionId,
         effect: ComponentEffect,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         let Some(effect) = self.records.write(effect) else {
             return;
@@ -559,10 +538,10 @@ impl Engine {
 
     /// The kernel's timed work that is due (capability deadlines, components' `expires_at`,
     /// with `idle` quiet sessions), and when it next has some (at least [`MIN_TIMER`] away).
-    pub(super) fn handle_timeout<T: HostUserEvent>(
+    pub(super) fn handle_timeout(
         &mut self,
         idle: Option<Duration>,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) -> Option<Instant> {
         let effects = self.sessions.handle_timeout(SystemWallClock.now(), idle);
         self.apply_all(effects, target);
@@ -572,11 +551,11 @@ impl Engine {
 
     /// What the window of component `key` reported: the user's answer or close, or its
     /// failure, goes to its session through the session table.
-    pub(super) fn component_report<T: HostUserEvent>(
+    pub(super) fn component_report(
         &mut self,
         key: SurfaceKey,
         action: ComponentAction,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         if let ComponentAction::Link { url, .. } = &action {
             // R-STD-11: only a window the built-in renderer shows, only a link of the kernel's
@@ -602,11 +581,11 @@ impl Engine {
 
     /// What the embedder's renderer reported for component `key` (R-STD-16): its answer
     /// (`via: "embedder"`), close or draft goes to the session, which checks it again.
-    pub(super) fn embedder_report<T: HostUserEvent>(
+    pub(super) fn embedder_report(
         &mut self,
         key: SurfaceKey,
         input: EmbedderInput,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
         let views = self.components.as_ref();
         if let Some(input) = views.and_then(|v| v.embedder_input_of(&key, input)) {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use lineup_host_core::{
     AgentIdentity, AppCatalog, Capability, CapabilitySetup, Clock, SessionFactory,
 };
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::WindowMaker;
 
 use crate::capabilities::{CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore};
 use lineup_host_core::AnswerSink;
@@ -16,7 +16,6 @@ use lineup_webview_shell::{ConsentPrompt, ShellError, SystemWallClock};
 use lineup_webview_shell::{PromptOptions, PromptQueue};
 
 use crate::host::{HostEvent, HostProxy, Inner, MonotonicClock};
-use crate::HostUserEvent;
 
 /// What starting capabilities hands back beside the driver: the registered capabilities, for
 /// the session table to fan out, and the store's unfinished call records (R-CAP-5).
@@ -26,9 +25,9 @@ pub(super) type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
 /// effects, the store it shares with the session factory, the registrations and the store's
 /// unfinished records. With `parent` (child views), the built-in prompt is attached to it; the
 /// host's words in every prompt are in `language` (R-STD-9).
-pub(super) fn start_capabilities<T: HostUserEvent>(
+pub(super) fn start_capabilities(
     config: CapabilityConfig,
-    target: &EventLoopWindowTarget<T>,
+    target: &dyn WindowMaker,
     proxy: HostProxy,
     parent: Option<&lineup_webview_shell::tao::window::Window>,
     language: lineup_host_core::LanguageTag,

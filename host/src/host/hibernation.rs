@@ -13,12 +13,10 @@
 //! and that Surface wakes without one); nothing is written to disk.
 
 use lineup_host_core::{Effect, GoneReason, InstanceId, PageInput, SessionId, SurfaceKey};
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
 
 use super::engine::Engine;
-use super::options::Layout;
-use super::proxy::HostUserEvent;
 use super::views::{Kept, Sleeping, Views};
 
 fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
@@ -47,7 +45,7 @@ impl Views {
     /// The least recently shown Surface that may hibernate now: a hidden child view, not
     /// `except`, with no presses since its state was last set.
     pub(super) fn hibernation_candidate(&self, except: Option<&SurfaceKey>) -> Option<SurfaceKey> {
-        if !matches!(self.layout, Layout::Children(_)) {
+        if !self.children() {
             return None;
         }
         self.live_values()
@@ -60,7 +58,7 @@ impl Views {
     /// Hibernates `key`: its webview and web process go, what it needs to come back stays.
     /// Returns whether it did (it must be a live, hidden child view).
     pub(super) fn hibernate(&mut self, key: &SurfaceKey, max_picture_bytes: usize) -> bool {
-        let child = matches!(self.layout, Layout::Children(_));
+        let child = self.children();
         if !child || !self.live(key).is_some_and(|l| l.hidden) {
             return false;
         }
@@ -141,7 +139,7 @@ impl Views {
         max_picture_bytes: usize,
     ) -> Option<std::time::Instant> {
         let after = after?;
-        if !matches!(self.layout, Layout::Children(_)) {
+        if !self.children() {
             return None;
         }
         let now = std::time::Instant::now();
@@ -195,12 +193,12 @@ impl Engine {
 
     /// Restored Surface `open` (#29, after a restart): hibernated until the embedder shows it,
     /// where Surfaces are child views; opened at once where each has its own window.
-    pub(super) fn open_hibernated<T: HostUserEvent>(
+    pub(super) fn open_hibernated(
         &mut self,
         open: lineup_host_core::SurfaceOpen,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) {
-        if !matches!(self.views.layout, Layout::Children(_)) {
+        if !self.views.children() {
             return self.open(open, target);
         }
         tracing::info!(
@@ -232,7 +230,7 @@ impl Engine {
     }
 
     /// Wakes the hibernated Surfaces the embedder showed since the last turn.
-    pub(super) fn wake_pending<T: HostUserEvent>(&mut self, target: &EventLoopWindowTarget<T>) {
+    pub(super) fn wake_pending(&mut self, target: &dyn WindowMaker) {
         for key in std::mem::take(&mut self.views.wakes) {
             self.wake(&key, target);
         }
@@ -241,7 +239,7 @@ impl Engine {
     /// Gives hibernated `key` a new webview where it was, shown, with its picture over it
     /// until its page says `ready`; the kernel delivers its latest state after that `ready`.
     /// A wake that cannot make a view closes the Surface `crashed` (R-UI-12).
-    fn wake<T: HostUserEvent>(&mut self, key: &SurfaceKey, target: &EventLoopWindowTarget<T>) {
+    fn wake(&mut self, key: &SurfaceKey, target: &dyn WindowMaker) {
         let Some(sleeping) = self.views.take_sleeping(key) else {
             return;
         };

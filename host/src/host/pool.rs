@@ -5,10 +5,8 @@
 use std::time::{Duration, Instant};
 
 use lineup_surface_runtime::SurfaceToken;
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::WindowMaker;
 
-use super::options::Layout;
-use super::proxy::HostUserEvent;
 use super::views::Views;
 use lineup_webview_shell::ShellError;
 
@@ -28,7 +26,7 @@ impl Views {
     /// places Surfaces, in windows of their own or as child views), else a fresh random one
     /// for a cold view.
     pub(super) fn surface_token(&self) -> Result<SurfaceToken, ShellError> {
-        if let Some(token) = self.shell.pooled_token() {
+        if let Some(token) = self.port().shell().and_then(|shell| shell.pooled_token()) {
             return Ok(token);
         }
         let mut token = [0u8; 16];
@@ -40,25 +38,23 @@ impl Views {
     /// At an idle turn (every event of the turn handled, opens included, and no inbound
     /// envelope waiting), starts one pool view if the pool is short; returns when to come back
     /// while it still is.
-    pub(super) fn refill_pool<T: HostUserEvent>(
+    pub(super) fn refill_pool(
         &mut self,
         idle_turn: bool,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) -> Option<Instant> {
-        if self.shell.config().warm_pool() == 0 {
-            return None;
-        }
+        let port = self.port();
+        // A port without a shell has no pool.
+        let shell = port
+            .shell()
+            .filter(|shell| shell.config().warm_pool() > 0)?;
         if self.opening() {
             return Some(Instant::now() + REFILL_TURN);
         }
         let short = if idle_turn {
-            let parent = match &self.layout {
-                Layout::Children(parent) => Some(parent.as_ref()),
-                Layout::Windows => None,
-            };
-            self.shell.fill_pool(target, parent)
+            shell.fill_pool(target, port.parent())
         } else {
-            self.shell.pooled() < self.shell.config().warm_pool()
+            shell.pooled() < shell.config().warm_pool()
         };
         short.then(|| Instant::now() + REFILL_TURN)
     }

@@ -103,6 +103,14 @@ impl HostProxy {
         }))
     }
 
+    /// A proxy that hands each event to `send` (a test's queue in place of a loop).
+    #[cfg(test)]
+    pub(crate) fn from_fn(
+        send: impl Fn(HostEvent) -> Result<(), HostClosed> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Arc::new(send))
+    }
+
     /// Queues `event` on the loop; `Err` once the loop has ended.
     pub(crate) fn send_event(&self, event: HostEvent) -> Result<(), HostClosed> {
         (self.0)(event)

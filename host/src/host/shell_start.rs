@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
+use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{Shell, ShellError, SurfaceEngine, ViewConfig};
 
 use super::handle::{HostEvent, Inner};
@@ -11,10 +11,10 @@ use super::proxy::HostProxy;
 
 /// The shell of a host being built: the platform's, or one over the engine the embedder brought
 /// ([`DangerousHostBuilder::engine`](super::DangerousHostBuilder::engine)), woken through the host's own loop.
-pub(super) fn start_shell<T: 'static>(
+pub(super) fn start_shell(
     engine: Option<Rc<dyn SurfaceEngine>>,
     child_views: bool,
-    target: &EventLoopWindowTarget<T>,
+    target: &dyn WindowMaker,
     config: ViewConfig,
     proxy: HostProxy,
 ) -> Result<Shell, ShellError> {

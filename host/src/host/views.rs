@@ -16,21 +16,18 @@ use lineup_host_core::{
 use lineup_surface_runtime::{
     DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
 };
-use lineup_webview_shell::tao::dpi::LogicalSize;
 use lineup_webview_shell::tao::event::WindowEvent;
-use lineup_webview_shell::tao::event_loop::EventLoopWindowTarget;
 use lineup_webview_shell::tao::window::WindowId;
-use lineup_webview_shell::{
-    Contrast, Placement, ProbeStatus, Rect, Shell, ShellError, SurfaceView, ViewEvent,
-};
+use lineup_webview_shell::WindowMaker;
+use lineup_webview_shell::{Contrast, ViewEvent};
+use lineup_webview_shell::{ProbeStatus, Rect, ShellError, SurfaceView};
 
 use super::backlog::{Backlog, Dropped};
 use super::handle::{HostEvent, Inner};
-use super::options::Layout;
-
-use super::proxy::{HostProxy, HostUserEvent};
+use super::proxy::HostProxy;
 use super::standby::HostStandby;
 use crate::delegate::{ChildSlot, HostDelegate};
+use crate::port::{Place, PortView, ViewPort};
 use crate::watchdog::{Verdict, Watchdog};
 
 /// What a reopened Surface keeps of the webview it replaces, so it comes back in the same place
@@ -69,7 +66,7 @@ pub(super) struct Sleeping {
 /// One open Surface's webview and what the host keeps beside it.
 pub(super) struct Live {
     pub(super) key: SurfaceKey,
-    pub(super) view: SurfaceView,
+    pub(super) view: Box<dyn PortView>,
     backlog: Rc<Backlog>,
     /// Where the bundle's parts are in the document, to map diagnostics back (R-DIAG-1).
     layout: DocumentLayout,
@@ -123,7 +120,8 @@ pub(super) enum ProbeNews {
 
 /// The webviews of every open Surface, and what places and feeds them.
 pub(super) struct Views {
-    pub(super) shell: Shell,
+    /// Where Surface views are made and what they are children of.
+    port: Box<dyn ViewPort>,
     live: BTreeMap<(SessionId, InstanceId), Live>,
     /// Open Surfaces without a webview: hibernated while hidden (#29).
     pub(super) sleeping: BTreeMap<(SessionId, InstanceId), Sleeping>,
@@ -137,7 +135,6 @@ pub(super) struct Views {
     probe_reported: bool,
     /// The conversations the embedder hid: what they open starts hidden.
     hidden_conversations: HashSet<ConversationId>,
-    pub(super) layout: Layout,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
     document: DocumentOptions,
@@ -153,7 +150,6 @@ pub(super) struct Views {
 
 /// How a [`Views`] is set up ([`HostBuilder::build`](super::HostBuilder::build)).
 pub(super) struct ViewsConfig {
-    pub(super) layout: Layout,
     pub(super) window_size: (u32, u32),
     pub(super) resize_bounds: (u32, u32),
     pub(super) document: DocumentOptions,
@@ -177,9 +173,8 @@ impl Views {
         self.hidden_conversations.contains(conversation)
     }
 
-    pub(super) fn new(shell: Shell, config: ViewsConfig) -> Self {
+    pub(super) fn new(port: Box<dyn ViewPort>, config: ViewsConfig) -> Self {
         let ViewsConfig {
-            layout,
             window_size,
             resize_bounds,
             document,
@@ -188,7 +183,7 @@ impl Views {
             standby,
         } = config;
         Self {
-            shell,
+            port,
             live: BTreeMap::new(),
             sleeping: BTreeMap::new(),
             wakes: Vec::new(),
@@ -196,7 +191,6 @@ impl Views {
             held: Vec::new(),
             probe_reported: false,
             hidden_conversations: HashSet::new(),
-            layout,
             window_size,
             resize_bounds,
             document,
@@ -239,8 +233,23 @@ impl Views {
     }
 
     /// The webview of Surface `key`, while it is open.
-    pub(super) fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
-        self.live(key).map(|l| &l.view)
+    pub(super) fn view(&self, key: &SurfaceKey) -> Option<&dyn PortView> {
+        self.live(key).map(|l| l.view.as_ref())
+    }
+
+    /// The platform's view of Surface `key`, while it is open.
+    pub(super) fn surface_view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
+        self.view(key)?.surface()
+    }
+
+    /// The port Surface views are made through.
+    pub(super) fn port(&self) -> &dyn ViewPort {
+        self.port.as_ref()
+    }
+
+    /// Whether Surfaces are child views of one parent window.
+    pub(super) fn children(&self) -> bool {
+        self.port.children()
     }
 
     /// The first open Surface named `instance`, in any session (the preview has one).
@@ -266,7 +275,7 @@ impl Views {
     /// Whether a Surface or a component opening now gets the high-contrast values (R-UI-11).
     /// The host context's language (the views' configuration, else the environment's).
     pub(super) fn language(&self) -> lineup_host_core::LanguageTag {
-        self.shell.config().effective_language()
+        self.port.language()
     }
 
     pub(super) fn high_contrast(&self) -> bool {
@@ -287,7 +296,7 @@ impl Views {
         if self.probe_reported {
             return ProbeNews::None;
         }
-        match self.shell.probe_status() {
+        match self.port.probe_status() {
             ProbeStatus::Pending => ProbeNews::None,
             ProbeStatus::Passed => {
                 self.probe_reported = true;
@@ -314,13 +323,13 @@ impl Views {
     /// Creates the webview of `open` (the one place a Surface's webview is made), placed where
     /// its predecessor was when it is a reopen (`kept`). Its view events go to the loop through
     /// `proxy`, tagged with its key: the closure is the view's identity (R-SEC-4).
-    pub(super) fn create<T: HostUserEvent>(
+    pub(super) fn create(
         &mut self,
         open: &SurfaceOpen,
         kept: &Kept,
         limits: &Limits,
         proxy: &HostProxy,
-        target: &EventLoopWindowTarget<T>,
+        target: &dyn WindowMaker,
     ) -> Result<(), ShellError> {
         let key = open.key.clone();
         let token = self.surface_token()?;
@@ -341,8 +350,10 @@ impl Views {
             .iter()
             .map(|(path, asset)| (path.clone(), asset.mime.clone(), Arc::clone(&asset.bytes)));
         let server = SurfaceServer::new(token, document).with_assets(assets);
-        let placement = match &self.layout {
-            Layout::Windows => Placement::Window {
+        let place = if self.port.children() {
+            Place::Child
+        } else {
+            Place::Window {
                 // R-SEC-5: a host-owned marker, and never the consent prompt's title.
                 title: lineup_webview_shell::surface_window_title(
                     open.app.name.as_deref(),
@@ -351,11 +362,7 @@ impl Views {
                 ),
                 width: self.window_size.0,
                 height: self.window_size.1,
-            },
-            Layout::Children(parent) => Placement::Child {
-                parent,
-                bounds: Rect::default(),
-            },
+            }
         };
         let proxy = proxy.clone();
         let tagged = key.clone();
@@ -365,21 +372,20 @@ impl Views {
         ));
         let counted = Rc::clone(&backlog);
         // R-SEC-8: created at once; its document waits for the probe's verdict.
-        let view = self
-            .shell
-            .open_gated(target, server, placement, move |event| {
-                // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not
-                // events.
-                if let ViewEvent::Ipc(raw) = &event {
-                    if !counted.admit(raw) {
-                        return;
-                    }
+        let events = Box::new(move |event| {
+            // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not
+            // events.
+            if let ViewEvent::Ipc(raw) = &event {
+                if !counted.admit(raw) {
+                    return;
                 }
-                let _ = proxy.send_event(HostEvent(Inner::View {
-                    key: tagged.clone(),
-                    event,
-                }));
-            })?;
+            }
+            let _ = proxy.send_event(HostEvent(Inner::View {
+                key: tagged.clone(),
+                event,
+            }));
+        });
+        let view = self.port.open(target, server, place, events)?;
         if kept.hidden {
             view.set_visible(false);
         }
@@ -447,7 +453,7 @@ impl Views {
                 .live
                 .get(&slot(key))
                 .filter(|l| l.key == *key)
-                .map(|l| &l.view);
+                .and_then(|l| l.view.surface());
             standby.ready(key, view);
         }
     }
@@ -527,9 +533,7 @@ impl Views {
             return;
         };
         live.requested_height = Some(pixels);
-        if let Some(window) = live.view.window() {
-            window.set_inner_size(LogicalSize::new(width, clamped));
-        }
+        live.view.set_window_size(width, clamped);
         let was_clamped = clamped.round() != height.round();
         delegate.notify_resize_request(key, pixels, was_clamped);
         self.relayout(delegate);
@@ -570,12 +574,10 @@ impl Views {
 
     /// Lays the child views out again, each where the delegate puts it.
     pub(super) fn relayout(&self, delegate: &mut dyn HostDelegate) {
-        let Layout::Children(parent) = &self.layout else {
+        // The host's container's size: rectangles are in its coordinates (#49 item 3).
+        let Some((width, height)) = self.port.child_area() else {
             return;
         };
-        // The host's container's size: rectangles are in its coordinates (#49 item 3).
-        let size = lineup_webview_shell::child_area_size(parent);
-        let (width, height) = (size.width, size.height);
         let shown: Vec<&Live> = self.live.values().filter(|l| !l.hidden).collect();
         let count = shown.len();
         for (index, live) in shown.into_iter().enumerate() {
@@ -599,7 +601,7 @@ impl Views {
     /// Hides or shows the view of `key` (a child view leaves the layout while hidden); returns
     /// whether `key` has a view.
     pub(super) fn set_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
-        let children = matches!(self.layout, Layout::Children(_));
+        let children = self.port.children();
         let Some(live) = self.live_mut(key) else {
             return false;
         };
@@ -620,15 +622,14 @@ impl Views {
 
     /// The window of the child views, when Surfaces are child views.
     pub(super) fn parent(&self) -> Option<&lineup_webview_shell::tao::window::Window> {
-        match &self.layout {
-            Layout::Children(parent) => Some(parent),
-            _ => None,
-        }
+        self.port.parent()
     }
 
     /// Whether `window_id` is the parent window that holds the child views.
     pub(super) fn is_parent(&self, window_id: WindowId) -> bool {
-        matches!(&self.layout, Layout::Children(parent) if parent.id() == window_id)
+        self.port
+            .parent()
+            .is_some_and(|parent| parent.id() == window_id)
     }
 
     /// Hands a window event to the Surface window it belongs to.
@@ -648,7 +649,7 @@ impl Views {
         self.watchdog.check(|key| {
             live.get(&slot(key))
                 .filter(|l| l.key == *key)
-                .map(|l| &l.view)
+                .map(|l| l.view.as_ref())
         })
     }
 

@@ -16,9 +16,9 @@ use gtk::prelude::*;
 use lineup_surface_runtime::{DeliveryKey, SurfaceDocument, SurfaceServer};
 
 use crate::delivery::{DeliveryQueue, DeliveryStats};
+use crate::windows::WindowMaker;
 use tao::dpi::{LogicalPosition, LogicalSize};
 use tao::event::WindowEvent;
-use tao::event_loop::EventLoopWindowTarget;
 use tao::platform::unix::WindowExtUnix;
 use tao::window::{Window, WindowBuilder, WindowId};
 use webkit2gtk::{
@@ -117,8 +117,8 @@ pub(crate) struct PlatformView {
 
 impl PlatformView {
     /// Creates the view, hardens it and starts loading `server`'s document.
-    pub(crate) fn new<T: 'static>(
-        target: &EventLoopWindowTarget<T>,
+    pub(crate) fn new(
+        target: &dyn WindowMaker,
         server: SurfaceServer,
         config: &ViewConfig,
         placement: Placement<'_>,
@@ -149,11 +149,13 @@ impl PlatformView {
                 width,
                 height,
             } => {
-                let window = WindowBuilder::new()
-                    .with_title(title)
-                    .with_inner_size(LogicalSize::new(width, height))
-                    .with_visible(visible)
-                    .build(target)
+                let window = target
+                    .build_window(
+                        WindowBuilder::new()
+                            .with_title(title)
+                            .with_inner_size(LogicalSize::new(width, height))
+                            .with_visible(visible),
+                    )
                     .map_err(|e| ShellError::Platform(format!("cannot create a window: {e}")))?;
                 let vbox = window.default_vbox().ok_or(ShellError::NoContainer)?;
                 let webview = wry_builder(config, &seed, &queue, &delivery, visible)

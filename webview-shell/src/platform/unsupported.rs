@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::convert::Infallible;
 
+use crate::windows::WindowMaker;
 use lineup_surface_runtime::{SurfaceDocument, SurfaceServer};
 use tao::event::WindowEvent;
-use tao::event_loop::EventLoopWindowTarget;
 use tao::window::{Window, WindowId};
 
 use crate::config::{Placement, Rect, Theme, ViewConfig};
@@ -22,8 +22,8 @@ pub(crate) struct PlatformView {
 }
 
 impl PlatformView {
-    pub(crate) fn new<T: 'static>(
-        _target: &EventLoopWindowTarget<T>,
+    pub(crate) fn new(
+        _target: &dyn WindowMaker,
         _server: SurfaceServer,
         _config: &ViewConfig,
         _placement: Placement<'_>,
