@@ -35,6 +35,8 @@ pub use conversations::ConversationItem;
 mod component_links;
 mod components;
 mod dangerous;
+#[cfg(test)]
+mod driver_tests;
 mod engine;
 #[cfg(test)]
 mod engine_tests;
@@ -50,6 +52,8 @@ mod records;
 mod renderer;
 mod shell_start;
 mod standby;
+#[cfg(test)]
+mod test_rig;
 mod upstream;
 mod views;
 mod work;
@@ -509,12 +513,9 @@ impl Host {
                 session,
                 ticket,
                 answer,
-            } => {
-                if let Some(driver) = self.engine.driver.as_mut() {
-                    driver.answered(session, ticket);
-                }
-                self.engine.answered(session, ticket, answer, target);
-            }
+            } => self
+                .engine
+                .capability_answer(session, ticket, answer, target),
             Inner::Inbound { line, bytes } => {
                 // For `lineup-bench`'s patch profile: the event loop took the envelope.
                 tracing::debug!(target: "lineup_phase", phase = "inbound_taken");

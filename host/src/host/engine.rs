@@ -75,6 +75,22 @@ impl Engine {
         }
     }
 
+    /// A capability's asynchronous answer arrived (the user's consent, a hook's verdict, a
+    /// handler's outcome, from the driver's sink): the driver forgets the prompt it answers,
+    /// and the kernel gets the answer.
+    pub(super) fn capability_answer(
+        &mut self,
+        session: SessionId,
+        ticket: Ticket,
+        answer: Answer,
+        target: &dyn WindowMaker,
+    ) {
+        if let Some(driver) = self.driver.as_mut() {
+            driver.answered(session, ticket);
+        }
+        self.answered(session, ticket, answer, target);
+    }
+
     /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
     /// inventory went to the outbound callback. A conversation whose session ended gets it
     /// opened again, vouching for `agent` (R-SES-1).
