@@ -50,10 +50,10 @@ mod pool;
 mod proxy;
 mod records;
 mod renderer;
+#[cfg(test)]
+mod rig_tests;
 mod shell_start;
 mod standby;
-#[cfg(test)]
-mod test_rig;
 mod upstream;
 mod views;
 mod work;

@@ -1,4 +1,4 @@
-//! The capability driver on the fake view port (`test_rig.rs`), with no display (#50 item 4):
+//! The capability driver on the fake view port (`rig_tests.rs`), with no display (#50 item 4):
 //! what reaches the consent prompt and when, what runs and how often, and each way a call
 //! ends, through the host's own session factory, driver and sink over a memory store.
 
@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use lineup_host_core::{Risk, Timestamp};
 use serde_json::{json, Value};
 
-use super::test_rig::{Driven, NoWindows, Rig, Setup};
+use super::rig_tests::{Driven, NoWindows, Rig, Setup};
 
 fn rig(risk: Risk, prompt: bool) -> Rig {
     Rig::new(Setup {

@@ -1,11 +1,11 @@
 //! The engine's effect interpreter, the route of a view's reports, placement, hibernation's
-//! choice and the probe's gate, on the fake view port (`test_rig.rs`), as tables (#50 item 4).
+//! choice and the probe's gate, on the fake view port (`rig_tests.rs`), as tables (#50 item 4).
 
-use lineup_host_core::Limits;
+use lineup_host_core::{InputKind, Limits};
 use lineup_webview_shell::{ProbeStatus, Rect, ViewEvent};
 use serde_json::{json, Value};
 
-use super::test_rig::{ready_from, NoWindows, Rig, Setup};
+use super::rig_tests::{ready_from, NoWindows, Rig, Setup};
 use crate::port::Place;
 
 #[test]
@@ -280,4 +280,87 @@ fn closing_every_session_closes_each_view_silently() {
         rig.sent_types(before).is_empty(),
         "nothing is sent at shutdown"
     );
+}
+
+/// The agent opens standard component `kind` as `instance`.
+fn open_component(rig: &mut Rig, instance: &str, kind: &str, props: Value) {
+    rig.agent(
+        "ui.open",
+        json!({"instance_id": instance, "component": {"id": kind, "version": "1", "props": props}}),
+    );
+}
+
+#[test]
+fn a_component_the_embedders_renderer_draws_is_answered_through_its_reply_once() {
+    let mut rig = Rig::new(Setup {
+        renderer: true,
+        ..Setup::default()
+    });
+    open_component(&mut rig, "ok", "confirm", json!({"title": "Deploy?"}));
+    assert_eq!(rig.drawn.borrow().told, ["show ok"]);
+    assert_eq!(rig.views_made(), 0, "a component is no Surface view");
+    let reply = rig.drawn.borrow().replies[0].clone();
+    // R-STD-16: an answer that does not fit is refused here, naming the field; nothing goes.
+    let before = rig.sent.borrow().len();
+    let refused = reply.submit(json!("maybe"), InputKind::Pointer);
+    assert!(refused.is_err(), "{refused:?}");
+    rig.pump();
+    assert!(rig.sent_types(before).is_empty());
+
+    reply.submit(json!(true), InputKind::Pointer).unwrap();
+    rig.pump();
+    let sent = rig.sent.borrow()[before..].to_vec();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["payload"]["event"], "submit");
+    assert_eq!(sent[0]["payload"]["data"]["answer"], true);
+    assert_eq!(sent[0]["payload"]["data"]["via"], "embedder");
+    assert_eq!(rig.drawn.borrow().told.last().unwrap(), "lock ok");
+    // R-STD-7: a second answer of the same round is dropped.
+    reply.submit(json!(true), InputKind::Pointer).unwrap();
+    rig.pump();
+    assert_eq!(rig.sent.borrow().len(), before + 1);
+
+    rig.agent("ui.close", json!({"instance_id": "ok"}));
+    assert!(rig
+        .drawn
+        .borrow()
+        .told
+        .last()
+        .unwrap()
+        .starts_with("hide ok"));
+}
+
+#[test]
+fn a_component_no_renderer_draws_is_refused_or_closes_renderer_failed() {
+    // With no renderer none is offered (R-STD-14): the open is refused, naming the field.
+    let mut rig = Rig::new(Setup::default());
+    open_component(&mut rig, "q", "confirm", json!({"title": "Deploy?"}));
+    let sent = rig.sent.borrow().clone();
+    let refusal = sent.iter().find(|m| m["type"] == "lineup.v1.client.error");
+    let refusal = refusal.unwrap_or_else(|| panic!("not refused: {sent:?}"));
+    assert_eq!(refusal["payload"]["code"], "unsupported");
+    assert_eq!(refusal["payload"]["field"], "payload.component.id");
+    assert!(rig.engine.views.is_empty());
+
+    // Offered, then declined when shown (R-STD-13): it closes `renderer_failed`.
+    let mut rig = Rig::new(Setup {
+        renderer: true,
+        ..Setup::default()
+    });
+    let before = rig.sent.borrow().len();
+    let options = json!([{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]);
+    open_component(
+        &mut rig,
+        "q",
+        "choice",
+        json!({"label": "Which?", "options": options}),
+    );
+    let sent = rig.sent.borrow()[before..].to_vec();
+    let closed = sent.iter().find(|m| m["payload"]["event"] == "close");
+    assert_eq!(
+        closed.map(|m| m["payload"]["data"]["reason"].clone()),
+        Some(json!("renderer_failed")),
+        "{sent:?}"
+    );
+    assert!(rig.drawn.borrow().told.is_empty());
 }

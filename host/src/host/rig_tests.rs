@@ -25,11 +25,13 @@ use lineup_webview_shell::{
 };
 use serde_json::{json, Value};
 
+use super::components::ComponentViews;
 use super::engine::Engine;
 use super::factory::HostSessions;
 use super::handle::{HostEvent, Inner};
 use super::proxy::HostProxy;
 use super::records::Records;
+use super::renderer::{ComponentRenderer, ComponentReply, Declined};
 use super::upstream::Upstream;
 use super::views::{Views, ViewsConfig};
 use super::work::Work;
@@ -40,6 +42,7 @@ use crate::watchdog::{Watchdog, WatchdogConfig};
 use lineup_host_core::{
     AnswerSink, Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, Risk,
 };
+use lineup_host_core::{ComponentClosed, ComponentKind, SafeMarkdown, ShownComponent};
 use lineup_webview_shell::{ConsentPrompt, PendingConsent};
 
 /// A loop that makes no windows: the fake port never asks it to.
@@ -270,6 +273,8 @@ impl SessionFactory for StillClock {
 
 /// An engine with no capabilities and no components, on the fake port.
 pub(super) struct Rig {
+    /// What the embedder's renderer drew, and its replies.
+    pub(super) drawn: Rc<RefCell<Drawn>>,
     /// The consent requests the fake prompt was given, in order.
     pub(super) prompts: Rc<RefCell<Vec<PendingConsent>>>,
     /// The arguments of each run of `test.count`'s handler, in order.
@@ -294,6 +299,9 @@ pub(super) struct Driven {
 
 pub(super) struct Setup {
     pub(super) driven: Option<Driven>,
+    /// Whether the embedder's renderer draws standard components (the fake's, which offers
+    /// every kind and declines a `choice` at show); without it none is offered.
+    pub(super) renderer: bool,
     pub(super) children: bool,
     pub(super) reopen: bool,
     pub(super) limits: Limits,
@@ -304,6 +312,7 @@ impl Default for Setup {
     fn default() -> Self {
         Self {
             driven: None,
+            renderer: false,
             children: false,
             reopen: true,
             limits: Limits::default(),
@@ -316,7 +325,12 @@ impl Rig {
     pub(super) fn new(setup: Setup) -> Self {
         let mut template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
         template.limits = setup.limits;
+        if setup.renderer {
+            let renderer = FakeRenderer(Rc::default());
+            template.standard_components = super::components::rendered_set(false, Some(&renderer));
+        }
         let prompts = Rc::new(RefCell::new(Vec::new()));
+        let drawn = Rc::new(RefCell::new(Drawn::default()));
         let runs = Arc::new(Mutex::new(Vec::new()));
         let queue = Arc::new(Mutex::new(VecDeque::new()));
         let (sessions, driver, capability) = match setup.driven {
@@ -362,18 +376,22 @@ impl Rig {
                 .push(serde_json::from_str(&message.to_json()).unwrap());
         });
         let upstream = Upstream::new(Some(outbound), Box::new(Listener(Rc::clone(&heard))), None);
-        let engine = Engine {
+        let components = setup.renderer.then(|| {
+            let renderer = FakeRenderer(Rc::clone(&drawn));
+            let links = super::component_links::Links::new(None, proxy.clone());
+            ComponentViews::new(None, Some(Box::new(renderer)), links)
+        });
+        let mut engine = Engine {
             sessions,
             views,
             driver,
             proxy,
             upstream,
             reopen: setup.reopen,
-            components: None,
+            components: components.flatten(),
             records: Records::new(None),
             work: Work::default(),
         };
-        let mut engine = engine;
         if let Some(capability) = capability {
             for effects in engine.sessions.register_capability(capability).unwrap() {
                 engine.apply(effects, None, &NoWindows);
@@ -381,6 +399,7 @@ impl Rig {
         }
         Self {
             engine,
+            drawn,
             prompts,
             runs,
             port,
@@ -453,6 +472,9 @@ impl Rig {
                 } => self
                     .engine
                     .capability_answer(session, ticket, answer, &NoWindows),
+                Inner::EmbedderComponent { key, input } => {
+                    self.engine.embedder_report(key, input, &NoWindows)
+                }
                 other => panic!("unexpected host event {other:?}"),
             }
         }
@@ -576,5 +598,55 @@ impl Driven {
             unvouched_scope: None,
         };
         (factory, driver, capability)
+    }
+}
+
+/// What the fake renderer was told, as words, and the reply of each component it shows.
+#[derive(Default)]
+pub(super) struct Drawn {
+    pub(super) told: Vec<String>,
+    pub(super) replies: Vec<ComponentReply>,
+}
+
+/// The embedder's renderer (R-STD-16) as a fake: supports every kind, and declines a `choice`
+/// when it comes to showing one.
+struct FakeRenderer(Rc<RefCell<Drawn>>);
+
+impl ComponentRenderer for FakeRenderer {
+    fn supports(&self, _kind: ComponentKind) -> bool {
+        true
+    }
+
+    fn show(&mut self, component: &ShownComponent, reply: ComponentReply) -> Result<(), Declined> {
+        if component.kind == ComponentKind::Choice {
+            return Err(Declined);
+        }
+        let mut drawn = self.0.borrow_mut();
+        drawn.told.push(format!("show {}", component.key.instance));
+        drawn.replies.push(reply);
+        Ok(())
+    }
+
+    fn update(
+        &mut self,
+        key: &SurfaceKey,
+        _state: &JsonObject,
+        _markdown: Option<&SafeMarkdown>,
+        reopened: bool,
+    ) {
+        let told = format!("update {} reopened={reopened}", key.instance);
+        self.0.borrow_mut().told.push(told);
+    }
+
+    fn lock(&mut self, key: &SurfaceKey) {
+        self.0
+            .borrow_mut()
+            .told
+            .push(format!("lock {}", key.instance));
+    }
+
+    fn hide(&mut self, key: &SurfaceKey, reason: &ComponentClosed) {
+        let told = format!("hide {} {reason:?}", key.instance);
+        self.0.borrow_mut().told.push(told);
     }
 }
