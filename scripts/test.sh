@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: formatting, lints, docs; then the unit tests with no display at all;
-# then unit, doc and real-webview end-to-end tests, all of `cargo test` inside one virtual X
-# server; then the examples' self-checks, the
+# then unit, doc and real-webview end-to-end tests, all of `cargo test` (scripts/run-tests.py)
+# under virtual X servers; then the examples' self-checks, the
 # bench's quick run, and last that four tests fail against a break of what they test
 # (scripts/check-tests-fail.sh). Each step's time is printed against scripts/ci-budget.txt.
 set -euo pipefail
@@ -89,8 +89,11 @@ step "logic: cargo test --workspace --lib with no display (the kernels, the stor
 # built here are the next step's; it runs them again beside the rest (seconds).
 env -u DISPLAY -u WAYLAND_DISPLAY cargo test --workspace --lib
 
-step "test: cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
-xvfb-run -a -s "-screen 0 1280x1024x24" cargo test --workspace
+step "test: every test of cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
+# scripts/run-tests.py runs the same binaries as `cargo test --workspace`: the `lineup` binary's
+# integration tests, which mostly wait on the hosts they start, two at a time, each on an X server
+# of its own; the rest one after another on this one; then the doc tests.
+xvfb-run -a -s "-screen 0 1280x1024x24" python3 scripts/run-tests.py
 
 step "examples: each example that checks itself runs headless with --check"
 # The whole workspace with its examples resolves dependency features as `cargo test --workspace`

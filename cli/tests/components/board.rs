@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::stdio_host::{envelope, is, StdioHost};
-use super::{click_last_button, focus_past_guard, height, shown, start_with, submits, STACK};
+use super::{
+    click_last_button, click_until, focus_past_guard, height, shown, start_with, submits, STACK,
+};
 
 /// Whether a submit arrives within `wait`.
 fn submitted_within(host: &mut StdioHost, wait: Duration) -> bool {
@@ -45,8 +47,7 @@ fn r_std_13_a_tall_question_keeps_its_buttons_in_view() {
         "the board is {tall} px tall: not the question with its buttons"
     );
     focus_past_guard(x, window);
-    click_last_button(x, window);
-    let submit = host.expect("the tall question's submit", |v| {
+    let submit = click_until(x, window, &mut host, "the tall question's submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
     assert_eq!(submit["payload"]["data"]["answer"], true, "{submit}");
@@ -87,11 +88,9 @@ fn r_std_8_a_move_or_a_raise_of_the_window_restarts_the_guard() {
     }
     // The positive control: the same click after the guard answers.
     thread::sleep(Duration::from_millis(300));
-    click_last_button(x, window);
-    assert!(
-        submitted_within(&mut host, Duration::from_secs(10)),
-        "a click after the guard did not answer"
-    );
+    click_until(x, window, &mut host, "submit after the guard", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
     host.stop();
 }
 
@@ -131,8 +130,7 @@ fn r_std_17_sixty_four_components_fit_in_one_board_and_the_65th_is_refused() {
         .collect();
     assert!(errors.is_empty(), "opens refused: {errors:?}");
     focus_past_guard(x, window);
-    click_last_button(x, window);
-    let submit = host.expect("the 64th's submit", |v| {
+    let submit = click_until(x, window, &mut host, "the 64th's submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
     assert_eq!(submit["payload"]["instance_id"], "t63", "{submit}");
@@ -194,13 +192,9 @@ fn r_ui_1_a_click_racing_a_replace_never_answers_the_new_question() {
         // The new question's guard (restarted when its box was shown) passes.
         thread::sleep(Duration::from_millis(400));
     }
-    let before = submits(&host).len();
-    click_last_button(x, window);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while submits(&host).len() == before && Instant::now() < deadline {
-        host.drain(Duration::from_millis(100));
-    }
-    let last = submits(&host).last().cloned().unwrap_or_default();
+    let last = click_until(x, window, &mut host, "the last question's submit", |v| {
+        is("ui.event")(v) && v["payload"]["event"] == "submit"
+    });
     assert_eq!(
         last["payload"]["data"]["opened_by"], "m-3",
         "a click after the guard did not answer the last question: {last}"

@@ -8,7 +8,7 @@ use lineup_host_core::Timestamp;
 use serde_json::json;
 
 use super::stdio_host::{envelope, error_for, is, StdioHost};
-use super::{click_last_button, display, events, height, screen, shown, CATALOG, STACK};
+use super::{click_until, display, events, height, screen, shown, CATALOG, STACK};
 
 #[test]
 fn r_std_14_every_display_component_is_listed_and_shows() {
@@ -87,8 +87,7 @@ fn r_std_14_every_display_component_is_listed_and_shows() {
 
     // The progress's cancel, by a click after the guard (R-STD-5: progress answers cancel).
     std::thread::sleep(Duration::from_millis(700));
-    click_last_button(&x, window);
-    let cancel = host.expect("the progress's cancel", |v| {
+    let cancel = click_until(&x, window, &mut host, "the progress's cancel", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "cancel"
     });
     assert_eq!(cancel["payload"]["instance_id"], "p1", "{cancel}");
@@ -111,8 +110,7 @@ fn r_std_14_every_display_component_is_listed_and_shows() {
     host.drain(Duration::from_millis(500));
     let alert = shown(&x, STACK);
     std::thread::sleep(Duration::from_millis(700));
-    click_last_button(&x, alert);
-    let close = host.expect("the alert's close", |v| {
+    let close = click_until(&x, alert, &mut host, "the alert's close", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "close"
     });
     assert_eq!(close["payload"]["instance_id"], "e2", "{close}");

@@ -6,7 +6,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::stdio_host::is;
-use super::{click_last_button, shown, start_with, submits, CATALOG, ESCAPE, RETURN, STACK};
+use super::{
+    click_last_button, click_until, shown, start_with, submits, CATALOG, ESCAPE, RETURN, STACK,
+};
 
 #[test]
 fn r_std_8_a_confirm_is_answered_once_by_a_real_click_after_the_guard() {
@@ -53,8 +55,7 @@ fn r_std_8_a_confirm_is_answered_once_by_a_real_click_after_the_guard() {
     );
 
     // After the guard: exactly one submit, made by the host from a pointer release.
-    click_last_button(x, window);
-    let submit = host.expect("the submit", |v| {
+    let submit = click_until(x, window, &mut host, "submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
     assert_eq!(submit["payload"]["instance_id"], "deploy.ok");
@@ -140,8 +141,7 @@ fn r_std_14_a_plain_host_lists_the_nine_in_a_small_first_line_and_a_click_answer
     ));
     let window = shown(&x, STACK);
     super::focus_past_guard(&x, window);
-    click_last_button(&x, window);
-    let submit = host.expect("the submit", |v| {
+    let submit = click_until(&x, window, &mut host, "submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
     assert_eq!(submit["payload"]["data"]["answer"], true, "{submit}");

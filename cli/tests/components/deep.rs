@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::stdio_host::{envelope, error_for, is, StdioHost};
-use super::{click_last_button, display, focus_past_guard, screen, shown, submits, STACK};
+use super::{click_until, display, focus_past_guard, screen, shown, submits, STACK};
 
 /// `unit` repeated up to `cap` bytes, then `tail`.
 fn filled(unit: &str, tail: &str, cap: usize) -> String {
@@ -94,8 +94,7 @@ fn r_std_10_deep_markdown_at_every_sink_leaves_the_host_up() {
     let window = shown(&x, STACK);
     focus_past_guard(&x, window);
     host.drain(Duration::from_millis(300));
-    click_last_button(&x, window);
-    host.expect("the confirm's submit", |v| {
+    click_until(&x, window, &mut host, "the confirm's submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
     assert_eq!(submits(&host)[0]["payload"]["data"]["answer"], true);
