@@ -1,12 +1,15 @@
 //! The engine's effect interpreter, the route of a view's reports, placement, hibernation's
 //! choice and the probe's gate, on the fake view port (`rig_tests.rs`), as tables (#50 item 4).
 
-use lineup_host_core::{InputKind, Limits};
+use std::time::{Duration, Instant};
+
+use lineup_host_core::{InlineBundle, InputKind, Limits};
 use lineup_webview_shell::{ProbeStatus, Rect, ViewEvent};
 use serde_json::{json, Value};
 
 use super::rig_tests::{ready_from, NoWindows, Rig, Setup};
 use crate::port::Place;
+use crate::watchdog::WatchdogConfig;
 
 #[test]
 fn an_open_makes_one_view_in_a_window_of_its_own_and_its_state_follows_ready() {
@@ -363,4 +366,89 @@ fn a_component_no_renderer_draws_is_refused_or_closes_renderer_failed() {
         "{sent:?}"
     );
     assert!(rig.drawn.borrow().told.is_empty());
+}
+
+#[test]
+fn a_pages_resize_is_clamped_to_the_bounds_told_to_the_delegate_and_laid_out() {
+    // (the height the page asks, the height it gets, whether it was clamped); bounds 40..=2000
+    let table = [(10.0, 40, true), (300.4, 300, false), (5000.0, 2000, true)];
+    for (asked, got, clamped) in table {
+        let mut rig = Rig::new(Setup {
+            children: true,
+            ..Setup::default()
+        });
+        rig.open("w1");
+        rig.ready(0);
+        let slots = rig.heard.borrow().slots.len();
+        rig.page(
+            0,
+            json!({"namespace": "lineup.surface.v1", "type": "resize", "height": asked}),
+        );
+        let note = format!("resize w1 {got} clamped={clamped}");
+        assert_eq!(rig.notes().last(), Some(&note), "{asked}");
+        // Laid out again, with the height the page asked for.
+        assert_eq!(rig.heard.borrow().slots.len(), slots + 1, "{asked}");
+        let key = rig.key("w1");
+        let live = rig.engine.views.live(&key).map(|l| l.requested_height);
+        assert_eq!(live, Some(Some(got)), "{asked}");
+    }
+}
+
+#[test]
+fn a_page_that_stops_answering_is_terminated_and_reopened_as_lost() {
+    // (whether the page answers the pings, whether it is terminated)
+    for answers in [true, false] {
+        let mut rig = Rig::new(Setup {
+            watchdog: WatchdogConfig {
+                enabled: true,
+                deadline: Duration::from_millis(200),
+                first_ready: Duration::from_millis(200),
+            },
+            ..Setup::default()
+        });
+        rig.open("w1");
+        rig.ready(0);
+        let view = rig.view(0);
+        view.answers_pings.set(answers);
+        // Checked until terminated, or for ten deadlines when it answers.
+        let until = Instant::now() + Duration::from_millis(if answers { 2000 } else { 20_000 });
+        while !view.terminated.get() && Instant::now() < until {
+            rig.engine.poll_watchdog(&NoWindows);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(view.terminated.get(), !answers, "answers pings: {answers}");
+        if !answers {
+            assert!(rig.notes().contains(&"unresponsive w1".to_owned()));
+            // The engine reports the ended process: the Surface is reopened in its place.
+            rig.report(0, ViewEvent::Unresponsive);
+            assert!(view.closed.get());
+            assert_eq!(rig.views_made(), 2);
+            assert_eq!(rig.view(1).place, view.place);
+        }
+    }
+}
+
+#[test]
+fn an_embedders_reload_replaces_the_document_within_the_bundle_limit_only() {
+    let mut rig = Rig::new(Setup::default());
+    rig.open("w1");
+    rig.ready(0);
+    let instance = rig.key("w1").instance;
+    // Over the limit (R-UI-2): refused, nothing replaced.
+    let big = "x".repeat(64);
+    let bundle = InlineBundle::new(&big, "", "").unwrap();
+    rig.engine.views.reload_bundle(&instance, &bundle, 10);
+    assert_eq!(rig.view(0).replaced.get(), 0);
+    // Within it: loaded, and its commit is the embedder's reload, not a page's navigation.
+    let bundle = InlineBundle::new("<p>new</p>", "", "").unwrap();
+    rig.engine.views.reload_bundle(&instance, &bundle, 1024);
+    assert_eq!(rig.view(0).replaced.get(), 1);
+    rig.report(0, ViewEvent::DocumentCommitted);
+    rig.page(0, ready_from(&"d".repeat(32)));
+    assert!(
+        rig.notes().contains(&"reloaded w1".to_owned()),
+        "{:?}",
+        rig.notes()
+    );
+    assert_eq!(rig.view(0).delivered.borrow().last().unwrap(), r#"{"n":0}"#);
 }

@@ -69,6 +69,10 @@ pub(super) struct ViewRecord {
     pub(super) closed: Cell<bool>,
     pub(super) terminated: Cell<bool>,
     pub(super) restored: Cell<u32>,
+    /// Documents the host loaded in place of the page's (an embedder's reload).
+    pub(super) replaced: Cell<u32>,
+    /// Whether the page's script thread answers the watchdog's pings.
+    pub(super) answers_pings: Cell<bool>,
     pub(super) presses: Cell<u64>,
 }
 
@@ -107,6 +111,8 @@ impl ViewPort for FakePort {
             closed: Cell::new(false),
             terminated: Cell::new(false),
             restored: Cell::new(0),
+            replaced: Cell::new(0),
+            answers_pings: Cell::new(true),
             presses: Cell::new(0),
         });
         log.views.push(Rc::clone(&record));
@@ -153,6 +159,7 @@ impl PortView for FakeView {
         Ok(())
     }
     fn replace_document(&self, _document: SurfaceDocument) -> Result<(), ShellError> {
+        self.0.replaced.set(self.0.replaced.get() + 1);
         Ok(())
     }
     fn screen_pixels(&self) -> Result<WindowPixels, ShellError> {
@@ -162,7 +169,9 @@ impl PortView for FakeView {
         done(Err(ShellError::Unsupported("no screen in the fake port")))
     }
     fn ping(&self, done: Box<dyn FnOnce()>) {
-        done()
+        if self.0.answers_pings.get() {
+            done()
+        }
     }
     fn web_process_responsive(&self) -> bool {
         true
@@ -230,6 +239,20 @@ impl HostDelegate for Listener {
     fn notify_refused(&mut self, key: &SurfaceKey, refusal: &Refusal) {
         let note = format!("refused {} {refusal:?}", key.instance);
         self.0.borrow_mut().notes.push(note);
+    }
+    fn notify_resize_request(&mut self, key: &SurfaceKey, height: u32, clamped: bool) {
+        let note = format!("resize {} {height} clamped={clamped}", key.instance);
+        self.0.borrow_mut().notes.push(note);
+    }
+    fn notify_unresponsive(&mut self, key: &SurfaceKey) {
+        let note = format!("unresponsive {}", key.instance);
+        self.0.borrow_mut().notes.push(note);
+    }
+    fn notify_reloaded(&mut self, key: &SurfaceKey) {
+        self.0
+            .borrow_mut()
+            .notes
+            .push(format!("reloaded {}", key.instance));
     }
     fn notify_probe_failed(&mut self, reason: &str) {
         self.0
@@ -305,6 +328,7 @@ pub(super) struct Setup {
     pub(super) children: bool,
     pub(super) reopen: bool,
     pub(super) limits: Limits,
+    pub(super) watchdog: WatchdogConfig,
     pub(super) probe: ProbeStatus,
 }
 
@@ -316,6 +340,7 @@ impl Default for Setup {
             children: false,
             reopen: true,
             limits: Limits::default(),
+            watchdog: WatchdogConfig::default(),
             probe: ProbeStatus::Passed,
         }
     }
@@ -359,7 +384,7 @@ impl Rig {
                 resize_bounds: (40, 2000),
                 document: DocumentOptions::default(),
                 contrast: Contrast::Normal,
-                watchdog: Watchdog::new(WatchdogConfig::default()),
+                watchdog: Watchdog::new(setup.watchdog),
                 standby: None,
             },
         );
