@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the workspace's tests as `cargo test --workspace` does, with the `lineup` binary's
 integration tests (cli/tests: each starts real `lineup host` processes and mostly waits on them)
-two at a time, each binary on an X server of its own; then every other test binary one after the
+two at a time, each lane on an X server of its own; then every other test binary one after the
 other on the caller's display; then the doc tests.
 
     python3 scripts/run-tests.py [--lanes N]
@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 
-XVFB = ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24"]
 
 # Seconds each lane binary took in a fresh clone's run on 2 idle cores: the longest start first,
 # so the lanes end together. An unknown binary counts as 10 s.
@@ -73,16 +72,34 @@ def artifacts():
     return found
 
 
-def run(binary, display_of_its_own, failed):
-    """Runs one test binary; prints its output whole when it ends."""
-    command = [binary["exe"]]
-    if display_of_its_own:
-        command = XVFB + command
+def xvfb():
+    """Starts an X server on a free display: the server picks the number and writes it once it
+    listens (`-displayfd`), so servers started at once never take the same one."""
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    number = server.stdout.readline().strip()
+    if not number.isdigit():
+        server.kill()
+        raise RuntimeError(f"Xvfb did not say which display it took ({number!r})")
+    return server, f":{number}"
+
+
+def run(binary, display, failed):
+    """Runs one test binary on `display` (the caller's when `None`); prints its output whole
+    when it ends."""
     start = time.monotonic()
     # As cargo runs it: from its package's directory, with the package's variables.
     env = dict(os.environ, CARGO_MANIFEST_DIR=binary["dir"], CARGO_PKG_NAME=binary["package"])
+    if display is not None:
+        env["DISPLAY"] = display
+        env.pop("XAUTHORITY", None)
     done = subprocess.run(
-        command,
+        [binary["exe"]],
         cwd=binary["dir"],
         env=env,
         stdout=subprocess.PIPE,
@@ -124,6 +141,7 @@ def main():
     in_lanes = [b for b in binaries if b["package"] == "lineup-cli" and b["kind"] == "test"]
     rest = [b for b in binaries if b not in in_lanes]
     failed = []
+    ran = []
 
     start = time.monotonic()
     work = queue.Queue()
@@ -131,19 +149,33 @@ def main():
         work.put(item)
 
     def lane():
-        while True:
-            try:
-                item = work.get_nowait()
-            except queue.Empty:
-                return
-            for binary in item:
-                run(binary, True, failed)
+        try:
+            server, display = xvfb()
+        except (OSError, RuntimeError) as e:
+            with print_lock:
+                print(f"error: a lane's X server: {e}", flush=True)
+                failed.append("a lane's X server")
+            return
+        try:
+            while True:
+                try:
+                    item = work.get_nowait()
+                except queue.Empty:
+                    return
+                for binary in item:
+                    run(binary, display, failed)
+                    ran.append(binary["name"])
+        finally:
+            server.terminate()
+            server.wait()
 
     threads = [threading.Thread(target=lane) for _ in range(max(1, lanes))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if len(ran) != len(in_lanes):
+        failed.append(f"{len(in_lanes) - len(ran)} of the lineup binary's test binaries never ran")
     print(
         f"     the lineup binary's {len(in_lanes)} test binaries: "
         f"{time.monotonic() - start:.0f} s in {lanes} lanes",
@@ -151,7 +183,7 @@ def main():
     )
 
     for binary in rest:
-        run(binary, False, failed)
+        run(binary, None, failed)
 
     doc = subprocess.run(["cargo", "test", "--workspace", "--doc"])
     if doc.returncode != 0:

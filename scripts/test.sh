@@ -91,8 +91,8 @@ env -u DISPLAY -u WAYLAND_DISPLAY cargo test --workspace --lib
 
 step "test: every test of cargo test --workspace (unit, integration, doc and webview tests, under xvfb-run)"
 # scripts/run-tests.py runs the same binaries as `cargo test --workspace`: the `lineup` binary's
-# integration tests, which mostly wait on the hosts they start, two at a time, each on an X server
-# of its own; the rest one after another on this one; then the doc tests.
+# integration tests, which mostly wait on the hosts they start, two at a time, each lane on an X
+# server of its own; the rest one after another on this one; then the doc tests.
 xvfb-run -a -s "-screen 0 1280x1024x24" python3 scripts/run-tests.py
 
 step "examples: each example that checks itself runs headless with --check"
