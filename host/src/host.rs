@@ -231,19 +231,7 @@ impl Host {
     /// laid out again at once, so an app switching conversations hides one set and shows
     /// another with no window growth. The agent is told nothing. Returns whether `key` is open.
     pub fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
-        if self.engine.views.is_hibernated(key) {
-            // #29: shown again, it wakes at the loop's next turn, its picture standing in.
-            if visible && !self.engine.views.wakes.contains(key) {
-                self.engine.views.wakes.push(key.clone());
-                let _ = self.engine.proxy.send_event(HostEvent(Inner::Wake));
-            }
-            return true;
-        }
-        let known = self.engine.views.set_visible(key, visible);
-        if known {
-            self.engine.relayout();
-        }
-        known
+        self.engine.set_surface_visible(key, visible)
     }
 
     /// Hibernates hidden Surface `key` now, even with presses since its state was last set

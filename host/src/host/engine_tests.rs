@@ -452,3 +452,50 @@ fn an_embedders_reload_replaces_the_document_within_the_bundle_limit_only() {
     );
     assert_eq!(rig.view(0).delivered.borrow().last().unwrap(), r#"{"n":0}"#);
 }
+
+#[test]
+fn a_hibernated_surface_shown_again_wakes_in_a_new_view_with_the_state_sent_while_it_slept() {
+    let mut limits = Limits::default();
+    limits.max_live_surfaces = 2;
+    let mut rig = Rig::new(Setup {
+        children: true,
+        limits,
+        ..Setup::default()
+    });
+    rig.open("w1");
+    rig.open("w2");
+    rig.ready(0);
+    rig.ready(1);
+    let w1 = rig.key("w1");
+    assert!(rig.engine.set_surface_visible(&w1, false));
+    rig.open("w3");
+    assert!(rig.engine.views.is_hibernated(&w1) && rig.view(0).closed.get());
+    // While it sleeps the agent patches it, and hears nothing of the hibernation.
+    let before = rig.sent.borrow().len();
+    rig.agent("ui.patch", json!({"instance_id": "w1", "state": {"n": 5}}));
+    assert!(
+        rig.sent_types(before).is_empty(),
+        "{:?}",
+        rig.sent_types(before)
+    );
+
+    // Shown: a new view in its place, past the cap since nothing shown may hibernate.
+    assert!(rig.engine.set_surface_visible(&w1, true));
+    assert_eq!(rig.views_made(), 3, "it wakes at the loop's next turn");
+    rig.pump();
+    assert_eq!(rig.views_made(), 4);
+    let woken = rig.view(3);
+    assert_eq!(woken.place, Place::Child);
+    assert!(woken.visible.get());
+    assert!(!rig.engine.views.is_hibernated(&w1));
+    assert!(woken.delivered.borrow().is_empty(), "state before ready");
+    rig.ready(3);
+    assert_eq!(*woken.delivered.borrow(), [r#"{"n":5}"#]);
+    assert!(
+        rig.sent_types(before).is_empty(),
+        "{:?}",
+        rig.sent_types(before)
+    );
+    // Laid out with the other two shown.
+    assert_eq!(rig.heard.borrow().slots.last().map(|s| s.1), Some(3));
+}

@@ -17,6 +17,7 @@ use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
 
 use super::engine::Engine;
+use super::handle::{HostEvent, Inner};
 use super::views::{Kept, Sleeping, Views};
 
 fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
@@ -227,6 +228,24 @@ impl Engine {
         }
         self.note_hibernated();
         true
+    }
+
+    /// [`Host::set_surface_visible`](crate::Host::set_surface_visible): a hibernated Surface
+    /// shown again wakes at the loop's next turn, its picture standing in (#29); a live one is
+    /// hidden or shown and the views laid out again. Returns whether `key` is open.
+    pub(super) fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        if self.views.is_hibernated(key) {
+            if visible && !self.views.wakes.contains(key) {
+                self.views.wakes.push(key.clone());
+                let _ = self.proxy.send_event(HostEvent(Inner::Wake));
+            }
+            return true;
+        }
+        let known = self.views.set_visible(key, visible);
+        if known {
+            self.relayout();
+        }
+        known
     }
 
     /// Wakes the hibernated Surfaces the embedder showed since the last turn.

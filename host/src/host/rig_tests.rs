@@ -497,6 +497,8 @@ impl Rig {
                 } => self
                     .engine
                     .capability_answer(session, ticket, answer, &NoWindows),
+                // The loop's next turn wakes what the embedder showed (`Host::handle_timeout`).
+                Inner::Wake => self.engine.wake_pending(&NoWindows),
                 Inner::EmbedderComponent { key, input } => {
                     self.engine.embedder_report(key, input, &NoWindows)
                 }
