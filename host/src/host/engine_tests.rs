@@ -200,22 +200,28 @@ fn child_views_are_laid_out_by_the_delegate_and_a_hidden_one_leaves_the_layout()
     assert_eq!(rig.view(1).bounds.get().map(|b| b.width), Some(800));
 }
 
+/// Child views `w1` and `w2`, both ready, with `Limits::max_live_surfaces` at 2.
+fn two_ready_under_a_cap_of_two() -> Rig {
+    let mut limits = Limits::default();
+    limits.max_live_surfaces = 2;
+    let mut rig = Rig::new(Setup {
+        children: true,
+        limits,
+        ..Setup::default()
+    });
+    rig.open("w1");
+    rig.open("w2");
+    rig.ready(0);
+    rig.ready(1);
+    rig
+}
+
 #[test]
 fn past_the_live_cap_the_least_recently_shown_hidden_view_hibernates_unless_pressed() {
     // (presses on w1 since its state was set, what happens to w1, whether w3 opens)
     let table = [(0, true, true), (1, false, false)];
     for (presses, w1_sleeps, w3_opens) in table {
-        let mut limits = Limits::default();
-        limits.max_live_surfaces = 2;
-        let mut rig = Rig::new(Setup {
-            children: true,
-            limits,
-            ..Setup::default()
-        });
-        rig.open("w1");
-        rig.open("w2");
-        rig.ready(0);
-        rig.ready(1);
+        let mut rig = two_ready_under_a_cap_of_two();
         rig.view(0).presses.set(presses);
         let w1 = rig.key("w1");
         rig.engine.views.set_visible(&w1, false);
@@ -455,17 +461,7 @@ fn an_embedders_reload_replaces_the_document_within_the_bundle_limit_only() {
 
 #[test]
 fn a_hibernated_surface_shown_again_wakes_in_a_new_view_with_the_state_sent_while_it_slept() {
-    let mut limits = Limits::default();
-    limits.max_live_surfaces = 2;
-    let mut rig = Rig::new(Setup {
-        children: true,
-        limits,
-        ..Setup::default()
-    });
-    rig.open("w1");
-    rig.open("w2");
-    rig.ready(0);
-    rig.ready(1);
+    let mut rig = two_ready_under_a_cap_of_two();
     let w1 = rig.key("w1");
     assert!(rig.engine.set_surface_visible(&w1, false));
     rig.open("w3");
