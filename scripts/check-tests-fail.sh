@@ -18,7 +18,7 @@
 #                             `revoked` (R-INV-4). host-core/tests/capabilities/registry.rs
 #                             `r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked` fails
 #                             (before, its loop over the answers passed over none).
-#   fuzz-open.patch           host-core/src/session/agent.rs: `ui.open` of a new instance registers the
+#   fuzz-open.patch           host-core/src/session/surfaces.rs: `ui.open` of a new instance registers the
 #                             Surface but no longer yields `Effect::Open` (R-UI-1), so no webview
 #                             would ever open. host-core/tests/properties.rs
 #                             `no_bytes_panic_the_bridge`, which runs the fuzz target

@@ -4,7 +4,7 @@
 //! webviews. This crate is the part without I/O: typed `lineup.v1` messages, bounded decoding of
 //! untrusted bytes, and a [`Session`] per conversation that turns inbound envelopes and bridge
 //! messages into [`Effect`]s (open, replace, deliver state, close, send, and reopen a Surface whose
-//! web process was lost, [`Session::surface_lost`]). It has no webview, no threads, and reads
+//! web process was lost, [`PageInput::Lost`]). It has no webview, no threads, and reads
 //! time only through the [`Clock`] the embedder provides.
 //!
 //! App Capabilities (`app.call`) are a kernel of their own that a session runs once the embedder

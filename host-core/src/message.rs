@@ -607,3 +607,22 @@ impl Serialize for Message {
         for_each_message!(self, env => env.serialize(serializer))
     }
 }
+macro_rules! into_message {
+    ($($variant:ident),*) => {$(
+        impl From<Envelope<$variant>> for Message {
+            fn from(env: Envelope<$variant>) -> Message {
+                Message::$variant(env)
+            }
+        }
+    )*};
+}
+into_message!(
+    UiOpen,
+    UiPatch,
+    UiClose,
+    AppCall,
+    UiEvent,
+    AppResult,
+    ClientError
+);
+into_message!(ClientInventory, AppList, ComponentOpen);

@@ -4,9 +4,7 @@
 //! [`Sessions::handle_inbound`](crate::Sessions::handle_inbound).
 
 use crate::component::UserAnswer;
-use crate::effect::{Effect, GoneReason};
-use crate::session::Session;
-use crate::SurfaceKey;
+use crate::effect::GoneReason;
 
 /// One report of a Surface's webview (or of a standard component's view), for its session.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,36 +12,55 @@ pub enum PageInput<'a> {
     /// A bridge message the page posted (R-UI-6, R-UI-7).
     Message(&'a str),
     /// A bridge message longer than `Limits::max_bridge_message_bytes`, dropped where it
-    /// arrived (R-UI-7).
+    /// arrived before it could be read; counted like any invalid bridge message (R-UI-7).
     Oversized {
         /// Its length in bytes.
         len: usize,
     },
-    /// Bridge messages dropped while `Limits::max_pending_bridge_messages` waited (R-ENV-4).
+    /// Bridge messages dropped while `Limits::max_pending_bridge_messages` waited (R-ENV-4):
+    /// counted, never forwarded.
     Flood {
         /// How many.
         count: u64,
     },
-    /// Diagnostics dropped while `Limits::max_pending_diagnostics` waited (R-DIAG-1).
+    /// Diagnostics dropped while `Limits::max_pending_diagnostics` waited: they count against
+    /// the Surface's budget as suppressed (R-DIAG-1).
     DiagnosticsDropped {
         /// How many.
         count: u64,
     },
-    /// The user closed the Surface's window (R-UI-5).
+    /// The user closed the Surface's window (window manager, host chrome): exactly one
+    /// `ui.event close` goes upstream (R-UI-5).
     UserClosed,
-    /// Its web process ended and it is not restored (R-UI-12).
+    /// It went away on its own and is not restored (R-UI-12): it is closed and the agent gets
+    /// `ui.event` `close` with `data.reason`, exactly once.
     Gone(GoneReason),
-    /// Its web process ended: reopen it in place with its last state (R-UI-12).
+    /// Its web process died (crashed, killed by the system or a signal) or was ended because it
+    /// stopped answering (R-UI-12). Within the Surface's budget (`Limits::max_reopens_per_window`
+    /// per `Limits::reopen_window`) it is reopened ([`Effect::Reopen`](crate::Effect::Reopen)):
+    /// same instance, a new generation, the same bundle, and its last state after the new page's
+    /// `ready`; nothing goes upstream, and messages of the old generation reach nobody. Past the
+    /// budget, and always for [`GoneReason::Memory`] and [`GoneReason::ReloadLoop`], it is
+    /// closed as for [`PageInput::Gone`].
     Lost(GoneReason),
-    /// A new document committed in its view (the page reloaded itself, R-UI-10).
+    /// Its main frame committed a new document (R-UI-10). The first commit is the Surface's own
+    /// load; each later one is a reload: the page gets the current state again after its next
+    /// `ready`, exactly once, and patches meanwhile coalesce to the latest. More than
+    /// `Limits::max_documents_per_window` commits within `Limits::document_window` close the
+    /// Surface as a reload loop (R-UI-12). Same-document navigations (fragments, `pushState`)
+    /// are not commits.
     DocumentCommitted,
-    /// A new document committed because the embedder reloaded it.
+    /// Its main frame committed a document the **embedder** loaded on purpose (a preview's hot
+    /// reload of an edited bundle): as for [`PageInput::DocumentCommitted`] the page gets the
+    /// current state again after its next `ready` (R-UI-10), but the commit does not count
+    /// toward the reload-loop bound, so an author saving often is never closed as a loop.
     EmbedderReloaded,
-    /// Its view could not be made or its document not served.
+    /// Its view could not be made or its document not served: it closes and the agent gets a
+    /// `client.error` `surface_failed` in reply to the open (R-ENV-5).
     OpenFailed(&'a str),
     /// Its view was not made: `limit` Surfaces have a web process
     /// (`Limits::max_live_surfaces`) and no hidden one could hibernate; the open is refused
-    /// `too_many_live_surfaces`, naming the limit.
+    /// `too_many_live_surfaces`, naming the limit, in reply to the open (R-SES-1).
     LiveCapReached {
         /// The limit in force.
         limit: usize,
@@ -57,36 +74,9 @@ pub enum PageInput<'a> {
     ComponentAnswered(&'a UserAnswer),
     /// The user closed a standard component's view: one `ui.event close {}` upstream (R-UI-5).
     ComponentClosed,
-    /// A standard component's view reports the user's unsent draft (R-STD-15): kept for a
-    /// vouched session's restoration, never a `secret` input's.
+    /// A standard component's view reports the user's unsent draft (R-STD-15): kept with the
+    /// instance and in a vouched session's record, except what a `secret` input holds; dropped
+    /// when it is not the shape of the component's answer or larger than
+    /// [`MAX_DRAFT_BYTES`](crate::component::MAX_DRAFT_BYTES).
     ComponentDraft(&'a serde_json::Value),
-}
-
-impl PageInput<'_> {
-    /// Hands the input to `session`.
-    pub(crate) fn apply(self, session: &mut Session, key: &SurfaceKey) -> Vec<Effect> {
-        match self {
-            PageInput::Message(raw) => session.handle_bridge(key, raw),
-            PageInput::Oversized { len } => session.handle_bridge_oversized(key, len),
-            PageInput::Flood { count } => {
-                let limit = session.limits().max_pending_bridge_messages;
-                session.handle_bridge_flood(key, count, limit)
-            }
-            PageInput::DiagnosticsDropped { count } => session.diagnostics_dropped(key, count),
-            PageInput::UserClosed => session.user_closed(key),
-            PageInput::Gone(reason) => session.surface_gone(key, reason),
-            PageInput::Lost(reason) => session.surface_lost(key, reason),
-            PageInput::DocumentCommitted => session.document_committed(key),
-            PageInput::EmbedderReloaded => session.embedder_reloaded(key),
-            PageInput::OpenFailed(why) => session.open_failed(key, why),
-            PageInput::LiveCapReached { limit } => session.open_refused_live(key, limit),
-            PageInput::ComponentFailed => session.component_failed(key),
-            // A refused answer is counted by the session; nothing else follows.
-            PageInput::ComponentAnswered(answer) => session
-                .component_answered(key, answer.clone())
-                .unwrap_or_default(),
-            PageInput::ComponentClosed => session.component_closed_by_user(key),
-            PageInput::ComponentDraft(draft) => session.component_draft(key, draft),
-        }
-    }
 }

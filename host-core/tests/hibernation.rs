@@ -110,7 +110,7 @@ fn a_wake_keeps_the_key_and_gets_the_latest_state_after_the_new_ready_outside_ev
             other => panic!("round {round}: {other:?}"),
         }
         // The new page's first commit is a load, not a reload.
-        assert!(s.document_committed(&key).is_empty());
+        assert!(s.handle_page(&key, PageInput::DocumentCommitted).is_empty());
     }
     assert_eq!(s.stats().woken, 10);
     assert_eq!(s.stats().reopened, 0);

@@ -9,8 +9,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    Clock, CloseReason, Effect, GoneReason, Limits, Message, PartyId, Session, SessionConfig,
-    SurfaceKey, UsageError,
+    Clock, CloseReason, Effect, GoneReason, Limits, Message, PageInput, PartyId, Session,
+    SessionConfig, SurfaceKey, UsageError,
 };
 use serde_json::{json, Value};
 
@@ -120,7 +120,7 @@ fn r_ui_12_a_crashed_surface_is_reopened_silently_and_gets_its_last_state() {
         "ui.patch",
         json!({"instance_id": "w1", "state": {"n": 2}}),
     ));
-    let fx = session.surface_lost(&key, GoneReason::Crashed);
+    let fx = session.handle_page(&key, PageInput::Lost(GoneReason::Crashed));
     let new = reopened(&fx, &key, GoneReason::Crashed);
     assert!(session.is_current(&new) && !session.is_current(&key));
     assert_eq!(session.stats().reopened, 1);
@@ -147,7 +147,9 @@ fn r_ui_12_a_crashed_surface_is_reopened_silently_and_gets_its_last_state() {
         .collect();
     assert_eq!(delivered, vec![r#"{"n":3}"#.to_owned()]);
     // The new page's first commit is its load, not a reload (R-UI-10).
-    assert!(session.document_committed(&new).is_empty());
+    assert!(session
+        .handle_page(&new, PageInput::DocumentCommitted)
+        .is_empty());
 }
 
 #[test]
@@ -156,12 +158,12 @@ fn r_ui_12_three_reopens_within_sixty_seconds_then_closed_crashed_upstream() {
     let mut key = open_ready(&mut session, "w1", json!({}));
     for at in [0.0, 10.0, 20.0] {
         clock.set(at);
-        let fx = session.surface_lost(&key, GoneReason::Crashed);
+        let fx = session.handle_page(&key, PageInput::Lost(GoneReason::Crashed));
         key = reopened(&fx, &key, GoneReason::Crashed);
         session.handle_bridge(&key, READY);
     }
     clock.set(59.9);
-    let fx = session.surface_lost(&key, GoneReason::Crashed);
+    let fx = session.handle_page(&key, PageInput::Lost(GoneReason::Crashed));
     assert_eq!(
         close_reason(&fx, &key),
         Some(CloseReason::Gone(GoneReason::Crashed))
@@ -173,7 +175,9 @@ fn r_ui_12_three_reopens_within_sixty_seconds_then_closed_crashed_upstream() {
     assert_eq!(session.surface_count(), 0);
     assert_eq!(session.stats().reopened, 3);
     // Once closed, a late loss report of it changes nothing.
-    assert!(session.surface_lost(&key, GoneReason::Crashed).is_empty());
+    assert!(session
+        .handle_page(&key, PageInput::Lost(GoneReason::Crashed))
+        .is_empty());
 }
 
 #[test]
@@ -183,19 +187,19 @@ fn r_ui_12_the_budget_slides_a_loss_sixty_seconds_after_the_first_reopen_is_reop
     for at in [0.0, 30.0, 40.0] {
         clock.set(at);
         key = reopened(
-            &session.surface_lost(&key, GoneReason::Crashed),
+            &session.handle_page(&key, PageInput::Lost(GoneReason::Crashed)),
             &key,
             GoneReason::Crashed,
         );
     }
     clock.set(60.0);
     key = reopened(
-        &session.surface_lost(&key, GoneReason::Unresponsive),
+        &session.handle_page(&key, PageInput::Lost(GoneReason::Unresponsive)),
         &key,
         GoneReason::Unresponsive,
     );
     clock.set(89.0);
-    let fx = session.surface_lost(&key, GoneReason::Unresponsive);
+    let fx = session.handle_page(&key, PageInput::Lost(GoneReason::Unresponsive));
     assert_eq!(
         upstream_close(&fx),
         vec![json!({"instance_id": "w1", "event": "close", "data": {"reason": "unresponsive"}})]
@@ -206,7 +210,7 @@ fn r_ui_12_the_budget_slides_a_loss_sixty_seconds_after_the_first_reopen_is_reop
 fn r_ui_12_memory_is_never_reopened() {
     let (mut session, _clock) = session();
     let key = open_ready(&mut session, "w1", json!({}));
-    let fx = session.surface_lost(&key, GoneReason::Memory);
+    let fx = session.handle_page(&key, PageInput::Lost(GoneReason::Memory));
     assert_eq!(
         close_reason(&fx, &key),
         Some(CloseReason::Gone(GoneReason::Memory))
@@ -226,14 +230,14 @@ fn r_ui_12_each_surface_has_its_own_budget_and_a_replacing_open_starts_a_new_one
     let b = open_ready(&mut session, "b", json!({}));
     for _ in 0..3 {
         a = reopened(
-            &session.surface_lost(&a, GoneReason::Crashed),
+            &session.handle_page(&a, PageInput::Lost(GoneReason::Crashed)),
             &a,
             GoneReason::Crashed,
         );
     }
     // `b` lost nothing so far: its budget is whole.
     reopened(
-        &session.surface_lost(&b, GoneReason::Crashed),
+        &session.handle_page(&b, PageInput::Lost(GoneReason::Crashed)),
         &b,
         GoneReason::Crashed,
     );
@@ -248,7 +252,7 @@ fn r_ui_12_each_surface_has_its_own_budget_and_a_replacing_open_starts_a_new_one
     };
     let a2 = open.key.clone();
     reopened(
-        &session.surface_lost(&a2, GoneReason::Crashed),
+        &session.handle_page(&a2, PageInput::Lost(GoneReason::Crashed)),
         &a2,
         GoneReason::Crashed,
     );
@@ -261,7 +265,7 @@ fn r_ui_12_with_a_budget_of_zero_a_crash_closes_at_once() {
     config.limits.max_reopens_per_window = 0;
     let mut session = Session::new(config, Box::new(clock)).unwrap();
     let key = open_ready(&mut session, "w1", json!({}));
-    let fx = session.surface_lost(&key, GoneReason::Crashed);
+    let fx = session.handle_page(&key, PageInput::Lost(GoneReason::Crashed));
     assert_eq!(
         close_reason(&fx, &key),
         Some(CloseReason::Gone(GoneReason::Crashed))

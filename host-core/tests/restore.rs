@@ -8,8 +8,8 @@ mod support;
 
 use lineup_host_core::{
     Answer, ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord,
-    Limits, Message, PartyId, RecordStatus, Session, StoredRecords, SurfaceKey, Ticket, UserAnswer,
-    Via,
+    Limits, Message, PageInput, PartyId, RecordStatus, Session, StoredRecords, SurfaceKey, Ticket,
+    UserAnswer, Via,
 };
 use serde_json::{json, Value};
 use support::{config, envelope, Still};
@@ -67,10 +67,10 @@ fn r_std_15_a_vouched_instance_is_kept_on_every_change_and_forgotten_at_close() 
     assert_eq!(kept[0].conversation.as_str(), "c1");
 
     // The user's draft is kept...
-    let fx = s.component_draft(&key, &json!("half a ti"));
+    let fx = s.handle_page(&key, PageInput::ComponentDraft(&json!("half a ti")));
     assert_eq!(records(&fx)[0].draft, Some(json!("half a ti")));
     // ...unless it is not the answer's shape.
-    let fx = s.component_draft(&key, &json!({"x": 1}));
+    let fx = s.handle_page(&key, PageInput::ComponentDraft(&json!({"x": 1})));
     assert!(records(&fx).is_empty());
 
     // A patch is kept with its id.
@@ -106,7 +106,7 @@ fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
     let mut s = session(true);
     let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(true)));
     let key = key_of(&fx);
-    let fx = s.component_draft(&key, &json!("hunter2"));
+    let fx = s.handle_page(&key, PageInput::ComponentDraft(&json!("hunter2")));
     assert!(records(&fx).is_empty(), "a secret draft was kept: {fx:?}");
     // A form keeps its other fields' drafts, never the secret one.
     let fx = s.handle_inbound(&envelope(
@@ -119,9 +119,9 @@ fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
                    {"name": "admin", "kind": "toggle", "label": "Admin"}]}}}),
     ));
     let form = key_of(&fx);
-    let fx = s.component_draft(
+    let fx = s.handle_page(
         &form,
-        &json!({"user": "ops", "pass": "hunter2", "admin": true}),
+        PageInput::ComponentDraft(&json!({"user": "ops", "pass": "hunter2", "admin": true})),
     );
     let draft = records(&fx)[0].draft.clone().unwrap();
     assert_eq!(draft, json!({"user": "ops", "admin": true}));
@@ -133,7 +133,7 @@ fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
     let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
     assert!(s.restore_request().is_none());
     let key = key_of(&fx);
-    let fx2 = s.component_draft(&key, &json!("x"));
+    let fx2 = s.handle_page(&key, PageInput::ComponentDraft(&json!("x")));
     assert!(records(&fx).is_empty() && records(&fx2).is_empty());
 }
 
@@ -214,7 +214,7 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
                    {"value": "eu", "label": "Europe"}, {"value": "us", "label": "US"}]}}}),
     ));
     let choice = key_of(&fx);
-    let mut kept = records(&s.component_draft(&choice, &json!("us")));
+    let mut kept = records(&s.handle_page(&choice, PageInput::ComponentDraft(&json!("us"))));
     let fx = s.handle_inbound(&envelope(
         "m-2",
         "ui.open",

@@ -15,8 +15,8 @@ use lineup_host::tao::event_loop::{ControlFlow, EventLoop};
 use lineup_host::tao::platform::run_return::EventLoopExtRunReturn;
 use lineup_host::ComponentOptions;
 use lineup_host_core::{
-    Clock, ComponentEffect, ComponentSet, Effect, Message, PartyId, Session, SessionConfig,
-    UserAnswer, Via,
+    Clock, ComponentEffect, ComponentSet, Effect, Message, PageInput, PartyId, Session,
+    SessionConfig, UserAnswer, Via,
 };
 use serde_json::{json, Value};
 
@@ -170,7 +170,9 @@ fn answered(
             via: Via::Host,
             input,
         },
-        ComponentAction::Draft(draft) => return Some(session.component_draft(key, &draft)),
+        ComponentAction::Draft(draft) => {
+            return Some(session.handle_page(key, PageInput::ComponentDraft(&draft)))
+        }
         ComponentAction::Close | ComponentAction::Failed => return None,
         // Only views in an embedder's window report their height; links are handled above.
         ComponentAction::Link { .. } => return Some(Vec::new()),

@@ -1,244 +1,185 @@
-//! The session's App Capability kernel: enabling it, the inventory it announces, the embedder's
-//! registrations, the platform's answers, and `app.call` (R-SEC-5, R-INV-1..4, R-CAP-1..6).
+//! A session's App Capability kernel, once enabled: the inventory it announces, the embedder's
+//! registrations, the platform's answers, and `app.call`, its output turned into the session's
+//! effects and envelopes (R-SEC-5, R-INV-1..4, R-CAP-1..6).
 
-use crate::session::{Duration, Out, NOT_ENABLED};
+use std::time::Duration;
+
+use super::common::Common;
+use crate::capability::Out;
+use crate::session_config::SessionConfig;
 use crate::{
     AgentIdentity, Answer, AppCall, AppResult, BundlePolicy, Capabilities, Capability,
-    CapabilityName, CapabilitySetup, CatalogRefusal, Effect, Envelope, GoneReason, InventoryApp,
-    Session, Status, SurfaceKey, Ticket, UsageError,
+    CapabilityName, CapabilitySetup, ConversationId, Effect, Envelope, ErrorCode, InventoryApp,
+    ProtocolError, Status, Ticket, UsageError,
 };
 
-impl Session {
-    /// Turns the App Capability kernel on (once): registration, `client.inventory` and
-    /// `app.list`, and the `app.call` pipeline. The unfinished records in `setup` are finished
-    /// now (R-CAP-5). If the conversation is configured, the session is established and the
-    /// inventory comes out now; otherwise it comes before the answer to the first accepted
-    /// envelope (R-INV-1).
-    pub fn enable_capabilities(
-        &mut self,
-        setup: CapabilitySetup,
-    ) -> Result<Vec<Effect>, UsageError> {
-        self.start_capabilities(setup, &[], &[])
+const NOT_ENABLED: UsageError = UsageError::Capabilities {
+    reason: "are not enabled in this session; call Session::enable_capabilities first",
+};
+
+/// The session's capability kernel, once enabled; until then every `app.call` is answered
+/// `unsupported`.
+///
+/// Invariant: enabled at most once; every output of the kernel becomes an effect or an
+/// envelope built by the session's [`Common`], none is dropped except the answers of a session
+/// whose agent is gone ([`CapabilitySlot::end`]).
+#[derive(Default)]
+pub(super) struct CapabilitySlot {
+    kernel: Option<Capabilities>,
+}
+
+impl CapabilitySlot {
+    /// The kernel, once enabled.
+    pub(super) fn get(&self) -> Option<&Capabilities> {
+        self.kernel.as_ref()
     }
 
-    /// [`Session::enable_capabilities`] with the host's registrations and hidden capabilities
-    /// already in place before the session is established, so its first inventory lists them
-    /// (the session table fans its registrations out this way).
-    pub(crate) fn start_capabilities(
+    /// Enables the kernel with `registered` and `hidden` in place before its first inventory.
+    pub(super) fn start(
         &mut self,
         setup: CapabilitySetup,
-        registered: &[Capability],
-        hidden: &[(AgentIdentity, CapabilityName)],
+        (registered, hidden): (&[Capability], &[(AgentIdentity, CapabilityName)]),
+        common: &mut Common,
     ) -> Result<Vec<Effect>, UsageError> {
-        if self.capabilities.is_some() {
+        if self.kernel.is_some() {
             return Err(UsageError::Capabilities {
                 reason: "are enabled already in this session",
             });
         }
         let mut out = Vec::new();
-        let mut caps = Capabilities::new(setup, self.config.limits.max_call_lifetime, &mut out)?;
+        let lifetime = common.limits().max_call_lifetime;
+        let mut caps = Capabilities::new(setup, lifetime, &mut out)?;
         for capability in registered {
             caps.register(capability.clone(), &mut out)?;
         }
         for (agent, name) in hidden {
             caps.set_visible(agent, name, false, &mut out);
         }
-        if self.config.app_catalog.is_some() {
-            caps.set_applications(self.listed_applications(), &mut out);
+        let config = common.config();
+        if config.app_catalog.is_some() {
+            caps.set_applications(listed_applications(config), &mut out);
         }
-        caps.set_standard_components(self.config.standard_components.inventory(), &mut out);
-        if let Some(conversation) = self.conversation.clone() {
+        caps.set_standard_components(config.standard_components.inventory(), &mut out);
+        if let Some(conversation) = common.conversation().cloned() {
             caps.establish(conversation, &mut out);
         }
-        self.capabilities = Some(caps);
-        Ok(self.capability_effects(out))
+        self.kernel = Some(caps);
+        Ok(effects(out, common))
     }
 
-    /// The app center changed (an app installed, upgraded, rolled back, disabled or removed,
-    /// perhaps by another process): the inventory is announced again when the enabled apps
-    /// differ, and each open Surface of an app that is no longer enabled at its version is
-    /// closed, the agent told `app_disabled`, `app_removed` or `app_upgraded` (R-UI-12).
-    pub fn apps_changed(&mut self) -> Vec<Effect> {
-        let mut fx = Vec::new();
-        let Some(catalog) = self.config.app_catalog.clone() else {
-            return fx;
-        };
-        let mut gone = Vec::new();
-        for (instance, entry) in &self.surfaces {
-            let Some(installed) = &entry.installed else {
-                continue;
-            };
-            let asked = &installed.surface;
-            let reason =
-                match catalog
-                    .0
-                    .resolve(&asked.id, Some(&installed.version), &asked.surface)
-                {
-                    // Loaded when it opened: a limit of this host's does not change while it
-                    // runs, and an unreadable catalog closes nothing.
-                    Ok(_)
-                    | Err(CatalogRefusal::Unavailable(_))
-                    | Err(CatalogRefusal::OverLimit(_)) => continue,
-                    Err(CatalogRefusal::Disabled) => GoneReason::AppDisabled,
-                    Err(CatalogRefusal::OtherVersion { .. }) => GoneReason::AppUpgraded,
-                    Err(_) => GoneReason::AppRemoved,
-                };
-            gone.push((instance.clone(), entry.generation, reason));
-        }
-        for (instance, generation, reason) in gone {
-            let key = SurfaceKey {
-                session: self.config.session_id,
-                instance,
-                generation,
-            };
-            if let Some(entry) = self.take_current(&key, &mut fx) {
-                self.gone(&key, entry, reason, &mut fx);
-            }
-        }
-        let applications = self.listed_applications();
-        if let Some(caps) = self.capabilities.as_mut() {
-            let mut out = Vec::new();
-            caps.set_applications(applications, &mut out);
-            fx.extend(self.capability_effects(out));
-        }
-        fx
-    }
-
-    /// The catalog's apps this session would open, for the inventory: every enabled, verified
-    /// app, less those the bundle policy refuses (R-INV-1, R-INV-3: `signed-only` lists only
-    /// apps installed with a trusted signature).
-    pub(super) fn listed_applications(&self) -> Vec<InventoryApp> {
-        let Some(catalog) = &self.config.app_catalog else {
-            return Vec::new();
-        };
-        let signed_only = self.config.bundle_policy == BundlePolicy::SignedOnly;
-        catalog
-            .0
-            .applications()
-            .into_iter()
-            .filter(|listed| !signed_only || listed.signed_by.is_some())
-            .map(|listed| listed.app)
-            .collect()
-    }
-
-    /// The capability kernel, once enabled: its registry and its pending calls.
-    pub fn capabilities(&self) -> Option<&Capabilities> {
-        self.capabilities.as_ref()
-    }
-
-    /// Registers a capability (a name registered twice is an error); an established session
-    /// gets a new inventory (R-INV-1).
-    pub fn register_capability(
+    /// Runs `f` on the kernel and turns its output into effects; [`UsageError`] when it is not
+    /// enabled.
+    pub(super) fn with(
         &mut self,
-        capability: Capability,
+        common: &mut Common,
+        f: impl FnOnce(&mut Capabilities, &mut Vec<Out>) -> Result<(), UsageError>,
     ) -> Result<Vec<Effect>, UsageError> {
-        self.with_capabilities(|caps, out| caps.register(capability, out))
+        let caps = self.kernel.as_mut().ok_or(NOT_ENABLED)?;
+        let mut out = Vec::new();
+        f(caps, &mut out)?;
+        Ok(effects(out, common))
     }
 
-    /// Unregisters a capability; the session gets a new inventory, and a later call to it is
-    /// answered `unsupported` with `revoked` (R-INV-4).
-    pub fn unregister_capability(
+    /// [`CapabilitySlot::with`], nothing when the kernel is not enabled.
+    pub(super) fn with_enabled(
         &mut self,
-        name: &CapabilityName,
-    ) -> Result<Vec<Effect>, UsageError> {
-        self.with_capabilities(|caps, out| caps.unregister(name, out))
-    }
-
-    /// Hides capability `name` from `agent` (or shows it again); this session gets a new
-    /// inventory when its agent is `agent`.
-    pub fn set_capability_visible(
-        &mut self,
-        agent: &AgentIdentity,
-        name: &CapabilityName,
-        visible: bool,
-    ) -> Result<Vec<Effect>, UsageError> {
-        self.with_capabilities(|caps, out| {
-            caps.set_visible(agent, name, visible, out);
-            Ok(())
-        })
-    }
-
-    /// Forgets the conversation-scoped "always" for `name` (a grant of a vouched identity is
-    /// revoked in the store instead); `Ok(false)` when there was none.
-    pub fn forget_conversation_grant(&mut self, name: &CapabilityName) -> Result<bool, UsageError> {
-        let caps = self.capabilities.as_mut().ok_or(NOT_ENABLED)?;
-        Ok(caps.forget_conversation_grant(name))
-    }
-
-    /// The platform answers a question the session asked, by its [`Ticket`]: a capability
-    /// effect's (a store read, a durable write's acknowledgement, the user's consent, the
-    /// hook, the handler's result) or the read-back of the session's records
-    /// ([`Ticket::RECORDS`]). The one way answers come back. An answer of the wrong kind is a
-    /// [`UsageError`]; an answer to a withdrawn ticket, or a second read-back, is ignored.
-    pub fn answered(&mut self, ticket: Ticket, answer: Answer) -> Result<Vec<Effect>, UsageError> {
-        match (ticket == Ticket::RECORDS, answer) {
-            (true, Answer::Records(records)) => Ok(self.records_read(*records)),
-            (true, other) => Err(UsageError::WrongAnswer {
-                ticket: ticket.0,
-                expected: "a read-back of records",
-                got: other.kind(),
-            }),
-            (false, answer) => {
-                let now = self.clock.monotonic();
-                self.with_capabilities(|caps, out| caps.answered(ticket, answer, now, out))
-            }
-        }
-    }
-
-    /// Expires calls whose `expires_at` passed while they waited for a decision and fails
-    /// handlers past their timeout. Call it when [`Session::next_capability_wakeup`] says.
-    pub fn poll_capabilities(&mut self) -> Vec<Effect> {
-        let now = self.clock.monotonic();
-        self.with_capabilities(|caps, out| {
-            caps.poll(now, out);
+        common: &mut Common,
+        f: impl FnOnce(&mut Capabilities, &mut Vec<Out>),
+    ) -> Vec<Effect> {
+        self.with(common, |caps, out| {
+            f(caps, out);
             Ok(())
         })
         .unwrap_or_default()
     }
 
-    /// How long until [`Session::poll_capabilities`] has work, if any call waits on a deadline.
-    pub fn next_capability_wakeup(&self) -> Option<Duration> {
-        let caps = self.capabilities.as_ref()?;
-        caps.next_wakeup(self.clock.monotonic())
-    }
-
-    pub(super) fn with_capabilities(
+    /// The session is established in `conversation`: the kernel announces its inventory.
+    pub(super) fn establish(
         &mut self,
-        f: impl FnOnce(&mut Capabilities, &mut Vec<Out>) -> Result<(), UsageError>,
-    ) -> Result<Vec<Effect>, UsageError> {
-        let caps = self.capabilities.as_mut().ok_or(NOT_ENABLED)?;
+        conversation: &ConversationId,
+        common: &mut Common,
+    ) -> Vec<Effect> {
+        self.with_enabled(common, |caps, out| {
+            caps.establish(conversation.clone(), out)
+        })
+    }
+
+    /// The app center changed: the inventory lists the apps this session would open now.
+    pub(super) fn apps_changed(&mut self, common: &mut Common) -> Vec<Effect> {
+        let applications = listed_applications(common.config());
+        self.with_enabled(common, |caps, out| caps.set_applications(applications, out))
+    }
+
+    /// The standard components offered changed: the inventory lists them (R-INV-2).
+    pub(super) fn components_changed(&mut self, common: &mut Common) -> Vec<Effect> {
+        let inventory = common.config().standard_components.inventory();
+        self.with_enabled(common, |caps, out| {
+            caps.set_standard_components(inventory, out)
+        })
+    }
+
+    /// Forgets the conversation-scoped "always" for `name`.
+    pub(super) fn forget_conversation_grant(
+        &mut self,
+        name: &CapabilityName,
+    ) -> Result<bool, UsageError> {
+        let caps = self.kernel.as_mut().ok_or(NOT_ENABLED)?;
+        Ok(caps.forget_conversation_grant(name))
+    }
+
+    /// How long until the kernel has work, if any call waits on a deadline.
+    pub(super) fn next_wakeup(&self, now: Duration) -> Option<Duration> {
+        self.kernel.as_ref()?.next_wakeup(now)
+    }
+
+    /// The agent's stream ended: calls still waiting for a lookup or a decision are cancelled
+    /// (their prompts withdrawn, their records finished, audited); running ones finish on their
+    /// own. The agent is gone: its answers are on record, none is sent.
+    pub(super) fn end(&mut self, common: &mut Common) -> Vec<Effect> {
+        let Some(caps) = self.kernel.as_mut() else {
+            return Vec::new();
+        };
         let mut out = Vec::new();
-        f(caps, &mut out)?;
-        Ok(self.capability_effects(out))
+        caps.end(&mut out);
+        out.retain(|o| matches!(o, Out::Effect(_)));
+        effects(out, common)
     }
 
-    /// Turns the capability kernel's output into effects; every envelope is built here.
-    pub(super) fn capability_effects(&mut self, out: Vec<Out>) -> Vec<Effect> {
-        let mut fx = Vec::with_capacity(out.len());
-        for item in out {
-            match item {
-                Out::Effect(effect) => fx.push(Effect::Capability(effect)),
-                Out::Answer { result, to } => {
-                    fx.push(Effect::Send(self.outbound(result, Some(to))))
-                }
-                Out::Announce { inventory, list } => {
-                    fx.push(Effect::Send(self.outbound(inventory, None)));
-                    fx.push(Effect::Send(self.outbound(list, None)));
-                }
-            }
-        }
-        fx
+    /// R-CAP-6: a refused call (`err` names its `call_id`) is audited with its reason, never
+    /// its payload.
+    pub(super) fn audit_refusal(&mut self, err: &ProtocolError, fx: &mut Vec<Effect>) {
+        let (Some(caps), Some(_)) = (self.kernel.as_mut(), &err.call_id) else {
+            return;
+        };
+        let status = if err.code == ErrorCode::Unsupported {
+            Status::Unsupported
+        } else {
+            Status::Failed
+        };
+        let mut out = Vec::new();
+        caps.audit_refusal(err, status, &mut out);
+        fx.extend(out.into_iter().filter_map(|o| match o {
+            Out::Effect(effect) => Some(Effect::Capability(effect)),
+            _ => None,
+        }));
     }
 
-    /// R-SEC-5: the capability kernel decides; without it every call is answered `unsupported`
-    /// (R-ENV-5).
-    pub(super) fn app_call(&mut self, env: Envelope<AppCall>, fx: &mut Vec<Effect>) {
-        if let Some(caps) = self.capabilities.as_mut() {
+    /// The platform's `answer` to `ticket`, at `now`.
+    pub(super) fn answered(
+        &mut self,
+        (ticket, answer): (Ticket, Answer),
+        common: &mut Common,
+    ) -> Result<Vec<Effect>, UsageError> {
+        let now = common.now();
+        self.with(common, |caps, out| caps.answered(ticket, answer, now, out))
+    }
+
+    /// R-SEC-5: the kernel decides; without it every call is answered `unsupported` (R-ENV-5).
+    pub(super) fn call(&mut self, env: Envelope<AppCall>, common: &mut Common) -> Vec<Effect> {
+        if let Some(caps) = self.kernel.as_mut() {
             let mut out = Vec::new();
             caps.call(env, &mut out);
-            let effects = self.capability_effects(out);
-            fx.extend(effects);
-            return;
+            return effects(out, common);
         }
         let payload = AppResult {
             call_id: env.payload.call_id,
@@ -250,6 +191,39 @@ impl Session {
             )),
             error: None,
         };
-        fx.push(Effect::Send(self.outbound(payload, Some(env.sender))));
+        vec![Effect::Send(common.outbound(payload, Some(env.sender)))]
     }
+}
+
+/// Turns the capability kernel's output into effects; every envelope is built here.
+fn effects(out: Vec<Out>, common: &mut Common) -> Vec<Effect> {
+    let mut fx = Vec::with_capacity(out.len());
+    for item in out {
+        match item {
+            Out::Effect(effect) => fx.push(Effect::Capability(effect)),
+            Out::Answer { result, to } => fx.push(Effect::Send(common.outbound(result, Some(to)))),
+            Out::Announce { inventory, list } => {
+                fx.push(Effect::Send(common.outbound(inventory, None)));
+                fx.push(Effect::Send(common.outbound(list, None)));
+            }
+        }
+    }
+    fx
+}
+
+/// The catalog's apps a session under `config` would open, for the inventory: every enabled,
+/// verified app, less those the bundle policy refuses (R-INV-1, R-INV-3: `signed-only` lists
+/// only apps installed with a trusted signature).
+fn listed_applications(config: &SessionConfig) -> Vec<InventoryApp> {
+    let Some(catalog) = &config.app_catalog else {
+        return Vec::new();
+    };
+    let signed_only = config.bundle_policy == BundlePolicy::SignedOnly;
+    catalog
+        .0
+        .applications()
+        .into_iter()
+        .filter(|listed| !signed_only || listed.signed_by.is_some())
+        .map(|listed| listed.app)
+        .collect()
 }

@@ -1,115 +1,50 @@
 //! The sans-IO [`Session`]: one conversation's Surface registry. Inbound envelopes and bridge
 //! messages go in; [`Effect`]s come out. It performs no I/O and reads time only through [`Clock`].
+//!
+//! A session is four parts, each a type with its own invariants: [`Common`](common::Common)
+//! (configuration, clock, conversation, numbers, counters, and the envelopes it builds), the
+//! Surface table ([`Surfaces`](surfaces::Surfaces), each an [`Entry`](entry::Entry)), the
+//! standard components' [`ComponentDesk`](desk::ComponentDesk), and the capability
+//! [`CapabilitySlot`](capabilities::CapabilitySlot). `Session` routes each input to the parts it concerns.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
-use crate::apps::{refusal_error, reserved_error, Assets};
-use crate::bridge::DocumentId;
-use crate::capability::{Capabilities, Out};
-use crate::component::ComponentOpen;
+use crate::capability::Capabilities;
+use crate::component::{AnswerRefusal, ComponentClosed, ComponentSet, UserAnswer};
+use crate::component_link::ComponentLink;
 use crate::decode::decode;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
-use crate::ids::{shorten, AppVersion, ConversationId, EventName, InstanceId, MessageId, PartyId};
-use crate::json::JsonObject;
+use crate::ids::{ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
-use crate::message::{
-    AppCall, AppList, AppResult, ClientError, ClientInventory, Envelope, InlineApp,
-    InstalledSurface, Message, Party, UiClose, UiEvent, UiOpen, UiPatch,
+use crate::message::{Direction, Envelope, Message, Party, UiOpen};
+use crate::page_input::PageInput;
+use crate::timestamp::Timestamp;
+use crate::{
+    AgentIdentity, Answer, Capability, CapabilityName, CapabilitySetup, StoredRecords, Ticket,
 };
-use crate::recovery::ReopenBudget;
-use crate::source::SourceFiles;
 
 pub use crate::effect::{
     CloseReason, Effect, Generation, GoneReason, Stats, SurfaceKey, SurfaceOpen,
 };
 pub use crate::session_config::{BundlePolicy, CatalogRef, Clock, SessionConfig};
 
-mod agent;
 mod capabilities;
-mod desk;
-mod numbers;
-mod opens;
-
-use desk::ComponentDesk;
-use numbers::Numbers;
-use opens::Opens;
-mod components;
+mod checks;
+mod common;
 mod degrade;
-mod page;
-mod refuse;
-mod restore;
-mod sleep;
+mod desk;
+mod entry;
+mod numbers;
+mod opening;
+mod opens;
+mod records;
+mod surfaces;
 
-struct Entry {
-    generation: Generation,
-    opened_by: MessageId,
-    /// The `id` of the last open or patch applied (R-UI-3).
-    state_from: MessageId,
-    /// Whether the store keeps a record of it: it is hibernated, or restored and not woken
-    /// since (#29). Forgotten when it wakes or closes.
-    recorded: bool,
-    opener: Party,
-    /// What the Surface was opened with, kept to reopen it (R-UI-12).
-    app: InlineApp,
-    /// Its reopens within `Limits::reopen_window` (R-UI-12).
-    reopens: ReopenBudget,
-    /// The document whose `ready` was taken since the last commit (R-UI-3, R-UI-10).
-    ready: Option<DocumentId>,
-    state: JsonObject,
-    /// When the main frame committed its recent documents, for the reload-loop bound (R-UI-10).
-    documents: VecDeque<Duration>,
-    /// Whether the main frame committed its first document yet.
-    committed: bool,
-    /// What the page reported as diagnostics in the current window (R-DIAG-1).
-    diagnostics: DiagnosticBudget,
-    /// For a Surface of an installed app: which, and the events it declared (R-UI-9).
-    installed: Option<OpenedInstalled>,
-}
-
-impl Entry {
-    /// A new page will load in a new view: it says `ready` and gets the state, and its first
-    /// commit is a load, not a reload (R-UI-3, R-UI-10).
-    fn new_page(&mut self) {
-        self.ready = None;
-        self.committed = false;
-        self.documents.clear();
-    }
-
-    /// What the host makes that new view from, under `key`.
-    fn open_as(&self, key: SurfaceKey) -> SurfaceOpen {
-        let installed = self.installed.as_ref();
-        SurfaceOpen {
-            key,
-            app: self.app.clone(),
-            assets: installed.map(|i| i.assets.clone()).unwrap_or_default(),
-            sources: installed.map(|i| i.sources.clone()).unwrap_or_default(),
-        }
-    }
-}
-
-/// The installed app a Surface was opened from.
-struct OpenedInstalled {
-    surface: InstalledSurface,
-    version: AppVersion,
-    events: BTreeSet<EventName>,
-    assets: Assets,
-    sources: SourceFiles,
-    signed_by: Option<String>,
-}
-
-/// One Surface's diagnostics within the current fixed window (R-DIAG-1).
-#[derive(Default)]
-struct DiagnosticBudget {
-    window_start: Duration,
-    count: usize,
-    bytes: usize,
-    /// Dropped since the last note to the embedder.
-    suppressed: u64,
-    /// Whether the embedder heard in this window that diagnostics are being dropped.
-    told: bool,
-}
+use capabilities::CapabilitySlot;
+use common::Common;
+use desk::ComponentDesk;
+use surfaces::Surfaces;
 
 /// The sans-IO kernel of one conversation.
 ///
@@ -135,26 +70,35 @@ struct DiagnosticBudget {
 /// assert!(matches!(effects.as_slice(), [Effect::Ready(_), Effect::DeliverState { .. }]));
 /// ```
 pub struct Session {
-    config: SessionConfig,
-    clock: Box<dyn Clock>,
-    conversation: Option<ConversationId>,
-    surfaces: BTreeMap<InstanceId, Entry>,
+    common: Common,
+    surfaces: Surfaces,
     /// The open standard components; they share the instance namespace with `surfaces`.
     components: ComponentDesk,
-    numbers: Numbers,
-    opens: Opens,
-    stats: Stats,
-    /// The App Capability kernel, once enabled; until then every `app.call` is `unsupported`.
-    capabilities: Option<Capabilities>,
+    capabilities: CapabilitySlot,
 }
 
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
-            .field("conversation", &self.conversation)
+            .field("conversation", &self.common.conversation())
             .field("surfaces", &self.surfaces.len())
-            .field("stats", &self.stats)
+            .field("stats", self.common.stats())
             .finish_non_exhaustive()
+    }
+}
+
+/// Who and what a refusal of `message` is about (R-ENV-5).
+fn readable(message: &Message) -> Readable {
+    let call = match message {
+        Message::AppCall(env) => Some(&env.payload),
+        _ => None,
+    };
+    Readable {
+        id: Some(message.id().clone()),
+        conversation_id: Some(message.conversation_id().clone()),
+        call_id: call.map(|c| c.call_id.clone()),
+        sender: None,
+        capability: call.map(|c| Box::new(c.capability.clone())),
     }
 }
 
@@ -162,7 +106,7 @@ impl Session {
     /// Creates a session; fails when a limit is unusable.
     pub fn new(config: SessionConfig, clock: Box<dyn Clock>) -> Result<Self, UsageError> {
         config.limits.validate()?;
-        if let Err(e) = MessageId::try_from(format!("{}-1", config.message_id_prefix)) {
+        if let Err(e) = crate::ids::MessageId::try_from(format!("{}-1", config.message_id_prefix)) {
             return Err(UsageError::InvalidMessageIdPrefix {
                 prefix: config.message_id_prefix,
                 reason: e.reason,
@@ -170,54 +114,57 @@ impl Session {
         }
         Ok(Self {
             components: ComponentDesk::offering(config.standard_components.kinds()),
-            conversation: config.conversation_id.clone(),
-            config,
-            clock,
-            surfaces: BTreeMap::new(),
-            numbers: Numbers::default(),
-            opens: Opens::default(),
-            stats: Stats::default(),
-            capabilities: None,
+            common: Common::new(config, clock),
+            surfaces: Surfaces::default(),
+            capabilities: CapabilitySlot::default(),
         })
     }
 
     /// The session's counters.
     pub fn stats(&self) -> &Stats {
-        &self.stats
+        self.common.stats()
     }
 
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
-        &self.config.limits
+        self.common.limits()
     }
 
     /// The conversation, once known.
     pub fn conversation_id(&self) -> Option<&ConversationId> {
-        self.conversation.as_ref()
+        self.common.conversation()
+    }
+
+    /// Whether this session has a conversation: it was opened for one, or an envelope
+    /// established it (R-SES-1).
+    pub(crate) fn is_established(&self) -> bool {
+        self.common.conversation().is_some()
+    }
+
+    /// The agent this session's transport or embedder vouches for (R-SES-1), if any.
+    pub fn agent_id(&self) -> Option<&PartyId> {
+        self.common.config().agent_id.as_ref()
     }
 
     /// The webviews that are open now, in instance order.
     pub fn surfaces(&self) -> impl Iterator<Item = SurfaceKey> + '_ {
-        self.surfaces.iter().map(|(instance, e)| SurfaceKey {
-            session: self.config.session_id,
-            instance: instance.clone(),
-            generation: e.generation,
-        })
+        self.surfaces.keys(&self.common)
+    }
+
+    /// How many Surfaces are open now.
+    pub fn surface_count(&self) -> usize {
+        self.surfaces.len()
     }
 
     /// Whether `key` names a webview that is open now.
     pub fn is_current(&self, key: &SurfaceKey) -> bool {
-        key.session == self.config.session_id
-            && self
-                .surfaces
-                .get(&key.instance)
-                .is_some_and(|e| e.generation == key.generation)
+        self.surfaces.is_current(key, &self.common)
     }
 
     /// Handles one inbound envelope (agent → client) as raw bytes.
     pub fn handle_inbound(&mut self, bytes: &[u8]) -> Vec<Effect> {
         let mut fx = Vec::new();
-        match decode(bytes, &self.config.limits) {
+        match decode(bytes, self.common.limits()) {
             Ok(message) => self.dispatch(message, &mut fx),
             Err(err) => self.refuse(err, None, &mut fx),
         }
@@ -227,22 +174,19 @@ impl Session {
     /// Refuses an inbound line that was too long to be read at all (R-ENV-4): the framer
     /// discarded its `len` bytes, so the reply cannot name its `id`.
     pub fn handle_oversized(&mut self, len: u64) -> Vec<Effect> {
-        let limit = self.config.limits.max_envelope_bytes;
-        let mut fx = Vec::new();
+        let limit = self.common.limits().max_envelope_bytes;
         let err = ProtocolError::new(
             ErrorCode::TooLarge,
             "R-ENV-4",
             format!("envelope is {len} bytes; the limit is {limit} bytes"),
         )
         .limit(limit);
-        self.refuse(err, None, &mut fx);
-        fx
+        self.refuse_undecodable(err)
     }
 
     /// Refuses a binary frame of `len` bytes that a WebSocket transport received (R-ENV-5): each
     /// envelope is one text frame, so its bytes were not read and the reply cannot name its `id`.
     pub fn handle_binary_frame(&mut self, len: u64) -> Vec<Effect> {
-        let mut fx = Vec::new();
         let err = ProtocolError::new(
             ErrorCode::BinaryFrame,
             "R-ENV-5",
@@ -250,8 +194,7 @@ impl Session {
                 "a binary frame of {len} bytes is not an envelope: send each envelope as one text frame"
             ),
         );
-        self.refuse(err, None, &mut fx);
-        fx
+        self.refuse_undecodable(err)
     }
 
     /// Handles one inbound message that was already decoded.
@@ -268,27 +211,180 @@ impl Session {
         message: Message,
         open_elsewhere: usize,
     ) -> Vec<Effect> {
-        self.opens.set_elsewhere(open_elsewhere);
+        self.common.opens().set_elsewhere(open_elsewhere);
         let fx = self.handle_message(message);
-        self.opens.set_elsewhere(0);
+        self.common.opens().set_elsewhere(0);
         fx
     }
 
     /// The checks a decoded message passes before it may change anything (conversation,
     /// direction, sender); the session table asks them before it creates a session.
     pub(crate) fn check_admission(&self, message: &Message) -> Result<(), ProtocolError> {
-        self.admit(message)
+        self.common.admit_envelope(
+            message.conversation_id(),
+            message.direction(),
+            message.message_type(),
+            message.sender(),
+        )
     }
 
-    /// The agent this session's transport or embedder vouches for (R-SES-1), if any.
-    pub fn agent_id(&self) -> Option<&PartyId> {
-        self.config.agent_id.as_ref()
+    /// [`Session::check_admission`] for a well-formed envelope whose payload was refused
+    /// ([`ProtocolError::sender`]).
+    pub(crate) fn check_refused_admission(
+        &self,
+        refused: &ProtocolError,
+    ) -> Result<(), ProtocolError> {
+        match (&refused.conversation_id, &refused.sender) {
+            (Some(conversation), Some(sender)) => self.common.admit_envelope(
+                conversation,
+                Direction::AgentToClient,
+                "lineup.v1 message",
+                sender,
+            ),
+            _ => Err(refused.clone()),
+        }
+    }
+
+    fn dispatch(&mut self, message: Message, fx: &mut Vec<Effect>) {
+        let sender = message.sender().clone();
+        let conversation = message.conversation_id().clone();
+        let about = readable(&message);
+        if let Err(err) = self.check_admission(&message) {
+            return self.refuse(err.about(about), Some(sender), fx);
+        }
+        // Established even when its payload is refused below (R-SES-1, R-INV-1).
+        self.establish(&conversation, fx);
+        let outcome = match message {
+            Message::UiOpen(env) => self.open(env, false, fx),
+            Message::ComponentOpen(env) => {
+                let surfaces = &mut self.surfaces;
+                let make_room =
+                    |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| surfaces.replace(i, c, fx);
+                self.components.open(env, &mut self.common, fx, make_room)
+            }
+            Message::UiPatch(env) => {
+                let (instance, state) = (env.payload.instance_id, env.payload.state);
+                let (common, by) = (&self.common, env.id);
+                match self
+                    .components
+                    .patch(&instance, (&state, by.clone()), common, fx)
+                {
+                    Ok(false) => self.surfaces.patch(instance, state, by, common, fx),
+                    other => other.map(|_| ()),
+                }
+            }
+            Message::UiClose(env) => {
+                let (instance, reason) = (env.payload.instance_id, env.payload.reason);
+                if self
+                    .components
+                    .close(&instance, reason.clone(), &self.common, fx)
+                {
+                    Ok(())
+                } else {
+                    self.surfaces.close(instance, reason, &self.common, fx)
+                }
+            }
+            Message::AppCall(env) => {
+                fx.extend(self.capabilities.call(env, &mut self.common));
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+        match outcome {
+            Ok(()) => self.common.stats_mut().envelopes_accepted += 1,
+            Err(err) => self.refuse(err.about(about), Some(sender), fx),
+        }
+    }
+
+    /// The agent's `ui.open` of a Surface, or (`restored`) one from a hibernated Surface's
+    /// record: a component holding the id is replaced by the Surface (R-STD-1).
+    fn open(
+        &mut self,
+        env: Envelope<UiOpen>,
+        restored: bool,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), ProtocolError> {
+        let components = &mut self.components;
+        let make_room =
+            |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| components.replace(i, c, fx);
+        self.surfaces
+            .open(env, restored, &mut self.common, fx, make_room)
+    }
+
+    /// R-SES-1: the first well-formed envelope of an admitted agent establishes the conversation
+    /// (even when its payload is then refused), and the inventory goes out before any answer
+    /// to it (R-INV-1). Once established, nothing.
+    fn establish(&mut self, conversation: &ConversationId, fx: &mut Vec<Effect>) {
+        if self.common.establish(conversation) {
+            fx.extend(self.capabilities.establish(conversation, &mut self.common));
+        }
+    }
+
+    /// Answers a refused envelope (R-ENV-5); a refused call is audited first (R-CAP-6).
+    fn refuse(&mut self, err: ProtocolError, target: Option<Party>, fx: &mut Vec<Effect>) {
+        self.capabilities.audit_refusal(&err, fx);
+        fx.extend(self.common.refusal(err, target));
+    }
+
+    /// Refuses `message` with `err` (the session table's own refusals, e.g.
+    /// `too_many_sessions`), answered like any refusal (R-ENV-5); nothing else changes.
+    pub(crate) fn refuse_message(&mut self, message: &Message, err: ProtocolError) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let err = err.about(readable(message));
+        self.refuse(err, Some(message.sender().clone()), &mut fx);
+        fx
     }
 
     /// Refuses the well-formed envelope `refused` with the table's own `err` (R-ENV-5);
-    /// How many Surfaces are open now.
-    pub fn surface_count(&self) -> usize {
-        self.surfaces.len()
+    /// nothing else changes.
+    pub(crate) fn refuse_about(
+        &mut self,
+        refused: &ProtocolError,
+        err: ProtocolError,
+    ) -> Vec<Effect> {
+        let about = Readable {
+            id: refused.in_reply_to.clone(),
+            conversation_id: refused.conversation_id.clone(),
+            call_id: refused.call_id.clone(),
+            sender: None,
+            capability: refused.capability.clone(),
+        };
+        let mut fx = Vec::new();
+        let target = refused.sender.as_deref().cloned();
+        self.refuse(err.about(about), target, &mut fx);
+        fx
+    }
+
+    /// Refuses an inbound envelope that could not be decoded (R-ENV-5); the session table
+    /// answers those itself, in the refused envelope's conversation when it can be read.
+    pub(crate) fn refuse_undecodable(&mut self, err: ProtocolError) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        self.refuse(err, None, &mut fx);
+        fx
+    }
+
+    /// Establishes the session for a well-formed envelope whose payload could not be decoded
+    /// (R-SES-1, [`ProtocolError::sender`]): admitted like any envelope, then the inventory
+    /// first (R-INV-1) and the refusal's answer. Without a readable sender and conversation it
+    /// is refused like any undecodable envelope.
+    pub(crate) fn establish_refusing(&mut self, err: ProtocolError) -> Vec<Effect> {
+        let (Some(_), Some(conversation)) = (&err.sender, err.conversation_id.clone()) else {
+            return self.refuse_undecodable(err);
+        };
+        if let Err(admission) = self.check_refused_admission(&err) {
+            return self.refuse_about(&err, admission);
+        }
+        let mut fx = Vec::new();
+        self.establish(&conversation, &mut fx);
+        let sender = err.sender.as_deref().cloned();
+        self.refuse(err, sender, &mut fx);
+        fx
+    }
+
+    /// The audit records of refusals merged so far (R-CAP-6), written out now.
+    pub(crate) fn flush_refusal_audit(&mut self) -> Vec<Effect> {
+        self.capabilities
+            .with_enabled(&mut self.common, |caps, out| caps.flush_refusals(out))
     }
 
     /// Announces the session's current `client.inventory` and `app.list` again (R-INV-1), for an
@@ -296,25 +392,19 @@ impl Session {
     /// a new revision (R-INV-2). Empty when capabilities are off (the host then sends no
     /// inventory at all) or the session is not established yet.
     pub fn announce_inventory(&mut self) -> Vec<Effect> {
-        let Some(caps) = self.capabilities.as_mut() else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        caps.announce_again(&mut out);
-        self.capability_effects(out)
+        self.capabilities
+            .with_enabled(&mut self.common, |caps, out| caps.announce_again(out))
     }
 
     /// Every open Surface goes away for `reason` (R-UI-12), in instance order: each is closed
     /// ([`CloseReason::Gone`]) and the agent gets one `ui.event` `close` with `data.reason` per
-    /// Surface, as [`Session::surface_gone`] does for one. For [`GoneReason::AgentGone`], the
+    /// Surface, as [`PageInput::Gone`] does for one. For [`GoneReason::AgentGone`], the
     /// embedder's grace for an agent that went away ran out.
     pub fn all_gone(&mut self, reason: GoneReason) -> Vec<Effect> {
         let keys: Vec<SurfaceKey> = self.surfaces().collect();
         let mut fx = Vec::new();
         for key in keys {
-            if let Some(entry) = self.take_current(&key, &mut fx) {
-                self.gone(&key, entry, reason, &mut fx);
-            }
+            self.surfaces.gone(&key, reason, &mut self.common, &mut fx);
         }
         fx
     }
@@ -323,138 +413,285 @@ impl Session {
     /// calls still waiting for a lookup or a decision are cancelled (their prompts withdrawn,
     /// their records finished, audited); running ones finish on their own.
     pub fn close_all(&mut self) -> Vec<Effect> {
-        let surfaces = std::mem::take(&mut self.surfaces);
-        let session = self.config.session_id;
-        let mut fx: Vec<Effect> = surfaces
-            .into_iter()
-            .map(|(instance, e)| Effect::Close {
-                key: SurfaceKey {
-                    session,
-                    instance,
-                    generation: e.generation,
-                },
-                reason: CloseReason::SessionEnded,
-            })
-            .collect();
-        self.hide_all_components(&mut fx);
-        if let Some(caps) = self.capabilities.as_mut() {
-            let mut out = Vec::new();
-            caps.end(&mut out);
-            // The agent is gone: its answers are on record, none is sent.
-            out.retain(|o| matches!(o, Out::Effect(_)));
-            fx.extend(self.capability_effects(out));
-        }
+        let mut fx = self.surfaces.end(&self.common);
+        fx.extend(self.components.end(&self.common));
+        fx.extend(self.capabilities.end(&mut self.common));
         fx
     }
 
-    /// Takes `key`'s entry out, when it is current; its record, if the store keeps one, is
-    /// forgotten (#29).
-    fn take_current(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) -> Option<Entry> {
-        if !self.is_current(key) {
-            return None;
-        }
-        let entry = self.surfaces.remove(&key.instance)?;
-        self.forget_surface_record(&key.instance, &entry, fx);
-        Some(entry)
+    /// Handles one message posted by the page of webview `key` (R-SEC-4: the identity is the
+    /// webview that received it, never a field of the message).
+    pub fn handle_bridge(&mut self, key: &SurfaceKey, raw: &str) -> Vec<Effect> {
+        self.surfaces.handle_bridge(key, raw, &mut self.common)
     }
 
-    /// R-SES-1: the first well-formed envelope of an admitted agent establishes the conversation
-    /// (even when its payload is then refused), and the inventory goes out before any answer
-    /// to it (R-INV-1). Once established, nothing.
-    fn establish(&mut self, conversation: &ConversationId, fx: &mut Vec<Effect>) {
-        if self.conversation.is_some() {
-            return;
-        }
-        self.conversation = Some(conversation.clone());
-        let mut announce = Vec::new();
-        if let Some(caps) = self.capabilities.as_mut() {
-            caps.establish(conversation.clone(), &mut announce);
-        }
-        let announce = self.capability_effects(announce);
-        fx.extend(announce);
+    /// `count` page events of Surface `instance` were dropped on the way out because the agent's
+    /// reader fell behind; once it caught up it gets one `client.error` `events_dropped` naming
+    /// the instance and the count (`in_reply_to: null`). It is never a `ui.event`, which a page
+    /// could imitate.
+    pub fn events_dropped(&mut self, instance: &InstanceId, count: u64) -> Vec<Effect> {
+        self.surfaces
+            .events_dropped(instance, count, &mut self.common)
     }
 
-    fn dispatch(&mut self, message: Message, fx: &mut Vec<Effect>) {
-        let sender = message.sender().clone();
-        let conversation = message.conversation_id().clone();
-        let about = Readable {
-            id: Some(message.id().clone()),
-            conversation_id: Some(conversation.clone()),
-            call_id: match &message {
-                Message::AppCall(env) => Some(env.payload.call_id.clone()),
-                _ => None,
-            },
-            sender: None,
-            capability: match &message {
-                Message::AppCall(env) => Some(Box::new(env.payload.capability.clone())),
-                _ => None,
-            },
-        };
-        if let Err(err) = self.admit(&message) {
-            return self.refuse(err.about(about), Some(sender), fx);
-        }
-        // Established even when its payload is refused below (R-SES-1, R-INV-1).
-        self.establish(&conversation, fx);
-        let outcome = match message {
-            Message::UiOpen(env) => self.open(env, fx),
-            Message::ComponentOpen(env) => self.open_component(env, fx),
-            Message::UiPatch(env) => self.patch(env, fx),
-            Message::UiClose(env) => self.close(env, fx),
-            Message::AppCall(env) => {
-                self.app_call(env, fx);
-                Ok(())
+    /// Handles one report of webview `key` (a Surface's, or a standard component's view):
+    /// what each one does is on its [`PageInput`] variant. The identity is the webview that
+    /// reported it, never a field of a message (R-SEC-4); a stale key changes nothing.
+    pub fn handle_page(&mut self, key: &SurfaceKey, input: PageInput<'_>) -> Vec<Effect> {
+        let (common, surfaces) = (&mut self.common, &mut self.surfaces);
+        match input {
+            PageInput::Message(raw) => surfaces.handle_bridge(key, raw, common),
+            PageInput::Oversized { len } => surfaces.bridge_oversized(key, len, common),
+            PageInput::Flood { count } => {
+                let limit = common.limits().max_pending_bridge_messages;
+                surfaces.bridge_flood(key, (count, limit), common)
             }
-            _ => Ok(()),
-        };
-        match outcome {
-            Ok(()) => self.stats.envelopes_accepted += 1,
-            Err(err) => self.refuse(err.about(about), Some(sender), fx),
-        }
-    }
-
-    /// Whether this session has a conversation: it was opened for one, or an envelope
-    /// established it (R-SES-1).
-    pub(crate) fn is_established(&self) -> bool {
-        self.conversation.is_some()
-    }
-}
-
-const NOT_ENABLED: UsageError = UsageError::Capabilities {
-    reason: "are not enabled in this session; call Session::enable_capabilities first",
-};
-
-/// The `sender.kind` of every envelope the client accepts.
-const AGENT_KIND: &str = "agent";
-
-fn unknown_instance(instance: &InstanceId, message_type: &str) -> ProtocolError {
-    ProtocolError::new(
-        ErrorCode::UnknownInstance,
-        "R-UI-1",
-        format!("{message_type} names instance {instance}, which is not open"),
-    )
-    .field("payload.instance_id")
-}
-
-fn close_event() -> EventName {
-    EventName::known("close")
-}
-
-macro_rules! into_message {
-    ($($variant:ident),*) => {$(
-        impl From<Envelope<$variant>> for Message {
-            fn from(env: Envelope<$variant>) -> Message {
-                Message::$variant(env)
+            PageInput::DiagnosticsDropped { count } => {
+                surfaces.diagnostics_dropped(key, count, common);
+                Vec::new()
             }
+            PageInput::UserClosed => surfaces.user_closed(key, common),
+            PageInput::Gone(reason) => {
+                let mut fx = Vec::new();
+                surfaces.gone(key, reason, common, &mut fx);
+                fx
+            }
+            PageInput::Lost(reason) => surfaces.lost(key, reason, common),
+            PageInput::DocumentCommitted => surfaces.committed(key, true, common),
+            PageInput::EmbedderReloaded => surfaces.committed(key, false, common),
+            PageInput::OpenFailed(why) => surfaces.open_failed(key, why, common),
+            PageInput::LiveCapReached { limit } => surfaces.refused_live(key, limit, common),
+            PageInput::ComponentFailed => {
+                self.components
+                    .gone(key, ComponentClosed::RendererFailed, common)
+            }
+            // A refused answer is counted; nothing else follows.
+            PageInput::ComponentAnswered(answer) => self
+                .component_answered(key, answer.clone())
+                .unwrap_or_default(),
+            PageInput::ComponentClosed => self.components.gone(key, ComponentClosed::User, common),
+            PageInput::ComponentDraft(draft) => self.components.draft(key, draft, common),
         }
-    )*};
+    }
+
+    /// The host gives hibernated Surface `key` a new webview (it was hidden, and is shown
+    /// again): the Surface, its key and its instance stay as they were; the new page is a
+    /// first load that gets the current state, the latest patch included, after its `ready`
+    /// (R-UI-3). Neither the reopen budget nor the reload-loop bound counts it. Returns what
+    /// to create the view from; `None` for a stale key. Its record, if the store keeps one, is
+    /// forgotten through `fx` (#29).
+    pub fn wake(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) -> Option<SurfaceOpen> {
+        self.surfaces.wake(key, &mut self.common, fx)
+    }
+
+    /// The host hibernated Surface `key` (#29): a vouched session keeps its record, so that a
+    /// restart can bring it back; nothing goes upstream. Nothing for a stale key.
+    pub fn hibernated(&mut self, key: &SurfaceKey) -> Vec<Effect> {
+        self.surfaces.hibernated(key, &self.common)
+    }
+
+    /// The standard components the driver can render changed (R-STD-14): `ui.open` accepts
+    /// exactly `set` from now on, one withdrawn since it was offered is `revoked` (R-STD-4), and
+    /// an established session with capabilities announces a new inventory revision (R-INV-2).
+    /// Open instances stay open.
+    pub fn set_standard_components(&mut self, set: ComponentSet) -> Vec<Effect> {
+        self.components.offer(set.kinds());
+        self.common.set_standard_components(set);
+        self.capabilities.components_changed(&mut self.common)
+    }
+
+    /// The standard components the driver can render now.
+    pub fn standard_components(&self) -> &ComponentSet {
+        &self.common.config().standard_components
+    }
+
+    /// How many standard component instances are open now (R-STD-17).
+    pub fn component_count(&self) -> usize {
+        self.components.len()
+    }
+
+    /// The keys of the open component instances, in instance order.
+    pub fn components(&self) -> impl Iterator<Item = SurfaceKey> + '_ {
+        self.components.keys(&self.common)
+    }
+
+    /// The user activated the link to `url` in component `key` (after the driver's activation
+    /// checks, R-STD-8): the link, when it is one the kernel put in the instance's current
+    /// Markdown tree (R-STD-11), for the host's link confirm; `None` for any other URL, a
+    /// stale key, or under [`LinkPolicy::Off`](crate::LinkPolicy::Off), where no tree has one.
+    pub fn component_link(&mut self, key: &SurfaceKey, url: &str) -> Option<ComponentLink> {
+        self.components.link(key, url, &mut self.common)
+    }
+
+    /// The user answered component `key` (after the driver's activation checks, R-STD-8): the
+    /// answer is checked against the props, the round locked, and `ui.event` `submit` or
+    /// `cancel` sent with `{answer?, answer_id, opened_by, state_from, round, via, input}`
+    /// (R-STD-6, R-STD-7). A refused answer is dropped and counted; nothing is sent.
+    pub fn component_answered(
+        &mut self,
+        key: &SurfaceKey,
+        answer: UserAnswer,
+    ) -> Result<Vec<Effect>, AnswerRefusal> {
+        let result = self.components.answered(key, &answer, &mut self.common);
+        if result.is_err() {
+            self.common.stats_mut().answers_dropped += 1;
+        }
+        result
+    }
+
+    /// Every open component whose `props.expires_at` is at or before `now` is locked, hidden,
+    /// and the agent gets `ui.event close {reason:"expired"}` (R-STD-7), in instance order.
+    pub fn expire_components(&mut self, now: Timestamp) -> Vec<Effect> {
+        self.components.expire(now, &mut self.common)
+    }
+
+    /// The earliest `props.expires_at` of the open components: when to call
+    /// [`Session::expire_components`] next.
+    pub fn next_component_expiry(&self) -> Option<Timestamp> {
+        self.components.next_expiry()
+    }
+
+    /// The request to read this session's records back, when it is vouched and established
+    /// (R-STD-15, #29); the driver answers [`Ticket::RECORDS`] with [`Answer::Records`]
+    /// through [`Session::answered`].
+    pub fn restore_request(&mut self) -> Option<Effect> {
+        self.components.ask_records(&self.common)
+    }
+
+    /// The read-back of this session's records arrived: its components are shown again, then
+    /// its hibernated Surfaces opened (R-STD-15, #29). Ignored unless asked for and not yet
+    /// answered, as an answer to a withdrawn capability ticket is.
+    fn records_read(&mut self, records: StoredRecords) -> Vec<Effect> {
+        if !self.components.take_records_answer() {
+            return Vec::new();
+        }
+        let surfaces = &self.surfaces;
+        let held = |i: &InstanceId| surfaces.contains(i);
+        let mut fx = self
+            .components
+            .restore(records.components, held, &mut self.common);
+        let components = &self.components;
+        let held = |i: &InstanceId| components.contains(i);
+        fx.extend(
+            self.surfaces
+                .restore(records.surfaces, held, &mut self.common),
+        );
+        fx
+    }
+
+    /// Turns the App Capability kernel on (once): registration, `client.inventory` and
+    /// `app.list`, and the `app.call` pipeline. The unfinished records in `setup` are finished
+    /// now (R-CAP-5). If the conversation is configured, the session is established and the
+    /// inventory comes out now; otherwise it comes before the answer to the first accepted
+    /// envelope (R-INV-1).
+    pub fn enable_capabilities(
+        &mut self,
+        setup: CapabilitySetup,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.start_capabilities(setup, &[], &[])
+    }
+
+    /// [`Session::enable_capabilities`] with the host's registrations and hidden capabilities
+    /// already in place before the session is established, so its first inventory lists them
+    /// (the session table fans its registrations out this way).
+    pub(crate) fn start_capabilities(
+        &mut self,
+        setup: CapabilitySetup,
+        registered: &[Capability],
+        hidden: &[(AgentIdentity, CapabilityName)],
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.capabilities
+            .start(setup, (registered, hidden), &mut self.common)
+    }
+
+    /// The app center changed (an app installed, upgraded, rolled back, disabled or removed,
+    /// perhaps by another process): the inventory is announced again when the enabled apps
+    /// differ, and each open Surface of an app that is no longer enabled at its version is
+    /// closed, the agent told `app_disabled`, `app_removed` or `app_upgraded` (R-UI-12).
+    pub fn apps_changed(&mut self) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let Some(catalog) = self.common.config().app_catalog.clone() else {
+            return fx;
+        };
+        self.surfaces.retire(&catalog, &mut self.common, &mut fx);
+        fx.extend(self.capabilities.apps_changed(&mut self.common));
+        fx
+    }
+
+    /// The capability kernel, once enabled: its registry and its pending calls.
+    pub fn capabilities(&self) -> Option<&Capabilities> {
+        self.capabilities.get()
+    }
+
+    /// Registers a capability (a name registered twice is an error); an established session
+    /// gets a new inventory (R-INV-1).
+    pub fn register_capability(
+        &mut self,
+        capability: Capability,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.capabilities
+            .with(&mut self.common, |caps, out| caps.register(capability, out))
+    }
+
+    /// Unregisters a capability; the session gets a new inventory, and a later call to it is
+    /// answered `unsupported` with `revoked` (R-INV-4).
+    pub fn unregister_capability(
+        &mut self,
+        name: &CapabilityName,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.capabilities
+            .with(&mut self.common, |caps, out| caps.unregister(name, out))
+    }
+
+    /// Hides capability `name` from `agent` (or shows it again); this session gets a new
+    /// inventory when its agent is `agent`.
+    pub fn set_capability_visible(
+        &mut self,
+        agent: &AgentIdentity,
+        name: &CapabilityName,
+        visible: bool,
+    ) -> Result<Vec<Effect>, UsageError> {
+        self.capabilities.with(&mut self.common, |caps, out| {
+            caps.set_visible(agent, name, visible, out);
+            Ok(())
+        })
+    }
+
+    /// Forgets the conversation-scoped "always" for `name` (a grant of a vouched identity is
+    /// revoked in the store instead); `Ok(false)` when there was none.
+    pub fn forget_conversation_grant(&mut self, name: &CapabilityName) -> Result<bool, UsageError> {
+        self.capabilities.forget_conversation_grant(name)
+    }
+
+    /// The platform answers a question the session asked, by its [`Ticket`]: a capability
+    /// effect's (a store read, a durable write's acknowledgement, the user's consent, the
+    /// hook, the handler's result) or the read-back of the session's records
+    /// ([`Ticket::RECORDS`]). The one way answers come back. An answer of the wrong kind is a
+    /// [`UsageError`]; an answer to a withdrawn ticket, or a second read-back, is ignored.
+    pub fn answered(&mut self, ticket: Ticket, answer: Answer) -> Result<Vec<Effect>, UsageError> {
+        match (ticket == Ticket::RECORDS, answer) {
+            (true, Answer::Records(records)) => Ok(self.records_read(*records)),
+            (true, other) => Err(UsageError::WrongAnswer {
+                ticket: ticket.0,
+                expected: "a read-back of records",
+                got: other.kind(),
+            }),
+            (false, answer) => self
+                .capabilities
+                .answered((ticket, answer), &mut self.common),
+        }
+    }
+
+    /// Expires calls whose `expires_at` passed while they waited for a decision and fails
+    /// handlers past their timeout. Call it when [`Session::next_capability_wakeup`] says.
+    pub fn poll_capabilities(&mut self) -> Vec<Effect> {
+        let now = self.common.now();
+        self.capabilities
+            .with_enabled(&mut self.common, |caps, out| caps.poll(now, out))
+    }
+
+    /// How long until [`Session::poll_capabilities`] has work, if any call waits on a deadline.
+    pub fn next_capability_wakeup(&self) -> Option<Duration> {
+        self.capabilities.next_wakeup(self.common.now())
+    }
 }
-into_message!(
-    UiOpen,
-    UiPatch,
-    UiClose,
-    AppCall,
-    UiEvent,
-    AppResult,
-    ClientError
-);
-into_message!(ClientInventory, AppList, ComponentOpen);

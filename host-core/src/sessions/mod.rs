@@ -230,7 +230,7 @@ impl Sessions {
             session: key.session,
             effects: self
                 .get_mut(key.session)
-                .map(|session| input.apply(session, key))
+                .map(|session| session.handle_page(key, input))
                 .unwrap_or_default(),
         }
     }

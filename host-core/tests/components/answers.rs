@@ -2,6 +2,7 @@
 
 use super::opens::options;
 use super::*;
+use lineup_host_core::PageInput;
 
 fn submit(answer: Value) -> UserAnswer {
     UserAnswer::Submit {
@@ -274,7 +275,10 @@ fn r_std_7_expiry_closes_with_reason_expired_and_a_user_close_sends_one_close() 
         json!({"instance_id":"c","component":component("confirm", json!({"title":"Go?"}))}),
     );
     let key = shown(&fx).key.clone();
-    let fx = s.component_closed_by_user(&key);
+    let fx = s.handle_page(&key, PageInput::ComponentClosed);
     assert_eq!(sent_events(&fx), [("close".to_owned(), json!({}))]);
-    assert!(s.component_closed_by_user(&key).is_empty(), "exactly one");
+    assert!(
+        s.handle_page(&key, PageInput::ComponentClosed).is_empty(),
+        "exactly one"
+    );
 }

@@ -1,6 +1,7 @@
 //! Reloads (R-UI-10, R-UI-12), dropped events, and what `Debug` never prints.
 
 use super::*;
+use lineup_host_core::PageInput;
 
 fn patch(id: &str, instance: &str, state: Value) -> Vec<u8> {
     envelope(
@@ -15,14 +16,14 @@ fn r_ui_10_a_reloaded_document_gets_the_current_state_exactly_once_after_its_rea
     let mut s = session();
     let key = opened_key(&s.handle_inbound(&open("m1", "w", Some(json!({"n": 1})))));
     // The Surface's own first load is not a reload.
-    assert!(s.document_committed(&key).is_empty());
+    assert!(s.handle_page(&key, PageInput::DocumentCommitted).is_empty());
     assert!(matches!(
         s.handle_bridge(&key, READY).as_slice(),
         [Effect::Ready(_), Effect::DeliverState { .. }]
     ));
     // The page reloads itself: a second document commits.
     assert!(matches!(
-        s.document_committed(&key).as_slice(),
+        s.handle_page(&key, PageInput::DocumentCommitted).as_slice(),
         [Effect::Reloaded(k)] if *k == key
     ));
     // Patches during the reload coalesce to the latest and are not delivered yet.
@@ -53,7 +54,7 @@ fn r_ui_10_r_ui_12_a_reload_loop_closes_the_surface_with_its_reason() {
     let max = Limits::default().max_documents_per_window;
     // Five documents (the first load included) within the window are allowed.
     for _ in 0..max {
-        let fx = s.document_committed(&key);
+        let fx = s.handle_page(&key, PageInput::DocumentCommitted);
         assert!(
             !fx.iter().any(|e| matches!(e, Effect::Close { .. })),
             "{fx:?}"
@@ -61,7 +62,7 @@ fn r_ui_10_r_ui_12_a_reload_loop_closes_the_surface_with_its_reason() {
         clock.0.set(clock.0.get() + Duration::from_millis(100));
     }
     // One more within 10 s closes it, and the agent hears why.
-    let fx = s.document_committed(&key);
+    let fx = s.handle_page(&key, PageInput::DocumentCommitted);
     assert!(matches!(
         fx.first(),
         Some(Effect::Close {
@@ -79,7 +80,7 @@ fn r_ui_10_r_ui_12_a_reload_loop_closes_the_surface_with_its_reason() {
 fn r_ui_10_embedder_reloads_keep_the_state_and_never_count_as_a_reload_loop() {
     let (mut s, _clock) = session_with(Limits::default());
     let key = opened_key(&s.handle_inbound(&open("m1", "w", Some(json!({"n": 1})))));
-    assert!(s.document_committed(&key).is_empty());
+    assert!(s.handle_page(&key, PageInput::DocumentCommitted).is_empty());
     assert!(matches!(
         s.handle_bridge(&key, READY).as_slice(),
         [Effect::Ready(_), Effect::DeliverState { .. }]
@@ -88,7 +89,7 @@ fn r_ui_10_embedder_reloads_keep_the_state_and_never_count_as_a_reload_loop() {
     // Many more embedder reloads than the loop bound, all at the same instant.
     for _ in 0..max * 3 {
         assert!(matches!(
-            s.embedder_reloaded(&key).as_slice(),
+            s.handle_page(&key, PageInput::EmbedderReloaded).as_slice(),
             [Effect::Reloaded(k)] if *k == key
         ));
         match s.handle_bridge(&key, READY).as_slice() {
@@ -101,7 +102,7 @@ fn r_ui_10_embedder_reloads_keep_the_state_and_never_count_as_a_reload_loop() {
     assert!(s.is_current(&key));
     // Positive control: the page's own reloads at that instant still make a loop.
     let closed = (0..max).any(|_| {
-        s.document_committed(&key)
+        s.handle_page(&key, PageInput::DocumentCommitted)
             .iter()
             .any(|e| matches!(e, Effect::Close { .. }))
     });
@@ -113,7 +114,7 @@ fn r_ui_10_reloads_spread_over_time_are_not_a_loop() {
     let (mut s, clock) = session_with(Limits::default());
     let key = opened_key(&s.handle_inbound(&open("m1", "w", None)));
     for _ in 0..20 {
-        let fx = s.document_committed(&key);
+        let fx = s.handle_page(&key, PageInput::DocumentCommitted);
         assert!(
             !fx.iter().any(|e| matches!(e, Effect::Close { .. })),
             "{fx:?}"

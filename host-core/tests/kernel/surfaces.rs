@@ -1,6 +1,7 @@
 //! A Surface's life: integrity, state and patches, closes, bridge messages and the limits on opens (R-UI-2a..R-UI-6a, R-SEC-4, R-SEC-7).
 
 use super::*;
+use lineup_host_core::PageInput;
 
 #[test]
 fn r_ui_2_placeholder_digest_is_refused_naming_the_field() {
@@ -247,7 +248,7 @@ fn r_ui_5_agent_close_sends_nothing_upstream() {
         }]
     );
     assert!(
-        s.user_closed(&key).is_empty(),
+        s.handle_page(&key, PageInput::UserClosed).is_empty(),
         "a closed surface cannot be user-closed"
     );
     let err = client_error(
@@ -261,7 +262,7 @@ fn r_ui_5_agent_close_sends_nothing_upstream() {
 fn r_ui_5_user_close_sends_exactly_one_close_event() {
     let mut s = session();
     let key = opened_key(&s.handle_inbound(&open("m1", "weather.dashboard.01", None)));
-    let fx = s.user_closed(&key);
+    let fx = s.handle_page(&key, PageInput::UserClosed);
     assert!(matches!(
         &fx[0],
         Effect::Close {
@@ -279,7 +280,10 @@ fn r_ui_5_user_close_sends_exactly_one_close_event() {
         sent["target"],
         json!({"kind": "agent", "id": "agent_hermes_main"})
     );
-    assert!(s.user_closed(&key).is_empty(), "exactly one");
+    assert!(
+        s.handle_page(&key, PageInput::UserClosed).is_empty(),
+        "exactly one"
+    );
 }
 
 #[test]
@@ -401,7 +405,7 @@ fn wrong_conversation_is_refused() {
 fn crash_and_failed_open_remove_the_surface() {
     let mut s = session();
     let key = opened_key(&s.handle_inbound(&open("m1", "w", None)));
-    let fx = s.surface_gone(&key, GoneReason::Crashed);
+    let fx = s.handle_page(&key, PageInput::Gone(GoneReason::Crashed));
     assert!(matches!(
         fx.as_slice(),
         [
@@ -418,9 +422,11 @@ fn crash_and_failed_open_remove_the_surface() {
     assert_eq!(sent["payload"]["event"], "close");
     assert_eq!(sent["payload"]["data"], json!({"reason": "crashed"}));
     assert!(!s.is_current(&key));
-    assert!(s.surface_gone(&key, GoneReason::Crashed).is_empty());
+    assert!(s
+        .handle_page(&key, PageInput::Gone(GoneReason::Crashed))
+        .is_empty());
     let key = opened_key(&s.handle_inbound(&open("m2", "w", None)));
-    let fx = s.open_failed(&key, "no display");
+    let fx = s.handle_page(&key, PageInput::OpenFailed("no display"));
     let sent = reply(&fx);
     assert_eq!(sent["payload"]["code"], "surface_failed");
     assert_eq!(sent["payload"]["in_reply_to"], "m2");
