@@ -7,7 +7,7 @@
 #
 # The breaks:
 #
-#   store-crash.patch         store/src/audit.rs: `Store::append_audit` returns its record without
+#   store-crash.patch         store/src/audit.rs: `AuditLog::append` returns its record without
 #                             committing (the transaction rolls back). A record the child reported
 #                             committed is not in the file after the SIGKILL, so
 #                             store/tests/crash.rs `sigkill_at_random_moments_loses_no_committed_record`

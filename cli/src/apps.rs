@@ -358,13 +358,13 @@ fn changed(out: &mut impl Write, change: &AppChange, json: bool) -> io::Result<(
 }
 
 fn list(out: &mut impl Write, store: &Store, json: bool) -> Result<(), Failure> {
-    let apps = store.apps().map_err(Failure::store)?;
+    let apps = store.apps().list().map_err(Failure::store)?;
     let stdout = Path::new("stdout");
     if json {
         let value = serde_json::to_string(&apps).map_err(|e| Failure::io(stdout, e.into()))?;
         return writeln!(out, "{value}").map_err(|e| Failure::io(stdout, e));
     }
-    let removed = store.removed_apps().map_err(Failure::store)?;
+    let removed = store.app_ids().removed().map_err(Failure::store)?;
     let write = |out: &mut dyn Write| -> io::Result<()> {
         if apps.is_empty() {
             writeln!(out, "no apps installed")?;
@@ -418,39 +418,43 @@ fn command(
                 .map_err(Failure::from_data)?
                 .with_manifest_limits(limits.clone());
             let done = store
-                .install_app(&package, signed_by.as_ref())
+                .apps()
+                .install(&package, signed_by.as_ref())
                 .map_err(Failure::store)?;
             changed(&mut out, &done, change.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Upgrade(change) => {
             let (package, signed_by) = verified(&change.package, &change.expected, limits)?;
             let done = open()?
-                .upgrade_app(&package, signed_by.as_ref())
+                .apps()
+                .upgrade(&package, signed_by.as_ref())
                 .map_err(Failure::store)?;
             changed(&mut out, &done, change.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Rollback(app) => {
-            let done = open()?.rollback_app(&app.id).map_err(Failure::store)?;
+            let done = open()?.apps().rollback(&app.id).map_err(Failure::store)?;
             changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Enable(app) => {
             let done = open()?
-                .set_app_enabled(&app.id, true)
+                .apps()
+                .set_enabled(&app.id, true)
                 .map_err(Failure::store)?;
             changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Disable(app) => {
             let done = open()?
-                .set_app_enabled(&app.id, false)
+                .apps()
+                .set_enabled(&app.id, false)
                 .map_err(Failure::store)?;
             changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Remove(app) => {
-            let done = open()?.remove_app(&app.id).map_err(Failure::store)?;
+            let done = open()?.apps().remove(&app.id).map_err(Failure::store)?;
             changed(&mut out, &done, app.json).map_err(|e| Failure::io(stdout, e))
         }
         AppsCommand::Forget(app) => {
-            let revision = open()?.forget_app(&app.id).map_err(Failure::store)?;
+            let revision = open()?.app_ids().forget(&app.id).map_err(Failure::store)?;
             let done = AppChange {
                 id: app.id.clone(),
                 from: None,
@@ -471,9 +475,9 @@ fn command(
         AppsCommand::List { json } => list(&mut out, &open()?, json),
         AppsCommand::Verify { package: None, .. } => {
             let store = open()?;
-            let failed = store.verify_apps().map_err(Failure::store)?;
+            let failed = store.apps().verify().map_err(Failure::store)?;
             if failed.is_empty() {
-                let count = store.apps().map_err(Failure::store)?.len();
+                let count = store.apps().list().map_err(Failure::store)?.len();
                 return writeln!(out, "{count} installed apps verified")
                     .map_err(|e| Failure::io(stdout, e));
             }

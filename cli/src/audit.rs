@@ -57,11 +57,11 @@ pub(crate) fn run(args: AuditArgs) -> Result<(), Failure> {
     let store = args.data_dir.open()?;
     match args.command {
         AuditCommand::Verify { .. } => {
-            let head = store.verify_audit().map_err(|e| bad_chain(&store, e))?;
+            let head = store.audit().verify().map_err(|e| bad_chain(&store, e))?;
             let found = match &expect_head {
                 // The empty log's head (64 zeros) is where every chain starts: record 0.
                 Some(digest) if *digest == Sha256Hex::zero() => Some(0),
-                Some(digest) => store.audit_seq_of(digest).map_err(Failure::store)?,
+                Some(digest) => store.audit().seq_of(digest).map_err(Failure::store)?,
                 None => None,
             };
             let mut out = io::stdout().lock();
@@ -99,7 +99,8 @@ pub(crate) fn run(args: AuditArgs) -> Result<(), Failure> {
                 let file =
                     File::create(&path).map_err(|e| Failure::io(&path.display().to_string(), e))?;
                 let count = store
-                    .export_audit(BufWriter::new(file))
+                    .audit()
+                    .export(BufWriter::new(file))
                     .map_err(Failure::store)?;
                 writeln!(
                     io::stderr().lock(),
@@ -110,7 +111,8 @@ pub(crate) fn run(args: AuditArgs) -> Result<(), Failure> {
             }
             None => {
                 store
-                    .export_audit(io::stdout().lock())
+                    .audit()
+                    .export(io::stdout().lock())
                     .map_err(Failure::store)?;
             }
         },

@@ -164,7 +164,7 @@ impl CapabilityArgs {
         let apps = lineup_store::Store::open_existing(&dir)
             .map_err(|e| format!("cannot open the data dir {}: {e}", dir.display()))?
             .with_manifest_limits(limits);
-        match apps.verify_apps() {
+        match apps.apps().verify() {
             Ok(failed) => {
                 for (id, version, error) in failed {
                     tracing::error!(

@@ -50,7 +50,10 @@ pub(crate) fn run(args: GrantsArgs) -> Result<(), Failure> {
     let mut out = io::stdout().lock();
     match args.command {
         GrantsCommand::List { agent, json } => {
-            let grants = store.grants(agent.as_deref()).map_err(Failure::store)?;
+            let grants = store
+                .grants()
+                .list(agent.as_deref())
+                .map_err(Failure::store)?;
             if json {
                 serde_json::to_writer(&mut out, &grants)
                     .map_err(|e| Failure::io("stdout", e.into()))?;
@@ -93,7 +96,7 @@ pub(crate) fn run(args: GrantsArgs) -> Result<(), Failure> {
                     RevokeScope::Exact(GrantKey::new(agent, capability, version))
                 }
             };
-            let removed = store.revoke(&scope).map_err(Failure::store)?;
+            let removed = store.grants().revoke(&scope).map_err(Failure::store)?;
             let what = match &scope {
                 RevokeScope::Agent(agent) => format!("agent {}", Shown(agent)),
                 RevokeScope::Capability { agent, capability } => {

@@ -71,7 +71,7 @@ pub(crate) fn run(args: PolicyArgs) -> Result<(), Failure> {
     };
     match args.command {
         PolicyCommand::List { json } => {
-            let rules = store.capability_policy().map_err(Failure::store)?;
+            let rules = store.policy().list().map_err(Failure::store)?;
             if json {
                 serde_json::to_writer(&mut out, &rules)
                     .map_err(|e| Failure::io("stdout", e.into()))?;
@@ -98,7 +98,8 @@ pub(crate) fn run(args: PolicyArgs) -> Result<(), Failure> {
         }
         PolicyCommand::Hide { agent, name } => {
             let new = store
-                .restrict_capability(Some(&agent), &name)
+                .policy()
+                .restrict(Some(&agent), &name)
                 .map_err(Failure::store)?;
             let done = if new { "hidden" } else { "already hidden" };
             said(
@@ -108,7 +109,8 @@ pub(crate) fn run(args: PolicyArgs) -> Result<(), Failure> {
         }
         PolicyCommand::Show { agent, name } => {
             let lifted = store
-                .lift_capability(Some(&agent), &name)
+                .policy()
+                .lift(Some(&agent), &name)
                 .map_err(Failure::store)?;
             let done = if lifted {
                 "shown again to"
@@ -122,7 +124,8 @@ pub(crate) fn run(args: PolicyArgs) -> Result<(), Failure> {
         }
         PolicyCommand::Withdraw { name } => {
             let new = store
-                .restrict_capability(None, &name)
+                .policy()
+                .restrict(None, &name)
                 .map_err(Failure::store)?;
             let done = if new {
                 "withdrawn"
@@ -135,7 +138,7 @@ pub(crate) fn run(args: PolicyArgs) -> Result<(), Failure> {
             )
         }
         PolicyCommand::Restore { name } => {
-            let lifted = store.lift_capability(None, &name).map_err(Failure::store)?;
+            let lifted = store.policy().lift(None, &name).map_err(Failure::store)?;
             let done = if lifted {
                 "restored: hosts started from now on offer it"
             } else {

@@ -44,7 +44,7 @@ fn seeded_audit(records: usize) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     for i in 1..=records {
-        store.append_audit(&entry(i)).unwrap();
+        store.audit().append(&entry(i)).unwrap();
     }
     (dir, store)
 }
@@ -66,10 +66,14 @@ fn grants_list_shows_a_table_json_and_one_agent() {
     assert!(empty.status.success(), "{}", stderr(&empty));
     assert_eq!(stdout(&empty), "no remembered grants\n");
     for (agent, capability) in [("agent-1", "clipboard.write"), ("agent-2", "app.open_url")] {
-        store.grant(&GrantKey::new(agent, capability, "1")).unwrap();
+        store
+            .grants()
+            .insert(&GrantKey::new(agent, capability, "1"))
+            .unwrap();
     }
     store
-        .grant(&GrantKey::new("evil\u{1b}[2J", "clipboard.write", "1"))
+        .grants()
+        .insert(&GrantKey::new("evil\u{1b}[2J", "clipboard.write", "1"))
         .unwrap();
 
     let table = stdout(&lineup(dir.path(), &["grants", "list"]));
@@ -109,7 +113,7 @@ fn grants_revoke_counts_at_a_running_hosts_next_decision() {
     let url = GrantKey::new("agent-1", "app.open_url", "1");
     let other = GrantKey::new("agent-2", "clipboard.write", "1");
     for key in [&v1, &v2, &url, &other] {
-        host.grant(key).unwrap();
+        host.grants().insert(key).unwrap();
     }
 
     let revoke_v1 = [
@@ -128,8 +132,11 @@ fn grants_revoke_counts_at_a_running_hosts_next_decision() {
         stdout(&exact),
         "revoked 1 grant of agent agent-1 capability clipboard.write version 1\n"
     );
-    assert!(!host.is_granted(&v1).unwrap(), "the host sees the revoke");
-    assert!(host.is_granted(&v2).unwrap());
+    assert!(
+        !host.grants().contains(&v1).unwrap(),
+        "the host sees the revoke"
+    );
+    assert!(host.grants().contains(&v2).unwrap());
 
     let again = lineup(dir.path(), &revoke_v1);
     assert!(again.status.success());
@@ -141,10 +148,10 @@ fn grants_revoke_counts_at_a_running_hosts_next_decision() {
 
     let all = lineup(dir.path(), &["grants", "revoke", "--agent", "agent-1"]);
     assert_eq!(stdout(&all), "revoked 2 grants of agent agent-1\n");
-    assert!(!host.is_granted(&v2).unwrap());
-    assert!(!host.is_granted(&url).unwrap());
+    assert!(!host.grants().contains(&v2).unwrap());
+    assert!(!host.grants().contains(&url).unwrap());
     assert!(
-        host.is_granted(&other).unwrap(),
+        host.grants().contains(&other).unwrap(),
         "another agent keeps its grants"
     );
 
@@ -154,7 +161,7 @@ fn grants_revoke_counts_at_a_running_hosts_next_decision() {
         &["grants", "revoke", "--agent", "agent-2", "--version", "1"],
     );
     assert_eq!(usage.status.code(), Some(2));
-    assert!(host.is_granted(&other).unwrap());
+    assert!(host.grants().contains(&other).unwrap());
 }
 
 #[test]
@@ -162,13 +169,13 @@ fn audit_verify_prints_count_and_head_and_checks_a_kept_head() {
     let (dir, store) = seeded_audit(5);
     let ok = lineup(dir.path(), &["audit", "verify"]);
     assert!(ok.status.success(), "{}", stderr(&ok));
-    let head = store.verify_audit().unwrap().head;
+    let head = store.audit().verify().unwrap().head;
     let text = stdout(&ok);
     assert!(text.contains("audit chain ok: 5 records"), "{text}");
     assert!(text.contains(&format!("head: {head}")), "{text}");
 
     // More records later: the kept head is still in the chain.
-    store.append_audit(&entry(6)).unwrap();
+    store.audit().append(&entry(6)).unwrap();
     let kept = lineup(
         dir.path(),
         &["audit", "verify", "--expect-head", head.as_str()],
@@ -226,7 +233,7 @@ fn audit_verify_fails_naming_a_deleted_middle_record() {
 #[test]
 fn audit_export_writes_json_lines_to_stdout_or_a_file() {
     let (dir, store) = seeded_audit(4);
-    let head = store.verify_audit().unwrap();
+    let head = store.audit().verify().unwrap();
     let out = lineup(dir.path(), &["audit", "export"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let file = dir.path().join("audit.jsonl");
@@ -272,7 +279,7 @@ fn a_missing_store_is_exit_3_and_not_created() {
 fn the_default_data_dir_is_under_xdg_data_home() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("lineup")).unwrap();
-    store.append_audit(&entry(1)).unwrap();
+    store.audit().append(&entry(1)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_lineup"))
         .args(["audit", "verify"])
         .env("XDG_DATA_HOME", dir.path())

@@ -147,7 +147,7 @@ impl AppCenter {
         let store = lineup_store::Store::open(&dir)?;
         // A real integrator installs with `lineup apps install --digest …` or a signature; the
         // demo verified the folder it ships with above.
-        store.install_app(&package, None)?;
+        store.apps().install(&package, None)?;
         println!(
             "demo: installed {} {} ({}) in a temporary app center",
             package.id(),

@@ -6,12 +6,12 @@
 //! anything is kept; its cache file is the canonical tar of its files
 //! ([`PackageFiles::write_tar`]), written to a temporary name, synced and renamed before the row
 //! that names it commits, so a crash leaves at most an unnamed file. Reading it back
-//! ([`Store::load_app`]) checks the digest again, so a changed byte is caught at every load.
+//! ([`Apps::load`]) checks the digest again, so a changed byte is caught at every load.
 //!
 //! Every change (install, upgrade, roll back, enable, disable, remove) bumps the inventory
 //! revision counter in the same transaction, so a host watching the counter
-//! ([`Store::revision_counter`]) sees each change exactly once, also one made by another
-//! process.
+//! ([`Revisions::counter`](crate::Revisions::counter)) sees each change exactly once, also one
+//! made by another process.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -81,22 +81,42 @@ fn hex(digest: &PackageDigest) -> String {
         .collect()
 }
 
-impl Store {
+/// The local app registry of a [`Store`] ([`Store::apps`]): tables `apps` and `app_versions`
+/// and the package cache beside the database.
+///
+/// Invariants: a version's row commits only after its package is in the cache under its digest,
+/// written and synced, and a package is checked against its digest and this store's limits
+/// ([`Store::with_manifest_limits`]) at every read; each app has one current version, one of its
+/// installed ones, which [`Apps::upgrade`] only moves to a newer one; every change commits in one
+/// transaction together with a bump of the revision counter, and a refused install leaves
+/// nothing behind.
+#[derive(Debug, Clone, Copy)]
+pub struct Apps<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Apps<'s> {
+    /// The registry of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// The package cache folder of this store.
-    pub fn package_cache(&self) -> PathBuf {
-        self.path()
+    pub fn cache_dir(&self) -> PathBuf {
+        self.store
+            .path()
             .parent()
             .unwrap_or_else(|| Path::new("."))
             .join(PACKAGE_CACHE)
     }
 
     fn cache_file(&self, digest: &PackageDigest) -> PathBuf {
-        self.package_cache().join(format!("{}.tar", hex(digest)))
+        self.cache_dir().join(format!("{}.tar", hex(digest)))
     }
 
     /// Writes the package's canonical tar under its digest, unless it is there already.
     fn put_in_cache(&self, package: &Package) -> Result<(), StoreError> {
-        let dir = self.package_cache();
+        let dir = self.cache_dir();
         let io = |path: &Path| {
             let path = path.to_owned();
             move |source| StoreError::Io { path, source }
@@ -134,13 +154,13 @@ impl Store {
             PackageFiles::read_tar(std::io::BufReader::new(file), &PackageLimits::default())
                 .map_err(StoreError::Package)?;
         digest.check(&files).map_err(StoreError::Package)?;
-        Package::from_files(files, self.manifest_limits()).map_err(StoreError::Package)
+        Package::from_files(files, self.store.manifest_limits()).map_err(StoreError::Package)
     }
 
     /// `package` checked again against this store's limits ([`Store::with_manifest_limits`]),
     /// which may be lower than those it was read with.
     fn within_limits(&self, package: &Package) -> Result<(), StoreError> {
-        Package::from_files(package.files().clone(), self.manifest_limits())
+        Package::from_files(package.files().clone(), self.store.manifest_limits())
             .map(drop)
             .map_err(StoreError::Package)
     }
@@ -150,21 +170,21 @@ impl Store {
     /// # Errors
     /// [`StoreError::Package`] when it is over this store's limits
     /// ([`Store::with_manifest_limits`]); [`StoreError::App`] when the app is installed
-    /// already (use [`Store::upgrade_app`]).
+    /// already (use [`Apps::upgrade`]).
     /// `signed_by` is the trusted key whose signature the caller checked, if it installed by
     /// signature; it is kept for the `signed-only` bundle policy.
-    pub fn install_app(
+    pub fn install(
         &self,
         package: &Package,
         signed_by: Option<&PublicKey>,
     ) -> Result<AppChange, StoreError> {
         self.within_limits(package)?;
         let id = package.id().as_str();
-        let tx = self.write("begin app install")?;
+        let tx = self.store.write("begin app install")?;
         let installed: Option<String> = tx
             .query_row("SELECT current FROM apps WHERE id = ?1", [id], |r| r.get(0))
             .optional()
-            .map_err(self.sqlite("select from apps"))?;
+            .map_err(self.store.sqlite("select from apps"))?;
         if let Some(current) = installed {
             return Err(app_error(
                 id,
@@ -172,17 +192,19 @@ impl Store {
             ));
         }
         // R-UI-9: no id equal ignoring case to one held, and no tombstoned id.
-        crate::reserved::check_installable(self, &tx, id)?;
+        crate::reserved::check_installable(self.store, &tx, id)?;
         // Under the write lock, after the checks: a refusal leaves no file behind.
         self.put_in_cache(package)?;
-        insert_version(&tx, package, signed_by).map_err(self.sqlite("insert into app_versions"))?;
+        insert_version(&tx, package, signed_by)
+            .map_err(self.store.sqlite("insert into app_versions"))?;
         tx.execute(
             "INSERT INTO apps (id, current, enabled) VALUES (?1, ?2, 1)",
             (id, package.version().to_string()),
         )
-        .map_err(self.sqlite("insert into apps"))?;
-        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
-        tx.commit().map_err(self.sqlite("commit app install"))?;
+        .map_err(self.store.sqlite("insert into apps"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit app install"))?;
         Ok(AppChange {
             id: id.to_owned(),
             from: None,
@@ -193,21 +215,21 @@ impl Store {
     }
 
     /// Makes a newer version of an installed app its current one; the version it replaces is
-    /// kept for [`Store::rollback_app`].
+    /// kept for [`Apps::rollback`].
     ///
     /// # Errors
     /// [`StoreError::App`] when the app is not installed or the version is not newer.
-    /// `signed_by` as for [`Store::install_app`].
-    pub fn upgrade_app(
+    /// `signed_by` as for [`Apps::install`].
+    pub fn upgrade(
         &self,
         package: &Package,
         signed_by: Option<&PublicKey>,
     ) -> Result<AppChange, StoreError> {
         self.within_limits(package)?;
         let id = package.id().as_str();
-        let tx = self.write("begin app upgrade")?;
+        let tx = self.store.write("begin app upgrade")?;
         let Some((current, enabled)) =
-            current_of(&tx, id).map_err(self.sqlite("select from apps"))?
+            current_of(&tx, id).map_err(self.store.sqlite("select from apps"))?
         else {
             return Err(app_error(id, "not installed: install it first"));
         };
@@ -228,15 +250,17 @@ impl Store {
             "DELETE FROM app_versions WHERE id = ?1 AND version = ?2",
             (id, package.version().to_string()),
         )
-        .map_err(self.sqlite("delete from app_versions"))?;
-        insert_version(&tx, package, signed_by).map_err(self.sqlite("insert into app_versions"))?;
+        .map_err(self.store.sqlite("delete from app_versions"))?;
+        insert_version(&tx, package, signed_by)
+            .map_err(self.store.sqlite("insert into app_versions"))?;
         tx.execute(
             "UPDATE apps SET current = ?2 WHERE id = ?1",
             (id, package.version().to_string()),
         )
-        .map_err(self.sqlite("update apps"))?;
-        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
-        tx.commit().map_err(self.sqlite("commit app upgrade"))?;
+        .map_err(self.store.sqlite("update apps"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit app upgrade"))?;
         Ok(AppChange {
             id: id.to_owned(),
             from: Some(current),
@@ -251,10 +275,10 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::App`] when the app is not installed or has no earlier version.
-    pub fn rollback_app(&self, id: &str) -> Result<AppChange, StoreError> {
-        let tx = self.write("begin app rollback")?;
+    pub fn rollback(&self, id: &str) -> Result<AppChange, StoreError> {
+        let tx = self.store.write("begin app rollback")?;
         let Some((current, enabled)) =
-            current_of(&tx, id).map_err(self.sqlite("select from apps"))?
+            current_of(&tx, id).map_err(self.store.sqlite("select from apps"))?
         else {
             return Err(app_error(id, "not installed"));
         };
@@ -267,7 +291,7 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(self.sqlite("select from app_versions"))?;
+            .map_err(self.store.sqlite("select from app_versions"))?;
         let Some(previous) = previous else {
             return Err(app_error(
                 id,
@@ -281,21 +305,22 @@ impl Store {
                 (id, &previous),
                 |r| r.get(0),
             )
-            .map_err(self.sqlite("select from app_versions"))?;
+            .map_err(self.store.sqlite("select from app_versions"))?;
         let digest = PackageDigest::parse(&digest).map_err(StoreError::Package)?;
         self.read_cache(&digest)?;
         tx.execute(
             "DELETE FROM app_versions WHERE id = ?1 AND version = ?2",
             (id, &current),
         )
-        .map_err(self.sqlite("delete from app_versions"))?;
+        .map_err(self.store.sqlite("delete from app_versions"))?;
         tx.execute(
             "UPDATE apps SET current = ?2 WHERE id = ?1",
             (id, &previous),
         )
-        .map_err(self.sqlite("update apps"))?;
-        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
-        tx.commit().map_err(self.sqlite("commit app rollback"))?;
+        .map_err(self.store.sqlite("update apps"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit app rollback"))?;
         Ok(AppChange {
             id: id.to_owned(),
             from: Some(current),
@@ -309,9 +334,10 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::App`] when it is not installed or already so.
-    pub fn set_app_enabled(&self, id: &str, enabled: bool) -> Result<AppChange, StoreError> {
-        let tx = self.write("begin app enable")?;
-        let Some((current, was)) = current_of(&tx, id).map_err(self.sqlite("select from apps"))?
+    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<AppChange, StoreError> {
+        let tx = self.store.write("begin app enable")?;
+        let Some((current, was)) =
+            current_of(&tx, id).map_err(self.store.sqlite("select from apps"))?
         else {
             return Err(app_error(id, "not installed"));
         };
@@ -329,9 +355,10 @@ impl Store {
             "UPDATE apps SET enabled = ?2 WHERE id = ?1",
             (id, i64::from(enabled)),
         )
-        .map_err(self.sqlite("update apps"))?;
-        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
-        tx.commit().map_err(self.sqlite("commit app enable"))?;
+        .map_err(self.store.sqlite("update apps"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit app enable"))?;
         Ok(AppChange {
             id: id.to_owned(),
             from: Some(current.clone()),
@@ -345,34 +372,36 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::App`] when it is not installed.
-    pub fn remove_app(&self, id: &str) -> Result<AppChange, StoreError> {
-        let tx = self.write("begin app remove")?;
-        let Some((current, _)) = current_of(&tx, id).map_err(self.sqlite("select from apps"))?
+    pub fn remove(&self, id: &str) -> Result<AppChange, StoreError> {
+        let tx = self.store.write("begin app remove")?;
+        let Some((current, _)) =
+            current_of(&tx, id).map_err(self.store.sqlite("select from apps"))?
         else {
             return Err(app_error(id, "not installed"));
         };
         let digests: Vec<String> = {
             let mut statement = tx
                 .prepare("SELECT digest FROM app_versions WHERE id = ?1")
-                .map_err(self.sqlite("select from app_versions"))?;
+                .map_err(self.store.sqlite("select from app_versions"))?;
             let rows = statement
                 .query_map([id], |r| r.get(0))
-                .map_err(self.sqlite("select from app_versions"))?;
+                .map_err(self.store.sqlite("select from app_versions"))?;
             rows.collect::<Result<_, _>>()
-                .map_err(self.sqlite("select from app_versions"))?
+                .map_err(self.store.sqlite("select from app_versions"))?
         };
         tx.execute("DELETE FROM app_versions WHERE id = ?1", [id])
-            .map_err(self.sqlite("delete from app_versions"))?;
+            .map_err(self.store.sqlite("delete from app_versions"))?;
         tx.execute("DELETE FROM apps WHERE id = ?1", [id])
-            .map_err(self.sqlite("delete from apps"))?;
+            .map_err(self.store.sqlite("delete from apps"))?;
         tx.execute(
             "INSERT OR REPLACE INTO apps_removed (id, removed_at) VALUES (?1, ?2)",
             (id, now_rfc3339()),
         )
-        .map_err(self.sqlite("insert into apps_removed"))?;
-        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
+        .map_err(self.store.sqlite("insert into apps_removed"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
         let orphans = self.orphans(&tx, digests)?;
-        tx.commit().map_err(self.sqlite("commit app remove"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit app remove"))?;
         self.delete_from_cache(orphans);
         Ok(AppChange {
             id: id.to_owned(),
@@ -397,7 +426,7 @@ impl Store {
                     [&digest],
                     |r| r.get(0),
                 )
-                .map_err(self.sqlite("select from app_versions"))?;
+                .map_err(self.store.sqlite("select from app_versions"))?;
             if !used {
                 orphans.push(digest);
             }
@@ -419,8 +448,8 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn apps(&self) -> Result<Vec<InstalledApp>, StoreError> {
-        let rows = self.select_all(
+    pub fn list(&self) -> Result<Vec<InstalledApp>, StoreError> {
+        let rows = self.store.select_all(
             "select from apps",
             "SELECT a.id, v.name, a.current, v.digest, a.enabled, \
                (SELECT group_concat(version, char(10)) FROM \
@@ -454,8 +483,9 @@ impl Store {
     /// # Errors
     /// [`StoreError::App`] when it is not installed or disabled; [`StoreError::Package`] (a
     /// digest mismatch) or [`StoreError::Io`] when its cache file was changed or lost.
-    pub fn load_app(&self, id: &str) -> Result<Package, StoreError> {
+    pub fn load(&self, id: &str) -> Result<Package, StoreError> {
         let row: Option<(String, i64)> = self
+            .store
             .conn()
             .query_row(
                 "SELECT v.digest, a.enabled FROM apps a JOIN app_versions v \
@@ -464,7 +494,7 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
-            .map_err(self.sqlite("select from apps"))?;
+            .map_err(self.store.sqlite("select from apps"))?;
         let Some((digest, enabled)) = row else {
             return Err(app_error(id, "not installed"));
         };
@@ -480,8 +510,8 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn verify_apps(&self) -> Result<Vec<(String, String, StoreError)>, StoreError> {
-        let versions = self.select_all(
+    pub fn verify(&self) -> Result<Vec<(String, String, StoreError)>, StoreError> {
+        let versions = self.store.select_all(
             "select from app_versions",
             "SELECT id, version, digest FROM app_versions ORDER BY id, seq",
             [],
@@ -503,6 +533,18 @@ impl Store {
             }
         }
         Ok(failed)
+    }
+
+    /// The key app `app`'s current version was installed with, if any.
+    fn signed_by(&self, app: &InstalledApp) -> Option<String> {
+        self.store
+            .conn()
+            .query_row(
+                "SELECT signed_by FROM app_versions WHERE id = ?1 AND version = ?2",
+                (app.id.as_str(), app.version.as_str()),
+                |r| r.get(0),
+            )
+            .unwrap_or(None)
     }
 }
 
@@ -557,17 +599,18 @@ fn current_of(
 /// asked for, so a change by another process is seen at once.
 impl AppCatalog for Store {
     fn change_marker(&self) -> Option<u64> {
-        self.revision_counter().ok()
+        self.revisions().counter().ok()
     }
 
     fn applications(&self) -> Vec<ListedApp> {
-        let Ok(apps) = self.apps() else {
+        let registry = self.apps();
+        let Ok(apps) = registry.list() else {
             return Vec::new();
         };
         apps.iter()
             .filter(|app| app.enabled)
             // Read and verified at every listing: bytes that fail are not listed (R-INV-3).
-            .filter_map(|app| Some((self.load_app(&app.id).ok()?, self.signed_by(app))))
+            .filter_map(|app| Some((registry.load(&app.id).ok()?, registry.signed_by(app))))
             .map(|(package, signed_by)| ListedApp {
                 app: package.inventory_app(),
                 signed_by,
@@ -581,7 +624,7 @@ impl AppCatalog for Store {
         version: Option<&AppVersion>,
         surface: &SurfaceId,
     ) -> Result<ResolvedSurface, CatalogRefusal> {
-        let package = match self.load_app(id.as_str()) {
+        let package = match self.apps().load(id.as_str()) {
             Ok(package) => package,
             Err(StoreError::App { .. }) => {
                 // Not loadable: installed but disabled, removed once, or never installed; an id
@@ -616,25 +659,12 @@ impl AppCatalog for Store {
     }
 
     fn reservation(&self, id: &AppId) -> Option<Reservation> {
-        match Store::reservation(self, id.as_str()) {
+        match self.app_ids().reservation(id.as_str()) {
             Ok(found) => found,
             // Unreadable: the id is treated as held and enabled, so no inline bundle passes
             // (fail closed).
             Err(_) => Some(Reservation::Enabled(id.clone())),
         }
-    }
-}
-
-impl Store {
-    /// The key app `app`'s current version was installed with, if any.
-    fn signed_by(&self, app: &InstalledApp) -> Option<String> {
-        self.conn()
-            .query_row(
-                "SELECT signed_by FROM app_versions WHERE id = ?1 AND version = ?2",
-                (app.id.as_str(), app.version.as_str()),
-                |r| r.get(0),
-            )
-            .unwrap_or(None)
     }
 }
 

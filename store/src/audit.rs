@@ -1,6 +1,6 @@
 //! The audit log (R-CAP-6): append-only records of every call and decision, chained by SHA-256
-//! so that an edited or removed record is found by [`Store::verify_audit`]. The canonical form of a digest is documented on
-//! [`AuditRecord`].
+//! so that an edited or removed record is found by [`AuditLog::verify`]. The canonical form of a
+//! digest is documented on [`AuditRecord`].
 
 use std::io::Write;
 
@@ -229,7 +229,7 @@ pub struct AuditHead {
     pub head: Sha256Hex,
 }
 
-/// Checks a chain record by record, in order: for [`Store::verify_audit`], and for a gateway
+/// Checks a chain record by record, in order: for [`AuditLog::verify`], and for a gateway
 /// verifying an export.
 #[derive(Debug, Clone)]
 pub struct ChainVerifier {
@@ -290,23 +290,41 @@ const COLUMNS: &str = "seq, time, conversation_id, call_id, agent, capability, v
                        args_digest, decision, decision_source, status, prev, digest, \
                        format, kind, code, field, note, count";
 
-impl Store {
+/// The audit log of a [`Store`] ([`Store::audit`]), in table `audit` (R-CAP-6).
+///
+/// Invariants: records are only appended, never changed or removed; their `seq` runs 1, 2, 3,
+/// … without gaps, each record's `prev` is the digest of the one before (64 zeros for the
+/// first) and its `digest` is that of its canonical form ([`AuditRecord`]). Each append reads
+/// the last record and writes the next inside one `BEGIN IMMEDIATE` transaction, so hosts
+/// sharing the data directory never fork the chain.
+#[derive(Debug, Clone, Copy)]
+pub struct AuditLog<'s> {
+    store: &'s Store,
+}
+
+impl<'s> AuditLog<'s> {
+    /// The audit log of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// Appends a record, chained to the last one, in one `BEGIN IMMEDIATE` transaction (so
     /// hosts sharing the data directory never fork the chain); committed before it returns.
     ///
     /// # Errors
     ///
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`] when the last record's digest is not hex.
-    pub fn append_audit(&self, entry: &AuditEntry) -> Result<AuditRecord, StoreError> {
-        let tx = self.write("begin audit append")?;
-        let record = self.append_audit_in(&tx, entry)?;
-        tx.commit().map_err(self.sqlite("commit audit append"))?;
+    pub fn append(&self, entry: &AuditEntry) -> Result<AuditRecord, StoreError> {
+        let tx = self.store.write("begin audit append")?;
+        let record = self.append_in(&tx, entry)?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit audit append"))?;
         Ok(record)
     }
 
-    /// [`Store::append_audit`] inside the caller's write transaction `tx`, so that a change and
+    /// [`AuditLog::append`] inside the caller's write transaction `tx`, so that a change and
     /// its record commit together.
-    pub(crate) fn append_audit_in(
+    pub(crate) fn append_in(
         &self,
         tx: &rusqlite::Transaction<'_>,
         entry: &AuditEntry,
@@ -318,7 +336,7 @@ impl Store {
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()
-            .map_err(self.sqlite("select from audit"))?;
+            .map_err(self.store.sqlite("select from audit"))?;
         let (seq, prev) = match last {
             None => (1, Sha256Hex::zero()),
             Some((seq, digest)) => {
@@ -369,7 +387,7 @@ impl Store {
                 e.detail.count.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
             ],
         )
-        .map_err(self.sqlite("insert into audit"))?;
+        .map_err(self.store.sqlite("insert into audit"))?;
         Ok(record)
     }
 
@@ -381,21 +399,22 @@ impl Store {
     /// [`StoreError::AuditRecordMissing`], [`StoreError::AuditLinkBroken`],
     /// [`StoreError::AuditRecordAltered`] naming the first bad sequence number;
     /// [`StoreError::Sqlite`].
-    pub fn verify_audit(&self) -> Result<AuditHead, StoreError> {
+    pub fn verify(&self) -> Result<AuditHead, StoreError> {
         let mut verifier = ChainVerifier::new();
-        self.each_audit_record(|record| verifier.push(&record))?;
+        self.each_record(|record| verifier.push(&record))?;
         Ok(verifier.finish())
     }
 
     /// The sequence number of the record whose digest is `digest`, if any. After
-    /// [`Store::verify_audit`] passed, a head digest kept from an earlier verification that is
+    /// [`AuditLog::verify`] passed, a head digest kept from an earlier verification that is
     /// still found here proves that nothing up to it was cut or rewritten since.
     ///
     /// # Errors
     ///
     /// [`StoreError::Sqlite`].
-    pub fn audit_seq_of(&self, digest: &Sha256Hex) -> Result<Option<u64>, StoreError> {
-        self.conn()
+    pub fn seq_of(&self, digest: &Sha256Hex) -> Result<Option<u64>, StoreError> {
+        self.store
+            .conn()
             .query_row(
                 "SELECT seq FROM audit WHERE digest = ?1 ORDER BY seq LIMIT 1",
                 [digest.as_str()],
@@ -403,19 +422,19 @@ impl Store {
             )
             .optional()
             .map(|seq| seq.map(i64::unsigned_abs))
-            .map_err(self.sqlite("select from audit"))
+            .map_err(self.store.sqlite("select from audit"))
     }
 
     /// Writes every record, in order, as one JSON line each; returns how many. It does not
-    /// verify: run [`Store::verify_audit`] or a [`ChainVerifier`] on the lines.
+    /// verify: run [`AuditLog::verify`] or a [`ChainVerifier`] on the lines.
     ///
     /// # Errors
     ///
     /// [`StoreError::Export`] when writing fails, [`StoreError::Sqlite`],
     /// [`StoreError::AuditRecordAltered`] for a record that cannot be read as one.
-    pub fn export_audit(&self, mut out: impl Write) -> Result<u64, StoreError> {
+    pub fn export(&self, mut out: impl Write) -> Result<u64, StoreError> {
         let mut count = 0;
-        self.each_audit_record(|record| {
+        self.each_record(|record| {
             out.write_all(record.line().as_bytes())
                 .and_then(|()| out.write_all(b"\n"))
                 .map_err(StoreError::Export)?;
@@ -427,19 +446,20 @@ impl Store {
     }
 
     /// Every record, in `seq` order, read in one statement (one snapshot).
-    fn each_audit_record(
+    fn each_record(
         &self,
         mut each: impl FnMut(AuditRecord) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let mut statement = self
+            .store
             .conn()
             .prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY seq"))
-            .map_err(self.sqlite("select from audit"))?;
+            .map_err(self.store.sqlite("select from audit"))?;
         let mut rows = statement
             .query([])
-            .map_err(self.sqlite("select from audit"))?;
-        while let Some(row) = rows.next().map_err(self.sqlite("read audit"))? {
-            each(record_from_row(row).map_err(self.sqlite("read audit"))??)?;
+            .map_err(self.store.sqlite("select from audit"))?;
+        while let Some(row) = rows.next().map_err(self.store.sqlite("read audit"))? {
+            each(record_from_row(row).map_err(self.store.sqlite("read audit"))??)?;
         }
         Ok(())
     }

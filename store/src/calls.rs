@@ -93,7 +93,7 @@ pub struct CallRecord {
     pub updated_at: String,
 }
 
-/// What [`Store::insert_call`] found.
+/// What [`Calls::insert`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inserted {
     /// The key was new; this is the record just written, `received`.
@@ -116,7 +116,25 @@ pub(crate) const COLUMNS: &str =
     "conversation_id, call_id, capability, version, args_digest, state, \
                        status, result, message, error, created_at, updated_at";
 
-impl Store {
+/// The call records of a [`Store`] ([`Store::calls`]), in table `calls` (R-CAP-5).
+///
+/// Invariants: one record per key written here (owner `''`; the kernel's records are kept per
+/// owner and key, see [`kernel`](crate::kernel)), `received` before anything runs; a record only
+/// moves forward in [`CallState`]'s order, each move committed before it returns, and a call
+/// already `running` or `finished` is never moved to `running` again, so of the callers sharing
+/// the data directory only the one whose move to `running` returned `Ok` runs it; a `finished`
+/// record keeps its outcome for good.
+#[derive(Debug, Clone, Copy)]
+pub struct Calls<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Calls<'s> {
+    /// The call records of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// Records a call as `received` unless its key is there; atomically (`BEGIN IMMEDIATE`), so
     /// of two hosts inserting the same key at once one gets [`Inserted::New`] and the other
     /// [`Inserted::Existing`].
@@ -124,8 +142,8 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`].
-    pub fn insert_call(&self, call: &NewCall) -> Result<Inserted, StoreError> {
-        let tx = self.write("begin call insert")?;
+    pub fn insert(&self, call: &NewCall) -> Result<Inserted, StoreError> {
+        let tx = self.store.write("begin call insert")?;
         let now = now_rfc3339();
         let added = tx
             .execute(
@@ -141,9 +159,10 @@ impl Store {
                     now
                 ],
             )
-            .map_err(self.sqlite("insert into calls"))?;
-        let record = self.select_call(&tx, &call.key)?;
-        tx.commit().map_err(self.sqlite("commit call insert"))?;
+            .map_err(self.store.sqlite("insert into calls"))?;
+        let record = self.select(&tx, &call.key)?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit call insert"))?;
         let record = record.ok_or_else(|| not_found(&call.key))?;
         Ok(if added == 1 {
             Inserted::New(record)
@@ -157,8 +176,8 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`].
-    pub fn call(&self, key: &CallKey) -> Result<Option<CallRecord>, StoreError> {
-        self.select_call(self.conn(), key)
+    pub fn get(&self, key: &CallKey) -> Result<Option<CallRecord>, StoreError> {
+        self.select(self.store.conn(), key)
     }
 
     /// Moves a call forward to `awaiting_consent` or `running` and commits.
@@ -171,10 +190,10 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::CallNotFound`], [`StoreError::InvalidTransition`] (also for `finished`:
-    /// use [`Store::finish_call`]), [`StoreError::Sqlite`], [`StoreError::Corrupt`].
-    pub fn advance_call(&self, key: &CallKey, to: CallState) -> Result<CallRecord, StoreError> {
-        let tx = self.write("begin call update")?;
-        let current = self.select_call(&tx, key)?.ok_or_else(|| not_found(key))?;
+    /// use [`Calls::finish`]), [`StoreError::Sqlite`], [`StoreError::Corrupt`].
+    pub fn advance(&self, key: &CallKey, to: CallState) -> Result<CallRecord, StoreError> {
+        let tx = self.store.write("begin call update")?;
+        let current = self.select(&tx, key)?.ok_or_else(|| not_found(key))?;
         if !current.state.may_advance_to(to) {
             return Err(invalid_transition(key, current.state, to));
         }
@@ -183,9 +202,10 @@ impl Store {
              WHERE owner = '' AND conversation_id = ?1 AND call_id = ?2",
             params![key.conversation_id, key.call_id, to.as_str(), now_rfc3339()],
         )
-        .map_err(self.sqlite("update calls"))?;
-        let record = self.select_call(&tx, key)?.ok_or_else(|| not_found(key))?;
-        tx.commit().map_err(self.sqlite("commit call update"))?;
+        .map_err(self.store.sqlite("update calls"))?;
+        let record = self.select(&tx, key)?.ok_or_else(|| not_found(key))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit call update"))?;
         Ok(record)
     }
 
@@ -197,14 +217,10 @@ impl Store {
     /// [`StoreError::InvalidValue`] when `result` or `error` is not JSON or the status is empty,
     /// [`StoreError::CallNotFound`], [`StoreError::InvalidTransition`] when already finished,
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`].
-    pub fn finish_call(
-        &self,
-        key: &CallKey,
-        outcome: &CallOutcome,
-    ) -> Result<CallRecord, StoreError> {
+    pub fn finish(&self, key: &CallKey, outcome: &CallOutcome) -> Result<CallRecord, StoreError> {
         check_outcome(outcome)?;
-        let tx = self.write("begin call finish")?;
-        let current = self.select_call(&tx, key)?.ok_or_else(|| not_found(key))?;
+        let tx = self.store.write("begin call finish")?;
+        let current = self.select(&tx, key)?.ok_or_else(|| not_found(key))?;
         if current.state == CallState::Finished {
             return Err(invalid_transition(key, current.state, CallState::Finished));
         }
@@ -222,9 +238,10 @@ impl Store {
                 now_rfc3339()
             ],
         )
-        .map_err(self.sqlite("update calls"))?;
-        let record = self.select_call(&tx, key)?.ok_or_else(|| not_found(key))?;
-        tx.commit().map_err(self.sqlite("commit call finish"))?;
+        .map_err(self.store.sqlite("update calls"))?;
+        let record = self.select(&tx, key)?.ok_or_else(|| not_found(key))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit call finish"))?;
         Ok(record)
     }
 
@@ -238,17 +255,18 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`].
-    pub fn unfinished_calls(&self) -> Result<Vec<CallRecord>, StoreError> {
+    pub fn unfinished(&self) -> Result<Vec<CallRecord>, StoreError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM calls WHERE state <> 'finished' ORDER BY created_at, rowid"
         );
-        self.select_all("select from calls", &sql, [], RawCall::from_row)?
+        self.store
+            .select_all("select from calls", &sql, [], RawCall::from_row)?
             .into_iter()
             .map(RawCall::into_record)
             .collect()
     }
 
-    fn select_call(
+    fn select(
         &self,
         conn: &rusqlite::Connection,
         key: &CallKey,
@@ -261,7 +279,7 @@ impl Store {
             RawCall::from_row,
         )
         .optional()
-        .map_err(self.sqlite("select from calls"))?
+        .map_err(self.store.sqlite("select from calls"))?
         .map(RawCall::into_record)
         .transpose()
     }

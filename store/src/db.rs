@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, Transaction};
 
+use crate::instances::OpenInstances;
 use crate::migrate;
 use crate::tx::{begin_immediate, is_busy, retry_busy};
-use crate::StoreError;
+use crate::{AppIds, Apps, AuditLog, Calls, Grants, Offered, Policy, Revisions, StoreError};
 
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "lineup.sqlite3";
@@ -52,6 +53,15 @@ pub struct DataVersion(i64);
 /// schema by `PRAGMA user_version` inside `BEGIN IMMEDIATE`. Every write is one
 /// `BEGIN IMMEDIATE` transaction, so several hosts on one data directory take turns instead of
 /// failing with `database is locked`.
+///
+/// What is kept is reached through one part per table group, each a borrowed view of this
+/// connection that states what it keeps true: [`Store::apps`] (the app registry and its package
+/// cache), [`Store::app_ids`] (app ids held or once held), [`Store::audit`] (the chained audit
+/// log), [`Store::calls`] (call records), [`Store::grants`] (remembered consent),
+/// [`Store::offered`] (what each agent was offered), [`Store::policy`] (the operator's capability
+/// policy) and [`Store::revisions`] (the inventory revision counter). The parts share this
+/// connection's write lock handling, so a part's write is one `BEGIN IMMEDIATE` transaction like
+/// any other.
 ///
 /// A `Store` is `Send` but not `Sync`: give each thread its own, or put it behind a mutex.
 #[derive(Debug)]
@@ -246,6 +256,65 @@ impl Store {
                 })
             })
             .map_err(self.sqlite("read pragma"))
+    }
+
+    /// The local app registry: installed packages, their versions and the package cache.
+    pub fn apps(&self) -> Apps<'_> {
+        Apps::new(self)
+    }
+
+    /// The app ids the app center holds or has held, compared ignoring ASCII case, and their
+    /// tombstones (R-UI-9).
+    pub fn app_ids(&self) -> AppIds<'_> {
+        AppIds::new(self)
+    }
+
+    /// The audit log, append-only and chained by SHA-256 (R-CAP-6).
+    pub fn audit(&self) -> AuditLog<'_> {
+        AuditLog::new(self)
+    }
+
+    /// The call records, one per `(conversation_id, call_id)` (R-CAP-5).
+    pub fn calls(&self) -> Calls<'_> {
+        Calls::new(self)
+    }
+
+    /// The remembered grants ("always") of vouched agents and of unvouched sessions (R-CAP-3,
+    /// R-SES-1).
+    ///
+    /// Where [`CapabilityStore`] is in scope, `.grants()` on a `&mut Store` is the kernel's
+    /// [`CapabilityStore::grants`]; write `Store::grants(&store)` there.
+    ///
+    /// [`CapabilityStore`]: lineup_host_core::CapabilityStore
+    /// [`CapabilityStore::grants`]: lineup_host_core::CapabilityStore::grants
+    pub fn grants(&self) -> Grants<'_> {
+        Grants::new(self)
+    }
+
+    /// The capabilities each vouched agent was ever offered (R-INV-4).
+    ///
+    /// Where [`CapabilityStore`] is in scope, `.offered(agent)` on a `&mut Store` is the
+    /// kernel's [`CapabilityStore::offered`]; this one takes no argument.
+    ///
+    /// [`CapabilityStore`]: lineup_host_core::CapabilityStore
+    /// [`CapabilityStore::offered`]: lineup_host_core::CapabilityStore::offered
+    pub fn offered(&self) -> Offered<'_> {
+        Offered::new(self)
+    }
+
+    /// The operator's capability policy: capabilities withdrawn or hidden (R-INV-1, R-INV-4).
+    pub fn policy(&self) -> Policy<'_> {
+        Policy::new(self)
+    }
+
+    /// The inventory revision counter (R-INV-2).
+    pub fn revisions(&self) -> Revisions<'_> {
+        Revisions::new(self)
+    }
+
+    /// The standard components' open instances, kept for a restart (R-STD-15).
+    pub(crate) fn open_instances(&self) -> OpenInstances<'_> {
+        OpenInstances::new(self)
     }
 
     /// Begins a write: `BEGIN IMMEDIATE` takes the write lock now (waiting up to

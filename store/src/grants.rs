@@ -1,5 +1,6 @@
 //! Remembered consent ("always"): grants keyed by the vouched agent identity, the capability's
-//! name and its version (R-CAP-3, R-SES-1).
+//! name and its version (R-CAP-3, R-SES-1), and the grants of unvouched sessions, kept per host
+//! process.
 
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
@@ -47,7 +48,7 @@ pub struct Grant {
     pub granted_at: String,
 }
 
-/// Which grants [`Store::revoke`] removes.
+/// Which grants [`Grants::revoke`] removes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RevokeScope {
     /// Every grant of this agent.
@@ -63,22 +64,39 @@ pub enum RevokeScope {
     Exact(GrantKey),
 }
 
-impl Store {
+/// The remembered grants of a [`Store`] ([`Store::grants`]), in table `grants`.
+///
+/// Invariants: at most one grant per [`GrantKey`]; nothing is cached, so every answer is the
+/// database's at that moment and a revoke by another process counts from the next read
+/// (R-CAP-3). The grants of unvouched sessions are kept under the identity
+/// `~unvouched/<host process scope>/<conversation>` and are forgotten when that process ends, or
+/// at the next start of a host on the data directory when it was killed (R-SES-1).
+#[derive(Debug, Clone, Copy)]
+pub struct Grants<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Grants<'s> {
+    /// The grants of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// Remembers a grant. Returns `false` when it was already there (its time is kept).
     ///
     /// # Errors
     ///
     /// [`StoreError::Sqlite`].
-    pub fn grant(&self, key: &GrantKey) -> Result<bool, StoreError> {
-        let tx = self.write("begin grant")?;
+    pub fn insert(&self, key: &GrantKey) -> Result<bool, StoreError> {
+        let tx = self.store.write("begin grant")?;
         let added = tx
             .execute(
                 "INSERT INTO grants (agent, capability, version, granted_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT DO NOTHING",
                 params![key.agent, key.capability, key.version, now_rfc3339()],
             )
-            .map_err(self.sqlite("insert into grants"))?;
-        tx.commit().map_err(self.sqlite("commit grant"))?;
+            .map_err(self.store.sqlite("insert into grants"))?;
+        tx.commit().map_err(self.store.sqlite("commit grant"))?;
         Ok(added == 1)
     }
 
@@ -88,8 +106,9 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`].
-    pub fn is_granted(&self, key: &GrantKey) -> Result<bool, StoreError> {
-        self.conn()
+    pub fn contains(&self, key: &GrantKey) -> Result<bool, StoreError> {
+        self.store
+            .conn()
             .query_row(
                 "SELECT 1 FROM grants WHERE agent = ?1 AND capability = ?2 AND version = ?3",
                 params![key.agent, key.capability, key.version],
@@ -97,7 +116,7 @@ impl Store {
             )
             .optional()
             .map(|found| found.is_some())
-            .map_err(self.sqlite("select from grants"))
+            .map_err(self.store.sqlite("select from grants"))
     }
 
     /// The remembered grants, of one agent or of all, ordered by agent, capability, version.
@@ -105,8 +124,8 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`].
-    pub fn grants(&self, agent: Option<&str>) -> Result<Vec<Grant>, StoreError> {
-        self.select_all(
+    pub fn list(&self, agent: Option<&str>) -> Result<Vec<Grant>, StoreError> {
+        self.store.select_all(
             "select from grants",
             "SELECT agent, capability, version, granted_at FROM grants
              WHERE ?1 IS NULL OR agent = ?1 ORDER BY agent, capability, version",
@@ -126,16 +145,57 @@ impl Store {
             RevokeScope::Capability { agent, capability } => (agent, Some(capability), None),
             RevokeScope::Exact(key) => (&key.agent, Some(&key.capability), Some(&key.version)),
         };
-        let tx = self.write("begin revoke")?;
+        let tx = self.store.write("begin revoke")?;
         let removed = tx
             .execute(
                 "DELETE FROM grants WHERE agent = ?1
                  AND (?2 IS NULL OR capability = ?2) AND (?3 IS NULL OR version = ?3)",
                 params![agent, capability, version],
             )
-            .map_err(self.sqlite("delete from grants"))?;
-        tx.commit().map_err(self.sqlite("commit revoke"))?;
+            .map_err(self.store.sqlite("delete from grants"))?;
+        tx.commit().map_err(self.store.sqlite("commit revoke"))?;
         Ok(removed)
+    }
+
+    /// Forgets every grant kept for the unvouched sessions of host process `scope` (the
+    /// identities `~unvouched/<scope>/<conversation>`); returns how many there were. A host
+    /// calls it when it ends, and for a process that ended without doing so.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`].
+    pub fn forget_unvouched(&self, scope: &str) -> Result<usize, StoreError> {
+        let prefix = format!("{}{scope}/", lineup_host_core::UNVOUCHED_PREFIX);
+        let tx = self.store.write("begin unvouched grants delete")?;
+        let removed = tx
+            .execute(
+                "DELETE FROM grants WHERE substr(agent, 1, length(?1)) = ?1",
+                [&prefix],
+            )
+            .map_err(self.store.sqlite("delete from grants"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit unvouched grants delete"))?;
+        Ok(removed)
+    }
+
+    /// The host process scopes that hold unvouched grants.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`].
+    pub fn unvouched_scopes(&self) -> Result<Vec<String>, StoreError> {
+        let prefix = lineup_host_core::UNVOUCHED_PREFIX;
+        let agents: Vec<String> = self.store.select_all(
+            "select from grants",
+            "SELECT DISTINCT agent FROM grants WHERE substr(agent, 1, length(?1)) = ?1",
+            [prefix],
+            |r| r.get(0),
+        )?;
+        let mut scopes: Vec<String> = agents
+            .iter()
+            .filter_map(|a| a.strip_prefix(prefix)?.split('/').next().map(str::to_owned))
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        Ok(scopes)
     }
 }
 

@@ -30,18 +30,35 @@ fn parsed<T: serde::de::DeserializeOwned>(rows: &[String]) -> Vec<T> {
         .collect()
 }
 
-impl Store {
+/// The open instances of a [`Store`] ([`Store::open_instances`]), in table `open_instances`: what
+/// `impl InstanceStore for Store` reads and writes.
+///
+/// Invariants: one row per owner, conversation and instance; after a write at most
+/// [`MAX_RECORDS_PER_IDENTITY`] rows per owner (the least recently written go first); no row
+/// older than [`RECORD_TTL_SECS`] is read back, since an owner's older rows are deleted before
+/// its records are read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpenInstances<'s> {
+    store: &'s Store,
+}
+
+impl<'s> OpenInstances<'s> {
+    /// The open instances of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// Writes one row of `open_instances`, in place of the conversation's row of the same
     /// instance, and keeps at most [`MAX_RECORDS_PER_IDENTITY`] rows for `owner`.
-    fn put_record(
-        &mut self,
+    fn put(
+        &self,
         owner: &PartyId,
         conversation: &ConversationId,
         instance: &InstanceId,
         kind: &str,
         json: &str,
     ) -> Result<(), InstanceStoreError> {
-        let tx = self.write("begin open instance write")?;
+        let tx = self.store.write("begin open instance write")?;
         tx.execute(
             "INSERT OR REPLACE INTO open_instances
                  (owner, conversation_id, instance_id, kind, record, updated_at)
@@ -55,7 +72,7 @@ impl Store {
                 unix_now()
             ],
         )
-        .map_err(self.sqlite("insert into open_instances"))?;
+        .map_err(self.store.sqlite("insert into open_instances"))?;
         // R-STD-15: at most 256 per identity; the least recently written go first.
         tx.execute(
             "DELETE FROM open_instances WHERE owner = ?1 AND rowid NOT IN
@@ -63,30 +80,30 @@ impl Store {
                   ORDER BY updated_at DESC, rowid DESC LIMIT ?2)",
             params![owner.as_str(), MAX_RECORDS_PER_IDENTITY as i64],
         )
-        .map_err(self.sqlite("bound open_instances"))?;
+        .map_err(self.store.sqlite("bound open_instances"))?;
         tx.commit()
-            .map_err(self.sqlite("commit open instance write"))?;
+            .map_err(self.store.sqlite("commit open instance write"))?;
         Ok(())
     }
 
     /// The rows of `kind` (`= surface`, or else every component's) of `owner`'s `conversation`
     /// within [`RECORD_TTL_SECS`], oldest first, after deleting `owner`'s older rows.
     fn records(
-        &mut self,
+        &self,
         owner: &PartyId,
         conversation: &ConversationId,
         surfaces: bool,
     ) -> Result<Vec<String>, InstanceStoreError> {
         let oldest = unix_now().saturating_sub(RECORD_TTL_SECS);
-        let tx = self.write("begin open instances expiry")?;
+        let tx = self.store.write("begin open instances expiry")?;
         tx.execute(
             "DELETE FROM open_instances WHERE owner = ?1 AND updated_at < ?2",
             params![owner.as_str(), oldest],
         )
-        .map_err(self.sqlite("expire open_instances"))?;
+        .map_err(self.store.sqlite("expire open_instances"))?;
         tx.commit()
-            .map_err(self.sqlite("commit open instances expiry"))?;
-        let rows: Vec<String> = self.select_all(
+            .map_err(self.store.sqlite("commit open instances expiry"))?;
+        let rows: Vec<String> = self.store.select_all(
             "select from open_instances",
             "SELECT record FROM open_instances
              WHERE owner = ?1 AND conversation_id = ?2 AND (kind = ?3) = ?4
@@ -101,6 +118,25 @@ impl Store {
         )?;
         Ok(rows)
     }
+
+    /// Deletes the row of `owner`'s `instance` in `conversation`.
+    fn forget(
+        &self,
+        owner: &PartyId,
+        conversation: &ConversationId,
+        instance: &InstanceId,
+    ) -> Result<(), InstanceStoreError> {
+        let tx = self.store.write("begin open instance delete")?;
+        tx.execute(
+            "DELETE FROM open_instances
+             WHERE owner = ?1 AND conversation_id = ?2 AND instance_id = ?3",
+            params![owner.as_str(), conversation.as_str(), instance.as_str()],
+        )
+        .map_err(self.store.sqlite("delete from open_instances"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit open instance delete"))?;
+        Ok(())
+    }
 }
 
 impl InstanceStore for Store {
@@ -110,7 +146,7 @@ impl InstanceStore for Store {
         record: &InstanceRecord,
     ) -> Result<(), InstanceStoreError> {
         let json = serde_json::to_string(record)?;
-        self.put_record(
+        self.open_instances().put(
             owner,
             &record.conversation,
             &record.instance_id,
@@ -125,7 +161,7 @@ impl InstanceStore for Store {
         record: &SurfaceRecord,
     ) -> Result<(), InstanceStoreError> {
         let json = serde_json::to_string(record)?;
-        self.put_record(
+        self.open_instances().put(
             owner,
             &record.conversation,
             &record.instance_id,
@@ -139,7 +175,11 @@ impl InstanceStore for Store {
         owner: &PartyId,
         conversation: &ConversationId,
     ) -> Result<Vec<SurfaceRecord>, InstanceStoreError> {
-        Ok(parsed(&self.records(owner, conversation, true)?))
+        Ok(parsed(&self.open_instances().records(
+            owner,
+            conversation,
+            true,
+        )?))
     }
 
     fn forget_instance(
@@ -148,16 +188,7 @@ impl InstanceStore for Store {
         conversation: &ConversationId,
         instance: &InstanceId,
     ) -> Result<(), InstanceStoreError> {
-        let tx = self.write("begin open instance delete")?;
-        tx.execute(
-            "DELETE FROM open_instances
-             WHERE owner = ?1 AND conversation_id = ?2 AND instance_id = ?3",
-            params![owner.as_str(), conversation.as_str(), instance.as_str()],
-        )
-        .map_err(self.sqlite("delete from open_instances"))?;
-        tx.commit()
-            .map_err(self.sqlite("commit open instance delete"))?;
-        Ok(())
+        self.open_instances().forget(owner, conversation, instance)
     }
 
     fn instances(
@@ -165,6 +196,10 @@ impl InstanceStore for Store {
         owner: &PartyId,
         conversation: &ConversationId,
     ) -> Result<Vec<InstanceRecord>, InstanceStoreError> {
-        Ok(parsed(&self.records(owner, conversation, false)?))
+        Ok(parsed(&self.open_instances().records(
+            owner,
+            conversation,
+            false,
+        )?))
     }
 }

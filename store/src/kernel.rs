@@ -8,23 +8,26 @@
 //!
 //! | trait method | tables and columns |
 //! |---|---|
-//! | `next_revision_epoch` | the `revision` counter shared with [`Store::next_revision`], and the `meta` epoch |
+//! | `next_revision_epoch` | the `revision` counter shared with [`Revisions::next`](crate::Revisions::next), and the `meta` epoch |
 //! | `put_call`, `call`, `unfinished_calls` | `calls`: every indexed column, plus `record`, the kernel's [`CallRecord`](lineup_host_core::CallRecord) as JSON (its serde form; schema version 3) |
 //! | `put_grant`, `grant`, `grants`, `revoke_grant` | `grants`, plus `conversation_id` and `call_id` (schema version 3) |
-//! | `append_audit` | `audit`, chained as [`Store::append_audit`] chains every entry |
+//! | `append_audit` | `audit`, chained as [`AuditLog::append`](crate::AuditLog::append) chains every entry |
 //!
-//! **Calling the trait.** `Store` has inherent methods of the same names (`call`, `grant`,
-//! `grants`, `unfinished_calls`, `append_audit`) over the store's own record types, and Rust
-//! picks those first: call the kernel's as `CapabilityStore::call(&mut store, &key)`, or through
-//! a generic `S: CapabilityStore`.
+//! **Calling the trait.** The store's own records are reached through its parts
+//! (`store.calls().get(&key)`, `store.grants().list(None)`, `store.audit().append(&entry)`), so
+//! `store.call(&owner, &key)` is the kernel's. Two accessors share a name with a kernel method,
+//! [`Store::grants`] and [`Store::offered`]: on a `Store` or a `&Store` Rust picks the accessor,
+//! on a `&mut Store` the kernel's method; call the kernel's as
+//! `CapabilityStore::grants(&mut store)`, or through a generic `S: CapabilityStore`.
 //!
 //! **Revision epochs** (R-INV-2). [`RevisionEpoch`] is the 64-bit number
 //! `prefix << 32 | counter`: `prefix` is the first 32 bits of the random epoch the database drew
 //! when it was created (`meta.epoch`), `counter` the `revision` counter, incremented and
 //! committed (`BEGIN IMMEDIATE`, `synchronous=FULL`) before the epoch is returned. So within one
 //! database epochs strictly increase, across processes, connections and restarts; a database
-//! can hand out 2³² − 1 counter values (epochs and [`Store::next_revision`]s together; then
-//! [`StoreError::EpochsExhausted`]). A data directory whose database was deleted and created
+//! can hand out 2³² − 1 counter values (epochs and revisions of
+//! [`Revisions::next`](crate::Revisions::next) together; then [`StoreError::EpochsExhausted`]).
+//! A data directory whose database was deleted and created
 //! again draws a new prefix: it repeats an epoch of the old database only if it draws the same
 //! 32 bits, with probability 2⁻³² per re-creation (about k²/2³³ for any two of k databases).
 //!
@@ -42,7 +45,7 @@
 //! already `running` or `finished` is never replaced by `running` again, nor is a `finished`
 //! record replaced at all. Such a write fails with [`StoreError::InvalidTransition`] (the kernel
 //! then answers `failed` `not_recorded` and does not run the call), so of two hosts sharing the
-//! data directory only one runs a call, as with [`Store::advance_call`].
+//! data directory only one runs a call, as with [`Calls::advance`](crate::Calls::advance).
 //!
 //! **Rows without a `record`** (written through the store's own call API, or before schema
 //! version 3) never panic: `call` rebuilds a kernel record from the columns, with epoch 0, no
@@ -56,17 +59,18 @@
 //! row that has a `record` (its `state` column no longer matches), the columns win for the state.
 //!
 //! **Grants.** `put_grant` replaces the grant of its key, with the kernel's `granted_at` (RFC
-//! 3339). A grant written through [`Store::grant`] has no conversation or call: `grant` and
-//! `grants` report it with [`UNKNOWN`] for both. `grant` reads the database every time (no
-//! cache), so a [`Store::revoke`] by `lineup grants revoke` in another process counts at the next
-//! decision.
+//! 3339). A grant written through [`Grants::insert`](crate::Grants::insert) has no conversation
+//! or call: `grant` and `grants` report it with [`UNKNOWN`] for both. `grant` reads the database
+//! every time (no cache), so a [`Grants::revoke`](crate::Grants::revoke) by `lineup grants
+//! revoke` in another process counts at the next decision.
 //!
 //! **Audit** (R-CAP-6). Each kernel [`AuditRecord`](lineup_host_core::AuditRecord) becomes one
-//! [`AuditEntry`], appended and chained by [`Store::append_audit`]: conversation, call id, agent,
-//! capability, version (`""` when `None`), risk, arguments digest, decision, decision source and
-//! status as their snake_case protocol names, or [`NONE`] when the kernel leaves one `None`. The
-//! store stamps its own time on the entry (`time`, in the chain); the kernel's `at` is not kept,
-//! and neither are its `kind` and `note`, which the store's chained entry has no field for.
+//! [`AuditEntry`], appended and chained by [`AuditLog::append`](crate::AuditLog::append):
+//! conversation, call id, agent, capability, version (`""` when `None`), risk, arguments digest,
+//! decision, decision source and status as their snake_case protocol names, or [`NONE`] when the
+//! kernel leaves one `None`. The store stamps its own time on the entry (`time`, in the chain);
+//! the kernel's `at` is not kept, and neither are its `kind` and `note`, which the store's
+//! chained entry has no field for.
 
 use lineup_host_core as kernel;
 use lineup_host_core::{AgentIdentity, CapabilityName, CapabilityStore, RevisionEpoch};
@@ -79,7 +83,7 @@ use crate::error::excerpt;
 use crate::{AuditDetail, AuditEntry, GrantKey, RevokeScope, Sha256Hex, Store, StoreError};
 
 /// The placeholder for a grant's conversation and call when the grant was written through
-/// [`Store::grant`], which does not record them.
+/// [`Grants::insert`](crate::Grants::insert), which does not record them.
 pub const UNKNOWN: &str = "unknown";
 
 /// The placeholder in an audit entry for a risk, decision, decision source or status the kernel
@@ -91,7 +95,7 @@ impl CapabilityStore for Store {
 
     /// `prefix << 32 | counter` (see the module docs), committed before it is returned (R-INV-2).
     fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, StoreError> {
-        let (epoch, counter) = self.next_counter()?;
+        let (epoch, counter) = self.revisions().next_counter()?;
         let prefix = epoch
             .get(..8)
             .filter(|_| epoch.len() == 16 && epoch.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -297,7 +301,7 @@ impl CapabilityStore for Store {
     }
 
     /// Every grant the kernel can read, ordered by agent, capability, version; a row it cannot
-    /// (say, an agent written by `Store::grant` that is not a valid kernel identity) is left out.
+    /// (say, an agent written by `Grants::insert` that is not a valid kernel identity) is left out.
     fn grants(&mut self) -> Result<Vec<kernel::GrantRecord>, StoreError> {
         let rows = self.select_all(
             "select from grants",
@@ -309,14 +313,14 @@ impl CapabilityStore for Store {
         Ok(rows.into_iter().filter_map(GrantRow::into_kernel).collect())
     }
 
-    /// [`Store::revoke`] of exactly this grant; effective at the next decision.
+    /// [`Grants::revoke`](crate::Grants::revoke) of exactly this grant; effective at the next decision.
     fn revoke_grant(&mut self, key: &kernel::GrantKey) -> Result<bool, StoreError> {
         let key = GrantKey::new(
             key.agent.as_str(),
             key.capability.as_str(),
             key.version.as_str(),
         );
-        Ok(self.revoke(&RevokeScope::Exact(key))? > 0)
+        Ok(Store::grants(self).revoke(&RevokeScope::Exact(key))? > 0)
     }
 
     /// Appends the record as an [`AuditEntry`], chained (R-CAP-6; the mapping and its
@@ -327,13 +331,13 @@ impl CapabilityStore for Store {
         capabilities: &[CapabilityName],
     ) -> Result<(), StoreError> {
         let names: Vec<&str> = capabilities.iter().map(CapabilityName::as_str).collect();
-        Store::remember_offered(self, agent.as_str(), &names)
+        Store::offered(self).remember(agent.as_str(), &names)
     }
 
     fn offered(&mut self, agent: &AgentIdentity) -> Result<Vec<CapabilityName>, StoreError> {
         // A name this build cannot read is left out, never a panic.
-        Ok(self
-            .offered_to(agent.as_str())?
+        Ok(Store::offered(self)
+            .list(agent.as_str())?
             .into_iter()
             .filter_map(|name| CapabilityName::try_from(name).ok())
             .collect())
@@ -363,7 +367,7 @@ impl CapabilityStore for Store {
                 count: record.count,
             },
         };
-        Store::append_audit(self, &entry).map(drop)
+        self.audit().append(&entry).map(drop)
     }
 }
 

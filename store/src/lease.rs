@@ -83,7 +83,7 @@ pub(crate) fn alive(store: &Store, scope: &str) -> bool {
 impl Drop for HostLease {
     fn drop(&mut self) {
         match Store::open_existing(&self.data_dir)
-            .and_then(|s| s.forget_unvouched_grants(&self.scope))
+            .and_then(|s| s.grants().forget_unvouched(&self.scope))
         {
             Ok(0) => {}
             Ok(n) => tracing::info!("{n} grants of unvouched sessions forgotten at exit"),
@@ -96,7 +96,7 @@ impl Drop for HostLease {
 /// Deletes the unvouched grants of every scope whose lease is not held (its process is gone),
 /// and its lease file.
 fn prune(hosts: &Path, store: &Store, own: &str) {
-    let Ok(scopes) = store.unvouched_scopes() else {
+    let Ok(scopes) = store.grants().unvouched_scopes() else {
         return;
     };
     for scope in scopes.iter().filter(|s| *s != own) {
@@ -105,7 +105,7 @@ fn prune(hosts: &Path, store: &Store, own: &str) {
             continue;
         }
         let path = hosts.join(format!("{scope}.lock"));
-        match store.forget_unvouched_grants(scope) {
+        match store.grants().forget_unvouched(scope) {
             Ok(n) => tracing::info!("{n} grants of an ended host's unvouched sessions forgotten"),
             Err(e) => tracing::warn!("cannot forget an ended host's unvouched grants: {e}"),
         }

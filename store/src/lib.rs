@@ -1,17 +1,21 @@
 //! The durable store of lineup-host: one SQLite database per data directory holding what must
-//! survive a restart or a crash.
+//! survive a restart or a crash. [`Store`] owns the connection; what it keeps is reached through
+//! one part per table group, each stating its invariants:
 //!
 //! - the **inventory revision**, a counter that never returns a value twice (R-INV-2):
-//!   [`Store::next_revision`];
-//! - **call records** keyed by `(conversation_id, call_id)` and their owner, written before a call runs, so each
-//!   runs at most once and a repeat gets the stored result (R-CAP-5): [`Store::insert_call`],
-//!   [`Store::advance_call`], [`Store::finish_call`], [`Store::unfinished_calls`];
+//!   [`Store::revisions`], [`Revisions`];
+//! - **call records** keyed by `(conversation_id, call_id)` and their owner, written before a
+//!   call runs, so each runs at most once and a repeat gets the stored result (R-CAP-5):
+//!   [`Store::calls`], [`Calls`];
 //! - **grants**, remembered consent per vouched agent, capability and version (R-CAP-3,
-//!   R-SES-1), read from the database at every decision: [`Store::grant`],
-//!   [`Store::is_granted`], [`Store::grants`], [`Store::revoke`];
-//! - the **audit log**, append-only and chained by SHA-256 (R-CAP-6): [`Store::append_audit`],
-//!   [`Store::verify_audit`], [`Store::export_audit`], [`ChainVerifier`]; the canonical form a
-//!   digest is computed over, for a gateway to recompute, is documented on [`AuditRecord`];
+//!   R-SES-1), read from the database at every decision: [`Store::grants`], [`Grants`];
+//! - the **audit log**, append-only and chained by SHA-256 (R-CAP-6): [`Store::audit`],
+//!   [`AuditLog`], [`ChainVerifier`]; the canonical form a digest is computed over, for a gateway
+//!   to recompute, is documented on [`AuditRecord`];
+//! - the **app registry** and its package cache (R-UI-9, R-SEC-7, R-INV-3): [`Store::apps`],
+//!   [`Apps`]; the app ids it holds or has held: [`Store::app_ids`], [`AppIds`];
+//! - what each agent was **offered** (R-INV-4) and the operator's **capability policy**
+//!   (R-INV-1): [`Store::offered`], [`Offered`], [`Store::policy`], [`Policy`];
 //! - a cheap change check for running hosts: [`Store::data_version`];
 //! - the capability kernel's store: `Store` implements
 //!   [`lineup_host_core::CapabilityStore`], mapping the kernel's records onto these tables
@@ -39,23 +43,23 @@
 //!     version: "1".into(),
 //!     args_digest: Sha256Hex::of(br#"{"text":"hi"}"#),
 //! };
-//! assert!(matches!(store.insert_call(&call)?, Inserted::New(_)));
+//! assert!(matches!(store.calls().insert(&call)?, Inserted::New(_)));
 //!
 //! // The user chose "always"; the grant is read back at the next decision.
 //! let grant = GrantKey::new("agent-7", "clipboard.write", "1");
-//! store.grant(&grant)?;
-//! assert!(store.is_granted(&grant)?);
+//! store.grants().insert(&grant)?;
+//! assert!(store.grants().contains(&grant)?);
 //!
 //! // `running` is committed before the handler runs; then the result is stored.
-//! store.advance_call(&key, CallState::Running)?;
+//! store.calls().advance(&key, CallState::Running)?;
 //! let outcome = CallOutcome { status: "completed".into(), result: Some("{}".into()),
 //!     message: None, error: None };
-//! store.finish_call(&key, &outcome)?;
-//! assert!(matches!(store.insert_call(&call)?,
+//! store.calls().finish(&key, &outcome)?;
+//! assert!(matches!(store.calls().insert(&call)?,
 //!     Inserted::Existing(r) if r.outcome.as_ref() == Some(&outcome)));
 //!
 //! // Every decision goes on the chained audit log.
-//! store.append_audit(&AuditEntry {
+//! store.audit().append(&AuditEntry {
 //!     conversation_id: "conv-1".into(), call_id: "call-1".into(),
 //!     agent: Some("agent-7".into()), capability: "clipboard.write".into(),
 //!     version: "1".into(), risk: "user_confirmation".into(),
@@ -63,7 +67,7 @@
 //!     decision_source: "grant".into(), status: "completed".into(),
 //!     detail: Default::default(),
 //! })?;
-//! let head = store.verify_audit()?;
+//! let head = store.audit().verify()?;
 //! assert_eq!(head.count, 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -88,19 +92,22 @@ mod revision;
 mod state;
 mod tx;
 
-pub use apps::{AppChange, InstalledApp, PACKAGE_CACHE};
-pub use audit::{AuditDetail, AuditEntry, AuditHead, AuditRecord, ChainVerifier, AUDIT_FORMAT};
-pub use calls::{CallKey, CallOutcome, CallRecord, CallState, Inserted, NewCall};
+pub use apps::{AppChange, Apps, InstalledApp, PACKAGE_CACHE};
+pub use audit::{
+    AuditDetail, AuditEntry, AuditHead, AuditLog, AuditRecord, ChainVerifier, AUDIT_FORMAT,
+};
+pub use calls::{CallKey, CallOutcome, CallRecord, CallState, Calls, Inserted, NewCall};
 pub use data_dir::{default_data_dir, APP_DIR};
 pub use db::{DataVersion, Store, StoreOptions, CONTENDED_WAIT, DB_FILE, DEFAULT_BUSY_TIMEOUT};
 pub use digest::Sha256Hex;
 pub use error::StoreError;
-pub use grants::{Grant, GrantKey, RevokeScope};
+pub use grants::{Grant, GrantKey, Grants, RevokeScope};
 pub use lease::HostLease;
 pub use migrate::SCHEMA_VERSION;
-pub use policy::PolicyEntry;
-pub use reserved::OPERATOR;
-pub use revision::Revision;
+pub use offered::Offered;
+pub use policy::{Policy, PolicyEntry};
+pub use reserved::{AppIds, OPERATOR};
+pub use revision::{Revision, Revisions};
 
 #[cfg(test)]
 pub(crate) mod tests {

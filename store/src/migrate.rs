@@ -78,7 +78,7 @@ const MIGRATIONS: &[&str] = &[
     // 3: what the capability kernel's records hold beyond the indexed columns (`kernel.rs`):
     // a call's whole `lineup_host_core::CallRecord` as JSON (NULL for rows written through the
     // store's own call API), and the conversation and call in which a grant was given (NULL for
-    // grants written through `Store::grant`).
+    // grants written through `Grants::insert`).
     r"
     ALTER TABLE calls ADD COLUMN record TEXT;
     ALTER TABLE grants ADD COLUMN conversation_id TEXT;
@@ -259,7 +259,7 @@ mod tests {
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
         assert_eq!(SCHEMA_VERSION, 8);
-        store.verify_audit().unwrap();
+        store.audit().verify().unwrap();
     }
 
     #[test]
@@ -268,24 +268,25 @@ mod tests {
         let dir = tmp.path();
         let key = GrantKey::new("agent-1", "clipboard.write", "1");
         let revision = {
-            let store = Store::open_unmigrated(dir);
+            let store = open_unmigrated(dir);
             migrate_to(store.conn(), store.path(), store.busy_timeout(), 1).unwrap();
             assert_eq!(store.schema_version().unwrap(), 1);
-            store.grant(&key).unwrap();
-            let revision = store.next_revision().unwrap();
+            store.grants().insert(&key).unwrap();
+            let revision = store.revisions().next().unwrap();
             // No audit table yet.
             assert!(store.conn().prepare("SELECT * FROM audit").is_err());
             revision
         };
         let store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert!(store.is_granted(&key).unwrap());
-        assert!(store.next_revision().unwrap().number() > revision.number());
-        assert_eq!(store.next_revision().unwrap().epoch(), revision.epoch());
+        assert!(store.grants().contains(&key).unwrap());
+        assert!(store.revisions().next().unwrap().number() > revision.number());
+        assert_eq!(store.revisions().next().unwrap().epoch(), revision.epoch());
         store
-            .append_audit(&crate::tests::entry("c1", "k1"))
+            .audit()
+            .append(&crate::tests::entry("c1", "k1"))
             .unwrap();
-        assert_eq!(store.verify_audit().unwrap().count, 1);
+        assert_eq!(store.audit().verify().unwrap().count, 1);
     }
 
     #[test]
@@ -303,10 +304,10 @@ mod tests {
             args_digest: Sha256Hex::of(b"{}"),
         };
         let (revision, head) = {
-            let store = Store::open_unmigrated(dir);
+            let store = open_unmigrated(dir);
             migrate_to(store.conn(), store.path(), store.busy_timeout(), 2).unwrap();
             assert_eq!(store.schema_version().unwrap(), 2);
-            store.grant(&grant).unwrap();
+            store.grants().insert(&grant).unwrap();
             // Rows as a version-2 store wrote them (the store's API now needs the owner column).
             let digest = call("done").args_digest;
             for (id, state, status, result) in [
@@ -366,7 +367,7 @@ mod tests {
             // No kernel columns yet.
             assert!(store.conn().prepare("SELECT record FROM calls").is_err());
             (
-                store.next_revision().unwrap(),
+                store.revisions().next().unwrap(),
                 crate::AuditHead {
                     count: 1,
                     head: old.digest.clone(),
@@ -377,18 +378,18 @@ mod tests {
         let mut store = Store::open(dir).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
         // The store's own API reads every old row as before.
-        assert!(store.is_granted(&grant).unwrap());
-        assert_eq!(store.unfinished_calls().unwrap().len(), 1);
-        assert_eq!(store.verify_audit().unwrap(), head);
+        assert!(store.grants().contains(&grant).unwrap());
+        assert_eq!(store.calls().unfinished().unwrap().len(), 1);
+        assert_eq!(store.audit().verify().unwrap(), head);
         // A format-2 record appended after the format-1 one: the chain verifies across both.
         let mut reasoned = crate::tests::entry("conv-1", "later");
         reasoned.detail.code = Some("invalid_arguments".into());
         reasoned.detail.field = Some("payload.arguments/url".into());
-        let appended = store.append_audit(&reasoned).unwrap();
+        let appended = store.audit().append(&reasoned).unwrap();
         assert_eq!(appended.format, crate::AUDIT_FORMAT);
-        assert_eq!(store.verify_audit().unwrap().count, 2);
+        assert_eq!(store.audit().verify().unwrap().count, 2);
         let mut out = Vec::new();
-        store.export_audit(&mut out).unwrap();
+        store.audit().export(&mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(!lines[0].contains("\"format\""), "{}", lines[0]);
@@ -404,7 +405,7 @@ mod tests {
             gateway.push(&serde_json::from_str(line).unwrap()).unwrap();
         }
         assert_eq!(gateway.finish().count, 2);
-        assert_eq!(store.next_revision().unwrap().epoch(), revision.epoch());
+        assert_eq!(store.revisions().next().unwrap().epoch(), revision.epoch());
 
         // The kernel reads them too, rebuilt from the columns.
         let key = |id: &str| kernel::CallKey {
@@ -472,13 +473,11 @@ mod tests {
         assert!(err.to_string().contains("schema version 99"), "{err}");
     }
 
-    impl Store {
-        /// A store with its pragmas but no migration, to test migrations from an old file.
-        fn open_unmigrated(dir: &std::path::Path) -> Store {
-            let path = dir.join(crate::DB_FILE);
-            let conn = Connection::open(&path).unwrap();
-            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-            Store::from_parts(conn, path)
-        }
+    /// A store with its pragmas but no migration, to test migrations from an old file.
+    fn open_unmigrated(dir: &std::path::Path) -> Store {
+        let path = dir.join(crate::DB_FILE);
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        Store::from_parts(conn, path)
     }
 }

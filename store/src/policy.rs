@@ -1,7 +1,7 @@
 //! The operator's capability policy (`lineup capabilities`, R-INV-1, R-INV-4): capabilities
 //! withdrawn from every agent and capabilities hidden from one vouched agent, in table
 //! `capability_policy`. Every change bumps the revision counter in the same transaction, so a
-//! running host sees it through [`Store::revision_counter`] and applies it.
+//! running host sees it through [`Revisions::counter`](crate::Revisions::counter) and applies it.
 
 use std::collections::BTreeSet;
 
@@ -23,55 +23,58 @@ pub struct PolicyEntry {
     pub since: String,
 }
 
-impl Store {
+/// The operator's capability policy of a [`Store`] ([`Store::policy`]), in table
+/// `capability_policy`.
+///
+/// Invariants: at most one rule per agent and capability (withdrawn from every agent is the
+/// agent `""`); a change that adds or removes a rule bumps the revision counter in the same
+/// transaction, and one that changes nothing does not.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Policy<'s> {
+    /// The policy of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// Adds a rule: `capability` hidden from `agent`, or withdrawn from every agent with
     /// `None`; `Ok(false)` when it was there already. Returns after the commit.
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn restrict_capability(
-        &self,
-        agent: Option<&str>,
-        capability: &str,
-    ) -> Result<bool, StoreError> {
-        self.change_policy(
+    pub fn restrict(&self, agent: Option<&str>, capability: &str) -> Result<bool, StoreError> {
+        self.change(
             "INSERT OR IGNORE INTO capability_policy (agent, capability, since) VALUES (?1, ?2, ?3)",
             agent,
             capability,
         )
     }
 
-    /// Removes a rule added by [`Store::restrict_capability`]; `Ok(false)` when there was none.
+    /// Removes a rule added by [`Policy::restrict`]; `Ok(false)` when there was none.
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn lift_capability(
-        &self,
-        agent: Option<&str>,
-        capability: &str,
-    ) -> Result<bool, StoreError> {
-        self.change_policy(
+    pub fn lift(&self, agent: Option<&str>, capability: &str) -> Result<bool, StoreError> {
+        self.change(
             "DELETE FROM capability_policy WHERE agent = ?1 AND capability = ?2 AND ?3 IS NOT NULL",
             agent,
             capability,
         )
     }
 
-    fn change_policy(
-        &self,
-        sql: &str,
-        agent: Option<&str>,
-        capability: &str,
-    ) -> Result<bool, StoreError> {
-        let tx = self.write("begin capability policy change")?;
+    fn change(&self, sql: &str, agent: Option<&str>, capability: &str) -> Result<bool, StoreError> {
+        let tx = self.store.write("begin capability policy change")?;
         let changed = tx
             .execute(sql, params![agent.unwrap_or(""), capability, now_rfc3339()])
-            .map_err(self.sqlite("change capability_policy"))?;
+            .map_err(self.store.sqlite("change capability_policy"))?;
         if changed > 0 {
-            crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
+            crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
         }
         tx.commit()
-            .map_err(self.sqlite("commit capability policy change"))?;
+            .map_err(self.store.sqlite("commit capability policy change"))?;
         Ok(changed > 0)
     }
 
@@ -79,8 +82,8 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn capability_policy(&self) -> Result<Vec<PolicyEntry>, StoreError> {
-        self.select_all(
+    pub fn list(&self) -> Result<Vec<PolicyEntry>, StoreError> {
+        self.store.select_all(
             "select from capability_policy",
             "SELECT agent, capability, since FROM capability_policy ORDER BY agent, capability",
             [],
@@ -98,7 +101,7 @@ impl Store {
 
 impl CapabilityPolicy for Store {
     fn rules(&self) -> Result<BTreeSet<PolicyRule>, String> {
-        let entries = self.capability_policy().map_err(|e| e.to_string())?;
+        let entries = self.policy().list().map_err(|e| e.to_string())?;
         // A row this build cannot read is left out, never a panic.
         Ok(entries
             .into_iter()
@@ -113,6 +116,6 @@ impl CapabilityPolicy for Store {
     }
 
     fn change_marker(&self) -> Option<u64> {
-        self.revision_counter().ok()
+        self.revisions().counter().ok()
     }
 }

@@ -1,6 +1,6 @@
 //! App ids the app center holds or has held (R-UI-9 as amended): compared ignoring ASCII case
 //! (SQLite's `NOCASE`, which folds ASCII only), a tombstone in `apps_removed` for every removed
-//! app, kept until an operator forgets it with [`Store::forget_app`], which is audited.
+//! app, kept until an operator forgets it with [`AppIds::forget`], which is audited.
 
 use lineup_host_core::{AppId, Reservation};
 use rusqlite::OptionalExtension as _;
@@ -71,7 +71,24 @@ pub(crate) fn check_installable(
     })
 }
 
-impl Store {
+/// The app ids a [`Store`]'s app center holds or has held ([`Store::app_ids`]): those of the
+/// installed apps (table `apps`) and the tombstones of removed ones (table `apps_removed`).
+///
+/// Invariants: ids are compared ignoring ASCII case, so an install under an id equal so to one
+/// held in another spelling, or to a tombstone, is refused; every removed app leaves a tombstone,
+/// which goes only by [`AppIds::forget`], audited and with the revision counter bumped in the
+/// same transaction (R-UI-9).
+#[derive(Debug, Clone, Copy)]
+pub struct AppIds<'s> {
+    store: &'s Store,
+}
+
+impl<'s> AppIds<'s> {
+    /// The app ids of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// Whether `id` is held or was held, ignoring ASCII case, and how (R-UI-9); `None` when it
     /// is free. A store that cannot be read reserves nothing here, but then opens nothing by id
     /// either.
@@ -79,8 +96,8 @@ impl Store {
     /// # Errors
     /// [`StoreError::Sqlite`].
     pub fn reservation(&self, id: &str) -> Result<Option<Reservation>, StoreError> {
-        let found =
-            reservation_in(self.conn(), id).map_err(self.sqlite("select reserved app ids"))?;
+        let found = reservation_in(self.store.conn(), id)
+            .map_err(self.store.sqlite("select reserved app ids"))?;
         Ok(found.and_then(|(held, state)| {
             let held = AppId::try_from(held).ok()?;
             Some(match state {
@@ -96,8 +113,8 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn removed_apps(&self) -> Result<Vec<(String, String)>, StoreError> {
-        self.select_all(
+    pub fn removed(&self) -> Result<Vec<(String, String)>, StoreError> {
+        self.store.select_all(
             "select from apps_removed",
             "SELECT id, removed_at FROM apps_removed ORDER BY removed_at, id",
             [],
@@ -114,9 +131,10 @@ impl Store {
     /// # Errors
     /// [`StoreError::App`] when `id` has no tombstone (it is installed, or was never held);
     /// [`StoreError::Sqlite`].
-    pub fn forget_app(&self, id: &str) -> Result<u64, StoreError> {
-        let tx = self.write("begin app forget")?;
-        let found = reservation_in(&tx, id).map_err(self.sqlite("select reserved app ids"))?;
+    pub fn forget(&self, id: &str) -> Result<u64, StoreError> {
+        let tx = self.store.write("begin app forget")?;
+        let found =
+            reservation_in(&tx, id).map_err(self.store.sqlite("select reserved app ids"))?;
         match found {
             Some((held, Held::Removed)) if held == id => {}
             Some((held, Held::Removed)) => {
@@ -139,8 +157,8 @@ impl Store {
             }
         }
         tx.execute("DELETE FROM apps_removed WHERE id = ?1", [id])
-            .map_err(self.sqlite("delete from apps_removed"))?;
-        self.append_audit_in(
+            .map_err(self.store.sqlite("delete from apps_removed"))?;
+        self.store.audit().append_in(
             &tx,
             &AuditEntry {
                 conversation_id: OPERATOR.into(),
@@ -162,8 +180,9 @@ impl Store {
                 },
             },
         )?;
-        let revision = crate::revision::bump(&tx).map_err(self.sqlite("update revision"))?;
-        tx.commit().map_err(self.sqlite("commit app forget"))?;
+        let revision = crate::revision::bump(&tx).map_err(self.store.sqlite("update revision"))?;
+        tx.commit()
+            .map_err(self.store.sqlite("commit app forget"))?;
         Ok(revision)
     }
 }

@@ -42,7 +42,25 @@ impl fmt::Display for Revision {
     }
 }
 
-impl Store {
+/// The inventory revision counter of a [`Store`] ([`Store::revisions`]).
+///
+/// Invariants: the counter only grows, and every increment is committed (`BEGIN IMMEDIATE`,
+/// `synchronous=FULL`) before its value is handed out, so no value is handed out twice by this
+/// database, in any process, before or after a restart; [`Revisions::next`] and the kernel's
+/// revision epochs draw from the same counter. A change to the app registry, to the app ids or to
+/// the capability policy bumps it in the change's own transaction, so [`Revisions::counter`]
+/// moves with every such change.
+#[derive(Debug, Clone, Copy)]
+pub struct Revisions<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Revisions<'s> {
+    /// The counter of `store`.
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
     /// A revision never returned before by this database, in this process or any other, before
     /// or after a restart (R-INV-2): the counter is incremented and committed (`BEGIN
     /// IMMEDIATE`, `synchronous=FULL`) before the value is returned.
@@ -50,7 +68,7 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`], [`StoreError::Corrupt`] when the counter or the epoch row is gone.
-    pub fn next_revision(&self) -> Result<Revision, StoreError> {
+    pub fn next(&self) -> Result<Revision, StoreError> {
         let (epoch, number) = self.next_counter()?;
         Ok(Revision(format!("{epoch}-{number}")))
     }
@@ -61,20 +79,21 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Sqlite`].
-    pub fn revision_counter(&self) -> Result<u64, StoreError> {
-        self.conn()
+    pub fn counter(&self) -> Result<u64, StoreError> {
+        self.store
+            .conn()
             .query_row("SELECT counter FROM revision WHERE id = 1", [], |row| {
                 row.get::<_, i64>(0)
             })
             .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(self.sqlite("select from revision"))
+            .map_err(self.store.sqlite("select from revision"))
     }
 
     /// Increments the revision counter and commits, then returns the database's epoch (16 hex
-    /// digits) and the new counter value: the one source of [`Store::next_revision`] and of the
+    /// digits) and the new counter value: the one source of [`Revisions::next`] and of the
     /// kernel's revision epochs, so the two never hand out the same counter value.
     pub(crate) fn next_counter(&self) -> Result<(String, u64), StoreError> {
-        let tx = self.write("begin revision update")?;
+        let tx = self.store.write("begin revision update")?;
         let number: Option<i64> = tx
             .query_row(
                 "UPDATE revision SET counter = counter + 1 WHERE id = 1 RETURNING counter",
@@ -82,13 +101,13 @@ impl Store {
                 |row| row.get(0),
             )
             .optional()
-            .map_err(self.sqlite("update revision"))?;
+            .map_err(self.store.sqlite("update revision"))?;
         let epoch: Option<String> = tx
             .query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |row| {
                 row.get(0)
             })
             .optional()
-            .map_err(self.sqlite("read meta epoch"))?;
+            .map_err(self.store.sqlite("read meta epoch"))?;
         let (Some(number), Some(epoch)) = (number, epoch) else {
             return Err(StoreError::Corrupt {
                 table: "revision",
@@ -96,7 +115,7 @@ impl Store {
                 detail: "the counter or the epoch row is missing".into(),
             });
         };
-        tx.commit().map_err(self.sqlite("commit revision"))?;
+        tx.commit().map_err(self.store.sqlite("commit revision"))?;
         Ok((epoch, number.unsigned_abs()))
     }
 }

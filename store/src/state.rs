@@ -44,7 +44,7 @@ impl CallState {
         .find(|state| state.as_str() == text)
     }
 
-    /// Whether [`Store::advance_call`](crate::Store::advance_call) may move a record from `self` to `to`.
+    /// Whether [`Calls::advance`](crate::Calls::advance) may move a record from `self` to `to`.
     pub(crate) fn may_advance_to(self, to: Self) -> bool {
         matches!(
             (self, to),

@@ -34,15 +34,15 @@ fn install_upgrade_rollback_disable_enable_remove() {
     let store = Store::open(dir.path()).unwrap();
     let v1 = package("1.0.0", "<p>one</p>");
     let v2 = package("1.1.0", "<p>two</p>");
-    let revision = std::cell::Cell::new(store.revision_counter().unwrap());
+    let revision = std::cell::Cell::new(store.revisions().counter().unwrap());
     let step = |change: lineup_store::AppChange| {
         assert_eq!(change.revision, revision.get() + 1, "{change:?}");
-        assert_eq!(store.revision_counter().unwrap(), change.revision);
+        assert_eq!(store.revisions().counter().unwrap(), change.revision);
         revision.set(change.revision);
         change
     };
     let html = |store: &Store| {
-        let p = store.load_app("com.example.dash").unwrap();
+        let p = store.apps().load("com.example.dash").unwrap();
         p.surfaces()
             .values()
             .next()
@@ -52,18 +52,18 @@ fn install_upgrade_rollback_disable_enable_remove() {
             .to_owned()
     };
 
-    let change = step(store.install_app(&v1, None).unwrap());
+    let change = step(store.apps().install(&v1, None).unwrap());
     assert_eq!((change.from, change.to.as_deref()), (None, Some("1.0.0")));
     assert_eq!(html(&store), "<p>one</p>");
     // The cache holds it under its digest; nothing in the listing says where it came from.
-    let listed = store.apps().unwrap();
+    let listed = store.apps().list().unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].digest, v1.digest().to_string());
     let listing = serde_json::to_string(&listed).unwrap();
     assert!(!listing.contains(dir.path().to_str().unwrap()), "{listing}");
 
     // Refusals change nothing, the revision included.
-    let twice = store.install_app(&v1, None).unwrap_err();
+    let twice = store.apps().install(&v1, None).unwrap_err();
     assert!(
         twice
             .to_string()
@@ -71,7 +71,8 @@ fn install_upgrade_rollback_disable_enable_remove() {
         "{twice}"
     );
     let older = store
-        .upgrade_app(&package("0.9.0", "<p>old</p>"), None)
+        .apps()
+        .upgrade(&package("0.9.0", "<p>old</p>"), None)
         .unwrap_err();
     assert!(
         older
@@ -79,52 +80,54 @@ fn install_upgrade_rollback_disable_enable_remove() {
             .contains("0.9.0 is not newer than the current 1.0.0"),
         "{older}"
     );
-    let none = store.rollback_app("com.example.dash").unwrap_err();
+    let none = store.apps().rollback("com.example.dash").unwrap_err();
     assert!(
         none.to_string().contains("nothing to roll back to"),
         "{none}"
     );
-    assert_eq!(store.revision_counter().unwrap(), revision.get());
+    assert_eq!(store.revisions().counter().unwrap(), revision.get());
     assert_eq!(html(&store), "<p>one</p>");
 
-    let change = step(store.upgrade_app(&v2, None).unwrap());
+    let change = step(store.apps().upgrade(&v2, None).unwrap());
     assert_eq!(change.to.as_deref(), Some("1.1.0"));
     assert_eq!(html(&store), "<p>two</p>");
-    assert_eq!(store.apps().unwrap()[0].versions, ["1.0.0", "1.1.0"]);
+    assert_eq!(store.apps().list().unwrap()[0].versions, ["1.0.0", "1.1.0"]);
 
-    let change = step(store.rollback_app("com.example.dash").unwrap());
+    let change = step(store.apps().rollback("com.example.dash").unwrap());
     assert_eq!(
         (change.from.as_deref(), change.to.as_deref()),
         (Some("1.1.0"), Some("1.0.0"))
     );
     assert_eq!(html(&store), "<p>one</p>");
-    assert_eq!(store.apps().unwrap()[0].versions, ["1.0.0"]);
+    assert_eq!(store.apps().list().unwrap()[0].versions, ["1.0.0"]);
 
-    step(store.set_app_enabled("com.example.dash", false).unwrap());
-    let disabled = store.load_app("com.example.dash").unwrap_err();
+    step(store.apps().set_enabled("com.example.dash", false).unwrap());
+    let disabled = store.apps().load("com.example.dash").unwrap_err();
     assert!(
         disabled
             .to_string()
             .contains("app com.example.dash: disabled"),
         "{disabled}"
     );
-    assert!(store.set_app_enabled("com.example.dash", false).is_err());
-    step(store.set_app_enabled("com.example.dash", true).unwrap());
+    assert!(store.apps().set_enabled("com.example.dash", false).is_err());
+    step(store.apps().set_enabled("com.example.dash", true).unwrap());
     assert_eq!(html(&store), "<p>one</p>");
 
     // Another process's change is seen through the counter.
     let other = Store::open(dir.path()).unwrap();
-    other.upgrade_app(&v2, None).unwrap();
-    assert_eq!(store.revision_counter().unwrap(), revision.get() + 1);
+    other.apps().upgrade(&v2, None).unwrap();
+    assert_eq!(store.revisions().counter().unwrap(), revision.get() + 1);
     revision.set(revision.get() + 1);
     assert_eq!(html(&store), "<p>two</p>");
 
-    let change = step(store.remove_app("com.example.dash").unwrap());
+    let change = step(store.apps().remove("com.example.dash").unwrap());
     assert_eq!(change.to, None);
-    assert!(store.apps().unwrap().is_empty());
-    let gone = store.load_app("com.example.dash").unwrap_err();
+    assert!(store.apps().list().unwrap().is_empty());
+    let gone = store.apps().load("com.example.dash").unwrap_err();
     assert!(gone.to_string().contains("not installed"), "{gone}");
-    let cache: Vec<_> = std::fs::read_dir(store.package_cache()).unwrap().collect();
+    let cache: Vec<_> = std::fs::read_dir(store.apps().cache_dir())
+        .unwrap()
+        .collect();
     assert!(cache.is_empty(), "{cache:?}");
 }
 
@@ -133,12 +136,12 @@ fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let v1 = package("1.0.0", "<p>one</p>");
-    store.install_app(&v1, None).unwrap();
+    store.apps().install(&v1, None).unwrap();
     // Positive control: intact, it loads and verifies.
-    store.load_app("com.example.dash").unwrap();
-    assert!(store.verify_apps().unwrap().is_empty());
+    store.apps().load("com.example.dash").unwrap();
+    assert!(store.apps().verify().unwrap().is_empty());
 
-    let file = std::fs::read_dir(store.package_cache())
+    let file = std::fs::read_dir(store.apps().cache_dir())
         .unwrap()
         .next()
         .unwrap()
@@ -152,14 +155,14 @@ fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
     bytes[at] ^= 0x20; // "One"
     std::fs::write(&file, bytes).unwrap();
 
-    let err = store.load_app("com.example.dash").unwrap_err();
+    let err = store.apps().load("com.example.dash").unwrap_err();
     assert!(matches!(err, StoreError::Package(_)), "{err}");
     assert!(
         err.to_string()
             .contains(&format!("not the expected {}", v1.digest())),
         "{err}"
     );
-    let failed = store.verify_apps().unwrap();
+    let failed = store.apps().verify().unwrap();
     assert_eq!(failed.len(), 1);
     assert_eq!(
         (failed[0].0.as_str(), failed[0].1.as_str()),
@@ -167,9 +170,10 @@ fn a_flipped_byte_in_the_cache_is_caught_at_load_and_at_start() {
     );
     // Installing the same package again repairs the cache file.
     store
-        .upgrade_app(&package("1.0.1", "<p>fixed</p>"), None)
+        .apps()
+        .upgrade(&package("1.0.1", "<p>fixed</p>"), None)
         .unwrap();
-    store.rollback_app("com.example.dash").unwrap_err();
+    store.apps().rollback("com.example.dash").unwrap_err();
 }
 
 #[test]
@@ -182,7 +186,8 @@ fn r_ui_9_ids_held_or_once_held_are_reserved_ignoring_case_until_an_audited_forg
     // Positive control: a free id is not reserved.
     assert_eq!(AppCatalog::reservation(&store, &held), None);
     store
-        .install_app(&package("1.0.0", "<p>one</p>"), None)
+        .apps()
+        .install(&package("1.0.0", "<p>one</p>"), None)
         .unwrap();
     for asked in ["com.example.dash", "COM.example.Dash"] {
         assert_eq!(
@@ -193,28 +198,30 @@ fn r_ui_9_ids_held_or_once_held_are_reserved_ignoring_case_until_an_audited_forg
     }
     // Another spelling of a held id cannot be installed beside it.
     let variant = store
-        .install_app(&package_as("com.example.DASH", "1.0.0", "<p>x</p>"), None)
+        .apps()
+        .install(&package_as("com.example.DASH", "1.0.0", "<p>x</p>"), None)
         .unwrap_err();
     assert!(
         variant.to_string().contains("differs only in case"),
         "{variant}"
     );
-    store.set_app_enabled("com.example.dash", false).unwrap();
+    store.apps().set_enabled("com.example.dash", false).unwrap();
     assert_eq!(
         AppCatalog::reservation(&store, &id("com.example.DASH")),
         Some(Reservation::Disabled(held.clone()))
     );
-    store.remove_app("com.example.dash").unwrap();
+    store.apps().remove("com.example.dash").unwrap();
     // The tombstone outlives the process (a restart between revoke and use).
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(
         AppCatalog::reservation(&store, &id("Com.Example.Dash")),
         Some(Reservation::Removed(held.clone()))
     );
-    assert_eq!(store.removed_apps().unwrap().len(), 1);
+    assert_eq!(store.app_ids().removed().unwrap().len(), 1);
     for again in ["com.example.dash", "com.example.Dash"] {
         let refused = store
-            .install_app(&package_as(again, "2.0.0", "<p>two</p>"), None)
+            .apps()
+            .install(&package_as(again, "2.0.0", "<p>two</p>"), None)
             .unwrap_err();
         assert!(
             refused.to_string().contains("lineup apps forget"),
@@ -222,16 +229,19 @@ fn r_ui_9_ids_held_or_once_held_are_reserved_ignoring_case_until_an_audited_forg
         );
     }
     // Forgetting needs the exact spelling and a tombstone.
-    assert!(store.forget_app("com.example.DASH").is_err());
-    assert!(store.forget_app("com.example.never").is_err());
-    let before = store.verify_audit().unwrap().count;
-    let revision = store.revision_counter().unwrap();
-    assert_eq!(store.forget_app("com.example.dash").unwrap(), revision + 1);
+    assert!(store.app_ids().forget("com.example.DASH").is_err());
+    assert!(store.app_ids().forget("com.example.never").is_err());
+    let before = store.audit().verify().unwrap().count;
+    let revision = store.revisions().counter().unwrap();
+    assert_eq!(
+        store.app_ids().forget("com.example.dash").unwrap(),
+        revision + 1
+    );
     // Audited, and the chain still verifies.
-    let head = store.verify_audit().unwrap();
+    let head = store.audit().verify().unwrap();
     assert_eq!(head.count, before + 1);
     let mut export = Vec::new();
-    store.export_audit(&mut export).unwrap();
+    store.audit().export(&mut export).unwrap();
     let last = String::from_utf8(export)
         .unwrap()
         .lines()
@@ -242,7 +252,8 @@ fn r_ui_9_ids_held_or_once_held_are_reserved_ignoring_case_until_an_audited_forg
     assert!(last.contains("app:com.example.dash"), "{last}");
     assert_eq!(AppCatalog::reservation(&store, &held), None);
     store
-        .install_app(&package("2.0.0", "<p>two</p>"), None)
+        .apps()
+        .install(&package("2.0.0", "<p>two</p>"), None)
         .unwrap();
 }
 
@@ -280,7 +291,7 @@ fn r_sec_3a_the_hosts_code_limit_holds_at_install_and_at_load() {
         .unwrap()
         .with_manifest_limits(strict.clone());
     assert_eq!(low.manifest_limits().max_code_bytes, 1000);
-    let err = low.install_app(&app, None).unwrap_err();
+    let err = low.apps().install(&app, None).unwrap_err();
     assert!(
         err.to_string().contains(
             "\"lib/chart.js\" (1001 bytes) brings the package's script assets to 1001 bytes, \
@@ -288,23 +299,23 @@ fn r_sec_3a_the_hosts_code_limit_holds_at_install_and_at_load() {
         ),
         "{err}"
     );
-    assert!(low.apps().unwrap().is_empty(), "nothing installed");
+    assert!(low.apps().list().unwrap().is_empty(), "nothing installed");
     // Positive control: the default store takes it, and serves its script at load.
     let default = Store::open(dir.path()).unwrap();
-    default.install_app(&app, None).unwrap();
-    let loaded = default.load_app("com.example.chart").unwrap();
+    default.apps().install(&app, None).unwrap();
+    let loaded = default.apps().load("com.example.chart").unwrap();
     assert_eq!(loaded.code_bytes(), 1001);
     // Under the lower limit it is refused at open and by the start-up check.
-    let err = low.load_app("com.example.chart").unwrap_err();
+    let err = low.apps().load("com.example.chart").unwrap_err();
     assert!(
         err.to_string()
             .contains("over the per-package code limit of 1000"),
         "{err}"
     );
-    assert_eq!(low.verify_apps().unwrap().len(), 1);
-    assert!(default.verify_apps().unwrap().is_empty());
+    assert_eq!(low.apps().verify().unwrap().len(), 1);
+    assert!(default.apps().verify().unwrap().is_empty());
     // A changed byte of the script in the cache is caught at load.
-    let file = std::fs::read_dir(default.package_cache())
+    let file = std::fs::read_dir(default.apps().cache_dir())
         .unwrap()
         .next()
         .unwrap()
@@ -314,6 +325,6 @@ fn r_sec_3a_the_hosts_code_limit_holds_at_install_and_at_load() {
     let at = bytes.windows(10).position(|w| w == [b' '; 10]).unwrap();
     bytes[at] = b'x';
     std::fs::write(&file, bytes).unwrap();
-    let err = default.load_app("com.example.chart").unwrap_err();
+    let err = default.apps().load("com.example.chart").unwrap_err();
     assert!(err.to_string().contains("not the expected"), "{err}");
 }

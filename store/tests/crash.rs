@@ -59,27 +59,28 @@ fn crash_child() {
             break;
         }
         let id = format!("{tag}-{i}");
-        let record = store.append_audit(&entry(&id)).unwrap();
+        let record = store.audit().append(&entry(&id)).unwrap();
         writeln!(out, "audit {} {}", record.seq, record.digest).unwrap();
         out.flush().unwrap();
 
         let key = CallKey::new("crash", &id);
         store
-            .insert_call(&NewCall {
+            .calls()
+            .insert(&NewCall {
                 key: key.clone(),
                 capability: "test.count".into(),
                 version: "1".into(),
                 args_digest: Sha256Hex::of(id.as_bytes()),
             })
             .unwrap();
-        store.advance_call(&key, CallState::Running).unwrap();
+        store.calls().advance(&key, CallState::Running).unwrap();
         writeln!(out, "running {id}").unwrap();
         out.flush().unwrap();
-        store.finish_call(&key, &outcome(&id)).unwrap();
+        store.calls().finish(&key, &outcome(&id)).unwrap();
         writeln!(out, "finished {id}").unwrap();
         out.flush().unwrap();
 
-        let revision = store.next_revision().unwrap();
+        let revision = store.revisions().next().unwrap();
         writeln!(out, "revision {}", revision.number()).unwrap();
         out.flush().unwrap();
     }
@@ -247,9 +248,9 @@ fn check(dir: &Path, reported: &Reported) {
     }
     let store = Store::open(dir).unwrap();
     assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
-    let head = store.verify_audit().unwrap();
+    let head = store.audit().verify().unwrap();
     let mut lines = Vec::new();
-    store.export_audit(&mut lines).unwrap();
+    store.audit().export(&mut lines).unwrap();
     let stored: HashMap<u64, String> = String::from_utf8(lines)
         .unwrap()
         .lines()
@@ -267,7 +268,11 @@ fn check(dir: &Path, reported: &Reported) {
         );
     }
     for id in &reported.running {
-        let record = store.call(&CallKey::new("crash", id)).unwrap().unwrap();
+        let record = store
+            .calls()
+            .get(&CallKey::new("crash", id))
+            .unwrap()
+            .unwrap();
         assert!(
             matches!(record.state, CallState::Running | CallState::Finished),
             "{id} was reported running but is {}",
@@ -275,9 +280,13 @@ fn check(dir: &Path, reported: &Reported) {
         );
     }
     for id in &reported.finished {
-        let record = store.call(&CallKey::new("crash", id)).unwrap().unwrap();
+        let record = store
+            .calls()
+            .get(&CallKey::new("crash", id))
+            .unwrap()
+            .unwrap();
         assert_eq!(record.outcome, Some(outcome(id)), "{id} lost its result");
     }
     // The next revision is beyond every one a child saw (the check itself takes one).
-    assert!(store.next_revision().unwrap().number() > reported.max_revision);
+    assert!(store.revisions().next().unwrap().number() > reported.max_revision);
 }

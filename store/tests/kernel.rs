@@ -126,7 +126,8 @@ fn r_cap_5_every_call_state_round_trips_through_put_call_and_call() {
     // The indexed columns are filled, for `lineup` and the store's own API.
     let own = |id: &str| {
         store
-            .call(&lineup_store::CallKey::new(CONV, id))
+            .calls()
+            .get(&lineup_store::CallKey::new(CONV, id))
             .unwrap()
             .unwrap()
     };
@@ -231,7 +232,7 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
         version: "1".into(),
         args_digest: Sha256Hex::of(b"{}"),
     };
-    store.insert_call(&new("plain", "app.show")).unwrap();
+    store.calls().insert(&new("plain", "app.show")).unwrap();
     let rebuilt = CapabilityStore::call(&mut store, &owner(), &key("plain"))
         .unwrap()
         .unwrap();
@@ -240,7 +241,7 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
     assert_eq!((rebuilt.agent, rebuilt.risk), (None, None));
 
     // A status the kernel does not know: not a kernel record, and no panic.
-    store.insert_call(&new("odd", "app.show")).unwrap();
+    store.calls().insert(&new("odd", "app.show")).unwrap();
     let outcome = lineup_store::CallOutcome {
         status: "exploded".into(),
         result: None,
@@ -248,7 +249,8 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
         error: None,
     };
     store
-        .finish_call(&lineup_store::CallKey::new(CONV, "odd"), &outcome)
+        .calls()
+        .finish(&lineup_store::CallKey::new(CONV, "odd"), &outcome)
         .unwrap();
     assert_eq!(
         CapabilityStore::call(&mut store, &owner(), &key("odd")).unwrap(),
@@ -262,7 +264,8 @@ fn r_cap_5_a_row_written_by_the_store_api_is_rebuilt_or_left_alone() {
         .put_call(&record("moved", CallState::Received))
         .unwrap();
     store
-        .advance_call(
+        .calls()
+        .advance(
             &lineup_store::CallKey::new(CONV, "moved"),
             lineup_store::CallState::Running,
         )
@@ -317,7 +320,7 @@ fn r_cap_2_grants_put_get_list_and_revoke() {
         [grant("agent-1", "1.0", "c3"), grant("agent-2", "1.0", "c2")]
     );
     // `lineup grants list` sees them.
-    assert_eq!(store.grants(None).unwrap().len(), 2);
+    assert_eq!(store.grants().list(None).unwrap().len(), 2);
 
     assert!(store.revoke_grant(&k).unwrap());
     assert!(!store.revoke_grant(&k).unwrap());
@@ -335,6 +338,7 @@ fn r_cap_2_a_revoke_by_the_store_api_elsewhere_counts_at_the_next_grant_check() 
     // `lineup grants revoke` in another process: another connection, the store's own API.
     let cli = Store::open(tmp.path()).unwrap();
     let removed = cli
+        .grants()
         .revoke(&RevokeScope::Capability {
             agent: "agent-1".into(),
             capability: "clipboard.write".into(),
@@ -344,12 +348,13 @@ fn r_cap_2_a_revoke_by_the_store_api_elsewhere_counts_at_the_next_grant_check() 
     assert_eq!(CapabilityStore::grant(&mut host, &k).unwrap(), None);
 
     // A grant made through the store's own API reads with placeholders.
-    cli.grant(&lineup_store::GrantKey::new(
-        "agent-1",
-        "clipboard.write",
-        "1.0",
-    ))
-    .unwrap();
+    cli.grants()
+        .insert(&lineup_store::GrantKey::new(
+            "agent-1",
+            "clipboard.write",
+            "1.0",
+        ))
+        .unwrap();
     let g = CapabilityStore::grant(&mut host, &k).unwrap().unwrap();
     assert_eq!(g.conversation_id.as_str(), kernel::UNKNOWN);
     assert_eq!(g.call_id.as_str(), kernel::UNKNOWN);
@@ -367,7 +372,7 @@ fn r_inv_2_epochs_strictly_increase_across_reopen_and_two_stores_on_one_dir() {
             seen.push(s.next_revision_epoch().unwrap());
         }
         // The store's own revisions share the counter: never the same low bits.
-        a.next_revision().unwrap();
+        a.revisions().next().unwrap();
     }
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     assert!(seen.iter().all(|e| e.0 >> 32 == seen[0].0 >> 32));
@@ -422,10 +427,10 @@ fn r_cap_6_audit_through_the_trait_is_chained_and_verifies() {
         ),
     )
     .unwrap();
-    assert_eq!(store.verify_audit().unwrap().count, 3);
+    assert_eq!(store.audit().verify().unwrap().count, 3);
 
     let mut out = Vec::new();
-    store.export_audit(&mut out).unwrap();
+    store.audit().export(&mut out).unwrap();
     let lines: Vec<Value> = String::from_utf8(out)
         .unwrap()
         .lines()
@@ -644,7 +649,8 @@ fn r_cap_5_a_session_on_the_store_answers_repeats_from_it_after_a_restart() {
     let own_state = |id: &str| {
         Store::open(dir)
             .unwrap()
-            .call(&lineup_store::CallKey::new(CONV, id))
+            .calls()
+            .get(&lineup_store::CallKey::new(CONV, id))
             .unwrap()
             .map(|r| r.state)
     };
@@ -688,10 +694,10 @@ fn r_cap_5_a_session_on_the_store_answers_repeats_from_it_after_a_restart() {
     assert!(second.runs.is_empty(), "nothing runs again");
 
     // Every step of both hosts is on one verified chain, recovery included.
-    let head = second.store.verify_audit().unwrap();
+    let head = second.store.audit().verify().unwrap();
     assert!(head.count >= 8, "{head:?}");
     let mut out = Vec::new();
-    second.store.export_audit(&mut out).unwrap();
+    second.store.audit().export(&mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains(r#""decision_source":"recovery""#), "{text}");
 }

@@ -63,7 +63,7 @@ fn store_with_audit(records: usize) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     for i in 1..=records {
-        store.append_audit(&entry(&format!("k{i}"))).unwrap();
+        store.audit().append(&entry(&format!("k{i}"))).unwrap();
     }
     (dir, store)
 }
@@ -108,7 +108,7 @@ fn revision_is_monotonic_across_reopen_and_two_connections() {
         let a = Store::open(dir.path()).unwrap();
         let b = Store::open(dir.path()).unwrap();
         for i in 0..10 {
-            let r = if i % 2 == 0 { &a } else { &b }.next_revision().unwrap();
+            let r = if i % 2 == 0 { &a } else { &b }.revisions().next().unwrap();
             assert!(r.number() > last, "{r} after {last}");
             last = r.number();
             assert!(seen.insert(r.as_str().to_owned()), "{r} returned twice");
@@ -121,8 +121,8 @@ fn revision_is_monotonic_across_reopen_and_two_connections() {
 fn a_new_database_starts_a_new_revision_series() {
     let one = tempfile::tempdir().unwrap();
     let two = tempfile::tempdir().unwrap();
-    let a = Store::open(one.path()).unwrap().next_revision().unwrap();
-    let b = Store::open(two.path()).unwrap().next_revision().unwrap();
+    let a = Store::open(one.path()).unwrap().revisions().next().unwrap();
+    let b = Store::open(two.path()).unwrap().revisions().next().unwrap();
     assert_eq!((a.number(), b.number()), (1, 1));
     assert_ne!(a, b, "the epoch tells them apart");
     assert_eq!(a.epoch().len(), 16);
@@ -140,7 +140,7 @@ fn insert_if_absent_gives_exactly_one_new_record_to_racing_connections() {
             thread::spawn(move || {
                 let store = Store::open(&path).unwrap();
                 barrier.wait();
-                store.insert_call(&new_call("same")).unwrap()
+                store.calls().insert(&new_call("same")).unwrap()
             })
         })
         .collect();
@@ -159,11 +159,11 @@ fn insert_if_absent_gives_exactly_one_new_record_to_racing_connections() {
 fn a_repeated_key_returns_the_stored_record_with_its_own_capability_and_digest() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    store.insert_call(&new_call("k")).unwrap();
+    store.calls().insert(&new_call("k")).unwrap();
     let mut other = new_call("k");
     other.capability = "app.open_url".into();
     other.args_digest = Sha256Hex::of(b"other");
-    let Inserted::Existing(record) = store.insert_call(&other).unwrap() else {
+    let Inserted::Existing(record) = store.calls().insert(&other).unwrap() else {
         panic!("expected the existing record");
     };
     // The caller compares these to refuse a reused call_id.
@@ -177,11 +177,11 @@ fn only_one_connection_may_mark_a_call_running() {
     let a = Store::open(dir.path()).unwrap();
     let b = Store::open(dir.path()).unwrap();
     let key = new_call("k").key;
-    a.insert_call(&new_call("k")).unwrap();
-    a.advance_call(&key, CallState::AwaitingConsent).unwrap();
-    let running = a.advance_call(&key, CallState::Running).unwrap();
+    a.calls().insert(&new_call("k")).unwrap();
+    a.calls().advance(&key, CallState::AwaitingConsent).unwrap();
+    let running = a.calls().advance(&key, CallState::Running).unwrap();
     assert_eq!(running.state, CallState::Running);
-    let err = b.advance_call(&key, CallState::Running).unwrap_err();
+    let err = b.calls().advance(&key, CallState::Running).unwrap_err();
     assert!(
         matches!(
             err,
@@ -195,11 +195,11 @@ fn only_one_connection_may_mark_a_call_running() {
     );
     assert!(err.to_string().contains("call 'k'"), "{err}");
     // Backwards and to finished are refused too.
-    assert!(a.advance_call(&key, CallState::AwaitingConsent).is_err());
-    assert!(a.advance_call(&key, CallState::Finished).is_err());
+    assert!(a.calls().advance(&key, CallState::AwaitingConsent).is_err());
+    assert!(a.calls().advance(&key, CallState::Finished).is_err());
     let missing = CallKey::new("conv-1", "nope");
     assert!(matches!(
-        a.advance_call(&missing, CallState::Running),
+        a.calls().advance(&missing, CallState::Running),
         Err(StoreError::CallNotFound { .. })
     ));
 }
@@ -209,19 +209,19 @@ fn a_finished_call_keeps_its_result_and_cannot_finish_twice() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let key = new_call("k").key;
-    store.insert_call(&new_call("k")).unwrap();
-    store.advance_call(&key, CallState::Running).unwrap();
-    let finished = store.finish_call(&key, &completed()).unwrap();
+    store.calls().insert(&new_call("k")).unwrap();
+    store.calls().advance(&key, CallState::Running).unwrap();
+    let finished = store.calls().finish(&key, &completed()).unwrap();
     assert_eq!(finished.state, CallState::Finished);
     assert_eq!(finished.outcome, Some(completed()));
     drop(store);
     let store = Store::open(dir.path()).unwrap();
-    let Inserted::Existing(again) = store.insert_call(&new_call("k")).unwrap() else {
+    let Inserted::Existing(again) = store.calls().insert(&new_call("k")).unwrap() else {
         panic!("expected the stored record");
     };
     assert_eq!(again.outcome, Some(completed()));
     assert!(matches!(
-        store.finish_call(&key, &completed()),
+        store.calls().finish(&key, &completed()),
         Err(StoreError::InvalidTransition { .. })
     ));
 }
@@ -231,10 +231,10 @@ fn a_result_that_is_not_json_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let key = new_call("k").key;
-    store.insert_call(&new_call("k")).unwrap();
+    store.calls().insert(&new_call("k")).unwrap();
     let mut bad = completed();
     bad.result = Some("{not json".into());
-    let err = store.finish_call(&key, &bad).unwrap_err();
+    let err = store.calls().finish(&key, &bad).unwrap_err();
     // Named by its length and digest, never quoted: it is the capability's result (#7 item 7).
     assert!(
         err.to_string().contains("result JSON '9 bytes, sha256 "),
@@ -243,9 +243,9 @@ fn a_result_that_is_not_json_is_refused() {
     assert!(!format!("{err} {err:?}").contains("not json"), "{err:?}");
     bad.result = None;
     bad.error = Some("nope".into());
-    assert!(store.finish_call(&key, &bad).is_err());
+    assert!(store.calls().finish(&key, &bad).is_err());
     assert_eq!(
-        store.call(&key).unwrap().unwrap().state,
+        store.calls().get(&key).unwrap().unwrap().state,
         CallState::Received
     );
 }
@@ -256,16 +256,18 @@ fn unfinished_lists_received_waiting_and_running_calls_after_a_restart() {
     {
         let store = Store::open(dir.path()).unwrap();
         for id in ["received", "waiting", "running", "done"] {
-            store.insert_call(&new_call(id)).unwrap();
+            store.calls().insert(&new_call(id)).unwrap();
         }
         store
-            .advance_call(
+            .calls()
+            .advance(
                 &CallKey::new("conv-1", "waiting"),
                 CallState::AwaitingConsent,
             )
             .unwrap();
         store
-            .advance_call(&CallKey::new("conv-1", "running"), CallState::Running)
+            .calls()
+            .advance(&CallKey::new("conv-1", "running"), CallState::Running)
             .unwrap();
         // Finished straight from received: a refusal.
         let refused = CallOutcome {
@@ -275,12 +277,14 @@ fn unfinished_lists_received_waiting_and_running_calls_after_a_restart() {
             error: None,
         };
         store
-            .finish_call(&CallKey::new("conv-1", "done"), &refused)
+            .calls()
+            .finish(&CallKey::new("conv-1", "done"), &refused)
             .unwrap();
     }
     let store = Store::open(dir.path()).unwrap();
     let unfinished: Vec<_> = store
-        .unfinished_calls()
+        .calls()
+        .unfinished()
         .unwrap()
         .into_iter()
         .map(|r| (r.key.call_id, r.state))
@@ -301,17 +305,22 @@ fn a_revoke_in_another_connection_counts_at_the_next_is_granted() {
     let host = Store::open(dir.path()).unwrap();
     let cli = Store::open(dir.path()).unwrap();
     let key = GrantKey::new("agent-1", "clipboard.write", "1");
-    assert!(host.grant(&key).unwrap());
-    assert!(!host.grant(&key).unwrap(), "already there");
-    assert!(host.is_granted(&key).unwrap());
+    assert!(host.grants().insert(&key).unwrap());
+    assert!(!host.grants().insert(&key).unwrap(), "already there");
+    assert!(host.grants().contains(&key).unwrap());
     let before = host.data_version().unwrap();
-    assert_eq!(cli.revoke(&RevokeScope::Exact(key.clone())).unwrap(), 1);
+    assert_eq!(
+        cli.grants()
+            .revoke(&RevokeScope::Exact(key.clone()))
+            .unwrap(),
+        1
+    );
     assert_ne!(
         host.data_version().unwrap(),
         before,
         "another connection wrote"
     );
-    assert!(!host.is_granted(&key).unwrap());
+    assert!(!host.grants().contains(&key).unwrap());
 }
 
 #[test]
@@ -319,9 +328,10 @@ fn data_version_ignores_the_connections_own_writes() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let before = store.data_version().unwrap();
-    store.next_revision().unwrap();
+    store.revisions().next().unwrap();
     store
-        .grant(&GrantKey::new("agent-1", "clipboard.write", "1"))
+        .grants()
+        .insert(&GrantKey::new("agent-1", "clipboard.write", "1"))
         .unwrap();
     assert_eq!(store.data_version().unwrap(), before);
 }
@@ -337,12 +347,14 @@ fn grants_are_listed_by_agent_and_revoked_by_scope() {
         ("b", "clipboard.write", "1"),
     ] {
         store
-            .grant(&GrantKey::new(agent, capability, version))
+            .grants()
+            .insert(&GrantKey::new(agent, capability, version))
             .unwrap();
     }
     let listed = |agent| -> Vec<String> {
         store
-            .grants(agent)
+            .grants()
+            .list(agent)
             .unwrap()
             .into_iter()
             .map(|g| format!("{} {} {}", g.key.agent, g.key.capability, g.key.version))
@@ -362,20 +374,32 @@ fn grants_are_listed_by_agent_and_revoked_by_scope() {
         agent: "a".into(),
         capability: "clipboard.write".into(),
     };
-    assert_eq!(store.revoke(&capability).unwrap(), 2);
+    assert_eq!(store.grants().revoke(&capability).unwrap(), 2);
     assert_eq!(listed(Some("a")), ["a app.open_url 1"]);
-    assert_eq!(store.revoke(&RevokeScope::Agent("a".into())).unwrap(), 1);
-    assert_eq!(store.revoke(&RevokeScope::Agent("a".into())).unwrap(), 0);
+    assert_eq!(
+        store
+            .grants()
+            .revoke(&RevokeScope::Agent("a".into()))
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .grants()
+            .revoke(&RevokeScope::Agent("a".into()))
+            .unwrap(),
+        0
+    );
     assert_eq!(listed(None), ["b clipboard.write 1"]);
 }
 
 #[test]
 fn audit_records_chain_from_64_zeros() {
     let (_dir, store) = store_with_audit(3);
-    let head = store.verify_audit().unwrap();
+    let head = store.audit().verify().unwrap();
     assert_eq!(head.count, 3);
     let mut lines = Vec::new();
-    store.export_audit(&mut lines).unwrap();
+    store.audit().export(&mut lines).unwrap();
     let records: Vec<lineup_store::AuditRecord> = String::from_utf8(lines)
         .unwrap()
         .lines()
@@ -405,7 +429,7 @@ fn verify_names_an_edited_record() {
         dir.path(),
         "UPDATE audit SET decision = 'denied' WHERE seq = 3",
     );
-    let err = store.verify_audit().unwrap_err();
+    let err = store.audit().verify().unwrap_err();
     assert!(
         matches!(err, StoreError::AuditRecordAltered { seq: 3 }),
         "{err}"
@@ -417,14 +441,14 @@ fn verify_names_an_edited_record() {
 fn verify_names_an_edited_agent_set_to_null() {
     let (dir, store) = store_with_audit(2);
     tamper(dir.path(), "UPDATE audit SET agent = NULL WHERE seq = 1");
-    assert_eq!(store.verify_audit().unwrap_err().audit_seq(), Some(1));
+    assert_eq!(store.audit().verify().unwrap_err().audit_seq(), Some(1));
 }
 
 #[test]
 fn verify_names_a_deleted_middle_record() {
     let (dir, store) = store_with_audit(5);
     tamper(dir.path(), "DELETE FROM audit WHERE seq = 3");
-    let err = store.verify_audit().unwrap_err();
+    let err = store.audit().verify().unwrap_err();
     assert!(
         matches!(err, StoreError::AuditRecordMissing { seq: 3, found: 4 }),
         "{err}"
@@ -439,7 +463,7 @@ fn verify_names_a_deleted_middle_record() {
 fn verify_names_a_deleted_first_record() {
     let (dir, store) = store_with_audit(3);
     tamper(dir.path(), "DELETE FROM audit WHERE seq = 1");
-    assert_eq!(store.verify_audit().unwrap_err().audit_seq(), Some(1));
+    assert_eq!(store.audit().verify().unwrap_err().audit_seq(), Some(1));
 }
 
 #[test]
@@ -448,7 +472,7 @@ fn verify_names_a_broken_prev_link_even_with_a_recomputed_digest() {
     // Someone edits record 2 and recomputes its own digest: its content is consistent again,
     // but record 3 no longer links to it.
     let mut lines = Vec::new();
-    store.export_audit(&mut lines).unwrap();
+    store.audit().export(&mut lines).unwrap();
     let mut second: lineup_store::AuditRecord =
         serde_json::from_str(String::from_utf8(lines).unwrap().lines().nth(1).unwrap()).unwrap();
     second.entry.status = "failed".into();
@@ -457,7 +481,7 @@ fn verify_names_a_broken_prev_link_even_with_a_recomputed_digest() {
         dir.path(),
         &format!("UPDATE audit SET status = 'failed', digest = '{digest}' WHERE seq = 2"),
     );
-    let err = store.verify_audit().unwrap_err();
+    let err = store.audit().verify().unwrap_err();
     assert!(
         matches!(err, StoreError::AuditLinkBroken { seq: 3 }),
         "{err}"
@@ -470,7 +494,7 @@ fn verify_names_a_broken_prev_link_even_with_a_recomputed_digest() {
             Sha256Hex::of(b"x")
         ),
     );
-    assert_eq!(store.verify_audit().unwrap_err().audit_seq(), Some(2));
+    assert_eq!(store.audit().verify().unwrap_err().audit_seq(), Some(2));
 }
 
 #[test]
@@ -478,7 +502,7 @@ fn verify_names_a_digest_that_is_not_hex() {
     let (dir, store) = store_with_audit(2);
     tamper(dir.path(), "UPDATE audit SET digest = 'zz' WHERE seq = 2");
     assert!(matches!(
-        store.verify_audit(),
+        store.audit().verify(),
         Err(StoreError::AuditRecordAltered { seq: 2 })
     ));
 }
@@ -486,9 +510,9 @@ fn verify_names_a_digest_that_is_not_hex() {
 #[test]
 fn a_cut_tail_verifies_and_only_the_kept_head_shows_it() {
     let (dir, store) = store_with_audit(4);
-    let head = store.verify_audit().unwrap();
+    let head = store.audit().verify().unwrap();
     tamper(dir.path(), "DELETE FROM audit WHERE seq = 4");
-    let cut = store.verify_audit().unwrap();
+    let cut = store.audit().verify().unwrap();
     assert_eq!(cut.count, 3);
     assert_ne!(
         cut.head, head.head,
@@ -502,10 +526,10 @@ fn export_round_trips_through_json_lines_and_verifies_outside_the_store() {
     let mut odd = entry("odd");
     odd.agent = None;
     odd.conversation_id = "quote \" backslash \\ newline \n bidi \u{202e} émoji 😀".into();
-    store.append_audit(&odd).unwrap();
-    let head = store.verify_audit().unwrap();
+    store.audit().append(&odd).unwrap();
+    let head = store.audit().verify().unwrap();
     let mut out = Vec::new();
-    assert_eq!(store.export_audit(&mut out).unwrap(), 21);
+    assert_eq!(store.audit().export(&mut out).unwrap(), 21);
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.lines().count(), 21);
     let mut verifier = ChainVerifier::new();
@@ -538,11 +562,12 @@ fn two_connections_writing_at_once_never_see_database_is_locked() {
                 let mut revisions = Vec::new();
                 for i in 0..EACH {
                     let id = format!("w{w}-{i}");
-                    store.append_audit(&entry(&id)).unwrap();
-                    store.insert_call(&new_call(&id)).unwrap();
-                    revisions.push(store.next_revision().unwrap().number());
+                    store.audit().append(&entry(&id)).unwrap();
+                    store.calls().insert(&new_call(&id)).unwrap();
+                    revisions.push(store.revisions().next().unwrap().number());
                     store
-                        .grant(&GrantKey::new(format!("agent-{w}"), &id, "1"))
+                        .grants()
+                        .insert(&GrantKey::new(format!("agent-{w}"), &id, "1"))
                         .unwrap();
                 }
                 revisions
@@ -557,8 +582,11 @@ fn two_connections_writing_at_once_never_see_database_is_locked() {
     }
     assert_eq!(all.len(), WRITERS * EACH, "no revision returned twice");
     let store = Store::open(dir.path()).unwrap();
-    assert_eq!(store.verify_audit().unwrap().count, (WRITERS * EACH) as u64);
-    assert_eq!(store.grants(None).unwrap().len(), WRITERS * EACH);
+    assert_eq!(
+        store.audit().verify().unwrap().count,
+        (WRITERS * EACH) as u64
+    );
+    assert_eq!(store.grants().list(None).unwrap().len(), WRITERS * EACH);
     assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
 }
 
@@ -572,21 +600,21 @@ fn after_a_write_gave_up_on_a_held_lock_the_next_ones_fail_fast_until_one_succee
     let mut options = StoreOptions::default();
     options.busy_timeout = std::time::Duration::from_secs(2);
     let store = Store::open_with(dir.path(), &options).unwrap();
-    store.append_audit(&entry("before")).unwrap();
+    store.audit().append(&entry("before")).unwrap();
     assert_eq!(store.write_wait(), options.busy_timeout);
 
     // Another process's connection holds the lock.
     let other = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let started = std::time::Instant::now();
-    let first = store.append_audit(&entry("first")).unwrap_err();
+    let first = store.audit().append(&entry("first")).unwrap_err();
     let first_took = started.elapsed();
     assert!(first.to_string().contains("database is locked"), "{first}");
     assert!(first_took >= options.busy_timeout, "{first_took:?}");
     assert_eq!(store.write_wait(), CONTENDED_WAIT);
     for id in ["second", "third"] {
         let started = std::time::Instant::now();
-        let error = store.insert_call(&new_call(id)).unwrap_err();
+        let error = store.calls().insert(&new_call(id)).unwrap_err();
         let took = started.elapsed();
         assert!(error.to_string().contains("database is locked"), "{error}");
         // Positive control for the bound: the first write waited the whole timeout.
@@ -596,9 +624,9 @@ fn after_a_write_gave_up_on_a_held_lock_the_next_ones_fail_fast_until_one_succee
 
     // Released: the next write gets the lock and the full timeout is back.
     other.execute_batch("COMMIT").unwrap();
-    store.append_audit(&entry("after")).unwrap();
+    store.audit().append(&entry("after")).unwrap();
     assert_eq!(store.write_wait(), options.busy_timeout);
-    let verified = store.verify_audit().unwrap();
+    let verified = store.audit().verify().unwrap();
     assert_eq!(
         verified.count, 2,
         "only the writes that got the lock are kept"
@@ -622,15 +650,15 @@ fn debug_of_a_call_outcome_never_prints_its_result_or_message() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let key = new_call("k").key;
-    store.insert_call(&new_call("k")).unwrap();
-    store.advance_call(&key, CallState::Running).unwrap();
+    store.calls().insert(&new_call("k")).unwrap();
+    store.calls().advance(&key, CallState::Running).unwrap();
     let outcome = CallOutcome {
         status: "completed".into(),
         result: Some(result.clone()),
         message: Some(format!("the value {SECRET:?} is too long")),
         error: None,
     };
-    let record = store.finish_call(&key, &outcome).unwrap();
+    let record = store.calls().finish(&key, &outcome).unwrap();
     // Positive control: the record holds them.
     assert_eq!(record.outcome.as_ref(), Some(&outcome));
     let shown = [

@@ -144,7 +144,7 @@ pub(super) fn followed_after_the_confirm(h: &mut HostHarness) -> Outcome {
     // The audit holds both answers as `link` records.
     let mut lines = Vec::new();
     lineup_store::Store::open(&dir)
-        .and_then(|s| s.export_audit(&mut lines))
+        .and_then(|s| s.audit().export(&mut lines))
         .map_err(|e| e.to_string())?;
     let records: Vec<Value> = String::from_utf8_lossy(&lines)
         .lines()

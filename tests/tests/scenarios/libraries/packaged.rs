@@ -100,7 +100,8 @@ impl App {
         let dir = std::path::Path::new(&data).join(format!("apps-{}", self.name));
         let store = Store::open(&dir).map_err(|e| format!("store: {e}"))?;
         store
-            .install_app(&package, Some(&public))
+            .apps()
+            .install(&package, Some(&public))
             .map_err(|e| format!("{REFUSED}: the install: {e}"))?;
         h.host(
             HostBuilder::new()
