@@ -249,3 +249,46 @@ pub struct Stats {
     /// (R-STD-6, R-STD-7).
     pub answers_dropped: u64,
 }
+
+impl std::ops::AddAssign<&Stats> for Stats {
+    /// Adds `more`'s counters, every one (the destructuring names each field, so a new counter
+    /// cannot be left out of a table's totals).
+    fn add_assign(&mut self, more: &Stats) {
+        let Stats {
+            envelopes_accepted,
+            envelopes_refused,
+            events_forwarded,
+            bridge_invalid,
+            bridge_stale,
+            bridge_flooded,
+            forged_close,
+            duplicate_ready,
+            replaced_documents,
+            reloads,
+            diagnostics,
+            diagnostics_suppressed,
+            undeclared_events,
+            reopened,
+            woken,
+            close_attempts,
+            answers_dropped,
+        } = more;
+        self.envelopes_accepted += envelopes_accepted;
+        self.envelopes_refused += envelopes_refused;
+        self.events_forwarded += events_forwarded;
+        self.bridge_invalid += bridge_invalid;
+        self.bridge_stale += bridge_stale;
+        self.bridge_flooded += bridge_flooded;
+        self.forged_close += forged_close;
+        self.duplicate_ready += duplicate_ready;
+        self.replaced_documents += replaced_documents;
+        self.reloads += reloads;
+        self.diagnostics += diagnostics;
+        self.diagnostics_suppressed += diagnostics_suppressed;
+        self.undeclared_events += undeclared_events;
+        self.reopened += reopened;
+        self.woken += woken;
+        self.close_attempts += close_attempts;
+        self.answers_dropped += answers_dropped;
+    }
+}

@@ -8,27 +8,30 @@
 //! session's own [`Limits`]) and in total: `max_surfaces` over every session, and
 //! `max_sessions`.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use crate::capability::CapabilitySetup;
+use crate::capability::{Answer, Capability, CapabilitySetup, Ticket};
+use crate::component_link::ComponentLink;
 use crate::decode::decode;
-use crate::error::{ErrorCode, ProtocolError, UsageError};
-use crate::ids::{AgentIdentity, ConversationId};
+use crate::error::{ProtocolError, UsageError};
+use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
 use crate::message::Message;
 use crate::page_input::PageInput;
-use crate::session::{Clock, Effect, Session, SessionConfig, Stats};
+use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats, SurfaceOpen};
 use crate::{SurfaceKey, Timestamp};
 
-mod capabilities;
-mod components;
 mod directory;
-mod lifecycle;
+mod ending;
+mod establishing;
+mod maker;
 mod registrations;
 
 use directory::Directory;
+use ending::Ending;
+use establishing::{cannot_start, too_many_sessions, Establishing};
+use maker::Maker;
 use registrations::Registrations;
 
 pub use crate::keys::SessionId;
@@ -60,10 +63,11 @@ pub struct SessionEffects {
     pub effects: Vec<Effect>,
 }
 
-struct Slot {
-    session: Session,
-    /// When it last accepted an envelope or had a Surface open: the start of its idleness.
-    quiet_since: Duration,
+impl SessionEffects {
+    /// `effects` of `session`.
+    pub(crate) fn of(session: SessionId, effects: Vec<Effect>) -> Self {
+        Self { session, effects }
+    }
 }
 
 /// The session table of one host (R-SES-1).
@@ -99,27 +103,23 @@ struct Slot {
 /// assert_eq!(table.len(), 2);
 /// ```
 pub struct Sessions {
-    template: SessionConfig,
-    factory: Box<dyn SessionFactory>,
-    clock: Box<dyn Clock>,
+    /// Makes the sessions: the template, the factory, the table's clock.
+    maker: Maker,
     /// Answers what belongs to no session; it is never established.
     table: Session,
     /// The open sessions, by id and by conversation.
     directory: Directory,
-    /// Ended sessions whose capability calls still run: their answers are recorded, never sent.
-    ending: BTreeMap<SessionId, Session>,
+    /// Ended sessions whose capability calls still run, and the counters of all that ended.
+    ending: Ending,
     /// The host's registrations, fanned out to every session (clones share the compiled
     /// schema) and replayed in each new one.
     registrations: Registrations,
-    /// The counters of the sessions that ended.
-    ended_stats: Stats,
 }
 
 impl fmt::Debug for Sessions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sessions")
             .field("sessions", &self.directory)
-            .field("ending", &self.ending.len())
             .field("registered", &self.registrations.capabilities().len())
             .finish_non_exhaustive()
     }
@@ -131,27 +131,15 @@ impl Sessions {
     /// template's `conversation_id` and `session_id` are not used.
     pub fn new(
         template: SessionConfig,
-        mut factory: Box<dyn SessionFactory>,
+        factory: Box<dyn SessionFactory>,
     ) -> Result<Self, UsageError> {
-        let mut config = template.clone();
-        config.conversation_id = None;
-        config.session_id = SessionId::STANDALONE;
-        config.message_id_prefix = format!("{}-{}", template.message_id_prefix, SessionId(0));
-        let mut table = Session::new(config, factory.clock())?;
-        // The table's own refusals of calls (wrong sender, too_many_sessions) are audited too
-        // (R-CAP-6): it runs a capability kernel that is never established.
-        if let Ok(Some(setup)) = factory.capabilities(None) {
-            table.enable_capabilities(setup)?;
-        }
+        let mut maker = Maker::new(template, factory);
         Ok(Self {
-            clock: factory.clock(),
-            template,
-            factory,
-            table,
+            table: maker.table()?,
+            maker,
             directory: Directory::default(),
-            ending: BTreeMap::new(),
+            ending: Ending::default(),
             registrations: Registrations::default(),
-            ended_stats: Stats::default(),
         })
     }
 
@@ -189,7 +177,7 @@ impl Sessions {
 
     /// The limits of every session, and in total (`max_surfaces`, `max_sessions`).
     pub fn limits(&self) -> &Limits {
-        &self.template.limits
+        self.maker.limits()
     }
 
     /// How many sessions are open.
@@ -204,7 +192,7 @@ impl Sessions {
 
     /// The open sessions, in the order they were established.
     pub fn iter(&self) -> impl Iterator<Item = (SessionId, &Session)> + '_ {
-        self.directory.iter().map(|(id, slot)| (*id, &slot.session))
+        self.directory.iter()
     }
 
     /// The session of `conversation`, if one is open.
@@ -214,48 +202,39 @@ impl Sessions {
 
     /// Session `id`, while it is open.
     pub fn get(&self, id: SessionId) -> Option<&Session> {
-        self.directory.get(&id).map(|slot| &slot.session)
-    }
-
-    /// Session `id`, while it is open.
-    pub(crate) fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
-        self.directory.get_mut(&id).map(|slot| &mut slot.session)
+        self.directory.get(id)
     }
 
     /// Handles what the webview of Surface `key` reported, in the session the key names: the
     /// one route for page input, beside [`Sessions::handle_inbound`] for the agent's. Nothing
     /// happens once that session has ended (its views are gone or going).
     pub fn handle_page(&mut self, key: &SurfaceKey, input: PageInput<'_>) -> SessionEffects {
-        SessionEffects {
-            session: key.session,
-            effects: self
-                .get_mut(key.session)
-                .map(|session| session.handle_page(key, input))
-                .unwrap_or_default(),
-        }
+        let effects = self
+            .directory
+            .get_mut(key.session)
+            .map(|session| session.handle_page(key, input))
+            .unwrap_or_default();
+        SessionEffects::of(key.session, effects)
     }
 
     /// The Surfaces open over every session.
     pub fn surface_count(&self) -> usize {
-        self.directory
-            .values()
-            .map(|slot| slot.session.surface_count())
-            .sum()
+        self.directory.surface_count()
     }
 
     /// The counters of what the table refused itself (undecodable and oversized envelopes,
     /// `too_many_sessions`, envelopes refused before their session existed).
-    pub fn table_stats(&self) -> &crate::session::Stats {
+    pub fn table_stats(&self) -> &Stats {
         self.table.stats()
     }
 
     /// The counters of every session, ended ones included, and of the table's own refusals,
     /// added up.
     pub fn stats(&self) -> Stats {
-        let mut total = self.ended_stats.clone();
-        add(&mut total, self.table.stats());
-        for slot in self.directory.values() {
-            add(&mut total, slot.session.stats());
+        let mut total = self.ending.stats().clone();
+        total += self.table.stats();
+        for (_, session) in self.directory.iter() {
+            total += session.stats();
         }
         total
     }
@@ -263,7 +242,7 @@ impl Sessions {
     /// Handles one inbound envelope (agent → client) as raw bytes: decoded once, then routed to
     /// the session of its conversation, which is established when it accepts the envelope.
     pub fn handle_inbound(&mut self, bytes: &[u8]) -> SessionEffects {
-        match decode(bytes, &self.template.limits) {
+        match decode(bytes, self.maker.limits()) {
             Ok(message) => self.handle_message(message),
             Err(err) => match err.conversation_id.clone() {
                 // R-SES-1: a well-formed envelope whose payload is refused establishes its
@@ -287,29 +266,23 @@ impl Sessions {
         let answerer = self
             .id_of_refused(&err)
             .unwrap_or_else(|| self.answerer(unreadable));
-        SessionEffects {
-            session: answerer,
-            effects: self.session_or_table(answerer).refuse_undecodable(err),
-        }
+        let effects = self.session_or_table(answerer).refuse_undecodable(err);
+        SessionEffects::of(answerer, effects)
     }
 
     /// Refuses an inbound line too long to be read (R-ENV-4).
     pub fn handle_oversized(&mut self, len: u64) -> SessionEffects {
         let answerer = self.answerer(true);
-        SessionEffects {
-            session: answerer,
-            effects: self.session_or_table(answerer).handle_oversized(len),
-        }
+        let effects = self.session_or_table(answerer).handle_oversized(len);
+        SessionEffects::of(answerer, effects)
     }
 
     /// Refuses a binary frame of a WebSocket transport ([`Session::handle_binary_frame`]),
     /// answered like an oversized line: by the only session, else the table.
     pub fn handle_binary_frame(&mut self, len: u64) -> SessionEffects {
         let answerer = self.answerer(true);
-        SessionEffects {
-            session: answerer,
-            effects: self.session_or_table(answerer).handle_binary_frame(len),
-        }
+        let effects = self.session_or_table(answerer).handle_binary_frame(len);
+        SessionEffects::of(answerer, effects)
     }
 
     /// Who answers an envelope that cannot be decoded: the table, in the refused envelope's
@@ -323,110 +296,336 @@ impl Sessions {
     }
 
     fn answerer(&self, unreadable: bool) -> SessionId {
-        match (unreadable, self.directory.keys().next()) {
-            (true, Some(only)) if self.directory.len() == 1 => *only,
+        match self.directory.only() {
+            Some(only) if unreadable => only,
             _ => SessionId::STANDALONE,
         }
     }
 
     fn session_or_table(&mut self, id: SessionId) -> &mut Session {
-        match self.directory.get_mut(&id) {
-            Some(slot) => &mut slot.session,
+        match self.directory.get_mut(id) {
+            Some(session) => session,
             None => &mut self.table,
         }
     }
 
     /// Routes one decoded inbound message by its `conversation_id` (R-SES-1).
     pub fn handle_message(&mut self, message: Message) -> SessionEffects {
-        let now = self.clock.monotonic();
+        let now = self.maker.now();
         let total = self.surface_count();
-        if let Some(id) = self.directory.id_of(message.conversation_id()) {
-            if let Some(slot) = self.directory.get_mut(&id) {
-                let accepted = slot.session.stats().envelopes_accepted;
-                let elsewhere = total - slot.session.surface_count();
-                let effects = slot.session.handle_message_within(message, elsewhere);
-                if slot.session.stats().envelopes_accepted > accepted {
-                    slot.quiet_since = now;
-                }
-                return SessionEffects {
-                    session: id,
-                    effects,
-                };
-            }
-        }
-        self.establish(Establishing::Message(message), total)
+        let Some(id) = self.directory.id_of(message.conversation_id()) else {
+            return self.establish(Establishing::Message(message), total);
+        };
+        let elsewhere = total - self.directory.get(id).map_or(0, Session::surface_count);
+        let effects = self.directory.handle_within(id, message, elsewhere, now);
+        SessionEffects::of(id, effects.unwrap_or_default())
     }
-}
 
-/// What may establish a session (R-SES-1): a decoded envelope, or a well-formed envelope whose
-/// payload was refused ([`ProtocolError::sender`]).
-enum Establishing {
-    Message(Message),
-    Refused {
-        err: ProtocolError,
+    /// An envelope of a conversation without a session: a well-formed one from an admitted
+    /// agent gets one, also when its payload is then refused (R-SES-1); the inventory comes
+    /// before its answer (R-INV-1).
+    fn establish(&mut self, input: Establishing, total: usize) -> SessionEffects {
+        let refused = |effects| SessionEffects::of(SessionId::STANDALONE, effects);
+        // Conversation, direction and sender first, before anything is set up for it; the
+        // table answers, and nothing changes (R-SES-1).
+        if let Err(err) = input.admission(&self.table) {
+            return refused(input.refuse_on(&mut self.table, err));
+        }
+        let limit = self.maker.limits().max_sessions;
+        if self.directory.len() >= limit {
+            let err = too_many_sessions(input.conversation(), self.directory.len(), limit);
+            return refused(input.refuse_on(&mut self.table, err));
+        }
+        // Ids are never reused, also when the candidate is dropped below: its answer's message
+        // id is made from it.
+        let id = self.directory.new_id();
+        let started = self.maker.session(self.maker.config_for(id, None));
+        let started = started.and_then(|mut candidate| {
+            let effects = self
+                .maker
+                .start_capabilities(&mut candidate, &self.registrations)?;
+            Ok((candidate, effects))
+        });
+        let (mut candidate, mut effects) = match started {
+            Ok(started) => started,
+            Err(e) => return refused(input.refuse_on(&mut self.table, cannot_start(&e))),
+        };
+        let conversation = input.conversation().clone();
+        let answer = input.establish(&mut candidate, total);
+        if !candidate.is_established() {
+            // Not admitted after all: its answer is all that remains.
+            return refused(answer);
+        }
+        effects.extend(answer);
+        effects.extend(candidate.restore_request());
+        let now = self.maker.now();
+        self.directory.insert(id, conversation, candidate, now);
+        SessionEffects::of(id, effects)
+    }
+
+    /// Opens a session for `conversation`, for the `agent` the embedder vouches for (R-SES-1):
+    /// an envelope of it with another `sender.id` is refused `wrong_sender`, and remembered
+    /// grants belong to this identity; `None` takes the template's. With capabilities on, the
+    /// effects carry its `client.inventory` and `app.list` (R-INV-1).
+    pub fn open_session(
+        &mut self,
         conversation: ConversationId,
-    },
-}
-
-impl Establishing {
-    fn conversation(&self) -> &ConversationId {
-        match self {
-            Self::Message(message) => message.conversation_id(),
-            Self::Refused { conversation, .. } => conversation,
+        agent: Option<PartyId>,
+    ) -> Result<SessionEffects, UsageError> {
+        if self.directory.id_of(&conversation).is_some() {
+            return Err(UsageError::SessionOpen {
+                conversation: conversation.to_string(),
+            });
         }
+        let limit = self.maker.limits().max_sessions;
+        if self.directory.len() >= limit {
+            let open = self.directory.len();
+            return Err(UsageError::TooManySessions { open, limit });
+        }
+        let id = self.directory.new_id();
+        let mut config = self.maker.config_for(id, agent);
+        config.conversation_id = Some(conversation.clone());
+        let mut session = self.maker.session(config)?;
+        let mut effects = self
+            .maker
+            .start_capabilities(&mut session, &self.registrations)?;
+        // R-STD-15: the vouched identity's component records of this conversation.
+        effects.extend(session.restore_request());
+        let now = self.maker.now();
+        self.directory.insert(id, conversation, session, now);
+        Ok(SessionEffects::of(id, effects))
     }
 
-    /// The table's own admission check, before anything is set up.
-    fn admission(&self, table: &Session) -> Result<(), ProtocolError> {
-        match self {
-            Self::Message(message) => table.check_admission(message),
-            Self::Refused { err, .. } => table.check_refused_admission(err),
-        }
+    /// Announces the inventory of `conversation`'s session again ([`Session::announce_inventory`]),
+    /// for an agent that connected again (R-INV-1). `None` when it has no session; empty effects
+    /// when capabilities are off.
+    pub fn announce_inventory(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
+        let id = self.directory.id_of(conversation)?;
+        let effects = self.directory.get_mut(id)?.announce_inventory();
+        Some(SessionEffects::of(id, effects))
     }
 
-    /// The table answers instead of a session; nothing changes.
-    fn refuse_on(&self, table: &mut Session, err: ProtocolError) -> Vec<Effect> {
-        match self {
-            Self::Message(message) => table.refuse_message(message, err),
-            Self::Refused { err: refused, .. } => table.refuse_about(refused, err),
+    /// Every open Surface of `conversation`'s session, or of every session with `None`, goes away
+    /// for `reason` ([`Session::all_gone`], R-UI-12); sessions without a Surface yield nothing.
+    pub fn surfaces_gone(
+        &mut self,
+        conversation: Option<&ConversationId>,
+        reason: GoneReason,
+    ) -> Vec<SessionEffects> {
+        let only = match conversation.map(|c| self.directory.id_of(c)) {
+            Some(None) => return Vec::new(),
+            Some(Some(id)) => Some(id),
+            None => None,
+        };
+        self.directory.each(
+            |id, _| only.is_none_or(|o| o == id),
+            |session| session.all_gone(reason),
+        )
+    }
+
+    /// Gives hibernated Surface `key` a new webview ([`Session::wake`]): what to create it
+    /// from, its key unchanged, and the effects of its wake (its record forgotten, #29);
+    /// `None` for a stale key.
+    pub fn wake_surface(&mut self, key: &SurfaceKey) -> Option<(SurfaceOpen, SessionEffects)> {
+        let mut effects = Vec::new();
+        let open = self
+            .directory
+            .get_mut(key.session)?
+            .wake(key, &mut effects)?;
+        Some((open, SessionEffects::of(key.session, effects)))
+    }
+
+    /// The host hibernated Surface `key` ([`Session::hibernated`]): a vouched session keeps its
+    /// record (#29).
+    pub fn surface_hibernated(&mut self, key: &SurfaceKey) -> Option<SessionEffects> {
+        let effects = self.directory.get_mut(key.session)?.hibernated(key);
+        Some(SessionEffects::of(key.session, effects))
+    }
+
+    /// `count` page events of Surface `instance` were dropped on the way out (see
+    /// [`Session::events_dropped`]). The report names no conversation, so it goes to the one
+    /// session that has `instance` open (or to the only session); when several sessions have
+    /// an instance of that id it is dropped rather than told to a conversation it is not about.
+    pub fn events_dropped(&mut self, instance: &InstanceId, count: u64) -> Vec<SessionEffects> {
+        let holders: Vec<SessionId> = self
+            .directory
+            .iter()
+            .filter(|(_, session)| session.surfaces().any(|k| k.instance == *instance))
+            .map(|(id, _)| id)
+            .collect();
+        let only = match holders.as_slice() {
+            [one] => Some(*one),
+            [] => self.directory.only(),
+            _ => None,
+        };
+        only.and_then(|id| {
+            let effects = self.directory.get_mut(id)?.events_dropped(instance, count);
+            Some(SessionEffects::of(id, effects))
+        })
+        .into_iter()
+        .collect()
+    }
+
+    /// Ends the session of `conversation`: its Surfaces close without a word upstream and its
+    /// calls waiting for a decision are cancelled (prompts withdrawn, records finished). Calls
+    /// already running finish on their own and are recorded; nothing more is sent to the agent.
+    /// `None` when no session of it is open.
+    pub fn end_session(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
+        let (id, session) = self.directory.remove(conversation)?;
+        Some(self.ending.end(id, session))
+    }
+
+    /// Ends every session (the agent's stream ended).
+    pub fn end_all(&mut self) -> Vec<SessionEffects> {
+        let conversations: Vec<ConversationId> = self.directory.conversations().cloned().collect();
+        let mut ended: Vec<SessionEffects> = conversations
+            .iter()
+            .filter_map(|c| self.end_session(c))
+            .collect();
+        // The table's merged refusals are written out too (R-CAP-6).
+        let flushed = self.table.flush_refusal_audit();
+        if !flushed.is_empty() {
+            ended.push(SessionEffects::of(SessionId::STANDALONE, flushed));
         }
+        ended
+    }
+
+    /// Ends every session that accepted no envelope and had no Surface or standard component
+    /// open and no call pending for `idle`. Call it now and then (the host does on each event and
+    /// at [`Sessions::next_idle_check`]).
+    pub fn end_idle(&mut self, idle: Duration) -> Vec<SessionEffects> {
+        let quiet = self.directory.idle(self.maker.now(), idle);
+        quiet.iter().filter_map(|c| self.end_session(c)).collect()
+    }
+
+    /// How long until [`Sessions::end_idle`] with `idle` may end a session, if any is quiet now.
+    pub fn next_idle_check(&self, idle: Duration) -> Option<Duration> {
+        self.directory.next_idle(self.maker.now(), idle)
+    }
+
+    /// Registers a capability for every session, open and future (a name registered twice is
+    /// an error); each established session with capabilities gets a new inventory (R-INV-1).
+    pub fn register_capability(
+        &mut self,
+        capability: Capability,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        self.registrations.add(capability.clone())?;
+        self.directory.try_each(has_capabilities, |session| {
+            session.register_capability(capability.clone())
+        })
+    }
+
+    /// Unregisters a capability in every session; a later call to it gets `unsupported` with
+    /// `revoked` where it was offered (R-INV-4).
+    pub fn unregister_capability(
+        &mut self,
+        name: &CapabilityName,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        self.registrations.remove(name)?;
+        self.directory.try_each(has_capabilities, |session| {
+            session.unregister_capability(name)
+        })
+    }
+
+    /// Whether capability `name` is registered for every session (and not unregistered since).
+    pub fn is_registered(&self, name: &CapabilityName) -> bool {
+        self.registrations.contains(name)
+    }
+
+    /// Hides capability `name` from `agent` (or shows it again) in every session, open and
+    /// future; sessions of that agent get a new inventory.
+    pub fn set_capability_visible(
+        &mut self,
+        agent: &AgentIdentity,
+        name: &CapabilityName,
+        visible: bool,
+    ) -> Result<Vec<SessionEffects>, UsageError> {
+        self.registrations.set_visible(agent, name, visible);
+        self.directory.try_each(has_capabilities, |session| {
+            session.set_capability_visible(agent, name, visible)
+        })
+    }
+
+    /// The app center changed: every session announces its new inventory and closes the
+    /// Surfaces of apps no longer enabled at their version ([`Session::apps_changed`]).
+    pub fn apps_changed(&mut self) -> Vec<SessionEffects> {
+        self.directory.each(|_, _| true, Session::apps_changed)
+    }
+
+    /// The platform answers `ticket` of session `session` (the one named by the
+    /// [`SessionEffects`] that carried the effect), as [`Session::answered`] takes it: every
+    /// store read, durable write's acknowledgement and user decision comes back here. An answer
+    /// for an ended session whose call still ran is recorded and nothing is sent; a read-back
+    /// of records for an ended session, and any answer for a session that is gone, is ignored.
+    pub fn answered(
+        &mut self,
+        session: SessionId,
+        ticket: Ticket,
+        answer: Answer,
+    ) -> Result<SessionEffects, UsageError> {
+        let effects = match self.directory.get_mut(session) {
+            Some(open) => open.answered(ticket, answer)?,
+            None => self
+                .ending
+                .answered(session, ticket, answer)
+                .transpose()?
+                .unwrap_or_default(),
+        };
+        Ok(SessionEffects::of(session, effects))
+    }
+
+    /// Expires and times out capability calls in every session whose deadline passed.
+    pub fn poll_capabilities(&mut self) -> Vec<SessionEffects> {
+        let mut all = self.directory.each(|_, _| true, Session::poll_capabilities);
+        all.extend(self.ending.poll());
+        all
+    }
+
+    /// How long until [`Sessions::poll_capabilities`] has work, over every session.
+    pub fn next_capability_wakeup(&self) -> Option<Duration> {
+        let open = self.directory.iter().map(|(_, session)| session);
+        let open = open.filter_map(Session::next_capability_wakeup).min();
+        [open, self.ending.next_wakeup()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Finishes the store's unfinished call records once, when the host starts (R-CAP-5):
+    /// never ran → `cancelled`, was running → `failed` `outcome_unknown`, never run again. The
+    /// effects are store writes and audit records; nothing is sent.
+    pub fn recover(&mut self, setup: CapabilitySetup) -> Result<SessionEffects, UsageError> {
+        let effects = self.maker.recovery(setup)?;
+        Ok(SessionEffects::of(SessionId::STANDALONE, effects))
+    }
+
+    /// Closes, in every session, each open component whose `props.expires_at` is at or before
+    /// `now`: it is locked and hidden, and its agent gets `ui.event close {reason:"expired"}`
+    /// (R-STD-7). Call it at [`Sessions::next_component_expiry`]. Wall-clock time comes from
+    /// the caller, as the table keeps no wall clock of its own.
+    pub fn expire_components(&mut self, now: Timestamp) -> Vec<SessionEffects> {
+        self.directory
+            .each(|_, _| true, |session| session.expire_components(now))
+    }
+
+    /// The link to `url` the user activated in component `key`, when it is one of that
+    /// instance's current links ([`Session::component_link`], R-STD-11).
+    pub fn component_link(&mut self, key: &SurfaceKey, url: &str) -> Option<ComponentLink> {
+        self.directory
+            .get_mut(key.session)?
+            .component_link(key, url)
+    }
+
+    /// The earliest `props.expires_at` of the open components of every session.
+    pub fn next_component_expiry(&self) -> Option<Timestamp> {
+        self.directory
+            .iter()
+            .filter_map(|(_, session)| session.next_component_expiry())
+            .min()
     }
 }
 
-/// Whether `session` holds what the user sees or waits for: an open Surface, an open standard
-/// component (a question waiting for its answer), or a pending call; such a session is never
-/// idle.
-fn holds_something(session: &Session) -> bool {
-    session.surface_count() > 0 || session.component_count() > 0 || has_pending_calls(session)
-}
-
-fn has_pending_calls(session: &Session) -> bool {
-    session
-        .capabilities()
-        .is_some_and(|caps| caps.pending().0 > 0)
-}
-
-fn cannot_start(e: &UsageError) -> ProtocolError {
-    ProtocolError::new(
-        ErrorCode::Unsupported,
-        "R-SES-1",
-        format!("the host cannot start a session for this conversation now: {e}"),
-    )
-}
-
-fn add(total: &mut Stats, more: &Stats) {
-    total.envelopes_accepted += more.envelopes_accepted;
-    total.envelopes_refused += more.envelopes_refused;
-    total.events_forwarded += more.events_forwarded;
-    total.bridge_invalid += more.bridge_invalid;
-    total.bridge_stale += more.bridge_stale;
-    total.bridge_flooded += more.bridge_flooded;
-    total.forged_close += more.forged_close;
-    total.duplicate_ready += more.duplicate_ready;
-    total.replaced_documents += more.replaced_documents;
-    total.reloads += more.reloads;
-    total.diagnostics += more.diagnostics;
-    total.diagnostics_suppressed += more.diagnostics_suppressed;
-    total.reopened += more.reopened;
-    total.close_attempts += more.close_attempts;
+/// Whether `session` runs a capability kernel, to which registrations fan out.
+fn has_capabilities(_: SessionId, session: &Session) -> bool {
+    session.capabilities().is_some()
 }
