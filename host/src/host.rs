@@ -3,19 +3,18 @@
 //! table ([`views`]) and the embedder's callbacks, on the event-loop thread; a [`HostHandle`]
 //! feeds it from any thread.
 //!
-//! `Host` is the one interpreter of the kernel's effects and the dispatcher of the loop's
-//! events; each concept it drives is a type of its own beside it: the view table ([`views`],
-//! with the warm pool and what a reopen keeps), the standby screen, the activity notices, the
-//! app center's and the operator policy's watches, the session factory.
+//! `Host` is the dispatcher of the loop's events and the public API; its engine ([`engine`]) is
+//! the one interpreter of the kernel's effects. Each concept they drive is a type of its own
+//! beside them: the view table ([`views`], with each Surface's webview, hibernation, the probe's
+//! gate, the documents, the warm pool and what a reopen keeps), the standby screen, the activity
+//! notices, the loop's intake and exit, the app center's and the operator policy's watches, the
+//! session factory.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    AgentIdentity, CapabilityName, Clock, ConversationId, Limits, PageInput, PartyId,
-    SessionEffects, SessionId, Sessions, SurfaceKey,
+    AgentIdentity, CapabilityName, ConversationId, Limits, PageInput, PartyId, SessionId, Sessions,
+    SurfaceKey,
 };
 use lineup_webview_shell::tao::event::{Event, WindowEvent};
 use lineup_webview_shell::tao::event_loop::{ControlFlow, EventLoop, EventLoopWindowTarget};
@@ -35,18 +34,22 @@ pub use conversations::ConversationItem;
 mod component_links;
 mod components;
 mod dangerous;
+mod documents;
 #[cfg(test)]
 mod driver_tests;
 mod engine;
 #[cfg(test)]
 mod engine_tests;
+mod exit;
 mod factory;
 mod handle;
 mod hibernation;
 mod link;
+mod live;
 mod options;
 mod policy;
 mod pool;
+mod probe_gate;
 mod proxy;
 mod records;
 mod renderer;
@@ -55,30 +58,21 @@ mod rig_tests;
 mod shell_start;
 mod standby;
 mod upstream;
+mod view_input;
 mod views;
 mod work;
 
-use activity::ActivityNotices;
 pub use builder::HostBuilder;
 pub use dangerous::DangerousHostBuilder;
 use engine::Engine;
-use factory::*;
+use exit::Exit;
 use handle::*;
 pub use handle::{event_loop, event_loop_with, HostClosed, HostEvent, HostEventLoop, HostHandle};
 use link::AnnounceDone;
-use policy::{PolicyChange, PolicyWatch};
+use policy::{PolicyChange, Watches};
 use proxy::HostProxy;
 pub use proxy::HostUserEvent;
 pub use renderer::{ComponentRenderer, ComponentReply, Declined};
-use views::{Views, ViewsConfig};
-
-struct MonotonicClock(Instant);
-
-impl Clock for MonotonicClock {
-    fn monotonic(&self) -> Duration {
-        self.0.elapsed()
-    }
-}
 
 /// Hosts the Surfaces of many conversations at once (R-SES-1): routes what the agents send to
 /// the session of its `conversation_id` (established when an accepted envelope names a new one,
@@ -114,22 +108,16 @@ impl Clock for MonotonicClock {
 pub struct Host {
     /// The session table and what its effects act on.
     engine: Engine,
-    /// Effects made outside the event loop (capability recovery, registrations, sessions opened
-    /// through the API), applied at the next event.
-    pending: VecDeque<SessionEffects>,
+    /// Inbound lines on their way (counted with every [`HostHandle`]) and effects made outside
+    /// the event loop, applied at the next event.
+    intake: Intake,
     /// Sessions end after this long idle ([`HostBuilder::end_idle_sessions_after`]).
     session_idle: Option<Duration>,
-    /// Shared with every [`HostHandle`]: inbound lines sent and not handled yet.
-    inbound: Arc<AtomicUsize>,
-    /// The app center, watched for changes ([`HostBuilder::app_center`]).
-    apps: Option<AppsWatch>,
-    /// [`HostBuilder::capability_policy`].
-    policy: Option<PolicyWatch>,
-    exit: bool,
-    /// [`HostHandle::shutdown_when_last_closed`] was asked: exit once no view is open.
-    exit_when_empty: bool,
-    /// [`HostBuilder::ignore_parent_close`].
-    ignore_parent_close: bool,
+    /// The app center ([`HostBuilder::app_center`]) and the operator's capability policy
+    /// ([`HostBuilder::capability_policy`]), watched for changes.
+    watches: Watches,
+    /// When the loop ends.
+    exit: Exit,
     /// Armed at the earliest deadline of every poller after each turn of the loop: the one
     /// way an idle loop is woken for a deadline (expiry, retries, polls, hibernation).
     wake_timer: lineup_webview_shell::WakeTimer,
@@ -145,12 +133,33 @@ impl std::fmt::Debug for Host {
 }
 
 impl Host {
+    /// A host driving `engine` ([`HostBuilder::build`]), with the loop's `intake`, sessions
+    /// ending after `session_idle`, the `watches`, and whether a close of the parent window is
+    /// ignored.
+    fn new(
+        engine: Engine,
+        intake: Intake,
+        session_idle: Option<Duration>,
+        watches: Watches,
+        ignore_parent_close: bool,
+    ) -> Self {
+        let waker = engine.proxy.clone();
+        let wake_timer = lineup_webview_shell::WakeTimer::new(move || {
+            let _ = waker.send_event(HostEvent(Inner::Wake));
+        });
+        Self {
+            engine,
+            intake,
+            session_idle,
+            watches,
+            exit: Exit::new(ignore_parent_close),
+            wake_timer,
+        }
+    }
+
     /// A handle that feeds this host from any thread.
     pub fn handle(&self) -> HostHandle {
-        HostHandle {
-            proxy: self.engine.proxy.clone(),
-            inbound: Arc::clone(&self.inbound),
-        }
+        self.intake.handle(self.engine.proxy.clone())
     }
 
     /// The limits in force, per session and in total.
@@ -181,7 +190,7 @@ impl Host {
     ) -> Result<SessionId, lineup_host_core::UsageError> {
         let opened = self.engine.sessions.open_session(conversation, agent)?;
         let id = opened.session;
-        self.queue(opened);
+        self.intake.queue(opened, &self.engine.proxy);
         Ok(id)
     }
 
@@ -193,7 +202,7 @@ impl Host {
     pub fn end_session(&mut self, conversation: &ConversationId) -> bool {
         match self.engine.sessions.end_session(conversation) {
             Some(ended) => {
-                self.queue(ended);
+                self.intake.queue(ended, &self.engine.proxy);
                 true
             }
             None => false,
@@ -221,8 +230,8 @@ impl Host {
     /// R-STD-11). Does nothing when no such view shows.
     #[cfg(feature = "test-controls")]
     pub fn post_from_component_page_for_test(&self, key: &SurfaceKey, message: &str) {
-        if let Some(window) = self.engine.components.as_ref().and_then(|c| c.window(key)) {
-            window.post_from_page_for_test(message);
+        if let Some(components) = self.engine.components.as_ref() {
+            components.post_from_page_for_test(key, message);
         }
     }
 
@@ -238,10 +247,7 @@ impl Host {
     /// (the embedder knows its input is not needed); returns whether it did: it must be a
     /// hidden child view with a webview.
     pub fn hibernate(&mut self, key: &SurfaceKey) -> bool {
-        let bytes = self.engine.sessions.limits().max_hibernated_bytes;
-        let done = self.engine.views.hibernate(key, bytes);
-        self.engine.note_hibernated();
-        done
+        self.engine.hibernate(key)
     }
 
     /// Whether Surface `key` is hibernated (#29): open, hidden, its webview and web process
@@ -250,6 +256,97 @@ impl Host {
     /// least recently shown first, never one with presses since its state was last set.
     pub fn is_hibernated(&self, key: &SurfaceKey) -> bool {
         self.engine.views.is_hibernated(key)
+    }
+
+    /// Shows or hides every Surface and standard component of `conversation` together, as an
+    /// app switching conversations does: hidden Surfaces keep their page and state (as
+    /// [`Host::set_surface_visible`]); hidden components take no input, and shown again their
+    /// guard delay starts again (R-STD-8). What the conversation opens while hidden starts
+    /// hidden, also before its first envelope. The agent is told nothing. Returns whether the
+    /// conversation has a session now.
+    pub fn set_conversation_visible(
+        &mut self,
+        conversation: &ConversationId,
+        visible: bool,
+    ) -> bool {
+        self.engine
+            .views
+            .set_conversation_hidden(conversation, !visible);
+        if let Some(driver) = self.engine.driver.as_mut() {
+            driver.set_conversation_visible(conversation, visible);
+        }
+        let Some(session) = self.engine.sessions.id_of(conversation) else {
+            return false;
+        };
+        for key in self.engine.views.keys() {
+            if key.session == session {
+                self.set_surface_visible(&key, visible);
+            }
+        }
+        if let Some(components) = self.engine.components.as_mut() {
+            components.set_session_visible(session, visible);
+        }
+        true
+    }
+
+    /// Names `conversation` `label` in the consent prompts it causes, in place of the agent's
+    /// id for it (`None`: the id again). The label is the embedder's own words; one that
+    /// imitates the prompt's lines is not shown (R-SEC-5).
+    pub fn set_conversation_label(&mut self, conversation: &ConversationId, label: Option<&str>) {
+        if let Some(driver) = self.engine.driver.as_mut() {
+            driver.set_label(conversation, label);
+        }
+    }
+
+    /// How many consent requests of `conversation` wait for it to be shown
+    /// ([`HiddenConversationPrompts::WaitUntilShown`](crate::HiddenConversationPrompts)); the
+    /// app can show a badge beside it.
+    pub fn waiting_prompts(&self, conversation: &ConversationId) -> usize {
+        self.engine
+            .driver
+            .as_ref()
+            .map_or(0, |driver| driver.waiting_prompts(conversation))
+    }
+
+    /// Whether `conversation` is hidden ([`Host::set_conversation_visible`]).
+    pub fn is_conversation_hidden(&self, conversation: &ConversationId) -> bool {
+        self.engine.views.conversation_hidden(conversation)
+    }
+
+    /// The Surfaces and the built-in renderer's standard components of `conversation`, by key.
+    pub fn conversation_items(&self, conversation: &ConversationId) -> Vec<ConversationItem> {
+        let Some(session) = self.engine.sessions.id_of(conversation) else {
+            return Vec::new();
+        };
+        let components = self.engine.components.as_ref();
+        conversations::items(session, self.engine.views.keys(), components)
+    }
+
+    /// A control for tests: reads back the box of component `key` that the built-in renderer
+    /// shows (`done` hears it on the loop thread); returns whether there is one.
+    #[cfg(feature = "test-controls")]
+    pub fn component_snapshot_for_test(
+        &self,
+        key: &SurfaceKey,
+        done: impl FnOnce(Option<lineup_webview_shell::ComponentSnapshot>) + 'static,
+    ) -> bool {
+        let components = self.engine.components.as_ref();
+        components.is_some_and(|c| c.snapshot_for_test(key, done))
+    }
+
+    /// A control for checks: a real left click (the X server's XTEST) at the middle of the
+    /// element `id` (`confirm`, say) of component `key`'s box, where the built-in renderer shows
+    /// it now; `done` hears on the loop thread whether it was sent. Returns whether `key` has a
+    /// box.
+    #[cfg(feature = "test-controls")]
+    pub fn click_component_for_test(
+        &self,
+        key: &SurfaceKey,
+        id: &str,
+        done: impl FnOnce(Result<(), String>) + 'static,
+    ) -> bool {
+        let components = self.engine.components.as_ref();
+        components.is_some_and(|c| c.click_for_test(key, id, done))
     }
 
     /// Lays the child views (and the standard components over them) out again, asking the
@@ -308,17 +405,11 @@ impl Host {
     /// Withdraws capability `name` from every session ([`HostHandle::withdraw_capability`]) on
     /// the loop thread; `false` when no capability of that name was registered.
     pub fn withdraw_capability(&mut self, name: &CapabilityName, target: &dyn WindowMaker) -> bool {
-        match self.engine.sessions.unregister_capability(name) {
-            Ok(effects) => {
-                tracing::info!("capability {name} withdrawn from every session (R-INV-4)");
-                self.engine.apply_all(effects, target);
-                true
-            }
-            Err(e) => {
-                tracing::warn!("capability {name} not withdrawn: {e}");
-                false
-            }
-        }
+        let Some(effects) = policy::withdraw(&mut self.engine.sessions, name) else {
+            return false;
+        };
+        self.engine.apply_all(effects, target);
+        true
     }
 
     /// [`HostHandle::set_capability_visible`] on the loop thread.
@@ -329,17 +420,9 @@ impl Host {
         visible: bool,
         target: &dyn WindowMaker,
     ) {
-        match self
-            .engine
-            .sessions
-            .set_capability_visible(agent, name, visible)
-        {
-            Ok(effects) => {
-                let state = if visible { "shown to" } else { "hidden from" };
-                tracing::info!("capability {name} {state} agent {agent}");
-                self.engine.apply_all(effects, target);
-            }
-            Err(e) => tracing::warn!("capability {name}: visibility not changed: {e}"),
+        let sessions = &mut self.engine.sessions;
+        if let Some(effects) = policy::set_visible(sessions, agent, name, visible) {
+            self.engine.apply_all(effects, target);
         }
     }
 
@@ -417,18 +500,11 @@ impl Host {
         target: &dyn WindowMaker,
     ) -> Option<Option<Instant>> {
         // An engine the embedder brought does its work and reports its views' events here.
-        if let Some(shell) = self.engine.views.port().shell() {
-            shell.spin_engine();
-        }
+        self.engine.views.spin_engine();
         self.engine.wake_pending(target);
         self.engine.poll_probe(target);
-        if self.engine.views.probe_reported() && !self.engine.views.opening() {
-            // The probe's view, kept while the first Surfaces committed their documents.
-            if let Some(shell) = self.engine.views.port().shell() {
-                shell.close_finished_probe();
-            }
-        }
-        while let Some(effects) = self.pending.pop_front() {
+        self.engine.views.close_finished_probe();
+        while let Some(effects) = self.intake.next() {
             self.engine.apply(effects, None, target);
         }
         // The kernel's one clock: calls, components and idle sessions.
@@ -440,24 +516,14 @@ impl Host {
         };
         wake_at(self.poll_apps(target));
         wake_at(self.poll_policy(target));
-        wake_at(self.engine.poll_watchdog(target));
-        let (after, bytes) = {
-            let limits = self.engine.sessions.limits();
-            (limits.hibernate_hidden_after, limits.max_hibernated_bytes)
-        };
-        wake_at(self.engine.views.poll_hibernation(after, bytes));
-        self.engine.note_hibernated();
-        let idle = idle_turn && self.inbound.load(Ordering::Relaxed) == 0;
-        wake_at(self.engine.views.refill_pool(idle, target));
-        if let Some(components) = self.engine.components.as_mut() {
-            wake_at(components.tend(&self.engine.views, idle, target));
-        }
-        if self.exit_when_empty && !self.exit && self.engine.views.is_empty() {
+        let intake = &self.intake;
+        wake_at(self.engine.tend(|| idle_turn && intake.idle(), target));
+        if self.exit.ends_when(|| self.engine.views.is_empty()) {
             tracing::info!("the last surface closed; exiting");
             self.engine.close_all();
-            self.exit = true;
+            self.exit.now();
         }
-        if self.exit {
+        if self.exit.ends() {
             return None;
         }
         if !self.engine.views.probe_reported() {
@@ -470,7 +536,7 @@ impl Host {
     /// Looks at the app center's change marker when due; when it moved, every session hears of
     /// it. Returns when to look again.
     fn poll_apps(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
-        let (changed, next) = self.apps.as_mut()?.poll();
+        let (changed, next) = self.watches.poll_apps()?;
         if changed {
             let effects = self.engine.sessions.apps_changed();
             self.engine.apply_all(effects, target);
@@ -481,7 +547,7 @@ impl Host {
     /// Applies what changed in the operator's capability policy, when due; returns when to
     /// look again.
     fn poll_policy(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
-        let (changes, next) = self.policy.as_mut()?.poll(&self.engine.sessions);
+        let (changes, next) = self.watches.poll_policy(&self.engine.sessions)?;
         for change in changes {
             match change {
                 PolicyChange::Withdraw(name) => {
@@ -507,18 +573,18 @@ impl Host {
             Inner::Inbound { line, bytes } => {
                 // For `lineup-bench`'s patch profile: the event loop took the envelope.
                 tracing::debug!(target: "lineup_phase", phase = "inbound_taken");
-                self.inbound_handled();
+                self.intake.handled();
                 let effects = self.engine.sessions.handle_inbound(&bytes.0);
                 tracing::debug!(target: "lineup_phase", phase = "inbound_decoded");
                 self.engine.apply(effects, line, target);
             }
             Inner::Oversized { line, len } => {
-                self.inbound_handled();
+                self.intake.handled();
                 let effects = self.engine.sessions.handle_oversized(len);
                 self.engine.apply(effects, line, target);
             }
             Inner::BinaryFrame { len } => {
-                self.inbound_handled();
+                self.intake.handled();
                 let effects = self.engine.sessions.handle_binary_frame(len);
                 self.engine.apply(effects, None, target);
             }
@@ -542,15 +608,9 @@ impl Host {
             Inner::Wake => {}
             Inner::ChildAreaResized => self.engine.relayout(),
             Inner::StandbyIndicator(text) => {
-                if let Some(standby) = &self.engine.views.standby {
-                    standby.set_indicator(text.as_deref());
-                }
+                self.engine.views.set_standby_indicator(text.as_deref())
             }
-            Inner::StandbyStatus(status) => {
-                if let Some(standby) = &self.engine.views.standby {
-                    standby.set_status(&status);
-                }
-            }
+            Inner::StandbyStatus(status) => self.engine.views.set_standby_status(&status),
             Inner::View { key, event } => self.engine.handle_view_event(key, event, target),
             Inner::Component { key, action } => self.engine.component_report(key, action, target),
             Inner::LinkAnswered { link, answer } => {
@@ -567,24 +627,14 @@ impl Host {
                 self.engine.views.reload_bundle(&instance, &bundle, max);
             }
             Inner::ScreenPixels { instance, done } => {
-                (done.0)(match self.engine.views.by_instance(&instance) {
-                    Some(live) => live.view.screen_pixels().map_err(HostError::from),
-                    None => Err(HostError::NotOpen { instance }),
-                })
+                self.engine.views.screen_pixels(instance, done)
             }
-            Inner::Snapshot { instance, done } => match self.engine.views.by_instance(&instance) {
-                Some(live) => live.view.snapshot_png(Box::new(
-                    move |png: Result<Vec<u8>, lineup_webview_shell::ShellError>| {
-                        (done.0)(png.map_err(HostError::from))
-                    },
-                )),
-                None => (done.0)(Err(HostError::NotOpen { instance })),
-            },
+            Inner::Snapshot { instance, done } => self.engine.views.snapshot(instance, done),
             Inner::Shutdown => {
                 self.engine.close_all();
-                self.exit = true;
+                self.exit.now();
             }
-            Inner::ShutdownWhenEmpty => self.exit_when_empty = true,
+            Inner::ShutdownWhenEmpty => self.exit.when_empty(),
             Inner::AnnounceInventory {
                 conversation,
                 agent,
@@ -596,10 +646,8 @@ impl Host {
                 conversation,
                 reason,
             } => {
-                let effects = self
-                    .engine
-                    .sessions
-                    .surfaces_gone(conversation.as_ref(), reason);
+                let sessions = &mut self.engine.sessions;
+                let effects = sessions.surfaces_gone(conversation.as_ref(), reason);
                 self.engine.apply_all(effects, target);
             }
             Inner::Withdraw { name } => {
@@ -611,19 +659,6 @@ impl Host {
                 visible,
             } => self.set_capability_visible(&agent, &name, visible, target),
         }
-    }
-
-    fn inbound_handled(&self) {
-        // Never below zero: only a HostHandle, which counted it, makes an inbound event.
-        let _ = self
-            .inbound
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-    }
-
-    /// Queues effects made outside the loop's handling and wakes the loop to apply them.
-    fn queue(&mut self, effects: SessionEffects) {
-        self.pending.push_back(effects);
-        let _ = self.engine.proxy.send_event(HostEvent(Inner::Wake));
     }
 
     fn handle_window_event(
@@ -639,7 +674,7 @@ impl Host {
             WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
                 self.engine.relayout()
             }
-            WindowEvent::CloseRequested if self.ignore_parent_close => {
+            WindowEvent::CloseRequested if !self.exit.on_parent_close() => {
                 tracing::info!("close request for the kiosk window ignored");
             }
             WindowEvent::CloseRequested => {
@@ -647,7 +682,7 @@ impl Host {
                 for key in self.engine.views.keys() {
                     self.engine.page_input(&key, PageInput::UserClosed, target);
                 }
-                self.exit = true;
+                self.exit.now();
             }
             _ => {}
         }

@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use lineup_host_core::BRIDGE_NAMESPACE;
+use lineup_host_core::{PageInput, BRIDGE_NAMESPACE};
 
 /// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
 /// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
@@ -54,6 +54,18 @@ pub(super) struct Backlog {
 pub(super) struct Dropped {
     pub(super) messages: u64,
     pub(super) diagnostics: u64,
+}
+
+impl Dropped {
+    /// What the session hears of the drops, before the message that reached the loop: the page
+    /// messages dropped (a flood), then the diagnostics dropped.
+    pub(super) fn inputs(self) -> impl Iterator<Item = PageInput<'static>> {
+        let messages = self.messages;
+        let flood = (messages > 0).then_some(PageInput::Flood { count: messages });
+        let count = self.diagnostics;
+        let diagnostics = (count > 0).then_some(PageInput::DiagnosticsDropped { count });
+        flood.into_iter().chain(diagnostics)
+    }
 }
 
 impl Backlog {

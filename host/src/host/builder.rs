@@ -1,5 +1,6 @@
-//! [`HostBuilder`]: the defaults table and every option an embedder sets ([`HostBuilder::build`]
-//! is in `build.rs`); [`DangerousHostBuilder`] for what weakens isolation.
+//! [`HostBuilder`]: the defaults table and every option an embedder sets, kept as one plain
+//! [`HostConfig`] that [`HostBuilder::build`] starts the host from (its steps are in
+//! `build.rs`); [`DangerousHostBuilder`] for what weakens isolation.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -17,8 +18,9 @@ use crate::watchdog::MIN_DEADLINE;
 use lineup_webview_shell::ConsentPrompt;
 use lineup_webview_shell::{Contrast, Theme, ViewConfig};
 
-use super::options::{EmbedderParts, Layout, SessionOptions, ViewOptions};
-use crate::DangerousHostBuilder;
+use super::options::{HostConfig, Layout};
+use crate::{DangerousHostBuilder, Host, HostError, HostUserEvent};
+use lineup_webview_shell::tao::event_loop::EventLoop;
 use std::sync::Arc;
 
 /// Configures a [`Host`](crate::Host). Deny by default; the defaults are:
@@ -50,10 +52,8 @@ use std::sync::Arc;
 ///
 /// Everything that weakens isolation is behind [`HostBuilder::dangerous`].
 pub struct HostBuilder {
-    pub(super) sessions: SessionOptions,
-    pub(super) views: ViewOptions,
-    pub(super) parts: EmbedderParts,
-    pub(super) capabilities: Option<CapabilityConfig>,
+    /// Every setting, as one plain value that [`HostBuilder::build`] starts the host from.
+    pub(super) config: HostConfig,
 }
 
 impl Default for HostBuilder {
@@ -65,11 +65,11 @@ impl Default for HostBuilder {
 impl std::fmt::Debug for HostBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostBuilder")
-            .field("client_id", &self.sessions.client_id)
-            .field("limits", &self.sessions.limits)
-            .field("bundle_policy", &self.sessions.bundle_policy)
-            .field("link_policy", &self.sessions.link_policy)
-            .field("view_config", &self.views.view_config)
+            .field("client_id", &self.config.sessions.client_id)
+            .field("limits", &self.config.sessions.limits)
+            .field("bundle_policy", &self.config.sessions.bundle_policy)
+            .field("link_policy", &self.config.sessions.link_policy)
+            .field("view_config", &self.config.views.view_config)
             .finish_non_exhaustive()
     }
 }
@@ -78,10 +78,7 @@ impl HostBuilder {
     /// The defaults listed above.
     pub fn new() -> Self {
         Self {
-            sessions: SessionOptions::default(),
-            views: ViewOptions::default(),
-            parts: EmbedderParts::default(),
-            capabilities: None,
+            config: HostConfig::default(),
         }
     }
 
@@ -90,7 +87,8 @@ impl HostBuilder {
     /// arguments valid, consent by risk, run once, one `app.result`). Registering a capability
     /// turns them on too. Without this, every well-formed `app.call` is answered `unsupported`.
     pub fn enable_capabilities(mut self) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default);
         self
     }
@@ -98,7 +96,8 @@ impl HostBuilder {
     /// Registers a capability and its handler, which runs on a thread of its own (never the GUI
     /// thread). A name registered twice makes [`HostBuilder::build`] fail.
     pub fn capability(mut self, capability: Capability, handler: impl CapabilityHandler) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .registrations
             .push((capability, Arc::new(handler)));
@@ -109,7 +108,8 @@ impl HostBuilder {
     /// R-CAP-6, R-INV-2). The default, a [`MemoryStore`](lineup_host_core::MemoryStore), keeps
     /// nothing across restarts; the `lineup-store` crate's SQLite store does.
     pub fn capability_store(mut self, store: impl CapabilityStore + 'static) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .store = Box::new(store);
         self
@@ -125,7 +125,7 @@ impl HostBuilder {
         mut self,
         renderer: impl super::renderer::ComponentRenderer + 'static,
     ) -> Self {
-        self.parts.component_renderer = Some(Box::new(renderer));
+        self.config.parts.component_renderer = Some(Box::new(renderer));
         self
     }
 
@@ -138,7 +138,7 @@ impl HostBuilder {
         mut self,
         store: impl lineup_host_core::InstanceStore + 'static,
     ) -> Self {
-        self.parts.component_store = Some(Box::new(store));
+        self.config.parts.component_store = Some(Box::new(store));
         self
     }
 
@@ -148,14 +148,15 @@ impl HostBuilder {
     /// remembered grants belong to this identity. Without one, any `sender.id` is taken and
     /// "always" lasts the conversation.
     pub fn vouched_agent(mut self, agent: PartyId) -> Self {
-        self.sessions.agent_id = Some(agent);
+        self.config.sessions.agent_id = Some(agent);
         self
     }
 
     /// Shows consent requests with the embedder's UI instead of the built-in trusted prompt
     /// window.
     pub fn consent_prompt(mut self, prompt: impl ConsentPrompt + 'static) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .prompt = PromptChoice::Custom(Box::new(prompt));
         self
@@ -167,7 +168,8 @@ impl HostBuilder {
     /// ([`HiddenConversationPrompts::WaitUntilShown`]; [`Host::waiting_prompts`](crate::Host::waiting_prompts)
     /// counts them, for a badge in the app's list of conversations).
     pub fn hidden_conversation_prompts(mut self, policy: HiddenConversationPrompts) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .hidden_prompts = policy;
         self
@@ -176,7 +178,8 @@ impl HostBuilder {
     /// The extra check `system_permission` and `restricted` calls need after the user allowed
     /// them (R-CAP-3); without one they are denied.
     pub fn permission_hook(mut self, hook: impl FnMut(&HookRequest) -> bool + 'static) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .hook = Box::new(hook);
         self
@@ -192,7 +195,8 @@ impl HostBuilder {
     /// (R-CAP-3): the [`permission_hook`](HostBuilder::permission_hook) is not asked for it; see
     /// [`Builtin`](crate::Builtin) for each one's arguments, result and refusals.
     pub fn builtin(mut self, builtin: crate::Builtin) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .builtins
             .enabled
@@ -209,7 +213,8 @@ impl HostBuilder {
     /// the user allowed it in the link confirm (R-STD-11): the real desktop by default; a
     /// [`RecordingDesktop`](crate::RecordingDesktop) in tests.
     pub fn desktop(mut self, desktop: impl crate::Desktop) -> Self {
-        self.capabilities
+        self.config
+            .capabilities
             .get_or_insert_with(CapabilityConfig::default)
             .builtins
             .desktop = Some(Arc::new(desktop));
@@ -223,7 +228,7 @@ impl HostBuilder {
     /// ## Platform-specific
     /// Linux: each Surface's web context's preferred languages, set before its first load.
     pub fn language(mut self, language: LanguageTag) -> Self {
-        self.views.language = Some(language);
+        self.config.views.language = Some(language);
         self
     }
 
@@ -235,7 +240,7 @@ impl HostBuilder {
     /// Linux: GTK's process-wide dark-theme preference; see [`Theme`] for what that means for
     /// the embedder's own windows.
     pub fn theme(mut self, theme: Theme) -> Self {
-        self.views.theme = theme;
+        self.config.views.theme = theme;
         self
     }
 
@@ -247,7 +252,7 @@ impl HostBuilder {
     /// disabled, removed, upgraded or rolled back are closed (`app_disabled`, `app_removed`,
     /// `app_upgraded`). `lineup-store`'s `Store` is such a catalog.
     pub fn app_center(mut self, catalog: Rc<dyn AppCatalog>) -> Self {
-        self.parts.app_center = Some(catalog);
+        self.config.parts.app_center = Some(catalog);
         self
     }
 
@@ -258,7 +263,7 @@ impl HostBuilder {
     /// (draw it at random); the embedder deletes its grants when the process ends. Off by
     /// default.
     pub fn unvouched_grants_scope(mut self, scope: impl Into<String>) -> Self {
-        self.sessions.unvouched_scope = Some(scope.into());
+        self.config.sessions.unvouched_scope = Some(scope.into());
         self
     }
 
@@ -268,7 +273,7 @@ impl HostBuilder {
     /// hidden from their agent, and every affected session gets a new inventory.
     /// `lineup-store`'s `Store` is such a policy (`lineup capabilities`).
     pub fn capability_policy(mut self, policy: Rc<dyn CapabilityPolicy>) -> Self {
-        self.parts.capability_policy = Some(policy);
+        self.config.parts.capability_policy = Some(policy);
         self
     }
 
@@ -276,7 +281,7 @@ impl HostBuilder {
     /// `data-lineup-contrast="more"` on their root element (R-UI-11), decided when each one
     /// opens. Change it later with [`Host::set_contrast`](crate::Host::set_contrast).
     pub fn contrast(mut self, contrast: Contrast) -> Self {
-        self.views.contrast = contrast;
+        self.config.views.contrast = contrast;
         self
     }
 
@@ -286,13 +291,13 @@ impl HostBuilder {
     /// ## Platform-specific
     /// Linux: WebKit's `zoom-text-only` and the view's zoom level.
     pub fn text_zoom(mut self, factor: f64) -> Self {
-        self.views.view_config = self.views.view_config.with_text_zoom(factor);
+        self.config.views.view_config = self.config.views.view_config.with_text_zoom(factor);
         self
     }
 
     /// The client id written as `sender.id` of every outbound envelope.
     pub fn client_id(mut self, id: PartyId) -> Self {
-        self.sessions.client_id = id;
+        self.config.sessions.client_id = id;
         self
     }
 
@@ -300,7 +305,7 @@ impl HostBuilder {
     /// `client.inventory` goes out at the first event). Other conversations still get sessions
     /// of their own when an accepted envelope names them (R-SES-1).
     pub fn conversation_id(mut self, id: ConversationId) -> Self {
-        self.sessions.conversation_id = Some(id);
+        self.config.sessions.conversation_id = Some(id);
         self
     }
 
@@ -308,7 +313,7 @@ impl HostBuilder {
     /// call; it then ends as [`Host::end_session`](crate::Host::end_session) ends it. By default sessions end only through
     /// the API or at shutdown.
     pub fn end_idle_sessions_after(mut self, idle: Duration) -> Self {
-        self.sessions.session_idle = Some(idle);
+        self.config.sessions.session_idle = Some(idle);
         self
     }
 
@@ -327,7 +332,7 @@ impl HostBuilder {
         mut self,
         options: Option<lineup_webview_shell::ComponentOptions>,
     ) -> Self {
-        self.views.components = options;
+        self.config.views.components = options;
         self
     }
 
@@ -339,7 +344,7 @@ impl HostBuilder {
     /// `data.reason` `crashed` or `unresponsive`. On by default. Off, such a Surface is closed
     /// at its first loss. A Surface ended at its memory ceiling is never reopened.
     pub fn reopen_lost_surfaces(mut self, reopen: bool) -> Self {
-        self.sessions.reopen = reopen;
+        self.config.sessions.reopen = reopen;
         self
     }
 
@@ -355,8 +360,8 @@ impl HostBuilder {
     /// Linux: `webkit_web_view_run_javascript_in_world`, `is-web-process-responsive` and
     /// `webkit_web_view_terminate_web_process`.
     pub fn hang_deadline(mut self, deadline: Duration) -> Self {
-        self.views.watchdog.deadline = deadline.max(MIN_DEADLINE);
-        self.views.watchdog.enabled = true;
+        self.config.views.watchdog.deadline = deadline.max(MIN_DEADLINE);
+        self.config.views.watchdog.enabled = true;
         self
     }
 
@@ -365,8 +370,8 @@ impl HostBuilder {
     /// least 100 ms. A page spinning in its top-level script never says `ready`. Turns the
     /// watchdog on if it was off.
     pub fn first_ready_deadline(mut self, deadline: Duration) -> Self {
-        self.views.watchdog.first_ready = deadline.max(MIN_DEADLINE);
-        self.views.watchdog.enabled = true;
+        self.config.views.watchdog.first_ready = deadline.max(MIN_DEADLINE);
+        self.config.views.watchdog.enabled = true;
         self
     }
 
@@ -374,7 +379,7 @@ impl HostBuilder {
     /// views with [`HostBuilder::child_views_in`]; [`ViewConfig::with_warm_pool`]). Default 0
     /// (off): each waiting view costs a web process (about 70–80 MiB PSS).
     pub fn warm_pool(mut self, views: usize) -> Self {
-        self.views.view_config = self.views.view_config.with_warm_pool(views);
+        self.config.views.view_config = self.config.views.view_config.with_warm_pool(views);
         self
     }
 
@@ -382,14 +387,14 @@ impl HostBuilder {
     /// still detected and recovered). A page paused in the web inspector's debugger does not
     /// answer either, so turn it off where devtools are on.
     pub fn without_hang_watchdog(mut self) -> Self {
-        self.views.watchdog.enabled = false;
+        self.config.views.watchdog.enabled = false;
         self
     }
 
     /// The bounds on input and on the number of Surfaces and sessions: each session has them,
     /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.sessions.limits = limits;
+        self.config.sessions.limits = limits;
         self
     }
 
@@ -397,32 +402,32 @@ impl HostBuilder {
     /// (the default: opened on [`HostBuilder::desktop`] after a real input event and the link
     /// confirm, audited) or [`LinkPolicy::Off`] (inert text, as a kiosk wants).
     pub fn link_policy(mut self, policy: LinkPolicy) -> Self {
-        self.sessions.link_policy = policy;
+        self.config.sessions.link_policy = policy;
         self
     }
 
     /// Which inline bundles are accepted (R-SEC-7).
     pub fn bundle_policy(mut self, policy: BundlePolicy) -> Self {
-        self.sessions.bundle_policy = policy;
+        self.config.sessions.bundle_policy = policy;
         self
     }
 
     /// The webview configuration (limits, probe timeout). Its weakening settings are reached
     /// through [`ViewConfig::dangerous`].
     pub fn view_config(mut self, config: ViewConfig) -> Self {
-        self.views.view_config = config;
+        self.config.views.view_config = config;
         self
     }
 
     /// The inner size of each Surface's own window, in logical pixels.
     pub fn window_size(mut self, width: u32, height: u32) -> Self {
-        self.views.window_size = (width, height);
+        self.config.views.window_size = (width, height);
         self
     }
 
     /// The range a page's `LineUpSurface.resize(height)` is clamped to.
     pub fn resize_bounds(mut self, min: u32, max: u32) -> Self {
-        self.views.resize_bounds = (min.min(max), max.max(min));
+        self.config.views.resize_bounds = (min.min(max), max.max(min));
         self
     }
 
@@ -436,7 +441,7 @@ impl HostBuilder {
     /// size beside the views. With the built-in renderer on, standard components join the
     /// Surfaces there, over them ([`HostDelegate::request_component_placement`], R-STD-13).
     pub fn child_views_in(mut self, parent: Rc<Window>) -> Self {
-        self.views.layout = Layout::Children(parent);
+        self.config.views.layout = Layout::Children(parent);
         self
     }
 
@@ -450,7 +455,7 @@ impl HostBuilder {
     /// [`HostError::Platform`](crate::HostError::Platform) (`ShellError::NoContainer`) without
     /// child-view placement.
     pub fn standby(mut self, screen: crate::StandbyScreen) -> Self {
-        self.views.standby = Some(screen);
+        self.config.views.standby = Some(screen);
         self
     }
 
@@ -458,7 +463,7 @@ impl HostBuilder {
     /// window manager's close button or its keys): a kiosk stays up. By default the request
     /// closes every Surface there as the user's close (R-UI-5) and ends [`Host::run`](crate::Host::run).
     pub fn ignore_parent_close(mut self) -> Self {
-        self.views.ignore_parent_close = true;
+        self.config.views.ignore_parent_close = true;
         self
     }
 
@@ -467,7 +472,7 @@ impl HostBuilder {
     /// only where the embedder shows the notice itself, from
     /// [`HostDelegate::notify_capability_ran`]: the user must see what runs.
     pub fn activity_notices(mut self, on: bool) -> Self {
-        self.views.activity_notices = on;
+        self.config.views.activity_notices = on;
         self
     }
 
@@ -476,14 +481,25 @@ impl HostBuilder {
     /// `let (tx, rx) = tokio::sync::mpsc::unbounded_channel(); builder.on_outbound(move |m| { let _ = tx.send(m.clone()); })`).
     /// A later call replaces an earlier one.
     pub fn on_outbound(mut self, f: impl FnMut(&Message) + 'static) -> Self {
-        self.parts.outbound = Some(Box::new(f));
+        self.config.parts.outbound = Some(Box::new(f));
         self
     }
 
     /// Receives the host's notifications.
     pub fn delegate(mut self, delegate: impl HostDelegate + 'static) -> Self {
-        self.parts.delegate = Box::new(delegate);
+        self.config.parts.delegate = Box::new(delegate);
         self
+    }
+
+    /// Creates the host on `event_loop` and starts the isolation probe (R-SEC-8). A Surface
+    /// opened before the probe passes gets its view at once, side by side with the probe's, but
+    /// its document is held until the probe passed; if the probe fails, that Surface is closed
+    /// unserved and its open fails (`surface_failed` upstream), and later opens are refused.
+    ///
+    /// The loop's user-event type is [`HostEvent`](crate::HostEvent) ([`event_loop`](crate::event_loop) makes one)
+    /// or an app's own enum that carries it ([`HostUserEvent`]).
+    pub fn build<T: HostUserEvent>(self, event_loop: &EventLoop<T>) -> Result<Host, HostError> {
+        super::build::build(self.config, event_loop)
     }
 
     /// The settings that weaken isolation.

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::component_layout::{ComponentBoards, Target};
 use super::component_links::Links;
-use super::handle::EmbedderInput;
+use super::handle::{EmbedderInput, HostEvent, Inner};
 use super::proxy::HostProxy;
 use super::renderer::{ComponentRenderer, ComponentReply};
 use super::views::Views;
@@ -39,7 +39,21 @@ pub(super) fn rendered_set(
 }
 
 /// Who hears what the window of a key reports.
-pub(super) type ReportSink = Box<dyn Fn(ComponentAction)>;
+type ReportSink = Box<dyn Fn(ComponentAction)>;
+
+/// What the window of component `key` reports goes to the loop through `proxy`, tagged with its
+/// key (the window's identity, never the page's word).
+fn report_sink(proxy: HostProxy, key: SurfaceKey) -> ReportSink {
+    Box::new(move |action| {
+        let report = Inner::Component {
+            key: key.clone(),
+            action,
+        };
+        if proxy.send_event(HostEvent(report)).is_err() {
+            tracing::debug!("component report after the loop ended; dropped");
+        }
+    })
+}
 
 /// What a renderer's report means for its session.
 pub(super) enum ComponentInput {
@@ -128,9 +142,21 @@ impl ComponentViews {
         })
     }
 
-    /// Shows the link confirm for `link`, a link of a box this renderer shows (R-STD-11).
-    pub(super) fn confirm_link(&self, link: ComponentLink, driver: &mut CapabilityDriver) {
-        self.links.confirm(link, driver);
+    /// The user activated a link in the box of `key` (R-STD-11): it is followed only when the
+    /// built-in renderer (`views`) shows that box and `link_of` finds the link in the kernel's
+    /// own tree, through the link confirm.
+    pub(super) fn follow_link(
+        views: Option<&Self>,
+        key: &SurfaceKey,
+        link_of: impl FnOnce() -> Option<ComponentLink>,
+        driver: Option<&mut CapabilityDriver>,
+    ) {
+        let shown = views.filter(|v| v.shows(key));
+        let link = shown.and_then(|_| link_of());
+        match (shown, link, driver) {
+            (Some(views), Some(link), Some(driver)) => views.links.confirm(link, driver),
+            _ => tracing::debug!("a link {key} does not show; not followed"),
+        }
     }
 
     /// The user answered the link confirm of `link`: audited, and opened when allowed.
@@ -144,7 +170,7 @@ impl ComponentViews {
     }
 
     /// Carries out `effect` on the renderer of its instance (`views` `None`: no renderer),
-    /// making a new window's report sink with `sink` and an embedder's reply with `cx.proxy`;
+    /// making a new window's report sink and an embedder's reply with `cx.proxy`;
     /// a new window gets the high-contrast look when `cx.high_contrast`. With `cx.parent` the
     /// built-in renderer's boxes go into that window, in the board of the area `cx.delegate`
     /// names; else in their conversation's window. Returns the key of a component that could
@@ -153,7 +179,6 @@ impl ComponentViews {
         views: Option<&mut Self>,
         effect: ComponentEffect,
         cx: ShowContext<'_>,
-        sink: impl FnOnce(SurfaceKey) -> ReportSink,
     ) -> Option<SurfaceKey> {
         let ShowContext {
             target,
@@ -192,7 +217,7 @@ impl ComponentViews {
                     );
                     return Some(shown.key);
                 };
-                let report = sink(shown.key.clone());
+                let report = report_sink(proxy.clone(), shown.key.clone());
                 let content = ComponentContent::from(&shown);
                 let options = options
                     .clone()
@@ -323,10 +348,45 @@ impl ComponentViews {
         }
     }
 
-    /// The built-in renderer's view of `key`, while it has one.
+    /// A control for activation tests ([`Host::post_from_component_page_for_test`]): the page
+    /// of the box of `key` itself posts `message`.
+    ///
+    /// [`Host::post_from_component_page_for_test`]: super::Host::post_from_component_page_for_test
     #[cfg(feature = "test-controls")]
-    pub(super) fn window(&self, key: &SurfaceKey) -> Option<&ComponentWindow> {
-        self.windows.get(key)
+    pub(super) fn post_from_page_for_test(&self, key: &SurfaceKey, message: &str) {
+        if let Some(window) = self.windows.get(key) {
+            window.post_from_page_for_test(message);
+        }
+    }
+
+    /// A control for tests: reads back the box of `key` (`done` hears it); whether there is one.
+    #[cfg(feature = "test-controls")]
+    pub(super) fn snapshot_for_test(
+        &self,
+        key: &SurfaceKey,
+        done: impl FnOnce(Option<lineup_webview_shell::ComponentSnapshot>) + 'static,
+    ) -> bool {
+        let Some(window) = self.windows.get(key) else {
+            return false;
+        };
+        window.snapshot(done);
+        true
+    }
+
+    /// A control for checks: a real left click at the middle of the element `id` of the box of
+    /// `key` (`done` hears whether it was sent); whether there is such a box.
+    #[cfg(feature = "test-controls")]
+    pub(super) fn click_for_test(
+        &self,
+        key: &SurfaceKey,
+        id: &str,
+        done: impl FnOnce(Result<(), String>) + 'static,
+    ) -> bool {
+        let Some(window) = self.windows.get(key) else {
+            return false;
+        };
+        window.click_for_test(id, move |sent| done(sent.map_err(|e| e.to_string())));
+        true
     }
 
     /// Whether the built-in renderer shows `key` now.

@@ -18,27 +18,40 @@ impl DangerousHostBuilder {
 
     /// Enables the web inspector in every Surface (preview mode, R-SEC-2).
     pub fn with_devtools(mut self) -> HostBuilder {
-        self.0.views.view_config = self.0.views.view_config.dangerous().with_devtools();
+        self.0.config.views.view_config =
+            self.0.config.views.view_config.dangerous().with_devtools();
         self.0
     }
 
     /// Runs web processes outside WebKit's bubblewrap sandbox (R-SEC-8).
     pub fn without_web_sandbox(mut self) -> HostBuilder {
-        self.0.views.view_config = self.0.views.view_config.dangerous().without_web_sandbox();
+        self.0.config.views.view_config = self
+            .0
+            .config
+            .views
+            .view_config
+            .dangerous()
+            .without_web_sandbox();
         self.0
     }
 
     /// Lets Surfaces reach the network layer without the proxy that refuses every connection
     /// (R-SEC-3). Only for tests that prove a leak would be seen (a positive control).
     pub fn without_network_proxy(mut self) -> HostBuilder {
-        self.0.views.view_config = self.0.views.view_config.dangerous().without_network_proxy();
+        self.0.config.views.view_config = self
+            .0
+            .config
+            .views
+            .view_config
+            .dangerous()
+            .without_network_proxy();
         self.0
     }
 
     /// Serves Surface documents without a Content-Security-Policy header. Only for tests that
     /// prove a security test would see a leak (a positive control).
     pub fn without_csp(mut self) -> HostBuilder {
-        self.0.views.document = DocumentOptions::default().dangerous().without_csp();
+        self.0.config.views.document = DocumentOptions::default().dangerous().without_csp();
         self.0
     }
 
@@ -51,7 +64,7 @@ impl DangerousHostBuilder {
     /// views ([`HostBuilder::child_views_in`]) and the warm pool are the platform's only, and
     /// `build` refuses child views with [`HostError::Platform`](crate::HostError::Platform) (`ShellError::Unsupported`).
     pub fn engine(mut self, engine: Rc<dyn SurfaceEngine>) -> HostBuilder {
-        self.0.parts.engine = Some(engine);
+        self.0.config.parts.engine = Some(engine);
         self.0
     }
 }

@@ -9,21 +9,23 @@ use std::time::{Duration, Instant};
 use lineup_host_core::WallClock;
 use lineup_host_core::{
     Activity, Answer, CapabilityEffect, CloseReason, ComponentEffect, ConversationId, Effect,
-    GoneReason, Message, PageInput, PartyId, SessionEffects, SessionId, Sessions, StoredRecords,
-    SurfaceKey, SurfaceOpen, Ticket,
+    GoneReason, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey, SurfaceOpen,
+    Ticket,
 };
 use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
 
-use super::components::{ComponentViews, ReportSink, ShowContext};
+use super::components::{ComponentViews, ShowContext};
 use super::handle::EmbedderInput;
 use super::handle::{HostEvent, Inner};
-use super::link::AnnounceDone;
+use super::link::{self, AnnounceDone};
+use super::live::Kept;
+use super::probe_gate::ProbeNews;
 use super::proxy::HostProxy;
-use super::records::Records;
+use super::records::{Recorded, Records};
 use super::upstream::Upstream;
-use super::views::Kept;
-use super::views::{ProbeNews, Views};
+use super::view_input::ViewInput;
+use super::views::Views;
 use super::work::Work;
 use crate::capabilities::CapabilityDriver;
 use crate::delegate::Refusal;
@@ -101,24 +103,8 @@ impl Engine {
         done: AnnounceDone,
         target: &dyn WindowMaker,
     ) {
-        let effects = match self.sessions.announce_inventory(&conversation) {
-            Some(effects) => Some(effects),
-            None => match self.sessions.open_session(conversation.clone(), agent) {
-                Ok(effects) => {
-                    tracing::info!("conversation {conversation}: session opened again (R-SES-1)");
-                    Some(effects)
-                }
-                Err(e) => {
-                    tracing::warn!("conversation {conversation}: no session to announce: {e}");
-                    None
-                }
-            },
-        };
-        let announced = effects.as_ref().is_some_and(|fx| {
-            fx.effects
-                .iter()
-                .any(|e| matches!(e, Effect::Send(Message::ClientInventory(_))))
-        });
+        let effects = link::announce_again(&mut self.sessions, conversation, agent);
+        let announced = effects.as_ref().is_some_and(link::announces);
         if let Some(effects) = effects {
             self.apply(effects, None, target);
         }
@@ -130,6 +116,14 @@ impl Engine {
         self.sessions
             .get(key.session)
             .is_some_and(|s| s.is_current(key))
+    }
+
+    /// Whether the conversation of `session` is hidden.
+    pub(super) fn is_hidden(&self, session: SessionId) -> bool {
+        self.sessions
+            .get(session)
+            .and_then(|s| s.conversation_id())
+            .is_some_and(|c| self.views.conversation_hidden(c))
     }
 
     /// What the webview of `key` reported: page input goes to its session through the session
@@ -146,58 +140,24 @@ impl Engine {
         if self.views.is_hibernated(&key) && !matches!(event, ViewEvent::Ipc(_)) {
             return;
         }
-        let input = match event {
-            ViewEvent::Ipc(raw) => {
-                // For `lineup-bench`'s patch profile: the event loop took the bridge message.
-                tracing::debug!(target: "lineup_phase", phase = "bridge_message_handled");
-                let dropped = self.views.bridge_message_taken(&key, &raw);
-                if dropped.messages > 0 {
-                    let flood = PageInput::Flood {
-                        count: dropped.messages,
-                    };
-                    self.page_input(&key, flood, target);
+        match ViewInput::of(&mut self.views, &key, event) {
+            ViewInput::Message { raw, dropped } => {
+                for dropped in dropped.inputs() {
+                    self.page_input(&key, dropped, target);
                 }
-                if dropped.diagnostics > 0 {
-                    let count = dropped.diagnostics;
-                    self.page_input(&key, PageInput::DiagnosticsDropped { count }, target);
-                }
-                return self.page_input(&key, PageInput::Message(&raw), target);
+                self.page_input(&key, PageInput::Message(&raw), target);
             }
-            ViewEvent::UserCloseRequested => PageInput::UserClosed,
-            ViewEvent::Crashed => {
+            ViewInput::Page(input) => self.page_input(&key, input, target),
+            ViewInput::Crashed => {
                 if self.is_current(&key) {
                     self.upstream.delegate().notify_crashed(&key);
                 }
-                return self.lost(key, GoneReason::Crashed, target);
+                self.lost(key, GoneReason::Crashed, target);
             }
-            // The hang watchdog's termination (R-UI-12).
-            ViewEvent::Unresponsive => return self.lost(key, GoneReason::Unresponsive, target),
-            // Never reopened: the page would only fill its ceiling again (R-UI-12).
-            ViewEvent::MemoryExceeded => {
-                tracing::warn!("surface {key}: web process ended at its memory ceiling");
-                PageInput::Gone(GoneReason::Memory)
-            }
-            ViewEvent::IpcTooLarge { len } => PageInput::Oversized { len },
-            ViewEvent::LoadFinished => return,
-            ViewEvent::DocumentCommitted => {
-                if self.views.committed(&key) {
-                    PageInput::EmbedderReloaded
-                } else {
-                    PageInput::DocumentCommitted
-                }
-            }
-            ViewEvent::PageCloseAttempt => return self.refused(&key, Refusal::PageClose),
-            ViewEvent::NavigationRefused(url) => {
-                return self.refused(&key, Refusal::Navigation(url))
-            }
-            ViewEvent::NewWindowRefused(url) => return self.refused(&key, Refusal::NewWindow(url)),
-            ViewEvent::DownloadRefused(url) => return self.refused(&key, Refusal::Download(url)),
-            ViewEvent::PermissionDenied => return self.refused(&key, Refusal::Permission),
-            ViewEvent::DialogSuppressed => return self.refused(&key, Refusal::Dialog),
-            ViewEvent::DropRefused => return self.refused(&key, Refusal::Drop),
-            ViewEvent::FileChooserRefused => return self.refused(&key, Refusal::FileChooser),
-        };
-        self.page_input(&key, input, target);
+            ViewInput::Unresponsive => self.lost(key, GoneReason::Unresponsive, target),
+            ViewInput::Refused(refusal) => self.refused(&key, refusal),
+            ViewInput::Nothing => {}
+        }
     }
 
     /// Hands `input` of the view of `key` to its session and carries out what follows.
@@ -269,10 +229,7 @@ impl Engine {
             Effect::Open(open) => self.open(open, target),
             Effect::OpenHibernated(open) => self.open_hibernated(open, target),
             Effect::Replace { old, open } => {
-                self.destroy(&old);
-                self.upstream
-                    .delegate()
-                    .notify_closed(&old, &CloseReason::Replaced);
+                self.close(&old, &CloseReason::Replaced);
                 self.open(open, target);
             }
             Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
@@ -285,11 +242,7 @@ impl Engine {
                 // R-SEC-2a: the page replaced its document without a navigation (a
                 // `javascript:` URL); its own document is loaded again and gets the current
                 // state after its `ready` (R-UI-10).
-                if let Some(view) = self.views.view(&key) {
-                    if let Err(e) = view.restore_document() {
-                        tracing::warn!("surface {key}: cannot restore its document: {e}");
-                    }
-                }
+                self.views.restore_document(&key);
                 self.upstream
                     .delegate()
                     .notify_refused(&key, &Refusal::DocumentReplaced);
@@ -311,10 +264,7 @@ impl Engine {
                 self.views
                     .diagnostic(&key, diagnostic, self.upstream.delegate());
             }
-            Effect::Close { key, reason } => {
-                self.destroy(&key);
-                self.upstream.delegate().notify_closed(&key, &reason);
-            }
+            Effect::Close { key, reason } => self.close(&key, &reason),
             Effect::Send(message) => {
                 self.upstream.send(&message);
             }
@@ -404,6 +354,12 @@ impl Engine {
         }
     }
 
+    /// Closes the webview of `key` and tells the delegate why.
+    fn close(&mut self, key: &SurfaceKey, reason: &CloseReason) {
+        self.destroy(key);
+        self.upstream.delegate().notify_closed(key, reason);
+    }
+
     /// Lays the child views out again, Surfaces and the components over them (the window of
     /// the child views was resized).
     pub(super) fn relayout(&mut self) {
@@ -411,6 +367,23 @@ impl Engine {
         if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
             views.relayout(parent, self.upstream.delegate());
         }
+    }
+
+    /// [`Host::set_surface_visible`](crate::Host::set_surface_visible): a hibernated Surface
+    /// shown again wakes at the loop's next turn, its picture standing in (#29); a live one is
+    /// hidden or shown and the views laid out again. Returns whether `key` is open.
+    pub(super) fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        if self.views.is_hibernated(key) {
+            if visible && self.views.queue_wake(key) {
+                let _ = self.proxy.send_event(HostEvent(Inner::Wake));
+            }
+            return true;
+        }
+        let known = self.views.set_visible(key, visible);
+        if known {
+            self.relayout();
+        }
+        known
     }
 
     /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
@@ -443,11 +416,96 @@ impl Engine {
             "surface {old}: web process lost ({reason}); reopened as {} (R-UI-12)",
             open.key
         );
-        self.destroy(&old);
-        self.upstream
-            .delegate()
-            .notify_closed(&old, &CloseReason::Reopened(reason));
+        self.close(&old, &CloseReason::Reopened(reason));
         self.create(open, kept, target);
+    }
+
+    /// Restored Surface `open` (#29, after a restart): hibernated until the embedder shows it,
+    /// where Surfaces are child views; opened at once where each has its own window.
+    pub(super) fn open_hibernated(&mut self, open: SurfaceOpen, target: &dyn WindowMaker) {
+        if !self.views.children() {
+            return self.open(open, target);
+        }
+        self.views.sleep_restored(&open.key);
+        self.upstream.delegate().notify_opened(&open.key, &open.app);
+    }
+
+    /// [`Host::hibernate`](crate::Host::hibernate): hibernates hidden child view `key` now,
+    /// presses or not, and the kernel hears of it; whether it did.
+    pub(super) fn hibernate(&mut self, key: &SurfaceKey) -> bool {
+        let bytes = self.sessions.limits().max_hibernated_bytes;
+        let done = self.views.hibernate(key, bytes);
+        self.note_hibernated();
+        done
+    }
+
+    /// Makes room for one more live view under `Limits::max_live_surfaces` by hibernating the
+    /// least recently shown hidden Surfaces (never `except`); whether there is room now.
+    pub(super) fn make_room(&mut self, except: Option<&SurfaceKey>) -> bool {
+        let limits = self.sessions.limits();
+        let (max_live, max_bytes) = (limits.max_live_surfaces, limits.max_hibernated_bytes);
+        let room = self.views.make_room(max_live, max_bytes, except);
+        self.note_hibernated();
+        room
+    }
+
+    /// Tells the kernel of the Surfaces hibernated since it last heard, so that a vouched
+    /// session keeps their records (#29). The record is written now; any other effect of it
+    /// waits in the engine's queue for the one interpreter's next turn ([`Engine::apply`]).
+    pub(super) fn note_hibernated(&mut self) {
+        for key in self.views.take_newly_hibernated() {
+            let Some(effects) = self.sessions.surface_hibernated(&key) else {
+                continue;
+            };
+            let records = &mut self.records;
+            for rest in effects
+                .effects
+                .into_iter()
+                .filter_map(|e| records.write_effect(e))
+            {
+                self.work.push_back((effects.session, rest, None));
+            }
+        }
+    }
+
+    /// Wakes the hibernated Surfaces the embedder showed since the last turn.
+    pub(super) fn wake_pending(&mut self, target: &dyn WindowMaker) {
+        for key in self.views.take_wakes() {
+            self.wake(&key, target);
+        }
+    }
+
+    /// Gives hibernated `key` a new webview where it was, shown, with its picture over it
+    /// until its page says `ready`; the kernel delivers its latest state after that `ready`.
+    /// A wake that cannot make a view closes the Surface `crashed` (R-UI-12).
+    fn wake(&mut self, key: &SurfaceKey, target: &dyn WindowMaker) {
+        let Some((mut kept, picture)) = self.views.take_sleeping(key) else {
+            return;
+        };
+        if !self.make_room(Some(key)) {
+            // The user asked to see it: it shows, and the cap is back once one is hidden.
+            tracing::info!(
+                "surface {key}: shown past max_live_surfaces; nothing hidden can hibernate"
+            );
+        }
+        let Some((open, woke)) = self.sessions.wake_surface(key) else {
+            return;
+        };
+        // Its record, if the store keeps one, is forgotten.
+        self.apply(woke, None, target);
+        kept.hidden = false;
+        let limits = self.sessions.limits().clone();
+        if let Err(e) = self
+            .views
+            .create(&open, &kept, &limits, &self.proxy, target)
+        {
+            tracing::warn!("surface {key}: cannot be woken: {e}");
+            self.page_input(key, PageInput::Gone(GoneReason::Crashed), target);
+            return;
+        }
+        tracing::info!("surface {key}: shown again; woken (#29)");
+        self.views.stand_in(key, picture.as_ref());
+        self.views.relayout(self.upstream.delegate());
     }
 
     /// Runs the hang watchdog (R-UI-12): the web process of a view past its deadline is
@@ -458,15 +516,7 @@ impl Engine {
         let (verdicts, next) = self.views.poll_watchdog();
         for (key, verdict) in verdicts {
             match verdict {
-                Verdict::Terminate => {
-                    tracing::warn!(
-                        "surface {key}: its page stopped answering; its web process is terminated (R-UI-12)"
-                    );
-                    self.upstream.delegate().notify_unresponsive(&key);
-                    if let Some(view) = self.views.view(&key) {
-                        view.terminate_web_process();
-                    }
-                }
+                Verdict::Terminate => self.views.terminate(&key, self.upstream.delegate()),
                 Verdict::TerminationLost => {
                     tracing::warn!(
                         "surface {key}: the engine did not report the termination of its web process; ended anyway"
@@ -479,11 +529,35 @@ impl Engine {
         next
     }
 
+    /// The engine's own polled work after the kernel's, in order: the hang watchdog,
+    /// hibernation of the views hidden long enough (#29), then, at an idle turn (`idle`: the
+    /// loop has nothing else to do), the warm pool and the warm component board; returns the
+    /// earliest moment it next has some.
+    pub(super) fn tend(
+        &mut self,
+        idle: impl FnOnce() -> bool,
+        target: &dyn WindowMaker,
+    ) -> Option<Instant> {
+        let watchdog = self.poll_watchdog(target);
+        let hibernation = self.views.poll_hibernation(self.sessions.limits());
+        self.note_hibernated();
+        let idle = idle();
+        let pool = self.views.refill_pool(idle, target);
+        let views = &self.views;
+        let board = self
+            .components
+            .as_mut()
+            .and_then(|c| c.tend(views, idle, target));
+        [watchdog, hibernation, pool, board]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
     /// What ran (original §5.3): logged (never the reason), told to the delegate, and shown in
     /// the host's notice when the user saw nothing of it.
     pub(super) fn activity(&mut self, activity: &Activity) {
-        self.upstream
-            .activity(activity, self.views.standby.as_ref());
+        self.upstream.activity(activity, self.views.standby());
     }
 
     /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
@@ -495,43 +569,13 @@ impl Engine {
         effect: ComponentEffect,
         target: &dyn WindowMaker,
     ) {
-        let Some(effect) = self.records.write(effect) else {
-            return;
-        };
-        let effect = match effect {
+        let effect = match self.records.carry_out(effect) {
+            Recorded::Written => return,
             // Read back, and answered as every store answer is.
-            ComponentEffect::Restore {
-                ticket,
-                owner,
-                conversation,
-            } => {
-                let records = StoredRecords {
-                    components: self.records.read(&owner, &conversation),
-                    surfaces: self.records.read_surfaces(&owner, &conversation),
-                };
-                let answer = Answer::Records(Box::new(records));
-                return self.answered(session, ticket, answer, target);
+            Recorded::Read(ticket, answer) => {
+                return self.answered(session, ticket, answer, target)
             }
-            // Written above.
-            ComponentEffect::Persist { .. }
-            | ComponentEffect::PersistSurface { .. }
-            | ComponentEffect::Forget { .. } => return,
-            shown @ (ComponentEffect::Show(_)
-            | ComponentEffect::Update { .. }
-            | ComponentEffect::Lock { .. }
-            | ComponentEffect::Hide { .. }) => shown,
-        };
-        let proxy = self.proxy.clone();
-        let sink = move |key: SurfaceKey| -> ReportSink {
-            Box::new(move |action| {
-                let report = Inner::Component {
-                    key: key.clone(),
-                    action,
-                };
-                if proxy.send_event(HostEvent(report)).is_err() {
-                    tracing::debug!("component report after the loop ended; dropped");
-                }
-            })
+            Recorded::Shown(effect) => effect,
         };
         let hidden = match &effect {
             ComponentEffect::Show(shown) => self.is_hidden(shown.key.session),
@@ -546,7 +590,7 @@ impl Engine {
             parent: self.views.parent(),
             delegate: self.upstream.delegate(),
         };
-        let failed = ComponentViews::carry_out(self.components.as_mut(), effect, cx, sink);
+        let failed = ComponentViews::carry_out(self.components.as_mut(), effect, cx);
         if let Some(key) = failed {
             self.page_input(&key, PageInput::ComponentFailed, target);
         }
@@ -576,18 +620,9 @@ impl Engine {
         if let ComponentAction::Link { url, .. } = &action {
             // R-STD-11: only a window the built-in renderer shows, only a link of the kernel's
             // own tree, and only after the link confirm.
-            let shown = self.components.as_ref().is_some_and(|v| v.shows(&key));
-            let link = shown
-                .then(|| self.sessions.component_link(&key, url))
-                .flatten();
-            match (link, self.driver.as_mut()) {
-                (Some(link), Some(driver)) => match self.components.as_ref() {
-                    Some(views) => views.confirm_link(link, driver),
-                    None => tracing::debug!("no renderer shows {key}; its link is not followed"),
-                },
-                _ => tracing::debug!("a link {key} does not show; not followed"),
-            }
-            return;
+            let link = || self.sessions.component_link(&key, url);
+            let (views, driver) = (self.components.as_ref(), self.driver.as_mut());
+            return ComponentViews::follow_link(views, &key, link, driver);
         }
         let views = self.components.as_ref();
         if let Some(input) = views.and_then(|v| v.input_of(&key, action)) {
@@ -616,10 +651,7 @@ impl Engine {
             let SessionEffects { session, effects } = ended;
             for effect in effects {
                 match effect {
-                    Effect::Close { key, reason } => {
-                        self.destroy(&key);
-                        self.upstream.delegate().notify_closed(&key, &reason);
-                    }
+                    Effect::Close { key, reason } => self.close(&key, &reason),
                     // Records finished and prompts withdrawn; a read's answer has no session
                     // left to go to.
                     Effect::Capability(effect) => {

@@ -15,7 +15,7 @@ use lineup_host_core::AnswerSink;
 use lineup_webview_shell::{ConsentPrompt, ShellError, SystemWallClock};
 use lineup_webview_shell::{PromptOptions, PromptQueue};
 
-use crate::host::{HostEvent, HostProxy, Inner, MonotonicClock};
+use crate::host::{HostEvent, HostProxy, Inner};
 
 /// What starting capabilities hands back beside the driver: the registered capabilities, for
 /// the session table to fan out, and the store's unfinished call records (R-CAP-5).
@@ -91,20 +91,27 @@ pub(super) fn start_capabilities(
     Ok((driver, store, (capabilities, unfinished)))
 }
 
-/// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
-/// a revision epoch of the store for each (R-INV-2).
 /// How often the host looks at the app center's change marker: a revoked app's Surfaces must
 /// close within 2 s of the change (R-INV-4, R-UI-12), and a look is one read of one row.
-pub(super) const APPS_POLL: Duration = Duration::from_millis(250);
+const APPS_POLL: Duration = Duration::from_millis(250);
 
 /// The app center and the change marker last seen.
 pub(super) struct AppsWatch {
-    pub(super) catalog: Rc<dyn AppCatalog>,
-    pub(super) seen: Option<u64>,
-    pub(super) next: Instant,
+    catalog: Rc<dyn AppCatalog>,
+    seen: Option<u64>,
+    next: Instant,
 }
 
 impl AppsWatch {
+    /// Watches `catalog` from its change marker now.
+    pub(super) fn new(catalog: Rc<dyn AppCatalog>) -> Self {
+        Self {
+            seen: catalog.change_marker(),
+            catalog,
+            next: Instant::now() + APPS_POLL,
+        }
+    }
+
     /// Looks at the app center's change marker when due: whether it moved since the last look,
     /// and when to look again.
     pub(super) fn poll(&mut self) -> (bool, Instant) {
@@ -120,6 +127,17 @@ impl AppsWatch {
     }
 }
 
+/// The host's one monotonic clock: time since its sessions' start.
+struct MonotonicClock(Instant);
+
+impl Clock for MonotonicClock {
+    fn monotonic(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
+
+/// Starts the host's sessions: one monotonic clock origin for all, and, with capabilities on,
+/// a revision epoch of the store for each (R-INV-2).
 pub(super) struct HostSessions {
     pub(super) start: Instant,
     pub(super) store: Option<SharedStore>,

@@ -1,12 +1,13 @@
 //! The host's user event and the handle that feeds a [`Host`] from any thread: inbound
 //! envelopes, sessions, reloads, snapshots, the standby screen, shutdown.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use lineup_host_core::{
     AgentIdentity, Answer, CapabilityName, ConversationId, GoneReason, InlineBundle, InstanceId,
-    PartyId, SessionId, SurfaceKey, Ticket,
+    PartyId, SessionEffects, SessionId, SurfaceKey, Ticket,
 };
 use lineup_webview_shell::tao::event_loop::{EventLoop, EventLoopBuilder};
 
@@ -360,6 +361,134 @@ impl HostHandle {
     /// --until-closed` sends it at end of input.
     pub fn shutdown_when_last_closed(&self) -> Result<(), HostClosed> {
         self.send(Inner::ShutdownWhenEmpty)
+    }
+
+    /// Announces the inventory of `conversation` again, for an agent whose transport has just
+    /// connected (again): its session's `client.inventory` and `app.list` go to the outbound
+    /// callback, under a new revision (R-INV-1, R-INV-2). When the conversation has no session
+    /// (it ended, say after `HostBuilder::end_idle_sessions_after`), one is opened, vouching for
+    /// `agent` (R-SES-1; `None`: the builder's vouched agent), and announces itself as a new
+    /// session does. Then `done` runs on the event-loop thread with whether an inventory was
+    /// sent (every session has one, App Capabilities on or off; `false` only when the session
+    /// could not be opened).
+    pub fn announce_inventory(
+        &self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+        done: impl FnOnce(bool) + Send + 'static,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::AnnounceInventory {
+            conversation,
+            agent,
+            done: AnnounceDone(Box::new(done)),
+        })
+    }
+
+    /// Every open Surface of `conversation`'s session, or of every session with `None`, goes
+    /// away for `reason`: the delegate hears `CloseReason::Gone(reason)` and the agent one
+    /// `ui.event` `close` with `data.reason` per Surface (R-UI-12). An agent link uses
+    /// [`GoneReason::AgentGone`] once its grace for an absent agent ran out.
+    pub fn surfaces_gone(
+        &self,
+        conversation: Option<ConversationId>,
+        reason: GoneReason,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::SurfacesGone {
+            conversation,
+            reason,
+        })
+    }
+
+    /// Reports an inbound message of `len` bytes that was too large to be read (R-ENV-4), from a
+    /// transport without line numbers; the agent gets `client.error` `too_large` naming the size
+    /// and the limit. Counted in [`HostHandle::inbound_waiting`] like an inbound envelope.
+    pub fn send_oversized(&self, len: u64) -> Result<(), HostClosed> {
+        self.send(Inner::Oversized { line: None, len })
+    }
+
+    /// Reports a binary frame of `len` bytes that a WebSocket transport received: each envelope
+    /// is one text frame, so the agent gets `client.error` `binary_frame` (R-ENV-5). Counted in
+    /// [`HostHandle::inbound_waiting`] like an inbound envelope.
+    pub fn send_binary_frame(&self, len: u64) -> Result<(), HostClosed> {
+        self.send(Inner::BinaryFrame { len })
+    }
+
+    /// Withdraws capability `name` from every session, open and future: each gets a new
+    /// inventory without it, and a later call to it is answered `unsupported` with `revoked`
+    /// (R-INV-4). A withdrawn capability comes back only when a host starts with it again.
+    pub fn withdraw_capability(&self, name: CapabilityName) -> Result<(), HostClosed> {
+        self.send(Inner::Withdraw { name })
+    }
+
+    /// Hides capability `name` from the vouched `agent` (`visible: false`) or shows it again:
+    /// that agent's sessions get a new inventory; a call to a hidden one is `revoked` for a
+    /// session that was offered it, and unknown to others (R-INV-4, R-ENV-5).
+    pub fn set_capability_visible(
+        &self,
+        agent: AgentIdentity,
+        name: CapabilityName,
+        visible: bool,
+    ) -> Result<(), HostClosed> {
+        self.send(Inner::SetVisible {
+            agent,
+            name,
+            visible,
+        })
+    }
+}
+
+/// What reaches the loop from outside its own handling: the inbound lines every
+/// [`HostHandle`] of the host counted and the loop has not handled yet (R-ENV-4), and effects
+/// made outside the loop (capability recovery, registrations, sessions opened through the API),
+/// applied at its next turn.
+///
+/// Invariants: the count never goes below zero (only a handle, which counted it, makes an
+/// inbound event, and a send that failed is uncounted); queued effects are taken in the order
+/// they were queued, and the loop is woken for each.
+pub(super) struct Intake {
+    inbound: Arc<AtomicUsize>,
+    pending: VecDeque<SessionEffects>,
+}
+
+impl Intake {
+    /// Nothing counted yet; `pending` waits for the loop's first turn.
+    pub(super) fn new(pending: VecDeque<SessionEffects>) -> Self {
+        Self {
+            inbound: Arc::new(AtomicUsize::new(0)),
+            pending,
+        }
+    }
+
+    /// A handle that feeds the loop through `proxy` and counts into this intake.
+    pub(super) fn handle(&self, proxy: HostProxy) -> HostHandle {
+        HostHandle {
+            proxy,
+            inbound: Arc::clone(&self.inbound),
+        }
+    }
+
+    /// The loop handled one inbound line a handle counted.
+    pub(super) fn handled(&self) {
+        let _ = self
+            .inbound
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Whether no inbound line waits for the loop.
+    pub(super) fn idle(&self) -> bool {
+        self.inbound.load(Ordering::Relaxed) == 0
+    }
+
+    /// Queues `effects` made outside the loop's handling and wakes the loop through `proxy` to
+    /// apply them.
+    pub(super) fn queue(&mut self, effects: SessionEffects, proxy: &HostProxy) {
+        self.pending.push_back(effects);
+        let _ = proxy.send_event(HostEvent(Inner::Wake));
+    }
+
+    /// The effects queued first, to apply now.
+    pub(super) fn next(&mut self) -> Option<SessionEffects> {
+        self.pending.pop_front()
     }
 }
 

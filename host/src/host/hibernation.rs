@@ -12,100 +12,100 @@
 //! the pictures of hibernated Surfaces are bounded in bytes host-wide (the oldest is dropped,
 //! and that Surface wakes without one); nothing is written to disk.
 
-use lineup_host_core::{Effect, GoneReason, InstanceId, PageInput, SessionId, SurfaceKey};
-use lineup_webview_shell::WindowMaker;
-use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
-use super::engine::Engine;
-use super::handle::{HostEvent, Inner};
-use super::views::{Kept, Sleeping, Views};
+use lineup_host_core::{InstanceId, SessionId, SurfaceKey};
+use lineup_webview_shell::WindowPixels;
 
+use super::live::{Awake, Kept};
+
+/// Where a hibernated Surface is kept: instance ids are scoped to their session (R-SES-1).
 fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
     (key.session, key.instance.clone())
 }
 
-impl Views {
-    /// How many Surfaces have a webview now.
-    pub(super) fn live_count(&self) -> usize {
-        self.live_values().count()
-    }
+/// A hibernated Surface: what its new webview is made with when it wakes.
+struct Sleeping {
+    key: SurfaceKey,
+    /// Where it goes and what it was reloaded with; `hidden` is set.
+    kept: Kept,
+    /// What it showed when it was hidden, if the screen could be read and the byte cap left it.
+    picture: Option<WindowPixels>,
+    /// When it was last shown, for the byte cap's order.
+    last_shown: Instant,
+}
 
+/// The open Surfaces without a webview, the wakes the embedder asked for, the news the kernel
+/// is to hear, and the choice of the Surface to hibernate ([`Hibernation::candidate`],
+/// [`Hibernation::due`]).
+///
+/// Invariants: one hibernated Surface per session and instance, under its own key; a key waits
+/// to wake at most once, and is queued only while it is hibernated; once a Surface hibernated,
+/// the pictures kept fit in the byte cap it was given, the longest hidden losing theirs first;
+/// each Surface hibernated (not restored asleep) is news for the kernel once.
+#[derive(Default)]
+pub(super) struct Hibernation {
+    sleeping: BTreeMap<(SessionId, InstanceId), Sleeping>,
+    /// Hibernated Surfaces the embedder showed, woken at the loop's next turn.
+    wakes: Vec<SurfaceKey>,
+    /// The Surfaces hibernated since the kernel last heard of it, so that it keeps their
+    /// records (#29).
+    news: Vec<SurfaceKey>,
+}
+
+impl Hibernation {
     /// Whether `key` is hibernated.
     pub(super) fn is_hibernated(&self, key: &SurfaceKey) -> bool {
         self.sleeping.get(&slot(key)).is_some_and(|s| s.key == *key)
     }
 
-    /// The state of `key` was just set (open or patch): presses until now are the agent's to
-    /// have seen.
-    pub(super) fn state_set(&mut self, key: &SurfaceKey) {
-        if let Some(live) = self.live_mut(key) {
-            live.presses_seen = live.view.presses();
-        }
+    /// The hibernated Surfaces.
+    pub(super) fn keys(&self) -> impl Iterator<Item = &SurfaceKey> {
+        self.sleeping.values().map(|s| &s.key)
     }
 
-    /// The least recently shown Surface that may hibernate now: a hidden child view, not
-    /// `except`, with no presses since its state was last set.
-    pub(super) fn hibernation_candidate(&self, except: Option<&SurfaceKey>) -> Option<SurfaceKey> {
-        if !self.children() {
-            return None;
-        }
-        self.live_values()
-            .filter(|l| l.hidden && Some(&l.key) != except)
-            .filter(|l| l.view.presses() == l.presses_seen)
-            .min_by_key(|l| l.last_shown)
-            .map(|l| l.key.clone())
+    /// Whether no Surface is hibernated.
+    pub(super) fn is_empty(&self) -> bool {
+        self.sleeping.is_empty()
     }
 
-    /// Hibernates `key`: its webview and web process go, what it needs to come back stays.
-    /// Returns whether it did (it must be a live, hidden child view).
-    pub(super) fn hibernate(&mut self, key: &SurfaceKey, max_picture_bytes: usize) -> bool {
-        let child = self.children();
-        if !child || !self.live(key).is_some_and(|l| l.hidden) {
-            return false;
-        }
-        let Some(live) = self.take_live(key) else {
-            return false;
+    /// Keeps `key`, whose webview went, with what it needs to come back (`kept`, its
+    /// `picture`, when it was `last_shown`); the pictures kept are then bounded to
+    /// `max_picture_bytes`, and the kernel is to hear of it.
+    pub(super) fn keep(
+        &mut self,
+        key: &SurfaceKey,
+        kept: Kept,
+        picture: Option<WindowPixels>,
+        last_shown: Instant,
+        max_picture_bytes: usize,
+    ) {
+        let sleeping = Sleeping {
+            key: key.clone(),
+            kept,
+            picture,
+            last_shown,
         };
-        let kept = Kept {
-            window: None,
-            requested_height: live.requested_height,
-            reloaded: live.reloaded.clone(),
-            lost: None,
-            hidden: true,
-        };
-        tracing::info!("surface {key}: hidden since it was last shown; hibernated (#29)");
-        self.sleeping.insert(
-            slot(key),
-            Sleeping {
-                key: key.clone(),
-                kept,
-                picture: live.picture.clone(),
-                last_shown: live.last_shown,
-            },
-        );
-        live.view.close();
-        self.watchdog.forget(key);
+        self.sleeping.insert(slot(key), sleeping);
         self.bound_pictures(max_picture_bytes);
-        self.newly_hibernated.push(key.clone());
-        true
+        self.news.push(key.clone());
     }
 
-    /// Registers restored Surface `key` (#29, after a restart) as hibernated and hidden, with
-    /// no picture: it wakes when the embedder shows it.
-    pub(super) fn sleep_restored(&mut self, key: &SurfaceKey) {
+    /// Keeps restored Surface `key` (#29, after a restart) hibernated and hidden, with no
+    /// picture: it wakes when the embedder shows it. The kernel knows of it already.
+    pub(super) fn keep_restored(&mut self, key: &SurfaceKey) {
         let kept = Kept {
             hidden: true,
             ..Kept::default()
         };
-        self.sleeping.insert(
-            slot(key),
-            Sleeping {
-                key: key.clone(),
-                kept,
-                picture: None,
-                last_shown: std::time::Instant::now(),
-            },
-        );
+        let sleeping = Sleeping {
+            key: key.clone(),
+            kept,
+            picture: None,
+            last_shown: Instant::now(),
+        };
+        self.sleeping.insert(slot(key), sleeping);
     }
 
     /// Drops the pictures of the longest-hidden hibernated Surfaces until those kept fit in
@@ -132,168 +132,234 @@ impl Views {
         }
     }
 
-    /// Hibernates the hidden child views hidden for `after` or longer (with no presses since
-    /// their state was set); returns when the next one is due.
-    pub(super) fn poll_hibernation(
-        &mut self,
-        after: Option<std::time::Duration>,
-        max_picture_bytes: usize,
-    ) -> Option<std::time::Instant> {
-        let after = after?;
-        if !self.children() {
-            return None;
-        }
-        let now = std::time::Instant::now();
-        let due: Vec<SurfaceKey> = self
-            .live_values()
-            .filter(|l| l.hidden && l.view.presses() == l.presses_seen)
-            .filter(|l| {
-                l.hidden_since
-                    .is_some_and(|t| now.duration_since(t) >= after)
-            })
-            .map(|l| l.key.clone())
-            .collect();
-        for key in due {
-            self.hibernate(&key, max_picture_bytes);
-        }
-        self.live_values()
-            .filter(|l| l.hidden && l.view.presses() == l.presses_seen)
-            .filter_map(|l| l.hidden_since.map(|t| t + after))
-            .min()
-    }
-
-    /// Takes hibernated `key` out of its sleep, for its wake.
-    pub(super) fn take_sleeping(&mut self, key: &SurfaceKey) -> Option<Sleeping> {
+    /// Takes hibernated `key` out of its sleep, for its wake: what it kept, and its picture.
+    pub(super) fn take(&mut self, key: &SurfaceKey) -> Option<(Kept, Option<WindowPixels>)> {
         if !self.is_hibernated(key) {
             return None;
         }
-        self.sleeping.remove(&slot(key))
+        let sleeping = self.sleeping.remove(&slot(key))?;
+        Some((sleeping.kept, sleeping.picture))
     }
-}
 
-impl Engine {
-    /// Tells the kernel of the Surfaces hibernated since it last heard, so that a vouched
-    /// session keeps their records (#29). The record is written now; any other effect of it
-    /// waits in the engine's queue for the one interpreter's next turn ([`Engine::apply`]).
-    pub(super) fn note_hibernated(&mut self) {
-        for key in std::mem::take(&mut self.views.newly_hibernated) {
-            let Some(effects) = self.sessions.surface_hibernated(&key) else {
-                continue;
-            };
-            for effect in effects.effects {
-                let rest = match effect {
-                    Effect::Component(effect) => self.records.write(effect).map(Effect::Component),
-                    other => Some(other),
-                };
-                if let Some(rest) = rest {
-                    self.work.push_back((effects.session, rest, None));
-                }
-            }
+    /// Forgets hibernated `key`: its Surface closed.
+    pub(super) fn forget(&mut self, key: &SurfaceKey) {
+        if self.is_hibernated(key) {
+            self.sleeping.remove(&slot(key));
         }
     }
 
-    /// Restored Surface `open` (#29, after a restart): hibernated until the embedder shows it,
-    /// where Surfaces are child views; opened at once where each has its own window.
-    pub(super) fn open_hibernated(
-        &mut self,
-        open: lineup_host_core::SurfaceOpen,
-        target: &dyn WindowMaker,
-    ) {
-        if !self.views.children() {
-            return self.open(open, target);
+    /// Queues hibernated `key` to wake at the loop's next turn; whether it was not queued yet
+    /// (the loop is then to be woken).
+    pub(super) fn queue_wake(&mut self, key: &SurfaceKey) -> bool {
+        if !self.is_hibernated(key) || self.wakes.contains(key) {
+            return false;
         }
-        tracing::info!(
-            "surface {}: restored from its record, hibernated until shown (#29)",
-            open.key
-        );
-        self.views.sleep_restored(&open.key);
-        self.upstream.delegate().notify_opened(&open.key, &open.app);
-    }
-
-    /// Makes room for one more live view under `Limits::max_live_surfaces` by hibernating the
-    /// least recently shown hidden Surfaces (never `except`); whether there is room now.
-    pub(super) fn make_room(&mut self, except: Option<&SurfaceKey>) -> bool {
-        let limits = self.sessions.limits();
-        let (max_live, max_bytes) = (limits.max_live_surfaces, limits.max_hibernated_bytes);
-        while self.views.live_count() >= max_live {
-            match self.views.hibernation_candidate(except) {
-                Some(key) => {
-                    self.views.hibernate(&key, max_bytes);
-                }
-                None => {
-                    self.note_hibernated();
-                    return false;
-                }
-            }
-        }
-        self.note_hibernated();
+        self.wakes.push(key.clone());
         true
     }
 
-    /// [`Host::set_surface_visible`](crate::Host::set_surface_visible): a hibernated Surface
-    /// shown again wakes at the loop's next turn, its picture standing in (#29); a live one is
-    /// hidden or shown and the views laid out again. Returns whether `key` is open.
-    pub(super) fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
-        if self.views.is_hibernated(key) {
-            if visible && !self.views.wakes.contains(key) {
-                self.views.wakes.push(key.clone());
-                let _ = self.proxy.send_event(HostEvent(Inner::Wake));
-            }
-            return true;
-        }
-        let known = self.views.set_visible(key, visible);
-        if known {
-            self.relayout();
-        }
-        known
+    /// The Surfaces queued to wake, in order; the queue is empty then.
+    pub(super) fn take_wakes(&mut self) -> Vec<SurfaceKey> {
+        std::mem::take(&mut self.wakes)
     }
 
-    /// Wakes the hibernated Surfaces the embedder showed since the last turn.
-    pub(super) fn wake_pending(&mut self, target: &dyn WindowMaker) {
-        for key in std::mem::take(&mut self.views.wakes) {
-            self.wake(&key, target);
+    /// The Surfaces hibernated since the kernel last heard, in order; none are then.
+    pub(super) fn take_news(&mut self) -> Vec<SurfaceKey> {
+        std::mem::take(&mut self.news)
+    }
+
+    /// The least recently shown of `awake` that may hibernate now: hidden, not `except`, with no
+    /// presses since its state was last set.
+    pub(super) fn candidate<'a>(
+        awake: impl Iterator<Item = Awake<'a>>,
+        except: Option<&SurfaceKey>,
+    ) -> Option<SurfaceKey> {
+        awake
+            .filter(|a| a.hidden && Some(a.key) != except)
+            .filter(|a| !a.pressed)
+            .min_by_key(|a| a.last_shown)
+            .map(|a| a.key.clone())
+    }
+
+    /// Those of `awake` that may hibernate and have been hidden for `after` or longer at `now`.
+    pub(super) fn due<'a>(
+        awake: impl Iterator<Item = Awake<'a>>,
+        now: Instant,
+        after: Duration,
+    ) -> Vec<SurfaceKey> {
+        awake
+            .filter(|a| a.hidden && !a.pressed)
+            .filter(|a| {
+                a.hidden_since
+                    .is_some_and(|t| now.duration_since(t) >= after)
+            })
+            .map(|a| a.key.clone())
+            .collect()
+    }
+
+    /// When the first of `awake` that may hibernate will have been hidden for `after`.
+    pub(super) fn next_due<'a>(
+        awake: impl Iterator<Item = Awake<'a>>,
+        after: Duration,
+    ) -> Option<Instant> {
+        awake
+            .filter(|a| a.hidden && !a.pressed)
+            .filter_map(|a| a.hidden_since.map(|t| t + after))
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::rig_tests::{Rig, Setup};
+
+    /// The keys of Surfaces `a`, `b`, `c` and `d`, opened on the fake view port.
+    fn keys() -> [SurfaceKey; 4] {
+        let mut rig = Rig::new(Setup::default());
+        ["a", "b", "c", "d"].map(|instance| {
+            rig.open(instance);
+            rig.key(instance)
+        })
+    }
+
+    /// A Surface with a webview: hidden or not, pressed or not, last shown `shown` seconds
+    /// and hidden `hidden_for` seconds before `now`.
+    fn awake(
+        key: &SurfaceKey,
+        now: Instant,
+        shown: u64,
+        hidden_for: Option<u64>,
+        pressed: bool,
+    ) -> Awake<'_> {
+        Awake {
+            key,
+            hidden: hidden_for.is_some(),
+            hidden_since: hidden_for.map(|s| now - Duration::from_secs(s)),
+            last_shown: now - Duration::from_secs(shown),
+            pressed,
         }
     }
 
-    /// Gives hibernated `key` a new webview where it was, shown, with its picture over it
-    /// until its page says `ready`; the kernel delivers its latest state after that `ready`.
-    /// A wake that cannot make a view closes the Surface `crashed` (R-UI-12).
-    fn wake(&mut self, key: &SurfaceKey, target: &dyn WindowMaker) {
-        let Some(sleeping) = self.views.take_sleeping(key) else {
-            return;
-        };
-        if !self.make_room(Some(key)) {
-            // The user asked to see it: it shows, and the cap is back once one is hidden.
-            tracing::info!(
-                "surface {key}: shown past max_live_surfaces; nothing hidden can hibernate"
-            );
+    #[test]
+    fn the_least_recently_shown_hidden_unpressed_surface_is_chosen_never_the_one_excepted() {
+        let now = Instant::now() + Duration::from_secs(100);
+        let [a, b, c, _] = keys();
+        // (a: shown, hidden, pressed), (b: …), (c: …), the one excepted, the choice
+        let table = [
+            (
+                (30, true, false),
+                (20, true, false),
+                (10, true, false),
+                None,
+                Some("a"),
+            ),
+            (
+                (30, true, true),
+                (20, true, false),
+                (10, true, false),
+                None,
+                Some("b"),
+            ),
+            (
+                (30, false, false),
+                (20, true, false),
+                (10, true, false),
+                None,
+                Some("b"),
+            ),
+            (
+                (30, true, false),
+                (20, true, false),
+                (10, true, false),
+                Some(&a),
+                Some("b"),
+            ),
+            (
+                (30, false, false),
+                (20, false, false),
+                (10, true, true),
+                None,
+                None,
+            ),
+            (
+                (30, true, false),
+                (20, false, false),
+                (10, false, false),
+                Some(&a),
+                None,
+            ),
+        ];
+        for (sa, sb, sc, except, chosen) in table {
+            let views = [(&a, sa), (&b, sb), (&c, sc)].map(|(k, (shown, hidden, pressed))| {
+                awake(k, now, shown, hidden.then_some(shown), pressed)
+            });
+            let got = Hibernation::candidate(views.into_iter(), except);
+            let got = got.as_ref().map(|k| k.instance.as_str());
+            assert_eq!(got, chosen, "{sa:?} {sb:?} {sc:?} except {except:?}");
         }
-        let Some((open, woke)) = self.sessions.wake_surface(key) else {
-            return;
-        };
-        // Its record, if the store keeps one, is forgotten.
-        self.apply(woke, None, target);
-        let mut kept = sleeping.kept;
-        kept.hidden = false;
-        let limits = self.sessions.limits().clone();
-        if let Err(e) = self
-            .views
-            .create(&open, &kept, &limits, &self.proxy, target)
-        {
-            tracing::warn!("surface {key}: cannot be woken: {e}");
-            self.page_input(key, PageInput::Gone(GoneReason::Crashed), target);
-            return;
+    }
+
+    #[test]
+    fn a_surface_is_due_once_hidden_for_the_delay_and_the_next_due_is_the_earliest_left() {
+        let now = Instant::now() + Duration::from_secs(100);
+        let after = Duration::from_secs(10);
+        let [a, b, c, d] = keys();
+        let views = [
+            awake(&a, now, 50, Some(10), false),
+            awake(&b, now, 50, Some(4), false),
+            awake(&c, now, 50, Some(30), true),
+            awake(&d, now, 50, None, false),
+        ];
+        let due = Hibernation::due(views.into_iter(), now, after);
+        assert_eq!(
+            due,
+            std::slice::from_ref(&a),
+            "hidden long enough and not pressed"
+        );
+        let left = [views[1], views[2], views[3]];
+        let next = Hibernation::next_due(left.into_iter(), after);
+        assert_eq!(next, Some(now + Duration::from_secs(6)), "b, in 6 s");
+    }
+
+    /// A picture of `bytes` bytes.
+    fn picture(bytes: usize) -> Option<WindowPixels> {
+        let width = u32::try_from(bytes / 3).unwrap();
+        WindowPixels::new(width, 1, vec![0; bytes])
+    }
+
+    #[test]
+    fn pictures_past_the_byte_cap_are_dropped_the_longest_hidden_first() {
+        let now = Instant::now() + Duration::from_secs(100);
+        let mut sleep = Hibernation::default();
+        let [a, b, c, _] = keys();
+        for (k, shown) in [(&a, 30), (&b, 20), (&c, 10)] {
+            let last_shown = now - Duration::from_secs(shown);
+            sleep.keep(k, Kept::default(), picture(48), last_shown, 100);
         }
-        tracing::info!("surface {key}: shown again; woken (#29)");
-        let placeholder = match (&sleeping.picture, self.views.parent()) {
-            (Some(picture), Some(parent)) => Placeholder::new(parent, picture, Rect::default())
-                .map_err(|e| tracing::warn!("surface {key}: no picture while it wakes: {e}"))
-                .ok(),
-            _ => None,
-        };
-        if let Some(live) = self.views.live_mut(key) {
-            live.placeholder = placeholder;
-        }
-        self.views.relayout(self.upstream.delegate());
+        assert!(picture(48).is_some(), "a picture of 48 bytes");
+        let kept: Vec<bool> = [&a, &b, &c]
+            .map(|k| sleep.take(k).is_some_and(|(_, p)| p.is_some()))
+            .into();
+        assert_eq!(kept, [false, true, true], "a's is dropped: 144 bytes > 100");
+        assert_eq!(sleep.take_news(), [a, b, c], "each is news once");
+        assert!(sleep.take_news().is_empty());
+    }
+
+    #[test]
+    fn a_hibernated_surface_is_queued_to_wake_once_and_a_woken_or_closed_one_is_not() {
+        let mut sleep = Hibernation::default();
+        let [a, b, _, _] = keys();
+        sleep.keep_restored(&a);
+        sleep.keep_restored(&b);
+        assert!(sleep.take_news().is_empty(), "the kernel restored them");
+        assert!(sleep.queue_wake(&a));
+        assert!(!sleep.queue_wake(&a), "queued already");
+        assert_eq!(sleep.take_wakes(), std::slice::from_ref(&a));
+        assert!(sleep.take(&a).is_some_and(|(kept, _)| kept.hidden));
+        assert!(!sleep.queue_wake(&a), "awake");
+        sleep.forget(&b);
+        assert!(!sleep.queue_wake(&b), "closed");
+        assert!(sleep.is_empty());
     }
 }

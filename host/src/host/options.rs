@@ -1,7 +1,7 @@
-//! What a [`HostBuilder`](super::HostBuilder) holds, in three plain values: the sessions'
-//! options, the views' options and the embedder's parts. They hold no invariant beyond their
-//! types: the builder's methods document each setting, and
-//! [`HostBuilder::build`](super::HostBuilder::build) checks them together.
+//! What a [`HostBuilder`](super::HostBuilder) holds ([`HostConfig`]), in three plain values: the
+//! sessions' options, the views' options and the embedder's parts, beside the capability
+//! configuration. They hold no invariant beyond their types: the builder's methods document
+//! each setting, and [`HostBuilder::build`](super::HostBuilder::build) checks them together.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -15,8 +15,19 @@ use lineup_webview_shell::tao::window::Window;
 use lineup_webview_shell::{ComponentOptions, Contrast, SurfaceEngine, Theme, ViewConfig};
 
 use super::renderer::ComponentRenderer;
+use crate::capabilities::CapabilityConfig;
 use crate::delegate::{HostDelegate, NoDelegate};
 use crate::watchdog::WatchdogConfig;
+
+/// Everything a host is built from ([`HostBuilder::build`](super::HostBuilder::build)).
+#[derive(Default)]
+pub(super) struct HostConfig {
+    pub(super) sessions: SessionOptions,
+    pub(super) views: ViewOptions,
+    pub(super) parts: EmbedderParts,
+    /// `None` until App Capabilities are turned on (a registration turns them on too).
+    pub(super) capabilities: Option<CapabilityConfig>,
+}
 
 /// The embedder's outbound callback.
 pub(super) type OutboundFn = Box<dyn FnMut(&Message)>;

@@ -1,17 +1,57 @@
-//! Withdrawing and hiding capabilities in a running host (R-INV-1, R-INV-4): the handle's
-//! requests, and the watch of an operator's
-//! [`CapabilityPolicy`] kept outside the process (`lineup capabilities`), applied by difference
-//! whenever its change marker moves.
+//! Withdrawing and hiding capabilities in a running host (R-INV-1, R-INV-4), as the handle asks
+//! ([`HostHandle::withdraw_capability`](super::HostHandle::withdraw_capability)) or as the
+//! operator's [`CapabilityPolicy`] kept outside the process (`lineup capabilities`) says: its
+//! watch, applied by difference whenever its change marker moves.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    AgentIdentity, CapabilityName, CapabilityPolicy, PolicyRule, SessionEffects, Sessions,
+    AgentIdentity, AppCatalog, CapabilityName, CapabilityPolicy, PolicyRule, SessionEffects,
+    Sessions,
 };
 
-use super::handle::{HostClosed, HostHandle, Inner};
+use super::factory::AppsWatch;
+
+/// Withdraws capability `name` from every session of `sessions` (R-INV-4): the effects to carry
+/// out, or `None` when no capability of that name was registered.
+pub(super) fn withdraw(
+    sessions: &mut Sessions,
+    name: &CapabilityName,
+) -> Option<Vec<SessionEffects>> {
+    match sessions.unregister_capability(name) {
+        Ok(effects) => {
+            tracing::info!("capability {name} withdrawn from every session (R-INV-4)");
+            Some(effects)
+        }
+        Err(e) => {
+            tracing::warn!("capability {name} not withdrawn: {e}");
+            None
+        }
+    }
+}
+
+/// Shows capability `name` to the vouched `agent` (`visible`) or hides it from that agent
+/// (R-INV-4): the effects to carry out, or `None` when its visibility was not changed.
+pub(super) fn set_visible(
+    sessions: &mut Sessions,
+    agent: &AgentIdentity,
+    name: &CapabilityName,
+    visible: bool,
+) -> Option<Vec<SessionEffects>> {
+    match sessions.set_capability_visible(agent, name, visible) {
+        Ok(effects) => {
+            let state = if visible { "shown to" } else { "hidden from" };
+            tracing::info!("capability {name} {state} agent {agent}");
+            Some(effects)
+        }
+        Err(e) => {
+            tracing::warn!("capability {name}: visibility not changed: {e}");
+            None
+        }
+    }
+}
 
 /// How often the host looks at the policy's change marker.
 const POLICY_POLL: Duration = Duration::from_millis(250);
@@ -71,28 +111,35 @@ impl PolicyWatch {
     }
 }
 
-impl HostHandle {
-    /// Withdraws capability `name` from every session, open and future: each gets a new
-    /// inventory without it, and a later call to it is answered `unsupported` with `revoked`
-    /// (R-INV-4). A withdrawn capability comes back only when a host starts with it again.
-    pub fn withdraw_capability(&self, name: CapabilityName) -> Result<(), HostClosed> {
-        self.send(Inner::Withdraw { name })
+/// What the host watches outside the process, each looked at when due: the app center's
+/// change marker (R-UI-9) and the operator's capability policy.
+pub(super) struct Watches {
+    apps: Option<AppsWatch>,
+    policy: Option<PolicyWatch>,
+}
+
+impl Watches {
+    /// Watches the app center `apps` from now on, and `policy`, started already.
+    pub(super) fn new(apps: Option<Rc<dyn AppCatalog>>, policy: Option<PolicyWatch>) -> Self {
+        Self {
+            apps: apps.map(AppsWatch::new),
+            policy,
+        }
     }
 
-    /// Hides capability `name` from the vouched `agent` (`visible: false`) or shows it again:
-    /// that agent's sessions get a new inventory; a call to a hidden one is `revoked` for a
-    /// session that was offered it, and unknown to others (R-INV-4, R-ENV-5).
-    pub fn set_capability_visible(
-        &self,
-        agent: AgentIdentity,
-        name: CapabilityName,
-        visible: bool,
-    ) -> Result<(), HostClosed> {
-        self.send(Inner::SetVisible {
-            agent,
-            name,
-            visible,
-        })
+    /// Whether the app center's change marker moved since the last look, and when to look
+    /// again; `None` without an app center.
+    pub(super) fn poll_apps(&mut self) -> Option<(bool, Instant)> {
+        self.apps.as_mut().map(AppsWatch::poll)
+    }
+
+    /// What changed in the operator's policy since it was last applied to `sessions`, and when
+    /// to look again; `None` without a policy.
+    pub(super) fn poll_policy(
+        &mut self,
+        sessions: &Sessions,
+    ) -> Option<(Vec<PolicyChange>, Instant)> {
+        self.policy.as_mut().map(|policy| policy.poll(sessions))
     }
 }
 

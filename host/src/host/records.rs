@@ -5,9 +5,19 @@
 //! of the answer); without a store nothing is kept and nothing is restored.
 
 use lineup_host_core::{
-    ComponentEffect, ConversationId, InstanceId, InstanceRecord, InstanceStore, PartyId,
-    SurfaceRecord,
+    Answer, ComponentEffect, ConversationId, Effect, InstanceId, InstanceRecord, InstanceStore,
+    PartyId, StoredRecords, SurfaceRecord, Ticket,
 };
+
+/// What is left of a component effect once its record, if it is one, is written.
+pub(super) enum Recorded {
+    /// A record was kept or forgotten: nothing is left.
+    Written,
+    /// The kernel's read-back of a session's records, answered (`Answer::Records`).
+    Read(Ticket, Answer),
+    /// An effect for the component's renderer.
+    Shown(ComponentEffect),
+}
 
 /// Where component records go, if anywhere.
 #[derive(Default)]
@@ -43,6 +53,48 @@ impl Records {
         None
     }
 
+    /// Carries out component `effect` as far as the records go: a keep or a forget is written,
+    /// a read-back is read; what is left is for the renderer.
+    pub(super) fn carry_out(&mut self, effect: ComponentEffect) -> Recorded {
+        let Some(effect) = self.write(effect) else {
+            return Recorded::Written;
+        };
+        match effect {
+            ComponentEffect::Restore {
+                ticket,
+                owner,
+                conversation,
+            } => Recorded::Read(ticket, self.restore(&owner, &conversation)),
+            // Written above.
+            ComponentEffect::Persist { .. }
+            | ComponentEffect::PersistSurface { .. }
+            | ComponentEffect::Forget { .. } => Recorded::Written,
+            shown @ (ComponentEffect::Show(_)
+            | ComponentEffect::Update { .. }
+            | ComponentEffect::Lock { .. }
+            | ComponentEffect::Hide { .. }) => Recorded::Shown(shown),
+        }
+    }
+
+    /// Writes `effect` when it is a record write ([`Records::write`]); any other effect comes
+    /// back for the interpreter.
+    pub(super) fn write_effect(&mut self, effect: Effect) -> Option<Effect> {
+        match effect {
+            Effect::Component(effect) => self.write(effect).map(Effect::Component),
+            other => Some(other),
+        }
+    }
+
+    /// `owner`'s records of `conversation`, its components' and its hibernated Surfaces', as
+    /// the kernel's answer to its read-back (`ComponentEffect::Restore`).
+    fn restore(&mut self, owner: &PartyId, conversation: &ConversationId) -> Answer {
+        let records = StoredRecords {
+            components: self.read(owner, conversation),
+            surfaces: self.read_surfaces(owner, conversation),
+        };
+        Answer::Records(Box::new(records))
+    }
+
     /// Keeps `record` for `owner`.
     fn persist(&mut self, owner: &PartyId, record: &InstanceRecord) {
         if let Some(store) = self.store.as_mut() {
@@ -69,7 +121,7 @@ impl Records {
 
     /// `owner`'s hibernated Surfaces of `conversation` (none without a store, or when it
     /// cannot be read).
-    pub(super) fn read_surfaces(
+    fn read_surfaces(
         &mut self,
         owner: &PartyId,
         conversation: &ConversationId,
@@ -93,11 +145,7 @@ impl Records {
     }
 
     /// `owner`'s records of `conversation` (none without a store, or when it cannot be read).
-    pub(super) fn read(
-        &mut self,
-        owner: &PartyId,
-        conversation: &ConversationId,
-    ) -> Vec<InstanceRecord> {
+    fn read(&mut self, owner: &PartyId, conversation: &ConversationId) -> Vec<InstanceRecord> {
         let Some(store) = self.store.as_mut() else {
             return Vec::new();
         };

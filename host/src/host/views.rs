@@ -1,151 +1,68 @@
-//! The host's view table: every open Surface's webview, keyed by session and instance, with
-//! what belongs to it (its bridge-message backlog, its document layout, its requested height),
-//! and everything that creates, places, feeds and closes those views, and what a reopened
-//! Surface keeps of its predecessor (R-UI-12). The effect interpreter
-//! ([`Host`](super::Host)) decides; this carries out what concerns the webviews.
+//! The host's view table: every open Surface's webview ([`Live`], keyed by session and
+//! instance), the hibernated ones ([`Hibernation`], #29), and everything that creates, places,
+//! feeds and closes those views, and what a reopened Surface keeps of its predecessor
+//! (R-UI-12). The effect interpreter ([`Engine`](super::engine::Engine)) decides; this carries
+//! out what concerns the webviews.
 
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Instant;
 
 use lineup_host_core::{
-    ConversationId, Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, PageText, SessionId,
+    ConversationId, Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, SessionId,
     SurfaceKey, SurfaceOpen,
 };
-use lineup_surface_runtime::{
-    DocumentLayout, DocumentOptions, SurfaceDocument, SurfaceServer, SCHEME,
-};
+use lineup_surface_runtime::DocumentOptions;
 use lineup_webview_shell::tao::event::WindowEvent;
 use lineup_webview_shell::tao::window::WindowId;
 use lineup_webview_shell::WindowMaker;
 use lineup_webview_shell::{Contrast, ViewEvent};
-use lineup_webview_shell::{ProbeStatus, Rect, ShellError, SurfaceView};
+use lineup_webview_shell::{Placeholder, Rect, ShellError, SurfaceView, WindowPixels};
 
 use super::backlog::{Backlog, Dropped};
-use super::handle::{HostEvent, Inner};
+use super::documents::Documents;
+use super::handle::{HostEvent, Inner, PixelsDone, SnapshotDone};
+use super::hibernation::Hibernation;
+use super::live::{Awake, Kept, Live};
+use super::pool;
+use super::probe_gate::{ProbeGate, ProbeNews};
 use super::proxy::HostProxy;
 use super::standby::HostStandby;
 use crate::delegate::{ChildSlot, HostDelegate};
 use crate::port::{Place, PortView, ViewPort};
 use crate::watchdog::{Verdict, Watchdog};
-
-/// What a reopened Surface keeps of the webview it replaces, so it comes back in the same place
-/// showing the same thing; nothing for a Surface opened by the agent.
-#[derive(Debug, Default)]
-pub(super) struct Kept {
-    /// Where its own window was, and its inner size (window placement).
-    pub(super) window: Option<Rect>,
-    /// The height its page last asked for (child views are laid out with it).
-    pub(super) requested_height: Option<u32>,
-    /// The bundle the embedder last reloaded it with ([`HostHandle::reload_bundle`]).
-    ///
-    /// [`HostHandle::reload_bundle`]: super::HostHandle::reload_bundle
-    pub(super) reloaded: Option<InlineBundle>,
-    /// The loss the reopen answers; should the new webview not be created, the Surface is gone
-    /// for this reason.
-    pub(super) lost: Option<GoneReason>,
-    /// Whether the embedder had hidden it ([`Host::set_surface_visible`]): a reopen keeps it so.
-    ///
-    /// [`Host::set_surface_visible`]: crate::Host::set_surface_visible
-    pub(super) hidden: bool,
-}
-
-/// A hibernated Surface (#29, `host/hibernation.rs`): what its new webview is made with when
-/// it wakes.
-pub(super) struct Sleeping {
-    pub(super) key: SurfaceKey,
-    /// Where it goes and what it was reloaded with; `hidden` is set.
-    pub(super) kept: Kept,
-    /// What it showed when it was hidden, if the screen could be read and the byte cap left it.
-    pub(super) picture: Option<lineup_webview_shell::WindowPixels>,
-    /// When it was last shown, for the byte cap's order.
-    pub(super) last_shown: Instant,
-}
-
-/// One open Surface's webview and what the host keeps beside it.
-pub(super) struct Live {
-    pub(super) key: SurfaceKey,
-    pub(super) view: Box<dyn PortView>,
-    backlog: Rc<Backlog>,
-    /// Where the bundle's parts are in the document, to map diagnostics back (R-DIAG-1).
-    layout: DocumentLayout,
-    /// The height the page last asked for, clamped; honoured in child-view placement.
-    pub(super) requested_height: Option<u32>,
-    /// Hidden by the embedder: no room in the layout, no input, page and state kept.
-    pub(super) hidden: bool,
-    /// Documents the embedder loaded ([`HostHandle::reload_bundle`]) whose commit is still to
-    /// come; those commits do not count toward the reload-loop bound (R-UI-10).
-    ///
-    /// [`HostHandle::reload_bundle`]: super::HostHandle::reload_bundle
-    embedder_reloads: u32,
-    /// The bundle the embedder last reloaded the Surface with, if any: what a reopen shows.
-    pub(super) reloaded: Option<InlineBundle>,
-    /// When the view was created, until its page first said `ready`: the warm pool is not
-    /// refilled meanwhile (#12).
-    pub(super) opening_since: Option<Instant>,
-    /// When the embedder last showed it (or it opened): the least recently shown hidden
-    /// Surface hibernates first (#29).
-    pub(super) last_shown: Instant,
-    /// Since when the embedder has hidden it.
-    pub(super) hidden_since: Option<Instant>,
-    /// The view's press count when its state was last set (open or patch): more presses since
-    /// mean input the agent may not have seen, and the Surface is not hibernated.
-    pub(super) presses_seen: u64,
-    /// What it showed on screen when the embedder hid it: its picture while it hibernates.
-    pub(super) picture: Option<lineup_webview_shell::WindowPixels>,
-    /// That picture over a woken Surface's new view, until its page says `ready`.
-    pub(super) placeholder: Option<lineup_webview_shell::Placeholder>,
-}
+use crate::HostError;
 
 /// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
 fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
     (key.session, key.instance.clone())
 }
 
-/// What the isolation probe's verdict means for the views, once.
-pub(super) enum ProbeNews {
-    /// Still running, or reported already.
-    None,
-    /// Passed: the held documents are served.
-    Passed,
-    /// Failed: these views' documents were never served; they are to close.
-    Failed {
-        /// The check that failed.
-        reason: String,
-        /// The Surfaces opened while the probe ran.
-        held: Vec<SurfaceKey>,
-    },
-}
-
 /// The webviews of every open Surface, and what places and feeds them.
+///
+/// Invariants: an open Surface has a webview ([`Live`]) or is hibernated, never both, one per
+/// session and instance; only hidden child views hibernate; a webview is watched by the hang
+/// watchdog from its creation until it closes or hibernates.
 pub(super) struct Views {
     /// Where Surface views are made and what they are children of.
     port: Box<dyn ViewPort>,
     live: BTreeMap<(SessionId, InstanceId), Live>,
     /// Open Surfaces without a webview: hibernated while hidden (#29).
-    pub(super) sleeping: BTreeMap<(SessionId, InstanceId), Sleeping>,
-    /// Hibernated Surfaces the embedder showed, woken at the loop's next turn.
-    pub(super) wakes: Vec<SurfaceKey>,
-    /// The Surfaces hibernated since the kernel last heard of it, so that it keeps their
-    /// records (#29).
-    pub(super) newly_hibernated: Vec<SurfaceKey>,
-    /// Surfaces whose views were created while the probe ran, their documents held (R-SEC-8).
-    held: Vec<SurfaceKey>,
-    probe_reported: bool,
+    sleep: Hibernation,
+    /// The Surfaces whose documents wait for the isolation probe's verdict (R-SEC-8).
+    probe: ProbeGate,
     /// The conversations the embedder hid: what they open starts hidden.
     hidden_conversations: HashSet<ConversationId>,
     window_size: (u32, u32),
     resize_bounds: (u32, u32),
-    document: DocumentOptions,
-    /// Read at each open (R-UI-11).
-    contrast: Contrast,
+    /// What each Surface's document is made with.
+    documents: Documents,
     /// The hang watchdog of every open view (R-UI-12).
-    pub(super) watchdog: Watchdog,
+    watchdog: Watchdog,
     /// The standby screen over the parent window ([`HostBuilder::standby`]).
     ///
     /// [`HostBuilder::standby`]: super::HostBuilder::standby
-    pub(super) standby: Option<HostStandby>,
+    standby: Option<HostStandby>,
 }
 
 /// How a [`Views`] is set up ([`HostBuilder::build`](super::HostBuilder::build)).
@@ -185,16 +102,12 @@ impl Views {
         Self {
             port,
             live: BTreeMap::new(),
-            sleeping: BTreeMap::new(),
-            wakes: Vec::new(),
-            newly_hibernated: Vec::new(),
-            held: Vec::new(),
-            probe_reported: false,
+            sleep: Hibernation::default(),
+            probe: ProbeGate::default(),
             hidden_conversations: HashSet::new(),
             window_size,
             resize_bounds,
-            document,
-            contrast,
+            documents: Documents::new(document, contrast),
             watchdog,
             standby,
         }
@@ -204,13 +117,14 @@ impl Views {
     pub(super) fn keys(&self) -> Vec<SurfaceKey> {
         self.live
             .values()
-            .map(|l| l.key.clone())
-            .chain(self.sleeping.values().map(|s| s.key.clone()))
+            .map(|l| &l.key)
+            .chain(self.sleep.keys())
+            .cloned()
             .collect()
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.live.is_empty() && self.sleeping.is_empty()
+        self.live.is_empty() && self.sleep.is_empty()
     }
 
     /// The view of Surface `key` and what is kept beside it, while that generation is open.
@@ -218,18 +132,8 @@ impl Views {
         self.live.get(&slot(key)).filter(|l| l.key == *key)
     }
 
-    /// Takes the view of `key` and what is kept beside it out of the table.
-    pub(super) fn take_live(&mut self, key: &SurfaceKey) -> Option<Live> {
-        self.live(key)?;
-        self.live.remove(&slot(key))
-    }
-
-    pub(super) fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
+    fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
         self.live.get_mut(&slot(key)).filter(|l| l.key == *key)
-    }
-
-    pub(super) fn live_values(&self) -> impl Iterator<Item = &Live> {
-        self.live.values()
     }
 
     /// The webview of Surface `key`, while it is open.
@@ -252,72 +156,128 @@ impl Views {
         self.port.children()
     }
 
+    /// The standby screen over the parent window, when there is one.
+    pub(super) fn standby(&self) -> Option<&HostStandby> {
+        self.standby.as_ref()
+    }
+
+    /// [`HostHandle::set_standby_status`](super::HostHandle::set_standby_status).
+    pub(super) fn set_standby_status(&self, status: &str) {
+        if let Some(standby) = &self.standby {
+            standby.set_status(status);
+        }
+    }
+
+    /// [`HostHandle::set_standby_indicator`](super::HostHandle::set_standby_indicator).
+    pub(super) fn set_standby_indicator(&self, text: Option<&str>) {
+        if let Some(standby) = &self.standby {
+            standby.set_indicator(text);
+        }
+    }
+
+    /// Lets an engine the embedder brought do its work; it reports its views' events then.
+    pub(super) fn spin_engine(&self) {
+        if let Some(shell) = self.port.shell() {
+            shell.spin_engine();
+        }
+    }
+
     /// The first open Surface named `instance`, in any session (the preview has one).
-    pub(super) fn by_instance(&self, instance: &InstanceId) -> Option<&Live> {
+    fn by_instance(&self, instance: &InstanceId) -> Option<&Live> {
         self.live
             .iter()
             .find(|((_, i), _)| i == instance)
             .map(|(_, live)| live)
     }
 
+    /// [`HostHandle::screen_pixels`](super::HostHandle::screen_pixels): what the view of
+    /// `instance` shows on screen now, or why there is nothing, to `done`.
+    pub(super) fn screen_pixels(&self, instance: InstanceId, done: PixelsDone) {
+        (done.0)(match self.by_instance(&instance) {
+            Some(live) => live.view.screen_pixels().map_err(HostError::from),
+            None => Err(HostError::NotOpen { instance }),
+        })
+    }
+
+    /// [`HostHandle::snapshot_png`](super::HostHandle::snapshot_png): the view of `instance`
+    /// as PNG bytes, or why there are none, to `done`.
+    pub(super) fn snapshot(&self, instance: InstanceId, done: SnapshotDone) {
+        match self.by_instance(&instance) {
+            Some(live) => {
+                live.view
+                    .snapshot_png(Box::new(move |png: Result<Vec<u8>, ShellError>| {
+                        (done.0)(png.map_err(HostError::from))
+                    }))
+            }
+            None => (done.0)(Err(HostError::NotOpen { instance })),
+        }
+    }
+
     /// Surfaces opened from now on get the high-contrast values, or not (R-UI-11).
     pub(super) fn set_contrast(&mut self, contrast: Contrast) {
-        self.contrast = contrast;
+        self.documents.set_contrast(contrast);
     }
 
-    /// The document options of a Surface opening now: the contrast is read at open.
-    fn document_options(&self) -> DocumentOptions {
-        self.document
-            .clone()
-            .with_high_contrast(self.high_contrast())
-    }
-
-    /// Whether a Surface or a component opening now gets the high-contrast values (R-UI-11).
     /// The host context's language (the views' configuration, else the environment's).
     pub(super) fn language(&self) -> lineup_host_core::LanguageTag {
         self.port.language()
     }
 
+    /// Whether a Surface or a component opening now gets the high-contrast values (R-UI-11).
     pub(super) fn high_contrast(&self) -> bool {
-        match self.contrast {
-            Contrast::High => true,
-            Contrast::Normal => false,
-            _ => lineup_webview_shell::desktop_high_contrast(),
-        }
+        self.documents.high_contrast()
     }
 
     /// Whether the isolation probe's verdict has been taken.
     pub(super) fn probe_reported(&self) -> bool {
-        self.probe_reported
+        self.probe.reported()
     }
 
     /// Takes the probe's verdict once it is there (R-SEC-8).
     pub(super) fn poll_probe(&mut self) -> ProbeNews {
-        if self.probe_reported {
-            return ProbeNews::None;
-        }
-        match self.port.probe_status() {
-            ProbeStatus::Pending => ProbeNews::None,
-            ProbeStatus::Passed => {
-                self.probe_reported = true;
-                self.held.clear();
-                ProbeNews::Passed
-            }
-            ProbeStatus::Failed(reason) => {
-                self.probe_reported = true;
-                ProbeNews::Failed {
-                    reason,
-                    held: std::mem::take(&mut self.held),
-                }
+        let port = self.port.as_ref();
+        self.probe.poll(|| port.probe_status())
+    }
+
+    /// Closes the probe's view, kept while the first Surfaces committed their documents, once
+    /// the verdict is taken and no Surface opens.
+    pub(super) fn close_finished_probe(&self) {
+        if self.probe.reported() && !self.opening() {
+            if let Some(shell) = self.port.shell() {
+                shell.close_finished_probe();
             }
         }
     }
 
     /// Surface `key` opens while the probe runs: its document waits for the verdict.
     pub(super) fn hold_until_probed(&mut self, key: &SurfaceKey) {
-        if !self.probe_reported {
-            self.held.push(key.clone());
-        }
+        self.probe.hold(key);
+    }
+
+    /// Whether a Surface said its first `ready` (the warm component board may start then).
+    pub(super) fn any_ready(&self) -> bool {
+        self.live
+            .values()
+            .any(|live| live.opening_since().is_none())
+    }
+
+    /// Whether a Surface opened within [`pool::OPENING_HOLD`] still waits for its first
+    /// `ready` (the warm pool is not refilled, nor the warm component board started, then).
+    pub(super) fn opening(&self) -> bool {
+        self.live.values().any(|live| {
+            live.opening_since()
+                .is_some_and(|since| since.elapsed() < pool::OPENING_HOLD)
+        })
+    }
+
+    /// At an idle turn, starts one warm pool view if the pool is short and no Surface opens
+    /// ([`pool::refill`]); returns when to come back while it still is.
+    pub(super) fn refill_pool(
+        &mut self,
+        idle_turn: bool,
+        target: &dyn WindowMaker,
+    ) -> Option<Instant> {
+        pool::refill(self.port.as_ref(), self.opening(), idle_turn, target)
     }
 
     /// Creates the webview of `open` (the one place a Surface's webview is made), placed where
@@ -332,24 +292,8 @@ impl Views {
         target: &dyn WindowMaker,
     ) -> Result<(), ShellError> {
         let key = open.key.clone();
-        let token = self.surface_token()?;
-        let mut options = self.document_options().with_sources(open.sources.clone());
-        if !open.assets.is_empty() {
-            // R-SEC-3a: this Surface's own assets, and no other's.
-            options = options.with_own_assets(&format!("{SCHEME}://{token}"));
-            if open.assets.has_scripts() {
-                // R-SEC-3a: its script assets, code signed with its package.
-                options = options.with_own_scripts();
-            }
-        }
-        let document = SurfaceDocument::assemble(&open.app.bundle, &options);
-        let layout = document.layout();
-        let assets = open
-            .assets
-            .0
-            .iter()
-            .map(|(path, asset)| (path.clone(), asset.mime.clone(), Arc::clone(&asset.bytes)));
-        let server = SurfaceServer::new(token, document).with_assets(assets);
+        let token = pool::surface_token(self.port.as_ref())?;
+        let (server, layout) = self.documents.server(open, token);
         let place = if self.port.children() {
             Place::Child
         } else {
@@ -394,25 +338,8 @@ impl Views {
                 tracing::warn!("surface {key}: cannot put it where it was: {e}");
             }
         }
-        self.live.insert(
-            slot(&key),
-            Live {
-                key: key.clone(),
-                view,
-                backlog,
-                layout,
-                requested_height: kept.requested_height,
-                hidden: kept.hidden,
-                embedder_reloads: 0,
-                reloaded: kept.reloaded.clone(),
-                opening_since: Some(Instant::now()),
-                last_shown: Instant::now(),
-                hidden_since: kept.hidden.then(Instant::now),
-                presses_seen: 0,
-                picture: None,
-                placeholder: None,
-            },
-        );
+        let live = Live::new(key.clone(), view, backlog, layout, kept);
+        self.live.insert(slot(&key), live);
         self.watchdog.watch(&key);
         Ok(())
     }
@@ -421,9 +348,7 @@ impl Views {
     /// returns whether a view went, so the rest are laid out again.
     pub(super) fn destroy(&mut self, key: &SurfaceKey) -> bool {
         let mut closed = false;
-        if self.sleeping.get(&slot(key)).is_some_and(|s| s.key == *key) {
-            self.sleeping.remove(&slot(key));
-        }
+        self.sleep.forget(key);
         if self.live(key).is_some() {
             if let Some(standby) = self.standby.as_mut() {
                 // Up before the view goes, so the window never shows it half torn down.
@@ -435,7 +360,7 @@ impl Views {
             }
         }
         self.watchdog.forget(key);
-        self.held.retain(|k| k != key);
+        self.probe.forget(key);
         closed
     }
 
@@ -443,9 +368,7 @@ impl Views {
     /// the standby screen may step aside.
     pub(super) fn ready(&mut self, key: &SurfaceKey) {
         if let Some(live) = self.live_mut(key) {
-            live.opening_since = None;
-            // A woken Surface's picture stood in until now (#29).
-            live.placeholder = None;
+            live.ready();
         }
         self.watchdog.ready(key);
         if let Some(standby) = self.standby.as_mut() {
@@ -458,26 +381,36 @@ impl Views {
         }
     }
 
+    /// R-SEC-2a: loads the own document of `key` again, in place of the one its page put there
+    /// without a navigation (a `javascript:` URL).
+    pub(super) fn restore_document(&self, key: &SurfaceKey) {
+        if let Some(view) = self.view(key) {
+            if let Err(e) = view.restore_document() {
+                tracing::warn!("surface {key}: cannot restore its document: {e}");
+            }
+        }
+    }
+
+    /// The state of `key` was just set (open or patch): presses until now are the agent's to
+    /// have seen.
+    pub(super) fn state_set(&mut self, key: &SurfaceKey) {
+        if let Some(live) = self.live_mut(key) {
+            live.state_set();
+        }
+    }
+
     /// A new document committed in the view of `key`; returns whether the embedder loaded it
     /// ([`HostHandle::reload_bundle`](super::HostHandle::reload_bundle)).
     pub(super) fn committed(&mut self, key: &SurfaceKey) -> bool {
         self.watchdog.committed(key);
-        match self.live_mut(key) {
-            Some(live) if live.embedder_reloads > 0 => {
-                live.embedder_reloads -= 1;
-                true
-            }
-            _ => false,
-        }
+        self.live_mut(key).is_some_and(Live::committed)
     }
 
     /// A bridge message of `key` reached the loop: it no longer waits, and what was dropped
     /// while it waited is handed over once.
     pub(super) fn bridge_message_taken(&self, key: &SurfaceKey, raw: &str) -> Dropped {
-        let Some(live) = self.live(key) else {
-            return Dropped::default();
-        };
-        live.backlog.taken(raw)
+        self.live(key)
+            .map_or_else(Dropped::default, |live| live.taken(raw))
     }
 
     /// [`HostHandle::reload_bundle`](super::HostHandle::reload_bundle): the new document under
@@ -499,20 +432,11 @@ impl Views {
             tracing::warn!("surface {instance}: reload refused: it is not open");
             return;
         };
-        let options = self.document_options();
+        let document = self.documents.assemble(bundle);
         let Some(live) = self.live_mut(&key) else {
             return;
         };
-        let document = SurfaceDocument::assemble(bundle, &options);
-        let layout = document.layout();
-        match live.view.replace_document(document) {
-            Ok(()) => {
-                live.layout = layout;
-                live.embedder_reloads += 1;
-                live.reloaded = Some(bundle.clone());
-            }
-            Err(e) => tracing::warn!("surface {}: cannot reload: {e}", live.key),
-        }
+        live.reload(document, bundle);
     }
 
     /// A page's `LineUpSurface.resize`, clamped to the resize bounds: its own window gets that
@@ -551,24 +475,7 @@ impl Views {
         let Some(live) = self.live(key) else {
             return;
         };
-        let url = live.view.url();
-        let own_document = diagnostic
-            .source
-            .as_ref()
-            .is_none_or(|s| s.is_empty() || s.as_str() == url);
-        if let (true, Some(line)) = (own_document, diagnostic.line) {
-            diagnostic.position = live.layout.locate(line, diagnostic.column.unwrap_or(1));
-        }
-        // R-SEC-3a: a position in one of its own script assets reads as that file's.
-        let asset = diagnostic
-            .source
-            .as_ref()
-            .and_then(|s| s.as_str().strip_prefix(url))
-            .filter(|path| !path.is_empty() && url.ends_with('/'))
-            .map(|path| PageText::capped(path, 512));
-        if asset.is_some() {
-            diagnostic.asset = asset;
-        }
+        live.locate(&mut diagnostic);
         delegate.notify_diagnostic(key, &diagnostic);
     }
 
@@ -578,23 +485,17 @@ impl Views {
         let Some((width, height)) = self.port.child_area() else {
             return;
         };
-        let shown: Vec<&Live> = self.live.values().filter(|l| !l.hidden).collect();
+        let shown: Vec<&Live> = self.live.values().filter(|l| !l.hidden()).collect();
         let count = shown.len();
         for (index, live) in shown.into_iter().enumerate() {
-            let bounds = delegate.request_child_placement(&ChildSlot {
+            live.place(delegate.request_child_placement(&ChildSlot {
                 key: &live.key,
                 index,
                 count,
                 width,
                 height,
                 requested_height: live.requested_height,
-            });
-            if let Err(e) = live.view.set_bounds(bounds) {
-                tracing::warn!("surface {}: cannot lay out: {e}", live.key);
-            }
-            if let Some(placeholder) = &live.placeholder {
-                placeholder.set_bounds(bounds);
-            }
+            }));
         }
     }
 
@@ -605,18 +506,7 @@ impl Views {
         let Some(live) = self.live_mut(key) else {
             return false;
         };
-        if visible {
-            live.last_shown = Instant::now();
-            live.hidden_since = None;
-            // Taken again at the next hide: a shown Surface keeps no picture.
-            live.picture = None;
-        } else if children && !live.hidden {
-            // What the user last saw of it: its picture, should it hibernate (#29).
-            live.picture = live.view.screen_pixels().ok();
-            live.hidden_since = Some(Instant::now());
-        }
-        live.hidden = !visible;
-        live.view.set_visible(visible);
+        live.set_visible(visible, children);
         true
     }
 
@@ -641,6 +531,19 @@ impl Views {
         }
     }
 
+    /// The hang watchdog's verdict on `key` (R-UI-12): its page stopped answering; the delegate
+    /// hears of it and its web process is terminated (the crash path follows when the engine
+    /// reports it).
+    pub(super) fn terminate(&self, key: &SurfaceKey, delegate: &mut dyn HostDelegate) {
+        tracing::warn!(
+            "surface {key}: its page stopped answering; its web process is terminated (R-UI-12)"
+        );
+        delegate.notify_unresponsive(key);
+        if let Some(view) = self.view(key) {
+            view.terminate_web_process();
+        }
+    }
+
     /// Runs the hang watchdog over every open view: pings those that are due, and gives the
     /// verdicts of those past their deadline (to be terminated, or whose termination the engine
     /// never reported), with when to check again (R-UI-12).
@@ -656,16 +559,117 @@ impl Views {
     /// What the Surface replacing `old` keeps of its webview, for a reopen after `reason`.
     pub(super) fn kept(&self, old: &SurfaceKey, reason: GoneReason) -> Kept {
         self.live(old)
-            .map(|live| Kept {
-                window: live.view.window_bounds(),
-                requested_height: live.requested_height,
-                reloaded: live.reloaded.clone(),
-                lost: Some(reason),
-                hidden: live.hidden,
-            })
+            .map(|live| live.kept(reason))
             .unwrap_or(Kept {
                 lost: Some(reason),
                 ..Kept::default()
             })
+    }
+
+    /// What the choice of the Surface to hibernate reads of each one with a webview.
+    fn awake(&self) -> impl Iterator<Item = Awake<'_>> {
+        self.live.values().map(Live::awake)
+    }
+
+    /// Whether `key` is hibernated.
+    pub(super) fn is_hibernated(&self, key: &SurfaceKey) -> bool {
+        self.sleep.is_hibernated(key)
+    }
+
+    /// Hibernates `key`: its webview and web process go, what it needs to come back stays.
+    /// Returns whether it did (it must be a live, hidden child view).
+    pub(super) fn hibernate(&mut self, key: &SurfaceKey, max_picture_bytes: usize) -> bool {
+        if !self.children() || !self.live(key).is_some_and(Live::hidden) {
+            return false;
+        }
+        let Some(live) = self.live.remove(&slot(key)) else {
+            return false;
+        };
+        tracing::info!("surface {key}: hidden since it was last shown; hibernated (#29)");
+        let (kept, picture, last_shown) = live.release();
+        self.sleep
+            .keep(key, kept, picture, last_shown, max_picture_bytes);
+        self.watchdog.forget(key);
+        true
+    }
+
+    /// Hibernates the least recently shown hidden child views without fresh presses (never
+    /// `except`) until fewer than `max_live` Surfaces have a webview; whether there is room.
+    pub(super) fn make_room(
+        &mut self,
+        max_live: usize,
+        max_picture_bytes: usize,
+        except: Option<&SurfaceKey>,
+    ) -> bool {
+        while self.live.len() >= max_live {
+            let candidate = if self.children() {
+                Hibernation::candidate(self.awake(), except)
+            } else {
+                None
+            };
+            let Some(key) = candidate else {
+                return false;
+            };
+            self.hibernate(&key, max_picture_bytes);
+        }
+        true
+    }
+
+    /// Hibernates the hidden child views hidden for `Limits::hibernate_hidden_after` or longer
+    /// (with no presses since their state was set); returns when the next one is due.
+    pub(super) fn poll_hibernation(&mut self, limits: &Limits) -> Option<Instant> {
+        let after = limits.hibernate_hidden_after?;
+        let max_picture_bytes = limits.max_hibernated_bytes;
+        if !self.children() {
+            return None;
+        }
+        for key in Hibernation::due(self.awake(), Instant::now(), after) {
+            self.hibernate(&key, max_picture_bytes);
+        }
+        Hibernation::next_due(self.awake(), after)
+    }
+
+    /// Registers restored Surface `key` (#29, after a restart) as hibernated and hidden, with
+    /// no picture: it wakes when the embedder shows it.
+    pub(super) fn sleep_restored(&mut self, key: &SurfaceKey) {
+        tracing::info!("surface {key}: restored from its record, hibernated until shown (#29)");
+        self.sleep.keep_restored(key);
+    }
+
+    /// Queues hibernated `key` to wake at the loop's next turn; whether it was not queued yet.
+    pub(super) fn queue_wake(&mut self, key: &SurfaceKey) -> bool {
+        self.sleep.queue_wake(key)
+    }
+
+    /// The hibernated Surfaces the embedder showed since the last turn, to wake now.
+    pub(super) fn take_wakes(&mut self) -> Vec<SurfaceKey> {
+        self.sleep.take_wakes()
+    }
+
+    /// The Surfaces hibernated since the kernel last heard of it.
+    pub(super) fn take_newly_hibernated(&mut self) -> Vec<SurfaceKey> {
+        self.sleep.take_news()
+    }
+
+    /// Takes hibernated `key` out of its sleep, for its wake: what it kept, and its picture.
+    pub(super) fn take_sleeping(
+        &mut self,
+        key: &SurfaceKey,
+    ) -> Option<(Kept, Option<WindowPixels>)> {
+        self.sleep.take(key)
+    }
+
+    /// Puts `picture`, what woken `key` last showed, over its new view until its page says
+    /// `ready` (#29).
+    pub(super) fn stand_in(&mut self, key: &SurfaceKey, picture: Option<&WindowPixels>) {
+        let placeholder = match (picture, self.parent()) {
+            (Some(picture), Some(parent)) => Placeholder::new(parent, picture, Rect::default())
+                .map_err(|e| tracing::warn!("surface {key}: no picture while it wakes: {e}"))
+                .ok(),
+            _ => None,
+        };
+        if let Some(live) = self.live_mut(key) {
+            live.stand_in(placeholder);
+        }
     }
 }
