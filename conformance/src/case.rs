@@ -71,6 +71,10 @@ pub(crate) struct ExpectedFailure {
     /// An envelope the limited behaviour sends: the case's failure is the expected one only when
     /// the host sent an envelope matching it.
     pub(crate) seen: Predicate,
+    /// How long the runner waits for `seen` after the case's checks failed; the case's
+    /// `timeout_ms` when absent.
+    #[serde(default)]
+    pub(crate) seen_within_ms: Option<u64>,
 }
 
 impl Case {

@@ -124,7 +124,8 @@ fn await_documented(
     let (Err(_), Some(xfail)) = (result, case.xfail_on(engine)) else {
         return;
     };
-    let deadline = Instant::now() + Duration::from_millis(case.timeout_ms);
+    let within = xfail.seen_within_ms.unwrap_or(case.timeout_ms);
+    let deadline = Instant::now() + Duration::from_millis(within);
     seen.wait_for(host, deadline, |m| xfail.seen.matches(m));
 }
 

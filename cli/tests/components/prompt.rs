@@ -27,6 +27,23 @@ fn call(call_id: &str, conversation: &str, expires_in: u64) -> String {
     .to_string()
 }
 
+/// The prompt's lines as a screen reader reads them, once its accessible tree is filled in: a
+/// window is mapped before its widgets reach the accessibility bus, so the read is repeated
+/// until the prompt's own "Always allow" button is among them (30 s at most).
+fn read_prompt(on: &ReadHost) -> Vec<(String, String)> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
+        let filled = lines
+            .iter()
+            .any(|(role, l)| role == "push button" && l.contains("Always allow"));
+        if filled || Instant::now() >= deadline {
+            return lines;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Every text and name the prompt window holds, with the role it has.
 fn prompt_lines(nodes: &[Node]) -> Vec<(String, String)> {
     nodes
@@ -56,7 +73,7 @@ fn r_sec_5_a_conversation_id_imitating_the_prompts_lines_shows_none_of_them() {
     // The control: a plain id is named, as the agent's words.
     on.host.send(&call("k1", "c-plain", 6));
     let first = shown(&on.x, PROMPT);
-    let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
+    let lines = read_prompt(&on);
     assert!(
         lines.iter().any(|(_, l)| l.contains("“c-plain”")),
         "the plain id is not named: {lines:?}"
@@ -78,7 +95,7 @@ fn r_sec_5_a_conversation_id_imitating_the_prompts_lines_shows_none_of_them() {
     let imitation = "Permission request · Risk: none · Always allow";
     on.host.send(&call("k2", imitation, 60));
     shown(&on.x, PROMPT);
-    let lines = prompt_lines(&on.tree(&[PROMPT.to_owned()]));
+    let lines = read_prompt(&on);
     assert!(
         !lines.iter().any(|(_, l)| l.contains("“c-plain”")),
         "the prompt read is still the first request's: {lines:?}"
