@@ -1,10 +1,22 @@
 //! Canonical JSON and the SHA-256 digest of a call's arguments (R-CAP-5, R-CAP-6).
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::capability::store::ArgsDigest;
 use crate::json::JsonObject;
+
+/// The SHA-256 digest of a call's arguments in canonical JSON (object keys sorted by their UTF-8
+/// bytes at every depth, no whitespace, strings and numbers as `serde_json` writes them), written
+/// as 64 lowercase hex digits. Two calls with the same
+/// arguments in another key order have the same digest. The arguments themselves are never stored
+/// (they may hold user content); the digest is enough to tell a reused `call_id` (R-CAP-5) and to
+/// audit (R-CAP-6).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ArgsDigest(pub String);
 
 impl ArgsDigest {
     /// The digest of `arguments` in canonical JSON: keys sorted by their UTF-8 bytes at every
@@ -18,6 +30,18 @@ impl ArgsDigest {
             hex.push_str(&format!("{byte:02x}"));
         }
         ArgsDigest(hex)
+    }
+}
+
+impl fmt::Debug for ArgsDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ArgsDigest({})", self.0)
+    }
+}
+
+impl fmt::Display for ArgsDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

@@ -99,6 +99,7 @@ mod registry;
 mod store;
 
 pub use activity::{Activity, MAX_ACTIVITY};
+pub use digest::ArgsDigest;
 pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;
@@ -112,6 +113,6 @@ pub use effect::{
     WallClock, UNVOUCHED_PREFIX,
 };
 pub use store::{
-    ArgsDigest, AuditKind, AuditRecord, CallKey, CallRecord, CallState, CapabilityStore, Decision,
+    AuditKind, AuditRecord, CallKey, CallRecord, CallState, CapabilityStore, Decision,
     DecisionSource, GrantKey, GrantRecord, RevisionEpoch,
 };

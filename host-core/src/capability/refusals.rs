@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::capability::store::{
-    ArgsDigest, AuditKind, AuditRecord, CallKey, Decision, DecisionSource,
-};
+use crate::capability::digest::ArgsDigest;
+use crate::capability::store::{AuditKind, AuditRecord, CallKey, Decision, DecisionSource};
 use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, Status};
 use crate::json::JsonObject;

@@ -40,6 +40,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::capability::digest::ArgsDigest;
 use crate::ids::{
     AgentIdentity, CallId, CapabilityName, ConversationId, OpaqueVersion, Risk, Status,
 };
@@ -66,28 +67,6 @@ pub struct CallKey {
 impl fmt::Display for CallKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.conversation_id, self.call_id)
-    }
-}
-
-/// The SHA-256 digest of a call's arguments in canonical JSON (object keys sorted by their UTF-8
-/// bytes at every depth, no whitespace, strings and numbers as `serde_json` writes them), written
-/// as 64 lowercase hex digits. Two calls with the same
-/// arguments in another key order have the same digest. The arguments themselves are never stored
-/// (they may hold user content); the digest is enough to tell a reused `call_id` (R-CAP-5) and to
-/// audit (R-CAP-6).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ArgsDigest(pub String);
-
-impl fmt::Debug for ArgsDigest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ArgsDigest({})", self.0)
-    }
-}
-
-impl fmt::Display for ArgsDigest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 

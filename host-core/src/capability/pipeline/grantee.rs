@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::{
-    unvouched_identity, AgentIdentity, CapabilityName, ConversationId, OpaqueVersion,
+    unvouched_identity, AgentIdentity, CapabilityName, ConversationId, GrantKey, OpaqueVersion,
     RevisionEpoch, UNVOUCHED_PREFIX,
 };
 
@@ -86,6 +86,27 @@ impl Grantee {
     /// "Always" was answered for `name` at `version`, to last the conversation.
     pub(super) fn grant(&mut self, name: CapabilityName, version: OpaqueVersion) {
         self.grants.insert((name, version));
+    }
+
+    /// "Always" was answered for `capability` at `version` (R-CAP-2, R-SES-1): the key of the
+    /// grant for the store when whose it is goes there ([`Grantee::grant_identity`]); else it
+    /// is kept for the conversation, and `None`.
+    pub(super) fn remember(
+        &mut self,
+        capability: CapabilityName,
+        version: OpaqueVersion,
+    ) -> Option<GrantKey> {
+        match self.grant_identity() {
+            Some(agent) => Some(GrantKey {
+                agent,
+                capability,
+                version,
+            }),
+            None => {
+                self.grant(capability, version);
+                None
+            }
+        }
     }
 
     /// Forgets the conversation's "always" for `name`; whether there was one.

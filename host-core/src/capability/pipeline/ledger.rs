@@ -1,26 +1,23 @@
-//! The calls of one session that are not answered yet, and those answered lately.
+//! The calls of one session that are not answered yet: what each waits for, and when it is due.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
+use std::time::Duration;
 
+use super::call::{Call, Stage, Subject};
 use crate::capability::effect::Ticket;
 use crate::ids::CallId;
+use crate::message::Timestamp;
 
-use super::{Answered, Call, Stage, Subject};
-
-/// One session's calls by key: those waiting (each under the ticket of what it waits for),
-/// those answered lately (for repeats of their key), and the tickets of handlers that timed
-/// out (a result for them is discarded and audited).
+/// One session's waiting calls by key, each under the ticket of what it waits for, and the
+/// tickets of handlers that timed out (a result for them is discarded and audited).
 ///
 /// Invariants: each waiting call is under its own key; a ticket names at most one waiting
-/// call, the one whose `ticket` it is, and tickets are never reused; `answered` holds at most
-/// the bound [`Ledger::remember`] was last given, dropping the oldest first.
+/// call, the one whose `ticket` it is, and tickets are never reused.
 #[derive(Default)]
 pub(super) struct Ledger {
     calls: BTreeMap<CallId, Call>,
     tickets: BTreeMap<Ticket, CallId>,
     next_ticket: u64,
-    answered: BTreeMap<CallId, Answered>,
-    answered_order: VecDeque<CallId>,
     late: BTreeMap<Ticket, Subject>,
 }
 
@@ -96,30 +93,56 @@ impl Ledger {
             .collect()
     }
 
-    /// The waiting calls.
-    pub(super) fn waiting(&self) -> impl Iterator<Item = &Call> {
-        self.calls.values()
-    }
-
     /// Unanswered calls, counting every repeat that waits on one.
     pub(super) fn in_flight(&self) -> usize {
         self.calls.values().map(|c| c.to.len()).sum()
     }
 
-    /// The answer kept for key `id`, if it was answered lately.
-    pub(super) fn answered(&self, id: &CallId) -> Option<&Answered> {
-        self.answered.get(id)
+    /// How many calls are unanswered, and how many of them wait for a decision.
+    pub(super) fn pending(&self) -> (usize, usize) {
+        let deciding = self.calls.values().filter(|c| c.stage.deciding()).count();
+        (self.calls.len(), deciding)
     }
 
-    /// Keeps the answer of key `id`, and at most `max` answers in all.
-    pub(super) fn remember(&mut self, id: CallId, answered: Answered, max: usize) {
-        self.answered.insert(id.clone(), answered);
-        self.answered_order.push_back(id);
-        while self.answered_order.len() > max {
-            if let Some(old) = self.answered_order.pop_front() {
-                self.answered.remove(&old);
-            }
-        }
+    /// The keys of the calls due at wall time `now` and monotonic time `monotonic`, in key
+    /// order: a handler that ran `timeout` or longer, a decision or a call another process has
+    /// past its deadline, a look again or a write again at its time.
+    pub(super) fn due(
+        &self,
+        now: Timestamp,
+        monotonic: Duration,
+        timeout: Duration,
+    ) -> Vec<CallId> {
+        self.keys_where(|c| match c.stage {
+            Stage::Running { since } => monotonic.saturating_sub(since) >= timeout,
+            Stage::Elsewhere { retry } => now >= c.expires_at || monotonic >= retry,
+            Stage::Recording { retry } => retry.is_some_and(|r| monotonic >= r),
+            stage => stage.deciding() && now >= c.expires_at,
+        })
+    }
+
+    /// How long from `now` (wall) and `monotonic` until a call is [due](Ledger::due), if one
+    /// waits on a time.
+    pub(super) fn next_due(
+        &self,
+        now: Timestamp,
+        monotonic: Duration,
+        timeout: Duration,
+    ) -> Option<Duration> {
+        self.calls
+            .values()
+            .filter_map(|c| match c.stage {
+                Stage::Running { since } => Some((since + timeout).saturating_sub(monotonic)),
+                stage if stage.deciding() => Some(now.until(&c.expires_at)),
+                Stage::Elsewhere { retry } => Some(
+                    retry
+                        .saturating_sub(monotonic)
+                        .min(now.until(&c.expires_at)),
+                ),
+                Stage::Recording { retry: Some(retry) } => Some(retry.saturating_sub(monotonic)),
+                _ => None,
+            })
+            .min()
     }
 
     /// The handler of `ticket` timed out: a result for it is discarded and audited.

@@ -1,0 +1,199 @@
+//! One `app.call` as the pipeline holds it: the facts every record of it repeats, what it waits
+//! for, its deadline, and the answer kept for repeats of its key (R-CAP-4, R-CAP-5).
+
+use std::time::Duration;
+
+use crate::capability::digest::ArgsDigest;
+use crate::capability::effect::{Answer, CallSummary, CapabilityEffect, Ticket};
+use crate::capability::registry::Capability;
+use crate::capability::store::{CallKey, CallRecord, DecisionSource};
+use crate::capability::Out;
+use crate::ids::{AgentIdentity, CapabilityName, OpaqueVersion, Risk};
+use crate::json::JsonObject;
+use crate::message::{AppResult, Party, Timestamp};
+
+/// The facts every audit record and stored record of a call repeats.
+///
+/// Invariant: `version` and `risk` are set together, once the capability is known and visible
+/// to the caller (R-INV-4); `digest` is the digest of the call's own arguments.
+#[derive(Debug, Clone)]
+pub(super) struct Subject {
+    pub(super) key: CallKey,
+    pub(super) capability: CapabilityName,
+    pub(super) digest: ArgsDigest,
+    pub(super) version: Option<OpaqueVersion>,
+    pub(super) risk: Option<Risk>,
+    pub(super) received_at: Timestamp,
+}
+
+impl Subject {
+    /// The facts of a call as its stored `record` keeps them (R-CAP-5).
+    pub(super) fn of_record(record: &CallRecord) -> Self {
+        Self {
+            key: record.key.clone(),
+            capability: record.capability.clone(),
+            digest: record.arguments_digest.clone(),
+            version: record.version.clone(),
+            risk: record.risk,
+            received_at: record.received_at,
+        }
+    }
+}
+
+/// What a waiting call waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    LookingUp,
+    CheckingGrant,
+    Prompting,
+    Hook,
+    Persisting,
+    Running {
+        since: Duration,
+    },
+    /// The key's call is deciding or running in another live host process: look again at
+    /// `retry` (monotonic), until it is finished or the call's deadline passes (R-CAP-5).
+    Elsewhere {
+        retry: Duration,
+    },
+    /// The call ran; its final record is being written, and its answer goes once the store
+    /// acknowledged it (R-CAP-5: an answer the agent got is never lost). After a failed write,
+    /// written again at `retry` (monotonic).
+    Recording {
+        retry: Option<Duration>,
+    },
+}
+
+impl Stage {
+    /// What the platform is to answer at this stage, for a [`UsageError::WrongAnswer`].
+    ///
+    /// [`UsageError::WrongAnswer`]: crate::UsageError::WrongAnswer
+    pub(super) fn expects(self) -> &'static str {
+        match self {
+            Stage::LookingUp => "a call lookup",
+            Stage::CheckingGrant => "a grant check",
+            Stage::Prompting => "a consent answer",
+            Stage::Hook => "a hook answer",
+            Stage::Persisting => "a persist acknowledgement",
+            Stage::Running { .. } => "a handler result",
+            Stage::Elsewhere { .. } => "nothing: another host process has the call",
+            Stage::Recording { .. } => "a persist acknowledgement of the final record",
+        }
+    }
+
+    /// Whether `answer` is what this stage waits for.
+    pub(super) fn fits(self, answer: &Answer) -> bool {
+        matches!(
+            (self, answer),
+            (Stage::LookingUp, Answer::Call(_) | Answer::CallElsewhere(_))
+                | (Stage::CheckingGrant, Answer::Grant(_))
+                | (Stage::Prompting, Answer::Consent(_))
+                | (Stage::Hook, Answer::Hook(_))
+                | (
+                    Stage::Persisting,
+                    Answer::Persisted | Answer::PersistFailed(_)
+                )
+                | (Stage::Running { .. }, Answer::Ran(_))
+                | (
+                    Stage::Recording { .. },
+                    Answer::Persisted | Answer::PersistFailed(_)
+                )
+        )
+    }
+
+    /// Waiting for someone's decision: bounded by `expires_at` and by the waiting cap.
+    pub(super) fn deciding(self) -> bool {
+        matches!(self, Stage::CheckingGrant | Stage::Prompting | Stage::Hook)
+    }
+}
+
+/// A call that is not answered yet.
+///
+/// Invariants: `expires_at` is never later than `max_call_lifetime` after its receipt, and
+/// `capped_from` is the agent's own later deadline when it was brought forward (R-CAP-4);
+/// `capability` is set once the call is admitted, `finished` only while its final record is
+/// written ([`Stage::Recording`]); `to` is never empty.
+pub(super) struct Call {
+    pub(super) subject: Subject,
+    pub(super) reason: String,
+    /// The call's deadline: its `expires_at`, brought forward to `max_call_lifetime` after its
+    /// receipt when later (R-CAP-4).
+    pub(super) expires_at: Timestamp,
+    /// The agent's own `expires_at` when `max_call_lifetime` brought it forward.
+    pub(super) capped_from: Option<Timestamp>,
+    /// What first allowed it: the policy (`display_only`), the prompt, a remembered grant.
+    pub(super) allowed_by: Option<DecisionSource>,
+    pub(super) arguments: JsonObject,
+    pub(super) capability: Option<Capability>,
+    /// The sender of the call, then of every repeat of its key that waits for the same answer.
+    pub(super) to: Vec<Party>,
+    pub(super) stage: Stage,
+    pub(super) ticket: Ticket,
+    /// The answer of a call that ran, while its final record is written ([`Stage::Recording`]).
+    pub(super) finished: Option<AppResult>,
+    /// The failed writes of that record so far.
+    pub(super) record_failures: u32,
+}
+
+impl Call {
+    /// A call from `sender` received as `subject`, looked up under `ticket`. Its deadline is the
+    /// agent's `expires_at`, brought forward to `max_lifetime` after its receipt when later:
+    /// no decision waits longer than `max_call_lifetime`, whatever the agent asked (R-CAP-4).
+    pub(super) fn new(
+        subject: Subject,
+        reason: String,
+        expires_at: Timestamp,
+        max_lifetime: Duration,
+        arguments: JsonObject,
+        sender: Party,
+        ticket: Ticket,
+    ) -> Self {
+        let latest = subject.received_at.checked_add(max_lifetime);
+        let (expires_at, capped_from) = match latest {
+            Some(latest) if latest < expires_at => (latest, Some(expires_at)),
+            _ => (expires_at, None),
+        };
+        Self {
+            subject,
+            reason,
+            expires_at,
+            capped_from,
+            allowed_by: None,
+            arguments,
+            capability: None,
+            to: vec![sender],
+            stage: Stage::LookingUp,
+            ticket,
+            finished: None,
+            record_failures: 0,
+        }
+    }
+
+    /// What the user or the embedder is shown of the call, once it is admitted; `agent` is the
+    /// vouched identity, if any.
+    pub(super) fn summary(&self, agent: Option<&AgentIdentity>) -> Option<CallSummary> {
+        let capability = self.capability.as_ref()?;
+        Some(CallSummary {
+            key: self.subject.key.clone(),
+            agent: agent.cloned(),
+            capability: capability.name().clone(),
+            version: capability.version().clone(),
+            risk: capability.risk(),
+            arguments: self.arguments.clone(),
+        })
+    }
+
+    /// Withdraws the prompt or the hook the call waits for, if it waits for one.
+    pub(super) fn withdraw(&self, out: &mut Vec<Out>) {
+        if matches!(self.stage, Stage::Prompting | Stage::Hook) {
+            out.push(Out::Effect(CapabilityEffect::Withdraw(self.ticket)));
+        }
+    }
+}
+
+/// An answered call, kept for repeats of its key.
+pub(super) struct Answered {
+    pub(super) capability: CapabilityName,
+    pub(super) digest: ArgsDigest,
+    pub(super) result: AppResult,
+}
