@@ -137,9 +137,9 @@ impl Pipeline {
             risk: None,
             received_at: self.recorder.now(),
         };
-        let received = "app.call received";
+        let kind = AuditKind::Received;
         self.recorder
-            .audit(&subject, AuditKind::Received, None, received, cx, out);
+            .audit(&subject, kind, None, "app.call received", cx, out);
         let max = self.limits.max_calls_in_flight;
         // 1. The call key, before anything else (R-CAP-5).
         if let Some(first) = self.ledger.get(&call_id) {

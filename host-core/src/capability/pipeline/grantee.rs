@@ -148,6 +148,28 @@ mod tests {
     }
 
     #[test]
+    fn always_goes_to_the_store_under_a_grant_identity_else_lasts_the_conversation() {
+        let name = CapabilityName::known("reports.publish");
+        let v1 = OpaqueVersion::known("1");
+        let mut scoped = Grantee::new(None, Some("host-1".into()));
+        scoped.establish(ConversationId::known("c1"));
+        let key = scoped.remember(name.clone(), v1.clone());
+        assert_eq!(
+            key.map(|k| (k.agent, k.capability, k.version)),
+            Some((scoped.owner(RevisionEpoch(7)), name.clone(), v1.clone()))
+        );
+        assert!(
+            !scoped.granted(&(name.clone(), v1.clone())),
+            "the store keeps it"
+        );
+
+        let mut bare = Grantee::new(None, None);
+        bare.establish(ConversationId::known("c1"));
+        assert!(bare.remember(name.clone(), v1.clone()).is_none());
+        assert!(bare.granted(&(name, v1)));
+    }
+
+    #[test]
     fn a_conversation_grant_is_per_version_and_forgotten_by_name() {
         let mut g = Grantee::new(None, None);
         let name = CapabilityName::known("reports.publish");

@@ -150,15 +150,19 @@ impl Recorder {
         if matches!(decision, Decision::Allowed | Decision::AllowedAlways) {
             call.allowed_by.get_or_insert(source);
         }
-        let decided = Some((decision, source));
-        self.audit(
-            &call.subject,
-            AuditKind::Decision,
-            decided,
-            "decided",
-            cx,
-            out,
-        );
+        self.audit_decision(&call.subject, (decision, source), cx, out);
+    }
+
+    /// Audits the decision `decided` about the call of `subject`.
+    fn audit_decision(
+        &self,
+        subject: &Subject,
+        decided: (Decision, DecisionSource),
+        cx: &Context<'_>,
+        out: &mut Vec<Out>,
+    ) {
+        let kind = AuditKind::Decision;
+        self.audit(subject, kind, Some(decided), "decided", cx, out);
     }
 
     /// Audits the answer `result` to the call of `subject`: its status, and its error code as
@@ -198,15 +202,8 @@ impl Recorder {
             ack: None,
             record: self.record(&call.subject, state, cx),
         }));
-        if decided.is_some() {
-            self.audit(
-                &call.subject,
-                AuditKind::Decision,
-                decided,
-                "decided",
-                cx,
-                out,
-            );
+        if let Some(decided) = decided {
+            self.audit_decision(&call.subject, decided, cx, out);
         }
         self.finish_quietly(call, result, cx, out);
     }
