@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Checks the workspace's layering: only the platform crate depends on the windowing and web
-engine crates directly, and no crate has an import circle between its modules.
+"""Checks the workspace's shape: every inherent `impl T` is in the file that defines `T` and no
+non-test file globs its parent (`use super::*`), so a type owns its fields; only the platform
+crate depends on the windowing and web engine crates directly; and no crate has an import
+circle between its modules.
 
 `cargo tree` must show wry, tao, webkit2gtk, gtk, x11rb and servo as direct dependencies of
 `lineup-webview-shell` (and of `lineup-servo`, the Servo engine's crate) only, among the library and binary crates (test and bench crates may name
@@ -141,8 +143,40 @@ def platform_dependents():
     return found
 
 
+def owners():
+    """Types whose inherent impls are not all in the file that defines them, and non-test files
+    with `use super::*`: a type owns its fields, so its methods are where it is defined (#50)."""
+    defined, impls, globbing = {}, [], []
+    for crate in crates():
+        for path in (crate / "src").rglob("*.rs"):
+            mod = module_of(crate / "src", path)
+            if is_test(mod) or re.search(r"(^|_)tests?$", path.stem):
+                continue
+            text = strip_comments(path.read_text(encoding="utf-8", errors="replace"))
+            text = re.split(r"#\[cfg\(test\)\]\s*mod \w+\s*\{", text)[0]
+            rel = path.relative_to(ROOT)
+            for m in re.finditer(r"^\s*(?:pub(?:\([^)]*\))? )?(?:struct|enum) (\w+)", text, re.M):
+                defined.setdefault((crate, m.group(1)), set()).add(rel)
+            for m in re.finditer(r"^impl(?:<[^>]*>)? (\w+)(?:<[^>]*>)?\s*\{", text, re.M):
+                impls.append((crate, m.group(1), rel))
+            if re.search(r"^\s*use super::\*;", text, re.M):
+                globbing.append(f"{rel}: use super::*")
+    spread = sorted(
+        f"impl {name} in {rel}, defined in {', '.join(sorted(map(str, defined[(crate, name)])))}"
+        for crate, name, rel in impls
+        if (crate, name) in defined and rel not in defined[(crate, name)]
+    )
+    return spread + globbing
+
+
 def main():
     sys.setrecursionlimit(10000)
+    misplaced = owners()
+    if misplaced:
+        print("inherent impls outside their type's file, or glob imports of a parent:",
+              *misplaced, sep="\n  ")
+        return 1
+    print("every inherent impl is in its type's file; no non-test `use super::*`")
     platform = platform_dependents()
     if platform:
         print("only lineup-webview-shell may depend on the platform crates:", *platform, sep="\n  ")
