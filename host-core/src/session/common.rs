@@ -102,9 +102,21 @@ impl Common {
         self.numbers.generation()
     }
 
-    /// The bounds on the session's opens.
-    pub(super) fn opens(&mut self) -> &mut Opens {
-        &mut self.opens
+    /// Surfaces open in the table's other sessions, for the message about to be handled
+    /// (R-SES-1); back to 0 after it.
+    pub(super) fn set_elsewhere(&mut self, open: usize) {
+        self.opens.set_elsewhere(open);
+    }
+
+    /// Refuses a new Surface when `here` (this session's) and the other sessions' reach
+    /// `Limits::max_surfaces` (R-SES-1, R-SEC-2).
+    pub(super) fn admit_count(&self, here: usize) -> Result<(), ProtocolError> {
+        self.opens.admit_count(here, &self.config.limits)
+    }
+
+    /// The limits in force and the counters, both at once (to count while reading a bound).
+    pub(super) fn limits_and_stats(&mut self) -> (&Limits, &mut Stats) {
+        (&self.config.limits, &mut self.stats)
     }
 
     /// Counts one open (of a Surface or a component: one window, R-STD-17) against

@@ -211,9 +211,9 @@ impl Session {
         message: Message,
         open_elsewhere: usize,
     ) -> Vec<Effect> {
-        self.common.opens().set_elsewhere(open_elsewhere);
+        self.common.set_elsewhere(open_elsewhere);
         let fx = self.handle_message(message);
-        self.common.opens().set_elsewhere(0);
+        self.common.set_elsewhere(0);
         fx
     }
 

@@ -125,9 +125,7 @@ impl Surfaces {
         let source = checked_source(common.config(), app)?;
         // R-SES-1: the limit also bounds the host's web processes over every session.
         if !self.table.contains_key(&instance_id) {
-            let here = self.table.len();
-            let limits = common.limits().clone();
-            common.opens().admit_count(here, &limits)?;
+            common.admit_count(self.table.len())?;
         }
         if !restored {
             common.admit_open_rate()?;
@@ -262,8 +260,9 @@ impl Surfaces {
                 height,
             }),
             BridgeMessage::Diagnostic(diagnostic) => {
-                let (now, limits) = (common.now(), common.limits().clone());
-                entry.diagnostic(key, diagnostic, (now, &limits), common.stats_mut(), &mut fx);
+                let now = common.now();
+                let (limits, stats) = common.limits_and_stats();
+                entry.diagnostic(key, diagnostic, (now, limits), stats, &mut fx);
             }
             // R-UI-5: counted, never obeyed.
             BridgeMessage::CloseAttempt => common.stats_mut().close_attempts += 1,
@@ -388,11 +387,10 @@ impl Surfaces {
         common: &mut Common,
     ) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let (now, limits) = (common.now(), common.limits().clone());
         let Some(entry) = self.current_mut(key, common) else {
             return fx;
         };
-        if !entry.reopen(reason, now, &limits) {
+        if !entry.reopen(reason, common.now(), common.limits()) {
             self.gone(key, reason, common, &mut fx);
             return fx;
         }
@@ -417,11 +415,10 @@ impl Surfaces {
         common: &mut Common,
     ) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let (now, limits) = (common.now(), common.limits().clone());
         let Some(entry) = self.current_mut(key, common) else {
             return fx;
         };
-        if counted && !entry.within_reload_bound(now, &limits) {
+        if counted && !entry.within_reload_bound(common.now(), common.limits()) {
             self.gone(key, GoneReason::ReloadLoop, common, &mut fx);
             return fx;
         }

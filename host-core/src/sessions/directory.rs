@@ -1,6 +1,7 @@
 //! The open sessions of a table, by id and by conversation, and how long each has been quiet.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::time::Duration;
 
 use super::ending::has_pending_calls;
@@ -133,17 +134,10 @@ impl Directory {
         only: impl Fn(SessionId, &Session) -> bool,
         mut f: impl FnMut(&mut Session) -> Vec<Effect>,
     ) -> Vec<SessionEffects> {
-        let mut all = Vec::new();
-        for (id, slot) in self.slots.iter_mut() {
-            if !only(*id, &slot.session) {
-                continue;
-            }
-            let effects = f(&mut slot.session);
-            if !effects.is_empty() {
-                all.push(SessionEffects::of(*id, effects));
-            }
+        match self.try_each(only, |session| Ok::<_, Infallible>(f(session))) {
+            Ok(all) => all,
+            Err(never) => match never {},
         }
-        all
     }
 
     /// [`Directory::each`] for a step that may fail: the first error stops it.
