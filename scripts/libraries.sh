@@ -21,19 +21,17 @@ for tool in npm node sha256sum; do
     fi
 done
 
+# shellcheck source=scripts/npm-cache.sh
+source scripts/npm-cache.sh
 stamp="$(cat "$src/package.json" "$src/package-lock.json" "$src"/entries/*.js \
-    "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
-if [[ -f "$dir/stamp" && "$(cat "$dir/stamp")" == "$stamp" ]]; then
+    "${BASH_SOURCE[0]}" scripts/npm-cache.sh | sha256sum | cut -d' ' -f1)"
+if npm_cache_fresh "$dir" "$stamp"; then
     say "up to date in $dir (stamp $stamp)"
     exit 0
 fi
 
 start=$SECONDS
-mkdir -p "$dir"
-rm -f "$dir/stamp"
-cp "$src/package.json" "$src/package-lock.json" "$dir/"
-say "npm ci --ignore-scripts in $dir (every tarball checked against the lock's integrity hash)"
-(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+npm_cache_fill "$dir" "$src"
 
 # The one-file builds: the entries are ours (a few export lines each); esbuild resolves the
 # packages from the cache's node_modules.

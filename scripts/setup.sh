@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages lineup-host builds and tests against (WebKitGTK, GTK, libsoup, Xvfb,
-# Node.js, bubblewrap, Xorg's dummy driver and xrandr, systemd-analyze, D-Bus and the accessibility
-# bus with its Python client) when they are missing, and checks the Rust toolchain. Safe to run again.
+# Node.js and npm, bubblewrap, Xorg's dummy driver and xrandr, systemd-analyze, D-Bus and the
+# accessibility bus with its Python client) when they are missing, checks the Rust toolchain, and
+# installs the MCP Apps example servers (scripts/mcp-servers.sh). Safe to run again.
 set -euo pipefail
 
 debian_packages=(
@@ -77,7 +78,7 @@ missing_tools() {
             pkg-config --exists "$library" || printf '%s\n' "$library (pkg-config)"
         done
     fi
-    for tool in cc xvfb-run xauth node bwrap Xorg xrandr systemd-analyze python3 dbus-daemon; do
+    for tool in cc xvfb-run xauth node npm bwrap Xorg xrandr systemd-analyze python3 dbus-daemon; do
         command -v "$tool" >/dev/null 2>&1 || printf '%s\n' "$tool"
     done
 }
@@ -96,6 +97,10 @@ if is_debian; then
     else
         say "system packages present: ${debian_packages[*]}"
     fi
+    # Debian's nodejs comes without npm (NodeSource's brings its own): the npm caches need it.
+    if ! command -v npm >/dev/null 2>&1; then
+        install_debian_packages npm
+    fi
 fi
 
 mapfile -t missing < <(missing_tools)
@@ -108,7 +113,7 @@ if ((${#missing[@]} > 0)); then
     print_other_distributions
     exit 1
 fi
-say "found webkit2gtk-4.1, gtk+-3.0, libsoup-3.0, cc, xvfb-run, xauth, node, bwrap, python3"
+say "found webkit2gtk-4.1, gtk+-3.0, libsoup-3.0, cc, xvfb-run, xauth, node, npm, bwrap, python3"
 
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -139,3 +144,7 @@ if ((${#missing_components[@]} > 0)); then
     rustup component add "${missing_components[@]}"
 fi
 say "found $(cargo --version), rustfmt and clippy"
+
+# The MCP Apps example servers `lineup mcp` and its tests run, and a Node.js 20 or newer for them
+# (the pinned one from the npm registry where the system's is older, as Debian 12's 18 is).
+bash "$(dirname "${BASH_SOURCE[0]}")/mcp-servers.sh"
