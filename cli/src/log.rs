@@ -18,6 +18,13 @@ pub(crate) fn init() {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };
+    // The MCP SDK of `lineup mcp` reports each session's start and end at info level: only its
+    // warnings, unless `RUST_LOG` names it.
+    let names_rmcp = std::env::var("RUST_LOG").is_ok_and(|filter| filter.contains("rmcp"));
+    let filter = match "rmcp=warn".parse() {
+        Ok(directive) if !names_rmcp => filter.add_directive(directive),
+        _ => filter,
+    };
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

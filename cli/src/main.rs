@@ -7,7 +7,8 @@
 //! One host serves many conversations: each `conversation_id` gets a session of its own, with
 //! its own Surfaces, instance ids, inventory and calls (R-SES-1).
 //! `lineup grants` and `lineup audit` inspect a host's data directory (lineup-store).
-//! `lineup bundle` and `lineup preview` are for Surface authors.
+//! `lineup bundle` and `lineup preview` are for Surface authors; `lineup mcp` for MCP App
+//! authors (an MCP client, which the library crates do not hold: R-MCP-1, R-MCP-2).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -28,6 +29,7 @@ mod grants;
 mod kiosk;
 mod log;
 mod look;
+mod mcp;
 mod policy;
 mod preview;
 
@@ -60,6 +62,9 @@ enum Command {
     /// Run a kiosk: one fullscreen window on a chosen monitor, Surfaces in fixed regions, a
     /// standby screen while none is on screen, the agent reached over a WebSocket.
     Kiosk(kiosk::KioskArgs),
+    /// Run an MCP Apps server over stdio (`lineup mcp -- node dist/index.js --stdio`): list its
+    /// tools, call one, or read a tool's view.
+    Mcp(mcp::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -284,6 +289,7 @@ fn main() -> ExitCode {
         Command::Preview(args) => return preview::run(args),
         Command::Apps(args) => return apps::run(args),
         Command::Kiosk(args) => return kiosk::run(args, env_token),
+        Command::Mcp(args) => return mcp::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
