@@ -85,9 +85,11 @@ fn r_cap_2_the_readme_lists_every_built_in_with_the_risk_the_code_declares() {
 
 // ---- flags ----
 
-/// Programs other than `lineup` that the README shows with flags; theirs are not checked.
-const OTHER_PROGRAMS: [&str; 7] = [
+/// Programs other than `lineup` that the README shows with flags (by name or path); theirs are
+/// not checked.
+const OTHER_PROGRAMS: [&str; 8] = [
     "cargo",
+    "node",
     "lineup-bench",
     "xvfb-run",
     "sudo",
@@ -110,7 +112,7 @@ fn flags(text: &str, with_subcommands: &BTreeSet<String>) -> BTreeSet<(Option<St
     let mut command: Option<Option<String>> = None;
     let mut found = BTreeSet::new();
     for (i, word) in words.iter().enumerate() {
-        if *word == "lineup" || *word == "target/release/lineup" {
+        if ["lineup", "target/release/lineup", "target/debug/lineup"].contains(word) {
             let first = words.get(i + 1).copied().unwrap_or_default();
             let second = words.get(i + 2).copied().unwrap_or_default();
             let second = second.split('|').next().unwrap_or_default();
@@ -121,7 +123,7 @@ fn flags(text: &str, with_subcommands: &BTreeSet<String>) -> BTreeSet<(Option<St
             } else {
                 Some(Some(first.to_owned()))
             };
-        } else if OTHER_PROGRAMS.contains(word) {
+        } else if OTHER_PROGRAMS.contains(&word.rsplit('/').next().unwrap_or_default()) {
             command = Some(None);
         } else if let Some(rest) = word.strip_prefix("--") {
             let name: String = rest
