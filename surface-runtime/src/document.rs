@@ -9,6 +9,7 @@ use lineup_host_core::{
 
 use crate::csp::ContentSecurityPolicy;
 use crate::headers::{security_headers, HTML_UTF8};
+use crate::srcdoc::top_document;
 
 /// How a Surface document is served.
 ///
@@ -237,6 +238,8 @@ fn advance(from: (u32, u32), text: &str) -> (u32, u32) {
 /// already refused `</style` in `css`, and in `js` `</script` and a `<!--` followed by `<script`
 /// with no `-->` after it ([`Breakout`](lineup_host_core::Breakout)), so neither can end its
 /// element early or keep it from ending, and assembly cannot fail.
+///
+/// An MCP App view's document is another one of the host's: see [`SurfaceDocument::mcp_app`].
 #[derive(Clone, PartialEq, Eq)]
 pub struct SurfaceDocument {
     html: String,
@@ -290,6 +293,56 @@ impl SurfaceDocument {
                 sources: options.sources.clone(),
             },
         }
+    }
+
+    /// The document of an MCP App view (R-MCP-7): a fixed top document of the host's own, with
+    /// no script, whose only child frame is an `about:srcdoc` iframe (id
+    /// [`MCP_VIEW_FRAME_ID`](crate::MCP_VIEW_FRAME_ID), `sandbox="allow-scripts"`) holding
+    /// `view_html` escaped into its `srcdoc` attribute. It is served with the headers `options`
+    /// ask for, a Surface's strict policy by default, which the view inherits: no network, no
+    /// workers, no `unsafe-eval`, each frame an opaque origin of its own. `<html>` carries the
+    /// host's language when `options` set one; the theme and the bundle names do not apply.
+    ///
+    /// The document is written in one pass into one allocation of its exact length, so a view of
+    /// 8 MiB (R-MCP-4) costs no copy that grows with the square of its size. Its
+    /// [`layout`](Self::layout) locates nothing: positions the engine reports for the view are
+    /// its srcdoc document's own.
+    ///
+    /// ```
+    /// use lineup_surface_runtime::{DocumentOptions, SurfaceDocument};
+    /// let document = SurfaceDocument::mcp_app(
+    ///     "<p class=\"hi\">Tom & Jerry</p>",
+    ///     &DocumentOptions::default(),
+    /// );
+    /// assert!(document
+    ///     .html()
+    ///     .contains("srcdoc=\"<p class=&quot;hi&quot;>Tom &amp; Jerry</p>\""));
+    /// ```
+    pub fn mcp_app(view_html: &str, options: &DocumentOptions) -> Self {
+        // A LanguageTag holds only ASCII letters, digits and '-': nothing to escape.
+        let open = match options.language() {
+            Some(tag) => format!("<html lang=\"{tag}\">"),
+            None => "<html>".to_owned(),
+        };
+        let nowhere = (0, 0);
+        Self {
+            html: top_document(&open, view_html),
+            headers: security_headers(HTML_UTF8, options.csp()),
+            // Every span ends before line 1, so `locate` finds no part.
+            layout: DocumentLayout {
+                parts: [
+                    (SourcePart::Css, nowhere, nowhere),
+                    (SourcePart::Html, nowhere, nowhere),
+                    (SourcePart::Js, nowhere, nowhere),
+                ],
+                sources: options.sources.clone(),
+            },
+        }
+    }
+
+    /// The text and the headers, taken apart without a copy, for the server that keeps them.
+    pub(crate) fn into_served(self) -> (String, Vec<(&'static str, String)>) {
+        (self.html, self.headers)
     }
 
     /// Where the bundle's parts are in the document, to map the engine's positions back to them.

@@ -51,6 +51,7 @@ mod csp;
 mod document;
 mod headers;
 mod server;
+mod srcdoc;
 mod token;
 
 pub use bridge::{DeliveryKey, CONSOLE_MARKER};
@@ -60,4 +61,5 @@ pub use document::{
     HIGH_CONTRAST_THEME_CSS, THEME_CSS,
 };
 pub use server::{Response, SurfaceServer, SCHEME};
+pub use srcdoc::MCP_VIEW_FRAME_ID;
 pub use token::SurfaceToken;

@@ -124,9 +124,11 @@ pub struct SurfaceServer {
 impl SurfaceServer {
     /// A server for `document` under `token`.
     pub fn new(token: SurfaceToken, document: SurfaceDocument) -> Self {
+        // Moved, not copied: an MCP App view's document may be 8 MiB (R-MCP-4).
+        let (html, headers) = document.into_served();
         let document = Arc::new(Resource {
-            headers: document.headers().to_vec(),
-            body: document.html().as_bytes().to_vec(),
+            headers,
+            body: html.into_bytes(),
         });
         let resources = DOCUMENT_PATHS
             .iter()
