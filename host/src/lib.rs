@@ -84,7 +84,7 @@ pub mod platform {
         language_from_environment, native, risk_in_words, skip_absent_a11y_bus,
         surface_window_title, tao, ArgumentLine, AskingConversation, ComponentAction,
         ComponentBoard, ComponentContent, ComponentProcess, ComponentWindow, ConsentHandle,
-        ConversationName, CursorHider, DeliveryStats, Hardening, HostContainer, Placement,
+        ConversationName, CursorHider, DeliveryStats, Hardening, HostContainer, McpDrop, Placement,
         PromptSnapshot, ProtocolStdout, RememberNotPermitted, Shell, SnapshotElement, SurfaceView,
         SystemWallClock, ViewEvent, COMPONENT_STACK_TITLE, CONSENT_PROMPT_TITLE,
         MAX_AGENT_GRAPHEMES, MAX_ARGUMENTS_SHOWN, MAX_ARGUMENT_KEY_GRAPHEMES,

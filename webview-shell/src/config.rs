@@ -14,6 +14,7 @@ use lineup_host_core::LanguageTag;
 /// | WebKit's bubblewrap sandbox for web processes (R-SEC-8) | on |
 /// | concurrent Surfaces | at most 16 |
 /// | one IPC message from a page | at most 64 KiB, larger ones dropped and reported |
+/// | one JSON-RPC message from an MCP App view | at most 4 MiB, larger ones dropped and reported |
 /// | time the isolation probe may take | 20 s |
 /// | network traffic of a Surface (R-SEC-3) | all of it sent to a proxy that refuses every connection |
 /// | memory of a Surface's web process | 512 MiB, then the process is ended ([`ViewEvent::MemoryExceeded`](crate::ViewEvent::MemoryExceeded)) |
@@ -38,6 +39,7 @@ pub struct ViewConfig {
     memory_limit_mib: u32,
     max_views: usize,
     max_ipc_bytes: usize,
+    max_mcp_message_bytes: usize,
     probe_timeout: Duration,
     language: Option<LanguageTag>,
     text_zoom: f64,
@@ -62,6 +64,7 @@ impl Default for ViewConfig {
             memory_limit_mib: 512,
             max_views: 16,
             max_ipc_bytes: 64 * 1024,
+            max_mcp_message_bytes: 4 * 1024 * 1024,
             probe_timeout: Duration::from_secs(20),
             language: None,
             text_zoom: 1.0,
@@ -88,6 +91,15 @@ impl ViewConfig {
     /// [`ViewEvent::IpcTooLarge`](crate::ViewEvent::IpcTooLarge).
     pub fn with_max_ipc_bytes(mut self, max: usize) -> Self {
         self.max_ipc_bytes = max;
+        self
+    }
+
+    /// JSON-RPC messages an MCP App view posts whose JSON text is longer than `max` bytes are
+    /// dropped by its relay and reported as [`McpDrop::TooLarge`](crate::McpDrop::TooLarge)
+    /// (R-MCP-6, R-MCP-7); the host passes its `Limits::max_mcp_message_bytes`. The bound of the
+    /// Surface bridge's IPC messages is [`ViewConfig::with_max_ipc_bytes`]'s.
+    pub fn with_max_mcp_message_bytes(mut self, max: usize) -> Self {
+        self.max_mcp_message_bytes = max;
         self
     }
 
@@ -223,6 +235,11 @@ impl ViewConfig {
     /// The maximum length of one IPC message, in bytes.
     pub fn max_ipc_bytes(&self) -> usize {
         self.max_ipc_bytes
+    }
+
+    /// The maximum length of one JSON-RPC message from an MCP App view, in bytes.
+    pub fn max_mcp_message_bytes(&self) -> usize {
+        self.max_mcp_message_bytes
     }
 
     /// How long the isolation probe may take.

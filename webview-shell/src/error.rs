@@ -3,7 +3,8 @@
 /// Why the platform layer refused or failed to do something.
 ///
 /// Variants keep apart what the embedder got wrong ([`ShellError::Usage`],
-/// [`ShellError::InvalidState`], [`ShellError::NoContainer`]), what the store could not do
+/// [`ShellError::InvalidState`], [`ShellError::InvalidMcpMessage`],
+/// [`ShellError::WrongViewKind`], [`ShellError::NoContainer`]), what the store could not do
 /// ([`ShellError::Store`]), what the isolation gate decided ([`ShellError::ProbePending`],
 /// [`ShellError::ProbeFailed`], [`ShellError::TooManySurfaces`]) and what the platform could not
 /// do ([`ShellError::Platform`], [`ShellError::Unsupported`]).
@@ -36,6 +37,26 @@ pub enum ShellError {
     InvalidState {
         /// What was wrong with it.
         reason: String,
+    },
+
+    /// The message for an MCP App view was not one JSON object (R-MCP-7); nothing was posted.
+    #[error("a message for an MCP App view must be one JSON object: {reason}")]
+    InvalidMcpMessage {
+        /// What was wrong with it.
+        reason: String,
+    },
+
+    /// The call needs another kind of view: a state for a Surface's bridge sent to an MCP App
+    /// view, which has none, or a message for an MCP App view sent to a Surface's (R-MCP-7).
+    /// Nothing was done.
+    #[error("{call} needs {needs}; this view is {is}")]
+    WrongViewKind {
+        /// The call, as `SurfaceView::deliver_state`.
+        call: &'static str,
+        /// The kind of view it needs.
+        needs: &'static str,
+        /// The kind this view is.
+        is: &'static str,
     },
 
     /// A child view was asked for inside a window that has no container to hold it.

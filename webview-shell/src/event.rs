@@ -59,6 +59,43 @@ pub enum ViewEvent {
     DropRefused,
     /// A file chooser (`<input type=file>`) was refused.
     FileChooserRefused,
+
+    /// A JSON-RPC 2.0 message an MCP App view posted to its host (`window.parent`), as its
+    /// relay passed it on: posted by the view's own frame, one JSON-RPC object, within
+    /// [`ViewConfig::max_mcp_message_bytes`](crate::ViewConfig::max_mcp_message_bytes)
+    /// (R-MCP-7). Its JSON text, checked for that shape only: still to be validated.
+    McpMessage(String),
+    /// A message posted to an MCP App view's host document that its relay dropped, and why
+    /// (R-MCP-7).
+    McpDropped(McpDrop),
+    /// The view's policy blocked a load or an evaluation in some frame of an MCP App view (its
+    /// host document, the view, a frame nested in it), as that frame's
+    /// `securitypolicyviolation` said (R-MCP-10). Every SDK 2.0.x view makes one `script-src`
+    /// report for `eval` at load.
+    McpBlocked {
+        /// The directive that blocked it (`connect-src`, `img-src`, `script-src`, …).
+        directive: String,
+        /// What was blocked: a URL the page wrote, or `eval` or `inline`; at most 6000 bytes.
+        blocked: String,
+    },
+}
+
+/// Why the relay of an MCP App view did not pass a message on to the host (R-MCP-7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McpDrop {
+    /// It was not posted by the view's own frame: a frame nested in the view posting to
+    /// `window.top` or `window.parent.parent`, say.
+    WrongSource,
+    /// It was not one JSON-RPC 2.0 request, notification or response object (an array, a
+    /// string, another `jsonrpc`, a request with a result, data without JSON text).
+    NotJsonRpc,
+    /// Its JSON text was longer than the bound.
+    TooLarge {
+        /// Its length in bytes (UTF-8).
+        len: usize,
+        /// The bound, [`ViewConfig::max_mcp_message_bytes`](crate::ViewConfig::max_mcp_message_bytes).
+        max: usize,
+    },
 }
 
 /// Writes `name(Fingerprint { .. })`: the `Debug` of a variant holding text the page wrote (an
@@ -88,6 +125,13 @@ impl fmt::Debug for ViewEvent {
             ViewEvent::DialogSuppressed => f.write_str("DialogSuppressed"),
             ViewEvent::DropRefused => f.write_str("DropRefused"),
             ViewEvent::FileChooserRefused => f.write_str("FileChooserRefused"),
+            ViewEvent::McpMessage(message) => page_text("McpMessage", message, f),
+            ViewEvent::McpDropped(drop) => f.debug_tuple("McpDropped").field(drop).finish(),
+            ViewEvent::McpBlocked { directive, blocked } => f
+                .debug_struct("McpBlocked")
+                .field("directive", &Fingerprint::of(directive))
+                .field("blocked", &Fingerprint::of(blocked))
+                .finish(),
         }
     }
 }
@@ -111,6 +155,11 @@ mod tests {
             ViewEvent::NavigationRefused(url.clone()),
             ViewEvent::NewWindowRefused(url.clone()),
             ViewEvent::DownloadRefused(url.clone()),
+            ViewEvent::McpMessage(ipc.clone()),
+            ViewEvent::McpBlocked {
+                directive: "connect-src".to_owned(),
+                blocked: url.clone(),
+            },
         ] {
             for text in [format!("{event:?}"), format!("{event:#?}")] {
                 assert!(text.contains("bytes"), "a length is shown: {text}");

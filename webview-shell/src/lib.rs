@@ -50,6 +50,12 @@
 //! # }
 //! ```
 //!
+//! An MCP App view (R-MCP-7) opens with [`Shell::open_mcp_app`] for a
+//! [`SurfaceDocument::mcp_app`](lineup_surface_runtime::SurfaceDocument::mcp_app): the same
+//! hardened view, with no bridge and no page-world message handler; its relay, in a script
+//! world of the host's own, reports [`ViewEvent::McpMessage`], and
+//! [`SurfaceView::post_to_mcp_view`] answers.
+//!
 //! App Capability consent (R-CAP-4) goes through [`PendingConsent`], a request object an
 //! embedder's [`ConsentPrompt`] answers once (dropping it answers `Dismissed`, which the kernel reports `cancelled`), or through the
 //! built-in [`PromptQueue`]: a trusted, host-owned window that shows the agent's strings as text
@@ -95,6 +101,7 @@ mod system_desktop;
 mod title;
 mod trusted;
 mod view;
+mod view_start;
 mod wake_timer;
 mod window_pixels;
 mod windows;
@@ -126,7 +133,7 @@ pub use desktop::{
 };
 pub use engine::{EngineView, SurfaceEngine};
 pub use error::ShellError;
-pub use event::{page_text, ViewEvent};
+pub use event::{page_text, McpDrop, ViewEvent};
 pub use hardening::Hardening;
 pub use kiosk::{
     kiosk_window, monitors, on_terminate, skip_absent_a11y_bus, CursorHider, CursorPolicy,

@@ -21,6 +21,7 @@ use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
 use crate::platform::PlatformView;
+use crate::view_start::ViewStart;
 
 /// Where a pool view's events go once a Surface took it; before that they are dropped.
 type SinkSlot = Rc<RefCell<Option<Box<dyn Fn(ViewEvent)>>>>;
@@ -78,7 +79,7 @@ impl Pooled {
                     height: 360,
                 },
             },
-            false,
+            ViewStart::HiddenSurface,
             Box::new(move |event| match forward.borrow().as_ref() {
                 Some(sink) => sink(event),
                 None => {

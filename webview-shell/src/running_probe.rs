@@ -15,6 +15,7 @@ use crate::event::ViewEvent;
 use crate::gate::Gate;
 use crate::platform::{check_web_processes_sandboxed, web_processes, PlatformView};
 use crate::probe::{network_verdict, probe_server, verdict, ProbeReport, SandboxCheck};
+use crate::view_start::ViewStart;
 
 /// How many times the probe page is loaded at most: an attempt whose web process ended before
 /// it reported, or before its sandbox could be read, learned nothing and is tried again, up to
@@ -116,7 +117,7 @@ impl RunningProbe {
             server,
             &probe_config,
             placement,
-            false,
+            ViewStart::HiddenSurface,
             Box::new(move |event| record(&recorder, event)),
             Gate::open(),
         )

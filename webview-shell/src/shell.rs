@@ -21,6 +21,7 @@ use crate::platform::PlatformView;
 use crate::pool::Pooled;
 use crate::running_probe::RunningProbe;
 use crate::view::{Slot, SurfaceView};
+use crate::view_start::ViewStart;
 
 /// Opens Surface webviews, once the isolation probe has shown that their policy really applies.
 ///
@@ -285,7 +286,14 @@ impl Shell {
         if !self.probe_passed()? {
             return Err(ShellError::ProbePending);
         }
-        self.create(target, server, placement, Box::new(events), Gate::open())
+        self.create(
+            target,
+            server,
+            placement,
+            ViewStart::Surface,
+            Box::new(events),
+            Gate::open(),
+        )
     }
 
     /// Like [`Shell::open`], but while the probe is pending the view is created at once and its
@@ -305,7 +313,14 @@ impl Shell {
     ) -> Result<SurfaceView, ShellError> {
         let passed = self.probe_passed()?;
         if self.engine.is_some() {
-            return self.create(target, server, placement, Box::new(events), Gate::open());
+            return self.create(
+                target,
+                server,
+                placement,
+                ViewStart::Surface,
+                Box::new(events),
+                Gate::open(),
+            );
         }
         let child = matches!(placement, Placement::Child { .. });
         let pooled = self
@@ -313,33 +328,89 @@ impl Shell {
             .borrow()
             .front()
             .is_some_and(|p| &p.token == server.token() && p.is_child() == child);
-        let (view, gate) = if pooled {
-            let slot = Slot::take(&self.live, self.config.max_views())?;
-            let pooled = self
-                .pool
-                .borrow_mut()
-                .pop_front()
-                .ok_or(ShellError::NoContainer)?;
-            let (inner, gate) = pooled.bind(server, &placement, Box::new(events))?;
-            self.taken.set(self.taken.get() + 1);
-            (SurfaceView::new(inner, slot), gate)
-        } else {
-            let gate = if passed { Gate::open() } else { Gate::held() };
-            let view = self.create(
-                target,
-                server,
-                placement,
-                Box::new(events),
-                Rc::clone(&gate),
-            )?;
-            (view, gate)
-        };
+        if !pooled {
+            return self.create_gated(target, server, placement, ViewStart::Surface, events);
+        }
+        let slot = Slot::take(&self.live, self.config.max_views())?;
+        let pooled = self
+            .pool
+            .borrow_mut()
+            .pop_front()
+            .ok_or(ShellError::NoContainer)?;
+        let (inner, gate) = pooled.bind(server, &placement, Box::new(events))?;
+        self.taken.set(self.taken.get() + 1);
+        self.settle(&gate, passed);
+        Ok(SurfaceView::new(inner, slot))
+    }
+
+    /// Opens an MCP App view (R-MCP-7) for `server`, whose document is
+    /// [`SurfaceDocument::mcp_app`](lineup_surface_runtime::SurfaceDocument::mcp_app)'s, at
+    /// `placement`; `events` receives everything the view reports, and is the view's identity
+    /// (R-SEC-4).
+    ///
+    /// The view is hardened as a Surface's is (its own context and sandboxed web process, the
+    /// network wall, no navigation, no popups, the same settings and policy handlers), but it has
+    /// no `LineUpSurface` bridge and no page-world message handler at all: its one way to the
+    /// host is a relay in a script world of the host's own, in the top frame only, which passes
+    /// on what the view's own frame posts to `window.parent` if it is one JSON-RPC 2.0 object
+    /// within [`ViewConfig::max_mcp_message_bytes`], as [`ViewEvent::McpMessage`], and reports
+    /// what it drops as [`ViewEvent::McpDropped`]. A listener in another such world of every
+    /// frame reports each blocked load as [`ViewEvent::McpBlocked`] (R-MCP-10). The host's
+    /// messages go to the view with [`SurfaceView::post_to_mcp_view`].
+    ///
+    /// Like [`Shell::open_gated`], while the probe is pending the view is created at once and
+    /// its document held until the verdict (R-SEC-8). No warm-pool view is used. Refused after
+    /// the probe failed, when [`ViewConfig::max_views`] views are open, and with an embedder's
+    /// engine ([`ShellError::Unsupported`]).
+    ///
+    /// ## Platform-specific
+    /// Linux: WebKitGTK script worlds (`webkit_user_script_new_for_world`,
+    /// `webkit_user_content_manager_register_script_message_handler_in_world`).
+    pub fn open_mcp_app(
+        &self,
+        target: &dyn WindowMaker,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        events: impl Fn(ViewEvent) + 'static,
+    ) -> Result<SurfaceView, ShellError> {
+        if self.engine.is_some() {
+            return Err(ShellError::Unsupported(
+                "MCP App views need the platform's webview, not an embedder's engine",
+            ));
+        }
+        self.create_gated(target, server, placement, ViewStart::McpApp, events)
+    }
+
+    /// A cold view whose document is held until the probe passed, if it has not yet.
+    fn create_gated(
+        &self,
+        target: &dyn WindowMaker,
+        server: SurfaceServer,
+        placement: Placement<'_>,
+        start: ViewStart,
+        events: impl Fn(ViewEvent) + 'static,
+    ) -> Result<SurfaceView, ShellError> {
+        let passed = self.probe_passed()?;
+        let gate = if passed { Gate::open() } else { Gate::held() };
+        let view = self.create(
+            target,
+            server,
+            placement,
+            start,
+            Box::new(events),
+            Rc::clone(&gate),
+        )?;
+        self.settle(&gate, passed);
+        Ok(view)
+    }
+
+    /// Opens `gate` now if the probe passed, else leaves it to the probe's verdict (R-SEC-8).
+    fn settle(&self, gate: &Rc<Gate>, passed: bool) {
         if passed {
             gate.pass();
         } else {
-            self.gates.borrow_mut().push(Rc::downgrade(&gate));
+            self.gates.borrow_mut().push(Rc::downgrade(gate));
         }
-        Ok(view)
     }
 
     /// The token of the pool view the next [`Shell::open_gated`] takes, if one is ready: the
@@ -398,6 +469,7 @@ impl Shell {
         target: &dyn WindowMaker,
         server: SurfaceServer,
         placement: Placement<'_>,
+        start: ViewStart,
         events: Box<dyn Fn(ViewEvent)>,
         gate: Rc<Gate>,
     ) -> Result<SurfaceView, ShellError> {
@@ -413,7 +485,8 @@ impl Shell {
             )?;
             return Ok(SurfaceView::from_engine(inner, slot));
         }
-        let inner = PlatformView::new(target, server, &self.config, placement, true, events, gate)?;
+        let inner =
+            PlatformView::new(target, server, &self.config, placement, start, events, gate)?;
         Ok(SurfaceView::new(inner, slot))
     }
 

@@ -61,11 +61,41 @@ impl SurfaceView {
     /// document, which parses it with the `JSON.parse` it captured before any guest code ran, so
     /// the page's subscribers get the state exactly as sent (R-UI-3). The entry point needs this
     /// view's delivery key, which page code cannot learn (R-UI-6).
+    ///
+    /// An MCP App view has no bridge: [`ShellError::WrongViewKind`].
     pub fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
-        let state = state_script_argument(state_json)?;
+        let state =
+            one_json_object(state_json).map_err(|reason| ShellError::InvalidState { reason })?;
         match &self.inner {
             Inner::Platform(view) => view.deliver_state(state),
             Inner::Engine(view) => view.deliver_state(state),
+        }
+    }
+
+    /// Posts `json`, one JSON object (a JSON-RPC 2.0 message of the host's), to the view of an
+    /// MCP App view ([`Shell::open_mcp_app`](crate::Shell::open_mcp_app)), as its relay's world
+    /// calling `postMessage(JSON.parse(json), "*")` on the view's frame: in the view,
+    /// `event.source === window.parent`, which the SDK's `PostMessageTransport` checks
+    /// (R-MCP-7). Messages arrive in the order they are posted; one posted before the view's
+    /// frame exists (before its document committed) is lost, with a warning in the log.
+    ///
+    /// Refused with [`ShellError::InvalidMcpMessage`] when `json` is not one JSON object, and
+    /// with [`ShellError::WrongViewKind`] for a Surface's view; nothing is posted then.
+    ///
+    /// ## Platform-specific
+    /// Linux: `webkit_web_view_call_async_javascript_function` in the relay's script world, the
+    /// text passed as an argument, never lexed as script. An embedder's engine shows no MCP App
+    /// view.
+    pub fn post_to_mcp_view(&self, json: &str) -> Result<(), ShellError> {
+        let message =
+            one_json_object(json).map_err(|reason| ShellError::InvalidMcpMessage { reason })?;
+        match &self.inner {
+            Inner::Platform(view) => view.post_to_mcp_view(message),
+            Inner::Engine(_) => Err(ShellError::WrongViewKind {
+                call: "SurfaceView::post_to_mcp_view",
+                needs: "an MCP App view",
+                is: "a Surface's view of an embedder's engine",
+            }),
         }
     }
 
@@ -272,21 +302,21 @@ impl Drop for Slot {
     }
 }
 
-/// Checks that `state_json` is one JSON object and returns its text without surrounding space.
-fn state_script_argument(state_json: &str) -> Result<&str, ShellError> {
+/// Checks that `json` is one JSON object and returns its text without surrounding space, or
+/// what is wrong with it.
+fn one_json_object(json: &str) -> Result<&str, String> {
     // Checked without keeping a copy: a large state is copied once, into the delivery.
     let raw: &serde_json::value::RawValue =
-        serde_json::from_str(state_json).map_err(|e| ShellError::InvalidState {
-            reason: e.to_string(),
-        })?;
+        serde_json::from_str(json).map_err(|e| e.to_string())?;
     let text = raw.get();
     if !text.starts_with('{') {
-        return Err(ShellError::InvalidState {
-            reason: format!("got `{}`", text.chars().take(16).collect::<String>()),
-        });
+        return Err(format!(
+            "got `{}`",
+            text.chars().take(16).collect::<String>()
+        ));
     }
     // The parse took nothing but JSON whitespace around the value.
-    Ok(state_json.trim_matches([' ', '\t', '\n', '\r']))
+    Ok(json.trim_matches([' ', '\t', '\n', '\r']))
 }
 
 #[cfg(test)]
@@ -296,7 +326,7 @@ mod tests {
     #[test]
     fn r_ui_3_state_must_be_one_json_object() {
         assert_eq!(
-            state_script_argument(" {\"city\":\"上海\"} ").ok(),
+            one_json_object(" {\"city\":\"上海\"} ").ok(),
             Some("{\"city\":\"上海\"}")
         );
         for bad in [
@@ -310,13 +340,7 @@ mod tests {
             "{} {}",
             "{}\n//",
         ] {
-            assert!(
-                matches!(
-                    state_script_argument(bad),
-                    Err(ShellError::InvalidState { .. })
-                ),
-                "{bad:?} must be refused"
-            );
+            assert!(one_json_object(bad).is_err(), "{bad:?} must be refused");
         }
     }
 

@@ -65,6 +65,11 @@ impl ViewInput {
             ViewEvent::DialogSuppressed => ViewInput::Refused(Refusal::Dialog),
             ViewEvent::DropRefused => ViewInput::Refused(Refusal::Drop),
             ViewEvent::FileChooserRefused => ViewInput::Refused(Refusal::FileChooser),
+            // The host opens no MCP App view yet (`Shell::open_mcp_app`): the kernel's MCP
+            // router takes these once it is joined to the session (R-MCP-7, R-MCP-10).
+            ViewEvent::McpMessage(_) | ViewEvent::McpDropped(_) | ViewEvent::McpBlocked { .. } => {
+                ViewInput::Nothing
+            }
         }
     }
 }

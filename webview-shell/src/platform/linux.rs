@@ -42,6 +42,7 @@ mod guard;
 mod handlers;
 mod harden;
 mod layers;
+mod mcp_relay;
 mod network;
 mod notice;
 mod placeholder;
@@ -85,11 +86,22 @@ use crate::error::ShellError;
 use crate::event::ViewEvent;
 use crate::gate::Gate;
 use crate::hardening::Hardening;
+use crate::view_start::ViewStart;
 
 /// Where the view sits: a window it owns, or a `gtk::Fixed` inside the embedder's window.
 enum Container {
     Window(Box<Window>),
     Child(gtk::Fixed),
+}
+
+/// How the page talks to the host: a Surface's bridge, or an MCP App view's relay.
+enum Channel {
+    /// The `LineUpSurface` bridge, a user script of the top frame with the secret of this
+    /// view's state entry point, which only the bridge and this view know (R-UI-6); wry's `ipc`
+    /// handler in the page world.
+    Bridge(DeliveryKey),
+    /// The relay of a script world of the host's own; no page-world handler (R-MCP-7).
+    McpRelay,
 }
 
 /// One hardened Surface webview.
@@ -105,9 +117,8 @@ pub(crate) struct PlatformView {
     url: String,
     /// States waiting for the one in flight to finish (R-UI-3).
     deliveries: Rc<std::cell::RefCell<DeliveryQueue>>,
-    /// The secret of this view's state entry point; only the bridge user script and this view
-    /// know it (R-UI-6).
-    delivery: DeliveryKey,
+    /// The bridge with its delivery key, or the MCP relay.
+    channel: Channel,
     /// What the Surface scheme answers; shared with the context's scheme handler so that an
     /// embedder's reload can swap the document under the same token.
     server: Rc<RefCell<SurfaceServer>>,
@@ -122,20 +133,29 @@ impl PlatformView {
         server: SurfaceServer,
         config: &ViewConfig,
         placement: Placement<'_>,
-        visible: bool,
+        start: ViewStart,
         sink: Box<dyn Fn(ViewEvent)>,
         gate: Rc<Gate>,
     ) -> Result<Self, ShellError> {
+        let visible = start.visible();
         let queue = EventQueue::new(sink);
         let url = server.url();
         // The phases of an open, for `lineup-bench`'s profile (#12); off unless a subscriber
         // asks for the `lineup_phase` target.
         tracing::debug!(target: "lineup_phase", phase = "view_start", %url);
         let server = Rc::new(RefCell::new(server));
-        let mut key = [0u8; 16];
-        getrandom::fill(&mut key)
-            .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
-        let delivery = DeliveryKey::from_random_bytes(key);
+        let channel = if start.is_mcp_app() {
+            Channel::McpRelay
+        } else {
+            let mut key = [0u8; 16];
+            getrandom::fill(&mut key)
+                .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;
+            Channel::Bridge(DeliveryKey::from_random_bytes(key))
+        };
+        let bridge = match &channel {
+            Channel::Bridge(key) => Some(key),
+            Channel::McpRelay => None,
+        };
 
         let context = surface_context(config, Rc::clone(&server), &queue, gate)?;
         tracing::debug!(target: "lineup_phase", phase = "context_created", %url);
@@ -158,14 +178,14 @@ impl PlatformView {
                     )
                     .map_err(|e| ShellError::Platform(format!("cannot create a window: {e}")))?;
                 let vbox = window.default_vbox().ok_or(ShellError::NoContainer)?;
-                let webview = wry_builder(config, &seed, &queue, &delivery, visible)
+                let webview = wry_builder(config, &seed, &queue, bridge, visible)
                     .build_gtk(vbox)
                     .map_err(wry_error)?;
                 (Container::Window(Box::new(window)), webview)
             }
             Placement::Child { parent, bounds } => {
                 let fixed = child_container(parent)?;
-                let webview = wry_builder(config, &seed, &queue, &delivery, visible)
+                let webview = wry_builder(config, &seed, &queue, bridge, visible)
                     .with_bounds(wry_rect(bounds))
                     .build_gtk(&fixed)
                     .map_err(wry_error)?;
@@ -181,6 +201,9 @@ impl PlatformView {
             ));
         }
         harden(&engine_view, config, &url, &queue);
+        if matches!(channel, Channel::McpRelay) {
+            mcp_relay::install(&engine_view, config.max_mcp_message_bytes(), &queue)?;
+        }
         let presses = Rc::new(std::cell::Cell::new(0u64));
         for signal in ["button-press-event", "key-press-event", "touch-event"] {
             let counted = Rc::clone(&presses);
@@ -203,7 +226,7 @@ impl PlatformView {
             queue,
             url,
             deliveries: Rc::default(),
-            delivery,
+            channel,
             server,
             presses,
         })
@@ -272,16 +295,39 @@ impl PlatformView {
     /// One delivery is in flight at a time: a newer state waits for it, replacing any older one
     /// that waited, and goes when the web process reports the one in flight done.
     pub(crate) fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
+        let Channel::Bridge(delivery) = &self.channel else {
+            return Err(ShellError::WrongViewKind {
+                call: "SurfaceView::deliver_state",
+                needs: "a Surface's view",
+                is: "an MCP App view, which has no LineUpSurface bridge",
+            });
+        };
         let now = self.deliveries.borrow_mut().offer(state_json.to_owned());
         if let Some(state) = now {
             evaluate_deliveries(
                 &self.engine_view,
-                Rc::new(self.delivery.state_function_body()),
+                Rc::new(delivery.state_function_body()),
                 Rc::clone(&self.deliveries),
                 state,
             );
         }
         Ok(())
+    }
+
+    /// Posts `json`, one JSON object as text, to an MCP App view's frame from its relay's
+    /// world, so that the view sees `event.source === window.parent` (R-MCP-7).
+    pub(crate) fn post_to_mcp_view(&self, json: &str) -> Result<(), ShellError> {
+        match self.channel {
+            Channel::McpRelay => {
+                mcp_relay::post(&self.engine_view, json);
+                Ok(())
+            }
+            Channel::Bridge(_) => Err(ShellError::WrongViewKind {
+                call: "SurfaceView::post_to_mcp_view",
+                needs: "an MCP App view",
+                is: "a Surface's view",
+            }),
+        }
     }
 
     /// How this view's state deliveries went.
@@ -437,6 +483,11 @@ impl Drop for PlatformView {
     fn drop(&mut self) {
         self.queue.close();
         release_engine_view(&self.engine_view);
+        if let (Channel::McpRelay, Some(manager)) =
+            (&self.channel, self.engine_view.user_content_manager())
+        {
+            mcp_relay::release(&manager);
+        }
     }
 }
 
@@ -456,23 +507,20 @@ fn release_engine_view(view: &webkit2gtk::WebView) {
     }
 }
 
-/// The wry side of the view: the bridge as a user script of the top frame, IPC into this view's
-/// queue, new windows refused, devtools as configured, autoplay off.
+/// The wry side of the view: for a Surface (`bridge`), the bridge as a user script of the top
+/// frame and IPC into this view's queue; for an MCP App view neither, so wry registers no
+/// page-world handler and defines no `window.ipc` (R-MCP-7). New windows refused, devtools as
+/// configured, autoplay off.
 fn wry_builder<'a>(
     config: &ViewConfig,
     seed: &webkit2gtk::WebView,
     queue: &Rc<EventQueue>,
-    delivery: &DeliveryKey,
+    bridge: Option<&DeliveryKey>,
     visible: bool,
 ) -> WebViewBuilder<'a> {
-    let ipc = Rc::downgrade(queue);
-    let max_ipc = config.max_ipc_bytes();
     let windows = Rc::downgrade(queue);
-    WebViewBuilder::new()
+    let builder = WebViewBuilder::new()
         .with_related_view(seed.clone())
-        // R-UI-6, R-UI-6a: runs at the start of every top-level document, before any guest
-        // code; a user script is not in the document, so the page cannot read its key.
-        .with_initialization_script_for_main_only(delivery.bridge_script(), true)
         // Not used while the view is related to the seed; ephemeral should that ever change.
         .with_incognito(true)
         .with_devtools(config.devtools())
@@ -487,7 +535,16 @@ fn wry_builder<'a>(
             tracing::debug!(%url, "new window refused (R-SEC-2)");
             push(&windows, ViewEvent::NewWindowRefused(url));
             wry::NewWindowResponse::Deny
-        })
+        });
+    let Some(delivery) = bridge else {
+        return builder;
+    };
+    let ipc = Rc::downgrade(queue);
+    let max_ipc = config.max_ipc_bytes();
+    builder
+        // R-UI-6, R-UI-6a: runs at the start of every top-level document, before any guest
+        // code; a user script is not in the document, so the page cannot read its key.
+        .with_initialization_script_for_main_only(delivery.bridge_script(), true)
         // R-SEC-4: this closure belongs to this view alone; whatever frame posted, the message
         // is this view's.
         .with_ipc_handler(move |request| {

@@ -27,7 +27,7 @@ impl PlatformView {
         _server: SurfaceServer,
         _config: &ViewConfig,
         _placement: Placement<'_>,
-        _visible: bool,
+        _start: crate::view_start::ViewStart,
         _sink: Box<dyn Fn(ViewEvent)>,
         _gate: std::rc::Rc<crate::gate::Gate>,
     ) -> Result<Self, ShellError> {
@@ -39,6 +39,10 @@ impl PlatformView {
     }
 
     pub(crate) fn deliver_state(&self, _state_json: &str) -> Result<(), ShellError> {
+        match self.never {}
+    }
+
+    pub(crate) fn post_to_mcp_view(&self, _json: &str) -> Result<(), ShellError> {
         match self.never {}
     }
 
