@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use gtk::glib;
-use lineup_host::platform::{Placement, Shell, SurfaceView, ViewEvent};
+use lineup_host::platform::{McpDrop, Placement, Shell, SurfaceView, ViewEvent};
 use lineup_host::{ProbeStatus, ViewConfig};
 use lineup_host_core::InlineBundle;
 use lineup_surface_runtime::{DocumentOptions, SurfaceDocument, SurfaceServer, SurfaceToken};
@@ -106,6 +106,52 @@ impl Log {
     /// The `data` of the first bridge event called `name`.
     pub fn first_post(&self, name: &str) -> Option<Value> {
         self.posts(name).into_iter().next()
+    }
+
+    /// Every JSON-RPC message an MCP App view's relay passed on, parsed, in order.
+    pub fn mcp_messages(&self) -> Vec<Value> {
+        self.0
+            .borrow()
+            .iter()
+            .filter_map(|e| match e {
+                ViewEvent::McpMessage(text) => serde_json::from_str::<Value>(text).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The relayed JSON-RPC messages whose `method` is `method`, in order.
+    pub fn mcp_method(&self, method: &str) -> Vec<Value> {
+        self.mcp_messages()
+            .into_iter()
+            .filter(|m| m["method"] == method)
+            .collect()
+    }
+
+    /// What the relay dropped, in order.
+    pub fn mcp_dropped(&self) -> Vec<McpDrop> {
+        self.0
+            .borrow()
+            .iter()
+            .filter_map(|e| match e {
+                ViewEvent::McpDropped(drop) => Some(*drop),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every blocked load reported, as (directive, what was blocked), in order.
+    pub fn mcp_blocked(&self) -> Vec<(String, String)> {
+        self.0
+            .borrow()
+            .iter()
+            .filter_map(|e| match e {
+                ViewEvent::McpBlocked { directive, blocked } => {
+                    Some((directive.clone(), blocked.clone()))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The URLs of every refused navigation, in order.
@@ -251,11 +297,39 @@ impl Harness {
             DocumentOptions::default()
         };
         let document = SurfaceDocument::assemble(&bundle, &options);
-        let token = page.token.unwrap_or_else(|| {
-            self.next_token.set(self.next_token.get().wrapping_add(1));
-            [self.next_token.get(); 16]
-        });
+        let token = page.token.unwrap_or_else(|| self.next_token());
         SurfaceServer::new(SurfaceToken::from_random_bytes(token), document)
+    }
+
+    /// A token no view of this harness had.
+    fn next_token(&self) -> [u8; 16] {
+        self.next_token.set(self.next_token.get().wrapping_add(1));
+        [self.next_token.get(); 16]
+    }
+
+    /// Opens an MCP App view of `view_html` ([`SurfaceDocument::mcp_app`], the strict policy)
+    /// in a window of its own with [`Shell::open_mcp_app`], and waits for its document to load.
+    pub fn open_mcp(&mut self, view_html: &str) -> Result<(SurfaceView, Log), String> {
+        let document = SurfaceDocument::mcp_app(view_html, &DocumentOptions::default());
+        let token = SurfaceToken::from_random_bytes(self.next_token());
+        let server = SurfaceServer::new(token, document);
+        let log = Log::default();
+        let placement = Placement::Window {
+            title: "lineup mcp test".to_owned(),
+            width: 400,
+            height: 300,
+        };
+        let view = self
+            .shell
+            .open_mcp_app(&self.event_loop, server, placement, log.sink())
+            .map_err(|e| format!("open_mcp_app failed: {e}"))?;
+        if !self.wait(&[], || log.has(|e| *e == ViewEvent::LoadFinished)) {
+            return Err(format!(
+                "the MCP App view did not load; events: {:?}",
+                log.events()
+            ));
+        }
+        Ok((view, log))
     }
 
     /// Opens `page` in a window of its own and waits for it to load and send `ready`.

@@ -21,7 +21,7 @@
 //! The process runs under `LANG=C.UTF-8`, set before the first web context.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
-mod cache;
+pub(crate) mod cache;
 mod evidence;
 mod inline;
 mod packaged;

@@ -24,6 +24,7 @@ mod input;
 mod isolation;
 mod leaks;
 mod libraries;
+mod mcp_view;
 mod pool;
 mod probe;
 mod recovery;
@@ -58,6 +59,7 @@ const GROUPS: &[(&str, fn())] = &[
     ("consent", consent::run),
     ("isolation", isolation::run),
     ("probe", probe::run),
+    ("mcp_view", mcp_view::run),
     ("bridge", bridge::run),
     ("authors", authors::run),
     ("pool", pool::run),
