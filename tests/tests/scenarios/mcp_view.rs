@@ -47,6 +47,10 @@ pub(crate) fn run() {
         network,
     );
     h.run(
+        "r_mcp_4_an_8_mib_view_dense_with_characters_to_escape_loads_and_posts",
+        eight_mib,
+    );
+    h.run(
         "r_mcp_7_the_unmodified_sdk_app_initializes_and_gets_a_tool_result",
         sdk::app_initializes,
     );
@@ -410,6 +414,38 @@ fn network(h: &mut Harness) -> Outcome {
     );
     no_ipc(&log)?;
     println!("    blocked loads: {:?}", log.mcp_blocked());
+    view.close();
+    Ok(())
+}
+
+/// R-MCP-4: a view of 8 MiB, dense with `&` and `"`, goes into the `srcdoc` attribute whole:
+/// its last script runs and posts, and the text before it arrived intact. (Text, not elements:
+/// half a million elements would pass the 512 MiB ceiling of the view's web process.)
+fn eight_mib(h: &mut Harness) -> Outcome {
+    let unit = "a&b\"c&amp;d ";
+    // The page's text of one unit: the view's own `&amp;` is one `&`.
+    let shown = "a&b\"c&d ";
+    let units = 8 * 1024 * 1024 / unit.len();
+    let padding = unit.repeat(units);
+    let script = format!(
+        "var text = document.getElementById('pad').textContent;
+         note('big/done', {{ length: text.length, tail: text.slice(-{tail}) }});",
+        tail = shown.len()
+    );
+    let html = view(&format!("<p id=\"pad\">{padding}</p>"), &script);
+    ensure!(
+        html.len() >= 8 * 1024 * 1024 - unit.len(),
+        "{} bytes",
+        html.len()
+    );
+    let (view, log) = h.open_mcp(&html)?;
+    let done = relayed(h, &log, "big/done")?;
+    ensure!(
+        done["params"]["length"] == units * shown.len() && done["params"]["tail"] == shown,
+        "the 8 MiB view's text arrived changed: {}",
+        done["params"]
+    );
+    no_ipc(&log)?;
     view.close();
     Ok(())
 }
