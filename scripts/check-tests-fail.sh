@@ -13,7 +13,7 @@
 #                             store/tests/crash.rs `sigkill_at_random_moments_loses_no_committed_record`
 #                             fails. (Before, its child `crash_child` also counted as a test that
 #                             passed, checking nothing.)
-#   capability-revoked.patch  host-core/src/capability/pipeline/calls.rs: `Calls::admit` gives a call
+#   capability-revoked.patch  host-core/src/capability/pipeline/calls.rs: `Pipeline::admit` gives a call
 #                             to a capability that was offered and then withdrawn no answer at
 #                             all instead of `revoked` (R-INV-4). host-core/tests/capabilities/registry.rs
 #                             `r_inv_4_once_offered_then_unregistered_or_hidden_is_revoked` fails

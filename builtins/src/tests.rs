@@ -49,7 +49,8 @@ impl Kernel {
         Self { session }
     }
 
-    /// Sends an `app.call` and answers the key lookup: what follows.
+    /// Sends an `app.call` (its key is looked up in the session's store, in memory): what
+    /// follows.
     fn call(&mut self, call_id: &str, capability: &str, arguments: Value) -> Vec<Effect> {
         let envelope = json!({
             "v": 1, "id": format!("m-{call_id}"), "type": "lineup.v1.app.call",
@@ -59,14 +60,7 @@ impl Kernel {
                 "expires_at": "2026-08-02T12:10:00Z", "arguments": arguments
             }
         });
-        let effects = self.session.handle_inbound(envelope.to_string().as_bytes());
-        match effects.iter().find_map(|e| match e {
-            Effect::Capability(CapabilityEffect::LookupCall { ticket, .. }) => Some(*ticket),
-            _ => None,
-        }) {
-            Some(ticket) => self.answer(ticket, Answer::Call(None)),
-            None => effects,
-        }
+        self.session.handle_inbound(envelope.to_string().as_bytes())
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer) -> Vec<Effect> {
@@ -515,18 +509,11 @@ fn dialog_through_the_kernel(
         if let Some(result) = result_of(&effects) {
             return result;
         }
-        if let Some(ack) = capability_effect(&effects, |e| match e {
-            CapabilityEffect::PersistCall { ack: Some(t), .. } => Some(*t),
-            _ => None,
-        }) {
-            effects = kernel.answer(ack, Answer::Persisted);
-            continue;
-        }
         let run = capability_effect(&effects, |e| match e {
             CapabilityEffect::Run(r) => Some(r.clone()),
             _ => None,
         })
-        .expect("a result, a persist or a run");
+        .expect("a result or a run");
         assert!(
             builtins.run(SessionId::STANDALONE, run, &sink).is_none(),
             "a built-in's run"

@@ -9,8 +9,10 @@
 //!
 //! App Capabilities (`app.call`) are a kernel of their own that a session runs once the embedder
 //! calls [`Session::enable_capabilities`]: the registry ([`Capability`]), the inventory, consent
-//! by risk, exactly-once execution and the audit, all as [`CapabilityEffect`]s that the platform
-//! executes against a [`CapabilityStore`] and answers by [`Ticket`].
+//! by risk, exactly-once execution and the audit. The kernel keeps its records through the
+//! [`StorePort`] the platform provides ([`SessionConfig::store`], over a [`CapabilityStore`]),
+//! called as each step needs it; what comes later (consent, the hook, a handler's run) it asks
+//! as [`CapabilityEffect`]s, which the platform answers by [`Ticket`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -89,12 +91,13 @@ pub use capability::{
     CapabilityEffect, CapabilityLimits, CapabilityPolicy, CapabilityProvider, CapabilitySetup,
     CapabilityStore, ConsentAnswer, ConsentRequest, Decision, DecisionSource, GrantKey,
     GrantRecord, HandlerError, HookAnswer, HookRequest, MemoryStore, PolicyRule, PromptWording,
-    Registry, RevisionEpoch, RunRequest, Ticket, WallClock, MAX_ACTIVITY, UNVOUCHED_PREFIX,
+    Registry, RevisionEpoch, RunRequest, StoreFailure, StoreOp, StorePort, Ticket, WallClock,
+    MAX_ACTIVITY, UNVOUCHED_PREFIX,
 };
 pub use component::{
     validate_answer, AnswerRefusal, ComponentClosed, ComponentEffect, ComponentKey, ComponentKind,
     ComponentOpen, ComponentRef, ComponentSet, InputKind, InstanceRecord, InstanceStore,
-    InstanceStoreError, Placement, RecordStatus, ShownComponent, StoredRecords, UserAnswer, Via,
+    InstanceStoreError, Placement, RecordStatus, ShownComponent, UserAnswer, Via,
     DEFAULT_MAX_LENGTH, MAX_COMPONENT_BYTES, MAX_COMPONENT_DEPTH, MAX_DRAFT_BYTES,
     MAX_FALLBACK_BYTES, MAX_RECORDS_PER_IDENTITY, MAX_SAFE_INTEGER, RECORD_TTL_SECS, V1,
 };

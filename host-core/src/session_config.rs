@@ -1,11 +1,13 @@
 //! How a [`Session`](crate::Session) is set up: its clock, its bundle policy (R-SEC-7), its
-//! configuration and the app catalog it shares with the other sessions of its host.
+//! configuration, and the app catalog and store port it shares with the other sessions of its
+//! host.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
 
 use crate::apps::AppCatalog;
+use crate::capability::StorePort;
 use crate::component::ComponentSet;
 use crate::ids::Party;
 use crate::ids::{ConversationId, PartyId};
@@ -85,6 +87,12 @@ pub struct SessionConfig {
     /// Whether Markdown links are live controls or inert text (R-STD-11); `Confirm` by
     /// default, `Off` in kiosk mode.
     pub link_policy: LinkPolicy,
+    /// Where the kernel keeps what outlives a restart, called where a step needs it (the
+    /// store module's table): call records, grants, the audit and the names offered (R-CAP-5,
+    /// R-CAP-6, R-INV-4), and a vouched session's records of its open components and
+    /// hibernated Surfaces (R-STD-15, #29). Every session of a host shares the host's; the
+    /// default keeps calls in memory and no restoration records ([`StorePort::memory`]).
+    pub store: StorePort,
 }
 
 /// A shared [`AppCatalog`] in a [`SessionConfig`]; every session of a host uses the same.
@@ -114,6 +122,7 @@ impl SessionConfig {
             app_catalog: None,
             standard_components: ComponentSet::default(),
             link_policy: LinkPolicy::default(),
+            store: StorePort::memory(),
         }
     }
 }

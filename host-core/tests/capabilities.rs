@@ -1,7 +1,8 @@
 //! Table-driven tests of the App Capability kernel (issue 8 items 2–5, 7): a script of `app.call`
 //! envelopes and platform answers, and the answers, prompts, runs, records and audit it must
-//! produce. A small in-memory `CapabilityStore` executes the store effects, as the SQLite crate
-//! will. Each test is named after the rule it guards.
+//! produce. The session's store port holds an in-memory store, each of its calls logged, whose
+//! writes of call records fail (a locked database) or return late (a slow disk) when a test
+//! says so. Each test is named after the rule it guards.
 #![allow(clippy::unwrap_used)]
 
 #[path = "capabilities/deadlines.rs"]
@@ -13,17 +14,17 @@ mod registry;
 #[path = "capabilities/risk.rs"]
 mod risk;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
 use lineup_host_core::{
-    Activity, AgentIdentity, Answer, ArgumentRule, AuditKind, AuditRecord, CallRecord, CallState,
-    Capability, CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup,
+    Activity, AgentIdentity, Answer, ArgumentRule, AuditKind, AuditRecord, CallKey, CallRecord,
+    CallState, Capability, CapabilityEffect, CapabilityLimits, CapabilityName, CapabilitySetup,
     CapabilityStore, Clock, ConsentAnswer, ConsentRequest, ConversationId, Decision,
     DecisionSource, Effect, GrantKey, GrantRecord, HandlerError, HookAnswer, HookRequest,
     JsonObject, MemoryStore, Message, OpaqueVersion, PartyId, RevisionEpoch, Risk, RunRequest,
-    Session, SessionConfig, Ticket, Timestamp, UsageError, WallClock,
+    Session, SessionConfig, StorePort, Ticket, Timestamp, UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -56,7 +57,97 @@ impl WallClock for ManualWall {
     }
 }
 
-// ---- an in-memory store, executing the kernel's store effects as a real one would ----
+// ---- the store: in memory, each call logged, writes that fail or take long on demand ----
+
+/// What a store answers while it is locked.
+#[derive(Debug)]
+struct Locked;
+
+impl std::fmt::Display for Locked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("database is locked")
+    }
+}
+
+impl std::error::Error for Locked {}
+
+/// A memory store never fails.
+fn never(e: std::convert::Infallible) -> Locked {
+    match e {}
+}
+
+/// The session's store: `memory`, every call the kernel makes written to `log` (beside the
+/// effects the harness sees, so their order shows), the next `failing` writes of call records
+/// in one state refused, and a `running` record's write returning only once the wall clock
+/// reads `slow_running` (the deadline may pass during it).
+#[derive(Clone)]
+struct Rigged {
+    memory: MemoryStore,
+    log: Rc<RefCell<Vec<String>>>,
+    failing: Rc<Cell<(&'static str, u32)>>,
+    slow_running: Rc<Cell<Option<i64>>>,
+    wall: ManualWall,
+}
+
+impl CapabilityStore for Rigged {
+    type Error = Locked;
+
+    fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, Locked> {
+        self.memory.next_revision_epoch().map_err(never)
+    }
+
+    fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Locked> {
+        self.memory.unfinished_calls().map_err(never)
+    }
+
+    fn call(&mut self, owner: &AgentIdentity, key: &CallKey) -> Result<Option<CallRecord>, Locked> {
+        self.log
+            .borrow_mut()
+            .push(format!("look up {}", key.call_id));
+        self.memory.call(owner, key).map_err(never)
+    }
+
+    fn put_call(&mut self, record: &CallRecord) -> Result<(), Locked> {
+        let (id, state) = (&record.key.call_id, record.state.as_str());
+        if let (failing, n @ 1..) = self.failing.get() {
+            if failing == state {
+                self.failing.set((failing, n - 1));
+                self.log
+                    .borrow_mut()
+                    .push(format!("write {id} {state}: locked"));
+                return Err(Locked);
+            }
+        }
+        if let (CallState::Running, Some(at)) = (&record.state, self.slow_running.get()) {
+            self.wall.0.set(at);
+        }
+        self.log.borrow_mut().push(format!("write {id} {state}"));
+        self.memory.put_call(record).map_err(never)
+    }
+
+    fn grant(&mut self, key: &GrantKey) -> Result<Option<GrantRecord>, Locked> {
+        self.log
+            .borrow_mut()
+            .push(format!("check grant {}", key.capability));
+        self.memory.grant(key).map_err(never)
+    }
+
+    fn put_grant(&mut self, grant: &GrantRecord) -> Result<(), Locked> {
+        self.memory.put_grant(grant).map_err(never)
+    }
+
+    fn grants(&mut self) -> Result<Vec<GrantRecord>, Locked> {
+        self.memory.grants().map_err(never)
+    }
+
+    fn revoke_grant(&mut self, key: &GrantKey) -> Result<bool, Locked> {
+        self.memory.revoke_grant(key).map_err(never)
+    }
+
+    fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Locked> {
+        self.memory.append_audit(record).map_err(never)
+    }
+}
 
 // ---- the harness: a session, its clocks, the store, and what reached the platform ----
 
@@ -64,10 +155,11 @@ struct Harness {
     s: Session,
     mono: ManualClock,
     wall: ManualWall,
+    /// The records, shared with the session's store.
     store: MemoryStore,
-    /// Acknowledge `running` records at once (turn off to watch persist-before-run).
-    auto_ack: bool,
-    /// Every capability effect, in order, and every message sent.
+    /// The session's store, to fail or slow its writes.
+    rig: Rigged,
+    /// Every effect, in order, and every message sent.
     trace: Vec<Effect>,
     sent: Vec<Value>,
     prompts: Vec<ConsentRequest>,
@@ -75,7 +167,6 @@ struct Harness {
     runs: Vec<RunRequest>,
     activities: Vec<Activity>,
     withdrawn: Vec<Ticket>,
-    acks: Vec<Ticket>,
 }
 
 const CONV: &str = "conv_01";
@@ -121,8 +212,16 @@ impl Harness {
     fn restart(mut store: MemoryStore, who: Option<&str>, limits: CapabilityLimits) -> Self {
         let mono = ManualClock::default();
         let wall = ManualWall::default();
+        let rig = Rigged {
+            memory: store.clone(),
+            log: Rc::default(),
+            failing: Rc::default(),
+            slow_running: Rc::default(),
+            wall: wall.clone(),
+        };
         let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
         config.conversation_id = Some(ConversationId::try_from(CONV).unwrap());
+        config.store = StorePort::new(rig.clone());
         let mut s = Session::new(config, Box::new(mono.clone())).unwrap();
         let mut setup =
             CapabilitySetup::new(store.next_revision_epoch().unwrap(), Box::new(wall.clone()));
@@ -135,7 +234,7 @@ impl Harness {
             mono,
             wall,
             store,
-            auto_ack: true,
+            rig,
             trace: Vec::new(),
             sent: Vec::new(),
             prompts: Vec::new(),
@@ -143,59 +242,59 @@ impl Harness {
             runs: Vec::new(),
             activities: Vec::new(),
             withdrawn: Vec::new(),
-            acks: Vec::new(),
         };
         h.drive(fx);
         h
     }
 
-    /// Executes effects like a platform: store work at once (answering tickets), prompts, hooks
-    /// and runs collected for the test to answer.
+    /// Collects effects like a platform: prompts, hooks and runs for the test to answer; a run
+    /// and an `app.result` are also written to the store's log, among the store's calls.
     fn drive(&mut self, effects: Vec<Effect>) {
-        let mut queue: std::collections::VecDeque<Effect> = effects.into();
-        while let Some(effect) = queue.pop_front() {
-            let mut answer = None;
+        for effect in effects {
             match &effect {
-                Effect::Send(m) => self.sent.push(serde_json::from_str(&m.to_json()).unwrap()),
+                Effect::Send(m) => {
+                    if let Message::AppResult(r) = m {
+                        let answer = format!("answer {}", r.payload.call_id);
+                        self.rig.log.borrow_mut().push(answer);
+                    }
+                    self.sent.push(serde_json::from_str(&m.to_json()).unwrap());
+                }
                 Effect::Capability(c) => match c {
-                    CapabilityEffect::LookupCall { ticket, key, owner } => {
-                        let record = self.store.call(owner, key).unwrap().map(Box::new);
-                        answer = Some((*ticket, Answer::Call(record)));
-                    }
-                    CapabilityEffect::PersistCall { ack, record } => {
-                        self.store.put_call(record).unwrap();
-                        if let Some(t) = ack {
-                            if self.auto_ack {
-                                answer = Some((*t, Answer::Persisted));
-                            } else {
-                                self.acks.push(*t);
-                            }
-                        }
-                    }
-                    CapabilityEffect::CheckGrant { ticket, key } => {
-                        let found = self.store.grant(key).unwrap().is_some();
-                        answer = Some((*ticket, Answer::Grant(found)));
-                    }
-                    CapabilityEffect::RememberGrant(g) => self.store.put_grant(g).unwrap(),
-                    CapabilityEffect::Audit(a) => self.store.append_audit(a).unwrap(),
                     CapabilityEffect::Prompt(p) => self.prompts.push(p.clone()),
                     CapabilityEffect::Hook(h) => self.hooks.push(h.clone()),
-                    CapabilityEffect::Run(r) => self.runs.push(r.clone()),
+                    CapabilityEffect::Run(r) => {
+                        self.rig
+                            .log
+                            .borrow_mut()
+                            .push(format!("run {}", r.call.call_id));
+                        self.runs.push(r.clone());
+                    }
                     CapabilityEffect::Activity(a) => self.activities.push(a.clone()),
                     CapabilityEffect::Withdraw(t) => self.withdrawn.push(*t),
-                    CapabilityEffect::RememberOffered {
-                        agent,
-                        capabilities,
-                    } => self.store.remember_offered(agent, capabilities).unwrap(),
                 },
                 other => panic!("unexpected {other:?}"),
             }
             self.trace.push(effect);
-            if let Some((ticket, answer)) = answer {
-                let more = self.s.answered(ticket, answer).unwrap();
-                queue.extend(more);
-            }
         }
+    }
+
+    /// The next `n` writes of call records in `state` fail, as a locked database's do.
+    fn fail_writes(&self, state: &'static str, n: u32) {
+        self.rig.failing.set((state, n));
+    }
+
+    /// The store's log so far: lookups, writes, grant checks, and the runs beside them.
+    fn log(&self) -> Vec<String> {
+        self.rig.log.borrow().clone()
+    }
+
+    /// How many times the record of `call_id` was written in `state`, kept or not.
+    fn writes(&self, call_id: &str, state: &str) -> usize {
+        let kept = format!("write {call_id} {state}");
+        self.log()
+            .iter()
+            .filter(|l| **l == kept || **l == format!("{kept}: locked"))
+            .count()
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer) {
@@ -284,10 +383,10 @@ impl Harness {
             .collect()
     }
 
-    fn audit_of(&self, call_id: &str) -> Vec<&AuditRecord> {
+    fn audit_of(&self, call_id: &str) -> Vec<AuditRecord> {
         self.store
             .audit()
-            .iter()
+            .into_iter()
             .filter(|a| a.call.call_id.as_str() == call_id)
             .collect()
     }
@@ -300,7 +399,7 @@ fn url_args() -> Value {
 fn record(h: &Harness, call_id: &str) -> CallRecord {
     h.store
         .calls()
+        .into_iter()
         .find(|r| r.key.call_id.as_str() == call_id)
-        .cloned()
         .unwrap()
 }

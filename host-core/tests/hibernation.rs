@@ -93,9 +93,7 @@ fn a_wake_keeps_the_key_and_gets_the_latest_state_after_the_new_ready_outside_ev
     }
     // Far more wakes than the reopen budget (3) and the reload-loop bound (5): none closes it.
     for round in 0..10 {
-        let woken = s
-            .wake(&key, &mut Vec::new())
-            .expect("an open Surface wakes");
+        let woken = s.wake(&key).expect("an open Surface wakes");
         assert_eq!(woken.key, key, "the key stays");
         let fx = s.handle_bridge(&key, READY_NEW);
         match fx.as_slice() {
@@ -121,7 +119,7 @@ fn a_wake_keeps_the_key_and_gets_the_latest_state_after_the_new_ready_outside_ev
         instance: "gone".try_into().unwrap(),
         ..key
     };
-    assert!(s.wake(&stale, &mut Vec::new()).is_none());
+    assert!(s.wake(&stale).is_none());
 }
 
 #[test]

@@ -1,44 +1,39 @@
 //! R-STD-15 through the kernel: a vouched session keeps a record of each component instance on
-//! every change and forgets it at close; a draft is kept except a `secret` input's; an
-//! unvouched session keeps nothing; after a restart the records come back as shown instances
-//! with `restored` events, and a tampered record is forgotten, not shown.
+//! every change and forgets it at close, through its store port; a draft is kept except a
+//! `secret` input's; an unvouched session keeps and reads nothing; after a restart the records
+//! come back as shown instances with `restored` events, and a tampered record is forgotten, not
+//! shown.
 #![allow(clippy::unwrap_used)]
 
 mod support;
 
 use lineup_host_core::{
-    Answer, ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord,
-    Limits, Message, PageInput, PartyId, RecordStatus, Session, StoredRecords, SurfaceKey, Ticket,
-    UserAnswer, Via,
+    ComponentEffect, ComponentKind, ComponentSet, Effect, InputKind, InstanceRecord, Limits,
+    Message, PageInput, PartyId, RecordStatus, Session, SurfaceKey, UserAnswer, Via,
 };
 use serde_json::{json, Value};
-use support::{config, envelope, Still};
+use support::{config, envelope, forgets, kept_components, Records, Still, Write};
 
-fn session(vouched: bool) -> Session {
+/// A session offering every component, vouched for `a1` or not, and its records store.
+fn session(vouched: bool) -> (Session, Records) {
+    let records = Records::default();
     let mut config = config(Limits::default());
     config.standard_components = ComponentSet::all_v1();
+    config.store = records.port();
     if vouched {
         config.agent_id = Some(PartyId::try_from("a1").unwrap());
     }
-    Session::new(config, Box::new(Still)).unwrap()
+    (Session::new(config, Box::new(Still)).unwrap(), records)
 }
 
-fn records(fx: &[Effect]) -> Vec<InstanceRecord> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Component(ComponentEffect::Persist { owner, record }) => {
-                assert_eq!(owner.as_str(), "a1");
-                Some((**record).clone())
-            }
-            _ => None,
-        })
-        .collect()
+/// The records the kernel kept since the last look.
+fn records(log: &Records) -> Vec<InstanceRecord> {
+    kept_components(&log.take())
 }
 
-fn forgets(fx: &[Effect]) -> usize {
-    fx.iter()
-        .filter(|e| matches!(e, Effect::Component(ComponentEffect::Forget { .. })))
-        .count()
+/// How many records the kernel forgot since the last look.
+fn forgot(log: &Records) -> usize {
+    forgets(&log.take())
 }
 
 fn key_of(fx: &[Effect]) -> SurfaceKey {
@@ -57,29 +52,29 @@ fn input(secret: bool) -> Value {
 
 #[test]
 fn r_std_15_a_vouched_instance_is_kept_on_every_change_and_forgotten_at_close() {
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
     let key = key_of(&fx);
-    let kept = records(&fx);
+    let kept = records(&log);
     assert_eq!(kept.len(), 1, "{fx:?}");
     assert_eq!(kept[0].component, "input");
     assert_eq!((kept[0].status, kept[0].round), (RecordStatus::Open, 1));
     assert_eq!(kept[0].conversation.as_str(), "c1");
 
     // The user's draft is kept...
-    let fx = s.handle_page(&key, PageInput::ComponentDraft(&json!("half a ti")));
-    assert_eq!(records(&fx)[0].draft, Some(json!("half a ti")));
+    let _ = s.handle_page(&key, PageInput::ComponentDraft(&json!("half a ti")));
+    assert_eq!(records(&log)[0].draft, Some(json!("half a ti")));
     // ...unless it is not the answer's shape.
-    let fx = s.handle_page(&key, PageInput::ComponentDraft(&json!({"x": 1})));
-    assert!(records(&fx).is_empty());
+    let _ = s.handle_page(&key, PageInput::ComponentDraft(&json!({"x": 1})));
+    assert!(records(&log).is_empty());
 
     // A patch is kept with its id.
-    let fx = s.handle_inbound(&envelope(
+    let _ = s.handle_inbound(&envelope(
         "m-2",
         "ui.patch",
         json!({"instance_id": "i1", "state": {"error": "Shorter"}}),
     ));
-    assert_eq!(records(&fx)[0].state_from.as_str(), "m-2");
+    assert_eq!(records(&log)[0].state_from.as_str(), "m-2");
 
     // An answer is kept with its data; the draft goes.
     let answer = UserAnswer::Submit {
@@ -87,8 +82,8 @@ fn r_std_15_a_vouched_instance_is_kept_on_every_change_and_forgotten_at_close() 
         via: Via::Host,
         input: InputKind::Keyboard,
     };
-    let fx = s.component_answered(&key, answer.clone()).unwrap();
-    let kept = records(&fx);
+    let _ = s.component_answered(&key, answer.clone()).unwrap();
+    let kept = records(&log);
     assert_eq!(kept[0].status, RecordStatus::Answered);
     assert_eq!(kept[0].draft, None);
     assert_eq!(
@@ -97,17 +92,18 @@ fn r_std_15_a_vouched_instance_is_kept_on_every_change_and_forgotten_at_close() 
     );
 
     // The agent's close forgets it.
-    let fx = s.handle_inbound(&envelope("m-3", "ui.close", json!({"instance_id": "i1"})));
-    assert_eq!(forgets(&fx), 1, "{fx:?}");
+    let _ = s.handle_inbound(&envelope("m-3", "ui.close", json!({"instance_id": "i1"})));
+    assert_eq!(forgot(&log), 1);
 }
 
 #[test]
 fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(true)));
     let key = key_of(&fx);
-    let fx = s.handle_page(&key, PageInput::ComponentDraft(&json!("hunter2")));
-    assert!(records(&fx).is_empty(), "a secret draft was kept: {fx:?}");
+    assert_eq!(records(&log).len(), 1, "the open is kept");
+    let _ = s.handle_page(&key, PageInput::ComponentDraft(&json!("hunter2")));
+    assert!(records(&log).is_empty(), "a secret draft was kept");
     // A form keeps its other fields' drafts, never the secret one.
     let fx = s.handle_inbound(&envelope(
         "m-2",
@@ -119,27 +115,27 @@ fn r_std_15_a_secret_draft_and_an_unvouched_session_keep_nothing() {
                    {"name": "admin", "kind": "toggle", "label": "Admin"}]}}}),
     ));
     let form = key_of(&fx);
-    let fx = s.handle_page(
+    let _ = log.take();
+    let _ = s.handle_page(
         &form,
         PageInput::ComponentDraft(&json!({"user": "ops", "pass": "hunter2", "admin": true})),
     );
-    let draft = records(&fx)[0].draft.clone().unwrap();
+    let kept = records(&log);
+    let draft = kept[0].draft.clone().unwrap();
     assert_eq!(draft, json!({"user": "ops", "admin": true}));
-    assert!(!serde_json::to_string(&records(&fx))
-        .unwrap()
-        .contains("hunter2"));
+    assert!(!serde_json::to_string(&kept).unwrap().contains("hunter2"));
 
-    let mut s = session(false);
+    let (mut s, log) = session(false);
     let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
-    assert!(s.restore_request().is_none());
+    assert!(s.restore().is_empty());
     let key = key_of(&fx);
-    let fx2 = s.handle_page(&key, PageInput::ComponentDraft(&json!("x")));
-    assert!(records(&fx).is_empty() && records(&fx2).is_empty());
+    let _ = s.handle_page(&key, PageInput::ComponentDraft(&json!("x")));
+    assert_eq!(log.take(), Vec::new(), "nothing kept, forgotten or read");
 }
 
 #[test]
 fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let submit = |answer: Value| UserAnswer::Submit {
         answer,
         via: Via::Host,
@@ -148,6 +144,7 @@ fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
     // An `input` of type `secret`: the record keeps the answer's id and round, not its value.
     let fx = s.handle_inbound(&envelope("m-1", "ui.open", input(true)));
     let key = key_of(&fx);
+    let _ = log.take();
     let fx = s
         .component_answered(&key, submit(json!("hunter2")))
         .unwrap();
@@ -162,7 +159,7 @@ fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
         serde_json::to_string(&sent).unwrap().contains("hunter2"),
         "positive control: the agent gets the answer itself"
     );
-    let kept = records(&fx);
+    let kept = records(&log);
     let last = kept[0].last.clone().unwrap();
     assert!(!last.as_map().contains_key("answer"), "{last:?}");
     assert!(last.as_map()["answer_id"].is_string());
@@ -178,10 +175,11 @@ fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
                    {"name": "pass", "kind": "input", "label": "Password", "type": "secret"}]}}}),
     ));
     let form = key_of(&fx);
-    let fx = s
+    let _ = log.take();
+    let _ = s
         .component_answered(&form, submit(json!({"user": "ops", "pass": "hunter2"})))
         .unwrap();
-    let kept = records(&fx);
+    let kept = records(&log);
     let answer = kept[0].last.as_ref().unwrap().as_map()["answer"].clone();
     assert_eq!(answer, json!({"user": "ops"}));
     assert!(!serde_json::to_string(&kept).unwrap().contains("hunter2"));
@@ -193,11 +191,12 @@ fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
         "component": {"id": "input", "version": "1", "props": {"label": "Title", "type": "text"}}}),
     ));
     let text = key_of(&fx);
-    let fx = s
+    let _ = log.take();
+    let _ = s
         .component_answered(&text, submit(json!("A title")))
         .unwrap();
     assert_eq!(
-        records(&fx)[0].last.as_ref().unwrap().as_map()["answer"],
+        records(&log)[0].last.as_ref().unwrap().as_map()["answer"],
         json!("A title")
     );
 }
@@ -205,7 +204,7 @@ fn r_std_15_a_secret_answer_never_reaches_a_record_in_either_form() {
 #[test]
 fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_forgotten() {
     // The first run: an open choice with a draft, and an answered confirm.
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let fx = s.handle_inbound(&envelope(
         "m-1",
         "ui.open",
@@ -214,7 +213,9 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
                    {"value": "eu", "label": "Europe"}, {"value": "us", "label": "US"}]}}}),
     ));
     let choice = key_of(&fx);
-    let mut kept = records(&s.handle_page(&choice, PageInput::ComponentDraft(&json!("us"))));
+    let _ = log.take();
+    let _ = s.handle_page(&choice, PageInput::ComponentDraft(&json!("us")));
+    let mut kept = records(&log);
     let fx = s.handle_inbound(&envelope(
         "m-2",
         "ui.open",
@@ -227,7 +228,9 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
         via: Via::Host,
         input: InputKind::Pointer,
     };
-    let answered = records(&s.component_answered(&confirm, yes.clone()).unwrap());
+    let _ = log.take();
+    let _ = s.component_answered(&confirm, yes.clone()).unwrap();
+    let answered = records(&log);
     let answer_id = answered[0].last.as_ref().unwrap().as_map()["answer_id"].clone();
     kept.extend(answered);
 
@@ -242,26 +245,24 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
     elsewhere.instance_id = "other".try_into().unwrap();
     kept.push(elsewhere);
 
-    // The restart: the same identity re-establishes the conversation.
-    let mut s = session(true);
-    let fx = s.handle_inbound(&envelope("m-9", "ui.close", json!({"instance_id": "none"})));
-    assert!(
-        fx.iter()
-            .chain(s.restore_request().iter())
-            .any(|e| matches!(
-                e,
-                Effect::Component(ComponentEffect::Restore { ticket, owner, conversation })
-                    if *ticket == Ticket::RECORDS && owner.as_str() == "a1" && conversation.as_str() == "c1"
-            )),
-        "no restore request"
+    // The restart: the same identity re-establishes the conversation, and its records are
+    // read back from the store, once, for its own identity and conversation.
+    let (mut s, log) = session(true);
+    log.stored(kept, Vec::new());
+    let _ = s.handle_inbound(&envelope("m-9", "ui.close", json!({"instance_id": "none"})));
+    let _ = log.take();
+    let fx = s.restore();
+    let asked = log.take();
+    assert_eq!(
+        asked
+            .iter()
+            .filter(|w| matches!(w, Write::Read(..)))
+            .collect::<Vec<_>>(),
+        [&Write::Read(
+            PartyId::try_from("a1").unwrap(),
+            "c1".try_into().unwrap()
+        )]
     );
-    let records = StoredRecords {
-        components: kept,
-        surfaces: Vec::new(),
-    };
-    let fx = s
-        .answered(Ticket::RECORDS, Answer::Records(Box::new(records.clone())))
-        .unwrap();
     let shown: Vec<(String, bool, Option<Value>)> = fx
         .iter()
         .filter_map(|e| match e {
@@ -292,7 +293,11 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
     assert_eq!(restored[0]["opened_by"], "m-1");
     assert_eq!(restored[1]["status"], "answered");
     assert_eq!(restored[1]["last"]["answer_id"], answer_id);
-    assert_eq!(forgets(&fx), 1, "the tampered record is forgotten: {fx:?}");
+    assert_eq!(
+        forgets(&asked),
+        1,
+        "the tampered record is forgotten: {asked:?}"
+    );
     assert_eq!(s.component_count(), 2);
     // The restored question answers in its kept round; the answered one stays locked.
     let restored_choice = fx
@@ -310,31 +315,25 @@ fn r_std_15_records_come_back_shown_with_restored_events_and_tampered_ones_are_f
         input: InputKind::Pointer,
     };
     assert!(s.component_answered(&restored_choice, pick).is_ok());
-    // One read-back per request: the same answer again changes nothing.
-    let again = s
-        .answered(Ticket::RECORDS, Answer::Records(Box::new(records)))
-        .unwrap();
+    // What is open stays as it is: a second read-back shows nothing again.
+    let again = s.restore();
     assert!(again.is_empty(), "{again:?}");
 }
 
-/// The one store protocol (#50): the read-back of records is an answer to its own ticket like
-/// any other; unasked it is ignored, and an answer of another kind for it, or records for a
-/// capability's ticket, is refused by kind.
+/// The one store protocol (#50): the read-back of records is a call of the session's store
+/// port, for its own identity and conversation, answered as the call returns; an unvouched
+/// session reads nothing.
 #[test]
-fn a_read_back_of_records_is_answered_by_ticket_and_refused_by_kind() {
-    let mut s = session(true);
+fn a_read_back_of_records_is_a_call_of_the_store_port_for_the_sessions_identity() {
+    let (mut s, log) = session(true);
     let _ = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
-    let records = || Answer::Records(Box::default());
-    // Not asked for: ignored.
-    assert_eq!(s.answered(Ticket::RECORDS, records()), Ok(Vec::new()));
-    assert!(s.restore_request().is_some());
-    let wrong = s.answered(Ticket::RECORDS, Answer::Grant(true));
-    assert!(
-        matches!(&wrong, Err(e) if e.to_string().contains("a read-back of records")),
-        "{wrong:?}"
-    );
-    let misplaced = s.answered(Ticket(7), records());
-    assert!(misplaced.is_err(), "{misplaced:?}");
-    // The request still waits: its answer is taken.
-    assert_eq!(s.answered(Ticket::RECORDS, records()), Ok(Vec::new()));
+    let _ = log.take();
+    assert!(s.restore().is_empty(), "nothing stored, nothing restored");
+    let owner = PartyId::try_from("a1").unwrap();
+    assert_eq!(log.take(), [Write::Read(owner, "c1".try_into().unwrap())]);
+    // Not vouched: no call at all.
+    let (mut s, log) = session(false);
+    let _ = s.handle_inbound(&envelope("m-1", "ui.open", input(false)));
+    assert!(s.restore().is_empty());
+    assert_eq!(log.take(), Vec::new());
 }

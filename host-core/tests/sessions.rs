@@ -5,8 +5,7 @@
 //! guards.
 #![allow(clippy::unwrap_used)]
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -14,8 +13,8 @@ use lineup_host_core::{
     AgentIdentity, Answer, Capability, CapabilityEffect, CapabilityName, CapabilitySetup,
     CapabilityStore, Clock, CloseReason, ComponentSet, ConversationId, Effect, GoneReason,
     JsonObject, Limits, MemoryStore, OpaqueVersion, PageInput, PartyId, Risk, SessionConfig,
-    SessionEffects, SessionFactory, SessionId, Sessions, SurfaceKey, Timestamp, UsageError,
-    WallClock,
+    SessionEffects, SessionFactory, SessionId, Sessions, StorePort, SurfaceKey, Timestamp,
+    UsageError, WallClock,
 };
 use serde_json::{json, Value};
 
@@ -39,7 +38,7 @@ impl WallClock for Wall {
 /// Hands out the shared clock and, with capabilities on, an epoch of the shared store.
 struct Factory {
     clock: ManualClock,
-    store: Option<Rc<RefCell<MemoryStore>>>,
+    store: Option<MemoryStore>,
 }
 
 impl SessionFactory for Factory {
@@ -51,10 +50,10 @@ impl SessionFactory for Factory {
         &mut self,
         agent: Option<&AgentIdentity>,
     ) -> Result<Option<CapabilitySetup>, String> {
-        let Some(store) = &self.store else {
+        let Some(store) = &mut self.store else {
             return Ok(None);
         };
-        let epoch = store.borrow_mut().next_revision_epoch().unwrap();
+        let epoch = store.next_revision_epoch().unwrap();
         let mut setup = CapabilitySetup::new(epoch, Box::new(Wall));
         setup.agent = agent.cloned();
         Ok(Some(setup))
@@ -64,7 +63,8 @@ impl SessionFactory for Factory {
 struct Table {
     t: Sessions,
     clock: ManualClock,
-    store: Rc<RefCell<MemoryStore>>,
+    /// The records, shared with the sessions' store port.
+    store: MemoryStore,
     /// What was sent, as JSON, in order.
     sent: Vec<Value>,
     /// Handlers asked to run: (session, ticket, tag).
@@ -75,13 +75,14 @@ struct Table {
 
 fn table_with(limits: Limits, capabilities: bool) -> Table {
     let clock = ManualClock::default();
-    let store = Rc::new(RefCell::new(MemoryStore::default()));
+    let store = MemoryStore::default();
     let factory = Factory {
         clock: clock.clone(),
-        store: capabilities.then(|| Rc::clone(&store)),
+        store: capabilities.then(|| store.clone()),
     };
     let mut template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
     template.limits = limits;
+    template.store = StorePort::new(store.clone());
     Table {
         t: Sessions::new(template, Box::new(factory)).unwrap(),
         clock,
@@ -175,58 +176,24 @@ impl Table {
         self.t.handle_inbound(bytes)
     }
 
-    /// Executes capability effects against the store, answering tickets to their session;
-    /// runs are collected.
+    /// Collects what was sent, the prompts and the runs, each with its session.
     fn drive(&mut self, fx: SessionEffects) {
-        let mut queue = VecDeque::from([fx]);
-        while let Some(SessionEffects { session, effects }) = queue.pop_front() {
-            for effect in effects {
-                let answer = match effect {
-                    Effect::Send(m) => {
-                        self.sent.push(serde_json::from_str(&m.to_json()).unwrap());
-                        None
-                    }
-                    Effect::Capability(c) => {
-                        let mut store = self.store.borrow_mut();
-                        match c {
-                            CapabilityEffect::LookupCall { ticket, key, owner } => Some((
-                                ticket,
-                                Answer::Call(store.call(&owner, &key).unwrap().map(Box::new)),
-                            )),
-                            CapabilityEffect::PersistCall { ack, record } => {
-                                store.put_call(&record).unwrap();
-                                ack.map(|t| (t, Answer::Persisted))
-                            }
-                            CapabilityEffect::Audit(a) => {
-                                store.append_audit(&a).unwrap();
-                                None
-                            }
-                            CapabilityEffect::CheckGrant { ticket, key } => {
-                                Some((ticket, Answer::Grant(store.grant(&key).unwrap().is_some())))
-                            }
-                            CapabilityEffect::RememberGrant(grant) => {
-                                store.put_grant(&grant).unwrap();
-                                None
-                            }
-                            CapabilityEffect::Prompt(prompt) => {
-                                self.prompts.push((session, prompt.ticket));
-                                None
-                            }
-                            CapabilityEffect::Run(run) => {
-                                let tag =
-                                    run.arguments.as_map()["tag"].as_str().unwrap().to_owned();
-                                self.runs.push((session, run.ticket, tag));
-                                None
-                            }
-                            CapabilityEffect::Activity(_) => None,
-                            other => panic!("unexpected {other:?}"),
-                        }
-                    }
-                    _ => None,
-                };
-                if let Some((ticket, answer)) = answer {
-                    queue.push_back(self.t.answered(session, ticket, answer).unwrap());
+        let SessionEffects { session, effects } = fx;
+        for effect in effects {
+            match effect {
+                Effect::Send(m) => {
+                    self.sent.push(serde_json::from_str(&m.to_json()).unwrap());
                 }
+                Effect::Capability(CapabilityEffect::Prompt(prompt)) => {
+                    self.prompts.push((session, prompt.ticket));
+                }
+                Effect::Capability(CapabilityEffect::Run(run)) => {
+                    let tag = run.arguments.as_map()["tag"].as_str().unwrap().to_owned();
+                    self.runs.push((session, run.ticket, tag));
+                }
+                Effect::Capability(CapabilityEffect::Activity(_)) => {}
+                Effect::Capability(other) => panic!("unexpected {other:?}"),
+                _ => {}
             }
         }
     }
@@ -584,7 +551,7 @@ fn a_call_running_when_its_session_ends_is_recorded_and_nothing_is_sent() {
     };
     // Any identity finds the key's record (another's, when not its own).
     let anyone = lineup_host_core::AgentIdentity::try_from("anyone").unwrap();
-    let record = CapabilityStore::call(&mut *h.store.borrow_mut(), &anyone, &key)
+    let record = CapabilityStore::call(&mut h.store, &anyone, &key)
         .unwrap()
         .unwrap();
     assert!(record.state.is_finished(), "{record:?}");

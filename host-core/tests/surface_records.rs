@@ -8,19 +8,19 @@
 
 mod support;
 
-use lineup_host_core::{
-    Answer, ComponentEffect, Effect, Limits, Message, PartyId, Session, StoredRecords, SurfaceKey,
-    SurfaceRecord, Ticket,
-};
+use lineup_host_core::{Effect, Limits, Message, PartyId, Session, SurfaceKey, SurfaceRecord};
 use serde_json::{json, Value};
-use support::{config, envelope, Still};
+use support::{config, envelope, forgets, kept_surfaces, Records, Still};
 
-fn session(vouched: bool) -> Session {
+/// A session, vouched for `a1` or not, and its records store.
+fn session(vouched: bool) -> (Session, Records) {
+    let records = Records::default();
     let mut config = config(Limits::default());
+    config.store = records.port();
     if vouched {
         config.agent_id = Some(PartyId::try_from("a1").unwrap());
     }
-    Session::new(config, Box::new(Still)).unwrap()
+    (Session::new(config, Box::new(Still)).unwrap(), records)
 }
 
 fn open(s: &mut Session, id: &str, instance: &str) -> SurfaceKey {
@@ -44,42 +44,37 @@ fn patch(s: &mut Session, id: &str, n: u32) -> Vec<Effect> {
     ))
 }
 
-fn kept(fx: &[Effect]) -> Vec<SurfaceRecord> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Component(ComponentEffect::PersistSurface { owner, record }) => {
-                assert_eq!(owner.as_str(), "a1");
-                Some((**record).clone())
-            }
-            _ => None,
-        })
-        .collect()
+/// The hibernated Surfaces' records the kernel kept since the last look.
+fn kept(log: &Records) -> Vec<SurfaceRecord> {
+    kept_surfaces(&log.take())
 }
 
-fn forgets(fx: &[Effect]) -> usize {
-    fx.iter()
-        .filter(|e| matches!(e, Effect::Component(ComponentEffect::Forget { .. })))
-        .count()
+/// How many records the kernel forgot since the last look.
+fn forgot(log: &Records) -> usize {
+    forgets(&log.take())
 }
 
 const READY: &str = r#"{"namespace":"lineup.surface.v1","type":"ready","document":"0123456789abcdef0123456789abcdef"}"#;
 
 /// The record of `w` after it was opened by `m1`, hibernated and patched by `p1` to `{n:1}`.
 fn recorded() -> SurfaceRecord {
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let key = open(&mut s, "m1", "w");
-    let _ = s.hibernated(&key);
-    kept(&patch(&mut s, "p1", 1)).pop().unwrap()
+    s.hibernated(&key);
+    let _ = log.take();
+    let _ = patch(&mut s, "p1", 1);
+    kept(&log).pop().unwrap()
 }
 
 #[test]
 fn a_vouched_sessions_hibernated_surface_is_kept_follows_its_patches_and_is_forgotten_at_wake() {
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let key = open(&mut s, "m1", "w");
     // Live: a patch keeps nothing.
-    assert!(kept(&patch(&mut s, "p0", 7)).is_empty());
-    let fx = s.hibernated(&key);
-    let record = kept(&fx).pop().expect("hibernated: kept");
+    let _ = patch(&mut s, "p0", 7);
+    assert!(kept(&log).is_empty());
+    s.hibernated(&key);
+    let record = kept(&log).pop().expect("hibernated: kept");
     assert_eq!(record.instance_id.as_str(), "w");
     assert_eq!(record.conversation.as_str(), "c1");
     assert_eq!(record.state.to_json(), r#"{"n":7}"#);
@@ -93,34 +88,34 @@ fn a_vouched_sessions_hibernated_surface_is_kept_follows_its_patches_and_is_forg
     // Asleep: every patch is kept, and none is delivered.
     let fx = patch(&mut s, "p1", 8);
     assert!(!fx.iter().any(|e| matches!(e, Effect::DeliverState { .. })));
-    let record = kept(&fx).pop().expect("a patch while asleep: kept");
+    let record = kept(&log).pop().expect("a patch while asleep: kept");
     assert_eq!(
         (record.state.to_json().as_str(), record.state_from.as_str()),
         (r#"{"n":8}"#, "p1")
     );
     // Woken: forgotten, and patches are not kept any more.
-    let mut woke = Vec::new();
-    s.wake(&key, &mut woke).unwrap();
-    assert_eq!(forgets(&woke), 1);
-    assert!(kept(&patch(&mut s, "p2", 9)).is_empty());
+    s.wake(&key).unwrap();
+    assert_eq!(forgot(&log), 1);
+    let _ = patch(&mut s, "p2", 9);
+    assert!(kept(&log).is_empty());
     // Hibernated again, then closed by the agent: forgotten.
-    let _ = s.hibernated(&key);
-    let fx = s.handle_inbound(&envelope(
+    s.hibernated(&key);
+    let _ = log.take();
+    let _ = s.handle_inbound(&envelope(
         "c",
         "ui.close",
         json!({"instance_id": "w", "reason": "done"}),
     ));
-    assert_eq!(forgets(&fx), 1, "{fx:?}");
+    assert_eq!(forgot(&log), 1);
 }
 
 #[test]
 fn an_unvouched_session_keeps_no_record_and_a_page_cannot_send_restored() {
-    let mut s = session(false);
+    let (mut s, log) = session(false);
     let key = open(&mut s, "m1", "w");
-    assert!(s.hibernated(&key).is_empty());
-    assert!(patch(&mut s, "p1", 1)
-        .iter()
-        .all(|e| !matches!(e, Effect::Component(ComponentEffect::PersistSurface { .. }))));
+    s.hibernated(&key);
+    let _ = patch(&mut s, "p1", 1);
+    assert_eq!(log.take(), Vec::new(), "nothing kept");
     let _ = s.handle_bridge(&key, READY);
     let fx = s.handle_bridge(
         &key,
@@ -145,10 +140,10 @@ fn an_unvouched_session_keeps_no_record_and_a_page_cannot_send_restored() {
 #[test]
 fn after_a_restart_the_record_opens_hibernated_and_gets_its_latest_state_at_ready() {
     let record = recorded();
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     // The conversation is established by the agent's first envelope.
     let _ = open(&mut s, "m9", "other");
-    let fx = read_back(&mut s, vec![record.clone()]);
+    let fx = read_back(&mut s, &log, vec![record.clone()]);
     let key = match fx.as_slice() {
         [Effect::OpenHibernated(open), Effect::Send(Message::UiEvent(event))] => {
             let event: Value =
@@ -165,11 +160,12 @@ fn after_a_restart_the_record_opens_hibernated_and_gets_its_latest_state_at_read
     };
     assert_eq!(s.surface_count(), 2);
     // It is open to the agent: a patch is taken (and kept: it sleeps).
-    assert_eq!(kept(&patch(&mut s, "p2", 2)).len(), 1);
+    let _ = log.take();
+    let _ = patch(&mut s, "p2", 2);
+    assert_eq!(kept(&log).len(), 1);
     // Shown: it wakes, its record is forgotten, and its page gets the latest state.
-    let mut woke = Vec::new();
-    s.wake(&key, &mut woke).unwrap();
-    assert_eq!(forgets(&woke), 1);
+    s.wake(&key).unwrap();
+    assert_eq!(forgot(&log), 1);
     let fx = s.handle_bridge(&key, READY);
     assert!(
         fx.iter().any(
@@ -178,38 +174,34 @@ fn after_a_restart_the_record_opens_hibernated_and_gets_its_latest_state_at_read
         "{fx:?}"
     );
     // A record already open, or of another conversation, is left alone.
-    assert!(read_back(&mut s, vec![record.clone()]).is_empty());
+    assert!(read_back(&mut s, &log, vec![record.clone()]).is_empty());
     let mut elsewhere = record.clone();
     elsewhere.conversation = "c2".try_into().unwrap();
     elsewhere.instance_id = "x".try_into().unwrap();
-    assert!(read_back(&mut s, vec![elsewhere]).is_empty());
+    assert!(read_back(&mut s, &log, vec![elsewhere]).is_empty());
 }
 
 #[test]
 fn a_record_that_fails_an_opens_checks_is_forgotten_and_not_opened() {
-    let mut s = session(true);
+    let (mut s, log) = session(true);
     let _ = open(&mut s, "m9", "other");
     // Another process changed the bundle but not its declared digest.
     let mut app = serde_json::to_value(recorded().app).unwrap();
     app["integrity"] = json!("sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
     let mut tampered = recorded();
     tampered.app = serde_json::from_value(app).unwrap();
-    let fx = read_back(&mut s, vec![tampered]);
-    assert_eq!(forgets(&fx), 1, "{fx:?}");
+    let _ = log.take();
+    let fx = read_back(&mut s, &log, vec![tampered]);
+    assert_eq!(forgot(&log), 1, "{fx:?}");
     assert!(!fx.iter().any(|e| matches!(e, Effect::OpenHibernated(_))));
     assert_eq!(s.surface_count(), 1);
     // Without a conversation (nothing established yet) nothing is restored.
-    let mut fresh = session(true);
-    assert!(read_back(&mut fresh, vec![recorded()]).is_empty());
+    let (mut fresh, log) = session(true);
+    assert!(read_back(&mut fresh, &log, vec![recorded()]).is_empty());
 }
 
-/// The driver's answer to the session's request for its records: `surfaces` read back.
-fn read_back(s: &mut Session, surfaces: Vec<SurfaceRecord>) -> Vec<Effect> {
-    let _ = s.restore_request();
-    let records = StoredRecords {
-        components: Vec::new(),
-        surfaces,
-    };
-    s.answered(Ticket::RECORDS, Answer::Records(Box::new(records)))
-        .unwrap()
+/// The session reads its records back from its store (`log`), which holds `surfaces`.
+fn read_back(s: &mut Session, log: &Records, surfaces: Vec<SurfaceRecord>) -> Vec<Effect> {
+    log.stored(Vec::new(), surfaces);
+    s.restore()
 }

@@ -1,15 +1,16 @@
-//! Carries out what the capability kernel asks (R-SEC-5, R-CAP-2..6): the store's reads and
-//! writes, handlers on threads of their own (never the GUI thread), the consent prompt and the
-//! embedder's permission hook. [`Host`](crate::Host) owns one [`CapabilityDriver`] when
-//! capabilities are enabled on its builder.
+//! Carries out what the capability kernel asks (R-SEC-5, R-CAP-2..6): handlers on threads of
+//! their own (never the GUI thread), the consent prompt and the embedder's permission hook; and
+//! the kernel's [`StorePort`] over the embedder's stores, whose failures are logged here.
+//! [`Host`](crate::Host) owns one [`CapabilityDriver`] when capabilities are enabled on its
+//! builder.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use lineup_host_core::{
-    host_word_with, Answer, CapabilityEffect, CapabilityName, CapabilityStore, ConsentAnswer,
-    ConsentRequest, ConversationId, HandlerError, HookRequest, JsonObject, LanguageTag, RunRequest,
-    SessionId, Ticket,
+    host_word_with, Answer, CapabilityEffect, CapabilityName, ConsentAnswer, ConsentRequest,
+    ConversationId, HandlerError, HookRequest, InstanceStore, JsonObject, LanguageTag, RunRequest,
+    SessionId, StoreOp, StorePort, Ticket,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -115,105 +116,28 @@ where
 /// permission or an extra identity check. The default denies.
 pub type PermissionHook = Box<dyn FnMut(&HookRequest) -> bool>;
 
-/// A store's own error, boxed with its source chain intact.
-pub(crate) type StoreError = Box<dyn std::error::Error + Send + Sync>;
-
-/// A [`CapabilityStore`] with its error type erased (boxed, never turned into text), so the host
-/// can hold any store.
-pub(crate) trait ErasedStore {
-    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, StoreError>;
-    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, StoreError>;
-    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, StoreError>;
-    fn offered(
-        &mut self,
-        agent: &lineup_host_core::AgentIdentity,
-    ) -> Result<Vec<CapabilityName>, StoreError>;
-}
-
-impl<S: CapabilityStore> ErasedStore for S {
-    /// Executes one store effect (the mapping of `host-core`'s store module); `Ok(Some)` is the
-    /// answer for the kernel.
-    fn execute(&mut self, effect: &CapabilityEffect) -> Result<Option<Answer>, StoreError> {
-        let text = |e: S::Error| -> StoreError { Box::new(e) };
-        match effect {
-            CapabilityEffect::LookupCall { key, owner, .. } => {
-                let record = self.call(owner, key).map_err(text)?;
-                match record {
-                    // R-CAP-5: deciding or running in another live host process.
-                    Some(r)
-                        if !r.state.is_finished()
-                            && self.in_flight_elsewhere(&r).map_err(text)? =>
-                    {
-                        Ok(Some(Answer::CallElsewhere(Box::new(r))))
-                    }
-                    record => Ok(Some(Answer::Call(record.map(Box::new)))),
-                }
-            }
-            CapabilityEffect::PersistCall { ack, record } => match (self.put_call(record), ack) {
-                (Ok(()), Some(_)) => Ok(Some(Answer::Persisted)),
-                (Err(e), Some(_)) => {
-                    // The kernel answers it: a call not yet run is not run (`not_recorded`);
-                    // one that ran keeps its answer until its record is written again.
-                    tracing::warn!("capability store: a call record not written: {e}");
-                    Ok(Some(Answer::PersistFailed(e.to_string())))
-                }
-                (Ok(()), None) => Ok(None),
-                (Err(e), None) => Err(Box::new(e)),
-            },
-            CapabilityEffect::CheckGrant { key, .. } => {
-                let grant = self.grant(key).map_err(text)?;
-                Ok(Some(Answer::Grant(grant.is_some())))
-            }
-            CapabilityEffect::RememberGrant(grant) => {
-                self.put_grant(grant).map_err(text)?;
-                Ok(None)
-            }
-            CapabilityEffect::Audit(record) => {
-                self.append_audit(record).map_err(text)?;
-                Ok(None)
-            }
-            CapabilityEffect::RememberOffered {
-                agent,
-                capabilities,
-            } => {
-                self.remember_offered(agent, capabilities).map_err(text)?;
-                Ok(None)
-            }
-            // Not the store's: the driver carries these out itself.
-            CapabilityEffect::Prompt(_)
-            | CapabilityEffect::Hook(_)
-            | CapabilityEffect::Withdraw(_)
-            | CapabilityEffect::Run(_)
-            | CapabilityEffect::Activity(_) => Ok(None),
+/// The kernel's store port over the embedder's capability store `calls` and, if any, its
+/// component store `records` (R-STD-15): every failure is logged here, by what failed (a call
+/// record, a grant or the audit as errors; a restoration record, a convenience for a restart,
+/// as a warning), and the kernel decides what it means for the call or record at hand.
+pub(crate) fn logged_port(calls: StorePort, records: Option<Box<dyn InstanceStore>>) -> StorePort {
+    let port = match records {
+        Some(records) => calls.with_records(records),
+        None => calls,
+    };
+    port.on_failure(|failure| match failure.op() {
+        StoreOp::WriteRecord | StoreOp::ForgetRecord | StoreOp::ReadRecords => {
+            tracing::warn!("component store: {failure}");
         }
-    }
-
-    fn next_epoch(&mut self) -> Result<lineup_host_core::RevisionEpoch, StoreError> {
-        self.next_revision_epoch()
-            .map_err(|e| Box::new(e) as StoreError)
-    }
-
-    fn unfinished(&mut self) -> Result<Vec<lineup_host_core::CallRecord>, StoreError> {
-        self.unfinished_calls()
-            .map_err(|e| Box::new(e) as StoreError)
-    }
-
-    fn offered(
-        &mut self,
-        agent: &lineup_host_core::AgentIdentity,
-    ) -> Result<Vec<CapabilityName>, StoreError> {
-        CapabilityStore::offered(self, agent).map_err(|e| Box::new(e) as StoreError)
-    }
+        _ => tracing::error!("capability store: {failure}"),
+    })
 }
-
-/// The store, shared by the driver and the session factory (which takes a revision epoch from it
-/// for each new session); both live on the event-loop thread.
-pub(crate) type SharedStore = std::rc::Rc<std::cell::RefCell<Box<dyn ErasedStore>>>;
 
 /// Executes capability effects for the host, for every session: the answer to an effect goes
 /// back to the session it came from.
 pub(crate) struct CapabilityDriver {
-    store: SharedStore,
+    /// The kernel's store, shared, for the host's own audit records (a component's link).
+    store: StorePort,
     handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
     prompt: Option<Box<dyn ConsentPrompt>>,
     hook: PermissionHook,
@@ -268,7 +192,7 @@ impl CapabilityDriver {
     }
 
     pub(crate) fn new(
-        store: SharedStore,
+        store: StorePort,
         handlers: HashMap<CapabilityName, Arc<dyn CapabilityHandler>>,
         prompt: Option<Box<dyn ConsentPrompt>>,
         hook: PermissionHook,
@@ -317,8 +241,9 @@ impl CapabilityDriver {
         self.held.waiting(conversation)
     }
 
-    /// Carries out `effect` of `session`; an answer the kernel needs now is returned, one that
-    /// comes later (a prompt, a handler) reaches the kernel through the sink, naming `session`.
+    /// Carries out `effect` of `session`; an answer there is at once (no prompt configured, the
+    /// embedder's hook) is returned, one that comes later (the user's, a built-in's dialog, a
+    /// handler's) reaches the kernel through the sink, naming `session`.
     pub(crate) fn execute(
         &mut self,
         session: SessionId,
@@ -354,44 +279,6 @@ impl CapabilityDriver {
             }
             // Told to the user and the embedder by the host (`host/activity.rs`), not here.
             CapabilityEffect::Activity(_) => None,
-            other @ (CapabilityEffect::LookupCall { .. }
-            | CapabilityEffect::PersistCall { .. }
-            | CapabilityEffect::CheckGrant { .. }
-            | CapabilityEffect::RememberGrant(_)
-            | CapabilityEffect::Audit(_)
-            | CapabilityEffect::RememberOffered { .. }) => {
-                let ticket = ticket_of(&other);
-                let executed = self.store.borrow_mut().execute(&other);
-                match executed {
-                    Ok(Some(answer)) => ticket.map(|t| (t, answer)),
-                    Ok(None) => None,
-                    Err(e) => {
-                        tracing::error!("capability store: {e}");
-                        // A read that failed. No grant means the user is asked. No record lets
-                        // the call go on, but it never runs unless its `running` record is
-                        // written and acknowledged, which a failing store refuses (R-CAP-5).
-                        match other {
-                            CapabilityEffect::CheckGrant { ticket, .. } => {
-                                Some((ticket, Answer::Grant(false)))
-                            }
-                            CapabilityEffect::LookupCall { ticket, .. } => {
-                                Some((ticket, Answer::Call(None)))
-                            }
-                            // A write that failed: logged; an acknowledged one was answered
-                            // `PersistFailed` above.
-                            CapabilityEffect::PersistCall { .. }
-                            | CapabilityEffect::RememberGrant(_)
-                            | CapabilityEffect::Audit(_)
-                            | CapabilityEffect::RememberOffered { .. }
-                            | CapabilityEffect::Prompt(_)
-                            | CapabilityEffect::Hook(_)
-                            | CapabilityEffect::Withdraw(_)
-                            | CapabilityEffect::Run(_)
-                            | CapabilityEffect::Activity(_) => None,
-                        }
-                    }
-                }
-            }
         }
     }
 
@@ -511,28 +398,9 @@ impl CapabilityDriver {
         prompt.request(pending);
     }
 
-    /// Appends `record` to the audit (R-CAP-6); a failure is logged.
+    /// Appends `record` to the audit (R-CAP-6); a failure is logged by the port.
     pub(crate) fn audit(&mut self, record: lineup_host_core::AuditRecord) {
-        let effect = CapabilityEffect::Audit(record);
-        if let Err(e) = self.store.borrow_mut().execute(&effect) {
-            tracing::error!("capability store: audit not written: {e}");
-        }
-    }
-}
-
-fn ticket_of(effect: &CapabilityEffect) -> Option<Ticket> {
-    match effect {
-        CapabilityEffect::LookupCall { ticket, .. }
-        | CapabilityEffect::CheckGrant { ticket, .. } => Some(*ticket),
-        CapabilityEffect::PersistCall { ack, .. } => *ack,
-        CapabilityEffect::RememberGrant(_)
-        | CapabilityEffect::Audit(_)
-        | CapabilityEffect::RememberOffered { .. }
-        | CapabilityEffect::Prompt(_)
-        | CapabilityEffect::Hook(_)
-        | CapabilityEffect::Withdraw(_)
-        | CapabilityEffect::Run(_)
-        | CapabilityEffect::Activity(_) => None,
+        let _logged_by_the_port = self.store.append_audit(&record);
     }
 }
 
@@ -563,7 +431,8 @@ fn fresh_memory_store() -> lineup_host_core::MemoryStore {
 /// What a [`HostBuilder`](crate::HostBuilder) collected about capabilities.
 pub(crate) struct CapabilityConfig {
     pub(crate) registrations: Vec<(lineup_host_core::Capability, Arc<dyn CapabilityHandler>)>,
-    pub(crate) store: Box<dyn ErasedStore>,
+    /// The embedder's capability store; the component store joins it at build.
+    pub(crate) store: StorePort,
     pub(crate) prompt: PromptChoice,
     pub(crate) hook: PermissionHook,
     pub(crate) builtins: BuiltinConfig,
@@ -574,7 +443,7 @@ impl Default for CapabilityConfig {
     fn default() -> Self {
         Self {
             registrations: Vec::new(),
-            store: Box::new(fresh_memory_store()),
+            store: StorePort::new(fresh_memory_store()),
             prompt: PromptChoice::BuiltIn,
             hook: Box::new(|_| false),
             builtins: BuiltinConfig::default(),

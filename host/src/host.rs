@@ -51,11 +51,11 @@ mod policy;
 mod pool;
 mod probe_gate;
 mod proxy;
-mod records;
 mod renderer;
 #[cfg(test)]
 mod rig_tests;
 mod shell_start;
+mod shutdown;
 mod standby;
 mod upstream;
 mod view_input;

@@ -1,6 +1,6 @@
 //! `Store` as the capability kernel's `CapabilityStore`, against real database files: call
 //! records in every state, grants, revision epochs, the audit chain, and a real
-//! `lineup_host_core::Session` whose store effects run against a `Store` across a restart
+//! `lineup_host_core::Session` whose store port holds a `Store` across a restart
 //! (R-CAP-5, R-CAP-6, R-INV-2).
 
 // Helpers outside `#[test]` functions unwrap too.
@@ -13,7 +13,8 @@ use lineup_host_core::{
     AgentIdentity, Answer, AppError, AppResult, ArgsDigest, AuditRecord, CallKey, CallRecord,
     CallState, Capability, CapabilityEffect, CapabilityName, CapabilitySetup, CapabilityStore,
     Clock, ConversationId, Effect, ErrorCode, GrantKey, GrantRecord, JsonObject, OpaqueVersion,
-    PartyId, RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Status, Timestamp, WallClock,
+    PartyId, RevisionEpoch, Risk, RunRequest, Session, SessionConfig, Status, StorePort, Timestamp,
+    WallClock,
 };
 use lineup_store::{kernel, RevokeScope, Sha256Hex, Store, StoreError};
 use serde_json::{json, Value};
@@ -475,7 +476,7 @@ fn r_cap_6_audit_through_the_trait_is_chained_and_verifies() {
     assert_eq!(lines[2]["args_digest"], digest().0);
 }
 
-// ---- a real session whose store effects run against a Store ----
+// ---- a real session whose store port holds a Store ----
 
 struct Mono;
 
@@ -493,8 +494,8 @@ impl WallClock for Wall {
     }
 }
 
-/// A host: one session with capabilities, executing its effects like a platform, against a
-/// `Store` in `dir`.
+/// A host: one session with capabilities whose store port holds a `Store` in `dir`, and a
+/// connection of the test's own to the same directory.
 struct Host {
     session: Session,
     store: Store,
@@ -510,6 +511,7 @@ impl Host {
         let mut store = Store::open(dir).unwrap();
         let mut config = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
         config.conversation_id = Some(ConversationId::try_from(CONV).unwrap());
+        config.store = StorePort::new(Store::open(dir).unwrap());
         let mut session = Session::new(config, Box::new(Mono)).unwrap();
         let epoch = store.next_revision_epoch().unwrap();
         let mut setup = CapabilitySetup::new(epoch, Box::new(Wall));
@@ -537,76 +539,16 @@ impl Host {
         host
     }
 
-    /// Executes effects in order, store effects against the `Store` through the trait,
-    /// answering tickets at once; runs are kept for the test to answer.
+    /// Takes the effects like a platform: what is sent, and the runs for the test to answer.
     fn drive(&mut self, effects: Vec<Effect>) {
-        let mut queue: std::collections::VecDeque<Effect> = effects.into();
-        while let Some(effect) = queue.pop_front() {
-            let answer = match effect {
-                Effect::Send(m) => {
-                    self.sent.push(serde_json::from_str(&m.to_json()).unwrap());
-                    None
-                }
-                Effect::Capability(c) => self.execute(c),
-                other => panic!("unexpected {other:?}"),
-            };
-            if let Some((ticket, answer)) = answer {
-                queue.extend(self.session.answered(ticket, answer).unwrap());
+        for effect in effects {
+            match effect {
+                Effect::Send(m) => self.sent.push(serde_json::from_str(&m.to_json()).unwrap()),
+                Effect::Capability(CapabilityEffect::Run(r)) => self.runs.push(r),
+                // What the user is shown of a call that runs: nothing for the store to do.
+                Effect::Capability(CapabilityEffect::Activity(_)) => {}
+                other => panic!("a display_only capability prompts nothing: {other:?}"),
             }
-        }
-    }
-
-    fn execute(&mut self, effect: CapabilityEffect) -> Option<(lineup_host_core::Ticket, Answer)> {
-        let store = &mut self.store;
-        match effect {
-            CapabilityEffect::LookupCall { ticket, key, owner } => {
-                let record = CapabilityStore::call(store, &owner, &key)
-                    .unwrap()
-                    .map(Box::new);
-                Some((ticket, Answer::Call(record)))
-            }
-            CapabilityEffect::PersistCall { ack, record } => {
-                let written = store.put_call(&record);
-                match ack {
-                    Some(t) => Some((
-                        t,
-                        written.map_or_else(
-                            |e| Answer::PersistFailed(e.to_string()),
-                            |()| Answer::Persisted,
-                        ),
-                    )),
-                    None => {
-                        written.unwrap();
-                        None
-                    }
-                }
-            }
-            CapabilityEffect::CheckGrant { ticket, key } => {
-                let found = CapabilityStore::grant(store, &key).unwrap().is_some();
-                Some((ticket, Answer::Grant(found)))
-            }
-            CapabilityEffect::RememberGrant(g) => {
-                store.put_grant(&g).unwrap();
-                None
-            }
-            CapabilityEffect::Audit(a) => {
-                CapabilityStore::append_audit(store, &a).unwrap();
-                None
-            }
-            CapabilityEffect::Run(r) => {
-                self.runs.push(r);
-                None
-            }
-            CapabilityEffect::RememberOffered {
-                agent,
-                capabilities,
-            } => {
-                CapabilityStore::remember_offered(store, &agent, &capabilities).unwrap();
-                None
-            }
-            // What the user is shown of a call that runs: nothing for the store to do.
-            CapabilityEffect::Activity(_) => None,
-            other => panic!("a display_only capability prompts nothing: {other:?}"),
         }
     }
 

@@ -1,5 +1,6 @@
 //! What the capability kernel asks the platform to do ([`CapabilityEffect`]) and what the
-//! platform answers ([`Answer`], by [`Ticket`]); the setup it starts from.
+//! platform answers later ([`Answer`], by [`Ticket`]); the setup it starts from. Store reads
+//! and writes are no effects: the kernel calls its [`StorePort`](crate::StorePort).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -8,9 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::capability::activity::Activity;
-use crate::capability::store::{
-    AuditRecord, CallKey, CallRecord, GrantKey, GrantRecord, RevisionEpoch,
-};
+use crate::capability::store::{CallKey, CallRecord, RevisionEpoch};
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, OpaqueVersion, Risk};
 use crate::json::JsonObject;
 use crate::redact::Fingerprint;
@@ -23,21 +22,13 @@ pub trait WallClock {
     fn now(&self) -> Timestamp;
 }
 
-/// Names one question the kernel asked the platform; the platform answers it with
-/// `Session::answered(ticket, answer)` (or [`Sessions::answered`](crate::Sessions::answered)),
-/// the one way every store read, durable write and user decision comes back. Never reused
-/// within a session: the capability kernel numbers its questions from 1, and
-/// [`Ticket::RECORDS`] names the session's one read-back of its records.
+/// Names one question the kernel asked the platform that is answered later (a consent prompt,
+/// the hook, a handler's run); the platform answers it with `Session::answered(ticket, answer)`
+/// (or [`Sessions::answered`](crate::Sessions::answered)), the one way such answers come back.
+/// Never reused within a session: the capability kernel numbers its questions from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Ticket(pub u64);
-
-impl Ticket {
-    /// The session's read-back of its records
-    /// ([`ComponentEffect::Restore`](crate::ComponentEffect::Restore)), answered with
-    /// [`Answer::Records`].
-    pub const RECORDS: Ticket = Ticket(0);
-}
 
 impl fmt::Display for Ticket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -156,7 +147,7 @@ impl From<bool> for HookAnswer {
 }
 
 /// Run a capability's handler, off the GUI thread, and answer with [`Answer::Ran`]. Emitted only
-/// after the platform acknowledged the call's `running` record (R-CAP-5).
+/// after the store kept the call's `running` record (R-CAP-5).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RunRequest {
@@ -174,38 +165,10 @@ pub struct RunRequest {
     pub timeout: Duration,
 }
 
-/// What the capability kernel asks the platform to do. Effects of one batch are executed in
-/// order (see the store module for the mapping onto [`crate::CapabilityStore`]).
+/// What the capability kernel asks the platform to do: what is not the store's, each answered
+/// later by [`Ticket`] or not at all. Effects of one batch are executed in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CapabilityEffect {
-    /// Look up the record of `key` in the store and answer [`Answer::Call`] (R-CAP-5: the call
-    /// key is looked up before anything else).
-    LookupCall {
-        /// Answer with this ticket.
-        ticket: Ticket,
-        /// The key.
-        key: CallKey,
-        /// Whose call it is ([`crate::CapabilityStore::call`]).
-        owner: AgentIdentity,
-    },
-    /// Write this record (replacing the record of its key). With `ack`, the kernel waits: answer
-    /// [`Answer::Persisted`] once the write is durable, or [`Answer::PersistFailed`].
-    PersistCall {
-        /// The ticket to acknowledge with, when the kernel waits for the write.
-        ack: Option<Ticket>,
-        /// The record.
-        record: CallRecord,
-    },
-    /// Ask the store whether this grant is remembered and answer [`Answer::Grant`]. Asked at
-    /// every decision, so a revocation by another process takes effect at the next one.
-    CheckGrant {
-        /// Answer with this ticket.
-        ticket: Ticket,
-        /// The grant.
-        key: GrantKey,
-    },
-    /// Remember this grant (the user answered "always" and the agent identity is vouched).
-    RememberGrant(GrantRecord),
     /// Show a consent prompt (one at a time per host, first in first out: the platform's job).
     Prompt(ConsentRequest),
     /// Ask the embedder's hook (default deny).
@@ -220,55 +183,25 @@ pub enum CapabilityEffect {
     /// visible ([`Activity::unseen`]: `display_only`, a remembered grant) show the user a
     /// non-blocking notice naming the capability, the agent and the reason (original §5.3).
     Activity(Activity),
-    /// Append this audit record (R-CAP-6).
-    Audit(AuditRecord),
-    /// The vouched `agent` was offered these capabilities (R-INV-4): remember them
-    /// ([`crate::CapabilityStore::remember_offered`]) so that after a restart a call to one no
-    /// longer offered is answered `revoked`.
-    RememberOffered {
-        /// The vouched identity.
-        agent: AgentIdentity,
-        /// The capabilities in the announced inventory.
-        capabilities: Vec<CapabilityName>,
-    },
 }
 
 /// What the platform answers to a [`Ticket`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    /// The record of a looked-up key, if the store has one.
-    Call(Option<Box<CallRecord>>),
-    /// The key's record is unfinished and the host process that wrote it is still alive: the
-    /// call is deciding or running there (R-CAP-5). The kernel looks again shortly, until it
-    /// is finished, its writer is gone, or the call's deadline passes.
-    CallElsewhere(Box<CallRecord>),
-    /// The record was written durably.
-    Persisted,
-    /// The record could not be written; the call is answered `failed` (`not_recorded`) and not
-    /// run.
-    PersistFailed(String),
-    /// Whether the grant is remembered.
-    Grant(bool),
     /// The user's answer.
     Consent(ConsentAnswer),
     /// The permission check's answer.
     Hook(HookAnswer),
     /// The handler's outcome.
     Ran(Result<JsonObject, HandlerError>),
-    /// The records read back for [`Ticket::RECORDS`] (R-STD-15, #29).
-    Records(Box<crate::StoredRecords>),
 }
 
 impl Answer {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
-            Answer::Call(_) | Answer::CallElsewhere(_) => "a call lookup",
-            Answer::Persisted | Answer::PersistFailed(_) => "a persist acknowledgement",
-            Answer::Grant(_) => "a grant check",
             Answer::Consent(_) => "a consent answer",
             Answer::Hook(_) => "a hook answer",
             Answer::Ran(_) => "a handler result",
-            Answer::Records(_) => "a read-back of records",
         }
     }
 }
@@ -293,7 +226,7 @@ impl HandlerError {
 ///
 /// | field | default | rule |
 /// |---|---|---|
-/// | `max_waiting_consent` | 4 calls waiting for a grant check, a prompt or the hook | issue item 6 (host choice) |
+/// | `max_waiting_consent` | 4 calls waiting for a prompt or the hook | issue item 6 (host choice) |
 /// | `max_calls_in_flight` | 32 unanswered calls, repeats waiting on them included | R-ENV-4 (host choice) |
 /// | `handler_timeout` | 60 s | host choice |
 /// | `max_remembered_answers` | 1024 answered calls kept in memory (older ones are looked up in the store) | host choice |

@@ -1,8 +1,10 @@
 //! [`MemoryStore`]: a [`CapabilityStore`] that keeps everything in memory, for tests and for
 //! embedders that do not need records to outlive the process.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::rc::Rc;
 
 use crate::ids::AgentIdentity;
 
@@ -16,6 +18,9 @@ use super::store::{
 /// start again at 1, so use it only where no agent outlives the host either. A durable store
 /// (the `lineup-store` crate) is the default of the `lineup` command.
 ///
+/// Its clones are handles to the same records, as two connections to one database are: hand
+/// one to a [`StorePort`](crate::StorePort) and read the records through another.
+///
 /// ```
 /// use lineup_host_core::{CapabilityStore, MemoryStore};
 /// let mut store = MemoryStore::default();
@@ -25,6 +30,13 @@ use super::store::{
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStore {
+    records: Rc<RefCell<Records>>,
+}
+
+/// What a [`MemoryStore`] keeps. Invariant: borrowed only within one method of the store, which
+/// calls nothing outside it.
+#[derive(Debug, Default)]
+struct Records {
     epoch: u64,
     calls: BTreeMap<(Option<AgentIdentity>, CallKey), CallRecord>,
     grants: BTreeMap<GrantKey, GrantRecord>,
@@ -42,30 +54,33 @@ impl MemoryStore {
     /// assert_eq!(store.next_revision_epoch().unwrap(), RevisionEpoch((7 << 32) + 1));
     /// ```
     pub fn starting_after(base: RevisionEpoch) -> Self {
-        Self {
+        let records = Records {
             epoch: base.0,
-            ..Self::default()
+            ..Records::default()
+        };
+        Self {
+            records: Rc::new(RefCell::new(records)),
         }
     }
 
     /// The audit records appended so far, oldest first.
-    pub fn audit(&self) -> &[AuditRecord] {
-        &self.audit
+    pub fn audit(&self) -> Vec<AuditRecord> {
+        self.records.borrow().audit.clone()
     }
 
     /// The call records, in key order.
-    pub fn calls(&self) -> impl Iterator<Item = &CallRecord> {
-        self.calls.values()
+    pub fn calls(&self) -> Vec<CallRecord> {
+        self.records.borrow().calls.values().cloned().collect()
     }
 
     /// Whether a grant for `key` is remembered.
     pub fn has_grant(&self, key: &GrantKey) -> bool {
-        self.grants.contains_key(key)
+        self.records.borrow().grants.contains_key(key)
     }
 
     /// How many grants are remembered.
     pub fn grant_count(&self) -> usize {
-        self.grants.len()
+        self.records.borrow().grants.len()
     }
 }
 
@@ -73,12 +88,15 @@ impl CapabilityStore for MemoryStore {
     type Error = Infallible;
 
     fn next_revision_epoch(&mut self) -> Result<RevisionEpoch, Infallible> {
-        self.epoch += 1;
-        Ok(RevisionEpoch(self.epoch))
+        let mut records = self.records.borrow_mut();
+        records.epoch += 1;
+        Ok(RevisionEpoch(records.epoch))
     }
 
     fn unfinished_calls(&mut self) -> Result<Vec<CallRecord>, Infallible> {
         Ok(self
+            .records
+            .borrow()
             .calls
             .values()
             .filter(|r| !matches!(r.state, CallState::Finished { .. }))
@@ -91,37 +109,41 @@ impl CapabilityStore for MemoryStore {
         owner: &AgentIdentity,
         key: &CallKey,
     ) -> Result<Option<CallRecord>, Infallible> {
-        let own = self.calls.get(&(Some(owner.clone()), key.clone()));
+        let records = self.records.borrow();
+        let own = records.calls.get(&(Some(owner.clone()), key.clone()));
         Ok(own
-            .or_else(|| self.calls.values().find(|r| r.key == *key))
+            .or_else(|| records.calls.values().find(|r| r.key == *key))
             .cloned())
     }
 
     fn put_call(&mut self, record: &CallRecord) -> Result<(), Infallible> {
-        self.calls
+        self.records
+            .borrow_mut()
+            .calls
             .insert((record.owner.clone(), record.key.clone()), record.clone());
         Ok(())
     }
 
     fn grant(&mut self, key: &GrantKey) -> Result<Option<GrantRecord>, Infallible> {
-        Ok(self.grants.get(key).cloned())
+        Ok(self.records.borrow().grants.get(key).cloned())
     }
 
     fn put_grant(&mut self, grant: &GrantRecord) -> Result<(), Infallible> {
-        self.grants.insert(grant.key.clone(), grant.clone());
+        let mut records = self.records.borrow_mut();
+        records.grants.insert(grant.key.clone(), grant.clone());
         Ok(())
     }
 
     fn grants(&mut self) -> Result<Vec<GrantRecord>, Infallible> {
-        Ok(self.grants.values().cloned().collect())
+        Ok(self.records.borrow().grants.values().cloned().collect())
     }
 
     fn revoke_grant(&mut self, key: &GrantKey) -> Result<bool, Infallible> {
-        Ok(self.grants.remove(key).is_some())
+        Ok(self.records.borrow_mut().grants.remove(key).is_some())
     }
 
     fn append_audit(&mut self, record: &AuditRecord) -> Result<(), Infallible> {
-        self.audit.push(record.clone());
+        self.records.borrow_mut().audit.push(record.clone());
         Ok(())
     }
 }

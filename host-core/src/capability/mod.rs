@@ -1,7 +1,9 @@
 //! App Capabilities (R-SEC-5, R-INV-1..4, R-CAP-1..6): the registry, the inventory, the
 //! `app.call` pipeline with consent and exactly-once execution, the audit, and the contract of
 //! the durable store. Sans-IO like the rest of the crate: handlers, prompts and the store live in
-//! the platform, which executes [`CapabilityEffect`]s and answers by [`Ticket`].
+//! the platform. The kernel calls the store through its [`StorePort`] and takes each answer as
+//! the return value; what is not the store's (prompts, the hook, runs) it asks as
+//! [`CapabilityEffect`]s, and the platform answers those later by [`Ticket`].
 //!
 //! The pipeline of one `app.call`, in order (R-SEC-5): the call key `(conversation_id,
 //! call_id)` is looked up first (in memory, then the store: a repeat waits for or gets the same
@@ -14,8 +16,8 @@
 //! `display_only` runs, `user_confirmation` checks a remembered grant then prompts,
 //! `system_permission` and `restricted` prompt every time and then ask the embedder's hook
 //! (default deny); at most [`CapabilityLimits::max_waiting_consent`] calls wait (then `failed`
-//! `too_many_calls`) → a `running` record is written and acknowledged → `Run` → its final record is
-//! written and acknowledged (written again until it is) → exactly one `app.result` per `app.call`
+//! `too_many_calls`) → a `running` record is written, and kept → `Run` → its final record is
+//! written, and kept (written again until it is) → exactly one `app.result` per `app.call`
 //! envelope. Every step is audited.
 //!
 //! ```
@@ -47,39 +49,21 @@
 //! let fx = session.register_capability(show).unwrap();
 //! assert!(matches!(&fx[0], Effect::Send(Message::ClientInventory(_)))); // then app.list
 //!
-//! // The agent calls it. The kernel first asks the store for the call key…
+//! // The agent calls it. The kernel looks its key up in the store (the session's
+//! // `SessionConfig::store`, in memory here), finds none, and as display_only needs no prompt,
+//! // writes the `running` record and only then asks the platform to run the handler.
 //! let call = br#"{"v":1,"id":"m1","type":"lineup.v1.app.call","conversation_id":"c1",
 //!   "sender":{"kind":"agent","id":"a1"},"payload":{"call_id":"k1","capability":"app.show",
 //!   "reason":"show it","expires_at":"2026-08-02T12:10:00Z","arguments":{"text":"hi"}}}"#;
 //! let fx = session.handle_inbound(call);
-//! let ticket = fx.iter().find_map(|e| match e {
-//!     Effect::Capability(CapabilityEffect::LookupCall { ticket, .. }) => Some(*ticket),
-//!     _ => None,
-//! }).unwrap();
-//! // …which has no record: display_only needs no prompt, so the `running` record is written…
-//! let fx = session.answered(ticket, Answer::Call(None)).unwrap();
-//! let ack = fx.iter().find_map(|e| match e {
-//!     Effect::Capability(CapabilityEffect::PersistCall { ack: Some(t), record }) => {
-//!         assert_eq!(record.state, CallState::Running);
-//!         Some(*t)
-//!     }
-//!     _ => None,
-//! }).unwrap();
-//! // …and only once the platform says it is durable does the kernel ask it to run the handler.
-//! let fx = session.answered(ack, Answer::Persisted).unwrap();
 //! let run = fx.iter().find_map(|e| match e {
 //!     Effect::Capability(CapabilityEffect::Run(run)) => Some(run.ticket),
 //!     _ => None,
 //! }).unwrap();
+//! // The handler's outcome comes back by its ticket: the final record is written, then the
+//! // answer goes.
 //! let done = JsonObject::try_from(json!({"shown": true})).unwrap();
 //! let fx = session.answered(run, Answer::Ran(Ok(done))).unwrap();
-//! // It ran: its final record is written, and the answer goes once that is durable too.
-//! let kept = fx.iter().find_map(|e| match e {
-//!     Effect::Capability(CapabilityEffect::PersistCall { ack: Some(t), .. }) => Some(*t),
-//!     _ => None,
-//! }).unwrap();
-//! assert!(!fx.iter().any(|e| matches!(e, Effect::Send(Message::AppResult(_)))));
-//! let fx = session.answered(kept, Answer::Persisted).unwrap();
 //! let result = fx.iter().find_map(|e| match e {
 //!     Effect::Send(Message::AppResult(r)) => Some(&r.payload),
 //!     _ => None,
@@ -93,6 +77,7 @@ mod effect;
 mod memory;
 mod pipeline;
 mod policy;
+mod port;
 mod provider;
 mod refusals;
 mod registry;
@@ -104,6 +89,8 @@ pub use memory::MemoryStore;
 pub use pipeline::Capabilities;
 pub(crate) use pipeline::Out;
 pub use policy::{CapabilityPolicy, PolicyRule};
+pub(crate) use port::reported;
+pub use port::{StoreFailure, StoreOp, StorePort};
 pub use provider::{AnswerSink, CapabilityProvider, PromptWording};
 pub use registry::{ArgumentRule, Capability, Registry};
 

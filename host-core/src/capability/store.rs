@@ -1,38 +1,43 @@
-//! The durable store's contract: the records the capability kernel asks the platform to keep
-//! (calls, grants, audit, the revision epoch) and [`CapabilityStore`], the trait a store crate
-//! implements (R-CAP-5, R-CAP-6, R-INV-2).
+//! The durable store's contract: the records the capability kernel keeps (calls, grants,
+//! audit, the revision epoch) and [`CapabilityStore`], the trait a store crate implements
+//! (R-CAP-5, R-CAP-6, R-INV-2), beside the records of open components and hibernated Surfaces
+//! ([`InstanceStore`], R-STD-15, #29).
 //!
-//! host-core never calls the store. The kernel emits [`CapabilityEffect`]s; the platform
-//! executes each against a [`CapabilityStore`] and, where the effect carries a ticket, hands the
-//! answer back to the kernel. The table below is the whole mapping:
+//! The kernel reaches both through its [`StorePort`] (decision 0037), the way rustls reaches its
+//! session store: it calls the port where a step needs a durable read or write, and the answer
+//! is the return value. Effects remain for what is not the store's or comes later (a prompt, the
+//! hook, a run, a withdrawal, an activity, what is sent and shown). The table below is the
+//! whole contract: every call the kernel makes, and what it does when the store fails.
 //!
-//! | effect | store call | answer to the kernel |
+//! | kernel step | store call | on failure |
 //! |---|---|---|
-//! | [`CapabilityEffect::LookupCall`] | [`CapabilityStore::call`] | [`Answer::Call`] |
-//! | [`CapabilityEffect::PersistCall`] with `ack: Some` | [`CapabilityStore::put_call`] | [`Answer::Persisted`] or [`Answer::PersistFailed`] |
-//! | [`CapabilityEffect::PersistCall`] with `ack: None` | [`CapabilityStore::put_call`] | none |
-//! | [`CapabilityEffect::CheckGrant`] | [`CapabilityStore::grant`] | [`Answer::Grant`] |
-//! | [`CapabilityEffect::RememberGrant`] | [`CapabilityStore::put_grant`] | none |
-//! | [`CapabilityEffect::Audit`] | [`CapabilityStore::append_audit`] | none |
+//! | an `app.call`'s key, first (R-CAP-5) | [`CapabilityStore::call`], then [`CapabilityStore::in_flight_elsewhere`] for an unfinished record | no record: the call goes on, and runs only if its `running` write succeeds |
+//! | accepted; awaiting consent; answered without running | [`CapabilityStore::put_call`] | goes on (reported) |
+//! | allowed: the `running` record, before `Run` | [`CapabilityStore::put_call`] | not run: `failed` `not_recorded` (fail closed) |
+//! | ran: the final record, before the `app.result` | [`CapabilityStore::put_call`] | no answer yet: written again after 0.5 s, doubled up to 30 s |
+//! | a remembered grant, at every decision (R-CAP-2) | [`CapabilityStore::grant`] | no grant: the user is asked |
+//! | the user's "always" | [`CapabilityStore::put_grant`] | not remembered (reported) |
+//! | every step (R-CAP-6) | [`CapabilityStore::append_audit`] | goes on (reported) |
+//! | an inventory offers new names (R-INV-4) | [`CapabilityStore::remember_offered`] | goes on (reported) |
+//! | a vouched session's component or hibernated Surface changes | [`InstanceStore::put_instance`], [`InstanceStore::put_surface`] | goes on: a record is a convenience for a restart |
+//! | it closes, wakes or fails a check | [`InstanceStore::forget_instance`] | goes on (reported) |
+//! | a vouched session is established | [`InstanceStore::instances`], [`InstanceStore::surfaces`] | nothing restored |
 //!
-//! and, once per host start, before the first session: [`CapabilityStore::next_revision_epoch`]
-//! (into [`CapabilitySetup::revision_epoch`]) and [`CapabilityStore::unfinished_calls`] (into
-//! [`CapabilitySetup::unfinished`]).
+//! and, by the platform, once per host start, before the first session:
+//! [`CapabilityStore::unfinished_calls`] (into [`CapabilitySetup::unfinished`]); once per
+//! session: [`CapabilityStore::next_revision_epoch`] (into [`CapabilitySetup::revision_epoch`])
+//! and [`CapabilityStore::offered`].
 //!
-//! **Ordering.** The platform executes the effects of one batch in order. A store write of a
-//! batch happens before any later effect of the same batch, `Send`s included: so a call's final
-//! record is written before its `app.result` goes out.
+//! **Ordering.** A call returns before the kernel's next step: so a call's final record is
+//! written before its `app.result` goes out, and its `running` record before its `Run`.
 //!
-//! [`CapabilityEffect`]: crate::CapabilityEffect
-//! [`CapabilityEffect::LookupCall`]: crate::CapabilityEffect::LookupCall
-//! [`CapabilityEffect::PersistCall`]: crate::CapabilityEffect::PersistCall
-//! [`CapabilityEffect::CheckGrant`]: crate::CapabilityEffect::CheckGrant
-//! [`CapabilityEffect::RememberGrant`]: crate::CapabilityEffect::RememberGrant
-//! [`CapabilityEffect::Audit`]: crate::CapabilityEffect::Audit
-//! [`Answer::Call`]: crate::Answer::Call
-//! [`Answer::Persisted`]: crate::Answer::Persisted
-//! [`Answer::PersistFailed`]: crate::Answer::PersistFailed
-//! [`Answer::Grant`]: crate::Answer::Grant
+//! [`StorePort`]: crate::StorePort
+//! [`InstanceStore`]: crate::InstanceStore
+//! [`InstanceStore::put_instance`]: crate::InstanceStore::put_instance
+//! [`InstanceStore::put_surface`]: crate::InstanceStore::put_surface
+//! [`InstanceStore::forget_instance`]: crate::InstanceStore::forget_instance
+//! [`InstanceStore::instances`]: crate::InstanceStore::instances
+//! [`InstanceStore::surfaces`]: crate::InstanceStore::surfaces
 //! [`CapabilitySetup::revision_epoch`]: crate::CapabilitySetup::revision_epoch
 //! [`CapabilitySetup::unfinished`]: crate::CapabilitySetup::unfinished
 
@@ -71,7 +76,7 @@ impl fmt::Display for CallKey {
 }
 
 /// Where a call stands. Only [`CallState::Running`] means the handler may have run; the kernel
-/// emits `Run` only after the platform acknowledged a record in that state (R-CAP-5).
+/// emits `Run` only after the store kept a record in that state (R-CAP-5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -194,7 +199,7 @@ pub struct GrantKey {
 /// A remembered "always" answer to a `user_confirmation` prompt (R-CAP-2). Never written for
 /// `system_permission` or `restricted` (R-CAP-3). Revoking it (deleting the record, e.g.
 /// `lineup grants revoke`) takes effect at the next decision: the kernel asks the store every
-/// time ([`crate::CapabilityEffect::CheckGrant`]) and caches nothing.
+/// time ([`CapabilityStore::grant`]) and caches nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GrantRecord {
@@ -313,15 +318,15 @@ pub struct AuditRecord {
 }
 
 /// The contract of a durable store for capability state (issue item 8), implemented by a crate
-/// of its own (SQLite) and called **by the platform** while it executes the kernel's effects;
-/// host-core itself never calls it (sans-IO).
+/// of its own (SQLite) and called by the kernel through its [`StorePort`](crate::StorePort)
+/// (the module's table says when), and by the platform at start; host-core does no I/O itself.
 ///
 /// Every method is a small transaction. A method that returns `Ok` has made its write durable
-/// (the platform acknowledges a `PersistCall` with a ticket only then): a host killed at any
-/// moment loses no acknowledged write. Several hosts may share one store.
+/// (the kernel runs a handler only then): a host killed at any moment loses no write that
+/// returned. Several hosts may share one store.
 pub trait CapabilityStore {
-    /// The store's error; the platform turns it into [`crate::Answer::PersistFailed`] for an
-    /// acknowledged write and logs it otherwise.
+    /// The store's error; the kernel gets it as a [`StoreFailure`](crate::StoreFailure) and
+    /// handles it as the module's table says.
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Hands out the next [`RevisionEpoch`], durably, never the same twice (R-INV-2).

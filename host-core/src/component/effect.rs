@@ -3,13 +3,11 @@
 
 use serde_json::Value;
 
-use crate::ids::{ConversationId, InstanceId, PartyId};
 use crate::json::JsonObject;
 use crate::keys::SurfaceKey;
 use crate::markdown::SafeMarkdown;
 
 use super::catalog::ComponentKind;
-use super::record::InstanceRecord;
 use super::wire::Placement;
 
 /// A component the driver is to show: validated, every display string cleaned, its Markdown
@@ -90,53 +88,4 @@ pub enum ComponentEffect {
         /// Why.
         reason: ComponentClosed,
     },
-    /// Keep `record` for `owner`, in place of any record of the same conversation and
-    /// instance: the instance of a vouched session changed (R-STD-15).
-    Persist {
-        /// The vouched identity.
-        owner: PartyId,
-        /// What to keep.
-        record: Box<InstanceRecord>,
-    },
-    /// Keep the record of a hibernated Surface for `owner`, in place of any record of the same
-    /// conversation and instance (#29): it hibernated, or was patched while it sleeps.
-    PersistSurface {
-        /// The vouched identity.
-        owner: PartyId,
-        /// What to keep.
-        record: Box<crate::SurfaceRecord>,
-    },
-    /// Forget `owner`'s record of `instance`, of either kind: it closed (R-STD-15), or the
-    /// Surface woke.
-    Forget {
-        /// The vouched identity.
-        owner: PartyId,
-        /// Its conversation.
-        conversation: ConversationId,
-        /// The instance.
-        instance: InstanceId,
-    },
-    /// Read `owner`'s records of `conversation`, of both kinds, and answer `ticket` with
-    /// [`Answer::Records`](crate::Answer::Records) through
-    /// [`Sessions::answered`](crate::Sessions::answered), as every store answer goes: the
-    /// vouched identity established the conversation (R-STD-15, #29).
-    Restore {
-        /// Answer with this ticket ([`Ticket::RECORDS`](crate::Ticket::RECORDS)).
-        ticket: crate::Ticket,
-        /// The vouched identity.
-        owner: PartyId,
-        /// The conversation.
-        conversation: ConversationId,
-    },
-}
-
-/// What the driver read back for a [`ComponentEffect::Restore`]: the vouched identity's
-/// records of the conversation, the standard components' and the hibernated Surfaces'
-/// ([`Answer::Records`](crate::Answer::Records)).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StoredRecords {
-    /// The standard components' records (R-STD-15).
-    pub components: Vec<InstanceRecord>,
-    /// The hibernated Surfaces' records (#29).
-    pub surfaces: Vec<crate::SurfaceRecord>,
 }

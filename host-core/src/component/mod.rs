@@ -21,7 +21,7 @@ mod wire;
 pub use answer::{validate_answer, AnswerRefusal, InputKind, UserAnswer, Via};
 pub(crate) use answer::{Instance, Status};
 pub use catalog::{ComponentKey, ComponentKind, ComponentSet, V1};
-pub use effect::{ComponentClosed, ComponentEffect, ShownComponent, StoredRecords};
+pub use effect::{ComponentClosed, ComponentEffect, ShownComponent};
 pub use record::{
     InstanceRecord, InstanceStore, InstanceStoreError, RecordStatus, MAX_DRAFT_BYTES,
     MAX_RECORDS_PER_IDENTITY, RECORD_TTL_SECS,

@@ -2,9 +2,9 @@
 //! vouched identity's conversation, written on every change, forgotten at close, and read back
 //! when the same identity re-establishes the conversation after a restart.
 //!
-//! The kernel stays sans-IO: a session emits [`ComponentEffect::Persist`](super::ComponentEffect),
-//! `Forget` and `Restore`, and the driver carries them out on an [`InstanceStore`]. What comes
-//! back from a store is checked again like an agent's open (another process may share the data
+//! The kernel stays sans-IO: a session keeps, forgets and reads its records through its
+//! [`StorePort`](crate::StorePort), over the platform's [`InstanceStore`]. What comes back from
+//! a store is checked again like an agent's open (another process may share the data
 //! directory); neither a `secret` input's draft nor its submitted value reaches a record.
 
 use serde::{Deserialize, Serialize};
@@ -84,8 +84,9 @@ pub struct InstanceRecord {
 /// The error of an [`InstanceStore`].
 pub type InstanceStoreError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Where the driver keeps [`InstanceRecord`]s, by vouched identity and conversation
-/// (R-STD-15). Implementations bound what they keep by [`MAX_RECORDS_PER_IDENTITY`] and
+/// Where the platform keeps [`InstanceRecord`]s, by vouched identity and conversation
+/// (R-STD-15); the kernel calls it through its [`StorePort`](crate::StorePort)
+/// ([`StorePort::with_records`](crate::StorePort::with_records)). Implementations bound what they keep by [`MAX_RECORDS_PER_IDENTITY`] and
 /// [`RECORD_TTL_SECS`].
 pub trait InstanceStore {
     /// Inserts `record` for `owner`, or replaces the one of the same conversation and instance.

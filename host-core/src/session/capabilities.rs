@@ -48,7 +48,8 @@ impl CapabilitySlot {
         }
         let mut out = Vec::new();
         let lifetime = common.limits().max_call_lifetime;
-        let mut caps = Capabilities::new(setup, lifetime, &mut out)?;
+        let store = common.store().clone();
+        let mut caps = Capabilities::new(setup, lifetime, store)?;
         for capability in registered {
             caps.register(capability.clone(), &mut out)?;
         }
@@ -132,7 +133,7 @@ impl CapabilitySlot {
         self.kernel.as_ref()?.next_wakeup(now)
     }
 
-    /// The agent's stream ended: calls still waiting for a lookup or a decision are cancelled
+    /// The agent's stream ended: calls still waiting for a decision are cancelled
     /// (their prompts withdrawn, their records finished, audited); running ones finish on their
     /// own. The agent is gone: its answers are on record, none is sent.
     pub(super) fn end(&mut self, common: &mut Common) -> Vec<Effect> {
@@ -147,7 +148,7 @@ impl CapabilitySlot {
 
     /// R-CAP-6: a refused call (`err` names its `call_id`) is audited with its reason, never
     /// its payload.
-    pub(super) fn audit_refusal(&mut self, err: &ProtocolError, fx: &mut Vec<Effect>) {
+    pub(super) fn audit_refusal(&mut self, err: &ProtocolError) {
         let (Some(caps), Some(_)) = (self.kernel.as_mut(), &err.call_id) else {
             return;
         };
@@ -156,12 +157,14 @@ impl CapabilitySlot {
         } else {
             Status::Failed
         };
-        let mut out = Vec::new();
-        caps.audit_refusal(err, status, &mut out);
-        fx.extend(out.into_iter().filter_map(|o| match o {
-            Out::Effect(effect) => Some(Effect::Capability(effect)),
-            _ => None,
-        }));
+        caps.audit_refusal(err, status);
+    }
+
+    /// Writes out the merged refusals' counted audit records (R-CAP-6).
+    pub(super) fn flush_refusals(&mut self) {
+        if let Some(caps) = self.kernel.as_mut() {
+            caps.flush_refusals();
+        }
     }
 
     /// The platform's `answer` to `ticket`, at `now`.
@@ -178,7 +181,7 @@ impl CapabilitySlot {
     pub(super) fn call(&mut self, env: Envelope<AppCall>, common: &mut Common) -> Vec<Effect> {
         if let Some(caps) = self.kernel.as_mut() {
             let mut out = Vec::new();
-            caps.call(env, &mut out);
+            caps.call(env, common.now(), &mut out);
             return effects(out, common);
         }
         let payload = AppResult {

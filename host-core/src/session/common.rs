@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::numbers::Numbers;
 use super::opens::Opens;
-use crate::component::ComponentEffect;
+use crate::capability::{reported, StorePort};
 use crate::error::{ErrorCode, ProtocolError};
 use crate::ids::{shorten, ConversationId, InstanceId, MessageId, PartyId};
 use crate::keys::Generation;
@@ -146,15 +146,17 @@ impl Common {
         Some((self.config.agent_id.clone()?, self.conversation.clone()?))
     }
 
+    /// The store the session keeps its records in ([`SessionConfig::store`]).
+    pub(super) fn store(&self) -> &StorePort {
+        &self.config.store
+    }
+
     /// Forgets the store's record of `instance`, when the session keeps records: it closed
     /// (R-STD-15), woke (#29), or did not pass an open's checks after a restart.
-    pub(super) fn forget_record(&self, instance: &InstanceId, fx: &mut Vec<Effect>) {
+    pub(super) fn forget_record(&self, instance: &InstanceId) {
         if let Some((owner, conversation)) = self.record_owner() {
-            fx.push(Effect::Component(ComponentEffect::Forget {
-                owner,
-                conversation,
-                instance: instance.clone(),
-            }));
+            let store = &self.config.store;
+            reported(store.forget_instance(&owner, &conversation, instance));
         }
     }
 

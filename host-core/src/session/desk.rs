@@ -11,6 +11,7 @@ use super::common::Common;
 use super::degrade::degrade;
 use super::records::{keepable_draft, record_of};
 use super::surfaces::close_event;
+use crate::capability::reported;
 use crate::component::{
     AnswerRefusal, ComponentClosed, ComponentEffect, ComponentKey, ComponentKind, ComponentOpen,
     Instance, InstanceRecord, RecordStatus, ShownComponent, Status, UserAnswer, MAX_DRAFT_BYTES,
@@ -21,7 +22,7 @@ use crate::json::JsonObject;
 use crate::markdown::SafeMarkdown;
 use crate::message::{Envelope, UiEvent};
 use crate::timestamp::Timestamp;
-use crate::{AgentIdentity, Effect, ErrorCode, ProtocolError, SurfaceKey, Ticket};
+use crate::{AgentIdentity, Effect, ErrorCode, ProtocolError, SurfaceKey};
 
 /// The standard components open in one session, by instance id, and every kind the session
 /// offered since it began.
@@ -30,13 +31,11 @@ use crate::{AgentIdentity, Effect, ErrorCode, ProtocolError, SurfaceKey, Ticket}
 /// from one never offered (`revoked`, R-STD-4). An instance id is open here or among the
 /// session's Surfaces, never both (R-STD-1; the session replaces one by the other). Every
 /// change of an open instance of a vouched session is kept in the store, and every close
-/// forgets it (R-STD-15). `records_asked` is set while the session's read-back of its records
-/// ([`Ticket::RECORDS`]) waits for its answer, and a read-back is taken only then, once.
+/// forgets it (R-STD-15).
 #[derive(Debug, Default)]
 pub(super) struct ComponentDesk {
     open: BTreeMap<InstanceId, Instance>,
     offered: BTreeSet<ComponentKind>,
-    records_asked: bool,
 }
 
 impl ComponentDesk {
@@ -45,7 +44,6 @@ impl ComponentDesk {
         Self {
             open: BTreeMap::new(),
             offered: kinds.into_iter().collect(),
-            records_asked: false,
         }
     }
 
@@ -210,7 +208,7 @@ impl ComponentDesk {
             let event = degraded.event(&instance_id);
             fx.push(Effect::Send(common.outbound(event, Some(opener))));
         }
-        self.persist(&instance_id, common, fx);
+        self.persist(&instance_id, common);
         Ok(())
     }
 
@@ -222,7 +220,7 @@ impl ComponentDesk {
                 key: common.key(instance, old.generation),
                 reason: ComponentClosed::Replaced,
             }));
-            common.forget_record(instance, fx);
+            common.forget_record(instance);
         }
     }
 
@@ -257,7 +255,7 @@ impl ComponentDesk {
             round: instance.round,
             reopened,
         }));
-        self.persist(instance_id, common, fx);
+        self.persist(instance_id, common);
         Ok(true)
     }
 
@@ -277,7 +275,7 @@ impl ComponentDesk {
             key: common.key(instance_id, old.generation),
             reason: ComponentClosed::Agent(reason),
         }));
-        common.forget_record(instance_id, fx);
+        common.forget_record(instance_id);
         true
     }
 
@@ -332,14 +330,14 @@ impl ComponentDesk {
             data,
         };
         common.stats_mut().events_forwarded += 1;
-        let mut fx = vec![
+        let fx = vec![
             Effect::Component(ComponentEffect::Lock {
                 key: key.clone(),
                 round,
             }),
             Effect::Send(common.outbound(payload, Some(opener))),
         ];
-        self.persist(&key.instance, common, &mut fx);
+        self.persist(&key.instance, common);
         Ok(fx)
     }
 
@@ -380,14 +378,14 @@ impl ComponentDesk {
             event: close_event(),
             data: JsonObject::from(map),
         };
-        let mut fx = vec![
+        let fx = vec![
             Effect::Component(ComponentEffect::Hide {
                 key: key.clone(),
                 reason,
             }),
             Effect::Send(common.outbound(payload, Some(old.opener))),
         ];
-        common.forget_record(&key.instance, &mut fx);
+        common.forget_record(&key.instance);
         fx
     }
 
@@ -437,42 +435,23 @@ impl ComponentDesk {
             return Vec::new();
         }
         c.draft = Some(kept);
-        let mut fx = Vec::new();
-        self.persist(&key.instance, common, &mut fx);
-        fx
+        self.persist(&key.instance, common);
+        Vec::new()
     }
 
     /// Keeps the record of `instance` (R-STD-15), when the session keeps records.
-    fn persist(&self, instance: &InstanceId, common: &Common, fx: &mut Vec<Effect>) {
+    fn persist(&self, instance: &InstanceId, common: &Common) {
         let (Some((owner, conversation)), Some(c)) =
             (common.record_owner(), self.open.get(instance))
         else {
             return;
         };
-        fx.push(Effect::Component(ComponentEffect::Persist {
-            owner,
-            record: Box::new(record_of(instance, c, conversation)),
-        }));
+        let record = record_of(instance, c, conversation);
+        reported(common.store().put_instance(&owner, &record));
     }
 
-    /// The request to read this session's records back, when it keeps records (R-STD-15, #29).
-    pub(super) fn ask_records(&mut self, common: &Common) -> Option<Effect> {
-        let (owner, conversation) = common.record_owner()?;
-        self.records_asked = true;
-        Some(Effect::Component(ComponentEffect::Restore {
-            ticket: Ticket::RECORDS,
-            owner,
-            conversation,
-        }))
-    }
-
-    /// Whether a read-back of the records may be taken now: `true` once per ask.
-    pub(super) fn take_records_answer(&mut self) -> bool {
-        std::mem::take(&mut self.records_asked)
-    }
-
-    /// Shows again the instances of `records` (read back by the driver after a
-    /// [`ComponentEffect::Restore`]) that belong to this conversation, are held by no component
+    /// Shows again the instances of `records` (read back from the store when the session was
+    /// established) that belong to this conversation, are held by no component
     /// nor Surface (`held`) and still pass every check of an open; each one's opener gets
     /// `restored {status, opened_by, state_from, round, last?}` (R-STD-15). A record that fails
     /// a check is forgotten.
@@ -495,7 +474,7 @@ impl ComponentDesk {
                 continue;
             }
             if self.restore_one(&record, common, &mut fx).is_err() {
-                common.forget_record(&record.instance_id, &mut fx);
+                common.forget_record(&record.instance_id);
             }
         }
         fx

@@ -20,9 +20,7 @@ use crate::limits::Limits;
 use crate::message::{Direction, Envelope, Message, Party, UiOpen};
 use crate::page_input::PageInput;
 use crate::timestamp::Timestamp;
-use crate::{
-    AgentIdentity, Answer, Capability, CapabilityName, CapabilitySetup, StoredRecords, Ticket,
-};
+use crate::{AgentIdentity, Answer, Capability, CapabilityName, CapabilitySetup, Ticket};
 
 pub use crate::effect::{
     CloseReason, Effect, Generation, GoneReason, Stats, SurfaceKey, SurfaceOpen,
@@ -322,7 +320,7 @@ impl Session {
 
     /// Answers a refused envelope (R-ENV-5); a refused call is audited first (R-CAP-6).
     fn refuse(&mut self, err: ProtocolError, target: Option<Party>, fx: &mut Vec<Effect>) {
-        self.capabilities.audit_refusal(&err, fx);
+        self.capabilities.audit_refusal(&err);
         fx.extend(self.common.refusal(err, target));
     }
 
@@ -382,9 +380,8 @@ impl Session {
     }
 
     /// The audit records of refusals merged so far (R-CAP-6), written out now.
-    pub(crate) fn flush_refusal_audit(&mut self) -> Vec<Effect> {
-        self.capabilities
-            .with_enabled(&mut self.common, |caps, out| caps.flush_refusals(out))
+    pub(crate) fn flush_refusal_audit(&mut self) {
+        self.capabilities.flush_refusals();
     }
 
     /// Announces the session's current `client.inventory` and `app.list` again (R-INV-1), for an
@@ -479,15 +476,16 @@ impl Session {
     /// first load that gets the current state, the latest patch included, after its `ready`
     /// (R-UI-3). Neither the reopen budget nor the reload-loop bound counts it. Returns what
     /// to create the view from; `None` for a stale key. Its record, if the store keeps one, is
-    /// forgotten through `fx` (#29).
-    pub fn wake(&mut self, key: &SurfaceKey, fx: &mut Vec<Effect>) -> Option<SurfaceOpen> {
-        self.surfaces.wake(key, &mut self.common, fx)
+    /// forgotten (#29).
+    pub fn wake(&mut self, key: &SurfaceKey) -> Option<SurfaceOpen> {
+        self.surfaces.wake(key, &mut self.common)
     }
 
-    /// The host hibernated Surface `key` (#29): a vouched session keeps its record, so that a
-    /// restart can bring it back; nothing goes upstream. Nothing for a stale key.
-    pub fn hibernated(&mut self, key: &SurfaceKey) -> Vec<Effect> {
-        self.surfaces.hibernated(key, &self.common)
+    /// The host hibernated Surface `key` (#29): a vouched session keeps its record in the
+    /// store, so that a restart can bring it back; nothing goes upstream. Nothing for a stale
+    /// key.
+    pub fn hibernated(&mut self, key: &SurfaceKey) {
+        self.surfaces.hibernated(key, &self.common);
     }
 
     /// The standard components the driver can render changed (R-STD-14): `ui.open` accepts
@@ -551,31 +549,24 @@ impl Session {
         self.components.next_expiry()
     }
 
-    /// The request to read this session's records back, when it is vouched and established
-    /// (R-STD-15, #29); the driver answers [`Ticket::RECORDS`] with [`Answer::Records`]
-    /// through [`Session::answered`].
-    pub fn restore_request(&mut self) -> Option<Effect> {
-        self.components.ask_records(&self.common)
-    }
-
-    /// The read-back of this session's records arrived: its components are shown again, then
-    /// its hibernated Surfaces opened (R-STD-15, #29). Ignored unless asked for and not yet
-    /// answered, as an answer to a withdrawn capability ticket is.
-    fn records_read(&mut self, records: StoredRecords) -> Vec<Effect> {
-        if !self.components.take_records_answer() {
+    /// Reads this session's records back from the store, when it is vouched and established
+    /// (R-STD-15, #29): its components are shown again, then its hibernated Surfaces opened,
+    /// each checked again like an agent's open and its opener told `restored`. An instance open
+    /// already is left as it is, so a second call restores nothing more; a read that fails
+    /// restores nothing.
+    pub fn restore(&mut self) -> Vec<Effect> {
+        let Some((owner, conversation)) = self.common.record_owner() else {
             return Vec::new();
-        }
-        let surfaces = &self.surfaces;
-        let held = |i: &InstanceId| surfaces.contains(i);
-        let mut fx = self
-            .components
-            .restore(records.components, held, &mut self.common);
+        };
+        let Ok((components, surfaces)) = self.common.store().read_records(&owner, &conversation)
+        else {
+            return Vec::new();
+        };
+        let held = |i: &InstanceId| self.surfaces.contains(i);
+        let mut fx = self.components.restore(components, held, &mut self.common);
         let components = &self.components;
         let held = |i: &InstanceId| components.contains(i);
-        fx.extend(
-            self.surfaces
-                .restore(records.surfaces, held, &mut self.common),
-        );
+        fx.extend(self.surfaces.restore(surfaces, held, &mut self.common));
         fx
     }
 
@@ -663,23 +654,13 @@ impl Session {
         self.capabilities.forget_conversation_grant(name)
     }
 
-    /// The platform answers a question the session asked, by its [`Ticket`]: a capability
-    /// effect's (a store read, a durable write's acknowledgement, the user's consent, the
-    /// hook, the handler's result) or the read-back of the session's records
-    /// ([`Ticket::RECORDS`]). The one way answers come back. An answer of the wrong kind is a
-    /// [`UsageError`]; an answer to a withdrawn ticket, or a second read-back, is ignored.
+    /// The platform answers a question the session asked, by its [`Ticket`]: the user's
+    /// consent, the hook's verdict, a handler's result. The one way such answers come back
+    /// (the store answers as it is called). An answer of the wrong kind is a [`UsageError`];
+    /// an answer to a withdrawn ticket is ignored.
     pub fn answered(&mut self, ticket: Ticket, answer: Answer) -> Result<Vec<Effect>, UsageError> {
-        match (ticket == Ticket::RECORDS, answer) {
-            (true, Answer::Records(records)) => Ok(self.records_read(*records)),
-            (true, other) => Err(UsageError::WrongAnswer {
-                ticket: ticket.0,
-                expected: "a read-back of records",
-                got: other.kind(),
-            }),
-            (false, answer) => self
-                .capabilities
-                .answered((ticket, answer), &mut self.common),
-        }
+        self.capabilities
+            .answered((ticket, answer), &mut self.common)
     }
 
     /// Expires calls whose `expires_at` passed while they waited for a decision and fails

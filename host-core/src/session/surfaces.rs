@@ -9,7 +9,7 @@ use serde_json::json;
 use super::common::Common;
 use super::entry::{Entry, Patched};
 use super::opening::checked_source;
-use crate::component::ComponentEffect;
+use crate::capability::reported;
 use crate::ids::{EventName, InstanceId, MessageId};
 use crate::json::JsonObject;
 use crate::message::{ClientError, Envelope, UiEvent, UiOpen};
@@ -80,17 +80,12 @@ impl Surfaces {
 
     /// Takes `key`'s entry out, when it is current; its record, if the store keeps one, is
     /// forgotten (#29).
-    pub(super) fn take_current(
-        &mut self,
-        key: &SurfaceKey,
-        common: &Common,
-        fx: &mut Vec<Effect>,
-    ) -> Option<Entry> {
+    pub(super) fn take_current(&mut self, key: &SurfaceKey, common: &Common) -> Option<Entry> {
         if !self.is_current(key, common) {
             return None;
         }
         let entry = self.table.remove(&key.instance)?;
-        forget_record(&key.instance, &entry, common, fx);
+        forget_record(&key.instance, &entry, common);
         Some(entry)
     }
 
@@ -149,7 +144,7 @@ impl Surfaces {
         }
         match self.table.insert(instance_id.clone(), entry) {
             Some(old) => {
-                forget_record(&instance_id, &old, common, fx);
+                forget_record(&instance_id, &old, common);
                 fx.push(Effect::Replace {
                     old: common.key(&instance_id, old.generation()),
                     open,
@@ -174,7 +169,7 @@ impl Surfaces {
         })?;
         match entry.patch(state, by) {
             // #29: asleep, its record follows the latest state.
-            Patched::Asleep => self.persist(&instance, common, fx),
+            Patched::Asleep => self.persist(&instance, common),
             Patched::Deliver(state) => fx.push(Effect::DeliverState {
                 key: common.key(&instance, entry.generation()),
                 state,
@@ -195,7 +190,7 @@ impl Surfaces {
         let entry = self.table.remove(&instance).ok_or_else(|| {
             unknown_instance(&instance, <crate::UiClose as crate::message::Payload>::TYPE)
         })?;
-        forget_record(&instance, &entry, common, fx);
+        forget_record(&instance, &entry, common);
         fx.push(Effect::Close {
             key: common.key(&instance, entry.generation()),
             reason: CloseReason::Agent(reason),
@@ -207,7 +202,7 @@ impl Surfaces {
     /// (R-UI-1); nothing goes upstream.
     pub(super) fn replace(&mut self, instance: &InstanceId, common: &Common, fx: &mut Vec<Effect>) {
         if let Some(old) = self.table.remove(instance) {
-            forget_record(instance, &old, common, fx);
+            forget_record(instance, &old, common);
             fx.push(Effect::Close {
                 key: common.key(instance, old.generation()),
                 reason: CloseReason::Replaced,
@@ -359,7 +354,7 @@ impl Surfaces {
         common: &mut Common,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(entry) = self.take_current(key, common, fx) else {
+        let Some(entry) = self.take_current(key, common) else {
             return;
         };
         let mut data = serde_json::Map::new();
@@ -496,7 +491,7 @@ impl Surfaces {
         common: &mut Common,
     ) -> Vec<Effect> {
         let mut fx = Vec::new();
-        if let Some(entry) = self.take_current(key, common, &mut fx) {
+        if let Some(entry) = self.take_current(key, common) {
             fx.push(Effect::Close {
                 key: key.clone(),
                 reason: CloseReason::Failed,
@@ -508,17 +503,12 @@ impl Surfaces {
     }
 
     /// See [`Session::wake`](crate::Session::wake).
-    pub(super) fn wake(
-        &mut self,
-        key: &SurfaceKey,
-        common: &mut Common,
-        fx: &mut Vec<Effect>,
-    ) -> Option<SurfaceOpen> {
+    pub(super) fn wake(&mut self, key: &SurfaceKey, common: &mut Common) -> Option<SurfaceOpen> {
         let entry = self.current_mut(key, common)?;
         entry.new_page();
         let open = entry.open_as(key.clone());
         if entry.is_recorded() {
-            common.forget_record(&key.instance, fx);
+            common.forget_record(&key.instance);
             entry.set_recorded(false);
         }
         common.stats_mut().woken += 1;
@@ -526,27 +516,23 @@ impl Surfaces {
     }
 
     /// See [`Session::hibernated`](crate::Session::hibernated).
-    pub(super) fn hibernated(&mut self, key: &SurfaceKey, common: &Common) -> Vec<Effect> {
-        let mut fx = Vec::new();
+    pub(super) fn hibernated(&mut self, key: &SurfaceKey, common: &Common) {
         if self.is_current(key, common) {
-            self.persist(&key.instance, common, &mut fx);
+            self.persist(&key.instance, common);
         }
-        fx
     }
 
     /// Keeps the record of Surface `instance` (#29), when the session keeps records, and marks
     /// it recorded.
-    fn persist(&mut self, instance: &InstanceId, common: &Common, fx: &mut Vec<Effect>) {
+    fn persist(&mut self, instance: &InstanceId, common: &Common) {
         let (Some((owner, conversation)), Some(entry)) =
             (common.record_owner(), self.table.get_mut(instance))
         else {
             return;
         };
         entry.set_recorded(true);
-        fx.push(Effect::Component(ComponentEffect::PersistSurface {
-            owner,
-            record: Box::new(entry.record(instance, conversation)),
-        }));
+        let record = entry.record(instance, conversation);
+        reported(common.store().put_surface(&owner, &record));
     }
 
     /// The app center changed: each Surface of an app that `catalog` no longer opens at its
@@ -570,8 +556,8 @@ impl Surfaces {
         }
     }
 
-    /// Opens again, hibernated, the Surfaces of `records` (read back by the driver after a
-    /// [`ComponentEffect::Restore`]) that belong to this conversation, are held by no Surface
+    /// Opens again, hibernated, the Surfaces of `records` (read back from the store when the
+    /// session was established) that belong to this conversation, are held by no Surface
     /// nor by a component (`held`) and pass every check of an agent's open (an installed app's
     /// at the version it was opened with); each one's opener gets `restored {status:"open",
     /// opened_by, state_from}`. A record that fails a check is forgotten.
@@ -609,7 +595,7 @@ impl Surfaces {
                 .open(env, true, common, &mut opened, |_, _, _| {})
                 .is_err()
             {
-                common.forget_record(&instance, &mut fx);
+                common.forget_record(&instance);
                 continue;
             }
             fx.extend(opened);
@@ -634,9 +620,9 @@ impl Surfaces {
 
 /// Forgets the record of `entry`, Surface `instance`, when the store keeps one: it woke,
 /// closed or was replaced (#29).
-fn forget_record(instance: &InstanceId, entry: &Entry, common: &Common, fx: &mut Vec<Effect>) {
+fn forget_record(instance: &InstanceId, entry: &Entry, common: &Common) {
     if entry.is_recorded() {
-        common.forget_record(instance, fx);
+        common.forget_record(instance);
     }
 }
 

@@ -38,16 +38,13 @@ impl Ending {
     }
 
     /// The platform's `answer` to `ticket` of ended session `id`, recorded; `None` when `id`
-    /// is not kept here, or for a read-back of records, which an ended session ignores.
+    /// is not kept here.
     pub(super) fn answered(
         &mut self,
         id: SessionId,
         ticket: Ticket,
         answer: Answer,
     ) -> Option<Result<Vec<Effect>, UsageError>> {
-        if matches!(answer, Answer::Records(_)) {
-            return None;
-        }
         let session = self.sessions.get_mut(&id)?;
         let effects = session.answered(ticket, answer).map(unsent);
         if !has_pending_calls(session) {

@@ -73,12 +73,13 @@ impl Maker {
         Ok(table)
     }
 
-    /// A session that only finishes `setup`'s unfinished call records (R-CAP-5).
-    pub(super) fn recovery(&mut self, setup: CapabilitySetup) -> Result<Vec<Effect>, UsageError> {
+    /// A session that only finishes `setup`'s unfinished call records (R-CAP-5), in the
+    /// template's store; with no conversation it announces nothing, and so has no effects.
+    pub(super) fn recovery(&mut self, setup: CapabilitySetup) -> Result<(), UsageError> {
         let mut config = self.template.clone();
         config.conversation_id = None;
         config.session_id = SessionId::STANDALONE;
-        self.session(config)?.enable_capabilities(setup)
+        self.session(config)?.enable_capabilities(setup).map(drop)
     }
 
     /// Starts the capability kernel of a new session, when the factory turns it on, with every

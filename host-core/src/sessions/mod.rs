@@ -37,7 +37,9 @@ use registrations::Registrations;
 pub use crate::keys::SessionId;
 
 /// What the embedder (or webview-shell) provides to start a session: its clock, and its
-/// capability kernel's setup. host-core stays sans-IO; the store is behind this trait.
+/// capability kernel's setup, whose revision epoch the platform takes from its store.
+/// host-core stays sans-IO: the store is behind this trait and the template's
+/// [`SessionConfig::store`].
 pub trait SessionFactory {
     /// The monotonic clock of a new session, and of the table itself.
     fn clock(&mut self) -> Box<dyn Clock>;
@@ -357,7 +359,7 @@ impl Sessions {
             return refused(answer);
         }
         effects.extend(answer);
-        effects.extend(candidate.restore_request());
+        effects.extend(candidate.restore());
         let now = self.maker.now();
         self.directory.insert(id, conversation, candidate, now);
         SessionEffects::of(id, effects)
@@ -390,7 +392,7 @@ impl Sessions {
             .maker
             .start_capabilities(&mut session, &self.registrations)?;
         // R-STD-15: the vouched identity's component records of this conversation.
-        effects.extend(session.restore_request());
+        effects.extend(session.restore());
         let now = self.maker.now();
         self.directory.insert(id, conversation, session, now);
         Ok(SessionEffects::of(id, effects))
@@ -424,22 +426,17 @@ impl Sessions {
     }
 
     /// Gives hibernated Surface `key` a new webview ([`Session::wake`]): what to create it
-    /// from, its key unchanged, and the effects of its wake (its record forgotten, #29);
-    /// `None` for a stale key.
-    pub fn wake_surface(&mut self, key: &SurfaceKey) -> Option<(SurfaceOpen, SessionEffects)> {
-        let mut effects = Vec::new();
-        let open = self
-            .directory
-            .get_mut(key.session)?
-            .wake(key, &mut effects)?;
-        Some((open, SessionEffects::of(key.session, effects)))
+    /// from, its key unchanged (its record forgotten, #29); `None` for a stale key.
+    pub fn wake_surface(&mut self, key: &SurfaceKey) -> Option<SurfaceOpen> {
+        self.directory.get_mut(key.session)?.wake(key)
     }
 
     /// The host hibernated Surface `key` ([`Session::hibernated`]): a vouched session keeps its
-    /// record (#29).
-    pub fn surface_hibernated(&mut self, key: &SurfaceKey) -> Option<SessionEffects> {
-        let effects = self.directory.get_mut(key.session)?.hibernated(key);
-        Some(SessionEffects::of(key.session, effects))
+    /// record (#29). Nothing for a stale key.
+    pub fn surface_hibernated(&mut self, key: &SurfaceKey) {
+        if let Some(session) = self.directory.get_mut(key.session) {
+            session.hibernated(key);
+        }
     }
 
     /// `count` page events of Surface `instance` were dropped on the way out (see
@@ -478,15 +475,12 @@ impl Sessions {
     /// Ends every session (the agent's stream ended).
     pub fn end_all(&mut self) -> Vec<SessionEffects> {
         let conversations: Vec<ConversationId> = self.directory.conversations().cloned().collect();
-        let mut ended: Vec<SessionEffects> = conversations
+        let ended: Vec<SessionEffects> = conversations
             .iter()
             .filter_map(|c| self.end_session(c))
             .collect();
         // The table's merged refusals are written out too (R-CAP-6).
-        let flushed = self.table.flush_refusal_audit();
-        if !flushed.is_empty() {
-            ended.push(SessionEffects::of(SessionId::STANDALONE, flushed));
-        }
+        self.table.flush_refusal_audit();
         ended
     }
 
@@ -553,10 +547,10 @@ impl Sessions {
     }
 
     /// The platform answers `ticket` of session `session` (the one named by the
-    /// [`SessionEffects`] that carried the effect), as [`Session::answered`] takes it: every
-    /// store read, durable write's acknowledgement and user decision comes back here. An answer
-    /// for an ended session whose call still ran is recorded and nothing is sent; a read-back
-    /// of records for an ended session, and any answer for a session that is gone, is ignored.
+    /// [`SessionEffects`] that carried the effect), as [`Session::answered`] takes it: the
+    /// user's consent, the hook's verdict and a handler's result come back here. An answer for
+    /// an ended session whose call still ran is recorded and nothing is sent; any answer for a
+    /// session that is gone is ignored.
     pub fn answered(
         &mut self,
         session: SessionId,
@@ -592,11 +586,10 @@ impl Sessions {
     }
 
     /// Finishes the store's unfinished call records once, when the host starts (R-CAP-5):
-    /// never ran → `cancelled`, was running → `failed` `outcome_unknown`, never run again. The
-    /// effects are store writes and audit records; nothing is sent.
-    pub fn recover(&mut self, setup: CapabilitySetup) -> Result<SessionEffects, UsageError> {
-        let effects = self.maker.recovery(setup)?;
-        Ok(SessionEffects::of(SessionId::STANDALONE, effects))
+    /// never ran → `cancelled`, was running → `failed` `outcome_unknown`, never run again. They
+    /// are written and audited through the template's store; nothing is sent.
+    pub fn recover(&mut self, setup: CapabilitySetup) -> Result<(), UsageError> {
+        self.maker.recovery(setup)
     }
 
     /// Closes, in every session, each open component whose `props.expires_at` is at or before

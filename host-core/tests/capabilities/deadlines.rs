@@ -34,7 +34,7 @@ fn debug_never_prints_a_calls_reason_arguments_result_or_message() {
     }
     shown.extend(h.prompts.iter().map(|p| format!("{p:?}")));
     shown.extend(h.runs.iter().map(|r| format!("{r:?}")));
-    shown.extend(h.store.calls().map(|r| format!("{r:?}")));
+    shown.extend(h.store.calls().iter().map(|r| format!("{r:?}")));
     for text in &shown {
         assert_eq!(
             lineup_host_core::leaked_form(text, SECRET),
@@ -201,11 +201,6 @@ fn r_cap_4_max_call_lifetime_is_a_limit_the_embedder_sets() {
     }))
     .unwrap();
     let fx = s.handle_inbound(&bytes);
-    let lookup = fx.iter().find_map(|e| match e {
-        Effect::Capability(CapabilityEffect::LookupCall { ticket, .. }) => Some(*ticket),
-        _ => None,
-    });
-    let fx = s.answered(lookup.unwrap(), Answer::Call(None)).unwrap();
     let prompt = fx.iter().find_map(|e| match e {
         Effect::Capability(CapabilityEffect::Prompt(p)) => Some(p.expires_at),
         _ => None,
@@ -285,14 +280,12 @@ fn r_cap_4_a_dismissed_dialog_is_cancelled_and_a_dialog_past_the_deadline_is_exp
 #[test]
 fn r_cap_4_the_effect_starts_only_before_the_deadline() {
     let mut h = Harness::new(None);
-    h.auto_ack = false;
     h.register(open_url(Risk::UserConfirmation));
     h.call("c1", "app.open_url", url_args(), 30);
+    // The `running` record's write returns only after the deadline (a slow disk).
+    h.rig.slow_running.set(Some(T0 + 30));
     h.consent(ConsentAnswer::Allow);
-    // The `running` record's write is acknowledged only after the deadline.
-    h.wall.0.set(T0 + 30);
-    let ack = h.acks[0];
-    h.answer(ack, Answer::Persisted);
+    assert_eq!(h.writes("c1", "running"), 1);
     assert_eq!(h.last_result()["status"], "expired");
     assert!(h.runs.is_empty(), "no handler starts after the deadline");
     assert_eq!(
@@ -301,11 +294,10 @@ fn r_cap_4_the_effect_starts_only_before_the_deadline() {
             result: serde_json::from_value(h.last_result()).unwrap()
         }
     );
-    // Positive control: acknowledged in time, it runs.
+    // Positive control: written in time, it runs.
+    h.rig.slow_running.set(None);
     h.call("c2", "app.open_url", url_args(), 30);
     h.consent(ConsentAnswer::Allow);
-    let ack = h.acks[1];
-    h.answer(ack, Answer::Persisted);
     assert_eq!(h.runs.len(), 1);
 }
 
@@ -397,52 +389,46 @@ fn r_cap_4_an_unavailable_prompt_fails_the_call_as_the_hosts_decision() {
 #[test]
 fn r_cap_5_a_call_that_ran_is_answered_only_once_its_final_record_is_kept() {
     let mut h = Harness::new(None);
-    h.auto_ack = false;
     h.register(plain("app.show", "1"));
     h.call("c1", "app.show", json!({}), 60);
-    let running = h.acks[0];
-    h.answer(running, Answer::Persisted);
     assert_eq!(h.runs.len(), 1);
+    h.fail_writes("finished", 1);
     h.ran(Ok(json!({"shown": true})));
     assert_eq!(
-        h.acks.len(),
-        2,
-        "the final record is written with an acknowledgement"
+        h.writes("c1", "finished"),
+        1,
+        "the final record is written before the answer"
     );
     assert!(
         h.results().is_empty(),
         "nothing is answered before it is kept"
     );
-    // A repeat of its key while the record is written waits for the same answer.
+    // A repeat of its key while the record is not kept waits for the same answer.
     h.call("c1", "app.show", json!({}), 60);
     assert!(h.results().is_empty());
-    h.answer(
-        h.acks[1],
-        Answer::PersistFailed("database is locked".into()),
-    );
+    // Written again after the retry delay, not before; the store is still locked.
+    h.fail_writes("finished", 1);
+    h.mono.0.set(Duration::from_millis(400));
+    h.poll();
+    assert_eq!(h.writes("c1", "finished"), 1);
+    h.mono.0.set(Duration::from_millis(600));
+    h.poll();
+    assert_eq!(h.writes("c1", "finished"), 2, "written again");
     assert!(
         h.results().is_empty(),
         "no answer while the record is not kept"
     );
-    // Written again after the retry delay, not before.
-    h.mono.0.set(Duration::from_millis(400));
-    h.poll();
-    assert_eq!(h.acks.len(), 2);
-    h.mono.0.set(Duration::from_millis(600));
-    h.poll();
-    assert_eq!(h.acks.len(), 3, "written again");
     // A second failure waits twice as long (1 s).
-    h.answer(
-        h.acks[2],
-        Answer::PersistFailed("database is locked".into()),
-    );
     h.mono.0.set(Duration::from_millis(1500));
     h.poll();
-    assert_eq!(h.acks.len(), 3, "not before 1 s");
+    assert_eq!(h.writes("c1", "finished"), 2, "not before 1 s");
     h.mono.0.set(Duration::from_millis(1700));
     h.poll();
-    assert_eq!(h.acks.len(), 4, "written again after 1 s");
-    h.answer(h.acks[3], Answer::Persisted);
+    assert_eq!(h.writes("c1", "finished"), 3, "written again after 1 s");
+    let log = h.log();
+    let kept = log.iter().position(|l| l == "write c1 finished").unwrap();
+    let answered = log.iter().position(|l| l == "answer c1").unwrap();
+    assert!(kept < answered, "kept, then answered: {log:?}");
     let results = h.results();
     assert_eq!(results.len(), 2, "the call and its repeat: {results:?}");
     assert!(

@@ -182,44 +182,38 @@ fn r_cap_5_an_unfinished_record_found_by_lookup_is_finished_the_same_way() {
 }
 
 #[test]
-fn r_cap_5_the_running_record_is_acknowledged_before_run() {
+fn r_cap_5_the_running_record_is_kept_before_run() {
     let mut h = Harness::new(None);
-    h.auto_ack = false;
     h.register(open_url(Risk::DisplayOnly));
     h.call("c1", "app.open_url", url_args(), 60);
-    assert!(h.runs.is_empty(), "no run before the acknowledgement");
+    assert_eq!(h.runs.len(), 1);
     assert_eq!(record(&h, "c1").state, CallState::Running);
-    let ack = h.acks[0];
+    let log = h.log();
+    let kept = log.iter().position(|l| l == "write c1 running").unwrap();
+    let run = log.iter().position(|l| l == "run c1").unwrap();
+    assert!(kept < run, "kept, then run: {log:?}");
     // An answer of the wrong kind is the embedder's mistake.
+    let ticket = h.runs[0].ticket;
     assert!(matches!(
-        h.s.answered(ack, Answer::Grant(true)),
+        h.s.answered(ticket, Answer::Consent(ConsentAnswer::Allow)),
         Err(UsageError::WrongAnswer { .. })
     ));
-    h.answer(ack, Answer::Persisted);
-    assert_eq!(h.runs.len(), 1);
-    let persist_at = h
-        .trace
-        .iter()
-        .position(|e| {
-            matches!(
-                e,
-                Effect::Capability(CapabilityEffect::PersistCall { ack: Some(_), .. })
-            )
-        })
-        .unwrap();
-    let run_at = h
-        .trace
-        .iter()
-        .position(|e| matches!(e, Effect::Capability(CapabilityEffect::Run(_))))
-        .unwrap();
-    assert!(persist_at < run_at);
 
-    // A write that fails: not run, `failed` / `not_recorded`.
+    // A write that fails: not run, `failed` / `not_recorded`, naming the store's reason.
+    h.fail_writes("running", 1);
     h.call("c2", "app.open_url", url_args(), 60);
-    let ack = *h.acks.last().unwrap();
-    h.answer(ack, Answer::PersistFailed("disk full".into()));
+    assert_eq!(h.writes("c2", "running"), 1);
     assert_eq!(h.runs.len(), 1);
-    assert_eq!(h.last_result()["error"]["code"], "not_recorded");
+    let r = h.last_result();
+    assert_eq!(r["error"]["code"], "not_recorded", "{r}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("database is locked"),
+        "{r}"
+    );
+    assert!(record(&h, "c2").state.is_finished());
 }
 
 #[test]

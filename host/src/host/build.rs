@@ -22,7 +22,6 @@ use super::handle::{HostEvent, Inner, Intake};
 use super::options::{EmbedderParts, HostConfig, Layout, SessionOptions, ViewOptions};
 use super::policy::{PolicyWatch, Watches};
 use super::proxy::HostProxy;
-use super::records::Records;
 use super::standby::HostStandby;
 use super::upstream::Upstream;
 use super::views::{Views, ViewsConfig};
@@ -43,7 +42,7 @@ pub(super) fn build<T: HostUserEvent>(
         parts,
         capabilities,
     } = config;
-    let template = session_template(&options, &views, &parts)?;
+    let mut template = session_template(&options, &views, &parts)?;
     // R-UI-11: one language for the engine and the document's `<html lang>`.
     let language = views
         .language
@@ -80,12 +79,13 @@ pub(super) fn build<T: HostUserEvent>(
         Layout::Windows => None,
     };
     let (driver, store, started) = start_capabilities(
-        capabilities,
+        (capabilities, parts.component_store),
         event_loop,
         proxy.clone(),
         parent,
         language.clone(),
     )?;
+    template.store = store.clone();
     let factory = HostSessions {
         start,
         store: Some(store),
@@ -124,7 +124,6 @@ pub(super) fn build<T: HostUserEvent>(
         upstream: Upstream::new(parts.outbound, parts.delegate, notices),
         reopen: options.reopen,
         components: ComponentViews::new(views.components, parts.component_renderer, links),
-        records: Records::new(parts.component_store),
         work: Work::default(),
     };
     let watches = Watches::new(parts.app_center, policy);
@@ -196,9 +195,9 @@ fn standby(views: &ViewOptions) -> Result<Option<HostStandby>, HostError> {
     }
 }
 
-/// The session table's start: the store's unfinished calls finished and the capabilities
-/// registered (`started`), the operator's `policy` applied, and the builder's `conversation`
-/// opened; the effects wait for the loop's first turn.
+/// The session table's start: the store's unfinished calls finished (written now) and the
+/// capabilities registered (`started`), the operator's `policy` applied, and the builder's
+/// `conversation` opened; the effects wait for the loop's first turn.
 fn start_sessions(
     mut sessions: Sessions,
     started: Started,
@@ -216,7 +215,7 @@ fn start_sessions(
             Box::new(SystemWallClock),
         );
         setup.unfinished = unfinished;
-        pending.push_back(sessions.recover(setup).map_err(usage)?);
+        sessions.recover(setup).map_err(usage)?;
     }
     for capability in capabilities {
         pending.extend(sessions.register_capability(capability).map_err(usage)?);

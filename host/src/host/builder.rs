@@ -111,7 +111,7 @@ impl HostBuilder {
         self.config
             .capabilities
             .get_or_insert_with(CapabilityConfig::default)
-            .store = Box::new(store);
+            .store = lineup_host_core::StorePort::new(store);
         self
     }
 

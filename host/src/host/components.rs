@@ -274,11 +274,6 @@ impl ComponentViews {
                     views.boards.removed(&key);
                 }
             }
-            // The engine carries out the records' effects itself (R-STD-15).
-            ComponentEffect::Persist { .. }
-            | ComponentEffect::PersistSurface { .. }
-            | ComponentEffect::Forget { .. }
-            | ComponentEffect::Restore { .. } => {}
         }
         None
     }

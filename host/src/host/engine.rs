@@ -22,7 +22,7 @@ use super::link::{self, AnnounceDone};
 use super::live::Kept;
 use super::probe_gate::ProbeNews;
 use super::proxy::HostProxy;
-use super::records::{Recorded, Records};
+use super::shutdown::AtShutdown;
 use super::upstream::Upstream;
 use super::view_input::ViewInput;
 use super::views::Views;
@@ -55,15 +55,13 @@ pub(super) struct Engine {
     ///
     /// [`HostBuilder::builtin_components`]: super::HostBuilder::builtin_components
     pub(super) components: Option<ComponentViews>,
-    /// Where component records go for a restart (R-STD-15).
-    pub(super) records: Records,
     /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
     pub(super) work: Work,
 }
 
 impl Engine {
-    /// Hands the kernel an answer to one of its tickets (a capability effect's, or the
-    /// read-back of a session's records) and carries out what follows.
+    /// Hands the kernel an answer to one of its tickets (a prompt's, the hook's, a handler's)
+    /// and carries out what follows.
     pub(super) fn answered(
         &mut self,
         session: SessionId,
@@ -225,7 +223,7 @@ impl Engine {
         target: &dyn WindowMaker,
     ) {
         match effect {
-            Effect::Component(effect) => self.component(session, effect, target),
+            Effect::Component(effect) => self.component(effect, target),
             Effect::Open(open) => self.open(open, target),
             Effect::OpenHibernated(open) => self.open_hibernated(open, target),
             Effect::Replace { old, open } => {
@@ -450,21 +448,10 @@ impl Engine {
     }
 
     /// Tells the kernel of the Surfaces hibernated since it last heard, so that a vouched
-    /// session keeps their records (#29). The record is written now; any other effect of it
-    /// waits in the engine's queue for the one interpreter's next turn ([`Engine::apply`]).
+    /// session keeps their records (#29), written through its store port now.
     pub(super) fn note_hibernated(&mut self) {
         for key in self.views.take_newly_hibernated() {
-            let Some(effects) = self.sessions.surface_hibernated(&key) else {
-                continue;
-            };
-            let records = &mut self.records;
-            for rest in effects
-                .effects
-                .into_iter()
-                .filter_map(|e| records.write_effect(e))
-            {
-                self.work.push_back((effects.session, rest, None));
-            }
+            self.sessions.surface_hibernated(&key);
         }
     }
 
@@ -488,11 +475,10 @@ impl Engine {
                 "surface {key}: shown past max_live_surfaces; nothing hidden can hibernate"
             );
         }
-        let Some((open, woke)) = self.sessions.wake_surface(key) else {
+        // Its record, if the store keeps one, is forgotten.
+        let Some(open) = self.sessions.wake_surface(key) else {
             return;
         };
-        // Its record, if the store keeps one, is forgotten.
-        self.apply(woke, None, target);
         kept.hidden = false;
         let limits = self.sessions.limits().clone();
         if let Err(e) = self
@@ -563,20 +549,7 @@ impl Engine {
     /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
     /// hides each instance's window; without it, or for a component it does not draw, a shown
     /// component fails closed: the session closes it with `renderer_failed` (R-STD-13).
-    pub(super) fn component(
-        &mut self,
-        session: SessionId,
-        effect: ComponentEffect,
-        target: &dyn WindowMaker,
-    ) {
-        let effect = match self.records.carry_out(effect) {
-            Recorded::Written => return,
-            // Read back, and answered as every store answer is.
-            Recorded::Read(ticket, answer) => {
-                return self.answered(session, ticket, answer, target)
-            }
-            Recorded::Shown(effect) => effect,
-        };
+    pub(super) fn component(&mut self, effect: ComponentEffect, target: &dyn WindowMaker) {
         let hidden = match &effect {
             ComponentEffect::Show(shown) => self.is_hidden(shown.key.session),
             _ => false,
@@ -644,39 +617,26 @@ impl Engine {
         }
     }
 
-    /// Ends every session: Surfaces close silently; waiting calls are cancelled and their
-    /// records finished (the store effects run; nothing is sent).
+    /// Ends every session: Surfaces close silently; waiting calls are cancelled, their records
+    /// finished in the store and their prompts withdrawn; nothing is sent. Every other effect
+    /// of the ending sessions is named with why it is not carried out ([`AtShutdown`]).
     pub(super) fn close_all(&mut self) {
         for ended in self.sessions.end_all() {
             let SessionEffects { session, effects } = ended;
             for effect in effects {
-                match effect {
-                    Effect::Close { key, reason } => self.close(&key, &reason),
-                    // Records finished and prompts withdrawn; a read's answer has no session
-                    // left to go to.
-                    Effect::Capability(effect) => {
+                match AtShutdown::of(effect) {
+                    AtShutdown::Close { key, reason } => self.close(&key, &reason),
+                    AtShutdown::Withdraw(ticket) => {
                         if let Some(driver) = self.driver.as_mut() {
-                            let _session_ended = driver.execute(session, effect);
+                            let withdraw = CapabilityEffect::Withdraw(ticket);
+                            let _withdrawals_have_no_answer = driver.execute(session, withdraw);
                         }
                     }
-                    // Records are written; the boards go with the host (`Hide` of each box).
-                    Effect::Component(effect) => {
-                        let _views_closing = self.records.write(effect);
+                    AtShutdown::Unapplied(why) => {
+                        tracing::debug!(
+                            "session {session} ends: an effect not carried out ({why:?})"
+                        );
                     }
-                    // Ending sessions close and cancel; nothing opens, draws or is sent.
-                    Effect::Open(_)
-                    | Effect::OpenHibernated(_)
-                    | Effect::Replace { .. }
-                    | Effect::Reopen { .. }
-                    | Effect::Ready(_)
-                    | Effect::Reloaded(_)
-                    | Effect::RestoreDocument(_)
-                    | Effect::DeliverState { .. }
-                    | Effect::Resize { .. }
-                    | Effect::Send(_)
-                    | Effect::Rejected(_)
-                    | Effect::Diagnostic { .. }
-                    | Effect::Dropped { .. } => {}
                 }
             }
         }

@@ -1,16 +1,17 @@
-//! The host's session factory: each new session's clock, configuration and capability kernel,
-//! the capability driver it shares with the host, and the app center's watch.
+//! The host's session factory: each new session's clock and capability kernel, the capability
+//! driver and store port it shares with the host, and the app center's watch.
 
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    AgentIdentity, AppCatalog, Capability, CapabilitySetup, Clock, SessionFactory,
+    AgentIdentity, AppCatalog, Capability, CapabilitySetup, Clock, InstanceStore, SessionFactory,
+    StorePort,
 };
 use lineup_webview_shell::WindowMaker;
 
-use crate::capabilities::{CapabilityConfig, CapabilityDriver, PromptChoice, SharedStore};
+use crate::capabilities::{logged_port, CapabilityConfig, CapabilityDriver, PromptChoice};
 use lineup_host_core::AnswerSink;
 use lineup_webview_shell::{ConsentPrompt, ShellError, SystemWallClock};
 use lineup_webview_shell::{PromptOptions, PromptQueue};
@@ -22,26 +23,29 @@ use crate::host::{HostEvent, HostProxy, Inner};
 pub(super) type Started = (Vec<Capability>, Vec<lineup_host_core::CallRecord>);
 
 /// Starts capabilities from `config`: the driver that carries out every session's capability
-/// effects, the store it shares with the session factory, the registrations and the store's
-/// unfinished records. With `parent` (child views), the built-in prompt is attached to it; the
-/// host's words in every prompt are in `language` (R-STD-9).
+/// effects, the store port it shares with the sessions and their factory (joined by the
+/// embedder's component store `records`, if any), the registrations and the store's unfinished
+/// records. With `parent` (child views), the built-in prompt is attached to it; the host's
+/// words in every prompt are in `language` (R-STD-9).
 pub(super) fn start_capabilities(
-    config: CapabilityConfig,
+    (config, records): (CapabilityConfig, Option<Box<dyn InstanceStore>>),
     target: &dyn WindowMaker,
     proxy: HostProxy,
     parent: Option<&lineup_webview_shell::tao::window::Window>,
     language: lineup_host_core::LanguageTag,
-) -> Result<(CapabilityDriver, SharedStore, Started), ShellError> {
+) -> Result<(CapabilityDriver, StorePort, Started), ShellError> {
     let CapabilityConfig {
         registrations,
-        mut store,
+        store,
         prompt,
         hook,
         builtins,
         hidden_prompts,
     } = config;
-    let store_error = ShellError::Store;
-    let unfinished = store.unfinished().map_err(store_error)?;
+    let store = logged_port(store, records);
+    let unfinished = store
+        .unfinished_calls()
+        .map_err(|e| ShellError::Store(Box::new(e)))?;
     let mut capabilities = Vec::new();
     let mut handlers = std::collections::HashMap::new();
     for (capability, handler) in registrations {
@@ -77,9 +81,8 @@ pub(super) fn start_capabilities(
             }));
         }
     });
-    let store: SharedStore = Rc::new(std::cell::RefCell::new(store));
     let mut driver = CapabilityDriver::new(
-        Rc::clone(&store),
+        store.clone(),
         handlers,
         Some(prompt),
         hook,
@@ -140,7 +143,7 @@ impl Clock for MonotonicClock {
 /// a revision epoch of the store for each (R-INV-2).
 pub(super) struct HostSessions {
     pub(super) start: Instant,
-    pub(super) store: Option<SharedStore>,
+    pub(super) store: Option<StorePort>,
     /// [`HostBuilder::unvouched_grants_scope`].
     pub(super) unvouched_scope: Option<String>,
 }
@@ -158,16 +161,14 @@ impl SessionFactory for HostSessions {
             return Ok(None);
         };
         let epoch = store
-            .borrow_mut()
-            .next_epoch()
+            .next_revision_epoch()
             .map_err(|e| format!("capability store: {e}"))?;
         let mut setup = CapabilitySetup::new(epoch, Box::new(SystemWallClock));
         if let Some(agent) = agent {
-            // R-INV-4: what this identity was offered before, also by an earlier process.
-            let offered = store.borrow_mut().offered(agent);
-            match offered {
-                Ok(names) => setup.offered_before = names.into_iter().collect(),
-                Err(e) => tracing::error!("capability store: offered capabilities: {e}"),
+            // R-INV-4: what this identity was offered before, also by an earlier process; a
+            // read that fails (logged by the port) offers nothing before.
+            if let Ok(names) = store.offered(agent) {
+                setup.offered_before = names.into_iter().collect();
             }
         }
         setup.agent = agent.cloned();

@@ -30,12 +30,11 @@ use super::engine::Engine;
 use super::factory::HostSessions;
 use super::handle::{HostEvent, Inner};
 use super::proxy::HostProxy;
-use super::records::Records;
 use super::renderer::{ComponentRenderer, ComponentReply, Declined};
 use super::upstream::Upstream;
 use super::views::{Views, ViewsConfig};
 use super::work::Work;
-use crate::capabilities::{CapabilityDriver, CapabilityHandler, ErasedStore, SharedStore};
+use crate::capabilities::{logged_port, CapabilityDriver, CapabilityHandler};
 use crate::delegate::{ChildSlot, HostDelegate, Refusal};
 use crate::port::{Place, PortView, ViewPort};
 use crate::watchdog::{Watchdog, WatchdogConfig};
@@ -367,6 +366,10 @@ impl Rig {
             Some(driven) => {
                 let (factory, driver, capability) =
                     driven.start(Rc::clone(&prompts), Arc::clone(&runs), Arc::clone(&queue));
+                let mut template = template;
+                if let Some(store) = &factory.store {
+                    template.store = store.clone();
+                }
                 let sessions = Sessions::new(template, Box::new(factory)).unwrap();
                 (sessions, Some(driver), Some(capability))
             }
@@ -414,7 +417,6 @@ impl Rig {
             upstream,
             reopen: setup.reopen,
             components: components.flatten(),
-            records: Records::new(None),
             work: Work::default(),
         };
         if let Some(capability) = capability {
@@ -576,7 +578,8 @@ impl CapabilityHandler for Counter {
 }
 
 impl Driven {
-    /// The host's own session factory and capability driver over one memory store, with the
+    /// The host's own session factory and capability driver over one memory store (the
+    /// sessions' store port too), with the
     /// fake prompt (keeping each request in `prompts`) and `test.count`; the driver's answers
     /// go to `queue` as on the real loop.
     fn start(
@@ -585,8 +588,8 @@ impl Driven {
         runs: Arc<Mutex<Vec<Value>>>,
         queue: Arc<Mutex<VecDeque<HostEvent>>>,
     ) -> (HostSessions, CapabilityDriver, Capability) {
-        let memory: Box<dyn ErasedStore> = Box::new(lineup_host_core::MemoryStore::default());
-        let store: SharedStore = Rc::new(RefCell::new(memory));
+        let memory = lineup_host_core::MemoryStore::default();
+        let store = logged_port(lineup_host_core::StorePort::new(memory), None);
         let name = CapabilityName::try_from("test.count").unwrap();
         let capability = Capability::new(
             name.clone(),
@@ -611,7 +614,7 @@ impl Driven {
         });
         let language = lineup_host_core::LanguageTag::try_from("en").unwrap();
         let driver = CapabilityDriver::new(
-            Rc::clone(&store),
+            store.clone(),
             handlers,
             prompt,
             Box::new(|_| false),

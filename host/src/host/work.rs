@@ -34,11 +34,6 @@ impl Work {
         }
     }
 
-    /// Puts one effect after everything waiting.
-    pub(super) fn push_back(&mut self, job: Job) {
-        self.queue.push_back(job);
-    }
-
     /// Starts a drain; `false` when one already runs (the caller then leaves the queue to it).
     pub(super) fn start(&mut self) -> bool {
         !std::mem::replace(&mut self.draining, true)
@@ -86,8 +81,7 @@ mod tests {
         assert!(work.start());
         assert!(!work.start(), "a second drain started while one runs");
         batch(&mut work, [1, 2]);
-        work.push_back(job(5));
-        assert_eq!(order(&mut work), [1, 2, 3, 4, 5]);
+        assert_eq!(order(&mut work), [1, 2, 3, 4]);
         work.finish();
         assert!(work.start(), "no drain starts after one finished");
     }

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use crate::capability::Out;
 use crate::{
-    AgentIdentity, AppList, CapabilityDecl, CapabilityEffect, CapabilityName, ClientInventory,
-    InventoryApp, Revision, RevisionEpoch, StandardComponent,
+    AppList, CapabilityDecl, CapabilityName, ClientInventory, InventoryApp, Revision,
+    RevisionEpoch, StandardComponent,
 };
 
 /// A session's announcements: the revision epoch the store handed out and the next revision's
@@ -73,15 +73,14 @@ impl Announcements {
         changed
     }
 
-    /// Announces `decls` under the next revision; a vouched `agent`'s newly offered names are
-    /// remembered in the store (R-INV-4: so that one withdrawn across a restart is `revoked`
-    /// for it; to anyone else it stays unknown).
+    /// Announces `decls` under the next revision; returns the names offered for the first
+    /// time, which a vouched agent's kernel remembers in the store (R-INV-4: so that one
+    /// withdrawn across a restart is `revoked` for it; to anyone else it stays unknown).
     pub(crate) fn announce(
         &mut self,
         decls: Vec<CapabilityDecl>,
-        agent: Option<&AgentIdentity>,
         out: &mut Vec<Out>,
-    ) {
+    ) -> Vec<CapabilityName> {
         let revision = Revision::known(format!("rev-{}-{}", self.epoch.0, self.next_revision));
         self.next_revision += 1;
         let new: Vec<CapabilityName> = decls
@@ -90,12 +89,6 @@ impl Announcements {
             .filter(|name| !self.offered.contains(name))
             .collect();
         self.offered.extend(new.iter().cloned());
-        if let (Some(agent), false) = (agent, new.is_empty()) {
-            out.push(Out::Effect(CapabilityEffect::RememberOffered {
-                agent: agent.clone(),
-                capabilities: new,
-            }));
-        }
         self.announced = Some(decls.clone());
         out.push(Out::Announce {
             inventory: ClientInventory {
@@ -108,6 +101,7 @@ impl Announcements {
                 capabilities: decls,
             },
         });
+        new
     }
 }
 
@@ -142,26 +136,19 @@ mod tests {
             !a.differs(&[decl("x")]),
             "nothing announced yet: nothing differs"
         );
-        let agent = AgentIdentity::known("agent-a");
         let mut out = Vec::new();
-        a.announce(vec![decl("x")], Some(&agent), &mut out);
-        a.announce(vec![decl("x"), decl("y")], Some(&agent), &mut out);
-        a.announce(vec![decl("y")], Some(&agent), &mut out);
+        let remembered = [
+            a.announce(vec![decl("x")], &mut out),
+            a.announce(vec![decl("x"), decl("y")], &mut out),
+            a.announce(vec![decl("y")], &mut out),
+        ];
         assert_eq!(revisions(&out), ["rev-3-1", "rev-3-2", "rev-3-3"]);
-        let remembered: Vec<Vec<CapabilityName>> = out
-            .iter()
-            .filter_map(|o| match o {
-                Out::Effect(CapabilityEffect::RememberOffered { capabilities, .. }) => {
-                    Some(capabilities.clone())
-                }
-                _ => None,
-            })
-            .collect();
         assert_eq!(
             remembered,
             [
                 vec![CapabilityName::known("x")],
-                vec![CapabilityName::known("y")]
+                vec![CapabilityName::known("y")],
+                vec![]
             ]
         );
         assert!(

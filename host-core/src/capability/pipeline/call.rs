@@ -40,14 +40,14 @@ impl Subject {
     }
 }
 
-/// What a waiting call waits for.
+/// What a waiting call waits for: an answer by its ticket, or its own time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stage {
-    LookingUp,
-    CheckingGrant,
+    /// Waiting for nothing: the pipeline moves it on within the input at hand (a new call, or
+    /// one whose answer just came).
+    InHand,
     Prompting,
     Hook,
-    Persisting,
     Running {
         since: Duration,
     },
@@ -56,11 +56,11 @@ pub(super) enum Stage {
     Elsewhere {
         retry: Duration,
     },
-    /// The call ran; its final record is being written, and its answer goes once the store
-    /// acknowledged it (R-CAP-5: an answer the agent got is never lost). After a failed write,
-    /// written again at `retry` (monotonic).
+    /// The call ran and the store did not keep its final record: written again at `retry`
+    /// (monotonic); its answer goes once it is kept (R-CAP-5: an answer the agent got is never
+    /// lost).
     Recording {
-        retry: Option<Duration>,
+        retry: Duration,
     },
 }
 
@@ -70,14 +70,12 @@ impl Stage {
     /// [`UsageError::WrongAnswer`]: crate::UsageError::WrongAnswer
     pub(super) fn expects(self) -> &'static str {
         match self {
-            Stage::LookingUp => "a call lookup",
-            Stage::CheckingGrant => "a grant check",
+            Stage::InHand => "nothing: the call is not waiting",
             Stage::Prompting => "a consent answer",
             Stage::Hook => "a hook answer",
-            Stage::Persisting => "a persist acknowledgement",
             Stage::Running { .. } => "a handler result",
             Stage::Elsewhere { .. } => "nothing: another host process has the call",
-            Stage::Recording { .. } => "a persist acknowledgement of the final record",
+            Stage::Recording { .. } => "nothing: the final record is written again in time",
         }
     }
 
@@ -85,25 +83,15 @@ impl Stage {
     pub(super) fn fits(self, answer: &Answer) -> bool {
         matches!(
             (self, answer),
-            (Stage::LookingUp, Answer::Call(_) | Answer::CallElsewhere(_))
-                | (Stage::CheckingGrant, Answer::Grant(_))
-                | (Stage::Prompting, Answer::Consent(_))
+            (Stage::Prompting, Answer::Consent(_))
                 | (Stage::Hook, Answer::Hook(_))
-                | (
-                    Stage::Persisting,
-                    Answer::Persisted | Answer::PersistFailed(_)
-                )
                 | (Stage::Running { .. }, Answer::Ran(_))
-                | (
-                    Stage::Recording { .. },
-                    Answer::Persisted | Answer::PersistFailed(_)
-                )
         )
     }
 
     /// Waiting for someone's decision: bounded by `expires_at` and by the waiting cap.
     pub(super) fn deciding(self) -> bool {
-        matches!(self, Stage::CheckingGrant | Stage::Prompting | Stage::Hook)
+        matches!(self, Stage::Prompting | Stage::Hook)
     }
 }
 
@@ -128,6 +116,9 @@ pub(super) struct Call {
     /// The sender of the call, then of every repeat of its key that waits for the same answer.
     pub(super) to: Vec<Party>,
     pub(super) stage: Stage,
+    /// What it waits for under [`Stage::Prompting`], [`Stage::Hook`] and [`Stage::Running`]
+    /// (`Ticket(0)`, which the ledger never hands out, before it first waited); stale at any
+    /// other stage.
     pub(super) ticket: Ticket,
     /// The answer of a call that ran, while its final record is written ([`Stage::Recording`]).
     pub(super) finished: Option<AppResult>,
@@ -136,9 +127,9 @@ pub(super) struct Call {
 }
 
 impl Call {
-    /// A call from `sender` received as `subject`, looked up under `ticket`. Its deadline is the
-    /// agent's `expires_at`, brought forward to `max_lifetime` after its receipt when later:
-    /// no decision waits longer than `max_call_lifetime`, whatever the agent asked (R-CAP-4).
+    /// A call from `sender` received as `subject`, in hand. Its deadline is the agent's
+    /// `expires_at`, brought forward to `max_lifetime` after its receipt when later: no decision
+    /// waits longer than `max_call_lifetime`, whatever the agent asked (R-CAP-4).
     pub(super) fn new(
         subject: Subject,
         reason: String,
@@ -146,7 +137,6 @@ impl Call {
         max_lifetime: Duration,
         arguments: JsonObject,
         sender: Party,
-        ticket: Ticket,
     ) -> Self {
         let latest = subject.received_at.checked_add(max_lifetime);
         let (expires_at, capped_from) = match latest {
@@ -162,8 +152,8 @@ impl Call {
             arguments,
             capability: None,
             to: vec![sender],
-            stage: Stage::LookingUp,
-            ticket,
+            stage: Stage::InHand,
+            ticket: Ticket(0),
             finished: None,
             record_failures: 0,
         }

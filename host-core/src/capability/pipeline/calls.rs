@@ -19,6 +19,7 @@ use crate::capability::effect::{
     Answer, CapabilityEffect, CapabilityLimits, ConsentAnswer, ConsentRequest, HandlerError,
     HookRequest, RunRequest, Ticket, WallClock,
 };
+use crate::capability::port::{reported, KeyRecord};
 use crate::capability::store::{
     AuditKind, CallKey, CallRecord, CallState, Decision, DecisionSource, GrantRecord,
 };
@@ -45,15 +46,16 @@ const POLICY_DENIED: Option<(Decision, DecisionSource)> =
     Some((Decision::Denied, DecisionSource::Policy));
 
 /// The `app.call` pipeline of one session: its calls and the steps that move them. Each call
-/// waits in the [`Ledger`] for one answer of the platform, or for its own time; the
-/// [`Recorder`] records every step and gives every answer.
+/// waits in the [`Ledger`] for one answer of the platform (consent, the hook, its run), or for
+/// its own time; the store is called synchronously where a step needs it; the [`Recorder`]
+/// records every step and gives every answer.
 ///
 /// Invariants: at most [`CapabilityLimits::max_calls_in_flight`] calls are unanswered, counting
 /// every repeat that waits on one, and a call that would wait for consent past
 /// [`CapabilityLimits::max_waiting_consent`] is refused; `Run` is asked only once the store
-/// acknowledged the call's `running` record, and only before its deadline (R-CAP-4, R-CAP-5);
-/// a call that ran is answered only once its final record is kept; each call is answered once,
-/// to its sender and to every repeat of its key that waited.
+/// kept the call's `running` record, and only before its deadline (R-CAP-4, R-CAP-5); a call
+/// that ran is answered only once its final record is kept; each call is answered once, to its
+/// sender and to every repeat of its key that waited.
 pub(super) struct Pipeline {
     /// The calls not answered yet.
     ledger: Ledger,
@@ -90,28 +92,28 @@ impl Pipeline {
     }
 
     /// An `app.call` refused before the pipeline, answered with `status` (R-CAP-6).
-    pub(super) fn audit_refusal(
-        &mut self,
-        err: &ProtocolError,
-        status: Status,
-        cx: &Context<'_>,
-        out: &mut Vec<Out>,
-    ) {
-        self.recorder.refused(err, status, cx, out);
+    pub(super) fn audit_refusal(&mut self, err: &ProtocolError, status: Status, cx: &Context<'_>) {
+        self.recorder.refused(err, status, cx);
     }
 
     /// Writes out the merged refusals' counted records.
-    pub(super) fn flush_refusals(&mut self, cx: &Context<'_>, out: &mut Vec<Out>) {
-        self.recorder.flush_refusals(cx, out);
+    pub(super) fn flush_refusals(&mut self, cx: &Context<'_>) {
+        self.recorder.flush_refusals(cx);
     }
 
     /// Finishes `record`, unfinished when the session started (R-CAP-5).
-    pub(super) fn recover(&self, record: CallRecord, cx: &Context<'_>, out: &mut Vec<Out>) {
-        self.recorder.recover(record, cx, out);
+    pub(super) fn recover(&self, record: CallRecord, cx: &Context<'_>) {
+        self.recorder.recover(record, cx);
     }
 
-    /// An accepted `app.call` of the established conversation.
-    pub(super) fn call(&mut self, env: Envelope<AppCall>, cx: &Context<'_>, out: &mut Vec<Out>) {
+    /// An accepted `app.call` of the established conversation, at `monotonic`.
+    pub(super) fn call(
+        &mut self,
+        env: Envelope<AppCall>,
+        monotonic: Duration,
+        cx: &Context<'_>,
+        out: &mut Vec<Out>,
+    ) {
         let Envelope {
             payload, sender, ..
         } = env;
@@ -139,7 +141,7 @@ impl Pipeline {
         };
         let kind = AuditKind::Received;
         self.recorder
-            .audit(&subject, kind, None, "app.call received", cx, out);
+            .audit(&subject, kind, None, "app.call received", cx);
         let max = self.limits.max_calls_in_flight;
         // 1. The call key, before anything else (R-CAP-5).
         if let Some(first) = self.ledger.get(&call_id) {
@@ -167,17 +169,9 @@ impl Pipeline {
             let answer = too_many_in_flight(&subject, max);
             return self.recorder.refuse(&subject, answer, sender, cx, out);
         }
-        let ticket = self.ledger.ticket();
-        out.push(Out::Effect(CapabilityEffect::LookupCall {
-            ticket,
-            key: subject.key.clone(),
-            owner: cx.owner(),
-        }));
         let lifetime = self.max_lifetime;
-        let call = Call::new(
-            subject, reason, expires_at, lifetime, arguments, sender, ticket,
-        );
-        self.ledger.wait(call, Stage::LookingUp, ticket);
+        let call = Call::new(subject, reason, expires_at, lifetime, arguments, sender);
+        self.look_up(call, monotonic, cx, out);
     }
 
     /// The platform answers `ticket`.
@@ -188,9 +182,6 @@ impl Pipeline {
         cx: &mut Context<'_>,
         out: &mut Vec<Out>,
     ) -> Result<(), UsageError> {
-        if matches!(answer, Answer::Records(_)) {
-            return Err(wrong(ticket, "a capability answer", &answer));
-        }
         if let Some(subject) = self.ledger.late(ticket) {
             if !matches!(answer, Answer::Ran(_)) {
                 return Err(wrong(ticket, "a handler result", &answer));
@@ -199,7 +190,7 @@ impl Pipeline {
             self.ledger.forget_late(ticket);
             let note = "a handler result arrived after the timeout and was discarded";
             let kind = AuditKind::LateResultDiscarded;
-            self.recorder.audit(&subject, kind, None, note, cx, out);
+            self.recorder.audit(&subject, kind, None, note, cx);
             return Ok(());
         }
         // An unknown ticket is a withdrawn prompt or hook answered anyway: ignored.
@@ -216,29 +207,8 @@ impl Pipeline {
             self.expire(call, cx, out);
             return Ok(());
         }
-        if let Stage::Recording { .. } = stage {
-            self.recorded(call, &answer, monotonic, cx, out);
-            return Ok(());
-        }
         match answer {
-            // Refused above, before the call was taken.
-            Answer::Records(_) => {}
-            Answer::Call(record) => self.looked_up(call, record, cx, out),
-            Answer::CallElsewhere(record) if record.owner.as_ref() == Some(&cx.owner()) => {
-                // R-CAP-5: one call, one answer: wait for the other process's outcome.
-                let ticket = self.ledger.ticket();
-                let retry = monotonic + ELSEWHERE_RETRY;
-                self.ledger.wait(call, Stage::Elsewhere { retry }, ticket);
-            }
-            Answer::CallElsewhere(record) => self.looked_up(call, Some(record), cx, out),
-            Answer::Grant(true) => {
-                let source = DecisionSource::RememberedGrant;
-                self.recorder
-                    .decided(&mut call, Decision::Allowed, source, cx, out);
-                self.allowed(call, cx, out);
-            }
-            Answer::Grant(false) => self.prompt(call, cx, out),
-            Answer::Consent(consent) => self.consented(call, consent, cx, out),
+            Answer::Consent(consent) => self.consented(call, consent, monotonic, cx, out),
             Answer::Hook(hook) => match hook_refused(&call.subject, hook) {
                 Some((result, decided)) => {
                     self.recorder.finish(call, result, Some(decided), cx, out);
@@ -246,20 +216,11 @@ impl Pipeline {
                 None => {
                     let source = DecisionSource::Hook;
                     self.recorder
-                        .decided(&mut call, Decision::Allowed, source, cx, out);
-                    self.persist_running(call, cx, out);
+                        .decided(&mut call, Decision::Allowed, source, cx);
+                    self.persist_running(call, monotonic, cx, out);
                 }
             },
-            // R-CAP-4: the effect starts only before the deadline.
-            Answer::Persisted if self.recorder.now() >= call.expires_at => {
-                self.expire(call, cx, out);
-            }
-            Answer::Persisted => self.run(call, monotonic, cx, out),
-            Answer::PersistFailed(why) => {
-                let result = not_recorded(&call.subject, &why);
-                self.recorder.finish(call, result, None, cx, out);
-            }
-            Answer::Ran(outcome) => self.ran(call, outcome, cx, out),
+            Answer::Ran(outcome) => self.ran(call, outcome, monotonic, cx, out),
         }
         Ok(())
     }
@@ -274,18 +235,12 @@ impl Pipeline {
                 continue;
             };
             if matches!(call.stage, Stage::Recording { .. }) {
-                self.record_again(call, cx, out);
+                self.record_again(call, monotonic, cx, out);
                 continue;
             }
             if matches!(call.stage, Stage::Elsewhere { .. }) && now < call.expires_at {
                 // Look again: finished there, or its writer gone, or still running.
-                let ticket = self.ledger.ticket();
-                out.push(Out::Effect(CapabilityEffect::LookupCall {
-                    ticket,
-                    key: call.subject.key.clone(),
-                    owner: cx.owner(),
-                }));
-                self.ledger.wait(call, Stage::LookingUp, ticket);
+                self.look_up(call, monotonic, cx, out);
                 continue;
             }
             if matches!(call.stage, Stage::Running { .. }) {
@@ -305,13 +260,11 @@ impl Pipeline {
             .next_due(now, monotonic, self.limits.handler_timeout)
     }
 
-    /// The session ends: every call still waiting for a lookup or a decision is cancelled and
-    /// its prompt withdrawn. Running calls finish on their own.
+    /// The session ends: every call still waiting for a decision is cancelled and its prompt
+    /// withdrawn. Running calls finish on their own.
     pub(super) fn end(&mut self, cx: &Context<'_>, out: &mut Vec<Out>) {
-        self.recorder.flush_refusals(cx, out);
-        let waiting = self
-            .ledger
-            .keys_where(|c| c.stage.deciding() || c.stage == Stage::LookingUp);
+        self.recorder.flush_refusals(cx);
+        let waiting = self.ledger.keys_where(|c| c.stage.deciding());
         // A call another process has is that process's to answer: dropped, nothing written.
         self.ledger
             .drop_where(|c| matches!(c.stage, Stage::Elsewhere { .. }));
@@ -328,16 +281,40 @@ impl Pipeline {
 
     // ---- deciding (R-SEC-5, R-CAP-2..5) ----
 
-    /// The store answered the lookup of the call's key with its `record`, if it has one.
+    /// Looks the call's key up in the store, before anything else (R-CAP-5). A read that
+    /// fails finds no record: the call goes on, and runs only if its `running` record is kept
+    /// (the store module's table).
+    fn look_up(&mut self, call: Call, monotonic: Duration, cx: &Context<'_>, out: &mut Vec<Out>) {
+        let record = match cx.store().call(&cx.owner(), &call.subject.key) {
+            Ok(Some(KeyRecord::InFlightElsewhere(record)))
+                if record.owner.as_ref() == Some(&cx.owner()) =>
+            {
+                // R-CAP-5: one call, one answer: wait for the other process's outcome.
+                let mut call = call;
+                call.stage = Stage::Elsewhere {
+                    retry: monotonic + ELSEWHERE_RETRY,
+                };
+                return self.ledger.park(call);
+            }
+            Ok(Some(KeyRecord::InFlightElsewhere(record) | KeyRecord::Kept(record))) => {
+                Some(record)
+            }
+            Ok(None) | Err(_) => None,
+        };
+        self.looked_up(call, record, monotonic, cx, out);
+    }
+
+    /// What the store holds for the call's key: its `record`, if it has one.
     fn looked_up(
         &mut self,
         call: Call,
         record: Option<Box<CallRecord>>,
+        monotonic: Duration,
         cx: &Context<'_>,
         out: &mut Vec<Out>,
     ) {
         match lookup(&call.subject, record, &cx.owner(), cx.agent().is_some()) {
-            Lookup::New => self.admit(call, cx, out),
+            Lookup::New => self.admit(call, monotonic, cx, out),
             Lookup::Refused(result) => {
                 for to in call.to {
                     self.recorder
@@ -348,7 +325,7 @@ impl Pipeline {
                 let result = match record.state {
                     CallState::Finished { result } => result,
                     // An unfinished record of a host that is gone (R-CAP-5).
-                    _ => self.recorder.recover(*record, cx, out),
+                    _ => self.recorder.recover(*record, cx),
                 };
                 self.recorder.finish_quietly(call, result, cx, out);
             }
@@ -356,7 +333,7 @@ impl Pipeline {
     }
 
     /// Known and visible, not expired, valid arguments, then consent by risk.
-    fn admit(&mut self, mut call: Call, cx: &Context<'_>, out: &mut Vec<Out>) {
+    fn admit(&mut self, mut call: Call, monotonic: Duration, cx: &Context<'_>, out: &mut Vec<Out>) {
         let Some(capability) = cx.visible(&call.subject.capability).cloned() else {
             // R-INV-4: unknown and hidden get the same answer; once offered, `revoked`.
             let result = unavailable(&call.subject, cx.was_offered(&call.subject.capability));
@@ -372,31 +349,27 @@ impl Pipeline {
             return self.recorder.finish(call, result, POLICY_DENIED, cx, out);
         }
         call.capability = Some(capability.clone());
-        let record = self.recorder.record(&call.subject, CallState::Received, cx);
-        out.push(Out::Effect(CapabilityEffect::PersistCall {
-            ack: None,
-            record,
-        }));
-        match consent(&capability, cx.grantee()) {
+        reported(self.recorder.write(&call.subject, CallState::Received, cx));
+        let remembered = match consent(&capability, cx.grantee()) {
             Consent::Policy => {
                 let source = DecisionSource::Policy;
                 self.recorder
-                    .decided(&mut call, Decision::Allowed, source, cx, out);
-                self.persist_running(call, cx, out);
+                    .decided(&mut call, Decision::Allowed, source, cx);
+                return self.persist_running(call, monotonic, cx, out);
             }
-            Consent::CheckGrant(key) => {
-                let ticket = self.ledger.ticket();
-                out.push(Out::Effect(CapabilityEffect::CheckGrant { ticket, key }));
-                self.ledger.wait(call, Stage::CheckingGrant, ticket);
-            }
-            Consent::Remembered => {
-                let source = DecisionSource::RememberedGrant;
-                self.recorder
-                    .decided(&mut call, Decision::Allowed, source, cx, out);
-                self.allowed(call, cx, out);
-            }
-            Consent::Prompt => self.prompt(call, cx, out),
+            // Asked at every decision (R-CAP-2); a read that fails finds no grant: the user
+            // is asked.
+            Consent::CheckGrant(key) => cx.store().grant(&key).unwrap_or(false),
+            Consent::Remembered => true,
+            Consent::Prompt => false,
+        };
+        if !remembered {
+            return self.prompt(call, cx, out);
         }
+        let source = DecisionSource::RememberedGrant;
+        self.recorder
+            .decided(&mut call, Decision::Allowed, source, cx);
+        self.allowed(call, monotonic, cx, out);
     }
 
     /// Asks the user, the call's `awaiting_consent` record written first.
@@ -405,13 +378,8 @@ impl Pipeline {
             return;
         };
         let ticket = self.ledger.ticket();
-        let record = self
-            .recorder
-            .record(&call.subject, CallState::AwaitingConsent, cx);
-        out.push(Out::Effect(CapabilityEffect::PersistCall {
-            ack: None,
-            record,
-        }));
+        let awaiting = CallState::AwaitingConsent;
+        reported(self.recorder.write(&call.subject, awaiting, cx));
         out.push(Out::Effect(CapabilityEffect::Prompt(ConsentRequest {
             ticket,
             may_remember: summary.risk == Risk::UserConfirmation,
@@ -427,6 +395,7 @@ impl Pipeline {
         &mut self,
         mut call: Call,
         consent: ConsentAnswer,
+        monotonic: Duration,
         cx: &mut Context<'_>,
         out: &mut Vec<Out>,
     ) {
@@ -443,21 +412,21 @@ impl Pipeline {
             Decision::Allowed
         };
         let source = DecisionSource::Prompt;
-        self.recorder.decided(&mut call, decision, source, cx, out);
+        self.recorder.decided(&mut call, decision, source, cx);
         if always {
-            self.remember(&call, cx, out);
+            self.remember(&call, cx);
         }
-        self.allowed(call, cx, out);
+        self.allowed(call, monotonic, cx, out);
     }
 
     /// After the user's or a remembered grant: the permission check when the risk needs one
     /// (R-CAP-3) or the capability decides with a dialog of its own, else the run.
-    fn allowed(&mut self, call: Call, cx: &Context<'_>, out: &mut Vec<Out>) {
+    fn allowed(&mut self, call: Call, monotonic: Duration, cx: &Context<'_>, out: &mut Vec<Out>) {
         let (Some(risk), Some(capability)) = (call.subject.risk, call.capability.as_ref()) else {
             return;
         };
         if risk.may_be_remembered() && !capability.asks_hook() {
-            return self.persist_running(call, cx, out);
+            return self.persist_running(call, monotonic, cx, out);
         }
         let Some(summary) = call.summary(cx.agent()) else {
             return;
@@ -473,19 +442,19 @@ impl Pipeline {
 
     /// R-CAP-2, R-SES-1: "always" for `call`: a vouched identity's grant goes to the store;
     /// without one, it lasts the conversation.
-    fn remember(&self, call: &Call, cx: &mut Context<'_>, out: &mut Vec<Out>) {
+    fn remember(&self, call: &Call, cx: &mut Context<'_>) {
         let Some(version) = call.subject.version.clone() else {
             return;
         };
         let name = call.subject.capability.clone();
         let note = match cx.grantee_mut().remember(name, version) {
             Some(key) => {
-                out.push(Out::Effect(CapabilityEffect::RememberGrant(GrantRecord {
+                reported(cx.store().put_grant(&GrantRecord {
                     key,
                     granted_at: self.recorder.now(),
                     conversation_id: call.subject.key.conversation_id.clone(),
                     call_id: call.subject.key.call_id.clone(),
-                })));
+                }));
                 if cx.agent().is_some() {
                     "remembered for this agent identity"
                 } else {
@@ -496,20 +465,29 @@ impl Pipeline {
         };
         let decided = Some((Decision::AllowedAlways, DecisionSource::Prompt));
         let kind = AuditKind::GrantRemembered;
-        self.recorder
-            .audit(&call.subject, kind, decided, note, cx, out);
+        self.recorder.audit(&call.subject, kind, decided, note, cx);
     }
 
     // ---- running and answering (R-CAP-4..6) ----
 
-    /// R-CAP-5: the `running` record is written, and acknowledged, before the handler runs.
-    fn persist_running(&mut self, call: Call, cx: &Context<'_>, out: &mut Vec<Out>) {
-        let ticket = self.ledger.ticket();
-        out.push(Out::Effect(CapabilityEffect::PersistCall {
-            ack: Some(ticket),
-            record: self.recorder.record(&call.subject, CallState::Running, cx),
-        }));
-        self.ledger.wait(call, Stage::Persisting, ticket);
+    /// R-CAP-5: the `running` record is written, and kept, before the handler runs (at
+    /// `monotonic`), and only before the call's deadline (R-CAP-4); a write that fails answers
+    /// `failed` `not_recorded`, and nothing runs.
+    fn persist_running(
+        &mut self,
+        call: Call,
+        monotonic: Duration,
+        cx: &Context<'_>,
+        out: &mut Vec<Out>,
+    ) {
+        if let Err(failure) = self.recorder.write(&call.subject, CallState::Running, cx) {
+            let result = not_recorded(&call.subject, &failure.reason());
+            return self.recorder.finish(call, result, None, cx, out);
+        }
+        if self.recorder.now() >= call.expires_at {
+            return self.expire(call, cx, out);
+        }
+        self.run(call, monotonic, cx, out);
     }
 
     /// The `running` record is kept: the handler runs (at `monotonic`).
@@ -531,58 +509,37 @@ impl Pipeline {
         self.ledger.wait(call, stage, ticket);
     }
 
-    /// The handler gave `outcome`.
+    /// The handler gave `outcome` (at `monotonic`).
     fn ran(
         &mut self,
         call: Call,
         outcome: Result<JsonObject, HandlerError>,
-        cx: &Context<'_>,
-        out: &mut Vec<Out>,
-    ) {
-        let result = ran(&call.subject, outcome);
-        self.finish_durably(call, result, cx, out);
-    }
-
-    /// Answers a call that ran (R-CAP-5): its final record is written with an acknowledgement,
-    /// and the answer goes, with its audit, only once the store kept it; a failed write is
-    /// tried again ([`Stage::Recording`]), so that an answer the agent got is never lost to a
-    /// restart. Were the host to stop first, the record still says `running`, and the call is
-    /// answered `outcome_unknown` after a restart, as one that had no answer.
-    fn finish_durably(
-        &mut self,
-        mut call: Call,
-        result: AppResult,
-        cx: &Context<'_>,
-        out: &mut Vec<Out>,
-    ) {
-        let ticket = self.ledger.ticket();
-        let state = CallState::Finished {
-            result: result.clone(),
-        };
-        out.push(Out::Effect(CapabilityEffect::PersistCall {
-            ack: Some(ticket),
-            record: self.recorder.record(&call.subject, state, cx),
-        }));
-        call.finished = Some(result);
-        let stage = Stage::Recording { retry: None };
-        self.ledger.wait(call, stage, ticket);
-    }
-
-    /// The store answered the write of the final record of `call`, which ran: kept, the call
-    /// is answered; not kept, it is written again after [`RECORD_RETRY`], doubled after each
-    /// failure up to [`RECORD_RETRY_MAX`].
-    fn recorded(
-        &mut self,
-        mut call: Call,
-        answer: &Answer,
         monotonic: Duration,
         cx: &Context<'_>,
         out: &mut Vec<Out>,
     ) {
-        let Some(result) = call.finished.take() else {
-            return;
+        let result = ran(&call.subject, outcome);
+        self.finish_durably(call, result, monotonic, cx, out);
+    }
+
+    /// Answers a call that ran (R-CAP-5): its final record is written, and the answer goes,
+    /// with its audit, only once the store kept it; a write that fails is tried again after
+    /// [`RECORD_RETRY`], doubled after each failure up to [`RECORD_RETRY_MAX`]
+    /// ([`Stage::Recording`]), so that an answer the agent got is never lost to a restart. Were
+    /// the host to stop first, the record still says `running`, and the call is answered
+    /// `outcome_unknown` after a restart, as one that had no answer.
+    fn finish_durably(
+        &mut self,
+        mut call: Call,
+        result: AppResult,
+        monotonic: Duration,
+        cx: &Context<'_>,
+        out: &mut Vec<Out>,
+    ) {
+        let state = CallState::Finished {
+            result: result.clone(),
         };
-        if matches!(answer, Answer::Persisted) {
+        if self.recorder.write(&call.subject, state, cx).is_ok() {
             return self.recorder.finish_quietly(call, result, cx, out);
         }
         call.finished = Some(result);
@@ -591,15 +548,21 @@ impl Pipeline {
             .min(RECORD_RETRY_MAX);
         call.record_failures = call.record_failures.saturating_add(1);
         call.stage = Stage::Recording {
-            retry: Some(monotonic + wait),
+            retry: monotonic + wait,
         };
         self.ledger.park(call);
     }
 
-    /// Writes the final record of `call` again, after a failed write.
-    fn record_again(&mut self, call: Call, cx: &Context<'_>, out: &mut Vec<Out>) {
+    /// Writes the final record of `call` again, after a failed write (at `monotonic`).
+    fn record_again(
+        &mut self,
+        call: Call,
+        monotonic: Duration,
+        cx: &Context<'_>,
+        out: &mut Vec<Out>,
+    ) {
         if let Some(result) = call.finished.clone() {
-            self.finish_durably(call, result, cx, out);
+            self.finish_durably(call, result, monotonic, cx, out);
         }
     }
 

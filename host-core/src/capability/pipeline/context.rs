@@ -1,15 +1,16 @@
 //! What a step of the `app.call` pipeline reads of the kernel besides the calls: what is
-//! registered and visible, whose calls they are, and what was offered (R-CAP-5, R-INV-4,
-//! R-SES-1).
+//! registered and visible, whose calls they are, what was offered, and the store it keeps its
+//! records in (R-CAP-5, R-INV-4, R-SES-1).
 
 use super::announcements::Announcements;
 use super::grantee::Grantee;
+use crate::capability::port::StorePort;
 use crate::capability::registry::{Capability, Registry};
 use crate::capability::store::RevisionEpoch;
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId};
 
 /// The kernel's other parts, borrowed for one input: the registry and the announcements to
-/// read, the grantee to read and to give a conversation's "always" to.
+/// read, the grantee to read and to give a conversation's "always" to, the store port to call.
 ///
 /// Invariant: it lives no longer than the one input it was made for, so what it reads is what
 /// the kernel holds now.
@@ -17,20 +18,29 @@ pub(super) struct Context<'a> {
     registry: &'a Registry,
     grantee: &'a mut Grantee,
     announcements: &'a Announcements,
+    store: &'a StorePort,
 }
 
 impl<'a> Context<'a> {
-    /// The parts of one kernel.
+    /// The parts of one kernel, and its store.
     pub(super) fn new(
         registry: &'a Registry,
         grantee: &'a mut Grantee,
         announcements: &'a Announcements,
+        store: &'a StorePort,
     ) -> Self {
         Self {
             registry,
             grantee,
             announcements,
+            store,
         }
+    }
+
+    /// The store, called where a step needs a durable read or write (the store module's
+    /// table).
+    pub(super) fn store(&self) -> &StorePort {
+        self.store
     }
 
     /// The vouched agent identity, if any.

@@ -58,10 +58,13 @@ impl Ledger {
         Some(self.calls.get(id)?.stage)
     }
 
-    /// Takes the call `ticket` names out of the ledger, with its ticket.
+    /// Takes the call `ticket` names out of the ledger, with its ticket, in hand: what it
+    /// waited for has come.
     pub(super) fn take_by_ticket(&mut self, ticket: Ticket) -> Option<Call> {
         let id = self.tickets.remove(&ticket)?;
-        self.calls.remove(&id)
+        let mut call = self.calls.remove(&id)?;
+        call.stage = Stage::InHand;
+        Some(call)
     }
 
     /// Takes the waiting call of key `id` out of the ledger, with its ticket.
@@ -116,7 +119,7 @@ impl Ledger {
         self.keys_where(|c| match c.stage {
             Stage::Running { since } => monotonic.saturating_sub(since) >= timeout,
             Stage::Elsewhere { retry } => now >= c.expires_at || monotonic >= retry,
-            Stage::Recording { retry } => retry.is_some_and(|r| monotonic >= r),
+            Stage::Recording { retry } => monotonic >= retry,
             stage => stage.deciding() && now >= c.expires_at,
         })
     }
@@ -133,14 +136,14 @@ impl Ledger {
             .values()
             .filter_map(|c| match c.stage {
                 Stage::Running { since } => Some((since + timeout).saturating_sub(monotonic)),
-                stage if stage.deciding() => Some(now.until(&c.expires_at)),
+                Stage::Prompting | Stage::Hook => Some(now.until(&c.expires_at)),
                 Stage::Elsewhere { retry } => Some(
                     retry
                         .saturating_sub(monotonic)
                         .min(now.until(&c.expires_at)),
                 ),
-                Stage::Recording { retry: Some(retry) } => Some(retry.saturating_sub(monotonic)),
-                _ => None,
+                Stage::Recording { retry } => Some(retry.saturating_sub(monotonic)),
+                Stage::InHand => None,
             })
             .min()
     }

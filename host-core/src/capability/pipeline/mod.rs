@@ -5,15 +5,16 @@
 //! the [`Announcements`](announcements::Announcements) (the inventory's revisions and what they
 //! offered), and the [`Pipeline`](calls::Pipeline) of `app.call`s (its waiting calls in a
 //! [`Ledger`](ledger::Ledger), what they leave behind in a [`Recorder`](recorder::Recorder)).
-//! The pipeline's steps read the other three parts through a [`Context`](context::Context);
-//! what decides a call ([`decide`]) and the answers it gets ([`answers`]) are pure functions.
-//! `Capabilities` routes each input to the parts it concerns.
+//! The pipeline's steps read the other three parts, and call the [`StorePort`], through a
+//! [`Context`](context::Context); what decides a call ([`decide`]) and the answers it gets
+//! ([`answers`]) are pure functions. `Capabilities` routes each input to the parts it concerns.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::capability::activity::Activity;
 use crate::capability::effect::{Answer, CapabilityEffect, CapabilitySetup, Ticket};
+use crate::capability::port::{reported, StorePort};
 use crate::capability::registry::{Capability, Registry};
 use crate::error::{ProtocolError, UsageError};
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, Status};
@@ -64,6 +65,8 @@ pub struct Capabilities {
     announcements: Announcements,
     /// The `app.call`s, and what they left behind.
     pipeline: Pipeline,
+    /// Where the calls, grants, audit and offered names are kept.
+    store: StorePort,
 }
 
 impl fmt::Debug for Capabilities {
@@ -78,11 +81,12 @@ impl fmt::Debug for Capabilities {
 }
 
 impl Capabilities {
-    /// Starts from `setup`: every unfinished record it carries is finished (R-CAP-5).
+    /// Starts from `setup`, keeping its records in `store`: every unfinished record `setup`
+    /// carries is finished (R-CAP-5).
     pub(crate) fn new(
         setup: CapabilitySetup,
         max_lifetime: Duration,
-        out: &mut Vec<Out>,
+        store: StorePort,
     ) -> Result<Self, UsageError> {
         let CapabilitySetup {
             revision_epoch,
@@ -107,10 +111,11 @@ impl Capabilities {
             grantee: Grantee::new(agent, unvouched_scope),
             announcements: Announcements::new(revision_epoch, offered_before),
             pipeline: Pipeline::new(wall_clock, limits, max_lifetime),
+            store,
         };
         let (pipeline, cx) = me.parts();
         for record in unfinished {
-            pipeline.recover(record, &cx, out);
+            pipeline.recover(record, &cx);
         }
         Ok(me)
     }
@@ -138,10 +143,10 @@ impl Capabilities {
 
     // ---- the pipeline (R-SEC-5, R-CAP-2..6) ----
 
-    /// An accepted `app.call` of the established conversation.
-    pub(crate) fn call(&mut self, env: Envelope<AppCall>, out: &mut Vec<Out>) {
+    /// An accepted `app.call` of the established conversation, at `monotonic`.
+    pub(crate) fn call(&mut self, env: Envelope<AppCall>, monotonic: Duration, out: &mut Vec<Out>) {
         let (pipeline, cx) = self.parts();
-        pipeline.call(env, &cx, out);
+        pipeline.call(env, monotonic, &cx, out);
     }
 
     /// The platform answers `ticket`.
@@ -177,25 +182,25 @@ impl Capabilities {
 
     /// An `app.call` refused before the pipeline (malformed, wrong sender, a table limit),
     /// answered with `status`: audited with its code and field, floods merged (R-CAP-6).
-    pub(crate) fn audit_refusal(
-        &mut self,
-        err: &ProtocolError,
-        status: Status,
-        out: &mut Vec<Out>,
-    ) {
+    pub(crate) fn audit_refusal(&mut self, err: &ProtocolError, status: Status) {
         let (pipeline, cx) = self.parts();
-        pipeline.audit_refusal(err, status, &cx, out);
+        pipeline.audit_refusal(err, status, &cx);
     }
 
     /// Writes out the merged refusals' counted records.
-    pub(crate) fn flush_refusals(&mut self, out: &mut Vec<Out>) {
+    pub(crate) fn flush_refusals(&mut self) {
         let (pipeline, cx) = self.parts();
-        pipeline.flush_refusals(&cx, out);
+        pipeline.flush_refusals(&cx);
     }
 
     /// The pipeline, and the other parts its steps read.
     fn parts(&mut self) -> (&mut Pipeline, Context<'_>) {
-        let cx = Context::new(&self.registry, &mut self.grantee, &self.announcements);
+        let cx = Context::new(
+            &self.registry,
+            &mut self.grantee,
+            &self.announcements,
+            &self.store,
+        );
         (&mut self.pipeline, cx)
     }
 
@@ -286,20 +291,21 @@ impl Capabilities {
             .collect()
     }
 
-    /// Announces what this session's agent sees now, under the next revision.
+    /// Announces what this session's agent sees now, under the next revision; a vouched
+    /// agent's newly offered names are remembered in the store (R-INV-4).
     fn announce(&mut self, out: &mut Vec<Out>) {
         let decls = self.visible_decls();
-        self.announcements
-            .announce(decls, self.grantee.agent(), out);
+        let new = self.announcements.announce(decls, out);
+        if let (Some(agent), false) = (self.grantee.agent(), new.is_empty()) {
+            reported(self.store.remember_offered(agent, &new));
+        }
     }
 
     /// Announces again when what this agent sees changed; a change that does not affect this
     /// session (hiding from another agent) sends nothing.
     fn announce_if_changed(&mut self, out: &mut Vec<Out>) {
-        let decls = self.visible_decls();
-        if self.announcements.differs(&decls) {
-            self.announcements
-                .announce(decls, self.grantee.agent(), out);
+        if self.announcements.differs(&self.visible_decls()) {
+            self.announce(out);
         }
     }
 }

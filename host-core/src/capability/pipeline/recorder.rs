@@ -9,6 +9,7 @@ use super::call::{Answered, Call, Subject};
 use super::context::Context;
 use crate::capability::activity::{Activity, ActivityLog};
 use crate::capability::effect::{CapabilityEffect, WallClock};
+use crate::capability::port::{reported, StoreFailure};
 use crate::capability::refusals::Refusals;
 use crate::capability::registry::Capability;
 use crate::capability::store::{
@@ -72,13 +73,19 @@ impl Recorder {
         self.activity.entries()
     }
 
-    /// The stored record of the call of `subject` in `state` (R-CAP-5).
-    pub(super) fn record(
+    /// Writes the record of the call of `subject` in `state` (R-CAP-5); `Ok` once it is
+    /// durable.
+    pub(super) fn write(
         &self,
         subject: &Subject,
         state: CallState,
         cx: &Context<'_>,
-    ) -> CallRecord {
+    ) -> Result<(), StoreFailure> {
+        cx.store().put_call(&self.record(subject, state, cx))
+    }
+
+    /// The stored record of the call of `subject` in `state` (R-CAP-5).
+    fn record(&self, subject: &Subject, state: CallState, cx: &Context<'_>) -> CallRecord {
         CallRecord {
             key: subject.key.clone(),
             epoch: cx.epoch(),
@@ -131,11 +138,10 @@ impl Recorder {
         decided: Option<(Decision, DecisionSource)>,
         note: &str,
         cx: &Context<'_>,
-        out: &mut Vec<Out>,
     ) {
         let (decision, source) = decided.unzip();
         let record = self.audit_record(subject, kind, decision, source, note, cx);
-        out.push(Out::Effect(CapabilityEffect::Audit(record)));
+        reported(cx.store().append_audit(&record));
     }
 
     /// Audits a decision; the first that allows the call is what it ran under (its activity).
@@ -145,12 +151,11 @@ impl Recorder {
         decision: Decision,
         source: DecisionSource,
         cx: &Context<'_>,
-        out: &mut Vec<Out>,
     ) {
         if matches!(decision, Decision::Allowed | Decision::AllowedAlways) {
             call.allowed_by.get_or_insert(source);
         }
-        self.audit_decision(&call.subject, (decision, source), cx, out);
+        self.audit_decision(&call.subject, (decision, source), cx);
     }
 
     /// Audits the decision `decided` about the call of `subject`.
@@ -159,22 +164,14 @@ impl Recorder {
         subject: &Subject,
         decided: (Decision, DecisionSource),
         cx: &Context<'_>,
-        out: &mut Vec<Out>,
     ) {
         let kind = AuditKind::Decision;
-        self.audit(subject, kind, Some(decided), "decided", cx, out);
+        self.audit(subject, kind, Some(decided), "decided", cx);
     }
 
     /// Audits the answer `result` to the call of `subject`: its status, and its error code as
     /// the note, else `plain`.
-    fn audit_answer(
-        &self,
-        subject: &Subject,
-        result: &AppResult,
-        plain: &str,
-        cx: &Context<'_>,
-        out: &mut Vec<Out>,
-    ) {
+    fn audit_answer(&self, subject: &Subject, result: &AppResult, plain: &str, cx: &Context<'_>) {
         let mut audit = self.audit_record(subject, AuditKind::Answered, None, None, "", cx);
         audit.status = Some(result.status);
         audit.error = result.error.clone();
@@ -182,11 +179,12 @@ impl Recorder {
             .error
             .as_ref()
             .map_or_else(|| plain.to_owned(), |e| e.code.to_string());
-        out.push(Out::Effect(CapabilityEffect::Audit(audit)));
+        reported(cx.store().append_audit(&audit));
     }
 
-    /// Answers a call for good: its final record, the decision made, if any, its audit, one
-    /// `app.result` to its sender and to every repeat that waited (R-CAP-4, R-CAP-5).
+    /// Answers a call for good: its final record (the answer goes whether or not the store
+    /// kept it: the call did not run), the decision made, if any, its audit, one `app.result`
+    /// to its sender and to every repeat that waited (R-CAP-4, R-CAP-5).
     pub(super) fn finish(
         &mut self,
         call: Call,
@@ -198,12 +196,9 @@ impl Recorder {
         let state = CallState::Finished {
             result: result.clone(),
         };
-        out.push(Out::Effect(CapabilityEffect::PersistCall {
-            ack: None,
-            record: self.record(&call.subject, state, cx),
-        }));
+        reported(self.write(&call.subject, state, cx));
         if let Some(decided) = decided {
-            self.audit_decision(&call.subject, decided, cx, out);
+            self.audit_decision(&call.subject, decided, cx);
         }
         self.finish_quietly(call, result, cx, out);
     }
@@ -216,7 +211,7 @@ impl Recorder {
         cx: &Context<'_>,
         out: &mut Vec<Out>,
     ) {
-        self.audit_answer(&call.subject, &result, "answered", cx, out);
+        self.audit_answer(&call.subject, &result, "answered", cx);
         for to in call.to {
             out.push(Out::Answer {
                 result: result.clone(),
@@ -249,7 +244,7 @@ impl Recorder {
         out: &mut Vec<Out>,
     ) {
         let plain = "repeated call_id answered from its record";
-        self.audit_answer(subject, &result, plain, cx, out);
+        self.audit_answer(subject, &result, plain, cx);
         out.push(Out::Answer { result, to });
     }
 
@@ -262,14 +257,8 @@ impl Recorder {
         cx: &Context<'_>,
         out: &mut Vec<Out>,
     ) {
-        self.audit(
-            &call.subject,
-            AuditKind::Started,
-            None,
-            "handler started",
-            cx,
-            out,
-        );
+        let note = "handler started";
+        self.audit(&call.subject, AuditKind::Started, None, note, cx);
         let activity = Activity {
             key: call.subject.key.clone(),
             agent: cx.agent().cloned(),
@@ -287,12 +276,7 @@ impl Recorder {
     /// R-CAP-5: finishes `record`, found unfinished after a restart: a record that never ran is
     /// `cancelled`; one that was running is never run again and is `failed` with
     /// `outcome_unknown`. Written and audited; returns the answer (a finished record's own).
-    pub(super) fn recover(
-        &self,
-        mut record: CallRecord,
-        cx: &Context<'_>,
-        out: &mut Vec<Out>,
-    ) -> AppResult {
+    pub(super) fn recover(&self, mut record: CallRecord, cx: &Context<'_>) -> AppResult {
         let subject = Subject::of_record(&record);
         let result = match &record.state {
             CallState::Finished { result } => return result.clone(),
@@ -302,10 +286,7 @@ impl Recorder {
             result: result.clone(),
         };
         record.updated_at = self.wall.now();
-        out.push(Out::Effect(CapabilityEffect::PersistCall {
-            ack: None,
-            record,
-        }));
+        reported(cx.store().put_call(&record));
         let mut audit = self.audit_record(
             &subject,
             AuditKind::Recovered,
@@ -315,30 +296,24 @@ impl Recorder {
             cx,
         );
         audit.status = Some(result.status);
-        out.push(Out::Effect(CapabilityEffect::Audit(audit)));
+        reported(cx.store().append_audit(&audit));
         result
     }
 
     /// An `app.call` refused before the pipeline (malformed, wrong sender, a table limit),
     /// answered with `status`: audited with its code and field, floods merged (R-CAP-6).
-    pub(super) fn refused(
-        &mut self,
-        err: &ProtocolError,
-        status: Status,
-        cx: &Context<'_>,
-        out: &mut Vec<Out>,
-    ) {
+    pub(super) fn refused(&mut self, err: &ProtocolError, status: Status, cx: &Context<'_>) {
         let now = self.wall.now();
         for record in self.refusals.record(err, status, cx.agent(), now) {
-            out.push(Out::Effect(CapabilityEffect::Audit(record)));
+            reported(cx.store().append_audit(&record));
         }
     }
 
     /// Writes out the merged refusals' counted records.
-    pub(super) fn flush_refusals(&mut self, cx: &Context<'_>, out: &mut Vec<Out>) {
+    pub(super) fn flush_refusals(&mut self, cx: &Context<'_>) {
         let now = self.wall.now();
         for record in self.refusals.flush(cx.agent(), now) {
-            out.push(Out::Effect(CapabilityEffect::Audit(record)));
+            reported(cx.store().append_audit(&record));
         }
     }
 }
