@@ -1,7 +1,7 @@
 //! [`Store`] as the capability kernel's durable store: `impl CapabilityStore for Store`
-//! (R-CAP-5, R-CAP-6, R-INV-2). The platform executes the kernel's store effects against it
-//! (the mapping of effects onto trait methods is documented on
-//! [`lineup_host_core::CapabilityStore`]).
+//! (R-CAP-5, R-CAP-6, R-INV-2). The kernel calls it through its
+//! [`StorePort`](lineup_host_core::StorePort) (when, and what a failure means, is the table on
+//! [`lineup_host_core::CapabilityStore`]'s module).
 //!
 //! The kernel's records are kept in the store's own tables, so `lineup grants` and `lineup audit`
 //! see them and the `calls_unfinished` index keeps working:
@@ -33,8 +33,7 @@
 //!
 //! **Call records** (R-CAP-5). `put_call` inserts or replaces the record of its key in one
 //! `BEGIN IMMEDIATE` transaction, committed with `synchronous=FULL` before it returns, so the
-//! platform may acknowledge a `running` record (and the kernel emit `Run`) as soon as it returns
-//! `Ok`. The indexed columns are filled from the record: `state`; `status`, `result`, `message`,
+//! kernel may emit `Run` for a `running` record as soon as it returns `Ok`. The indexed columns are filled from the record: `state`; `status`, `result`, `message`,
 //! `error` from a finished call's `app.result` (`result` and `error` as JSON text); `capability`;
 //! `version` (`""` when the kernel has none: an unknown or hidden capability); `args_digest`.
 //! `created_at` and `updated_at` are the store's own clock (insert time, write time), as for the
