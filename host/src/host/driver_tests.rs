@@ -135,3 +135,26 @@ fn a_prompt_still_open_at_the_calls_deadline_is_withdrawn_and_the_call_expires()
     assert!(runs(&rig).is_empty());
     assert_eq!(rig.results().len(), 1);
 }
+
+#[test]
+fn at_shutdown_a_waiting_prompt_is_withdrawn_and_nothing_is_sent_or_run() {
+    let mut rig = rig(Risk::UserConfirmation, true);
+    call(&mut rig, "k1", 60);
+    assert_eq!(rig.prompts.borrow().len(), 1);
+    assert!(
+        !rig.prompts.borrow()[0].is_withdrawn(),
+        "positive control: it asks"
+    );
+    rig.engine.close_all();
+    rig.pump();
+    assert!(
+        rig.prompts.borrow()[0].is_withdrawn(),
+        "the prompt still asks after shutdown"
+    );
+    assert!(rig.results().is_empty(), "the agent is gone: nothing sent");
+    // A yes that comes anyway runs nothing.
+    let pending = rig.prompts.borrow_mut().remove(0);
+    pending.allow();
+    rig.pump();
+    assert!(runs(&rig).is_empty());
+}
