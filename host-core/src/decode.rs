@@ -9,6 +9,7 @@ use crate::error::{ErrorCode, ProtocolError, Readable};
 use crate::ids::{shorten, CallId, CapabilityName, ConversationId, MessageId};
 use crate::json::{nesting_depth, parse_strict};
 use crate::limits::Limits;
+use crate::mcp_message::{McpAnswer, McpNotify, McpProgress, McpRequest, McpResource, McpTool};
 use crate::message::{
     AppCall, AppList, AppResult, ClientError, ClientInventory, Envelope, Message, Party, Payload,
     SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION,
@@ -124,7 +125,16 @@ fn readable(object: &Map<String, Value>) -> Readable {
 }
 
 /// The message types an agent sends to the client.
-const AGENT_TO_CLIENT: [&str; 4] = [UiOpen::TYPE, UiPatch::TYPE, UiClose::TYPE, AppCall::TYPE];
+const AGENT_TO_CLIENT: [&str; 8] = [
+    UiOpen::TYPE,
+    UiPatch::TYPE,
+    UiClose::TYPE,
+    AppCall::TYPE,
+    McpResource::TYPE,
+    McpTool::TYPE,
+    McpAnswer::TYPE,
+    McpProgress::TYPE,
+];
 
 /// Whether a refused message of this type is answered with `app.result` when its `call_id` can be
 /// read: an `app.call`, or a `lineup.v1.app.*` type this host does not know (R-ENV-3, R-ENV-5).
@@ -165,6 +175,22 @@ fn decode_object(
     check_payload_is_object(object.get("payload"))?;
     let object = Value::Object(object);
     let message = match message_type.as_str() {
+        UiOpen::TYPE if object.pointer("/payload/mcp_app").is_some() => {
+            // R-MCP-3: exactly one of `app`, `component` and `mcp_app`.
+            if let Some(other) = ["app", "component"]
+                .into_iter()
+                .find(|f| object.pointer(&format!("/payload/{f}")).is_some())
+            {
+                return Err(invalid(
+                    "payload.mcp_app",
+                    "R-MCP-3",
+                    format!(
+                        "ui.open carries both payload.{other} and payload.mcp_app; send exactly one of app, component and mcp_app"
+                    ),
+                ));
+            }
+            Message::McpAppOpen(typed(object, bytes)?)
+        }
         UiOpen::TYPE if object.pointer("/payload/component").is_some() => {
             // R-STD-1: exactly one of `app` and `component`.
             if object.pointer("/payload/app").is_some() {
@@ -193,6 +219,12 @@ fn decode_object(
         AppList::TYPE => Message::AppList(typed(object, bytes)?),
         AppResult::TYPE => Message::AppResult(typed(object, bytes)?),
         ClientError::TYPE => Message::ClientError(typed(object, bytes)?),
+        McpResource::TYPE => Message::McpResource(typed(object, bytes)?),
+        McpTool::TYPE => Message::McpTool(typed(object, bytes)?),
+        McpAnswer::TYPE => Message::McpAnswer(typed(object, bytes)?),
+        McpProgress::TYPE => Message::McpProgress(typed(object, bytes)?),
+        McpRequest::TYPE => Message::McpRequest(typed(object, bytes)?),
+        McpNotify::TYPE => Message::McpNotify(typed(object, bytes)?),
         other => return Err(unknown_type(other)),
     };
     Ok(message)
@@ -236,7 +268,10 @@ fn check_version(v: Option<&Value>) -> Result<(), ProtocolError> {
 
 fn unknown_type(message_type: &str) -> ProtocolError {
     let shown = shorten(message_type, 80);
-    if message_type.starts_with("lineup.v1.ui.") || message_type.starts_with("lineup.v1.app.") {
+    if ["lineup.v1.ui.", "lineup.v1.app.", "lineup.v1.mcp."]
+        .iter()
+        .any(|family| message_type.starts_with(family))
+    {
         ProtocolError::new(
             ErrorCode::Unsupported,
             "R-ENV-3",
@@ -288,10 +323,12 @@ fn typed<P: Payload + DeserializeOwned>(
 
 /// Turns a serde error at `path` of `object` into an error naming the full field and its value.
 fn field_error(path: &str, inner: &str, message_type: &str, object: &Value) -> ProtocolError {
-    let rule = if message_type == AppCall::TYPE && path.starts_with("payload") {
-        "R-CAP-4"
-    } else {
-        rule_for(path)
+    let rule = match message_type {
+        AppCall::TYPE if path.starts_with("payload") => "R-CAP-4",
+        McpResource::TYPE => "R-MCP-4",
+        McpTool::TYPE => "R-MCP-5",
+        McpAnswer::TYPE | McpProgress::TYPE | McpRequest::TYPE | McpNotify::TYPE => "R-MCP-6",
+        _ => rule_for(path),
     };
     let parent = if path == "." { "" } else { path };
     // `ComponentRef` and `Placement` refuse unknown members: name the member itself.
@@ -325,16 +362,18 @@ fn field_error(path: &str, inner: &str, message_type: &str, object: &Value) -> P
         )
         .field(field);
     }
-    // `InlineBundle` and `SurfaceSource` name the member they refuse (`app.js …`): point the
-    // field at it rather than at `payload.app`.
-    let field = match inner.split_once(' ') {
-        Some((member, _)) if parent.ends_with(".app") && member.starts_with("app.") => {
-            format!("{parent}{}", &member[3..])
-        }
-        _ => parent.to_owned(),
+    // `InlineBundle`, `SurfaceSource` and the MCP App types name the member they refuse
+    // (`app.js …`, `resource.mime_type …`): point the field at it rather than at its parent.
+    let member = inner
+        .split_once(' ')
+        .and_then(|(member, _)| member.split_once('.'))
+        .filter(|(head, _)| parent == *head || parent.ends_with(&format!(".{head}")));
+    let field = match member {
+        Some((_, rest)) => format!("{parent}.{rest}"),
+        None => parent.to_owned(),
     };
     // Guest code is never echoed: its errors name the offending sequence themselves.
-    let is_code = [".html", ".css", ".js"]
+    let is_code = [".html", ".css", ".js", "resource.text", "resource.blob"]
         .iter()
         .any(|end| field.ends_with(end));
     let value = match shown_value(object, &field) {
@@ -368,6 +407,9 @@ fn shown_value(object: &Value, path: &str) -> Option<String> {
 }
 
 fn rule_for(path: &str) -> &'static str {
+    if path.contains("mcp_app") {
+        return "R-MCP-3";
+    }
     let last = path.rsplit('.').next().unwrap_or_default();
     match last {
         "instance_id" => "R-UI-1",

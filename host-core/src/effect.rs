@@ -10,6 +10,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::ProtocolError;
 use crate::json::JsonObject;
 pub use crate::keys::{Generation, SurfaceKey};
+use crate::mcp_effect::McpEffect;
 use crate::message::{InlineApp, Message};
 use crate::redact::Fingerprint;
 use crate::source::SourceFiles;
@@ -205,6 +206,10 @@ pub enum Effect {
     Capability(CapabilityEffect),
     /// Show, update, lock or hide a standard component (R-STD-1 … R-STD-7).
     Component(ComponentEffect),
+    /// Create an MCP App view, post JSON-RPC to one, or take a message of one that the host
+    /// answers itself (R-MCP-3 … R-MCP-8); only in a session whose
+    /// [`SessionConfig::mcp_apps`](crate::SessionConfig::mcp_apps) is set.
+    Mcp(McpEffect),
 }
 
 /// Counters of what the session accepted and dropped.
@@ -248,6 +253,14 @@ pub struct Stats {
     /// User answers to standard components dropped: stale, locked, invalid or too large
     /// (R-STD-6, R-STD-7).
     pub answers_dropped: u64,
+    /// Messages of MCP App views refused with a JSON-RPC error, or unknown notifications of
+    /// theirs dropped (R-MCP-6).
+    pub mcp_refused: u64,
+    /// `ui/notifications/sandbox-*` messages of MCP App views, dropped (R-MCP-8).
+    pub mcp_sandbox_dropped: u64,
+    /// The agent's answers and progress for a view's request that no longer waits (answered,
+    /// timed out, cancelled, or its view closed), dropped, never relayed (R-MCP-6).
+    pub mcp_late: u64,
 }
 
 impl std::ops::AddAssign<&Stats> for Stats {
@@ -272,6 +285,9 @@ impl std::ops::AddAssign<&Stats> for Stats {
             woken,
             close_attempts,
             answers_dropped,
+            mcp_refused,
+            mcp_sandbox_dropped,
+            mcp_late,
         } = more;
         self.envelopes_accepted += envelopes_accepted;
         self.envelopes_refused += envelopes_refused;
@@ -290,5 +306,8 @@ impl std::ops::AddAssign<&Stats> for Stats {
         self.woken += woken;
         self.close_attempts += close_attempts;
         self.answers_dropped += answers_dropped;
+        self.mcp_refused += mcp_refused;
+        self.mcp_sandbox_dropped += mcp_sandbox_dropped;
+        self.mcp_late += mcp_late;
     }
 }

@@ -92,6 +92,13 @@ pub enum ErrorCode {
     /// A WebSocket transport received a binary frame: each envelope is one text frame (UTF-8
     /// JSON), so the frame was not read (R-ENV-5).
     BinaryFrame,
+    /// A `ui.open` with `mcp_app` names a resource digest whose bytes did not arrive whole
+    /// (`mcp.resource` chunks), or were dropped from the session's bounded cache: send them
+    /// again, then open (R-MCP-4).
+    UnknownResource,
+    /// A message about an MCP App view came out of the order its rule allows: the tool call's
+    /// news (R-MCP-5) or a resource's chunks (R-MCP-4).
+    OutOfOrder,
 }
 
 impl ErrorCode {
@@ -131,6 +138,8 @@ impl ErrorCode {
             ErrorCode::TooManySessions => "too_many_sessions",
             ErrorCode::BinaryFrame => "binary_frame",
             ErrorCode::TooManyComponents => "too_many_components",
+            ErrorCode::UnknownResource => "unknown_resource",
+            ErrorCode::OutOfOrder => "out_of_order",
         }
     }
 }

@@ -305,6 +305,22 @@ string_newtype!(
     instance_id
 );
 
+string_newtype!(
+    /// The opaque id of the MCP server an MCP App view came from, as the agent names it
+    /// (R-MCP-3): a view's requests go up with it, and the agent sends them to that server only
+    /// (R-MCP-6). A non-empty opaque string.
+    McpServerId,
+    "server id",
+    opaque
+);
+string_newtype!(
+    /// The name of the MCP tool whose result an MCP App view shows (R-MCP-3): 1 to 128
+    /// characters, no control characters.
+    McpToolName,
+    "tool name",
+    |s| opaque_bounded(s, 128)
+);
+
 /// The SemVer version of an application (R-UI-2); only `app.version` is SemVer.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]

@@ -66,6 +66,8 @@ mod link;
 mod lookalike;
 mod markdown;
 pub mod mcp;
+mod mcp_effect;
+mod mcp_message;
 mod message;
 mod page_input;
 mod recovery;
@@ -111,7 +113,8 @@ pub use error::{ErrorCode, ProtocolError, UsageError};
 pub use framing::{Frame, LineFramer};
 pub use ids::{
     AgentIdentity, AppId, AppVersion, CallId, CapabilityName, ConversationId, EventName,
-    InstanceId, InvalidValue, MessageId, OpaqueVersion, PartyId, Revision, Risk, Status, SurfaceId,
+    InstanceId, InvalidValue, McpServerId, McpToolName, MessageId, OpaqueVersion, PartyId,
+    Revision, Risk, Status, SurfaceId,
 };
 pub use json::JsonObject;
 pub use language::LanguageTag;
@@ -121,6 +124,12 @@ pub use lookalike::{glance, imitates_consent_prompt_line, CONSENT_PROMPT_TITLE};
 pub use markdown::{
     parse_markdown, MarkdownNode, SafeMarkdown, IMAGE_MARKER, MAX_MARKDOWN_DEPTH,
     MAX_MARKDOWN_NODES, MAX_TABLE_COLUMNS, MAX_TABLE_ROWS,
+};
+pub use mcp_effect::{McpEffect, McpViewOpen};
+pub use mcp_message::{
+    McpAnswer, McpApp, McpAppOpen, McpAppResource, McpAppTool, McpCsp, McpForwarded, McpHtml,
+    McpNotify, McpProgress, McpRequest, McpResource, McpTool, McpUiMeta, McpUpNotification,
+    MAX_MCP_URI_BYTES, MCP_APP_MIME,
 };
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,

@@ -36,6 +36,8 @@ use crate::error::UsageError;
 /// | `max_components` | 64 open standard component instances per session, counted apart from Surfaces | R-STD-17 |
 /// | `max_link_url_bytes` | 8 KiB per link ([`check_link`](crate::check_link)) | R-CAP-4 (host choice) |
 /// | `max_call_lifetime` | 10 min: an `app.call`'s `expires_at` later than this after receipt is brought forward to it, so no prompt or dialog is held longer | R-CAP-4 (host choice) |
+/// | `max_mcp_resource_bytes` | 8 MiB: an MCP App view's HTML, counted after base64 decoding, inline or by digest | R-MCP-4 |
+/// | `mcp_teardown_timeout` | 3 s: how long an initialized MCP App view's answer to `ui/resource-teardown` is awaited before it closes anyway | R-MCP-8 (host choice) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -115,6 +117,12 @@ pub struct Limits {
     /// file dialog), counted from its receipt: an `expires_at` later than that is brought
     /// forward to it, and an answer `expired` by it names this limit (R-CAP-4).
     pub max_call_lifetime: Duration,
+    /// The largest MCP App view, in bytes after base64 decoding, whether it comes inline in
+    /// its `ui.open` or by digest in `mcp.resource` chunks (R-MCP-4).
+    pub max_mcp_resource_bytes: usize,
+    /// How long an initialized MCP App view's answer to `ui/resource-teardown` is awaited
+    /// before it is closed, replaced or hibernated anyway (R-MCP-8).
+    pub mcp_teardown_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -146,6 +154,8 @@ impl Default for Limits {
             max_components: 64,
             max_link_url_bytes: 8 * 1024,
             max_call_lifetime: Duration::from_secs(10 * 60),
+            max_mcp_resource_bytes: 8 * 1024 * 1024,
+            mcp_teardown_timeout: Duration::from_secs(3),
         }
     }
 }
@@ -184,6 +194,7 @@ impl Limits {
             ),
             ("max_diagnostic_text_bytes", self.max_diagnostic_text_bytes),
             ("max_pending_diagnostics", self.max_pending_diagnostics),
+            ("max_mcp_resource_bytes", self.max_mcp_resource_bytes),
         ];
         for (name, value) in positive {
             if value == 0 {

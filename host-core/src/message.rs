@@ -17,6 +17,9 @@ use crate::ids::{
     MessageId, OpaqueVersion, Revision, Risk, Status, SurfaceId,
 };
 use crate::json::JsonObject;
+use crate::mcp_message::{
+    McpAnswer, McpAppOpen, McpNotify, McpProgress, McpRequest, McpResource, McpTool,
+};
 use crate::redact::Fingerprint;
 pub use crate::timestamp::Timestamp;
 
@@ -73,6 +76,17 @@ macro_rules! payload_type {
 impl Payload for ComponentOpen {
     const TYPE: &'static str = "lineup.v1.ui.open";
 }
+
+/// An MCP App view's open shares `lineup.v1.ui.open` too (R-MCP-3).
+impl Payload for McpAppOpen {
+    const TYPE: &'static str = "lineup.v1.ui.open";
+}
+payload_type!(McpResource, "lineup.v1.mcp.resource");
+payload_type!(McpTool, "lineup.v1.mcp.tool");
+payload_type!(McpAnswer, "lineup.v1.mcp.answer");
+payload_type!(McpProgress, "lineup.v1.mcp.progress");
+payload_type!(McpRequest, "lineup.v1.mcp.request");
+payload_type!(McpNotify, "lineup.v1.mcp.notify");
 
 /// `lineup.v1.ui.open`: create or replace a Surface instance (R-UI-1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -459,6 +473,9 @@ pub enum Message {
     /// `lineup.v1.ui.open` (agent → client) of a standard component: `payload.component`
     /// instead of `payload.app` (R-STD-1).
     ComponentOpen(Envelope<ComponentOpen>),
+    /// `lineup.v1.ui.open` (agent → client) of an MCP App view: `payload.mcp_app` instead of
+    /// `payload.app` (R-MCP-3).
+    McpAppOpen(Envelope<McpAppOpen>),
     /// `lineup.v1.ui.patch` (agent → client).
     UiPatch(Envelope<UiPatch>),
     /// `lineup.v1.ui.close` (agent → client).
@@ -475,6 +492,18 @@ pub enum Message {
     AppResult(Envelope<AppResult>),
     /// `lineup.v1.client.error` (client → agent).
     ClientError(Envelope<ClientError>),
+    /// `lineup.v1.mcp.resource` (agent → client): a chunk of an MCP App view (R-MCP-4).
+    McpResource(Envelope<McpResource>),
+    /// `lineup.v1.mcp.tool` (agent → client): the tool call's news for a view (R-MCP-5).
+    McpTool(Envelope<McpTool>),
+    /// `lineup.v1.mcp.answer` (agent → client): the answer to a forwarded request (R-MCP-6).
+    McpAnswer(Envelope<McpAnswer>),
+    /// `lineup.v1.mcp.progress` (agent → client): progress of a forwarded request (R-MCP-6).
+    McpProgress(Envelope<McpProgress>),
+    /// `lineup.v1.mcp.request` (client → agent): a view's request, forwarded (R-MCP-6).
+    McpRequest(Envelope<McpRequest>),
+    /// `lineup.v1.mcp.notify` (client → agent): a view's notification (R-MCP-6).
+    McpNotify(Envelope<McpNotify>),
 }
 
 /// Who sends a message type.
@@ -499,6 +528,13 @@ macro_rules! for_each_message {
             Message::AppList($env) => $body,
             Message::AppResult($env) => $body,
             Message::ClientError($env) => $body,
+            Message::McpAppOpen($env) => $body,
+            Message::McpResource($env) => $body,
+            Message::McpTool($env) => $body,
+            Message::McpAnswer($env) => $body,
+            Message::McpProgress($env) => $body,
+            Message::McpRequest($env) => $body,
+            Message::McpNotify($env) => $body,
         }
     };
 }
@@ -509,7 +545,7 @@ fn type_of<P: Payload>(_: &Envelope<P>) -> &'static str {
 
 impl Message {
     /// Every known `type` with its direction (R-ENV-2, R-ENV-5).
-    pub const TYPES: [(&'static str, Direction); 9] = [
+    pub const TYPES: [(&'static str, Direction); 15] = [
         (UiOpen::TYPE, Direction::AgentToClient),
         (UiPatch::TYPE, Direction::AgentToClient),
         (UiClose::TYPE, Direction::AgentToClient),
@@ -519,6 +555,12 @@ impl Message {
         (AppList::TYPE, Direction::ClientToAgent),
         (AppResult::TYPE, Direction::ClientToAgent),
         (ClientError::TYPE, Direction::ClientToAgent),
+        (McpResource::TYPE, Direction::AgentToClient),
+        (McpTool::TYPE, Direction::AgentToClient),
+        (McpAnswer::TYPE, Direction::AgentToClient),
+        (McpProgress::TYPE, Direction::AgentToClient),
+        (McpRequest::TYPE, Direction::ClientToAgent),
+        (McpNotify::TYPE, Direction::ClientToAgent),
     ];
 
     /// The envelope `type`.
@@ -548,7 +590,12 @@ impl Message {
             | Message::ComponentOpen(_)
             | Message::UiPatch(_)
             | Message::UiClose(_)
-            | Message::AppCall(_) => Direction::AgentToClient,
+            | Message::AppCall(_)
+            | Message::McpAppOpen(_)
+            | Message::McpResource(_)
+            | Message::McpTool(_)
+            | Message::McpAnswer(_)
+            | Message::McpProgress(_) => Direction::AgentToClient,
             _ => Direction::ClientToAgent,
         }
     }
@@ -625,4 +672,12 @@ into_message!(
     AppResult,
     ClientError
 );
-into_message!(ClientInventory, AppList, ComponentOpen);
+into_message!(ClientInventory, AppList, ComponentOpen, McpAppOpen);
+into_message!(
+    McpResource,
+    McpTool,
+    McpAnswer,
+    McpProgress,
+    McpRequest,
+    McpNotify
+);

@@ -79,4 +79,8 @@ pub enum PageInput<'a> {
     /// when it is not the shape of the component's answer or larger than
     /// [`MAX_DRAFT_BYTES`](crate::component::MAX_DRAFT_BYTES).
     ComponentDraft(&'a serde_json::Value),
+    /// A message an MCP App view posted through its relay (R-MCP-6, R-MCP-7): one JSON-RPC 2.0
+    /// message as text, checked by the view's router. Every request gets one answer (the
+    /// agent's, the host's, or a JSON-RPC error naming the limit or the rule).
+    McpFromView(&'a str),
 }

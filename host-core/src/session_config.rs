@@ -13,6 +13,7 @@ use crate::ids::Party;
 use crate::ids::{ConversationId, PartyId};
 use crate::keys::SessionId;
 use crate::limits::Limits;
+use crate::mcp::McpLimits;
 use crate::url_policy::LinkPolicy;
 use crate::Integrity;
 
@@ -93,6 +94,10 @@ pub struct SessionConfig {
     /// hibernated Surfaces (R-STD-15, #29). Every session of a host shares the host's; the
     /// default keeps calls in memory and no restoration records ([`StorePort::memory`]).
     pub store: StorePort,
+    /// MCP App views (R-MCP-3 … R-MCP-8): `None`, the default, refuses every `ui.open` with
+    /// `mcp_app` and every `mcp.*` envelope `unsupported` (R-MCP-13: a host that cannot show
+    /// them yet); `Some(limits)` shows them, each view's traffic within `limits`.
+    pub mcp_apps: Option<McpLimits>,
 }
 
 /// A shared [`AppCatalog`] in a [`SessionConfig`]; every session of a host uses the same.
@@ -123,6 +128,7 @@ impl SessionConfig {
             standard_components: ComponentSet::default(),
             link_policy: LinkPolicy::default(),
             store: StorePort::memory(),
+            mcp_apps: None,
         }
     }
 }

@@ -17,8 +17,8 @@ use std::sync::OnceLock;
 
 use jsonschema::{Draft, Registry, Validator};
 use lineup_host_core::{
-    decode, BridgeMessage, DocumentId, ErrorCode, InlineBundle, Limits, Message, ProtocolError,
-    Risk, Status, SurfaceSource,
+    decode, BridgeMessage, DocumentId, ErrorCode, InlineBundle, Limits, McpForwarded, Message,
+    ProtocolError, Risk, Status, SurfaceSource,
 };
 use serde_json::{json, Value};
 
@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 const BASE: &str = "https://lineup.invalid/schemas/lineup.v1/";
 
 /// Every schema file, registered under its `$id` so that no `$ref` is ever fetched.
-const SCHEMA_FILES: [&str; 13] = [
+const SCHEMA_FILES: [&str; 19] = [
     "defs.json",
     "envelope.json",
     "ui.open.json",
@@ -38,6 +38,12 @@ const SCHEMA_FILES: [&str; 13] = [
     "app.call.json",
     "app.result.json",
     "client.error.json",
+    "mcp.resource.json",
+    "mcp.tool.json",
+    "mcp.answer.json",
+    "mcp.progress.json",
+    "mcp.request.json",
+    "mcp.notify.json",
     "message.json",
     "bridge.json",
 ];

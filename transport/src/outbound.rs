@@ -90,12 +90,23 @@ impl LineKind {
             Message::ClientInventory(_) | Message::AppList(_) => Self::Answer,
             // Answers to the agent's envelopes (R-ENV-5, R-CAP-4).
             Message::AppResult(_) | Message::ClientError(_) => Self::Answer,
+            // An MCP App view's request waits for its answer; the router caps those in flight
+            // and times them out (R-MCP-6).
+            Message::McpRequest(_) => Self::Answer,
+            // A view's notifications are bounded by nothing but size: they give way like a
+            // page's events, counted for the view's instance (R-MCP-6).
+            Message::McpNotify(env) => Self::PageEvent(env.payload.instance_id.clone()),
             // Agent → client types: the host never sends them, and would not drop one if it did.
             Message::UiOpen(_)
             | Message::ComponentOpen(_)
+            | Message::McpAppOpen(_)
             | Message::UiPatch(_)
             | Message::UiClose(_)
-            | Message::AppCall(_) => Self::Answer,
+            | Message::AppCall(_)
+            | Message::McpResource(_)
+            | Message::McpTool(_)
+            | Message::McpAnswer(_)
+            | Message::McpProgress(_) => Self::Answer,
         }
     }
 

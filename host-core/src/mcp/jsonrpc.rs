@@ -1,6 +1,7 @@
 //! The JSON-RPC 2.0 messages an MCP App view exchanges with its host, read and written with
 //! every failure a definite error (R-MCP-6): what the view sent is untrusted.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 /// JSON-RPC's "parse error".
@@ -17,8 +18,10 @@ pub const REFUSED: i64 = -32000;
 /// The request's answer did not come in time, or the agent went away.
 pub const TIMED_OUT: i64 = -32001;
 
-/// A request id as JSON-RPC allows it: a number or a string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A request id as JSON-RPC allows it: a number or a string. On the `lineup.v1` wire it is
+/// written as JSON-RPC writes it (`7`, `"a1"`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum RpcId {
     /// A numeric id.
     Number(i64),
@@ -44,7 +47,7 @@ impl RpcId {
 }
 
 /// A JSON-RPC error object: a code and a message naming what was refused and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RpcError {
     /// The error code ([`PARSE_ERROR`], [`REFUSED`], …).
     pub code: i64,

@@ -4,9 +4,11 @@
 use serde_json::{json, Map, Value};
 
 use super::jsonrpc::notification;
+use crate::redact::Fingerprint;
 
-/// One message from the agent about the tool call a view shows (R-MCP-5).
-#[derive(Debug, Clone, PartialEq)]
+/// One message from the agent about the tool call a view shows (R-MCP-5). `Debug` prints
+/// [`Fingerprint`]s of what it carries (the agent's data).
+#[derive(Clone, PartialEq)]
 pub enum ToolNews {
     /// Part of the tool's arguments while the model still writes them (0..n, only before the
     /// input).
@@ -17,6 +19,18 @@ pub enum ToolNews {
     Result(Map<String, Value>),
     /// The call was cancelled (at most once, never after a result).
     Cancelled(String),
+}
+
+impl std::fmt::Debug for ToolNews {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let carried = match self {
+            ToolNews::InputPartial(m) | ToolNews::Input(m) | ToolNews::Result(m) => {
+                Fingerprint::of(Value::Object(m.clone()).to_string())
+            }
+            ToolNews::Cancelled(reason) => Fingerprint::of(reason),
+        };
+        f.debug_tuple(self.name()).field(&carried).finish()
+    }
 }
 
 impl ToolNews {

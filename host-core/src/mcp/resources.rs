@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 /// The bounds of one session's resources (R-MCP-4).
@@ -36,7 +37,8 @@ impl Default for ResourceLimits {
 }
 
 /// A SHA-256 digest as the wire writes it: `sha256:` and 64 lowercase hex digits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct ResourceDigest([u8; 32]);
 
 impl ResourceDigest {
@@ -57,6 +59,19 @@ impl ResourceDigest {
     /// The digest of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
         Self(Sha256::digest(bytes).into())
+    }
+}
+
+impl TryFrom<String> for ResourceDigest {
+    type Error = ResourceRefusal;
+    fn try_from(text: String) -> Result<Self, ResourceRefusal> {
+        Self::parse(&text)
+    }
+}
+
+impl From<ResourceDigest> for String {
+    fn from(digest: ResourceDigest) -> String {
+        digest.to_string()
     }
 }
 

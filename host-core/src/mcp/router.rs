@@ -182,17 +182,7 @@ impl McpRouter {
     /// One message the view posted, at `now` (the kernel's monotonic clock).
     pub fn from_view(&mut self, text: &str, now: Duration) -> Vec<McpOut> {
         if text.len() > self.limits.max_message_bytes {
-            return self.refuse(
-                None,
-                RpcError::new(
-                    INVALID_REQUEST,
-                    format!(
-                        "the message is {} bytes; the limit is {} (R-MCP-6)",
-                        text.len(),
-                        self.limits.max_message_bytes
-                    ),
-                ),
-            );
+            return self.oversized(text.len());
         }
         match jsonrpc::read(text) {
             Err((id, error)) => self.refuse(id.as_ref(), error),
@@ -200,6 +190,20 @@ impl McpRouter {
             Ok(Incoming::Notification { method, params }) => self.notification(method, params),
             Ok(Incoming::Response { id, .. }) => self.response(&id),
         }
+    }
+
+    /// A message of `len` bytes the view posted over [`McpLimits::max_message_bytes`], dropped
+    /// before it was read (by the router, or where it arrived): the view hears a JSON-RPC
+    /// error naming the limit, under id `null`, as its id could not be read.
+    pub fn oversized(&mut self, len: usize) -> Vec<McpOut> {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!(
+                "the message is {len} bytes; the limit is {} (R-MCP-6)",
+                self.limits.max_message_bytes
+            ),
+        );
+        self.refuse(None, error)
     }
 
     fn refuse(&mut self, id: Option<&RpcId>, error: RpcError) -> Vec<McpOut> {

@@ -4,19 +4,21 @@
 //! A session is four parts, each a type with its own invariants: [`Common`](common::Common)
 //! (configuration, clock, conversation, numbers, counters, and the envelopes it builds), the
 //! Surface table ([`Surfaces`](surfaces::Surfaces), each an [`Entry`](entry::Entry)), the
-//! standard components' [`ComponentDesk`](desk::ComponentDesk), and the capability
+//! standard components' [`ComponentDesk`](desk::ComponentDesk), the MCP App views'
+//! [`McpViews`](mcp_views::McpViews), and the capability
 //! [`CapabilitySlot`](capabilities::CapabilitySlot). `Session` routes each input to the parts it concerns.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::capability::Capabilities;
-use crate::component::{AnswerRefusal, ComponentClosed, ComponentSet, UserAnswer};
+use crate::component::{AnswerRefusal, ComponentSet, UserAnswer};
 use crate::component_link::ComponentLink;
 use crate::decode::decode;
 use crate::error::{ErrorCode, ProtocolError, Readable, UsageError};
 use crate::ids::{ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
+use crate::mcp::{RpcError, RpcId};
 use crate::message::{Direction, Envelope, Message, Party, UiOpen};
 use crate::page_input::PageInput;
 use crate::timestamp::Timestamp;
@@ -33,15 +35,20 @@ mod common;
 mod degrade;
 mod desk;
 mod entry;
+mod mcp_view;
+mod mcp_views;
 mod numbers;
 mod opening;
 mod opens;
 mod records;
+mod routes;
 mod surfaces;
 
 use capabilities::CapabilitySlot;
 use common::Common;
 use desk::ComponentDesk;
+use mcp_views::McpViews;
+use routes::readable;
 use surfaces::Surfaces;
 
 /// The sans-IO kernel of one conversation.
@@ -72,6 +79,8 @@ pub struct Session {
     surfaces: Surfaces,
     /// The open standard components; they share the instance namespace with `surfaces`.
     components: ComponentDesk,
+    /// The open MCP App views; they share the instance namespace too.
+    mcp: McpViews,
     capabilities: CapabilitySlot,
 }
 
@@ -82,21 +91,6 @@ impl fmt::Debug for Session {
             .field("surfaces", &self.surfaces.len())
             .field("stats", self.common.stats())
             .finish_non_exhaustive()
-    }
-}
-
-/// Who and what a refusal of `message` is about (R-ENV-5).
-fn readable(message: &Message) -> Readable {
-    let call = match message {
-        Message::AppCall(env) => Some(&env.payload),
-        _ => None,
-    };
-    Readable {
-        id: Some(message.id().clone()),
-        conversation_id: Some(message.conversation_id().clone()),
-        call_id: call.map(|c| c.call_id.clone()),
-        sender: None,
-        capability: call.map(|c| Box::new(c.capability.clone())),
     }
 }
 
@@ -112,6 +106,7 @@ impl Session {
         }
         Ok(Self {
             components: ComponentDesk::offering(config.standard_components.kinds()),
+            mcp: McpViews::new(&config.limits),
             common: Common::new(config, clock),
             surfaces: Surfaces::default(),
             capabilities: CapabilitySlot::default(),
@@ -149,9 +144,10 @@ impl Session {
         self.surfaces.keys(&self.common)
     }
 
-    /// How many Surfaces are open now.
+    /// How many Surfaces are open now, MCP App views included (each is a webview, bounded by
+    /// `Limits::max_surfaces` with the Surfaces).
     pub fn surface_count(&self) -> usize {
-        self.surfaces.len()
+        self.surfaces.len() + self.mcp.len()
     }
 
     /// Whether `key` names a webview that is open now.
@@ -255,10 +251,28 @@ impl Session {
         let outcome = match message {
             Message::UiOpen(env) => self.open(env, false, fx),
             Message::ComponentOpen(env) => {
-                let surfaces = &mut self.surfaces;
-                let make_room =
-                    |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| surfaces.replace(i, c, fx);
+                let (surfaces, mcp) = (&mut self.surfaces, &mut self.mcp);
+                let make_room = |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| {
+                    surfaces.replace(i, c, fx);
+                    mcp.replace(i, c, fx);
+                };
                 self.components.open(env, &mut self.common, fx, make_room)
+            }
+            Message::McpAppOpen(env) => {
+                let (surfaces, components) = (&mut self.surfaces, &mut self.components);
+                let others = surfaces.len();
+                let make_room = |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| {
+                    surfaces.replace(i, c, fx);
+                    components.replace(i, c, fx);
+                };
+                self.mcp.open(env, others, &mut self.common, fx, make_room)
+            }
+            Message::McpResource(env) => self.mcp.resource(env.payload, &self.common),
+            Message::McpTool(env) => self.mcp.tool(env.payload, &mut self.common, fx),
+            Message::McpAnswer(env) => self.mcp.answer(env.payload, &mut self.common, fx),
+            Message::McpProgress(env) => self.mcp.progress(env.payload, &mut self.common, fx),
+            Message::UiPatch(env) if self.mcp.contains(&env.payload.instance_id) => {
+                Err(McpViews::no_patch(&env.payload.instance_id))
             }
             Message::UiPatch(env) => {
                 let (instance, state) = (env.payload.instance_id, env.payload.state);
@@ -276,6 +290,7 @@ impl Session {
                 if self
                     .components
                     .close(&instance, reason.clone(), &self.common, fx)
+                    || self.mcp.close(&instance, reason.clone(), &self.common, fx)
                 {
                     Ok(())
                 } else {
@@ -302,11 +317,14 @@ impl Session {
         restored: bool,
         fx: &mut Vec<Effect>,
     ) -> Result<(), ProtocolError> {
-        let components = &mut self.components;
-        let make_room =
-            |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| components.replace(i, c, fx);
+        let (components, mcp) = (&mut self.components, &mut self.mcp);
+        let others = mcp.len();
+        let make_room = |i: &InstanceId, c: &Common, fx: &mut Vec<Effect>| {
+            components.replace(i, c, fx);
+            mcp.replace(i, c, fx);
+        };
         self.surfaces
-            .open(env, restored, &mut self.common, fx, make_room)
+            .open(env, (restored, others), &mut self.common, fx, make_room)
     }
 
     /// R-SES-1: the first well-formed envelope of an admitted agent establishes the conversation
@@ -403,6 +421,7 @@ impl Session {
         for key in keys {
             self.surfaces.gone(&key, reason, &mut self.common, &mut fx);
         }
+        self.mcp.all_gone(reason, &mut self.common, &mut fx);
         fx
     }
 
@@ -412,6 +431,7 @@ impl Session {
     pub fn close_all(&mut self) -> Vec<Effect> {
         let mut fx = self.surfaces.end(&self.common);
         fx.extend(self.components.end(&self.common));
+        fx.extend(self.mcp.end(&mut self.common));
         fx.extend(self.capabilities.end(&mut self.common));
         fx
     }
@@ -435,40 +455,8 @@ impl Session {
     /// what each one does is on its [`PageInput`] variant. The identity is the webview that
     /// reported it, never a field of a message (R-SEC-4); a stale key changes nothing.
     pub fn handle_page(&mut self, key: &SurfaceKey, input: PageInput<'_>) -> Vec<Effect> {
-        let (common, surfaces) = (&mut self.common, &mut self.surfaces);
-        match input {
-            PageInput::Message(raw) => surfaces.handle_bridge(key, raw, common),
-            PageInput::Oversized { len } => surfaces.bridge_oversized(key, len, common),
-            PageInput::Flood { count } => {
-                let limit = common.limits().max_pending_bridge_messages;
-                surfaces.bridge_flood(key, (count, limit), common)
-            }
-            PageInput::DiagnosticsDropped { count } => {
-                surfaces.diagnostics_dropped(key, count, common);
-                Vec::new()
-            }
-            PageInput::UserClosed => surfaces.user_closed(key, common),
-            PageInput::Gone(reason) => {
-                let mut fx = Vec::new();
-                surfaces.gone(key, reason, common, &mut fx);
-                fx
-            }
-            PageInput::Lost(reason) => surfaces.lost(key, reason, common),
-            PageInput::DocumentCommitted => surfaces.committed(key, true, common),
-            PageInput::EmbedderReloaded => surfaces.committed(key, false, common),
-            PageInput::OpenFailed(why) => surfaces.open_failed(key, why, common),
-            PageInput::LiveCapReached { limit } => surfaces.refused_live(key, limit, common),
-            PageInput::ComponentFailed => {
-                self.components
-                    .gone(key, ComponentClosed::RendererFailed, common)
-            }
-            // A refused answer is counted; nothing else follows.
-            PageInput::ComponentAnswered(answer) => self
-                .component_answered(key, answer.clone())
-                .unwrap_or_default(),
-            PageInput::ComponentClosed => self.components.gone(key, ComponentClosed::User, common),
-            PageInput::ComponentDraft(draft) => self.components.draft(key, draft, common),
-        }
+        let parts = (&mut self.surfaces, &mut self.components, &mut self.mcp);
+        routes::page(key, input, &mut self.common, parts)
     }
 
     /// The host gives hibernated Surface `key` a new webview (it was hidden, and is shown
@@ -530,11 +518,7 @@ impl Session {
         key: &SurfaceKey,
         answer: UserAnswer,
     ) -> Result<Vec<Effect>, AnswerRefusal> {
-        let result = self.components.answered(key, &answer, &mut self.common);
-        if result.is_err() {
-            self.common.stats_mut().answers_dropped += 1;
-        }
-        result
+        routes::component_answered(key, &answer, &mut self.common, &mut self.components)
     }
 
     /// Every open component whose `props.expires_at` is at or before `now` is locked, hidden,
@@ -562,10 +546,11 @@ impl Session {
         else {
             return Vec::new();
         };
-        let held = |i: &InstanceId| self.surfaces.contains(i);
+        let (held_surfaces, mcp) = (&self.surfaces, &self.mcp);
+        let held = |i: &InstanceId| held_surfaces.contains(i) || mcp.contains(i);
         let mut fx = self.components.restore(components, held, &mut self.common);
-        let components = &self.components;
-        let held = |i: &InstanceId| components.contains(i);
+        let (held_components, mcp) = (&self.components, &self.mcp);
+        let held = |i: &InstanceId| held_components.contains(i) || mcp.contains(i);
         fx.extend(self.surfaces.restore(surfaces, held, &mut self.common));
         fx
     }
@@ -674,5 +659,30 @@ impl Session {
     /// How long until [`Session::poll_capabilities`] has work, if any call waits on a deadline.
     pub fn next_capability_wakeup(&self) -> Option<Duration> {
         self.capabilities.next_wakeup(self.common.now())
+    }
+
+    /// How long until [`Session::poll_mcp`] has work: an MCP App view's forwarded request
+    /// timing out, its latest model context going up (R-MCP-6), or its teardown deadline
+    /// (R-MCP-8). [`Sessions::poll_timeout`](crate::Sessions::poll_timeout) includes it.
+    pub fn next_mcp_wakeup(&self) -> Option<Duration> {
+        let now = self.common.now();
+        self.mcp.next_deadline().map(|at| at.saturating_sub(now))
+    }
+
+    /// Does the MCP App views' timed work that is due now ([`Session::next_mcp_wakeup`]).
+    pub fn poll_mcp(&mut self) -> Vec<Effect> {
+        self.mcp.handle_timeout(&mut self.common)
+    }
+
+    /// The host's answer to MCP App view `key`'s request `id`, one it took itself
+    /// ([`McpEffect::HostOwned`](crate::McpEffect::HostOwned), R-MCP-8): posted to the view
+    /// under that id. Nothing for a stale key.
+    pub fn mcp_host_answer(
+        &mut self,
+        key: &SurfaceKey,
+        id: &RpcId,
+        outcome: Result<serde_json::Value, RpcError>,
+    ) -> Vec<Effect> {
+        self.mcp.host_answer(key, (id, outcome), &self.common)
     }
 }

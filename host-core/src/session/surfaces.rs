@@ -103,11 +103,13 @@ impl Surfaces {
     /// Opens the Surface of `env` when its app passes every check, as the agent's open or, when
     /// `restored`, from a hibernated Surface's record after a restart (#29), which the open
     /// rate does not count and which opens hibernated ([`Effect::OpenHibernated`]).
-    /// `make_room` takes a component holding the id off the screen first (R-STD-1).
+    /// `make_room` takes a component or an MCP App view holding the id off the screen first
+    /// (R-STD-1, R-MCP-3); `others` views of this session count toward `Limits::max_surfaces`
+    /// with the Surfaces.
     pub(super) fn open(
         &mut self,
         env: Envelope<UiOpen>,
-        restored: bool,
+        (restored, others): (bool, usize),
         common: &mut Common,
         fx: &mut Vec<Effect>,
         make_room: impl FnOnce(&InstanceId, &Common, &mut Vec<Effect>),
@@ -120,7 +122,7 @@ impl Surfaces {
         let source = checked_source(common.config(), app)?;
         // R-SES-1: the limit also bounds the host's web processes over every session.
         if !self.table.contains_key(&instance_id) {
-            common.admit_count(self.table.len())?;
+            common.admit_count(self.table.len() + others)?;
         }
         if !restored {
             common.admit_open_rate()?;
@@ -592,7 +594,7 @@ impl Surfaces {
             };
             let mut opened = Vec::new();
             if self
-                .open(env, true, common, &mut opened, |_, _, _| {})
+                .open(env, (true, 0), common, &mut opened, |_, _, _| {})
                 .is_err()
             {
                 common.forget_record(&instance);

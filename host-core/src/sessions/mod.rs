@@ -17,6 +17,7 @@ use crate::decode::decode;
 use crate::error::{ProtocolError, UsageError};
 use crate::ids::{AgentIdentity, CapabilityName, ConversationId, InstanceId, PartyId};
 use crate::limits::Limits;
+use crate::mcp::{RpcError, RpcId};
 use crate::message::Message;
 use crate::page_input::PageInput;
 use crate::session::{Clock, Effect, GoneReason, Session, SessionConfig, Stats, SurfaceOpen};
@@ -148,12 +149,21 @@ impl Sessions {
     /// How long from now until the table has timed work (the one clock of the kernel, with
     /// [`Sessions::handle_timeout`]): a capability call's deadline or retry (R-CAP-4), a
     /// component's `expires_at` (R-STD-7, on the wall clock `wall` the caller reads: the table
-    /// keeps none), or a quiet session's end after `idle` (none without). `None`: nothing timed.
+    /// keeps none), an MCP App view's deadline (R-MCP-6, R-MCP-8), or a quiet session's end
+    /// after `idle` (none without). `None`: nothing timed.
     pub fn poll_timeout(&self, wall: Timestamp, idle: Option<Duration>) -> Option<Duration> {
         let calls = self.next_capability_wakeup();
         let components = self.next_component_expiry().map(|at| wall.until(&at));
         let quiet = idle.and_then(|idle| self.next_idle_check(idle));
-        [calls, components, quiet].into_iter().flatten().min()
+        let views = self
+            .directory
+            .iter()
+            .filter_map(|(_, s)| s.next_mcp_wakeup())
+            .min();
+        [calls, components, quiet, views]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Does the timed work that is due at `wall` and on the table's own clock: calls expired or
@@ -174,6 +184,9 @@ impl Sessions {
         if self.next_component_expiry().is_some_and(|at| at <= wall) {
             due.extend(self.expire_components(wall));
         }
+        let views_due =
+            |_: SessionId, s: &Session| s.next_mcp_wakeup().is_some_and(|d| d.is_zero());
+        due.extend(self.directory.each(views_due, Session::poll_mcp));
         due
     }
 
@@ -215,6 +228,23 @@ impl Sessions {
             .directory
             .get_mut(key.session)
             .map(|session| session.handle_page(key, input))
+            .unwrap_or_default();
+        SessionEffects::of(key.session, effects)
+    }
+
+    /// The host's answer to MCP App view `key`'s request `id`, one it took itself
+    /// ([`McpEffect::HostOwned`](crate::McpEffect::HostOwned), R-MCP-8), in the session the key
+    /// names ([`Session::mcp_host_answer`]); nothing once that session has ended.
+    pub fn mcp_host_answer(
+        &mut self,
+        key: &SurfaceKey,
+        id: &RpcId,
+        outcome: Result<serde_json::Value, RpcError>,
+    ) -> SessionEffects {
+        let effects = self
+            .directory
+            .get_mut(key.session)
+            .map(|session| session.mcp_host_answer(key, id, outcome))
             .unwrap_or_default();
         SessionEffects::of(key.session, effects)
     }

@@ -143,6 +143,18 @@ fn schema_enums_match_the_rust_types() {
         "defs.json status vs Status"
     );
 
+    // R-MCP-6: the forwarded methods are the schema's, both ways.
+    let forwarded: BTreeSet<String> = McpForwarded::ALL
+        .iter()
+        .map(|m| m.as_str().to_owned())
+        .collect();
+    let request = s.document("mcp.request.json");
+    assert_eq!(
+        set(&request["properties"]["payload"]["properties"]["method"]["enum"]),
+        forwarded,
+        "mcp.request.json method vs McpForwarded"
+    );
+
     let types: BTreeSet<String> = Message::TYPES.iter().map(|(t, _)| t.to_string()).collect();
     let message = s.document("message.json");
     assert_eq!(

@@ -299,6 +299,69 @@ fn generated_valid() -> Vec<(String, Kind, Value)> {
         );
     }
 
+    // R-MCP-6: every forwarded method and every notification that goes up, at the bounds of
+    // generation and request_id; R-MCP-3: both id forms of the agent's tools/call.
+    for (n, method) in McpForwarded::ALL.iter().enumerate() {
+        let (generation, request_id) = if n % 2 == 0 {
+            (0, u64::MAX)
+        } else {
+            (u64::MAX, 0)
+        };
+        add(
+            format!("mcp.request {}", method.as_str()),
+            envelope(
+                "m",
+                "mcp.request",
+                CLIENT,
+                json!({"instance_id": "v1",
+                "generation": generation, "server": "s", "request_id": request_id,
+                "method": method, "params": {}}),
+            ),
+        );
+    }
+    for method in [
+        "notifications/message",
+        "notifications/cancelled",
+        "ui/update-model-context",
+    ] {
+        add(
+            format!("mcp.notify {method}"),
+            envelope(
+                "m",
+                "mcp.notify",
+                CLIENT,
+                json!({"instance_id": "v1", "generation": 1,
+                "server": "s", "method": method, "params": {}}),
+            ),
+        );
+    }
+    // An MCP App open whose HTML is `html` (`{"text": …}` or `{"blob": …}`) and whose tool is
+    // `tool`, named after `what`.
+    let mut add_open = |what: String, html: Value, tool: Value| {
+        let mut resource = json!({"uri": "ui://a", "mime_type": "text/html;profile=mcp-app"});
+        resource
+            .as_object_mut()
+            .unwrap()
+            .extend(html.as_object().unwrap().clone());
+        let mcp_app = json!({"server": "s", "resource": resource, "tool": tool});
+        let payload = json!({"instance_id": "v1", "mcp_app": mcp_app});
+        add(what, envelope("m", "ui.open", AGENT, payload));
+    };
+    for call_id in [json!(i64::MIN), json!(i64::MAX), json!(""), json!("call-1")] {
+        add_open(
+            format!("ui.open mcp_app call_id {call_id}"),
+            json!({"text": ""}),
+            json!({"name": "t".repeat(128), "meta": {"ui": {"resourceUri": "ui://a"}}, "call_id": call_id}),
+        );
+    }
+    for blob in ["", "YQ==", "YWI=", "YWJj"] {
+        add_open(
+            format!("ui.open mcp_app blob {blob:?}"),
+            json!({ "blob": blob }),
+            json!({"name": "t", "meta": {"ui/resourceUri": "ui://a"}, "call_id": 1}),
+        );
+    }
+
     // Bridge (R-UI-6, R-UI-7): event names at their bounds, data just under 16 KiB, heights.
     for event in &events {
         out.push((

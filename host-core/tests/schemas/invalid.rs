@@ -216,6 +216,28 @@ fn rust_only_refusals() {
             .to_string(),
             ErrorCode::InvalidField,
         ),
+        // R-MCP-3: the tool's _meta names another view than the resource (across members).
+        (
+            "mcp_app tool meta naming another resource",
+            envelope("m", "ui.open", AGENT, json!({"instance_id": "v1", "mcp_app": {
+                "server": "s", "resource": {"uri": "ui://a/view.html",
+                    "mime_type": "text/html;profile=mcp-app", "text": ""},
+                "tool": {"name": "t", "meta": {"ui": {"resourceUri": "ui://b/view.html"}},
+                    "call_id": 1}}}))
+            .to_string(),
+            ErrorCode::InvalidField,
+        ),
+        // R-MCP-3: 2048 characters, but more than 2048 bytes of UTF-8.
+        (
+            "mcp_app resource uri of 2048 characters and 2050 bytes",
+            envelope("m", "ui.open", AGENT, json!({"instance_id": "v1", "mcp_app": {
+                "server": "s", "resource": {"uri": format!("ui://{}éé", "a".repeat(2041)),
+                    "mime_type": "text/html;profile=mcp-app", "text": ""},
+                "tool": {"name": "t", "meta": {"ui/resourceUri": format!("ui://{}éé", "a".repeat(2041))},
+                    "call_id": 1}}}))
+            .to_string(),
+            ErrorCode::InvalidField,
+        ),
         (
             "expires_at a leap second that is not at the end of a month",
             envelope("m", "app.call", AGENT, json!({"call_id": "c1", "capability": "a",

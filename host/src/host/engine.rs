@@ -267,6 +267,13 @@ impl Engine {
                 self.upstream.send(&message);
             }
             Effect::Rejected(error) => self.upstream.delegate().notify_rejected(&error, line),
+            // This host leaves `SessionConfig::mcp_apps` off, so its sessions refuse every
+            // `mcp_app` open `unsupported` (R-MCP-13) and emit no MCP App work.
+            Effect::Mcp(effect) => {
+                tracing::error!(
+                    "an MCP App effect reached a host that shows none; ignored: {effect:?}"
+                );
+            }
             Effect::Dropped { key, error } => self.upstream.delegate().notify_dropped(&key, &error),
             Effect::Capability(CapabilityEffect::Activity(activity)) => {
                 self.activity(&activity);

@@ -62,7 +62,8 @@ impl AtShutdown {
             | Effect::Reopen { .. }
             | Effect::RestoreDocument(_)
             | Effect::DeliverState { .. }
-            | Effect::Resize { .. } => Unapplied::ViewsCloseWithTheHost,
+            | Effect::Resize { .. }
+            | Effect::Mcp(_) => Unapplied::ViewsCloseWithTheHost,
             Effect::Ready(_)
             | Effect::Reloaded(_)
             | Effect::Send(_)
