@@ -14,6 +14,10 @@
 //! called as each step needs it; what comes later (consent, the hook, a handler's run) it asks
 //! as [`CapabilityEffect`]s, which the platform answers by [`Ticket`].
 //!
+//! MCP App views (`ui.open` with `mcp_app`, the `mcp.*` envelopes) are shown by a session whose
+//! [`SessionConfig::mcp_apps`] is set: each view's JSON-RPC passes its [`mcp::McpRouter`], and
+//! what the platform does for it comes out as [`McpEffect`]s.
+//!
 //! ```
 //! use std::time::Duration;
 //! use lineup_host_core::{Clock, Effect, Message, PartyId, Session, SessionConfig};
