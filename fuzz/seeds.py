@@ -59,6 +59,28 @@ for message in [
 ]:
     add("bridge_decode", message)
 
+# mcp_from_view: what an MCP App view (the ext-apps SDK's App) posts to its host.
+for message in [
+    {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+     "params": {"protocolVersion": "2026-01-26", "appInfo": {"name": "v", "version": "1"},
+                "appCapabilities": {"availableDisplayModes": ["inline"]}}},
+    {"jsonrpc": "2.0", "method": "ui/notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "get-time", "arguments": {}, "_meta": {"progressToken": 2}}},
+    {"jsonrpc": "2.0", "id": "r", "method": "resources/read", "params": {"uri": "ui://s/v"}},
+    {"jsonrpc": "2.0", "id": 3, "method": "ui/message",
+     "params": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
+    {"jsonrpc": "2.0", "id": 4, "method": "ui/update-model-context", "params": {"content": []}},
+    {"jsonrpc": "2.0", "id": 5, "method": "ui/open-link", "params": {"url": "https://example.com/"}},
+    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
+    {"jsonrpc": "2.0", "method": "ui/notifications/size-changed", "params": {"width": 300, "height": 200}},
+    {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"},
+    {"jsonrpc": "2.0", "id": 1, "result": {}},
+    {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+]:
+    add("mcp_from_view", json.dumps(message, separators=(",", ":")))
+
 # package_manifest: manifest.json, then 0xFF-separated `name\nbytes` files.
 SEP = b"\xff"
 

@@ -4,9 +4,14 @@
 
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::decode::decode;
 use crate::ids::PartyId;
 use crate::limits::Limits;
+use crate::mcp::McpLimits;
+use crate::mcp_effect::McpEffect;
+use crate::page_input::PageInput;
 use crate::session::{Clock, Effect, Session, SessionConfig};
 use crate::BridgeMessage;
 
@@ -78,6 +83,65 @@ pub fn bridge_decode(data: &[u8]) {
         counted || acted,
         "a bridge message was neither handled nor counted"
     );
+}
+
+/// A valid `ui.open` of MCP App view `v`, from agent `a`, and its tool's input.
+const OPEN_VIEW: &[u8] = br#"{"v":1,"id":"m","type":"lineup.v1.ui.open","conversation_id":"c","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"v","mcp_app":{"server":"s","resource":{"uri":"ui://s/v","mime_type":"text/html;profile=mcp-app","text":""},"tool":{"name":"t","meta":{"ui":{"resourceUri":"ui://s/v"}},"call_id":1}}}}"#;
+const INPUT: &[u8] = br#"{"v":1,"id":"n","type":"lineup.v1.mcp.tool","conversation_id":"c","sender":{"kind":"agent","id":"a"},"payload":{"instance_id":"v","news":"tool-input","arguments":{}}}"#;
+
+/// Posts `data` (lossily as UTF-8) as a JSON-RPC message of an initialized MCP App view
+/// (R-MCP-6): a request with an id gets exactly one of an answer posted to the view under that
+/// id, an `mcp.request` to the agent, or a host-owned request for the driver; whatever else
+/// is refused is counted; never a panic. (Fuzzed inputs stay far below the view's size bound.)
+pub fn mcp_from_view(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut config = SessionConfig::new(PartyId::known("fuzz"), "out");
+    config.mcp_apps = Some(McpLimits::default());
+    let mut session = match Session::new(config, Box::new(Zero)) {
+        Ok(session) => session,
+        Err(e) => panic!("the session configuration was refused: {e}"),
+    };
+    let opened = session.handle_inbound(OPEN_VIEW);
+    let Some(Effect::Mcp(McpEffect::Open(view))) = opened.first() else {
+        panic!("a valid mcp_app open did not open its view first: {opened:?}");
+    };
+    let key = view.key.clone();
+    session.handle_inbound(INPUT);
+    for init in [
+        r#"{"jsonrpc":"2.0","id":0,"method":"ui/initialize","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"ui/notifications/initialized"}"#,
+    ] {
+        session.handle_page(&key, PageInput::McpFromView(init));
+    }
+    let before = session.stats().clone();
+    let effects = session.handle_page(&key, PageInput::McpFromView(&text));
+    let request_id = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
+        let is_request = v.get("jsonrpc") == Some(&Value::from("2.0"))
+            && v.get("method").is_some_and(Value::is_string)
+            && v.get("id").is_some_and(|id| id.is_string() || id.is_i64());
+        is_request.then(|| v["id"].clone())
+    });
+    let answers = effects
+        .iter()
+        .filter(|e| match e {
+            Effect::Mcp(McpEffect::Post { message, .. }) => {
+                let posted = serde_json::from_str::<Value>(message).unwrap_or(Value::Null);
+                posted.get("method").is_none() && Some(&posted["id"]) == request_id.as_ref()
+            }
+            Effect::Mcp(McpEffect::HostOwned { .. }) => true,
+            Effect::Send(message) => message.message_type() == "lineup.v1.mcp.request",
+            _ => false,
+        })
+        .count();
+    if request_id.is_some() {
+        assert_eq!(
+            answers, 1,
+            "a request was not answered exactly once: {effects:?}"
+        );
+    } else if answers > 0 {
+        // An answer under no request's id is a refusal: counted.
+        assert!(session.stats() != &before, "a refusal was not counted");
+    }
 }
 
 /// The byte cap of the largest Markdown sink (`markdown.text`, R-STD-10).

@@ -140,6 +140,25 @@ proptest! {
     }
 
     #[test]
+    fn no_bytes_panic_an_mcp_app_view(data in prop::collection::vec(any::<u8>(), 0..512)) {
+        fuzz_targets::mcp_from_view(&data);
+    }
+
+    #[test]
+    fn r_mcp_6_every_request_of_a_view_is_answered_once(
+        id in prop_oneof![any::<i64>().prop_map(Value::from), "[a-z0-9]{0,8}".prop_map(Value::from)],
+        method in prop::sample::select(vec!["tools/call", "resources/read", "ui/initialize", "ping",
+            "ui/update-model-context", "ui/open-link", "sampling/createMessage", "tools/list", "x"]),
+        params in prop_oneof![json_object(), Just(Value::Null), Just(json!([1]))],
+    ) {
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            request["params"] = params;
+        }
+        fuzz_targets::mcp_from_view(request.to_string().as_bytes());
+    }
+
+    #[test]
     fn no_bytes_panic_the_bridge(data in prop::collection::vec(any::<u8>(), 0..512)) {
         fuzz_targets::bridge_decode(&data);
     }

@@ -226,7 +226,9 @@ impl View {
             }
         }
         if !done {
-            let deadline = common.now() + common.limits().mcp_teardown_timeout;
+            let deadline = common
+                .now()
+                .saturating_add(common.limits().mcp_teardown_timeout);
             self.ending = Some((deadline, why));
         }
         done
