@@ -150,6 +150,11 @@ impl Session {
         self.surfaces.len() + self.mcp.len()
     }
 
+    /// Whether a Surface or an MCP App view holds `instance` (R-UI-1).
+    pub(crate) fn shows(&self, instance: &InstanceId) -> bool {
+        self.surfaces.contains(instance) || self.mcp.contains(instance)
+    }
+
     /// Whether `key` names a webview that is open now.
     pub fn is_current(&self, key: &SurfaceKey) -> bool {
         self.surfaces.is_current(key, &self.common)

@@ -477,7 +477,7 @@ impl Sessions {
         let holders: Vec<SessionId> = self
             .directory
             .iter()
-            .filter(|(_, session)| session.surfaces().any(|k| k.instance == *instance))
+            .filter(|(_, session)| session.shows(instance))
             .map(|(id, _)| id)
             .collect();
         let only = match holders.as_slice() {

@@ -444,3 +444,38 @@ fn r_mcp_7_a_second_initialize_is_a_reload_the_agent_hears_and_the_news_goes_aga
     );
     assert_eq!(methods(&posted(&fx, &key)), ["ui/notifications/tool-input"]);
 }
+
+#[test]
+fn r_mcp_6_a_views_notifications_dropped_on_the_way_out_are_told_to_its_own_session() {
+    let mut template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
+    template.mcp_apps = Some(McpLimits::default());
+    let mut table = Sessions::new(template, Box::new(Views(Hands::default()))).unwrap();
+    let envelope = |conversation: &str, payload: Value| {
+        serde_json::to_vec(&json!({"v": 1, "id": "m1", "type": "lineup.v1.ui.open",
+            "conversation_id": conversation, "sender": {"kind": "agent", "id": "a1"},
+            "payload": payload}))
+        .unwrap()
+    };
+    let view = opened(
+        &table
+            .handle_inbound(&envelope(
+                "c1",
+                open_payload("v1", json!({"text": ""}), json!({})),
+            ))
+            .effects,
+    )
+    .key
+    .clone();
+    let surface = json!({"instance_id": "w", "app": {"id": "com.example.w", "version": "1.0.0",
+        "html": "", "css": "", "js": ""}});
+    table.handle_inbound(&envelope("c2", surface));
+    let told = table.events_dropped(&view.instance, 3);
+    let [batch] = told.as_slice() else {
+        panic!("{told:?}")
+    };
+    assert_eq!(batch.session, view.session);
+    let errors = sent_of(&batch.effects, "client.error");
+    assert_eq!(errors[0]["payload"]["code"], "events_dropped");
+    assert_eq!(errors[0]["payload"]["instance_id"], "v1");
+    assert_eq!(errors[0]["conversation_id"], "c1");
+}
