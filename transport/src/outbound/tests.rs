@@ -268,3 +268,28 @@ fn r_inv_1_a_reconnecting_link_supersedes_inventories_and_sorts_the_rest_as_the_
         );
     }
 }
+
+#[test]
+fn r_mcp_6_a_views_request_never_gives_way_and_its_notifications_do_like_page_events() {
+    let view = json!({"instance_id": "v1", "generation": 2, "server": "s"});
+    let with = |more: Value| {
+        let mut payload = view.clone();
+        payload
+            .as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        payload
+    };
+    let request = message(
+        "mcp.request",
+        with(json!({"request_id": 1, "method": "tools/call", "params": {}})),
+    );
+    let notify = message(
+        "mcp.notify",
+        with(json!({"method": "notifications/message", "params": {}})),
+    );
+    for (message, kind) in [(&request, LineKind::Answer), (&notify, event("v1"))] {
+        assert_eq!(LineKind::of(message), kind, "{}", message.to_json());
+        assert_eq!(LineKind::of_reconnecting(message), kind);
+    }
+}
