@@ -4,17 +4,17 @@
 //! feeds it from any thread.
 //!
 //! `Host` is the dispatcher of the loop's events and the public API; its engine ([`engine`]) is
-//! the one interpreter of the kernel's effects. Each concept they drive is a type of its own
-//! beside them: the view table ([`views`], with each Surface's webview, hibernation, the probe's
-//! gate, the documents, the warm pool and what a reopen keeps), the standby screen, the activity
-//! notices, the loop's intake and exit, the app center's and the operator policy's watches, the
-//! session factory.
+//! the one interpreter of the kernel's effects, over its kernel side ([`kernel`]: the session
+//! table and its queue) and its screen side ([`screen`]: the views and the components'
+//! renderers). Each concept they drive is a type of its own beside them: the view table
+//! ([`views`], with each Surface's webview, hibernation, the probe's gate, the documents, the
+//! warm pool and what a reopen keeps), the standby screen, the activity notices, the loop's
+//! intake and exit, the app center's and the operator policy's watches, the session factory.
 
 use std::time::{Duration, Instant};
 
 use lineup_host_core::{
-    AgentIdentity, CapabilityName, ConversationId, Limits, PageInput, PartyId, SessionId, Sessions,
-    SurfaceKey,
+    AgentIdentity, CapabilityName, ConversationId, Limits, PartyId, SessionId, Sessions, SurfaceKey,
 };
 use lineup_webview_shell::tao::event::{Event, WindowEvent};
 use lineup_webview_shell::tao::event_loop::{ControlFlow, EventLoop, EventLoopWindowTarget};
@@ -44,6 +44,7 @@ mod exit;
 mod factory;
 mod handle;
 mod hibernation;
+mod kernel;
 mod link;
 mod live;
 mod options;
@@ -54,6 +55,7 @@ mod proxy;
 mod renderer;
 #[cfg(test)]
 mod rig_tests;
+mod screen;
 mod shell_start;
 mod shutdown;
 mod standby;
@@ -126,8 +128,8 @@ pub struct Host {
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
-            .field("sessions", &self.engine.sessions)
-            .field("views", &self.engine.views.keys().len())
+            .field("sessions", self.engine.sessions())
+            .field("views", &self.engine.screen().surfaces().len())
             .finish_non_exhaustive()
     }
 }
@@ -143,7 +145,7 @@ impl Host {
         watches: Watches,
         ignore_parent_close: bool,
     ) -> Self {
-        let waker = engine.proxy.clone();
+        let waker = engine.screen().proxy().clone();
         let wake_timer = lineup_webview_shell::WakeTimer::new(move || {
             let _ = waker.send_event(HostEvent(Inner::Wake));
         });
@@ -159,23 +161,23 @@ impl Host {
 
     /// A handle that feeds this host from any thread.
     pub fn handle(&self) -> HostHandle {
-        self.intake.handle(self.engine.proxy.clone())
+        self.intake.handle(self.engine.screen().proxy().clone())
     }
 
     /// The limits in force, per session and in total.
     pub fn limits(&self) -> &Limits {
-        self.engine.sessions.limits()
+        self.engine.sessions().limits()
     }
 
     /// The counters of every session, ended ones included, and of what the session table
     /// refused itself, added up.
     pub fn stats(&self) -> lineup_host_core::Stats {
-        self.engine.sessions.stats()
+        self.engine.sessions().stats()
     }
 
     /// The session table: which conversations have a session, and each session's state.
     pub fn sessions(&self) -> &Sessions {
-        &self.engine.sessions
+        self.engine.sessions()
     }
 
     /// Opens a session for `conversation`, vouching for `agent` (R-SES-1; `None`: the builder's
@@ -188,9 +190,9 @@ impl Host {
         conversation: ConversationId,
         agent: Option<PartyId>,
     ) -> Result<SessionId, lineup_host_core::UsageError> {
-        let opened = self.engine.sessions.open_session(conversation, agent)?;
+        let opened = self.engine.open_session(conversation, agent)?;
         let id = opened.session;
-        self.intake.queue(opened, &self.engine.proxy);
+        self.intake.queue(opened, self.engine.screen().proxy());
         Ok(id)
     }
 
@@ -200,9 +202,9 @@ impl Host {
     /// cancelled and their prompts withdrawn; calls already running finish and are recorded.
     /// Returns whether it was open; the rest happens at the next event.
     pub fn end_session(&mut self, conversation: &ConversationId) -> bool {
-        match self.engine.sessions.end_session(conversation) {
+        match self.engine.end_session(conversation) {
             Some(ended) => {
-                self.intake.queue(ended, &self.engine.proxy);
+                self.intake.queue(ended, self.engine.screen().proxy());
                 true
             }
             None => false,
@@ -211,18 +213,14 @@ impl Host {
 
     /// The Surfaces whose webviews are open now.
     pub fn surfaces(&self) -> Vec<SurfaceKey> {
-        self.engine.views.keys()
+        self.engine.screen().surfaces()
     }
 
     /// The standard components the built-in renderer shows now: their documents rendered and
     /// their views in a mapped window (R-STD-13). Components the embedder's renderer draws are
     /// not listed.
     pub fn shown_components(&self) -> Vec<SurfaceKey> {
-        self.engine
-            .components
-            .as_ref()
-            .map(components::ComponentViews::shown)
-            .unwrap_or_default()
+        self.engine.screen().shown_components()
     }
 
     /// A control for activation tests: the page of component `key`, shown by the built-in
@@ -230,7 +228,7 @@ impl Host {
     /// R-STD-11). Does nothing when no such view shows.
     #[cfg(feature = "test-controls")]
     pub fn post_from_component_page_for_test(&self, key: &SurfaceKey, message: &str) {
-        if let Some(components) = self.engine.components.as_ref() {
+        if let Some(components) = self.engine.screen().components() {
             components.post_from_page_for_test(key, message);
         }
     }
@@ -255,7 +253,7 @@ impl Host {
     /// `Limits::max_live_surfaces` Surfaces have a web process and another needs one, the
     /// least recently shown first, never one with presses since its state was last set.
     pub fn is_hibernated(&self, key: &SurfaceKey) -> bool {
-        self.engine.views.is_hibernated(key)
+        self.engine.screen().is_hibernated(key)
     }
 
     /// Shows or hides every Surface and standard component of `conversation` together, as an
@@ -269,57 +267,34 @@ impl Host {
         conversation: &ConversationId,
         visible: bool,
     ) -> bool {
-        self.engine
-            .views
-            .set_conversation_hidden(conversation, !visible);
-        if let Some(driver) = self.engine.driver.as_mut() {
-            driver.set_conversation_visible(conversation, visible);
-        }
-        let Some(session) = self.engine.sessions.id_of(conversation) else {
-            return false;
-        };
-        for key in self.engine.views.keys() {
-            if key.session == session {
-                self.set_surface_visible(&key, visible);
-            }
-        }
-        if let Some(components) = self.engine.components.as_mut() {
-            components.set_session_visible(session, visible);
-        }
-        true
+        self.engine.set_conversation_visible(conversation, visible)
     }
 
     /// Names `conversation` `label` in the consent prompts it causes, in place of the agent's
     /// id for it (`None`: the id again). The label is the embedder's own words; one that
     /// imitates the prompt's lines is not shown (R-SEC-5).
     pub fn set_conversation_label(&mut self, conversation: &ConversationId, label: Option<&str>) {
-        if let Some(driver) = self.engine.driver.as_mut() {
-            driver.set_label(conversation, label);
-        }
+        self.engine.set_conversation_label(conversation, label);
     }
 
     /// How many consent requests of `conversation` wait for it to be shown
     /// ([`HiddenConversationPrompts::WaitUntilShown`](crate::HiddenConversationPrompts)); the
     /// app can show a badge beside it.
     pub fn waiting_prompts(&self, conversation: &ConversationId) -> usize {
-        self.engine
-            .driver
-            .as_ref()
-            .map_or(0, |driver| driver.waiting_prompts(conversation))
+        self.engine.waiting_prompts(conversation)
     }
 
     /// Whether `conversation` is hidden ([`Host::set_conversation_visible`]).
     pub fn is_conversation_hidden(&self, conversation: &ConversationId) -> bool {
-        self.engine.views.conversation_hidden(conversation)
+        self.engine.screen().conversation_hidden(conversation)
     }
 
     /// The Surfaces and the built-in renderer's standard components of `conversation`, by key.
     pub fn conversation_items(&self, conversation: &ConversationId) -> Vec<ConversationItem> {
-        let Some(session) = self.engine.sessions.id_of(conversation) else {
+        let Some(session) = self.engine.sessions().id_of(conversation) else {
             return Vec::new();
         };
-        let components = self.engine.components.as_ref();
-        conversations::items(session, self.engine.views.keys(), components)
+        self.engine.screen().conversation_items(session)
     }
 
     /// A control for tests: reads back the box of component `key` that the built-in renderer
@@ -330,7 +305,7 @@ impl Host {
         key: &SurfaceKey,
         done: impl FnOnce(Option<lineup_webview_shell::ComponentSnapshot>) + 'static,
     ) -> bool {
-        let components = self.engine.components.as_ref();
+        let components = self.engine.screen().components();
         components.is_some_and(|c| c.snapshot_for_test(key, done))
     }
 
@@ -345,7 +320,7 @@ impl Host {
         id: &str,
         done: impl FnOnce(Result<(), String>) + 'static,
     ) -> bool {
-        let components = self.engine.components.as_ref();
+        let components = self.engine.screen().components();
         components.is_some_and(|c| c.click_for_test(key, id, done))
     }
 
@@ -357,12 +332,12 @@ impl Host {
 
     /// The webview of Surface `key`, while it is open.
     pub fn view(&self, key: &SurfaceKey) -> Option<&SurfaceView> {
-        self.engine.views.surface_view(key)
+        self.engine.screen().surface_view(key)
     }
 
     /// Where the isolation probe stands.
     pub fn probe_status(&self) -> ProbeStatus {
-        self.engine.views.port().probe_status()
+        self.engine.screen().port().probe_status()
     }
 
     /// A control for what waits on the isolation probe (R-SEC-8): a probe still running stays
@@ -370,20 +345,20 @@ impl Host {
     /// the failure at its next turn.
     #[cfg(feature = "test-controls")]
     pub fn force_probe_for_test(&self, failure: Option<String>) {
-        if let Some(shell) = self.engine.views.port().shell() {
+        if let Some(shell) = self.engine.screen().port().shell() {
             shell.force_probe_for_test(failure);
         }
     }
 
     /// How many started views wait in the warm pool ([`HostBuilder::warm_pool`]).
     pub fn pooled_views(&self) -> usize {
-        let shell = self.engine.views.port().shell();
+        let shell = self.engine.screen().port().shell();
         shell.map_or(0, |shell| shell.pooled())
     }
 
     /// How many Surfaces got their view from the warm pool so far.
     pub fn pool_taken(&self) -> u64 {
-        let shell = self.engine.views.port().shell();
+        let shell = self.engine.screen().port().shell();
         shell.map_or(0, |shell| shell.pool_taken())
     }
 
@@ -399,17 +374,13 @@ impl Host {
     /// Changes whether Surfaces opened from now on get the high-contrast values (R-UI-11);
     /// open Surfaces keep theirs until they open again.
     pub fn set_contrast(&mut self, contrast: Contrast) {
-        self.engine.views.set_contrast(contrast);
+        self.engine.set_contrast(contrast);
     }
 
     /// Withdraws capability `name` from every session ([`HostHandle::withdraw_capability`]) on
     /// the loop thread; `false` when no capability of that name was registered.
     pub fn withdraw_capability(&mut self, name: &CapabilityName, target: &dyn WindowMaker) -> bool {
-        let Some(effects) = policy::withdraw(&mut self.engine.sessions, name) else {
-            return false;
-        };
-        self.engine.apply_all(effects, target);
-        true
+        self.engine.withdraw_capability(name, target)
     }
 
     /// [`HostHandle::set_capability_visible`] on the loop thread.
@@ -420,10 +391,7 @@ impl Host {
         visible: bool,
         target: &dyn WindowMaker,
     ) {
-        let sessions = &mut self.engine.sessions;
-        if let Some(effects) = policy::set_visible(sessions, agent, name, visible) {
-            self.engine.apply_all(effects, target);
-        }
+        (self.engine).set_capability_visible(agent, name, visible, target);
     }
 
     /// Runs the event loop until [`HostHandle::shutdown`] (or, with child views, until the
@@ -448,8 +416,7 @@ impl Host {
     /// Handles one inbound envelope (agent → client) right away, on the event-loop thread.
     /// Other threads use [`HostHandle::send_inbound`] instead.
     pub fn handle_inbound(&mut self, bytes: &[u8], target: &dyn WindowMaker) {
-        let effects = self.engine.sessions.handle_inbound(bytes);
-        self.engine.apply(effects, None, target);
+        self.engine.handle_inbound(bytes, None, target);
     }
 
     /// Handles one event of a loop the embedder runs; returns the control flow the host needs
@@ -499,11 +466,7 @@ impl Host {
         idle_turn: bool,
         target: &dyn WindowMaker,
     ) -> Option<Option<Instant>> {
-        // An engine the embedder brought does its work and reports its views' events here.
-        self.engine.views.spin_engine();
-        self.engine.wake_pending(target);
-        self.engine.poll_probe(target);
-        self.engine.views.close_finished_probe();
+        self.engine.start_turn(target);
         while let Some(effects) = self.intake.next() {
             self.engine.apply(effects, None, target);
         }
@@ -518,17 +481,13 @@ impl Host {
         wake_at(self.poll_policy(target));
         let intake = &self.intake;
         wake_at(self.engine.tend(|| idle_turn && intake.idle(), target));
-        if self.exit.ends_when(|| self.engine.views.is_empty()) {
+        if self.exit.ends_when(|| self.engine.screen().is_empty()) {
             tracing::info!("the last surface closed; exiting");
             self.engine.close_all();
             self.exit.now();
         }
         if self.exit.ends() {
             return None;
-        }
-        if !self.engine.views.probe_reported() {
-            // The probe's verdict gates the first Surfaces' documents (R-SEC-8): look often.
-            wake_at(Some(Instant::now() + Duration::from_millis(10)));
         }
         Some(wakeup)
     }
@@ -538,8 +497,7 @@ impl Host {
     fn poll_apps(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
         let (changed, next) = self.watches.poll_apps()?;
         if changed {
-            let effects = self.engine.sessions.apps_changed();
-            self.engine.apply_all(effects, target);
+            self.engine.apps_changed(target);
         }
         Some(next)
     }
@@ -547,7 +505,7 @@ impl Host {
     /// Applies what changed in the operator's capability policy, when due; returns when to
     /// look again.
     fn poll_policy(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
-        let (changes, next) = self.watches.poll_policy(&self.engine.sessions)?;
+        let (changes, next) = self.watches.poll_policy(self.engine.sessions())?;
         for change in changes {
             match change {
                 PolicyChange::Withdraw(name) => {
@@ -561,37 +519,11 @@ impl Host {
         Some(next)
     }
 
+    /// The loop's own events (sessions opened and ended through the API, the wake, the
+    /// shutdowns); the rest goes to the engine ([`Engine::handle_event`]), an inbound line
+    /// counted as taken first.
     fn handle_user_event(&mut self, inner: Inner, target: &dyn WindowMaker) {
         match inner {
-            Inner::CapabilityAnswer {
-                session,
-                ticket,
-                answer,
-            } => self
-                .engine
-                .capability_answer(session, ticket, answer, target),
-            Inner::Inbound { line, bytes } => {
-                // For `lineup-bench`'s patch profile: the event loop took the envelope.
-                tracing::debug!(target: "lineup_phase", phase = "inbound_taken");
-                self.intake.handled();
-                let effects = self.engine.sessions.handle_inbound(&bytes.0);
-                tracing::debug!(target: "lineup_phase", phase = "inbound_decoded");
-                self.engine.apply(effects, line, target);
-            }
-            Inner::Oversized { line, len } => {
-                self.intake.handled();
-                let effects = self.engine.sessions.handle_oversized(len);
-                self.engine.apply(effects, line, target);
-            }
-            Inner::BinaryFrame { len } => {
-                self.intake.handled();
-                let effects = self.engine.sessions.handle_binary_frame(len);
-                self.engine.apply(effects, None, target);
-            }
-            Inner::EventsDropped { instance, count } => {
-                let effects = self.engine.sessions.events_dropped(&instance, count);
-                self.engine.apply_all(effects, target);
-            }
             Inner::OpenSession {
                 conversation,
                 agent,
@@ -606,58 +538,17 @@ impl Host {
                 }
             }
             Inner::Wake => {}
-            Inner::ChildAreaResized => self.engine.relayout(),
-            Inner::StandbyIndicator(text) => {
-                self.engine.views.set_standby_indicator(text.as_deref())
-            }
-            Inner::StandbyStatus(status) => self.engine.views.set_standby_status(&status),
-            Inner::View { key, event } => self.engine.handle_view_event(key, event, target),
-            Inner::Component { key, action } => self.engine.component_report(key, action, target),
-            Inner::LinkAnswered { link, answer } => {
-                let driver = self.engine.driver.as_mut();
-                if let Some(views) = self.engine.components.as_mut() {
-                    views.link_answered(&link, answer, driver);
-                }
-            }
-            Inner::EmbedderComponent { key, input } => {
-                self.engine.embedder_report(key, input, target);
-            }
-            Inner::Reload { instance, bundle } => {
-                let max = self.engine.sessions.limits().max_bundle_bytes;
-                self.engine.views.reload_bundle(&instance, &bundle, max);
-            }
-            Inner::ScreenPixels { instance, done } => {
-                self.engine.views.screen_pixels(instance, done)
-            }
-            Inner::Snapshot { instance, done } => self.engine.views.snapshot(instance, done),
             Inner::Shutdown => {
                 self.engine.close_all();
                 self.exit.now();
             }
             Inner::ShutdownWhenEmpty => self.exit.when_empty(),
-            Inner::AnnounceInventory {
-                conversation,
-                agent,
-                done,
-            } => self
-                .engine
-                .announce_inventory(conversation, agent, done, target),
-            Inner::SurfacesGone {
-                conversation,
-                reason,
-            } => {
-                let sessions = &mut self.engine.sessions;
-                let effects = sessions.surfaces_gone(conversation.as_ref(), reason);
-                self.engine.apply_all(effects, target);
+            event => {
+                if event.is_inbound() {
+                    self.intake.handled();
+                }
+                self.engine.handle_event(event, target);
             }
-            Inner::Withdraw { name } => {
-                self.withdraw_capability(&name, target);
-            }
-            Inner::SetVisible {
-                agent,
-                name,
-                visible,
-            } => self.set_capability_visible(&agent, &name, visible, target),
         }
     }
 
@@ -667,25 +558,16 @@ impl Host {
         event: &WindowEvent<'_>,
         target: &dyn WindowMaker,
     ) {
-        if !self.engine.views.is_parent(window_id) {
-            return self.engine.views.window_event(window_id, event);
+        if !self.engine.window_event(window_id, event) {
+            return;
         }
-        match event {
-            WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
-                self.engine.relayout()
-            }
-            WindowEvent::CloseRequested if !self.exit.on_parent_close() => {
-                tracing::info!("close request for the kiosk window ignored");
-            }
-            WindowEvent::CloseRequested => {
-                // The user closed the window that holds every Surface.
-                for key in self.engine.views.keys() {
-                    self.engine.page_input(&key, PageInput::UserClosed, target);
-                }
-                self.exit.now();
-            }
-            _ => {}
+        if !self.exit.on_parent_close() {
+            tracing::info!("close request for the kiosk window ignored");
+            return;
         }
+        // The user closed the window that holds every Surface.
+        self.engine.user_closed_all(target);
+        self.exit.now();
     }
 }
 

@@ -19,13 +19,14 @@ use super::components::ComponentViews;
 use super::engine::Engine;
 use super::factory::{start_capabilities, HostSessions, Started};
 use super::handle::{HostEvent, Inner, Intake};
+use super::kernel::Kernel;
 use super::options::{EmbedderParts, HostConfig, Layout, SessionOptions, ViewOptions};
 use super::policy::{PolicyWatch, Watches};
 use super::proxy::HostProxy;
+use super::screen::Screen;
 use super::standby::HostStandby;
 use super::upstream::Upstream;
 use super::views::{Views, ViewsConfig};
-use super::work::Work;
 use crate::port::ShellPort;
 use crate::watchdog::Watchdog;
 use crate::{Host, HostError, HostUserEvent};
@@ -116,16 +117,13 @@ pub(super) fn build<T: HostUserEvent>(
     let notices = views
         .activity_notices
         .then(|| ActivityNotices::new(language.clone()));
-    let engine = Engine {
-        sessions,
-        views: view_table,
-        driver: Some(driver),
-        proxy,
-        upstream: Upstream::new(parts.outbound, parts.delegate, notices),
-        reopen: options.reopen,
-        components: ComponentViews::new(views.components, parts.component_renderer, links),
-        work: Work::default(),
-    };
+    let components = ComponentViews::new(views.components, parts.component_renderer, links);
+    let engine = Engine::new(
+        Kernel::new(sessions, options.reopen),
+        Screen::new(view_table, components, proxy),
+        Some(driver),
+        Upstream::new(parts.outbound, parts.delegate, notices),
+    );
     let watches = Watches::new(parts.app_center, policy);
     let intake = Intake::new(pending);
     let ignore_parent_close = views.ignore_parent_close;

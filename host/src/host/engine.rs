@@ -1,65 +1,199 @@
 //! The one interpreter of the kernel's effects ([`Engine::interpret`], every [`Effect`] by
 //! name) and the one route of a webview's reports into the kernel
 //! ([`Engine::handle_view_event`] → `Sessions::handle_page`), with what both act on: the
-//! session table, the view table, the capability driver, the delegate and the outbound
-//! callback. [`Host`](super::Host) owns one and feeds it the loop's events.
+//! kernel side ([`Kernel`]: the session table and its queue), the screen side ([`Screen`]: the
+//! views and the components' renderers), the capability driver and the embedder's callbacks.
+//! [`Host`](super::Host) owns one, feeds it the loop's events and asks it for the rest by intent.
 
 use std::time::{Duration, Instant};
 
-use lineup_host_core::WallClock;
 use lineup_host_core::{
-    Activity, Answer, CapabilityEffect, CloseReason, ComponentEffect, ConversationId, Effect,
-    GoneReason, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey, SurfaceOpen,
-    Ticket,
+    Activity, AgentIdentity, Answer, CapabilityEffect, CapabilityName, CloseReason,
+    ComponentEffect, ConversationId, Effect, GoneReason, PageInput, PartyId, SessionEffects,
+    SessionId, Sessions, SurfaceKey, Ticket, UsageError,
 };
-use lineup_webview_shell::WindowMaker;
-use lineup_webview_shell::{ComponentAction, SystemWallClock, ViewEvent};
+use lineup_webview_shell::tao::event::WindowEvent;
+use lineup_webview_shell::tao::window::WindowId;
+use lineup_webview_shell::{ComponentAction, Contrast, ViewEvent, WindowMaker};
 
-use super::components::{ComponentViews, ShowContext};
-use super::handle::EmbedderInput;
-use super::handle::{HostEvent, Inner};
-use super::link::{self, AnnounceDone};
-use super::live::Kept;
+use super::handle::{EmbedderInput, Inner};
+use super::kernel::Kernel;
 use super::probe_gate::ProbeNews;
-use super::proxy::HostProxy;
+use super::screen::Screen;
 use super::shutdown::AtShutdown;
 use super::upstream::Upstream;
 use super::view_input::ViewInput;
-use super::views::Views;
-use super::work::Work;
 use crate::capabilities::CapabilityDriver;
 use crate::delegate::Refusal;
 use crate::watchdog::Verdict;
 
-/// The shortest wait the kernel's clock asks of the loop, so that a deadline due now cannot
-/// spin it.
-const MIN_TIMER: Duration = Duration::from_millis(10);
-
-/// The session table joined to the views, the capability driver and the embedder's callbacks:
-/// what the kernel's effects act on.
+/// The kernel side joined to the screen side, the capability driver and the embedder's
+/// callbacks: what the kernel's effects act on.
+///
+/// Invariants: every effect the kernel makes reaches [`Engine::interpret`] through the
+/// kernel's queue, drained by the outermost call ([`Engine::apply`] and every input), so
+/// nothing recurses; every report of a view reaches its session through
+/// [`Engine::handle_view_event`]. The host reads the parts and asks for every change by intent.
 pub(super) struct Engine {
-    pub(super) sessions: Sessions,
-    /// Every open Surface's webview, and what places and feeds them.
-    pub(super) views: Views,
+    /// The session table, the effects waiting for the interpreter, the reopen rule.
+    kernel: Kernel,
+    /// The Surfaces' views and the standard components' renderers.
+    screen: Screen,
     /// Carries out the capability kernels' effects, when capabilities are enabled.
-    pub(super) driver: Option<CapabilityDriver>,
-    pub(super) proxy: HostProxy,
+    driver: Option<CapabilityDriver>,
     /// The embedder's outbound callback and delegate.
-    pub(super) upstream: Upstream,
-    /// Whether lost Surfaces are reopened ([`HostBuilder::reopen_lost_surfaces`]).
-    ///
-    /// [`HostBuilder::reopen_lost_surfaces`]: super::HostBuilder::reopen_lost_surfaces
-    pub(super) reopen: bool,
-    /// The built-in renderer of standard components, when
-    /// [`HostBuilder::builtin_components`] is on.
-    ///
-    /// [`HostBuilder::builtin_components`]: super::HostBuilder::builtin_components
-    pub(super) components: Option<ComponentViews>,
-    /// Effects waiting for [`Engine::interpret`], in order ([`Engine::apply`]).
-    pub(super) work: Work,
+    upstream: Upstream,
 }
 
 impl Engine {
+    /// An engine of these parts.
+    pub(super) fn new(
+        kernel: Kernel,
+        screen: Screen,
+        driver: Option<CapabilityDriver>,
+        upstream: Upstream,
+    ) -> Self {
+        Self {
+            kernel,
+            screen,
+            driver,
+            upstream,
+        }
+    }
+
+    /// The session table, to read.
+    pub(super) fn sessions(&self) -> &Sessions {
+        self.kernel.sessions()
+    }
+
+    /// The screen side, to read.
+    pub(super) fn screen(&self) -> &Screen {
+        &self.screen
+    }
+
+    /// What the loop brought for the engine, each event by name; the host keeps its own (the
+    /// sessions opened and ended through its API, the wake, the shutdowns).
+    pub(super) fn handle_event(&mut self, event: Inner, target: &dyn WindowMaker) {
+        match event {
+            Inner::Inbound { line, bytes } => {
+                // For `lineup-bench`'s patch profile: the event loop took the envelope.
+                tracing::debug!(target: "lineup_phase", phase = "inbound_taken");
+                self.handle_inbound(&bytes.0, line, target);
+            }
+            Inner::Oversized { line, len } => self.kernel.handle_oversized(len, line),
+            Inner::BinaryFrame { len } => self.kernel.handle_binary_frame(len),
+            Inner::EventsDropped { instance, count } => {
+                self.kernel.events_dropped(&instance, count);
+            }
+            Inner::SurfacesGone {
+                conversation,
+                reason,
+            } => self.kernel.surfaces_gone(conversation.as_ref(), reason),
+            Inner::Withdraw { name } => {
+                self.kernel.withdraw(&name);
+            }
+            Inner::SetVisible {
+                agent,
+                name,
+                visible,
+            } => self.kernel.set_visible(&agent, &name, visible),
+            Inner::CapabilityAnswer {
+                session,
+                ticket,
+                answer,
+            } => self.capability_answer(session, ticket, answer, target),
+            Inner::AnnounceInventory {
+                conversation,
+                agent,
+                done,
+            } => {
+                // Applied at once, so that `done` runs after the inventory went out.
+                let announced = self.kernel.announce(conversation, agent);
+                self.drain(target);
+                (done.0)(announced);
+            }
+            Inner::View { key, event } => self.handle_view_event(key, event, target),
+            Inner::Component { key, action } => self.component_report(key, action, target),
+            Inner::EmbedderComponent { key, input } => self.embedder_report(key, input, target),
+            Inner::LinkAnswered { link, answer } => {
+                (self.screen).link_answered(&link, answer, self.driver.as_mut());
+            }
+            Inner::ChildAreaResized => self.relayout(),
+            Inner::StandbyIndicator(text) => self.screen.set_standby_indicator(text.as_deref()),
+            Inner::StandbyStatus(status) => self.screen.set_standby_status(&status),
+            Inner::Reload { instance, bundle } => {
+                let max = self.kernel.limits().max_bundle_bytes;
+                self.screen.reload_bundle(&instance, &bundle, max);
+            }
+            Inner::ScreenPixels { instance, done } => self.screen.screen_pixels(instance, done),
+            Inner::Snapshot { instance, done } => self.screen.snapshot(instance, done),
+            Inner::OpenSession { .. }
+            | Inner::EndSession { .. }
+            | Inner::Wake
+            | Inner::Shutdown
+            | Inner::ShutdownWhenEmpty => tracing::error!("a host event reached the engine"),
+        }
+        // What the kernel queued for an input above is carried out now.
+        self.drain(target);
+    }
+
+    /// An inbound envelope (`line`: its number on the transport), carried out.
+    pub(super) fn handle_inbound(
+        &mut self,
+        bytes: &[u8],
+        line: Option<u64>,
+        target: &dyn WindowMaker,
+    ) {
+        self.kernel.handle_inbound(bytes, line);
+        tracing::debug!(target: "lineup_phase", phase = "inbound_decoded");
+        self.drain(target);
+    }
+
+    /// The session table opens a session for `conversation`, vouching for `agent`: the
+    /// effects, for the loop's next turn.
+    pub(super) fn open_session(
+        &mut self,
+        conversation: ConversationId,
+        agent: Option<PartyId>,
+    ) -> Result<SessionEffects, UsageError> {
+        self.kernel.open_session(conversation, agent)
+    }
+
+    /// The session table ends the session of `conversation`: the effects, for the loop's next
+    /// turn; `None` when it has none.
+    pub(super) fn end_session(&mut self, conversation: &ConversationId) -> Option<SessionEffects> {
+        self.kernel.end_session(conversation)
+    }
+
+    /// The app center changed: every session hears of it.
+    pub(super) fn apps_changed(&mut self, target: &dyn WindowMaker) {
+        self.kernel.apps_changed();
+        self.drain(target);
+    }
+
+    /// [`Host::withdraw_capability`](super::Host::withdraw_capability).
+    pub(super) fn withdraw_capability(
+        &mut self,
+        name: &CapabilityName,
+        target: &dyn WindowMaker,
+    ) -> bool {
+        let withdrawn = self.kernel.withdraw(name);
+        self.drain(target);
+        withdrawn
+    }
+
+    /// [`Host::set_capability_visible`](super::Host::set_capability_visible).
+    pub(super) fn set_capability_visible(
+        &mut self,
+        agent: &AgentIdentity,
+        name: &CapabilityName,
+        visible: bool,
+        target: &dyn WindowMaker,
+    ) {
+        self.kernel.set_visible(agent, name, visible);
+        self.drain(target);
+    }
+
     /// Hands the kernel an answer to one of its tickets (a prompt's, the hook's, a handler's)
     /// and carries out what follows.
     pub(super) fn answered(
@@ -69,10 +203,8 @@ impl Engine {
         answer: Answer,
         target: &dyn WindowMaker,
     ) {
-        match self.sessions.answered(session, ticket, answer) {
-            Ok(effects) => self.apply(effects, None, target),
-            Err(e) => tracing::error!("answer refused by the kernel: {e}"),
-        }
+        self.kernel.answered(session, ticket, answer);
+        self.drain(target);
     }
 
     /// A capability's asynchronous answer arrived (the user's consent, a hook's verdict, a
@@ -91,37 +223,11 @@ impl Engine {
         self.answered(session, ticket, answer, target);
     }
 
-    /// [`HostHandle::announce_inventory`], applied at once so that `done` runs after the
-    /// inventory went to the outbound callback. A conversation whose session ended gets it
-    /// opened again, vouching for `agent` (R-SES-1).
-    pub(super) fn announce_inventory(
-        &mut self,
-        conversation: ConversationId,
-        agent: Option<PartyId>,
-        done: AnnounceDone,
-        target: &dyn WindowMaker,
-    ) {
-        let effects = link::announce_again(&mut self.sessions, conversation, agent);
-        let announced = effects.as_ref().is_some_and(link::announces);
-        if let Some(effects) = effects {
-            self.apply(effects, None, target);
-        }
-        (done.0)(announced);
-    }
-
     /// Whether `key` names a Surface open now in a live session.
-    pub(super) fn is_current(&self, key: &SurfaceKey) -> bool {
-        self.sessions
+    fn is_current(&self, key: &SurfaceKey) -> bool {
+        self.sessions()
             .get(key.session)
             .is_some_and(|s| s.is_current(key))
-    }
-
-    /// Whether the conversation of `session` is hidden.
-    pub(super) fn is_hidden(&self, session: SessionId) -> bool {
-        self.sessions
-            .get(session)
-            .and_then(|s| s.conversation_id())
-            .is_some_and(|c| self.views.conversation_hidden(c))
     }
 
     /// What the webview of `key` reported: page input goes to its session through the session
@@ -133,12 +239,7 @@ impl Engine {
         event: ViewEvent,
         target: &dyn WindowMaker,
     ) {
-        // A hibernated Surface's released view may still have events on their way: what its
-        // page posted goes on (nothing is lost); its ending is the hibernation's, not news.
-        if self.views.is_hibernated(&key) && !matches!(event, ViewEvent::Ipc(_)) {
-            return;
-        }
-        match ViewInput::of(&mut self.views, &key, event) {
+        match self.screen.view_input(&key, event) {
             ViewInput::Message { raw, dropped } => {
                 for dropped in dropped.inputs() {
                     self.page_input(&key, dropped, target);
@@ -153,40 +254,43 @@ impl Engine {
                 self.lost(key, GoneReason::Crashed, target);
             }
             ViewInput::Unresponsive => self.lost(key, GoneReason::Unresponsive, target),
-            ViewInput::Refused(refusal) => self.refused(&key, refusal),
+            ViewInput::Refused(refusal) => {
+                if self.is_current(&key) {
+                    self.upstream.delegate().notify_refused(&key, &refusal);
+                }
+            }
             ViewInput::Nothing => {}
         }
     }
 
     /// Hands `input` of the view of `key` to its session and carries out what follows.
-    pub(super) fn page_input(
-        &mut self,
-        key: &SurfaceKey,
-        input: PageInput<'_>,
-        target: &dyn WindowMaker,
-    ) {
-        let effects = self.sessions.handle_page(key, input);
-        self.apply(effects, None, target);
+    fn page_input(&mut self, key: &SurfaceKey, input: PageInput<'_>, target: &dyn WindowMaker) {
+        self.kernel.page(key, input);
+        self.drain(target);
     }
 
-    /// The view of `key` refused what its page tried; the delegate hears of it.
-    pub(super) fn refused(&mut self, key: &SurfaceKey, refusal: Refusal) {
-        if self.is_current(key) {
-            self.upstream.delegate().notify_refused(key, &refusal);
-        }
+    /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
+    /// session reopens the Surface within its budget, or closes it and tells the agent; with
+    /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
+    ///
+    /// [`HostBuilder::reopen_lost_surfaces`]: super::HostBuilder::reopen_lost_surfaces
+    fn lost(&mut self, key: SurfaceKey, reason: GoneReason, target: &dyn WindowMaker) {
+        self.kernel.lost(&key, reason);
+        self.drain(target);
     }
 
+    /// The isolation probe's verdict, once it is there (R-SEC-8): a failure closes the views
+    /// made while it ran, and their agents hear the open failed.
     pub(super) fn poll_probe(&mut self, target: &dyn WindowMaker) {
-        match self.views.poll_probe() {
+        match self.screen.poll_probe() {
             ProbeNews::None | ProbeNews::Passed => {}
             ProbeNews::Failed { reason, held } => {
                 self.upstream.delegate().notify_probe_failed(&reason);
                 let why = format!("the isolation probe failed (R-SEC-8): {reason}");
-                // Views created while the probe ran: their documents were never served (the
-                // gate refused them); they close, and the agent hears the open failed.
+                // Their documents were never served (the gate refused them).
                 for key in held {
                     self.page_input(&key, PageInput::OpenFailed(&why), target);
-                    self.destroy(&key);
+                    self.screen.destroy(&key, self.upstream.delegate());
                 }
             }
         }
@@ -200,18 +304,22 @@ impl Engine {
         line: Option<u64>,
         target: &dyn WindowMaker,
     ) {
-        let SessionEffects { session, effects } = effects;
-        // Effects that arise while one is carried out (a capability answer's, a failed open's)
-        // go first, before the rest of the batch, as a nested call would take them; the
-        // outermost call drains the queue, so nothing recurses through here.
-        self.work.push_front(session, effects, line);
-        if !self.work.start() {
+        self.kernel.queue(effects, line);
+        self.drain(target);
+    }
+
+    /// Carries out the effects waiting in the kernel's queue, in order. Effects that arise
+    /// while one is carried out (a capability answer's, a failed open's) are queued ahead of
+    /// the rest of the batch, as a nested call would take them; the outermost call drains the
+    /// queue, so nothing recurses through here.
+    fn drain(&mut self, target: &dyn WindowMaker) {
+        if !self.kernel.start_drain() {
             return;
         }
-        while let Some((session, effect, line)) = self.work.next() {
+        while let Some((session, effect, line)) = self.kernel.next() {
             self.interpret(session, effect, line, target);
         }
-        self.work.finish();
+        self.kernel.finish_drain();
     }
 
     /// The one interpreter of the kernel's effects: every [`Effect`] by name.
@@ -222,51 +330,42 @@ impl Engine {
         line: Option<u64>,
         target: &dyn WindowMaker,
     ) {
+        let (kernel, delegate) = (&mut self.kernel, self.upstream.delegate());
         match effect {
             Effect::Component(effect) => self.component(effect, target),
-            Effect::Open(open) => self.open(open, target),
-            Effect::OpenHibernated(open) => self.open_hibernated(open, target),
+            Effect::Open(open) => self.screen.open(open, kernel, delegate, target),
+            Effect::OpenHibernated(open) => {
+                self.screen.open_hibernated(open, kernel, delegate, target);
+            }
             Effect::Replace { old, open } => {
-                self.close(&old, &CloseReason::Replaced);
-                self.open(open, target);
+                self.screen.close(&old, &CloseReason::Replaced, delegate);
+                self.screen.open(open, kernel, delegate, target);
             }
-            Effect::Reopen { old, open, reason } => self.reopen(old, open, reason, target),
+            Effect::Reopen { old, open, reason } => {
+                (self.screen).reopen(old, open, reason, kernel, delegate, target);
+            }
             Effect::Ready(key) => {
-                self.views.ready(&key);
-                self.upstream.delegate().notify_ready(&key);
+                self.screen.ready(&key);
+                delegate.notify_ready(&key);
             }
-            Effect::Reloaded(key) => self.upstream.delegate().notify_reloaded(&key),
+            Effect::Reloaded(key) => delegate.notify_reloaded(&key),
             Effect::RestoreDocument(key) => {
                 // R-SEC-2a: the page replaced its document without a navigation (a
                 // `javascript:` URL); its own document is loaded again and gets the current
                 // state after its `ready` (R-UI-10).
-                self.views.restore_document(&key);
-                self.upstream
-                    .delegate()
-                    .notify_refused(&key, &Refusal::DocumentReplaced);
+                self.screen.restore_document(&key);
+                delegate.notify_refused(&key, &Refusal::DocumentReplaced);
             }
-            Effect::DeliverState { key, state } => {
-                // A hibernated Surface has no view: the kernel's state is its latest, delivered
-                // after its new page's `ready` (#29).
-                if let Some(view) = self.views.view(&key) {
-                    if let Err(e) = view.deliver_state(&state.to_json()) {
-                        tracing::warn!("surface {key}: state not delivered: {e}");
-                    }
-                }
-                self.views.state_set(&key);
-            }
-            Effect::Resize { key, height } => {
-                self.views.resize(&key, height, self.upstream.delegate());
-            }
+            Effect::DeliverState { key, state } => self.screen.deliver_state(&key, &state),
+            Effect::Resize { key, height } => self.screen.resize(&key, height, delegate),
             Effect::Diagnostic { key, diagnostic } => {
-                self.views
-                    .diagnostic(&key, diagnostic, self.upstream.delegate());
+                self.screen.diagnostic(&key, diagnostic, delegate);
             }
-            Effect::Close { key, reason } => self.close(&key, &reason),
+            Effect::Close { key, reason } => self.screen.close(&key, &reason, delegate),
             Effect::Send(message) => {
                 self.upstream.send(&message);
             }
-            Effect::Rejected(error) => self.upstream.delegate().notify_rejected(&error, line),
+            Effect::Rejected(error) => delegate.notify_rejected(&error, line),
             // This host leaves `SessionConfig::mcp_apps` off, so its sessions refuse every
             // `mcp_app` open `unsupported` (R-MCP-13) and emit no MCP App work.
             Effect::Mcp(effect) => {
@@ -274,7 +373,7 @@ impl Engine {
                     "an MCP App effect reached a host that shows none; ignored: {effect:?}"
                 );
             }
-            Effect::Dropped { key, error } => self.upstream.delegate().notify_dropped(&key, &error),
+            Effect::Dropped { key, error } => delegate.notify_dropped(&key, &error),
             Effect::Capability(CapabilityEffect::Activity(activity)) => {
                 self.activity(&activity);
             }
@@ -297,296 +396,20 @@ impl Engine {
         }
     }
 
-    /// Carries out each batch of `effects`, in order.
-    pub(super) fn apply_all(&mut self, effects: Vec<SessionEffects>, target: &dyn WindowMaker) {
-        for effects in effects {
-            self.apply(effects, None, target);
-        }
-    }
-
-    /// R-SEC-8: the view is created at once, even while the isolation probe runs; its document
-    /// is then held until the probe passed ([`Shell::open_gated`]), and the view closed with
-    /// `open_failed` if it failed ([`Engine::poll_probe`]).
-    ///
-    /// [`Shell::open_gated`]: lineup_webview_shell::Shell::open_gated
-    pub(super) fn open(&mut self, open: SurfaceOpen, target: &dyn WindowMaker) {
-        // #29: a web process for it, hibernating a hidden Surface if the live cap says so.
-        if !self.make_room(None) {
-            let limit = self.sessions.limits().max_live_surfaces;
-            self.page_input(&open.key, PageInput::LiveCapReached { limit }, target);
-            return;
-        }
-        self.views.hold_until_probed(&open.key);
-        self.create(open, Kept::default(), target);
-    }
-
-    /// Creates the webview of `open` ([`Views::create`], the one place a Surface's webview is
-    /// made); a reopened one keeps what its predecessor had (`kept`). A view that cannot be
-    /// made fails the open, or leaves a reopened Surface gone (R-UI-12).
-    pub(super) fn create(&mut self, open: SurfaceOpen, kept: Kept, target: &dyn WindowMaker) {
-        let key = open.key.clone();
-        let limits = self.sessions.limits().clone();
-        match self
-            .views
-            .create(&open, &kept, &limits, &self.proxy, target)
-        {
-            Ok(()) => {
-                // The delegate hears of the Surface before it is asked where to put it, so a
-                // layout by key (a kiosk's regions) knows it on the first placement.
-                self.upstream.delegate().notify_opened(&key, &open.app);
-                if self.is_hidden(key.session) {
-                    self.views.set_visible(&key, false);
-                }
-                self.views.relayout(self.upstream.delegate());
-            }
-            Err(e) => {
-                let why = e.to_string();
-                match kept.lost {
-                    Some(reason) => {
-                        tracing::warn!("surface {key}: cannot be reopened: {why}");
-                        self.page_input(&key, PageInput::Gone(reason), target);
-                    }
-                    None => self.page_input(&key, PageInput::OpenFailed(&why), target),
-                }
-            }
-        }
-    }
-
-    /// Closes the webview of `key`, and lays out the rest again.
-    pub(super) fn destroy(&mut self, key: &SurfaceKey) {
-        if self.views.destroy(key) {
-            self.views.relayout(self.upstream.delegate());
-        }
-    }
-
-    /// Closes the webview of `key` and tells the delegate why.
-    fn close(&mut self, key: &SurfaceKey, reason: &CloseReason) {
-        self.destroy(key);
-        self.upstream.delegate().notify_closed(key, reason);
-    }
-
-    /// Lays the child views out again, Surfaces and the components over them (the window of
-    /// the child views was resized).
-    pub(super) fn relayout(&mut self) {
-        self.views.relayout(self.upstream.delegate());
-        if let (Some(views), Some(parent)) = (self.components.as_mut(), self.views.parent()) {
-            views.relayout(parent, self.upstream.delegate());
-        }
-    }
-
-    /// [`Host::set_surface_visible`](crate::Host::set_surface_visible): a hibernated Surface
-    /// shown again wakes at the loop's next turn, its picture standing in (#29); a live one is
-    /// hidden or shown and the views laid out again. Returns whether `key` is open.
-    pub(super) fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
-        if self.views.is_hibernated(key) {
-            if visible && self.views.queue_wake(key) {
-                let _ = self.proxy.send_event(HostEvent(Inner::Wake));
-            }
-            return true;
-        }
-        let known = self.views.set_visible(key, visible);
-        if known {
-            self.relayout();
-        }
-        known
-    }
-
-    /// The web process of `key` died (`Crashed`) or was terminated as hung (`Unresponsive`): its
-    /// session reopens the Surface within its budget, or closes it and tells the agent; with
-    /// [`HostBuilder::reopen_lost_surfaces`] off it is closed at once. Nothing for a stale key.
-    pub(super) fn lost(&mut self, key: SurfaceKey, reason: GoneReason, target: &dyn WindowMaker) {
-        let input = if self.reopen {
-            PageInput::Lost(reason)
-        } else {
-            PageInput::Gone(reason)
-        };
-        self.page_input(&key, input, target);
-    }
-
-    /// Carries out [`Effect::Reopen`]: the webview of `old` goes, and `open` (same instance, new
-    /// generation) is created where it was, with the embedder's reloaded bundle if there was
-    /// one. Its state follows its page's `ready` (R-UI-12).
-    pub(super) fn reopen(
-        &mut self,
-        old: SurfaceKey,
-        mut open: SurfaceOpen,
-        reason: GoneReason,
-        target: &dyn WindowMaker,
-    ) {
-        let kept = self.views.kept(&old, reason);
-        if let Some(bundle) = &kept.reloaded {
-            open.app.bundle = bundle.clone();
-        }
-        tracing::warn!(
-            "surface {old}: web process lost ({reason}); reopened as {} (R-UI-12)",
-            open.key
-        );
-        self.close(&old, &CloseReason::Reopened(reason));
-        self.create(open, kept, target);
-    }
-
-    /// Restored Surface `open` (#29, after a restart): hibernated until the embedder shows it,
-    /// where Surfaces are child views; opened at once where each has its own window.
-    pub(super) fn open_hibernated(&mut self, open: SurfaceOpen, target: &dyn WindowMaker) {
-        if !self.views.children() {
-            return self.open(open, target);
-        }
-        self.views.sleep_restored(&open.key);
-        self.upstream.delegate().notify_opened(&open.key, &open.app);
-    }
-
-    /// [`Host::hibernate`](crate::Host::hibernate): hibernates hidden child view `key` now,
-    /// presses or not, and the kernel hears of it; whether it did.
-    pub(super) fn hibernate(&mut self, key: &SurfaceKey) -> bool {
-        let bytes = self.sessions.limits().max_hibernated_bytes;
-        let done = self.views.hibernate(key, bytes);
-        self.note_hibernated();
-        done
-    }
-
-    /// Makes room for one more live view under `Limits::max_live_surfaces` by hibernating the
-    /// least recently shown hidden Surfaces (never `except`); whether there is room now.
-    pub(super) fn make_room(&mut self, except: Option<&SurfaceKey>) -> bool {
-        let limits = self.sessions.limits();
-        let (max_live, max_bytes) = (limits.max_live_surfaces, limits.max_hibernated_bytes);
-        let room = self.views.make_room(max_live, max_bytes, except);
-        self.note_hibernated();
-        room
-    }
-
-    /// Tells the kernel of the Surfaces hibernated since it last heard, so that a vouched
-    /// session keeps their records (#29), written through its store port now.
-    pub(super) fn note_hibernated(&mut self) {
-        for key in self.views.take_newly_hibernated() {
-            self.sessions.surface_hibernated(&key);
-        }
-    }
-
-    /// Wakes the hibernated Surfaces the embedder showed since the last turn.
-    pub(super) fn wake_pending(&mut self, target: &dyn WindowMaker) {
-        for key in self.views.take_wakes() {
-            self.wake(&key, target);
-        }
-    }
-
-    /// Gives hibernated `key` a new webview where it was, shown, with its picture over it
-    /// until its page says `ready`; the kernel delivers its latest state after that `ready`.
-    /// A wake that cannot make a view closes the Surface `crashed` (R-UI-12).
-    fn wake(&mut self, key: &SurfaceKey, target: &dyn WindowMaker) {
-        let Some((mut kept, picture)) = self.views.take_sleeping(key) else {
-            return;
-        };
-        if !self.make_room(Some(key)) {
-            // The user asked to see it: it shows, and the cap is back once one is hidden.
-            tracing::info!(
-                "surface {key}: shown past max_live_surfaces; nothing hidden can hibernate"
-            );
-        }
-        // Its record, if the store keeps one, is forgotten.
-        let Some(open) = self.sessions.wake_surface(key) else {
-            return;
-        };
-        kept.hidden = false;
-        let limits = self.sessions.limits().clone();
-        if let Err(e) = self
-            .views
-            .create(&open, &kept, &limits, &self.proxy, target)
-        {
-            tracing::warn!("surface {key}: cannot be woken: {e}");
-            self.page_input(key, PageInput::Gone(GoneReason::Crashed), target);
-            return;
-        }
-        tracing::info!("surface {key}: shown again; woken (#29)");
-        self.views.stand_in(key, picture.as_ref());
-        self.views.relayout(self.upstream.delegate());
-    }
-
-    /// Runs the hang watchdog (R-UI-12): the web process of a view past its deadline is
-    /// terminated (the crash path follows when the engine reports it, as `unresponsive`), and a
-    /// Surface whose termination the engine never reported ends anyway. Returns when to check
-    /// again.
-    pub(super) fn poll_watchdog(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
-        let (verdicts, next) = self.views.poll_watchdog();
-        for (key, verdict) in verdicts {
-            match verdict {
-                Verdict::Terminate => self.views.terminate(&key, self.upstream.delegate()),
-                Verdict::TerminationLost => {
-                    tracing::warn!(
-                        "surface {key}: the engine did not report the termination of its web process; ended anyway"
-                    );
-                    self.lost(key, GoneReason::Unresponsive, target);
-                }
-                Verdict::Wait | Verdict::Ping => {}
-            }
-        }
-        next
-    }
-
-    /// The engine's own polled work after the kernel's, in order: the hang watchdog,
-    /// hibernation of the views hidden long enough (#29), then, at an idle turn (`idle`: the
-    /// loop has nothing else to do), the warm pool and the warm component board; returns the
-    /// earliest moment it next has some.
-    pub(super) fn tend(
-        &mut self,
-        idle: impl FnOnce() -> bool,
-        target: &dyn WindowMaker,
-    ) -> Option<Instant> {
-        let watchdog = self.poll_watchdog(target);
-        let hibernation = self.views.poll_hibernation(self.sessions.limits());
-        self.note_hibernated();
-        let idle = idle();
-        let pool = self.views.refill_pool(idle, target);
-        let views = &self.views;
-        let board = self
-            .components
-            .as_mut()
-            .and_then(|c| c.tend(views, idle, target));
-        [watchdog, hibernation, pool, board]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
     /// What ran (original §5.3): logged (never the reason), told to the delegate, and shown in
     /// the host's notice when the user saw nothing of it.
-    pub(super) fn activity(&mut self, activity: &Activity) {
-        self.upstream.activity(activity, self.views.standby());
+    fn activity(&mut self, activity: &Activity) {
+        self.upstream.activity(activity, self.screen.standby());
     }
 
     /// Standard components (R-STD-1): the built-in renderer, when on, shows, updates, locks and
     /// hides each instance's window; without it, or for a component it does not draw, a shown
     /// component fails closed: the session closes it with `renderer_failed` (R-STD-13).
-    pub(super) fn component(&mut self, effect: ComponentEffect, target: &dyn WindowMaker) {
-        let hidden = match &effect {
-            ComponentEffect::Show(shown) => self.is_hidden(shown.key.session),
-            _ => false,
-        };
-        let cx = ShowContext {
-            target,
-            proxy: &self.proxy,
-            hidden,
-            high_contrast: self.views.high_contrast(),
-            language: self.views.language(),
-            parent: self.views.parent(),
-            delegate: self.upstream.delegate(),
-        };
-        let failed = ComponentViews::carry_out(self.components.as_mut(), effect, cx);
-        if let Some(key) = failed {
+    fn component(&mut self, effect: ComponentEffect, target: &dyn WindowMaker) {
+        let delegate = self.upstream.delegate();
+        if let Some(key) = (self.screen).show_component(effect, &self.kernel, delegate, target) {
             self.page_input(&key, PageInput::ComponentFailed, target);
         }
-    }
-
-    /// The kernel's timed work that is due (capability deadlines, components' `expires_at`,
-    /// with `idle` quiet sessions), and when it next has some (at least [`MIN_TIMER`] away).
-    pub(super) fn handle_timeout(
-        &mut self,
-        idle: Option<Duration>,
-        target: &dyn WindowMaker,
-    ) -> Option<Instant> {
-        let effects = self.sessions.handle_timeout(SystemWallClock.now(), idle);
-        self.apply_all(effects, target);
-        let next = self.sessions.poll_timeout(SystemWallClock.now(), idle)?;
-        Some(Instant::now() + next.max(MIN_TIMER))
     }
 
     /// What the window of component `key` reported: the user's answer or close, or its
@@ -600,12 +423,10 @@ impl Engine {
         if let ComponentAction::Link { url, .. } = &action {
             // R-STD-11: only a window the built-in renderer shows, only a link of the kernel's
             // own tree, and only after the link confirm.
-            let link = || self.sessions.component_link(&key, url);
-            let (views, driver) = (self.components.as_ref(), self.driver.as_mut());
-            return ComponentViews::follow_link(views, &key, link, driver);
+            let link = || self.kernel.component_link(&key, url);
+            return self.screen.follow_link(&key, link, self.driver.as_mut());
         }
-        let views = self.components.as_ref();
-        if let Some(input) = views.and_then(|v| v.input_of(&key, action)) {
+        if let Some(input) = self.screen.component_input(&key, action) {
             self.page_input(&key, input.page_input(), target);
         }
     }
@@ -618,21 +439,147 @@ impl Engine {
         input: EmbedderInput,
         target: &dyn WindowMaker,
     ) {
-        let views = self.components.as_ref();
-        if let Some(input) = views.and_then(|v| v.embedder_input_of(&key, input)) {
+        if let Some(input) = self.screen.embedder_input(&key, input) {
             self.page_input(&key, input.page_input(), target);
         }
+    }
+
+    /// Lays the child views out again, Surfaces and the components over them (the window of
+    /// the child views was resized, or the app changed its placement).
+    pub(super) fn relayout(&mut self) {
+        self.screen.relayout(self.upstream.delegate());
+    }
+
+    /// [`Host::set_surface_visible`](crate::Host::set_surface_visible) ([`Screen`]).
+    pub(super) fn set_surface_visible(&mut self, key: &SurfaceKey, visible: bool) -> bool {
+        (self.screen).set_surface_visible(key, visible, self.upstream.delegate())
+    }
+
+    /// [`Host::set_conversation_visible`](crate::Host::set_conversation_visible): its
+    /// Surfaces, boards and consent prompts go together; whether it has a session.
+    pub(super) fn set_conversation_visible(&mut self, c: &ConversationId, visible: bool) -> bool {
+        if let Some(driver) = self.driver.as_mut() {
+            driver.set_conversation_visible(c, visible);
+        }
+        let session = self.kernel.sessions().id_of(c);
+        let delegate = self.upstream.delegate();
+        (self.screen).set_conversation_visible(c, session, visible, delegate);
+        session.is_some()
+    }
+
+    /// Names `conversation` `label` in the consent prompts it causes (`None`: its id again).
+    pub(super) fn set_conversation_label(&mut self, c: &ConversationId, label: Option<&str>) {
+        if let Some(driver) = self.driver.as_mut() {
+            driver.set_label(c, label);
+        }
+    }
+
+    /// How many consent requests of `conversation` wait for it to be shown.
+    pub(super) fn waiting_prompts(&self, conversation: &ConversationId) -> usize {
+        let driver = self.driver.as_ref();
+        driver.map_or(0, |driver| driver.waiting_prompts(conversation))
+    }
+
+    /// Surfaces opened from now on get the high-contrast values, or not (R-UI-11).
+    pub(super) fn set_contrast(&mut self, contrast: Contrast) {
+        self.screen.set_contrast(contrast);
+    }
+
+    /// [`Host::hibernate`](crate::Host::hibernate) ([`Screen::hibernate`]).
+    pub(super) fn hibernate(&mut self, key: &SurfaceKey) -> bool {
+        self.screen.hibernate(key, &mut self.kernel)
+    }
+
+    /// What a turn of the loop starts with: an engine the embedder brought does its work and
+    /// reports its views' events; the hibernated Surfaces shown since the last turn wake; the
+    /// probe's verdict is taken, and its view closed once done with.
+    pub(super) fn start_turn(&mut self, target: &dyn WindowMaker) {
+        self.screen.spin_engine();
+        self.wake_pending(target);
+        self.poll_probe(target);
+        self.screen.close_finished_probe();
+    }
+
+    /// Wakes the hibernated Surfaces the embedder showed since the last turn, each carried
+    /// out before the next ([`Screen::wake`]).
+    pub(super) fn wake_pending(&mut self, target: &dyn WindowMaker) {
+        for key in self.screen.take_wakes() {
+            let delegate = self.upstream.delegate();
+            self.screen.wake(&key, &mut self.kernel, delegate, target);
+            self.drain(target);
+        }
+    }
+
+    /// A window event ([`Screen::window_event`]); whether the user asked to close the parent
+    /// window.
+    pub(super) fn window_event(&mut self, window_id: WindowId, event: &WindowEvent<'_>) -> bool {
+        (self.screen).window_event(window_id, event, self.upstream.delegate())
+    }
+
+    /// The user closed the window that holds every Surface: each Surface's session hears it.
+    pub(super) fn user_closed_all(&mut self, target: &dyn WindowMaker) {
+        for key in self.screen.surfaces() {
+            self.page_input(&key, PageInput::UserClosed, target);
+        }
+    }
+
+    /// Runs the hang watchdog (R-UI-12): the web process of a view past its deadline is
+    /// terminated (the crash path follows when the engine reports it, as `unresponsive`), and a
+    /// Surface whose termination the engine never reported ends anyway. Returns when to check
+    /// again.
+    pub(super) fn poll_watchdog(&mut self, target: &dyn WindowMaker) -> Option<Instant> {
+        let (verdicts, next) = self.screen.poll_watchdog();
+        for (key, verdict) in verdicts {
+            match verdict {
+                Verdict::Terminate => self.screen.terminate(&key, self.upstream.delegate()),
+                Verdict::TerminationLost => {
+                    tracing::warn!(
+                        "surface {key}: the engine did not report the termination of its web process; ended anyway"
+                    );
+                    self.lost(key, GoneReason::Unresponsive, target);
+                }
+                Verdict::Wait | Verdict::Ping => {}
+            }
+        }
+        next
+    }
+
+    /// The engine's own polled work after the kernel's, in order: the hang watchdog, then the
+    /// screen's ([`Screen::tend`]: hibernation, and at an idle turn the warm pool and board);
+    /// returns the earliest moment it next has some.
+    pub(super) fn tend(
+        &mut self,
+        idle: impl FnOnce() -> bool,
+        target: &dyn WindowMaker,
+    ) -> Option<Instant> {
+        let watchdog = self.poll_watchdog(target);
+        let screen = self.screen.tend(idle, &mut self.kernel, target);
+        watchdog.into_iter().chain(screen).min()
+    }
+
+    /// The kernel's timed work that is due (capability deadlines, components' `expires_at`,
+    /// with `idle` quiet sessions), and when it next has some.
+    pub(super) fn handle_timeout(
+        &mut self,
+        idle: Option<Duration>,
+        target: &dyn WindowMaker,
+    ) -> Option<Instant> {
+        self.kernel.handle_timeout(idle);
+        self.drain(target);
+        self.kernel.poll_timeout(idle)
     }
 
     /// Ends every session: Surfaces close silently; waiting calls are cancelled, their records
     /// finished in the store and their prompts withdrawn; nothing is sent. Every other effect
     /// of the ending sessions is named with why it is not carried out ([`AtShutdown`]).
     pub(super) fn close_all(&mut self) {
-        for ended in self.sessions.end_all() {
+        for ended in self.kernel.end_all() {
             let SessionEffects { session, effects } = ended;
             for effect in effects {
                 match AtShutdown::of(effect) {
-                    AtShutdown::Close { key, reason } => self.close(&key, &reason),
+                    AtShutdown::Close { key, reason } => {
+                        self.screen.close(&key, &reason, self.upstream.delegate());
+                    }
                     AtShutdown::Withdraw(ticket) => {
                         if let Some(driver) = self.driver.as_mut() {
                             let withdraw = CapabilityEffect::Withdraw(ticket);

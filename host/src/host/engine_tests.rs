@@ -3,10 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use lineup_host_core::{InlineBundle, InputKind, Limits};
+use lineup_host_core::{
+    CapabilityName, ConversationId, GoneReason, InlineBundle, InputKind, Limits,
+};
 use lineup_webview_shell::{ProbeStatus, Rect, ViewEvent};
 use serde_json::{json, Value};
 
+use super::handle::Inner;
 use super::rig_tests::{ready_from, NoWindows, Rig, Setup};
 use crate::port::Place;
 use crate::watchdog::WatchdogConfig;
@@ -38,7 +41,7 @@ fn an_open_makes_one_view_in_a_window_of_its_own_and_its_state_follows_ready() {
     assert_eq!(view.delivered.borrow().last().unwrap(), r#"{"n":1}"#);
     rig.agent("ui.close", json!({"instance_id": "w1"}));
     assert!(view.closed.get());
-    assert!(rig.engine.views.is_empty());
+    assert!(rig.engine.screen().is_empty());
     assert!(rig.notes().last().unwrap().starts_with("closed w1"));
 }
 
@@ -167,7 +170,7 @@ fn a_lost_view_is_reopened_in_its_place_or_closed_when_reopening_is_off() {
             assert_eq!(*rig.view(1).delivered.borrow(), [r#"{"n":7}"#], "{name}");
             assert_eq!(rig.key("w1").instance.as_str(), "w1");
         } else {
-            assert!(rig.engine.views.is_empty(), "{name}");
+            assert!(rig.engine.screen().is_empty(), "{name}");
         }
     }
 }
@@ -192,8 +195,7 @@ fn child_views_are_laid_out_by_the_delegate_and_a_hidden_one_leaves_the_layout()
     );
     assert_eq!(rig.heard.borrow().slots.last(), Some(&(1, 2)));
     let w1 = rig.key("w1");
-    assert!(rig.engine.views.set_visible(&w1, false));
-    rig.engine.relayout();
+    assert!(rig.engine.set_surface_visible(&w1, false));
     assert!(!rig.view(0).visible.get());
     // Only w2 is asked for, alone in the area.
     assert_eq!(rig.heard.borrow().slots.last(), Some(&(0, 1)));
@@ -224,11 +226,11 @@ fn past_the_live_cap_the_least_recently_shown_hidden_view_hibernates_unless_pres
         let mut rig = two_ready_under_a_cap_of_two();
         rig.view(0).presses.set(presses);
         let w1 = rig.key("w1");
-        rig.engine.views.set_visible(&w1, false);
+        assert!(rig.engine.set_surface_visible(&w1, false));
         let before = rig.sent.borrow().len();
         rig.open("w3");
         assert_eq!(rig.view(0).closed.get(), w1_sleeps, "presses {presses}");
-        assert_eq!(rig.engine.views.is_hibernated(&w1), w1_sleeps);
+        assert_eq!(rig.engine.screen().is_hibernated(&w1), w1_sleeps);
         assert_eq!(rig.views_made() == 3, w3_opens, "presses {presses}");
         if !w3_opens {
             // R-UI-12: refused with the limit named, and nothing else changed.
@@ -264,7 +266,7 @@ fn views_made_while_the_probe_runs_close_when_it_fails_and_the_agent_hears_why()
         message.contains("R-SEC-8") && message.contains("no sandbox"),
         "{message}"
     );
-    assert!(rig.engine.views.is_empty());
+    assert!(rig.engine.screen().is_empty());
     // A view the port cannot make fails its open the same way, naming why.
     rig.port.borrow_mut().refuse = Some("no more views".into());
     let before = rig.sent.borrow().len();
@@ -284,7 +286,7 @@ fn closing_every_session_closes_each_view_silently() {
     let before = rig.sent.borrow().len();
     rig.engine.close_all();
     assert!(rig.view(0).closed.get() && rig.view(1).closed.get());
-    assert!(rig.engine.views.is_empty());
+    assert!(rig.engine.screen().is_empty());
     assert!(
         rig.sent_types(before).is_empty(),
         "nothing is sent at shutdown"
@@ -349,7 +351,7 @@ fn a_component_no_renderer_draws_is_refused_or_closes_renderer_failed() {
     let refusal = refusal.unwrap_or_else(|| panic!("not refused: {sent:?}"));
     assert_eq!(refusal["payload"]["code"], "unsupported");
     assert_eq!(refusal["payload"]["field"], "payload.component.id");
-    assert!(rig.engine.views.is_empty());
+    assert!(rig.engine.screen().is_empty());
 
     // Offered, then declined when shown (R-STD-13): it closes `renderer_failed`.
     let mut rig = Rig::new(Setup {
@@ -394,9 +396,11 @@ fn a_pages_resize_is_clamped_to_the_bounds_told_to_the_delegate_and_laid_out() {
         assert_eq!(rig.notes().last(), Some(&note), "{asked}");
         // Laid out again, with the height the page asked for.
         assert_eq!(rig.heard.borrow().slots.len(), slots + 1, "{asked}");
-        let key = rig.key("w1");
-        let live = rig.engine.views.live(&key).map(|l| l.requested_height);
-        assert_eq!(live, Some(Some(got)), "{asked}");
+        assert_eq!(
+            rig.heard.borrow().heights.last(),
+            Some(&Some(got)),
+            "{asked}"
+        );
     }
 }
 
@@ -436,18 +440,24 @@ fn a_page_that_stops_answering_is_terminated_and_reopened_as_lost() {
 
 #[test]
 fn an_embedders_reload_replaces_the_document_within_the_bundle_limit_only() {
-    let mut rig = Rig::new(Setup::default());
+    let mut limits = Limits::default();
+    limits.max_bundle_bytes = 1024;
+    let mut rig = Rig::new(Setup {
+        limits,
+        ..Setup::default()
+    });
     rig.open("w1");
     rig.ready(0);
     let instance = rig.key("w1").instance;
     // Over the limit (R-UI-2): refused, nothing replaced.
-    let big = "x".repeat(64);
+    let big = "x".repeat(2048);
     let bundle = InlineBundle::new(&big, "", "").unwrap();
-    rig.engine.views.reload_bundle(&instance, &bundle, 10);
+    let reload = |instance, bundle| Inner::Reload { instance, bundle };
+    (rig.engine).handle_event(reload(instance.clone(), bundle), &NoWindows);
     assert_eq!(rig.view(0).replaced.get(), 0);
     // Within it: loaded, and its commit is the embedder's reload, not a page's navigation.
     let bundle = InlineBundle::new("<p>new</p>", "", "").unwrap();
-    rig.engine.views.reload_bundle(&instance, &bundle, 1024);
+    (rig.engine).handle_event(reload(instance, bundle), &NoWindows);
     assert_eq!(rig.view(0).replaced.get(), 1);
     rig.report(0, ViewEvent::DocumentCommitted);
     rig.page(0, ready_from(&"d".repeat(32)));
@@ -465,7 +475,7 @@ fn a_hibernated_surface_shown_again_wakes_in_a_new_view_with_the_state_sent_whil
     let w1 = rig.key("w1");
     assert!(rig.engine.set_surface_visible(&w1, false));
     rig.open("w3");
-    assert!(rig.engine.views.is_hibernated(&w1) && rig.view(0).closed.get());
+    assert!(rig.engine.screen().is_hibernated(&w1) && rig.view(0).closed.get());
     // While it sleeps the agent patches it, and hears nothing of the hibernation.
     let before = rig.sent.borrow().len();
     rig.agent("ui.patch", json!({"instance_id": "w1", "state": {"n": 5}}));
@@ -483,7 +493,7 @@ fn a_hibernated_surface_shown_again_wakes_in_a_new_view_with_the_state_sent_whil
     let woken = rig.view(3);
     assert_eq!(woken.place, Place::Child);
     assert!(woken.visible.get());
-    assert!(!rig.engine.views.is_hibernated(&w1));
+    assert!(!rig.engine.screen().is_hibernated(&w1));
     assert!(woken.delivered.borrow().is_empty(), "state before ready");
     rig.ready(3);
     assert_eq!(*woken.delivered.borrow(), [r#"{"n":5}"#]);
@@ -494,4 +504,157 @@ fn a_hibernated_surface_shown_again_wakes_in_a_new_view_with_the_state_sent_whil
     );
     // Laid out with the other two shown.
     assert_eq!(rig.heard.borrow().slots.last().map(|s| s.1), Some(3));
+}
+
+#[test]
+fn each_loop_event_for_the_kernel_reaches_its_session_and_the_answer_goes_out() {
+    let c1 = || ConversationId::try_from("c1").unwrap();
+    let w1 = |rig: &Rig| rig.key("w1").instance;
+    // (the event, what the agent hears: its type, and its code or close reason; whether w1 goes)
+    type Event = Box<dyn Fn(&Rig) -> Inner>;
+    type Row = (
+        &'static str,
+        Event,
+        Option<(&'static str, &'static str)>,
+        bool,
+    );
+    let table: [Row; 5] = [
+        (
+            "oversized",
+            Box::new(|_| Inner::Oversized {
+                line: Some(9),
+                len: 1 << 30,
+            }),
+            Some(("client.error", "too_large")),
+            false,
+        ),
+        (
+            "binary frame",
+            Box::new(|_| Inner::BinaryFrame { len: 5 }),
+            Some(("client.error", "binary_frame")),
+            false,
+        ),
+        (
+            "events dropped",
+            Box::new(move |rig| Inner::EventsDropped {
+                instance: w1(rig),
+                count: 3,
+            }),
+            Some(("client.error", "events_dropped")),
+            false,
+        ),
+        (
+            "surfaces gone",
+            Box::new(move |_| Inner::SurfacesGone {
+                conversation: Some(c1()),
+                reason: GoneReason::AgentGone,
+            }),
+            Some(("ui.event", "agent_gone")),
+            true,
+        ),
+        (
+            "withdraw of no such capability",
+            Box::new(|_| Inner::Withdraw {
+                name: CapabilityName::try_from("test.none").unwrap(),
+            }),
+            None,
+            false,
+        ),
+    ];
+    for (name, event, heard, gone) in table {
+        let mut rig = Rig::new(Setup::default());
+        rig.open("w1");
+        rig.ready(0);
+        let before = rig.sent.borrow().len();
+        let event = event(&rig);
+        rig.engine.handle_event(event, &NoWindows);
+        let sent = rig.sent.borrow()[before..].to_vec();
+        let got: Vec<(String, Value)> = sent
+            .iter()
+            .map(|m| {
+                let payload = &m["payload"];
+                let code = payload.get("code").unwrap_or(&payload["data"]["reason"]);
+                (
+                    m["type"].as_str().unwrap_or_default().to_owned(),
+                    code.clone(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, Value)> = heard
+            .map(|(kind, code)| (format!("lineup.v1.{kind}"), json!(code)))
+            .into_iter()
+            .collect();
+        assert_eq!(got, want, "{name}");
+        assert_eq!(rig.view(0).closed.get(), gone, "{name}");
+        assert_eq!(rig.engine.screen().is_empty(), gone, "{name}");
+    }
+}
+
+#[test]
+fn the_user_closing_the_parent_window_closes_every_surface_and_each_agent_hears_it() {
+    let mut rig = Rig::new(Setup {
+        children: true,
+        ..Setup::default()
+    });
+    rig.open("w1");
+    rig.open("w2");
+    let before = rig.sent.borrow().len();
+    rig.engine.user_closed_all(&NoWindows);
+    let closed: Vec<Value> = rig.sent.borrow()[before..]
+        .iter()
+        .filter(|m| m["type"] == "lineup.v1.ui.event" && m["payload"]["event"] == "close")
+        .map(|m| m["payload"]["instance_id"].clone())
+        .collect();
+    assert_eq!(closed, [json!("w1"), json!("w2")]);
+    assert!(rig.view(0).closed.get() && rig.view(1).closed.get());
+    assert!(rig.engine.screen().is_empty());
+}
+
+#[test]
+fn a_conversation_hidden_hides_its_surfaces_together_and_what_it_opens_starts_hidden() {
+    let mut rig = Rig::new(Setup {
+        children: true,
+        ..Setup::default()
+    });
+    let (c1, c2) = (
+        ConversationId::try_from("c1").unwrap(),
+        ConversationId::try_from("c2").unwrap(),
+    );
+    rig.open("w1");
+    rig.ready(0);
+    let before = rig.sent.borrow().len();
+    // (the conversation, shown or hidden, whether it has a session, w1 shown, w2 shown)
+    let table = [
+        (&c1, false, true, false, None),
+        (&c1, false, true, false, Some(false)),
+        (&c1, true, true, true, Some(true)),
+        // No session yet: hidden all the same, so what it opens starts hidden.
+        (&c2, false, false, true, Some(true)),
+    ];
+    for (conversation, visible, has_session, w1_shown, w2_shown) in table {
+        let name = format!("{conversation} visible={visible} w2={w2_shown:?}");
+        let answered = rig.engine.set_conversation_visible(conversation, visible);
+        assert_eq!(answered, has_session, "{name}");
+        assert_eq!(
+            rig.engine.screen().conversation_hidden(conversation),
+            !visible,
+            "{name}"
+        );
+        if w2_shown.is_some() && rig.views_made() == 1 {
+            rig.open("w2");
+        }
+        assert_eq!(rig.view(0).visible.get(), w1_shown, "{name}");
+        assert_eq!(
+            rig.views_made() == 2 && rig.view(1).visible.get(),
+            w2_shown == Some(true),
+            "{name}"
+        );
+    }
+    // Shown again, both are laid out side by side; the agents heard nothing of it.
+    assert_eq!(rig.heard.borrow().slots.last(), Some(&(1, 2)));
+    assert!(
+        rig.sent_types(before).is_empty(),
+        "{:?}",
+        rig.sent_types(before)
+    );
 }

@@ -138,6 +138,16 @@ pub(super) enum Inner {
     },
 }
 
+impl Inner {
+    /// Whether it is an inbound line a [`HostHandle`] counted ([`HostHandle::inbound_waiting`]).
+    pub(super) fn is_inbound(&self) -> bool {
+        matches!(
+            self,
+            Inner::Inbound { .. } | Inner::Oversized { .. } | Inner::BinaryFrame { .. }
+        )
+    }
+}
+
 /// Where a snapshot's PNG bytes (or why there are none) go, from the event-loop thread.
 pub(super) struct SnapshotDone(pub(super) Box<dyn FnOnce(Result<Vec<u8>, HostError>) + Send>);
 
@@ -194,10 +204,7 @@ pub struct HostHandle {
 
 impl HostHandle {
     pub(super) fn send(&self, inner: Inner) -> Result<(), HostClosed> {
-        let inbound = matches!(
-            inner,
-            Inner::Inbound { .. } | Inner::Oversized { .. } | Inner::BinaryFrame { .. }
-        );
+        let inbound = inner.is_inbound();
         if inbound {
             self.inbound.fetch_add(1, Ordering::Relaxed);
         }

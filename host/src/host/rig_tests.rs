@@ -29,11 +29,12 @@ use super::components::ComponentViews;
 use super::engine::Engine;
 use super::factory::HostSessions;
 use super::handle::{HostEvent, Inner};
+use super::kernel::Kernel;
 use super::proxy::HostProxy;
 use super::renderer::{ComponentRenderer, ComponentReply, Declined};
+use super::screen::Screen;
 use super::upstream::Upstream;
 use super::views::{Views, ViewsConfig};
-use super::work::Work;
 use crate::capabilities::{logged_port, CapabilityDriver, CapabilityHandler};
 use crate::delegate::{ChildSlot, HostDelegate, Refusal};
 use crate::port::{Place, PortView, ViewPort};
@@ -208,6 +209,8 @@ impl PortView for FakeView {
 pub(super) struct Heard {
     pub(super) notes: Vec<String>,
     pub(super) slots: Vec<(usize, usize)>,
+    /// The height each placement request carried (the page's resize).
+    pub(super) heights: Vec<Option<u32>>,
 }
 
 pub(super) struct Listener(Rc<RefCell<Heard>>);
@@ -260,7 +263,9 @@ impl HostDelegate for Listener {
             .push(format!("probe failed {reason}"));
     }
     fn request_child_placement(&mut self, slot: &ChildSlot<'_>) -> Rect {
-        self.0.borrow_mut().slots.push((slot.index, slot.count));
+        let mut heard = self.0.borrow_mut();
+        heard.slots.push((slot.index, slot.count));
+        heard.heights.push(slot.requested_height);
         let width = slot.width / u32::try_from(slot.count).unwrap_or(1);
         Rect {
             x: i32::try_from(slot.index).unwrap_or(0) * i32::try_from(width).unwrap_or(0),
@@ -409,20 +414,19 @@ impl Rig {
             let links = super::component_links::Links::new(None, proxy.clone());
             ComponentViews::new(None, Some(Box::new(renderer)), links)
         });
-        let mut engine = Engine {
-            sessions,
-            views,
-            driver,
-            proxy,
-            upstream,
-            reopen: setup.reopen,
-            components: components.flatten(),
-            work: Work::default(),
+        let mut sessions = sessions;
+        let registered = match capability {
+            Some(capability) => sessions.register_capability(capability).unwrap(),
+            None => Vec::new(),
         };
-        if let Some(capability) = capability {
-            for effects in engine.sessions.register_capability(capability).unwrap() {
-                engine.apply(effects, None, &NoWindows);
-            }
+        let mut engine = Engine::new(
+            Kernel::new(sessions, setup.reopen),
+            Screen::new(views, components.flatten(), proxy),
+            driver,
+            upstream,
+        );
+        for effects in registered {
+            engine.apply(effects, None, &NoWindows);
         }
         Self {
             engine,
@@ -444,8 +448,7 @@ impl Rig {
             "conversation_id": "c1", "sender": {"kind": "agent", "id": "agent_a"}, "payload": payload
         }))
         .unwrap();
-        let effects = self.engine.sessions.handle_inbound(&bytes);
-        self.engine.apply(effects, Some(1), &NoWindows);
+        self.engine.handle_inbound(&bytes, Some(1), &NoWindows);
         self.pump();
     }
 
@@ -491,19 +494,11 @@ impl Rig {
                 return;
             };
             match inner {
-                Inner::View { key, event } => self.engine.handle_view_event(key, event, &NoWindows),
-                Inner::CapabilityAnswer {
-                    session,
-                    ticket,
-                    answer,
-                } => self
-                    .engine
-                    .capability_answer(session, ticket, answer, &NoWindows),
                 // The loop's next turn wakes what the embedder showed (`Host::handle_timeout`).
-                Inner::Wake => self.engine.wake_pending(&NoWindows),
-                Inner::EmbedderComponent { key, input } => {
-                    self.engine.embedder_report(key, input, &NoWindows)
-                }
+                Inner::Wake => self.engine.start_turn(&NoWindows),
+                Inner::View { .. }
+                | Inner::CapabilityAnswer { .. }
+                | Inner::EmbedderComponent { .. } => self.engine.handle_event(inner, &NoWindows),
                 other => panic!("unexpected host event {other:?}"),
             }
         }
@@ -536,12 +531,12 @@ impl Rig {
     pub(super) fn key(&self, instance: &str) -> SurfaceKey {
         let session = self
             .engine
-            .sessions
+            .sessions()
             .id_of(&ConversationId::try_from("c1").unwrap())
             .expect("session c1");
         self.engine
-            .views
-            .keys()
+            .screen()
+            .surfaces()
             .into_iter()
             .find(|k| k.session == session && k.instance.as_str() == instance)
             .unwrap_or_else(|| panic!("{instance} is not open"))
