@@ -46,7 +46,7 @@ fn r_std_13_a_tall_question_keeps_its_buttons_in_view() {
         (120..=720).contains(&tall),
         "the board is {tall} px tall: not the question with its buttons"
     );
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     let submit = click_until(x, window, &mut host, "the tall question's submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
@@ -65,7 +65,7 @@ fn r_std_8_a_move_or_a_raise_of_the_window_restarts_the_guard() {
     );
     let x = &started.x;
     let window = shown(x, STACK);
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     let (ox, oy) = x.window_origin(window).unwrap();
     for (what, change) in [
         (
@@ -129,7 +129,7 @@ fn r_std_17_sixty_four_components_fit_in_one_board_and_the_65th_is_refused() {
         .map(|(_, v)| v.clone())
         .collect();
     assert!(errors.is_empty(), "opens refused: {errors:?}");
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     let submit = click_until(x, window, &mut host, "the 64th's submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });
@@ -168,7 +168,7 @@ fn r_ui_1_a_click_racing_a_replace_never_answers_the_new_question() {
     let (started, mut host) = start_with("m-0", "k1", question("Question 0?"));
     let x = &started.x;
     let window = shown(x, STACK);
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     let mut sent_before_click = vec!["m-0".to_owned()];
     for round in 1..=3 {
         click_last_button(x, window);

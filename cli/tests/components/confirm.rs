@@ -140,7 +140,7 @@ fn r_std_14_a_plain_host_lists_the_nine_in_a_small_first_line_and_a_click_answer
                "props": {"title": "Publish?", "confirm_label": "Publish"}}}),
     ));
     let window = shown(&x, STACK);
-    super::focus_past_guard(&x, window);
+    super::focus_past_guard(&host, &x, window);
     let submit = click_until(&x, window, &mut host, "submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"
     });

@@ -92,7 +92,7 @@ fn r_std_10_deep_markdown_at_every_sink_leaves_the_host_up() {
     ));
     still_up(&mut host, "confirm-quotes");
     let window = shown(&x, STACK);
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     host.drain(Duration::from_millis(300));
     click_until(&x, window, &mut host, "the confirm's submit", |v| {
         is("ui.event")(v) && v["payload"]["event"] == "submit"

@@ -127,10 +127,33 @@ fn click_until(
     );
 }
 
-/// Gives `window` the keyboard and waits past the guard delay that focus restarts (R-STD-8).
-fn focus_past_guard(x: &X11, window: u32) {
+/// Gives `window` the keyboard and waits past the guard delay (R-STD-8, 500 ms) that focus,
+/// a box shown and a relayout restart: until no restart was logged for 750 ms, however long a
+/// loaded machine takes to settle. Each restart is seen after it happened, so the wait is never
+/// shorter than the guard's.
+fn focus_past_guard(host: &StdioHost, x: &X11, window: u32) {
     x.focus(window).unwrap();
-    thread::sleep(Duration::from_millis(900));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = (stdio_host::guard_restarts(host), Instant::now());
+    loop {
+        thread::sleep(Duration::from_millis(50));
+        let restarts = stdio_host::guard_restarts(host);
+        if restarts != seen.0 {
+            seen = (restarts, Instant::now());
+        } else if seen.1.elapsed() >= Duration::from_millis(750) {
+            // The window's own restart is logged: the wait above watched the real guard.
+            assert!(
+                restarts > 0,
+                "the host logged no '{}'",
+                stdio_host::GUARD_RESTARTED
+            );
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the input guard kept restarting for 30 s"
+        );
+    }
 }
 
 /// The `ui.event`s named `event` the host sent so far.

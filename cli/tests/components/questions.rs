@@ -39,7 +39,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
     );
     let x = &started.x;
     let window = shown(x, STACK);
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     for key in [TAB, DOWN, TAB, TAB, SPACE] {
         x.key(key).unwrap();
         thread::sleep(Duration::from_millis(80));
@@ -60,7 +60,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
                          "max_length": 120}}}),
     ));
     grown(x, window, before);
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     x.key(TAB).unwrap();
     x.type_text("Disk full").unwrap();
     x.key(RETURN).unwrap();
@@ -98,7 +98,7 @@ fn r_std_6_choice_input_and_form_answer_from_the_keyboard() {
                     "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]}]}}}),
     ));
     grown(x, window, before);
-    focus_past_guard(x, window);
+    focus_past_guard(&host, x, window);
     x.key(TAB).unwrap();
     x.type_text("ops@example.org").unwrap();
     for key in [TAB, SPACE, TAB, SPACE, TAB, TAB, SPACE] {

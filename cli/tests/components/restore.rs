@@ -102,7 +102,7 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
                "props": {"label": "Ticket title", "type": "text"}}}),
     ));
     let window = shown(&x, STACK);
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     x.key(TAB).unwrap();
     x.type_text("Disk full").unwrap();
     // The keys reach the page (and its draft is reported) before the next question opens.
@@ -119,7 +119,7 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
     // The form stacks below the input (R-STD-13); the keyboard stays in the input being typed
     // into: Tab goes past its two buttons to the form's first field.
     let before = grown(&x, window, before);
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     for _ in 0..3 {
         x.key(TAB).unwrap();
         thread::sleep(Duration::from_millis(50));
@@ -174,7 +174,7 @@ fn r_std_15_components_come_back_after_a_sigkill_with_their_drafts_for_the_same_
         ));
     }
     thread::sleep(Duration::from_millis(800));
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     x.key(TAB).unwrap();
     x.key(END).unwrap();
     x.type_text(" again").unwrap();
@@ -218,7 +218,7 @@ fn r_std_15_a_submitted_secret_is_never_stored_in_either_form() {
                "props": {"label": "Password", "type": "secret"}}}),
     ));
     let window = shown(&x, STACK);
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     x.key(TAB).unwrap();
     x.type_text("correct-horse").unwrap();
     x.key(RETURN).unwrap();
@@ -238,7 +238,7 @@ fn r_std_15_a_submitted_secret_is_never_stored_in_either_form() {
     ));
     // The form stacks below the answered input and takes the keyboard (R-STD-13).
     grown(&x, window, before);
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     x.key(TAB).unwrap();
     x.type_text("opsuser").unwrap();
     x.key(TAB).unwrap();
@@ -304,7 +304,7 @@ fn r_std_15_a_killed_component_process_is_built_again_with_the_draft() {
                "props": {"label": "Ticket title", "type": "text"}}}),
     ));
     let window = shown(&x, STACK);
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     x.key(TAB).unwrap();
     x.type_text("Disk full").unwrap();
     // The draft reaches the host (reported 400 ms after the last key).
@@ -329,7 +329,7 @@ fn r_std_15_a_killed_component_process_is_built_again_with_the_draft() {
         .filter(|v| is("ui.event")(v) && v["payload"]["event"] == "close")
         .collect();
     assert!(closes.is_empty(), "the agent heard a close: {closes:?}");
-    focus_past_guard(&x, window);
+    focus_past_guard(&host, &x, window);
     x.key(TAB).unwrap();
     x.key(END).unwrap();
     x.type_text(" again").unwrap();

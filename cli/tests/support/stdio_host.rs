@@ -18,6 +18,18 @@ pub(crate) const LINEUP: &str = env!("CARGO_BIN_EXE_lineup");
 /// How long any one expected envelope may take.
 pub(crate) const STEP: Duration = Duration::from_secs(60);
 
+/// The host's log filter in these tests: `info`, and the input guard's restarts (the line
+/// [`GUARD_RESTARTED`]).
+pub(crate) const GUARD_LOG: &str = "info,lineup_webview_shell::platform::linux::guard=debug";
+
+/// What the host logs each time a window's input guard restarts.
+pub(crate) const GUARD_RESTARTED: &str = "guard delay restarted";
+
+/// How many guard restarts the host logged so far.
+pub(crate) fn guard_restarts(host: &StdioHost) -> usize {
+    host.stderr.lock().unwrap().matches(GUARD_RESTARTED).count()
+}
+
 /// A running host.
 pub(crate) struct StdioHost {
     child: Child,
@@ -60,6 +72,13 @@ impl StdioHost {
     }
 
     fn spawn(mut command: Command, home: &Path, args: &[&str]) -> Self {
+        // The host's own windows log each restart of their input guard (R-STD-8), so that a
+        // test can wait past the last one instead of sleeping a fixed time.
+        let logs_set = std::env::var_os("RUST_LOG").is_some()
+            || command.get_envs().any(|(key, _)| key == "RUST_LOG");
+        if !logs_set {
+            command.env("RUST_LOG", GUARD_LOG);
+        }
         let mut child = command
             .args(["host", "--stdio"])
             .args(args)
