@@ -127,6 +127,11 @@ struct HostArgs {
     /// answered `unsupported`.
     #[arg(long)]
     no_builtin_components: bool,
+    /// Show no MCP App view (R-MCP-13): `client.inventory` lists no `mcp_apps`, and every
+    /// `ui.open` with `mcp_app` and every `mcp.*` envelope is answered `unsupported`. Without
+    /// it, views are shown, each in its own webview under every Surface rule.
+    #[arg(long)]
+    no_mcp_apps: bool,
     /// Open a session for this conversation at start (with capabilities on, its
     /// `client.inventory` is written at once). Other conversations still get a session each
     /// when an accepted envelope names them (R-SES-1).
@@ -317,6 +322,9 @@ fn host_builder(
         .warm_pool(args.warm_pool);
     if args.no_builtin_components {
         builder = builder.builtin_components(None);
+    }
+    if args.no_mcp_apps {
+        builder = builder.mcp_apps(None);
     }
     builder = args.look.apply(builder);
     if let Some(conversation) = &args.conversation {

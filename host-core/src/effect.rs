@@ -261,6 +261,15 @@ pub struct Stats {
     /// The agent's answers and progress for a view's request that no longer waits (answered,
     /// timed out, cancelled, or its view closed), dropped, never relayed (R-MCP-6).
     pub mcp_late: u64,
+    /// Messages posted to an MCP App view's host document that its relay dropped unread: not
+    /// the view's own, or not JSON-RPC (R-MCP-7).
+    pub mcp_relay_dropped: u64,
+    /// The `script-src` `eval` report every SDK 2.0.x view makes at load, counted and not sent
+    /// (R-MCP-10): one per load of a view.
+    pub mcp_eval_reports: u64,
+    /// Blocked loads of an MCP App view past the reports one view may send the agent
+    /// (R-MCP-10), counted.
+    pub mcp_blocked_suppressed: u64,
 }
 
 impl std::ops::AddAssign<&Stats> for Stats {
@@ -288,6 +297,9 @@ impl std::ops::AddAssign<&Stats> for Stats {
             mcp_refused,
             mcp_sandbox_dropped,
             mcp_late,
+            mcp_relay_dropped,
+            mcp_eval_reports,
+            mcp_blocked_suppressed,
         } = more;
         self.envelopes_accepted += envelopes_accepted;
         self.envelopes_refused += envelopes_refused;
@@ -309,5 +321,8 @@ impl std::ops::AddAssign<&Stats> for Stats {
         self.mcp_refused += mcp_refused;
         self.mcp_sandbox_dropped += mcp_sandbox_dropped;
         self.mcp_late += mcp_late;
+        self.mcp_relay_dropped += mcp_relay_dropped;
+        self.mcp_eval_reports += mcp_eval_reports;
+        self.mcp_blocked_suppressed += mcp_blocked_suppressed;
     }
 }

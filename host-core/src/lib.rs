@@ -15,8 +15,9 @@
 //! as [`CapabilityEffect`]s, which the platform answers by [`Ticket`].
 //!
 //! MCP App views (`ui.open` with `mcp_app`, the `mcp.*` envelopes) are shown by a session whose
-//! [`SessionConfig::mcp_apps`] is set: each view's JSON-RPC passes its [`mcp::McpRouter`], and
-//! what the platform does for it comes out as [`McpEffect`]s.
+//! [`SessionConfig::mcp_apps`] is set: each view's JSON-RPC passes its [`mcp::McpRouter`],
+//! what the platform does for it comes out as [`McpEffect`]s, and what the host answers itself
+//! is [`mcp_host::host_reply`]'s.
 //!
 //! ```
 //! use std::time::Duration;
@@ -71,6 +72,7 @@ mod lookalike;
 mod markdown;
 pub mod mcp;
 mod mcp_effect;
+pub mod mcp_host;
 mod mcp_message;
 mod message;
 mod page_input;
@@ -141,7 +143,7 @@ pub use message::{
     InventoryApp, Message, Party, Payload, StandardComponent, SurfaceSource, Timestamp, UiClose,
     UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION, SUMMARY_BYTES,
 };
-pub use page_input::PageInput;
+pub use page_input::{McpRelayDrop, PageInput};
 pub use redact::{leaked_form, Fingerprint};
 pub use session::{
     BundlePolicy, CatalogRef, Clock, CloseReason, Effect, Generation, GoneReason, Session,

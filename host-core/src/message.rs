@@ -351,6 +351,10 @@ pub struct ClientInventory {
     pub applications: Vec<InventoryApp>,
     /// Capabilities visible under the current policy.
     pub capabilities: Vec<CapabilityDecl>,
+    /// What of MCP App views the host shows, exactly when it shows them (R-MCP-13); absent
+    /// otherwise, and an agent's `mcp_app` is then `unsupported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_apps: Option<crate::mcp_host::McpAppsInventory>,
 }
 payload_type!(ClientInventory, "lineup.v1.client.inventory");
 

@@ -83,4 +83,28 @@ pub enum PageInput<'a> {
     /// message as text, checked by the view's router. Every request gets one answer (the
     /// agent's, the host's, or a JSON-RPC error naming the limit or the rule).
     McpFromView(&'a str),
+    /// A message posted to an MCP App view's host document that its relay dropped before it
+    /// was read (R-MCP-7): counted (`Stats::mcp_relay_dropped`), never answered, since it is
+    /// not the view's own or not JSON-RPC. One over the size bound is
+    /// [`PageInput::Oversized`] instead, and the view hears an error.
+    McpRelayDropped(McpRelayDrop),
+    /// The policy of an MCP App view blocked a load or an evaluation in one of its frames
+    /// (R-MCP-10): the agent hears `ui.event` `blocked` with the directive and what was
+    /// blocked, except the one `script-src` `eval` report every SDK 2.0.x view makes at load
+    /// (one per load of the view), which is counted (`Stats::mcp_eval_reports`).
+    McpBlocked {
+        /// The directive that blocked it (`connect-src`, `img-src`, `script-src`, …).
+        directive: &'a str,
+        /// What was blocked: a URL the page wrote, or `eval` or `inline`.
+        blocked: &'a str,
+    },
+}
+
+/// Why the relay of an MCP App view dropped a message before it was read (R-MCP-7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpRelayDrop {
+    /// It was not posted by the view's own frame (a frame nested in the view, say).
+    WrongSource,
+    /// It was not one JSON-RPC 2.0 object.
+    NotJsonRpc,
 }

@@ -3,7 +3,8 @@
 use std::fmt;
 
 use lineup_host_core::{
-    Activity, CloseReason, ComponentKind, Diagnostic, InlineApp, Message, ProtocolError, SurfaceKey,
+    Activity, CloseReason, ComponentKind, Diagnostic, InlineApp, McpViewOpen, Message,
+    ProtocolError, SurfaceKey,
 };
 
 use lineup_webview_shell::page_text;
@@ -148,7 +149,15 @@ pub trait HostDelegate {
         let _ = (key, app);
     }
 
-    /// A Surface's page ran its script and received its state.
+    /// An MCP App view's webview was created (R-MCP-7): the server, the resource's `_meta.ui`
+    /// (`prefersBorder` is a hint for the embedder) and the tool whose result it shows. It is
+    /// laid out, hidden, shown and closed as a Surface is, and never hibernates.
+    fn notify_mcp_opened(&mut self, key: &SurfaceKey, view: &McpViewOpen) {
+        let _ = (key, view);
+    }
+
+    /// A Surface's page ran its script and received its state; for an MCP App view, the host
+    /// answered its `ui/initialize` (R-MCP-8).
     fn notify_ready(&mut self, key: &SurfaceKey) {
         let _ = key;
     }

@@ -47,6 +47,9 @@ mod hibernation;
 mod kernel;
 mod link;
 mod live;
+mod mcp_facts;
+#[cfg(test)]
+mod mcp_tests;
 mod options;
 mod policy;
 mod pool;

@@ -7,8 +7,9 @@
 //! verdicts) runs against a fake port in plain unit tests, with no display.
 //!
 //! A `SurfaceEngine` is one level down: it is how the shell makes a view; this port is how the
-//! host asks for one, whichever engine the shell runs. A view kind to come (an MCP App view, a
-//! Servo child view) is another [`PortView`].
+//! host asks for one, whichever engine the shell runs. An MCP App view is made by the same
+//! port ([`ViewKind::McpApp`]) and is the same [`PortView`]; a view kind to come (a Servo child
+//! view) is another.
 
 use std::rc::Rc;
 
@@ -38,16 +39,26 @@ pub(crate) enum Place {
     Child,
 }
 
+/// Which kind of view the port makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ViewKind {
+    /// A Surface's view, with its bridge ([`Shell::open_gated`]).
+    Surface,
+    /// An MCP App view: the host's top document, the view as its child, the relay
+    /// ([`Shell::open_mcp_app`], R-MCP-7).
+    McpApp,
+}
+
 /// What the host asks of the platform to make Surface views, and what it reads of the place
 /// they go.
 pub(crate) trait ViewPort {
-    /// Makes the view of `server`'s document at `place`; `events` gets what the view reports,
-    /// and is its identity (R-SEC-4). The document is held until the isolation probe passed
-    /// (R-SEC-8).
+    /// Makes the view (`view`: of which kind, of which server's document) at `place`;
+    /// `events` gets what the view reports, and is its identity (R-SEC-4). The document is
+    /// held until the isolation probe passed (R-SEC-8).
     fn open(
         &self,
         windows: &dyn WindowMaker,
-        server: SurfaceServer,
+        view: (ViewKind, SurfaceServer),
         place: Place,
         events: Box<dyn Fn(ViewEvent)>,
     ) -> Result<Box<dyn PortView>, ShellError>;
@@ -78,6 +89,8 @@ pub(crate) trait PortView {
     fn url(&self) -> &str;
     /// Hands `state_json` to the page's bridge (R-UI-3).
     fn deliver_state(&self, state_json: &str) -> Result<(), ShellError>;
+    /// Posts one JSON-RPC message to an MCP App view through its relay (R-MCP-7).
+    fn post_to_mcp_view(&self, json: &str) -> Result<(), ShellError>;
     /// Loads the Surface's own document again (R-UI-10).
     fn restore_document(&self) -> Result<(), ShellError>;
     /// Serves and loads `document` under the same token.
@@ -128,7 +141,7 @@ impl ViewPort for ShellPort {
     fn open(
         &self,
         windows: &dyn WindowMaker,
-        server: SurfaceServer,
+        (kind, server): (ViewKind, SurfaceServer),
         place: Place,
         events: Box<dyn Fn(ViewEvent)>,
     ) -> Result<Box<dyn PortView>, ShellError> {
@@ -147,7 +160,12 @@ impl ViewPort for ShellPort {
                 bounds: Rect::default(),
             },
         };
-        let view = self.shell.open_gated(windows, server, placement, events)?;
+        let view = match kind {
+            ViewKind::Surface => self.shell.open_gated(windows, server, placement, events)?,
+            ViewKind::McpApp => self
+                .shell
+                .open_mcp_app(windows, server, placement, events)?,
+        };
         Ok(Box::new(view))
     }
 
@@ -183,6 +201,9 @@ impl PortView for SurfaceView {
     }
     fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
         SurfaceView::deliver_state(self, state_json)
+    }
+    fn post_to_mcp_view(&self, json: &str) -> Result<(), ShellError> {
+        SurfaceView::post_to_mcp_view(self, json)
     }
     fn restore_document(&self) -> Result<(), ShellError> {
         SurfaceView::restore_document(self)

@@ -146,7 +146,7 @@ pub use notice_window::NoticeWindow;
 pub use placeholder::Placeholder;
 pub use platform::{
     apply_theme, check_display, desktop_high_contrast, open_display, screen_pixels_of,
-    window_pixels,
+    theme_is_dark, window_pixels,
 };
 pub use prompt::{PromptOptions, PromptSnapshot, MIN_GUARD_DELAY};
 pub use prompt_queue::PromptQueue;

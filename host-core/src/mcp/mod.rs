@@ -5,6 +5,8 @@
 //! bound and a timeout, each refusal a JSON-RPC error to the view (R-MCP-6), and hands the
 //! driver what the host answers itself (R-MCP-8, R-MCP-9). It holds no MCP client (R-MCP-1).
 //! A session's view documents arrive by digest in bounded chunks ([`McpResources`], R-MCP-4).
+//! What the host answers itself, and what it lists in `client.inventory`, are
+//! [`mcp_host`](crate::mcp_host)'s.
 
 mod forwarding;
 mod jsonrpc;

@@ -61,6 +61,11 @@ impl CapabilitySlot {
             caps.set_applications(listed_applications(config), &mut out);
         }
         caps.set_standard_components(config.standard_components.inventory(), &mut out);
+        let mcp_apps = config
+            .mcp_apps
+            .as_ref()
+            .map(crate::mcp_host::McpAppsInventory::of);
+        caps.set_mcp_apps(mcp_apps, &mut out);
         if let Some(conversation) = common.conversation().cloned() {
             caps.establish(conversation, &mut out);
         }

@@ -24,6 +24,10 @@ pub(super) fn post(key: &SurfaceKey, message: String) -> Effect {
     })
 }
 
+/// How many blocked loads one view reports to the agent (R-MCP-10); later ones are counted
+/// (`Stats::mcp_blocked_suppressed`), so a view cannot flood the agent with them.
+const MAX_BLOCKED_REPORTS: u32 = 32;
+
 /// The `reason` of the `ui/resource-teardown` a view gets before it closes for `why`.
 fn teardown_reason(why: &CloseReason) -> &'static str {
     match why {
@@ -44,7 +48,10 @@ fn teardown_reason(why: &CloseReason) -> &'static str {
 /// `Limits::max_envelope_bytes` (a request that would be is answered with an error instead,
 /// R-MCP-4). `counted` is what of the router's counters the session's [`Stats`] hold already.
 /// Once `ending` is set (its teardown deadline and why it closes) nothing more of it goes
-/// upstream, and each request it still makes is answered with an error.
+/// upstream, and each request it still makes is answered with an error. `evals` is how many
+/// `script-src` `eval` reports are still the SDK's own at load (one per load: the first, and
+/// one more at each reload), counted and not sent; at most [`MAX_BLOCKED_REPORTS`] other
+/// blocked loads go to the agent (`blocked_sent`).
 pub(super) struct View {
     generation: Generation,
     router: McpRouter,
@@ -53,6 +60,8 @@ pub(super) struct View {
     opened_by: MessageId,
     counted: McpStats,
     ending: Option<(Duration, CloseReason)>,
+    evals: u32,
+    blocked_sent: u32,
 }
 
 impl View {
@@ -72,6 +81,8 @@ impl View {
             opened_by,
             counted: McpStats::default(),
             ending: None,
+            evals: 1,
+            blocked_sent: 0,
         }
     }
 
@@ -132,6 +143,38 @@ impl View {
     ) {
         let outs = self.router.oversized(len);
         self.carry(key, outs, common, fx);
+    }
+
+    /// The view's policy blocked `blocked` under `directive` in one of its frames (R-MCP-10):
+    /// the SDK's own `script-src` `eval` report at load is counted; any other goes to its
+    /// opener as `ui.event` `blocked`, up to [`MAX_BLOCKED_REPORTS`], then is counted. A
+    /// closing view's goes nowhere.
+    pub(super) fn blocked(
+        &mut self,
+        key: &SurfaceKey,
+        (directive, blocked): (&str, &str),
+        common: &mut Common,
+        fx: &mut Vec<Effect>,
+    ) {
+        if directive == "script-src" && blocked == "eval" && self.evals > 0 {
+            self.evals -= 1;
+            common.stats_mut().mcp_eval_reports += 1;
+            return;
+        }
+        if self.ending.is_some() || self.blocked_sent >= MAX_BLOCKED_REPORTS {
+            common.stats_mut().mcp_blocked_suppressed += 1;
+            return;
+        }
+        self.blocked_sent += 1;
+        let data = json!({"directive": directive, "blocked": blocked});
+        let payload = UiEvent {
+            instance_id: key.instance.clone(),
+            event: EventName::known("blocked"),
+            data: JsonObject::try_from(data).unwrap_or_default(),
+        };
+        fx.push(Effect::Send(
+            common.outbound(payload, Some(self.opener.clone())),
+        ));
     }
 
     /// The agent's news of the tool call (R-MCP-5), or why it is out of order.
@@ -258,7 +301,9 @@ impl View {
                 McpOut::HostOwned(message) => self.host_owned(key, message, fx),
                 McpOut::Reloaded if self.ending.is_none() => {
                     // R-MCP-7: the agent hears the view reloaded; its input and result go
-                    // again after its `initialized`.
+                    // again after its `initialized`. Its new load makes the SDK's eval
+                    // report again (R-MCP-10).
+                    self.evals += 1;
                     let payload = UiEvent {
                         instance_id: key.instance.clone(),
                         event: EventName::known("reloaded"),

@@ -131,14 +131,15 @@ impl McpViews {
         }
     }
 
+    /// Whether `key` names one of these views that is open (not closing).
+    pub(super) fn is_open(&self, key: &SurfaceKey, common: &Common) -> bool {
+        common.owns(key)
+            && (self.open.get(&key.instance)).is_some_and(|v| v.generation() == key.generation)
+    }
+
     /// Whether `key` names one of these views, open or closing.
     pub(super) fn holds(&self, key: &SurfaceKey, common: &Common) -> bool {
-        common.owns(key)
-            && (self
-                .open
-                .get(&key.instance)
-                .is_some_and(|v| v.generation() == key.generation)
-                || self.closing.contains_key(key))
+        self.is_open(key, common) || (common.owns(key) && self.closing.contains_key(key))
     }
 
     /// The view limits, when the session shows MCP App views; else `unsupported` naming `field`.
@@ -400,6 +401,10 @@ impl McpViews {
             }
             PageInput::Oversized { len } => view.oversized(key, len, common, &mut fx),
             PageInput::Flood { count } => common.stats_mut().bridge_flooded += count,
+            PageInput::McpRelayDropped(_) => common.stats_mut().mcp_relay_dropped += 1,
+            PageInput::McpBlocked { directive, blocked } => {
+                view.blocked(key, (directive, blocked), common, &mut fx);
+            }
             PageInput::UserClosed => self.user_closed(key, common, &mut fx),
             PageInput::Gone(reason) | PageInput::Lost(reason) => {
                 self.gone(key, reason, common, &mut fx);

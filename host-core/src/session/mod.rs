@@ -155,9 +155,10 @@ impl Session {
         self.surfaces.contains(instance) || self.mcp.contains(instance)
     }
 
-    /// Whether `key` names a webview that is open now.
+    /// Whether `key` names a webview that is open now: a Surface's, or an MCP App view's
+    /// that is not closing.
     pub fn is_current(&self, key: &SurfaceKey) -> bool {
-        self.surfaces.is_current(key, &self.common)
+        self.surfaces.is_current(key, &self.common) || self.mcp.is_open(key, &self.common)
     }
 
     /// Handles one inbound envelope (agent → client) as raw bytes.

@@ -83,6 +83,8 @@ pub(super) fn page(
         PageInput::ComponentClosed => components.gone(key, ComponentClosed::User, common),
         PageInput::ComponentDraft(draft) => components.draft(key, draft, common),
         // Not a view's (closed or replaced): counted, reaches nobody.
-        PageInput::McpFromView(_) => mcp.page(key, input, common),
+        PageInput::McpFromView(_)
+        | PageInput::McpRelayDropped(_)
+        | PageInput::McpBlocked { .. } => mcp.page(key, input, common),
     }
 }

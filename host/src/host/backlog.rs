@@ -1,8 +1,14 @@
-//! A Surface's bridge messages on their way through the event loop (R-UI-7, R-DIAG-1).
+//! A view's page messages on their way through the event loop (R-UI-7, R-DIAG-1, R-MCP-7), and
+//! the event closure that sends them there ([`reporter`]).
 
 use std::cell::Cell;
+use std::rc::Rc;
 
-use lineup_host_core::{PageInput, BRIDGE_NAMESPACE};
+use lineup_host_core::{PageInput, SurfaceKey, BRIDGE_NAMESPACE};
+use lineup_webview_shell::ViewEvent;
+
+use super::handle::{HostEvent, Inner};
+use super::proxy::HostProxy;
 
 /// How a diagnostic the bridge posted starts; the page gains nothing by imitating it, since the
 /// message is then decoded as the diagnostic it claims to be (R-DIAG-1).
@@ -66,6 +72,29 @@ impl Dropped {
         let diagnostics = (count > 0).then_some(PageInput::DiagnosticsDropped { count });
         flood.into_iter().chain(diagnostics)
     }
+}
+
+/// The event closure of the view of `key`: each report goes to the loop through `proxy`,
+/// tagged with the key (R-SEC-4: the closure is the view's identity). A page's message (a
+/// bridge message, or an MCP App view's JSON-RPC) waits in `backlog`, and past its bound is
+/// dropped and counted, reported with the next one that reaches the loop (R-ENV-4,
+/// R-DIAG-1): a flooding view loses its own messages, never the agent's.
+pub(super) fn reporter(
+    key: SurfaceKey,
+    proxy: HostProxy,
+    backlog: Rc<Backlog>,
+) -> Box<dyn Fn(ViewEvent)> {
+    Box::new(move |event| {
+        if let ViewEvent::Ipc(raw) | ViewEvent::McpMessage(raw) = &event {
+            if !backlog.admit(raw) {
+                return;
+            }
+        }
+        let _ = proxy.send_event(HostEvent(Inner::View {
+            key: key.clone(),
+            event,
+        }));
+    })
 }
 
 impl Backlog {

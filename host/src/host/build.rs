@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Instant;
 
+use lineup_host_core::mcp::McpLimits;
 use lineup_host_core::{
     CapabilityPolicy, CapabilitySetup, CatalogRef, ConversationId, LanguageTag, SessionConfig,
     SessionEffects, Sessions,
@@ -20,6 +21,7 @@ use super::engine::Engine;
 use super::factory::{start_capabilities, HostSessions, Started};
 use super::handle::{HostEvent, Inner, Intake};
 use super::kernel::Kernel;
+use super::mcp_facts::McpFacts;
 use super::options::{EmbedderParts, HostConfig, Layout, SessionOptions, ViewOptions};
 use super::policy::{PolicyWatch, Watches};
 use super::proxy::HostProxy;
@@ -118,9 +120,11 @@ pub(super) fn build<T: HostUserEvent>(
         .activity_notices
         .then(|| ActivityNotices::new(language.clone()));
     let components = ComponentViews::new(views.components, parts.component_renderer, links);
+    let sampling = options.mcp_apps.as_ref().is_some_and(|mcp| mcp.sampling);
+    let mcp_facts = McpFacts::new(views.theme, sampling);
     let engine = Engine::new(
         Kernel::new(sessions, options.reopen),
-        Screen::new(view_table, components, proxy),
+        Screen::new(view_table, components, proxy, mcp_facts),
         Some(driver),
         Upstream::new(parts.outbound, parts.delegate, notices),
     );
@@ -158,6 +162,8 @@ fn session_template(
         views.components.is_some(),
         parts.component_renderer.as_deref(),
     );
+    // Only the platform's webview has an MCP App view's relay (R-MCP-7, R-MCP-13).
+    template.mcp_apps = options.mcp_apps.clone().filter(|_| parts.engine.is_none());
     Ok(template)
 }
 
@@ -174,6 +180,15 @@ fn view_config(options: &SessionOptions, views: &ViewOptions, language: Language
         .with_memory_limit_mib(limits.surface_memory_limit_mib)
         // R-UI-7: the page's messages are bounded where they arrive, by the same limit.
         .with_max_ipc_bytes(limits.max_bridge_message_bytes)
+        // R-MCP-6: so are an MCP App view's.
+        .with_max_mcp_message_bytes(
+            options
+                .mcp_apps
+                .as_ref()
+                .map_or(McpLimits::default().max_message_bytes, |mcp| {
+                    mcp.max_message_bytes
+                }),
+        )
         .with_language(language)
 }
 

@@ -5,6 +5,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use lineup_host_core::mcp::McpLimits;
 use lineup_host_core::{
     AppCatalog, BundlePolicy, Capability, CapabilityPolicy, CapabilityStore, ConversationId,
     HookRequest, LanguageTag, Limits, LinkPolicy, Message, PartyId,
@@ -44,6 +45,7 @@ use std::sync::Arc;
 /// | contrast (R-UI-11) | [`Contrast::System`]: the desktop's, read at each open |
 /// | text zoom (R-UI-11) | 1.0; the Ctrl± zoom keys are off |
 /// | diagnostics (R-DIAG-1) | to [`HostDelegate::notify_diagnostic`], 100 per Surface per 10 s; never to the agent |
+/// | MCP App views (R-MCP-3 … R-MCP-13) | on, within [`McpLimits::default`]: `ui.open` with `mcp_app` shows the view in its own webview under every Surface rule, listed as `mcp_apps` in `client.inventory`; never hibernated; off with an embedder's engine; [`HostBuilder::mcp_apps`] |
 /// | App Capabilities (R-SEC-5) | off: every `app.call` answered `unsupported`; [`HostBuilder::enable_capabilities`] |
 /// | built-in capabilities | none; each enabled by [`HostBuilder::builtin`], acting on [`SystemDesktop`](crate::SystemDesktop) |
 /// | recovery (R-UI-12) | a Surface whose web process died or was ended by the hang watchdog is reopened in place with its last state, at most [`Limits::max_reopens_per_window`] (3) times per [`Limits::reopen_window`] (60 s), then closed with `crashed` or `unresponsive` upstream; never after its memory ceiling; [`HostBuilder::reopen_lost_surfaces`] |
@@ -395,6 +397,26 @@ impl HostBuilder {
     /// and `max_surfaces` and `max_sessions` also bound the host in total (R-SES-1).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.config.sessions.limits = limits;
+        self
+    }
+
+    /// Whether MCP App views are shown (R-MCP-3 … R-MCP-13), and each view's traffic within
+    /// which limits: `Some(limits)` (the default: [`McpLimits::default`]) shows them and lists
+    /// `mcp_apps` in `client.inventory`; `None` turns them off, and every `ui.open` with
+    /// `mcp_app` and every `mcp.*` envelope is then answered `unsupported` (R-MCP-13). With an
+    /// embedder's engine ([`DangerousHostBuilder`]'s) they are off whatever this says: only the
+    /// platform's webview has their relay. Shown views are laid out, hidden, shown and closed
+    /// as Surfaces are, but never hibernated (R-MCP-12's teardown on hibernation is to come).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use lineup_host::HostBuilder;
+    /// let event_loop = lineup_host::event_loop()?;
+    /// let host = HostBuilder::new().mcp_apps(None).build(&event_loop)?;
+    /// # let _ = host; Ok(()) }
+    /// ```
+    pub fn mcp_apps(mut self, limits: Option<McpLimits>) -> Self {
+        self.config.sessions.mcp_apps = limits;
         self
     }
 

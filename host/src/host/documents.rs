@@ -1,6 +1,6 @@
 //! What a Surface's document is made of (R-SEC-3, R-SEC-3a, R-UI-11): the builder's document
 //! options in the host context's language, the contrast read when it is made, and the
-//! Surface's own assets, served under its own token only.
+//! Surface's own assets, served under its own token only; and an MCP App view's (R-MCP-7).
 
 use std::sync::Arc;
 
@@ -75,6 +75,19 @@ impl Documents {
             SurfaceServer::new(token, document).with_assets(assets),
             layout,
         )
+    }
+
+    /// The server of an MCP App view's document under `token` (R-MCP-7): the host's top
+    /// document with `html` (UTF-8; a byte that is not is replaced) as its only child, under
+    /// the Surfaces' policy and language, with nothing else to serve.
+    pub(super) fn mcp_server(
+        &self,
+        html: &[u8],
+        token: SurfaceToken,
+    ) -> (SurfaceServer, DocumentLayout) {
+        let document = SurfaceDocument::mcp_app(&String::from_utf8_lossy(html), &self.options());
+        let layout = document.layout();
+        (SurfaceServer::new(token, document), layout)
     }
 
     /// The document of `bundle`, made now: the embedder's reload of a Surface

@@ -7,10 +7,12 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host_core::mcp::HostOwned;
+use lineup_host_core::mcp_host::HostReply;
 use lineup_host_core::{
     Activity, AgentIdentity, Answer, CapabilityEffect, CapabilityName, CloseReason,
-    ComponentEffect, ConversationId, Effect, GoneReason, PageInput, PartyId, SessionEffects,
-    SessionId, Sessions, SurfaceKey, Ticket, UsageError,
+    ComponentEffect, ConversationId, Effect, GoneReason, McpEffect, PageInput, PartyId,
+    SessionEffects, SessionId, Sessions, SurfaceKey, Ticket, UsageError,
 };
 use lineup_webview_shell::tao::event::WindowEvent;
 use lineup_webview_shell::tao::window::WindowId;
@@ -246,6 +248,16 @@ impl Engine {
                 }
                 self.page_input(&key, PageInput::Message(&raw), target);
             }
+            ViewInput::Mcp { raw, dropped } => {
+                for dropped in dropped.inputs() {
+                    self.page_input(&key, dropped, target);
+                }
+                self.page_input(&key, PageInput::McpFromView(&raw), target);
+            }
+            ViewInput::McpBlocked { directive, blocked } => {
+                let (directive, blocked) = (directive.as_str(), blocked.as_str());
+                self.page_input(&key, PageInput::McpBlocked { directive, blocked }, target);
+            }
             ViewInput::Page(input) => self.page_input(&key, input, target),
             ViewInput::Crashed => {
                 if self.is_current(&key) {
@@ -366,12 +378,14 @@ impl Engine {
                 self.upstream.send(&message);
             }
             Effect::Rejected(error) => delegate.notify_rejected(&error, line),
-            // This host leaves `SessionConfig::mcp_apps` off, so its sessions refuse every
-            // `mcp_app` open `unsupported` (R-MCP-13) and emit no MCP App work.
-            Effect::Mcp(effect) => {
-                tracing::error!(
-                    "an MCP App effect reached a host that shows none; ignored: {effect:?}"
-                );
+            Effect::Mcp(McpEffect::Open(open)) => {
+                self.screen.open_mcp(open, kernel, delegate, target);
+            }
+            Effect::Mcp(McpEffect::Post { key, message }) => {
+                self.screen.post_to_mcp_view(&key, &message);
+            }
+            Effect::Mcp(McpEffect::HostOwned { key, message }) => {
+                self.mcp_host_owned(key, &message, target);
             }
             Effect::Dropped { key, error } => delegate.notify_dropped(&key, &error),
             Effect::Capability(CapabilityEffect::Activity(activity)) => {
@@ -394,6 +408,37 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// What the host does with a message of MCP App view `key` that it answers or takes
+    /// itself (R-MCP-8, [`Screen::mcp_reply`]): an answer goes to the view through its session
+    /// ([`Sessions::mcp_host_answer`]); the `ui/initialize` answer is the view's `ready` (the
+    /// watchdog's first sign of life, the delegate's `notify_ready`); a size change is a
+    /// Surface's resize; a teardown request closes it as the user's close does (its opener
+    /// hears `ui.event` `close`, then it is torn down).
+    fn mcp_host_owned(&mut self, key: SurfaceKey, message: &HostOwned, target: &dyn WindowMaker) {
+        let Some(reply) = self.screen.mcp_reply(&key, message) else {
+            return;
+        };
+        let answer = |kernel: &mut Kernel, outcome| {
+            if let Some(id) = &message.id {
+                kernel.mcp_host_answer(&key, id, outcome);
+            }
+        };
+        match reply {
+            HostReply::Initialize(result) => {
+                answer(&mut self.kernel, Ok(result));
+                self.screen.ready(&key);
+                self.upstream.delegate().notify_ready(&key);
+            }
+            HostReply::Answer(outcome) => answer(&mut self.kernel, outcome),
+            HostReply::Resize(height) => {
+                self.screen.resize(&key, height, self.upstream.delegate());
+            }
+            HostReply::Teardown => self.kernel.page(&key, PageInput::UserClosed),
+            HostReply::Nothing => {}
+        }
+        self.drain(target);
     }
 
     /// What ran (original §5.3): logged (never the reason), told to the delegate, and shown in

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host_core::mcp::{RpcError, RpcId};
 use lineup_host_core::{
     AgentIdentity, Answer, CapabilityName, ComponentLink, ConversationId, GoneReason, InstanceId,
     Limits, PageInput, PartyId, SessionEffects, SessionId, Sessions, SurfaceKey, SurfaceOpen,
@@ -174,6 +175,17 @@ impl Kernel {
     /// What the view of `key` reported, for its session (R-SEC-4: the key is the view's).
     pub(super) fn page(&mut self, key: &SurfaceKey, input: PageInput<'_>) {
         let effects = self.sessions.handle_page(key, input);
+        self.queue(effects, None);
+    }
+
+    /// The host's answer to MCP App view `key`'s request `id`, one it took itself (R-MCP-8).
+    pub(super) fn mcp_host_answer(
+        &mut self,
+        key: &SurfaceKey,
+        id: &RpcId,
+        outcome: Result<serde_json::Value, RpcError>,
+    ) {
+        let effects = self.sessions.mcp_host_answer(key, id, outcome);
         self.queue(effects, None);
     }
 

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use lineup_host_core::{Diagnostic, GoneReason, InlineBundle, PageText, SurfaceKey};
+use lineup_host_core::{Diagnostic, GoneReason, InlineBundle, McpAppTool, PageText, SurfaceKey};
 use lineup_surface_runtime::{DocumentLayout, SurfaceDocument};
 use lineup_webview_shell::{Placeholder, Rect, WindowPixels};
 
@@ -55,10 +55,15 @@ pub(super) struct Awake<'a> {
 /// `ready`, and a woken Surface's picture stands over its new view only until then; while it
 /// shows it keeps no picture and has no `hidden_since`; a child view hidden keeps the picture of
 /// what it showed and since when it is hidden; each document the embedder loaded is counted
-/// until its commit, which is then the embedder's reload, not a navigation (R-UI-10).
+/// until its commit, which is then the embedder's reload, not a navigation (R-UI-10). An MCP
+/// App view (`mcp`: the tool whose result it shows) never hibernates (R-MCP-12's teardown on
+/// hibernation is still to come).
 pub(super) struct Live {
     pub(super) key: SurfaceKey,
     pub(super) view: Box<dyn PortView>,
+    /// For an MCP App view, the tool whose result it shows (its `ui/initialize` answer names
+    /// it, R-MCP-8); `None` for a Surface.
+    mcp: Option<McpAppTool>,
     backlog: Rc<Backlog>,
     /// Where the bundle's parts are in the document, to map diagnostics back (R-DIAG-1).
     layout: DocumentLayout,
@@ -91,12 +96,11 @@ pub(super) struct Live {
 }
 
 impl Live {
-    /// The new `view` of Surface `key`, its bridge messages counted in `backlog`, its document
-    /// laid out as `layout`, with what its predecessor kept (`kept`); opening until its page
-    /// says `ready`.
+    /// The new `view` of Surface `key` (of an MCP App view showing `mcp`'s result), its
+    /// messages counted in `backlog`, its document laid out as `layout`, with what its
+    /// predecessor kept (`kept`); opening until its page says `ready`.
     pub(super) fn new(
-        key: SurfaceKey,
-        view: Box<dyn PortView>,
+        (key, view, mcp): (SurfaceKey, Box<dyn PortView>, Option<McpAppTool>),
         backlog: Rc<Backlog>,
         layout: DocumentLayout,
         kept: &Kept,
@@ -104,6 +108,7 @@ impl Live {
         Self {
             key,
             view,
+            mcp,
             backlog,
             layout,
             requested_height: kept.requested_height,
@@ -122,6 +127,11 @@ impl Live {
     /// Whether the embedder hides it.
     pub(super) fn hidden(&self) -> bool {
         self.hidden
+    }
+
+    /// For an MCP App view, the tool whose result it shows; `None` for a Surface.
+    pub(super) fn mcp_tool(&self) -> Option<&McpAppTool> {
+        self.mcp.as_ref()
     }
 
     /// When its view was created, while its page has not said `ready` yet.

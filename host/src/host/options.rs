@@ -6,6 +6,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use lineup_host_core::mcp::McpLimits;
 use lineup_host_core::{
     AppCatalog, BundlePolicy, CapabilityPolicy, ConversationId, InstanceStore, LanguageTag, Limits,
     LinkPolicy, Message, PartyId,
@@ -50,6 +51,8 @@ pub(super) struct SessionOptions {
     pub(super) unvouched_scope: Option<String>,
     pub(super) session_idle: Option<Duration>,
     pub(super) reopen: bool,
+    /// `None`: MCP App views off.
+    pub(super) mcp_apps: Option<McpLimits>,
 }
 
 impl Default for SessionOptions {
@@ -64,6 +67,7 @@ impl Default for SessionOptions {
             unvouched_scope: None,
             session_idle: None,
             reopen: true,
+            mcp_apps: Some(McpLimits::default()),
         }
     }
 }

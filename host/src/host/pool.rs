@@ -29,6 +29,11 @@ pub(super) fn surface_token(port: &dyn ViewPort) -> Result<SurfaceToken, ShellEr
     if let Some(token) = port.shell().and_then(|shell| shell.pooled_token()) {
         return Ok(token);
     }
+    fresh_token()
+}
+
+/// A fresh random token, for a cold view (an MCP App view never takes a pool view).
+pub(super) fn fresh_token() -> Result<SurfaceToken, ShellError> {
     let mut token = [0u8; 16];
     getrandom::fill(&mut token)
         .map_err(|e| ShellError::Platform(format!("no random source: {e}")))?;

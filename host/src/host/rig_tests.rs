@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lineup_host_core::mcp::McpLimits;
 use lineup_host_core::{
     ConversationId, Limits, PartyId, SessionConfig, SessionFactory, Sessions, SurfaceKey,
 };
@@ -37,7 +38,7 @@ use super::upstream::Upstream;
 use super::views::{Views, ViewsConfig};
 use crate::capabilities::{logged_port, CapabilityDriver, CapabilityHandler};
 use crate::delegate::{ChildSlot, HostDelegate, Refusal};
-use crate::port::{Place, PortView, ViewPort};
+use crate::port::{Place, PortView, ViewKind, ViewPort};
 use crate::watchdog::{Watchdog, WatchdogConfig};
 use lineup_host_core::{
     AnswerSink, Capability, CapabilityName, HandlerError, JsonObject, OpaqueVersion, Risk,
@@ -60,9 +61,11 @@ impl WindowMaker for NoWindows {
 
 /// What one fake view was asked, and its page's way to report.
 pub(super) struct ViewRecord {
+    pub(super) kind: ViewKind,
     pub(super) place: Place,
     pub(super) url: String,
     pub(super) events: Box<dyn Fn(ViewEvent)>,
+    /// The states delivered, or for an MCP App view the messages posted to it.
     pub(super) delivered: RefCell<Vec<String>>,
     pub(super) visible: Cell<bool>,
     pub(super) bounds: Cell<Option<Rect>>,
@@ -93,7 +96,7 @@ impl ViewPort for FakePort {
     fn open(
         &self,
         _windows: &dyn WindowMaker,
-        server: SurfaceServer,
+        (kind, server): (ViewKind, SurfaceServer),
         place: Place,
         events: Box<dyn Fn(ViewEvent)>,
     ) -> Result<Box<dyn PortView>, ShellError> {
@@ -102,6 +105,7 @@ impl ViewPort for FakePort {
             return Err(ShellError::Platform(why.clone()));
         }
         let record = Rc::new(ViewRecord {
+            kind,
             place,
             url: server.url(),
             events,
@@ -153,6 +157,9 @@ impl PortView for FakeView {
     fn deliver_state(&self, state_json: &str) -> Result<(), ShellError> {
         self.0.delivered.borrow_mut().push(state_json.to_owned());
         Ok(())
+    }
+    fn post_to_mcp_view(&self, json: &str) -> Result<(), ShellError> {
+        self.deliver_state(json)
     }
     fn restore_document(&self) -> Result<(), ShellError> {
         self.0.restored.set(self.0.restored.get() + 1);
@@ -334,6 +341,8 @@ pub(super) struct Setup {
     pub(super) limits: Limits,
     pub(super) watchdog: WatchdogConfig,
     pub(super) probe: ProbeStatus,
+    /// Whether the sessions show MCP App views.
+    pub(super) mcp_apps: bool,
 }
 
 impl Default for Setup {
@@ -346,6 +355,7 @@ impl Default for Setup {
             limits: Limits::default(),
             watchdog: WatchdogConfig::default(),
             probe: ProbeStatus::Passed,
+            mcp_apps: false,
         }
     }
 }
@@ -354,6 +364,7 @@ impl Rig {
     pub(super) fn new(setup: Setup) -> Self {
         let mut template = SessionConfig::new(PartyId::try_from("desktop").unwrap(), "out");
         template.limits = setup.limits;
+        template.mcp_apps = setup.mcp_apps.then(McpLimits::default);
         if setup.renderer {
             let renderer = FakeRenderer(Rc::default());
             template.standard_components = super::components::rendered_set(false, Some(&renderer));
@@ -414,6 +425,7 @@ impl Rig {
             let links = super::component_links::Links::new(None, proxy.clone());
             ComponentViews::new(None, Some(Box::new(renderer)), links)
         });
+        let mcp_facts = super::mcp_facts::McpFacts::new(lineup_webview_shell::Theme::Dark, false);
         let mut sessions = sessions;
         let registered = match capability {
             Some(capability) => sessions.register_capability(capability).unwrap(),
@@ -421,7 +433,7 @@ impl Rig {
         };
         let mut engine = Engine::new(
             Kernel::new(sessions, setup.reopen),
-            Screen::new(views, components.flatten(), proxy),
+            Screen::new(views, components.flatten(), proxy, mcp_facts),
             driver,
             upstream,
         );

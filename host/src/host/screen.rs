@@ -5,10 +5,12 @@
 
 use std::time::{Duration, Instant};
 
+use lineup_host_core::mcp::HostOwned;
+use lineup_host_core::mcp_host::{host_reply, HostReply};
 use lineup_host_core::{
     CloseReason, ComponentEffect, ComponentLink, ConsentAnswer, ConversationId, Diagnostic,
-    GoneReason, InlineBundle, InstanceId, JsonObject, PageInput, SessionId, SurfaceKey,
-    SurfaceOpen,
+    GoneReason, InlineBundle, InstanceId, JsonObject, McpViewOpen, PageInput, SessionId,
+    SurfaceKey, SurfaceOpen,
 };
 use lineup_webview_shell::tao::event::WindowEvent;
 use lineup_webview_shell::tao::window::WindowId;
@@ -19,6 +21,7 @@ use super::conversations::{self, ConversationItem};
 use super::handle::{EmbedderInput, HostEvent, Inner, PixelsDone, SnapshotDone};
 use super::kernel::Kernel;
 use super::live::Kept;
+use super::mcp_facts::McpFacts;
 use super::probe_gate::ProbeNews;
 use super::proxy::HostProxy;
 use super::standby::HostStandby;
@@ -53,15 +56,24 @@ pub(super) struct Screen {
     components: Option<ComponentViews>,
     /// How the views and the renderers report back to the loop.
     proxy: HostProxy,
+    /// What MCP App views are told of the host (R-MCP-8).
+    mcp: McpFacts,
 }
 
 impl Screen {
-    /// `views` and the renderers `components`, reporting through `proxy`.
-    pub(super) fn new(views: Views, components: Option<ComponentViews>, proxy: HostProxy) -> Self {
+    /// `views` and the renderers `components`, reporting through `proxy`; MCP App views are
+    /// told `mcp`.
+    pub(super) fn new(
+        views: Views,
+        components: Option<ComponentViews>,
+        proxy: HostProxy,
+        mcp: McpFacts,
+    ) -> Self {
         Self {
             views,
             components,
             proxy,
+            mcp,
         }
     }
 
@@ -207,6 +219,57 @@ impl Screen {
         }
         self.views.hold_until_probed(&open.key);
         self.create(open, Kept::default(), kernel, delegate, target);
+    }
+
+    /// Opens MCP App view `open` (R-MCP-7) as [`Screen::open`] opens a Surface: room under
+    /// the live cap, its document held until the probe passed, placed as a child view or a
+    /// window of its own, hidden when its conversation is; a view it replaces that still
+    /// tears down (R-MCP-8) leaves the layout, and closes by its own `Effect::Close`. A view
+    /// that cannot be made fails the open (`surface_failed`).
+    pub(super) fn open_mcp(
+        &mut self,
+        open: McpViewOpen,
+        kernel: &mut Kernel,
+        delegate: &mut dyn HostDelegate,
+        target: &dyn WindowMaker,
+    ) {
+        let key = open.key.clone();
+        if !self.make_room(None, kernel) {
+            let limit = kernel.limits().max_live_surfaces;
+            kernel.page(&key, PageInput::LiveCapReached { limit });
+            return;
+        }
+        let replaced = self.views.keys().into_iter().filter(|other| {
+            (other.session, &other.instance) == (key.session, &key.instance) && *other != key
+        });
+        for old in replaced.collect::<Vec<_>>() {
+            self.views.set_visible(&old, false);
+        }
+        self.views.hold_until_probed(&key);
+        match (self.views).create_mcp(&open, kernel.limits(), &self.proxy, target) {
+            Ok(()) => {
+                delegate.notify_mcp_opened(&key, &open);
+                if self.is_hidden(kernel, key.session) {
+                    self.views.set_visible(&key, false);
+                }
+                self.views.relayout(delegate);
+            }
+            Err(e) => kernel.page(&key, PageInput::OpenFailed(&e.to_string())),
+        }
+    }
+
+    /// Posts `message` to MCP App view `key` (R-MCP-7).
+    pub(super) fn post_to_mcp_view(&self, key: &SurfaceKey, message: &str) {
+        self.views.post_to_mcp_view(key, message);
+    }
+
+    /// What the host does with `message` of MCP App view `key` that it answers or takes
+    /// itself (R-MCP-8, [`host_reply`]), told the host's facts now; `None` for a key with no
+    /// MCP App view.
+    pub(super) fn mcp_reply(&self, key: &SurfaceKey, message: &HostOwned) -> Option<HostReply> {
+        let (tool, width, max_height) = self.views.mcp_place(key)?;
+        let facts = self.mcp.facts(&self.views.language(), (width, max_height));
+        Some(host_reply(message, tool, &facts))
     }
 
     /// Creates the webview of `open` ([`Views::create`], the one place a Surface's webview is
@@ -544,12 +607,16 @@ impl Screen {
 
     /// [`HostHandle::set_standby_indicator`](super::HostHandle::set_standby_indicator).
     pub(super) fn set_standby_indicator(&self, text: Option<&str>) {
-        self.views.set_standby_indicator(text);
+        if let Some(standby) = self.views.standby() {
+            standby.set_indicator(text);
+        }
     }
 
     /// [`HostHandle::set_standby_status`](super::HostHandle::set_standby_status).
     pub(super) fn set_standby_status(&self, status: &str) {
-        self.views.set_standby_status(status);
+        if let Some(standby) = self.views.standby() {
+            standby.set_status(status);
+        }
     }
 
     /// [`HostHandle::reload_bundle`](super::HostHandle::reload_bundle), within `max` bytes.

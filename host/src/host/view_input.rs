@@ -1,10 +1,11 @@
-//! What one report of a Surface's view means (R-SEC-4, R-UI-12): page input for its session, a
-//! loss of its web process, or a refusal the delegate hears of. The key is the view's (its
-//! event closure's), never the page's word; what the view table keeps of the view (its waiting
-//! bridge messages, the documents the embedder loaded) is counted on the way.
+//! What one report of a Surface's or an MCP App view's webview means (R-SEC-4, R-UI-12,
+//! R-MCP-7): page input for its session, a loss of its web process, or a refusal the delegate
+//! hears of. The key is the view's (its event closure's), never the page's word; what the view
+//! table keeps of the view (its waiting messages, the documents the embedder loaded) is
+//! counted on the way.
 
-use lineup_host_core::{GoneReason, PageInput, SurfaceKey};
-use lineup_webview_shell::ViewEvent;
+use lineup_host_core::{GoneReason, McpRelayDrop, PageInput, SurfaceKey};
+use lineup_webview_shell::{McpDrop, ViewEvent};
 
 use super::backlog::Dropped;
 use super::views::Views;
@@ -18,6 +19,21 @@ pub(super) enum ViewInput {
         raw: String,
         /// What was dropped while it waited, handed over first.
         dropped: Dropped,
+    },
+    /// A JSON-RPC message an MCP App view posted, after what was dropped while it waited
+    /// (R-MCP-7).
+    Mcp {
+        /// The message.
+        raw: String,
+        /// What was dropped while it waited, handed over first.
+        dropped: Dropped,
+    },
+    /// The policy of an MCP App view blocked a load (R-MCP-10).
+    McpBlocked {
+        /// The directive that blocked it.
+        directive: String,
+        /// What was blocked.
+        blocked: String,
     },
     /// Page input for its session.
     Page(PageInput<'static>),
@@ -65,10 +81,22 @@ impl ViewInput {
             ViewEvent::DialogSuppressed => ViewInput::Refused(Refusal::Dialog),
             ViewEvent::DropRefused => ViewInput::Refused(Refusal::Drop),
             ViewEvent::FileChooserRefused => ViewInput::Refused(Refusal::FileChooser),
-            // The host opens no MCP App view yet (`Shell::open_mcp_app`): the kernel's MCP
-            // router takes these once it is joined to the session (R-MCP-7, R-MCP-10).
-            ViewEvent::McpMessage(_) | ViewEvent::McpDropped(_) | ViewEvent::McpBlocked { .. } => {
-                ViewInput::Nothing
+            ViewEvent::McpMessage(raw) => {
+                let dropped = views.bridge_message_taken(key, &raw);
+                ViewInput::Mcp { raw, dropped }
+            }
+            // One over the bound: the view hears an error naming it (R-MCP-6).
+            ViewEvent::McpDropped(McpDrop::TooLarge { len, .. }) => {
+                ViewInput::Page(PageInput::Oversized { len })
+            }
+            ViewEvent::McpDropped(McpDrop::WrongSource) => {
+                ViewInput::Page(PageInput::McpRelayDropped(McpRelayDrop::WrongSource))
+            }
+            ViewEvent::McpDropped(McpDrop::NotJsonRpc) => {
+                ViewInput::Page(PageInput::McpRelayDropped(McpRelayDrop::NotJsonRpc))
+            }
+            ViewEvent::McpBlocked { directive, blocked } => {
+                ViewInput::McpBlocked { directive, blocked }
             }
         }
     }

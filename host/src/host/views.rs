@@ -9,19 +9,19 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use lineup_host_core::{
-    ConversationId, Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, SessionId,
-    SurfaceKey, SurfaceOpen,
+    ConversationId, Diagnostic, GoneReason, InlineBundle, InstanceId, Limits, McpAppTool,
+    McpViewOpen, SurfaceKey, SurfaceOpen,
 };
-use lineup_surface_runtime::DocumentOptions;
+use lineup_surface_runtime::{DocumentLayout, DocumentOptions, SurfaceServer};
 use lineup_webview_shell::tao::event::WindowEvent;
 use lineup_webview_shell::tao::window::WindowId;
+use lineup_webview_shell::Contrast;
 use lineup_webview_shell::WindowMaker;
-use lineup_webview_shell::{Contrast, ViewEvent};
 use lineup_webview_shell::{Placeholder, Rect, ShellError, SurfaceView, WindowPixels};
 
-use super::backlog::{Backlog, Dropped};
+use super::backlog::{self, Backlog, Dropped};
 use super::documents::Documents;
-use super::handle::{HostEvent, Inner, PixelsDone, SnapshotDone};
+use super::handle::{PixelsDone, SnapshotDone};
 use super::hibernation::Hibernation;
 use super::live::{Awake, Kept, Live};
 use super::pool;
@@ -29,24 +29,22 @@ use super::probe_gate::{ProbeGate, ProbeNews};
 use super::proxy::HostProxy;
 use super::standby::HostStandby;
 use crate::delegate::{ChildSlot, HostDelegate};
-use crate::port::{Place, PortView, ViewPort};
+use crate::port::{Place, PortView, ViewKind, ViewPort};
 use crate::watchdog::{Verdict, Watchdog};
 use crate::HostError;
-
-/// Where a Surface's webview is kept: instance ids are scoped to their session (R-SES-1).
-fn slot(key: &SurfaceKey) -> (SessionId, InstanceId) {
-    (key.session, key.instance.clone())
-}
 
 /// The webviews of every open Surface, and what places and feeds them.
 ///
 /// Invariants: an open Surface has a webview ([`Live`]) or is hibernated, never both, one per
-/// session and instance; only hidden child views hibernate; a webview is watched by the hang
-/// watchdog from its creation until it closes or hibernates.
+/// session and instance (two generations only while a replaced MCP App view tears down);
+/// only hidden child views of Surfaces hibernate; a webview is watched by the hang watchdog
+/// from its creation until it closes or hibernates.
 pub(super) struct Views {
     /// Where Surface views are made and what they are children of.
     port: Box<dyn ViewPort>,
-    live: BTreeMap<(SessionId, InstanceId), Live>,
+    /// By key: instance ids are scoped to their session (R-SES-1), and a replaced MCP App
+    /// view stays beside its successor until its teardown is over (R-MCP-8).
+    live: BTreeMap<SurfaceKey, Live>,
     /// Open Surfaces without a webview: hibernated while hidden (#29).
     sleep: Hibernation,
     /// The Surfaces whose documents wait for the isolation probe's verdict (R-SEC-8).
@@ -129,11 +127,11 @@ impl Views {
 
     /// The view of Surface `key` and what is kept beside it, while that generation is open.
     pub(super) fn live(&self, key: &SurfaceKey) -> Option<&Live> {
-        self.live.get(&slot(key)).filter(|l| l.key == *key)
+        self.live.get(key)
     }
 
     fn live_mut(&mut self, key: &SurfaceKey) -> Option<&mut Live> {
-        self.live.get_mut(&slot(key)).filter(|l| l.key == *key)
+        self.live.get_mut(key)
     }
 
     /// The webview of Surface `key`, while it is open.
@@ -161,20 +159,6 @@ impl Views {
         self.standby.as_ref()
     }
 
-    /// [`HostHandle::set_standby_status`](super::HostHandle::set_standby_status).
-    pub(super) fn set_standby_status(&self, status: &str) {
-        if let Some(standby) = &self.standby {
-            standby.set_status(status);
-        }
-    }
-
-    /// [`HostHandle::set_standby_indicator`](super::HostHandle::set_standby_indicator).
-    pub(super) fn set_standby_indicator(&self, text: Option<&str>) {
-        if let Some(standby) = &self.standby {
-            standby.set_indicator(text);
-        }
-    }
-
     /// Lets an engine the embedder brought do its work; it reports its views' events then.
     pub(super) fn spin_engine(&self) {
         if let Some(shell) = self.port.shell() {
@@ -182,12 +166,17 @@ impl Views {
         }
     }
 
-    /// The first open Surface named `instance`, in any session (the preview has one).
+    /// The open Surface named `instance`, in any session (the preview has one): the newest
+    /// generation of the first session that has one.
     fn by_instance(&self, instance: &InstanceId) -> Option<&Live> {
-        self.live
-            .iter()
-            .find(|((_, i), _)| i == instance)
-            .map(|(_, live)| live)
+        let mut named = self.live.values().filter(|l| l.key.instance == *instance);
+        let first = named.next()?;
+        Some(
+            named
+                .take_while(|l| l.key.session == first.key.session)
+                .last()
+                .unwrap_or(first),
+        )
     }
 
     /// [`HostHandle::screen_pixels`](super::HostHandle::screen_pixels): what the view of
@@ -280,9 +269,8 @@ impl Views {
         pool::refill(self.port.as_ref(), self.opening(), idle_turn, target)
     }
 
-    /// Creates the webview of `open` (the one place a Surface's webview is made), placed where
-    /// its predecessor was when it is a reopen (`kept`). Its view events go to the loop through
-    /// `proxy`, tagged with its key: the closure is the view's identity (R-SEC-4).
+    /// Creates the webview of `open`, placed where its predecessor was when it is a reopen
+    /// (`kept`) ([`Views::make`]).
     pub(super) fn create(
         &mut self,
         open: &SurfaceOpen,
@@ -291,45 +279,71 @@ impl Views {
         proxy: &HostProxy,
         target: &dyn WindowMaker,
     ) -> Result<(), ShellError> {
-        let key = open.key.clone();
         let token = pool::surface_token(self.port.as_ref())?;
         let (server, layout) = self.documents.server(open, token);
+        let (name, id) = (open.app.name.as_deref(), open.app.id.as_str());
+        let new = (open.key.clone(), ViewKind::Surface, None);
+        self.make(
+            new,
+            (server, layout),
+            (name, id),
+            kept,
+            (limits, proxy, target),
+        )
+    }
+
+    /// Creates the webview of MCP App view `open` (R-MCP-7): the host's top document with the
+    /// view's HTML as its only child, on a fresh token (never a pool view), placed as a
+    /// Surface is ([`Views::make`]).
+    pub(super) fn create_mcp(
+        &mut self,
+        open: &McpViewOpen,
+        limits: &Limits,
+        proxy: &HostProxy,
+        target: &dyn WindowMaker,
+    ) -> Result<(), ShellError> {
+        let token = pool::fresh_token()?;
+        let (server, layout) = self.documents.mcp_server(&open.html, token);
+        let tool = open.tool.name.as_str();
+        let new = (open.key.clone(), ViewKind::McpApp, Some(open.tool.clone()));
+        let kept = Kept::default();
+        self.make(
+            new,
+            (server, layout),
+            (Some(tool), open.server.as_str()),
+            &kept,
+            (limits, proxy, target),
+        )
+    }
+
+    /// Makes the webview of `key` of `kind` (the one place a view is made), titled after
+    /// `name` and `id` when it has a window of its own, hidden or where it was as `kept` says.
+    /// Its events go to the loop through `proxy`, tagged with its key ([`backlog::reporter`]).
+    /// R-SEC-8: created at once; its document waits for the probe's verdict.
+    fn make(
+        &mut self,
+        (key, kind, mcp): (SurfaceKey, ViewKind, Option<McpAppTool>),
+        (server, layout): (SurfaceServer, DocumentLayout),
+        (name, id): (Option<&str>, &str),
+        kept: &Kept,
+        (limits, proxy, target): (&Limits, &HostProxy, &dyn WindowMaker),
+    ) -> Result<(), ShellError> {
         let place = if self.port.children() {
             Place::Child
         } else {
             Place::Window {
                 // R-SEC-5: a host-owned marker, and never the consent prompt's title.
-                title: lineup_webview_shell::surface_window_title(
-                    open.app.name.as_deref(),
-                    open.app.id.as_str(),
-                    &self.language(),
-                ),
+                title: lineup_webview_shell::surface_window_title(name, id, &self.language()),
                 width: self.window_size.0,
                 height: self.window_size.1,
             }
         };
-        let proxy = proxy.clone();
-        let tagged = key.clone();
         let backlog = Rc::new(Backlog::new(
             limits.max_pending_bridge_messages,
             limits.max_pending_diagnostics,
         ));
-        let counted = Rc::clone(&backlog);
-        // R-SEC-8: created at once; its document waits for the probe's verdict.
-        let events = Box::new(move |event| {
-            // R-DIAG-1: diagnostics wait apart, so a chatty page loses diagnostics, not
-            // events.
-            if let ViewEvent::Ipc(raw) = &event {
-                if !counted.admit(raw) {
-                    return;
-                }
-            }
-            let _ = proxy.send_event(HostEvent(Inner::View {
-                key: tagged.clone(),
-                event,
-            }));
-        });
-        let view = self.port.open(target, server, place, events)?;
+        let events = backlog::reporter(key.clone(), proxy.clone(), Rc::clone(&backlog));
+        let view = self.port.open(target, (kind, server), place, events)?;
         if kept.hidden {
             view.set_visible(false);
         }
@@ -338,10 +352,31 @@ impl Views {
                 tracing::warn!("surface {key}: cannot put it where it was: {e}");
             }
         }
-        let live = Live::new(key.clone(), view, backlog, layout, kept);
-        self.live.insert(slot(&key), live);
+        let live = Live::new((key.clone(), view, mcp), backlog, layout, kept);
+        self.live.insert(key.clone(), live);
         self.watchdog.watch(&key);
         Ok(())
+    }
+
+    /// Posts `message` to MCP App view `key` through its relay (R-MCP-7); nothing for a key
+    /// without a view.
+    pub(super) fn post_to_mcp_view(&self, key: &SurfaceKey, message: &str) {
+        if let Some(view) = self.view(key) {
+            if let Err(e) = view.post_to_mcp_view(message) {
+                tracing::warn!("mcp app view {key}: a message not posted: {e}");
+            }
+        }
+    }
+
+    /// For MCP App view `key`: the tool whose result it shows, its container's width and the
+    /// most height it may ask for (R-MCP-8).
+    pub(super) fn mcp_place(&self, key: &SurfaceKey) -> Option<(&McpAppTool, u32, u32)> {
+        let tool = self.live(key)?.mcp_tool()?;
+        let width = match self.port.child_area() {
+            Some((width, _)) => width,
+            None => self.window_size.0,
+        };
+        Some((tool, width, self.resize_bounds.1))
     }
 
     /// Closes the view of `key` (the standby screen first comes up if it was the last one);
@@ -354,7 +389,7 @@ impl Views {
                 // Up before the view goes, so the window never shows it half torn down.
                 standby.gone(key);
             }
-            if let Some(live) = self.live.remove(&slot(key)) {
+            if let Some(live) = self.live.remove(key) {
                 live.view.close();
                 closed = true;
             }
@@ -372,11 +407,7 @@ impl Views {
         }
         self.watchdog.ready(key);
         if let Some(standby) = self.standby.as_mut() {
-            let view = self
-                .live
-                .get(&slot(key))
-                .filter(|l| l.key == *key)
-                .and_then(|l| l.view.surface());
+            let view = self.live.get(key).and_then(|l| l.view.surface());
             standby.ready(key, view);
         }
     }
@@ -549,11 +580,8 @@ impl Views {
     /// never reported), with when to check again (R-UI-12).
     pub(super) fn poll_watchdog(&mut self) -> (Vec<(SurfaceKey, Verdict)>, Option<Instant>) {
         let live = &self.live;
-        self.watchdog.check(|key| {
-            live.get(&slot(key))
-                .filter(|l| l.key == *key)
-                .map(|l| l.view.as_ref())
-        })
+        self.watchdog
+            .check(|key| live.get(key).map(|l| l.view.as_ref()))
     }
 
     /// What the Surface replacing `old` keeps of its webview, for a reopen after `reason`.
@@ -566,9 +594,12 @@ impl Views {
             })
     }
 
-    /// What the choice of the Surface to hibernate reads of each one with a webview.
+    /// What the choice of the Surface to hibernate reads of each one with a webview; an MCP
+    /// App view is never a candidate (R-MCP-12's teardown on hibernation is still to come).
     fn awake(&self) -> impl Iterator<Item = Awake<'_>> {
-        self.live.values().map(Live::awake)
+        (self.live.values())
+            .filter(|live| live.mcp_tool().is_none())
+            .map(Live::awake)
     }
 
     /// Whether `key` is hibernated.
@@ -577,12 +608,14 @@ impl Views {
     }
 
     /// Hibernates `key`: its webview and web process go, what it needs to come back stays.
-    /// Returns whether it did (it must be a live, hidden child view).
+    /// Returns whether it did (it must be a live, hidden child view of a Surface: an MCP App
+    /// view never hibernates).
     pub(super) fn hibernate(&mut self, key: &SurfaceKey, max_picture_bytes: usize) -> bool {
-        if !self.children() || !self.live(key).is_some_and(Live::hidden) {
+        let hibernates = |l: &Live| l.hidden() && l.mcp_tool().is_none();
+        if !self.children() || !self.live(key).is_some_and(hibernates) {
             return false;
         }
-        let Some(live) = self.live.remove(&slot(key)) else {
+        let Some(live) = self.live.remove(key) else {
             return false;
         };
         tracing::info!("surface {key}: hidden since it was last shown; hibernated (#29)");

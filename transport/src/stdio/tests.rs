@@ -174,6 +174,7 @@ fn inventory() -> Message {
         standard_components: Vec::new(),
         applications: Vec::new(),
         capabilities: Vec::new(),
+        mcp_apps: None,
     }))
 }
 

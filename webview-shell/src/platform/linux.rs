@@ -68,7 +68,7 @@ pub(crate) use processes::{check_web_processes_sandboxed, web_processes};
 pub(crate) use prompt::{PlatformPrompt, PromptParent};
 pub(crate) use shared_trusted::SharedTrusted as PlatformComponentProcess;
 pub(crate) use standby::PlatformStandby;
-pub use theme::{apply_theme, desktop_high_contrast};
+pub use theme::{apply_theme, desktop_high_contrast, theme_is_dark};
 pub(crate) use wake_timer::PlatformWakeTimer;
 pub use window_pixels::{screen_pixels_of, window_pixels};
 

@@ -9,7 +9,7 @@ pub(crate) use linux::desktop;
 #[cfg(target_os = "linux")]
 pub use linux::{
     apply_theme, check_display, desktop_high_contrast, open_display, screen_pixels_of,
-    window_pixels,
+    theme_is_dark, window_pixels,
 };
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{
@@ -26,7 +26,7 @@ pub(crate) use unsupported::desktop;
 #[cfg(not(target_os = "linux"))]
 pub use unsupported::{
     apply_theme, check_display, desktop_high_contrast, open_display, screen_pixels_of,
-    window_pixels,
+    theme_is_dark, window_pixels,
 };
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{

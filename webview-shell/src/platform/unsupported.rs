@@ -293,6 +293,11 @@ impl PlatformComponent {
 
 pub fn apply_theme(_theme: Theme) {}
 
+/// No desktop setting to read here: dark only when asked.
+pub fn theme_is_dark(theme: Theme) -> bool {
+    theme == Theme::Dark
+}
+
 /// No screen can be read back here: [`ShellError::Unsupported`].
 pub fn screen_pixels_of(
     _window: &tao::window::Window,

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::capability::Out;
+use crate::mcp_host::McpAppsInventory;
 use crate::{
     AppList, CapabilityDecl, CapabilityName, ClientInventory, InventoryApp, Revision,
     RevisionEpoch, StandardComponent,
@@ -11,7 +12,7 @@ use crate::{
 
 /// A session's announcements: the revision epoch the store handed out and the next revision's
 /// number, the capability list last announced, every capability ever offered, and the
-/// applications and standard components every inventory lists.
+/// applications, standard components and MCP App views every inventory lists.
 ///
 /// Invariants: revisions are `rev-<epoch>-<n>` with `n` counting up from 1, so none is ever
 /// reused, also across restarts (R-INV-2); `offered` only grows (R-INV-4 `revoked`);
@@ -24,6 +25,7 @@ pub(crate) struct Announcements {
     offered: BTreeSet<CapabilityName>,
     applications: Vec<InventoryApp>,
     standard_components: Vec<StandardComponent>,
+    mcp_apps: Option<McpAppsInventory>,
 }
 
 impl Announcements {
@@ -36,6 +38,7 @@ impl Announcements {
             offered,
             applications: Vec::new(),
             standard_components: Vec::new(),
+            mcp_apps: None,
         }
     }
 
@@ -73,6 +76,14 @@ impl Announcements {
         changed
     }
 
+    /// Takes what of MCP App views the next inventories list (R-MCP-13); whether it differs
+    /// from the last.
+    pub(crate) fn set_mcp_apps(&mut self, mcp_apps: Option<McpAppsInventory>) -> bool {
+        let changed = mcp_apps != self.mcp_apps;
+        self.mcp_apps = mcp_apps;
+        changed
+    }
+
     /// Announces `decls` under the next revision; returns the names offered for the first
     /// time, which a vouched agent's kernel remembers in the store (R-INV-4: so that one
     /// withdrawn across a restart is `revoked` for it; to anyone else it stays unknown).
@@ -96,6 +107,7 @@ impl Announcements {
                 standard_components: self.standard_components.clone(),
                 applications: self.applications.clone(),
                 capabilities: decls.clone(),
+                mcp_apps: self.mcp_apps.clone(),
             },
             list: AppList {
                 capabilities: decls,

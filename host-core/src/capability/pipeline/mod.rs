@@ -283,6 +283,18 @@ impl Capabilities {
         }
     }
 
+    /// What of MCP App views the inventory lists (R-MCP-13): set before the first
+    /// announcement; a change in an established session announces a new revision.
+    pub(crate) fn set_mcp_apps(
+        &mut self,
+        mcp_apps: Option<crate::mcp_host::McpAppsInventory>,
+        out: &mut Vec<Out>,
+    ) {
+        if self.announcements.set_mcp_apps(mcp_apps) && self.announcements.established() {
+            self.announce(out);
+        }
+    }
+
     /// What this session's agent sees now.
     fn visible_decls(&self) -> Vec<CapabilityDecl> {
         self.registry

@@ -27,6 +27,25 @@ pub fn apply_theme(theme: Theme) {
     }
 }
 
+/// R-UI-11, R-MCP-8: whether pages see `prefers-color-scheme: dark` under `theme`: as asked,
+/// or for [`Theme::System`] GTK's dark-theme preference, a dark GTK theme (`…-dark`, or
+/// `:dark` in `GTK_THEME`) or an inverse high-contrast one. What an MCP App view's
+/// `hostContext.theme` says.
+pub fn theme_is_dark(theme: Theme) -> bool {
+    match theme {
+        Theme::Dark => true,
+        Theme::Light => false,
+        _ => {
+            let preferred = gtk::is_initialized()
+                && gtk::Settings::default()
+                    .is_some_and(|settings| settings.is_gtk_application_prefer_dark_theme());
+            preferred
+                || desktop_inverse_contrast()
+                || desktop_theme_is(|name| name.ends_with("-dark") || name.ends_with(":dark"))
+        }
+    }
+}
+
 /// R-UI-11: whether the desktop asks for high contrast: GTK's theme (or `GTK_THEME`) is a
 /// high-contrast one, which is what GNOME's switch sets.
 pub fn desktop_high_contrast() -> bool {
