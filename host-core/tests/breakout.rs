@@ -12,6 +12,9 @@ use html5ever::TokenizerResult;
 use lineup_host_core::{Breakout, InlineBundle, SourcePart};
 use proptest::prelude::*;
 
+#[allow(clippy::unwrap_used)] // the shared helpers of the kernel tests
+mod support;
+
 /// Records the tokens of one document, switching to the raw text state of `<script>` or
 /// `<style>` at their start tag as the tree builder does.
 #[derive(Default)]
@@ -314,27 +317,10 @@ const LIBRARY_BUILDS: [&str; 16] = [
 /// `scripts/libraries.sh`, which CI runs before the tests; under CI (`CI=true`) a missing cache
 /// fails this test, elsewhere it is named and the test has nothing to scan.
 #[test]
-#[allow(clippy::print_stderr)] // names the missing cache to the developer who runs it
 fn r_ui_6a_whole_library_builds_pass() {
-    let dir = std::env::var_os("LINEUP_LIBRARIES_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| std::path::Path::new(&h).join(".cache/lineup-libraries"))
-        })
-        .unwrap_or_default();
-    if !dir.join("stamp").is_file() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no library cache at {}: CI runs `bash scripts/libraries.sh` before the tests",
-            dir.display()
-        );
-        eprintln!(
-            "no library cache at {}: `bash scripts/libraries.sh` makes it; nothing scanned",
-            dir.display()
-        );
+    let Some(dir) = support::library_cache("stamp") else {
         return;
-    }
+    };
     for build in LIBRARY_BUILDS {
         let path = dir.join(build);
         let js = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));

@@ -49,11 +49,6 @@ pub struct HostFacts {
     pub locale: String,
     /// `hostContext.timeZone`: an IANA name, when the host knows it.
     pub time_zone: Option<String>,
-    /// `hostContext.containerDimensions.width`, in logical pixels.
-    pub width: u32,
-    /// `hostContext.containerDimensions.maxHeight`, in logical pixels: the most a size
-    /// change gets.
-    pub max_height: u32,
     /// `hostContext.userAgent`.
     pub user_agent: String,
     /// Whether the agent declared `sampling/createMessage` (only then is it offered).
@@ -61,8 +56,8 @@ pub struct HostFacts {
 }
 
 impl HostFacts {
-    /// The facts of host `name` at `version`: light, `en`, no time zone, a 480 × 2000
-    /// container, `name/version` as the user agent, no sampling.
+    /// The facts of host `name` at `version`: light, `en`, no time zone, `name/version` as
+    /// the user agent, no sampling.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         let (name, version) = (name.into(), version.into());
         Self {
@@ -72,8 +67,6 @@ impl HostFacts {
             theme: McpTheme::Light,
             locale: "en".to_owned(),
             time_zone: None,
-            width: 480,
-            max_height: 2000,
             sampling: false,
         }
     }
@@ -94,7 +87,8 @@ pub fn protocol_version(params: &Map<String, Value>) -> &'static str {
 /// capabilities this host routes, each an object (`serverTools`, `serverResources`, `logging`,
 /// `message` and `updateModelContext` by content modality, `sampling` only when the agent
 /// declared it, and a `sandbox` granting no permission and no CSP domain, R-MCP-10; no
-/// `openLinks` and no `downloadFile`, which are not routed yet); and the `hostContext`.
+/// `openLinks` and no `downloadFile`, which are not routed yet); and the `hostContext`
+/// (`host_context`).
 ///
 /// ```
 /// use lineup_host_core::mcp_host::{initialize_result, HostFacts};
@@ -142,7 +136,11 @@ fn host_capabilities(sampling: bool) -> Value {
     capabilities
 }
 
-/// `hostContext`: the tool call, the look, the place and the platform.
+/// `hostContext`: the tool call, the look, the display mode and the platform. No
+/// `containerDimensions`: SDK 2.0.4's published `McpUiInitializeResultSchema` takes none but
+/// `{}` (an intersection of closed objects: `width` fails the `height`/`maxHeight` side), and
+/// an answer that fails it leaves the view dead; the view measures its own frame, and its size
+/// changes are honoured as a Surface's.
 fn host_context(tool: &McpAppTool, facts: &HostFacts) -> Value {
     let theme = match facts.theme {
         McpTheme::Light => "light",
@@ -154,7 +152,6 @@ fn host_context(tool: &McpAppTool, facts: &HostFacts) -> Value {
         "locale": facts.locale,
         "displayMode": MCP_APPS_DISPLAY_MODES[0],
         "availableDisplayModes": MCP_APPS_DISPLAY_MODES,
-        "containerDimensions": {"width": facts.width, "maxHeight": facts.max_height},
         "platform": "desktop",
         "userAgent": facts.user_agent,
     });

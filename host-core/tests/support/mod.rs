@@ -1,9 +1,10 @@
 //! What several kernel test files share: a still clock, a session configuration, the
-//! envelopes of conversation `c1` from agent `a1`, and a restoration records store in memory
-//! that tells what the kernel wrote.
+//! envelopes of conversation `c1` from agent `a1`, a restoration records store in memory
+//! that tells what the kernel wrote, and the library cache's place.
 #![allow(dead_code)]
 
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -170,4 +171,32 @@ pub(crate) fn forgets(writes: &[Write]) -> usize {
         .iter()
         .filter(|w| matches!(w, Write::Forget(..)))
         .count()
+}
+
+/// The library cache `scripts/libraries.sh` makes (the pinned npm releases of
+/// `tests/libraries/package.json`) in `LINEUP_LIBRARIES_DIR` (default
+/// `~/.cache/lineup-libraries`), when `probe` (a path inside it) is there. CI runs the script
+/// before the tests: under CI (`CI=true`) a missing cache fails the test; elsewhere it is named
+/// to the developer and the test has nothing to check (`None`).
+#[allow(clippy::print_stderr)] // names the missing cache to the developer who runs it
+pub(crate) fn library_cache(probe: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("LINEUP_LIBRARIES_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/lineup-libraries"))
+        })
+        .unwrap_or_default();
+    if dir.join(probe).exists() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "no {probe} in the library cache at {}: CI runs `bash scripts/libraries.sh` before the tests",
+        dir.display()
+    );
+    eprintln!(
+        "no {probe} in the library cache at {}: `bash scripts/libraries.sh` makes it; nothing checked",
+        dir.display()
+    );
+    None
 }

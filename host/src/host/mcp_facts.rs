@@ -1,6 +1,5 @@
 //! What the host tells an MCP App view about itself in its `ui/initialize` answer (R-MCP-8):
-//! its name and version, its look, its language and time zone, and the view's place
-//! ([`McpFacts`]); the answer itself is host-core's pure
+//! its name and version, its look, its language and time zone ([`McpFacts`]); the answer itself is host-core's pure
 //! [`host_reply`](lineup_host_core::mcp_host::host_reply).
 
 use lineup_host_core::mcp_host::{HostFacts, McpTheme};
@@ -29,13 +28,8 @@ impl McpFacts {
         }
     }
 
-    /// The facts of a `ui/initialize` answer now, for a view `width` wide that may ask for up
-    /// to `max_height`, in `language`.
-    pub(super) fn facts(
-        &self,
-        language: &LanguageTag,
-        (width, max_height): (u32, u32),
-    ) -> HostFacts {
+    /// The facts of a `ui/initialize` answer now, in `language`.
+    pub(super) fn facts(&self, language: &LanguageTag) -> HostFacts {
         let mut facts = HostFacts::new(HOST_NAME, env!("CARGO_PKG_VERSION"));
         facts.theme = if lineup_webview_shell::theme_is_dark(self.theme) {
             McpTheme::Dark
@@ -44,8 +38,6 @@ impl McpFacts {
         };
         facts.locale = language.as_str().to_owned();
         facts.time_zone.clone_from(&self.time_zone);
-        facts.width = width;
-        facts.max_height = max_height;
         facts.sampling = self.sampling;
         facts
     }

@@ -267,8 +267,8 @@ impl Screen {
     /// itself (R-MCP-8, [`host_reply`]), told the host's facts now; `None` for a key with no
     /// MCP App view.
     pub(super) fn mcp_reply(&self, key: &SurfaceKey, message: &HostOwned) -> Option<HostReply> {
-        let (tool, width, max_height) = self.views.mcp_place(key)?;
-        let facts = self.mcp.facts(&self.views.language(), (width, max_height));
+        let tool = self.views.live(key)?.mcp_tool()?;
+        let facts = self.mcp.facts(&self.views.language());
         Some(host_reply(message, tool, &facts))
     }
 

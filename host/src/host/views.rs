@@ -368,17 +368,6 @@ impl Views {
         }
     }
 
-    /// For MCP App view `key`: the tool whose result it shows, its container's width and the
-    /// most height it may ask for (R-MCP-8).
-    pub(super) fn mcp_place(&self, key: &SurfaceKey) -> Option<(&McpAppTool, u32, u32)> {
-        let tool = self.live(key)?.mcp_tool()?;
-        let width = match self.port.child_area() {
-            Some((width, _)) => width,
-            None => self.window_size.0,
-        };
-        Some((tool, width, self.resize_bounds.1))
-    }
-
     /// Closes the view of `key` (the standby screen first comes up if it was the last one);
     /// returns whether a view went, so the rest are laid out again.
     pub(super) fn destroy(&mut self, key: &SurfaceKey) -> bool {
