@@ -24,6 +24,7 @@ mod input;
 mod isolation;
 mod leaks;
 mod libraries;
+mod mcp_host;
 mod mcp_view;
 mod pool;
 mod probe;
@@ -60,6 +61,7 @@ const GROUPS: &[(&str, fn())] = &[
     ("isolation", isolation::run),
     ("probe", probe::run),
     ("mcp_view", mcp_view::run),
+    ("mcp_host", mcp_host::run),
     ("bridge", bridge::run),
     ("authors", authors::run),
     ("pool", pool::run),
