@@ -334,7 +334,7 @@ fn r_mcp_13_the_inventory_lists_sampling_only_when_the_agent_declared_it() {
     let with = McpAppsInventory::of(&limits);
     let methods = |listed: &McpAppsInventory| -> Vec<Value> {
         listed
-            .requests
+            .forwarded
             .iter()
             .map(|m| serde_json::to_value(m).unwrap())
             .collect()

@@ -8,6 +8,8 @@
 mod lifecycle;
 #[path = "mcp_session/open.rs"]
 mod open;
+#[path = "mcp_session/reports.rs"]
+mod reports;
 #[path = "mcp_session/traffic.rs"]
 mod traffic;
 

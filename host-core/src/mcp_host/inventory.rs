@@ -19,6 +19,16 @@ pub enum McpNetwork {
     None,
 }
 
+/// A method of a view the host forwards to the agent, as the inventory names it (R-MCP-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum McpForwardedMethod {
+    /// A request, forwarded as `mcp.request`.
+    Request(McpForwarded),
+    /// A notification, forwarded as `mcp.notify`.
+    Notification(McpUpNotification),
+}
+
 /// `client.inventory`'s `mcp_apps` (R-MCP-13).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -27,10 +37,11 @@ pub struct McpAppsInventory {
     pub protocol_versions: Vec<String>,
     /// The display modes a view may be shown in.
     pub display_modes: Vec<String>,
-    /// The view's requests the host forwards as `mcp.request` (R-MCP-6).
-    pub requests: Vec<McpForwarded>,
-    /// The view's notifications the host forwards as `mcp.notify` (R-MCP-6).
-    pub notifications: Vec<McpUpNotification>,
+    /// The view's methods the host forwards to the agent (R-MCP-6): its requests as
+    /// `mcp.request`, then its notifications as `mcp.notify` (`ui/update-model-context`, a
+    /// request the host answers at once, goes up as one). One list, so that the first line of
+    /// a host with every standard component stays within 2 KiB (R-STD-14).
+    pub forwarded: Vec<McpForwardedMethod>,
     /// What the view may load from the network.
     pub network: McpNetwork,
 }
@@ -44,22 +55,23 @@ impl McpAppsInventory {
     /// use lineup_host_core::mcp_host::McpAppsInventory;
     /// let listed = McpAppsInventory::of(&McpLimits::default());
     /// assert_eq!(listed.protocol_versions, ["2026-01-26", "2025-11-21"]);
-    /// assert_eq!(listed.requests.len(), 5);
+    /// assert_eq!(listed.forwarded.len(), 8);
     /// ```
     pub fn of(limits: &McpLimits) -> Self {
         let requests = McpForwarded::ALL
             .into_iter()
             .filter(|m| limits.sampling || *m != McpForwarded::SamplingCreateMessage)
-            .collect();
+            .map(McpForwardedMethod::Request);
+        let notifications = [
+            McpUpNotification::Message,
+            McpUpNotification::Cancelled,
+            McpUpNotification::UpdateModelContext,
+        ]
+        .map(McpForwardedMethod::Notification);
         Self {
             protocol_versions: MCP_APPS_PROTOCOL_VERSIONS.map(str::to_owned).to_vec(),
             display_modes: MCP_APPS_DISPLAY_MODES.map(str::to_owned).to_vec(),
-            requests,
-            notifications: vec![
-                McpUpNotification::Message,
-                McpUpNotification::Cancelled,
-                McpUpNotification::UpdateModelContext,
-            ],
+            forwarded: requests.chain(notifications).collect(),
             network: McpNetwork::None,
         }
     }

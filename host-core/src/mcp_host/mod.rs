@@ -13,4 +13,4 @@ pub use initialize::{
     initialize_result, protocol_version, HostFacts, McpTheme, MCP_APPS_DISPLAY_MODES,
     MCP_APPS_PROTOCOL_VERSIONS,
 };
-pub use inventory::{McpAppsInventory, McpNetwork};
+pub use inventory::{McpAppsInventory, McpForwardedMethod, McpNetwork};
