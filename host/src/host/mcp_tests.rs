@@ -61,6 +61,13 @@ fn initialize(rig: &mut Rig, index: usize) -> Value {
     answer.expect("an answer to ui/initialize")
 }
 
+/// View `index` initializes and says `initialized`, as the SDK does.
+fn initialized(rig: &mut Rig, index: usize) {
+    initialize(rig, index);
+    let note = json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"});
+    post(rig, index, note);
+}
+
 #[test]
 fn an_mcp_app_open_makes_an_mcp_app_view_in_a_window_and_the_host_answers_its_initialize() {
     let mut rig = rig(false);
@@ -125,12 +132,7 @@ fn an_mcp_app_open_makes_an_mcp_app_view_in_a_window_and_the_host_answers_its_in
 fn a_views_tools_call_goes_to_the_agent_and_the_answer_comes_back_to_the_view() {
     let mut rig = rig(false);
     open(&mut rig, "v1");
-    initialize(&mut rig, 0);
-    post(
-        &mut rig,
-        0,
-        json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"}),
-    );
+    initialized(&mut rig, 0);
     let before = rig.sent.borrow().len();
     post(
         &mut rig,
@@ -253,4 +255,48 @@ fn an_mcp_app_view_is_laid_out_hidden_and_closed_as_a_surface_and_never_hibernat
     assert!(rig.view(0).closed.get());
     let sent = rig.sent_types(before);
     assert_eq!(sent, ["lineup.v1.ui.event"], "{sent:?}");
+}
+
+#[test]
+fn a_replaced_view_stays_out_of_the_layout_until_its_teardown_is_answered() {
+    let mut rig = rig(true);
+    open(&mut rig, "v1");
+    initialized(&mut rig, 0);
+    // The agent opens v1 again: the old view is asked to tear down, the new one is made.
+    open(&mut rig, "v1");
+    assert_eq!(rig.views_made(), 2);
+    let (old, new) = (rig.view(0), rig.view(1));
+    assert_eq!(new.kind, ViewKind::McpApp);
+    let teardown = posted(&rig, 0)
+        .into_iter()
+        .find(|m| m["method"] == "ui/resource-teardown")
+        .expect("the old view is asked to tear down");
+    assert!(
+        !old.closed.get() && !old.visible.get(),
+        "kept, hidden, until it answers"
+    );
+    assert_eq!(
+        rig.heard.borrow().slots.last(),
+        Some(&(0, 1)),
+        "one view laid out"
+    );
+    post(
+        &mut rig,
+        0,
+        json!({"jsonrpc": "2.0", "id": teardown["id"], "result": {}}),
+    );
+    assert!(old.closed.get());
+    assert!(!new.closed.get() && new.visible.get());
+    assert!(rig.notes().iter().any(|n| n == "closed v1 Replaced"));
+}
+
+#[test]
+fn a_hidden_conversations_view_starts_hidden_and_shows_with_it() {
+    let mut rig = rig(true);
+    let c1 = lineup_host_core::ConversationId::try_from("c1").unwrap();
+    rig.engine.set_conversation_visible(&c1, false);
+    open(&mut rig, "v1");
+    assert!(!rig.view(0).visible.get());
+    rig.engine.set_conversation_visible(&c1, true);
+    assert!(rig.view(0).visible.get());
 }
