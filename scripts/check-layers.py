@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks the workspace's shape: every inherent `impl T` is in the file that defines `T` and no
 non-test file globs its parent (`use super::*`), so a type owns its fields; only the platform
-crate depends on the windowing and web engine crates directly; and no crate has an import
-circle between its modules.
+crate depends on the windowing and web engine crates directly; no library crate depends on the
+MCP client (`lineup-mcp-agent`, `rmcp`: R-MCP-1); and no crate has an import circle between its
+modules.
 
 `cargo tree` must show wry, tao, webkit2gtk, gtk, x11rb and servo as direct dependencies of
 `lineup-webview-shell` (and of `lineup-servo`, the Servo engine's crate) only, among the library and binary crates (test and bench crates may name
@@ -121,12 +122,22 @@ MAY_NAME_PLATFORM = {
 }
 
 
+# The crates that may hold an MCP client (R-MCP-1): the agent side's crate itself, and what
+# plays the agent with it, the command-line tool and the examples (and the tests that drive
+# them). No library crate may depend on it, or on rmcp.
+MCP_CLIENT_CRATES = {"lineup-mcp-agent", "rmcp"}
+MAY_HOLD_MCP_CLIENT = {"lineup-mcp-agent", "lineup-cli", "lineup-examples", "lineup-tests"}
+
+
 def platform_dependents():
-    """Library and binary crates that depend directly on a windowing or web engine crate."""
+    """Library and binary crates that depend directly on a windowing or web engine crate, and
+    library crates that depend on an MCP client crate."""
     found = []
     for crate in crates():
         name = re.search(r'^name\s*=\s*"([^"]+)"', (crate / "Cargo.toml").read_text(), re.M)
-        if not name or name.group(1) in MAY_NAME_PLATFORM:
+        # lineup-servo is a workspace of its own: `cargo tree` here cannot read it.
+        if not name or name.group(1) == "lineup-servo" or (
+                name.group(1) in MAY_NAME_PLATFORM and name.group(1) in MAY_HOLD_MCP_CLIENT):
             continue
         tree = subprocess.run(
             ["cargo", "tree", "-p", name.group(1), "-e", "normal", "--depth", "1",
@@ -137,9 +148,13 @@ def platform_dependents():
             found.append(f"{name.group(1)}: cargo tree failed: {tree.stderr.strip()[:200]}")
             continue
         direct = {line.split()[0] for line in tree.stdout.splitlines()[1:] if line.strip()}
-        named = sorted(direct & PLATFORM_CRATES)
+        named = sorted(direct & PLATFORM_CRATES) if name.group(1) not in MAY_NAME_PLATFORM else []
         if named:
             found.append(f"{name.group(1)} depends on {', '.join(named)} directly")
+        mcp = sorted(direct & MCP_CLIENT_CRATES) if name.group(1) not in MAY_HOLD_MCP_CLIENT else []
+        if mcp:
+            found.append(f"{name.group(1)} depends on {', '.join(mcp)}: no library crate holds an "
+                         "MCP client (R-MCP-1)")
     return found
 
 
@@ -179,9 +194,11 @@ def main():
     print("every inherent impl is in its type's file; no non-test `use super::*`")
     platform = platform_dependents()
     if platform:
-        print("only lineup-webview-shell may depend on the platform crates:", *platform, sep="\n  ")
+        print("only lineup-webview-shell may depend on the platform crates, and only the cli and "
+              "the examples on the MCP client:", *platform, sep="\n  ")
         return 1
     print("wry, tao, webkit2gtk, gtk, x11rb and servo: reached through the platform crates only")
+    print("lineup-mcp-agent and rmcp: depended on by the cli and the examples only")
     found = []
     for crate in crates():
         src = crate / "src"

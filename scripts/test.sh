@@ -72,7 +72,7 @@ python3 scripts/check-architecture.py
 step "docs: cargo doc of the public crates, with no broken intra-doc link"
 CARGO_TARGET_DIR="$side_target" RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lineup-host -p lineup-host-core \
     -p lineup-webview-shell -p lineup-surface-runtime -p lineup-transport -p lineup-store \
-    -p lineup-builtins -p lineup-authoring -p lineup-packages
+    -p lineup-builtins -p lineup-authoring -p lineup-packages -p lineup-mcp-agent
 
 step "layers: no import circle between the modules of any crate"
 python3 scripts/check-layers.py

@@ -1,17 +1,11 @@
 //! `lineup mcp -- <server command…>`: runs an MCP Apps server over its stdio and, as the agent
-//! would, lists its tools, calls one, or reads a tool's view (R-MCP-2). Nothing here knows any
-//! server or tool by name: any server whose tool names a `ui://` view runs the same way.
-//!
-//! Showing the view is four steps, each its own function so that the host mode only adds the
-//! last: connect and initialize ([`McpServer::connect`]), pick the tool
-//! ([`UiTool::pick`]), call it ([`McpServer::call`]), read its view
-//! ([`McpServer::read_view`]); then hand both to `lineup host`, not built yet
-//! ([`McpError::NotShownYet`]).
+//! would, lists its tools, calls one, reads a tool's view, or shows the view in `lineup host`
+//! and relays its requests to the server (R-MCP-2). The MCP client and the relay are the agent
+//! crate's (`lineup-mcp-agent`, shared with the examples); nothing here knows any server or tool
+//! by name: any server whose tool names a `ui://` view runs the same way.
 
 mod error;
-mod server;
-mod tool;
-mod view;
+mod show;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -19,17 +13,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use rmcp::model::JsonObject;
+use lineup_mcp_agent::rmcp::model::JsonObject;
+use lineup_mcp_agent::{McpServer, UiTool};
 use serde_json::Value;
 
 use error::McpError;
-use server::McpServer;
-use tool::UiTool;
 
 /// Runs an MCP server (`-- <command…>`, e.g. `-- node dist/index.js --stdio`) and lists its
 /// tools, calls one, or reads a tool's MCP App view; without --list, --tool or --resource, calls
-/// the first tool that has a view and reads the view, to show it in `lineup host` (not built
-/// yet). Output is JSON, one value per line; a refusal is one `error: …` line on stderr.
+/// the first tool that has a view, shows the view in `lineup host --stdio` and relays what the
+/// view asks to the server until its window is closed. Output is JSON, one value per line (in
+/// show mode: what the view tells the agent); a refusal is one `error: …` line on stderr.
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     /// Print each tool as a JSON line: `name`, `visibility` (`_meta.ui.visibility`; `["model",
@@ -58,9 +52,14 @@ pub(crate) struct McpArgs {
     /// How long to wait for each answer of the server, in seconds (the MCP Apps SDK's is 60).
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_secs: u64,
-    /// Show the server's stderr, and which server answered.
+    /// Show the server's stderr, which server answered, and the envelopes relayed.
     #[arg(long)]
     verbose: bool,
+    /// Show the view, then exit 0 once the host has taken the view, the tool's input and its
+    /// result and the view is up (see the command's docs for what that is read from); exit 1
+    /// when the host refuses any of them, closes the view, or --timeout-secs passes first.
+    #[arg(long, conflicts_with_all = ["list", "tool", "resource"])]
+    check: bool,
     /// The server's command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
     command: Vec<OsString>,
@@ -74,8 +73,9 @@ enum Mode {
     Call { tool: String, arguments: JsonObject },
     /// `--resource [--tool NAME]`.
     Resource { tool: Option<String> },
-    /// None of them: call the first tool with a view, read the view and show it.
-    Show,
+    /// None of them: call the first tool with a view, read the view and show it (`--check`:
+    /// until it is up).
+    Show { check: bool },
 }
 
 impl McpArgs {
@@ -88,7 +88,7 @@ impl McpArgs {
                 tool: tool.clone(),
                 arguments: arguments(self.args.as_deref())?,
             },
-            (None, false, false) => Mode::Show,
+            (None, false, false) => Mode::Show { check: self.check },
         })
     }
 }
@@ -138,21 +138,21 @@ fn mcp(args: &McpArgs) -> Result<(), McpError> {
         if args.verbose {
             tracing::info!("connected to {}", server.describe());
         }
-        let done = serve(&server, mode).await;
+        let done = serve(&server, mode, timeout).await;
         server.close().await;
         done
     })
 }
 
 /// One mode against a connected server.
-async fn serve(server: &McpServer, mode: Mode) -> Result<(), McpError> {
+async fn serve(server: &McpServer, mode: Mode, timeout: Duration) -> Result<(), McpError> {
     match mode {
         Mode::List => {
             let lines: Vec<Value> = server.tools().await?.iter().map(UiTool::to_json).collect();
             print_lines(&lines)
         }
         Mode::Call { tool, arguments } => {
-            let result = server.call(&tool, arguments).await?;
+            let result = server.call(&tool, arguments).await?.result;
             let line = serde_json::to_value(&result).unwrap_or(Value::Null);
             print_lines(&[line])?;
             match result.is_error {
@@ -163,27 +163,15 @@ async fn serve(server: &McpServer, mode: Mode) -> Result<(), McpError> {
         Mode::Resource { tool } => {
             let tools = server.tools().await?;
             let tool = UiTool::pick(&tools, tool.as_deref())?;
-            let view = server.read_view(tool.uri).await?;
+            let view = server.read_view(tool.uri()).await?;
             print_lines(&[view.to_json()])
         }
-        Mode::Show => {
-            let tools = server.tools().await?;
-            let tool = UiTool::pick(&tools, None)?;
-            let _result = server.call(tool.name, JsonObject::new()).await?;
-            let view = server.read_view(tool.uri).await?;
-            // Next: `lineup host` opens the view (ui.open with mcp_app, R-MCP-3) and is
-            // handed the tool's input and `_result` (R-MCP-5).
-            Err(McpError::NotShownYet {
-                tool: tool.name.to_owned(),
-                uri: view.uri().to_owned(),
-                bytes: view.html().len(),
-            })
-        }
+        Mode::Show { check } => show::show(server, check, timeout).await,
     }
 }
 
 /// Each value as one line of JSON on stdout.
-fn print_lines(values: &[Value]) -> Result<(), McpError> {
+pub(crate) fn print_lines(values: &[Value]) -> Result<(), McpError> {
     let mut stdout = std::io::stdout().lock();
     for value in values {
         writeln!(stdout, "{value}").map_err(McpError::Output)?;

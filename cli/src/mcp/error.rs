@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-/// A failure of `lineup mcp`, printed as one `error: …` line. Text from the server (tool names,
-/// URIs, MIME types, its error messages) is quoted with escapes, so it cannot write control
-/// characters to the terminal.
+/// A failure of `lineup mcp`, printed as one `error: …` line. Text from the server or the host
+/// is quoted with escapes, so it cannot write control characters to the terminal.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum McpError {
     /// `--args` is not JSON.
@@ -16,115 +15,49 @@ pub(crate) enum McpError {
     /// The async runtime could not start.
     #[error("cannot start the MCP client's runtime: {0}")]
     Runtime(std::io::Error),
-    /// The server's command could not be started.
-    #[error("cannot start the server {command:?}: {source}")]
-    Spawn {
-        /// The program.
-        command: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The server did not complete the `initialize` handshake.
-    #[error("the server did not complete initialize: {0} (run with --verbose to see its stderr)")]
-    Initialize(String),
-    /// The server answered a request with an error, or the connection failed during it.
-    #[error("{method} failed: {reason} (run with --verbose to see the server's stderr)")]
-    Request {
-        /// The MCP method.
-        method: &'static str,
-        /// The server's error or the transport's.
-        reason: String,
-    },
-    /// The server did not answer within `--timeout-secs`.
-    #[error("the server did not answer {method} within {} s (--timeout-secs)", .limit.as_secs())]
-    TimedOut {
-        /// The MCP method.
-        method: &'static str,
-        /// The limit.
-        limit: Duration,
-    },
-    /// A paginated list ran past the page limit.
-    #[error("{method} ran past {limit} pages; the server's listing never ends")]
-    TooManyPages {
-        /// The MCP method.
-        method: &'static str,
-        /// The limit.
-        limit: usize,
-    },
-    /// `--tool` names no tool of the server.
-    #[error("the server has no tool {name:?} (--list shows its tools)")]
-    NoSuchTool {
-        /// The name given.
-        name: String,
-    },
-    /// No tool of the server names a UI resource a model may be shown.
-    #[error(
-        "no tool of the server names a UI resource (_meta.ui.resourceUri) and is visible to the \
-         model; --list shows its tools"
-    )]
-    NoUiTool,
-    /// The tool names no UI resource.
-    #[error("tool {name:?} names no UI resource (_meta.ui.resourceUri)")]
-    NoUiResource {
-        /// The tool.
-        name: String,
-    },
-    /// `resources/read` answered without a content item of the requested URI.
-    #[error("resources/read of {uri:?} returned no content item with that uri")]
-    ResourceMissing {
-        /// The URI read.
-        uri: String,
-    },
-    /// The resource is not an MCP App view (R-MCP-3).
-    #[error(
-        "{uri:?} has MIME type {}, not {expected} (R-MCP-3)",
-        mime_type.as_deref().map_or_else(|| "none".to_owned(), |m| format!("{m:?}"))
-    )]
-    WrongMimeType {
-        /// The URI read.
-        uri: String,
-        /// Its MIME type as the server gave it (`None` when absent).
-        mime_type: Option<String>,
-        /// The one accepted.
-        expected: &'static str,
-    },
-    /// The resource's `blob` is not base64.
-    #[error("the blob of {uri:?} is not base64: {reason}")]
-    NotBase64 {
-        /// The URI read.
-        uri: String,
-        /// The decoder's words.
-        reason: String,
-    },
-    /// The resource is larger than a host opens (R-MCP-4).
-    #[error("{uri:?} is {size} bytes after decoding, over the limit of {limit} bytes (R-MCP-4)")]
-    ResourceTooLarge {
-        /// The URI read.
-        uri: String,
-        /// Its size.
-        size: u64,
-        /// `ResourceLimits::max_resource_bytes`.
-        limit: u64,
-    },
+    /// The MCP client failed, or what it was to send the host cannot go on the wire.
+    #[error(transparent)]
+    Agent(#[from] lineup_mcp_agent::McpError),
     /// The tool's call answered `isError`; its result was printed.
     #[error("tool {name:?} answered with isError (its result is on stdout)")]
     ToolError {
         /// The tool.
         name: String,
     },
-    /// Showing the view is the part not built yet: everything before it ran.
-    #[error(
-        "showing the view of tool {tool:?} ({uri:?}, {bytes} bytes, read and checked) in \
-         `lineup host` is not built yet: the host does not yet take an MCP App view from \
-         `lineup mcp` (ui.open with mcp_app, R-MCP-3); --list, --tool and --resource work"
-    )]
-    NotShownYet {
-        /// The tool called.
-        tool: String,
-        /// Its view's URI.
-        uri: String,
-        /// The view's size in bytes.
-        bytes: usize,
+    /// `lineup host --stdio` could not be started.
+    #[error("cannot start `lineup host --stdio` to show the view: {0}")]
+    HostStart(std::io::Error),
+    /// The host refused an envelope that shows the view.
+    #[error("the host refused {what} with {code}: {message:?}")]
+    HostRefused {
+        /// The envelope's type.
+        what: &'static str,
+        /// The host's error code.
+        code: String,
+        /// The host's sentence.
+        message: String,
+    },
+    /// The host ended (or closed the view) before `--check` saw what it waits for.
+    #[error("--check: {ended} before {missing}")]
+    CheckEnded {
+        /// What ended.
+        ended: String,
+        /// What `--check` had not seen yet.
+        missing: &'static str,
+    },
+    /// The view ended before its window was closed.
+    #[error("the view ended: {ended}")]
+    ViewEnded {
+        /// What ended it.
+        ended: String,
+    },
+    /// `--check` did not see what it waits for in time.
+    #[error("--check: no {missing} within {} s (--timeout-secs)", .limit.as_secs())]
+    CheckTimedOut {
+        /// What `--check` had not seen yet.
+        missing: &'static str,
+        /// The limit.
+        limit: Duration,
     },
     /// Writing to stdout failed.
     #[error("cannot write to stdout: {0}")]

@@ -1,37 +1,39 @@
-//! The MCP connection of `lineup mcp`: a server started as a child process and spoken to over
-//! its stdio with the official Rust SDK (`rmcp`). This is the command-line tool's client
-//! (R-MCP-2); the library crates hold none (R-MCP-1). Every request waits at most the timeout,
-//! and a listing at most [`MAX_PAGES`] pages.
+//! The MCP connection: a server started as a child process and spoken to over its stdio with
+//! the official Rust SDK (`rmcp`). This is the agent's client, for `lineup mcp` and the
+//! examples (R-MCP-2); the library crates hold none (R-MCP-1). Every request waits at most the
+//! timeout, and a listing at most [`MAX_PAGES`] pages.
 
 use std::ffi::OsString;
 use std::future::Future;
 use std::process::Stdio;
 use std::time::Duration;
 
+use lineup_host_core::mcp::RpcId;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, Implementation, JsonObject, NumberOrString, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ServerResult,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceError};
+use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
-use super::error::McpError;
-use super::tool::UiTool;
-use super::view::{ViewResource, MCP_APP_MIME_TYPE};
+use crate::error::McpError;
+use crate::tool::UiTool;
+use crate::view::{ViewResource, MCP_APP_MIME_TYPE};
 
 /// The MCP Apps extension's id in `capabilities.extensions`.
 const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// The most pages a listing (`tools/list`, `resources/list`) may take.
-pub(crate) const MAX_PAGES: usize = 64;
+pub const MAX_PAGES: usize = 64;
 
 /// What `initialize` says of this client: its name and version, the newest protocol version
 /// that has the `initialize` handshake, and `capabilities.extensions["io.modelcontextprotocol/ui"]
 /// = {"mimeTypes": ["text/html;profile=mcp-app"]}` (R-MCP-2), carried in rmcp's own
 /// `ClientCapabilities::extensions` map.
-pub(crate) fn client_config() -> ClientConfig {
+pub fn client_config() -> ClientConfig {
     let mut ui = JsonObject::new();
     ui.insert("mimeTypes".to_owned(), Value::from(vec![MCP_APP_MIME_TYPE]));
     let mut capabilities = ClientCapabilities::default();
@@ -45,7 +47,7 @@ pub(crate) fn client_config() -> ClientConfig {
 
 /// A running server and the client's session with it. Close it with [`McpServer::close`]
 /// (dropping it also ends the child, from a task of the runtime it was started on).
-pub(crate) struct McpServer {
+pub struct McpServer {
     service: RunningService<RoleClient, ClientConfig>,
     timeout: Duration,
 }
@@ -53,7 +55,7 @@ pub(crate) struct McpServer {
 impl McpServer {
     /// Starts `command` (program and arguments) with its stdin and stdout as the MCP channel and
     /// its stderr shown only when `verbose`, and completes `initialize` within `timeout`.
-    pub(crate) async fn connect(
+    pub async fn connect(
         command: &[OsString],
         timeout: Duration,
         verbose: bool,
@@ -90,7 +92,7 @@ impl McpServer {
     }
 
     /// The server's name, version and the protocol version agreed, for `--verbose`.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self.service.peer_info() {
             Some(info) => {
                 let (name, version) = info
@@ -103,8 +105,14 @@ impl McpServer {
         }
     }
 
+    /// The name the server gave in `initialize` (`serverInfo.name`), when it gave one.
+    pub fn name(&self) -> Option<String> {
+        let info = self.service.peer_info()?;
+        info.server_info.as_ref().map(|s| s.name.clone())
+    }
+
     /// Every tool of the server (`tools/list`, all pages).
-    pub(crate) async fn tools(&self) -> Result<Vec<UiTool>, McpError> {
+    pub async fn tools(&self) -> Result<Vec<UiTool>, McpError> {
         let tools = self
             .all_pages("tools/list", |params| async {
                 let page = self.service.list_tools(params).await?;
@@ -114,20 +122,42 @@ impl McpServer {
         Ok(tools.iter().map(UiTool::read).collect())
     }
 
-    /// Calls `name` with `arguments` (`tools/call`).
-    pub(crate) async fn call(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-    ) -> Result<CallToolResult, McpError> {
+    /// Calls `name` with `arguments` (`tools/call`): its JSON-RPC id (the view's
+    /// `hostContext.toolInfo.id`, R-MCP-8) and its result.
+    pub async fn call(&self, name: &str, arguments: JsonObject) -> Result<ToolCall, McpError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        self.within("tools/call", self.service.call_tool(params))
-            .await
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let answer = async {
+            let handle = self
+                .service
+                .send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await?;
+            let id = match &handle.id {
+                NumberOrString::Number(n) => RpcId::Number(*n),
+                NumberOrString::String(s) => RpcId::Text(s.to_string()),
+            };
+            match handle.await_response().await? {
+                ServerResult::CallToolResult(result) => Ok(ToolCall { id, result }),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        self.within("tools/call", answer).await
+    }
+
+    /// The session, for the relay's forwarded requests: a handle that outlives no
+    /// [`McpServer::close`].
+    pub(crate) fn peer(&self) -> Peer<RoleClient> {
+        self.service.peer().clone()
+    }
+
+    /// How long each request waits for its answer.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Reads the view at `uri` (`resources/read`) and checks it ([`ViewResource::read`]); its
     /// `_meta.ui` is the content item's, else the listing's (`resources/list`, R-MCP-3).
-    pub(crate) async fn read_view(&self, uri: &str) -> Result<ViewResource, McpError> {
+    pub async fn read_view(&self, uri: &str) -> Result<ViewResource, McpError> {
         let params = ReadResourceRequestParams::new(uri.to_owned());
         let read = self
             .within("resources/read", self.service.read_resource(params))
@@ -152,7 +182,7 @@ impl McpServer {
 
     /// Ends the session: closes the server's stdin and waits for it to exit (the SDK sends
     /// `SIGTERM`, then kills it, when it does not within seconds).
-    pub(crate) async fn close(self) {
+    pub async fn close(self) {
         if let Err(e) = self.service.cancel().await {
             tracing::debug!("the MCP session's task ended badly: {e}");
         }
@@ -202,6 +232,15 @@ impl McpServer {
             limit: MAX_PAGES,
         })
     }
+}
+
+/// A `tools/call` the agent made: its JSON-RPC id and the server's result.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The request's id, as the client sent it.
+    pub id: RpcId,
+    /// The server's answer.
+    pub result: CallToolResult,
 }
 
 #[cfg(test)]

@@ -7,14 +7,14 @@ use lineup_host_core::mcp::{ResourceDigest, ResourceLimits};
 use rmcp::model::ResourceContents;
 use serde_json::{json, Value};
 
-use super::error::McpError;
+use crate::error::McpError;
 
-/// The only MIME type an MCP App view has (R-MCP-3).
-pub(crate) const MCP_APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The only MIME type an MCP App view has (R-MCP-3): the host's own constant.
+pub const MCP_APP_MIME_TYPE: &str = lineup_host_core::MCP_APP_MIME;
 
 /// A view's document, read and checked.
 #[derive(Debug, Clone)]
-pub(crate) struct ViewResource {
+pub struct ViewResource {
     uri: String,
     html: Vec<u8>,
     /// The content item's `_meta.ui`, else the listing's (R-MCP-3); `None` when neither has one.
@@ -25,7 +25,7 @@ impl ViewResource {
     /// Takes the content item of `uri` from a `resources/read` answer: refused when there is
     /// none, when its MIME type is not [`MCP_APP_MIME_TYPE`], when its blob is not base64, or
     /// when it decodes to more than [`ResourceLimits::max_resource_bytes`].
-    pub(crate) fn read(uri: &str, contents: Vec<ResourceContents>) -> Result<Self, McpError> {
+    pub fn read(uri: &str, contents: Vec<ResourceContents>) -> Result<Self, McpError> {
         let limit = ResourceLimits::default().max_resource_bytes;
         let Item {
             mime_type,
@@ -83,18 +83,23 @@ impl ViewResource {
     }
 
     /// The view's URI.
-    pub(crate) fn uri(&self) -> &str {
+    pub fn uri(&self) -> &str {
         &self.uri
     }
 
     /// The view's HTML, decoded.
-    pub(crate) fn html(&self) -> &[u8] {
+    pub fn html(&self) -> &[u8] {
         &self.html
+    }
+
+    /// Its `_meta.ui` (the content item's, else the listing's), as the server wrote it.
+    pub fn ui(&self) -> Option<&Value> {
+        self.ui.as_ref()
     }
 
     /// The `--resource` line: `uri`, `mimeType`, `bytes` (after decoding), `sha256` (as the
     /// host's digests are written) and `ui` (the `_meta.ui`, `null` when none).
-    pub(crate) fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         json!({
             "uri": self.uri,
             "mimeType": MCP_APP_MIME_TYPE,

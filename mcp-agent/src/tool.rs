@@ -1,15 +1,17 @@
 //! A server's tool as MCP Apps reads it: its name, who may call it (`_meta.ui.visibility`) and
-//! the view it names (`_meta.ui.resourceUri`, or the deprecated `_meta["ui/resourceUri"]`).
+//! the view it names (`_meta.ui.resourceUri`, or the deprecated `_meta["ui/resourceUri"]`),
+//! with its `_meta` and input schema as listed, for the `ui.open` that shows its view (R-MCP-3).
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use super::error::McpError;
+use crate::error::McpError;
 
 /// Who may call a tool (`_meta.ui.visibility`): the model, the view (`app`), or both, which is
 /// the default when the tool says nothing. A value that is not an array of strings is read as
-/// neither: a model is offered no tool whose visibility it cannot read (R-MCP-2).
+/// neither: a model is offered no tool whose visibility it cannot read (R-MCP-2), and a view may
+/// call none (R-MCP-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Visibility {
+pub struct Visibility {
     model: bool,
     app: bool,
 }
@@ -34,12 +36,17 @@ impl Visibility {
     }
 
     /// Whether a model may be offered the tool (R-MCP-2).
-    fn model(self) -> bool {
+    pub fn model(self) -> bool {
         self.model
     }
 
+    /// Whether a view may call the tool (R-MCP-6).
+    pub fn app(self) -> bool {
+        self.app
+    }
+
     /// The visibility as the spec writes it: `["model", "app"]`, `["app"]`, `["model"]`, `[]`.
-    fn names(self) -> Vec<&'static str> {
+    pub fn names(self) -> Vec<&'static str> {
         [(self.model, "model"), (self.app, "app")]
             .into_iter()
             .filter_map(|(on, name)| on.then_some(name))
@@ -47,33 +54,51 @@ impl Visibility {
     }
 }
 
-/// One tool of the server, as `--list` shows it and the view's modes pick it.
+/// One tool of the server, as `tools/list` gives it, read for MCP Apps.
 #[derive(Debug, Clone)]
-pub(crate) struct UiTool {
+pub struct UiTool {
     name: String,
     visibility: Visibility,
     resource_uri: Option<String>,
+    meta: Map<String, Value>,
+    input_schema: Map<String, Value>,
 }
 
 impl UiTool {
     /// Reads the parts MCP Apps gives meaning to from a `tools/list` entry.
-    pub(crate) fn read(tool: &rmcp::model::Tool) -> Self {
-        let meta = tool.meta.as_ref().map(|meta| &meta.0);
-        let ui = meta.and_then(|meta| meta.get("ui"));
+    pub fn read(tool: &rmcp::model::Tool) -> Self {
+        let meta = tool
+            .meta
+            .as_ref()
+            .map(|meta| meta.0.clone())
+            .unwrap_or_default();
+        let ui = meta.get("ui");
         let resource_uri = ui
             .and_then(|ui| ui.get("resourceUri"))
-            .or_else(|| meta.and_then(|meta| meta.get("ui/resourceUri")))
+            .or_else(|| meta.get("ui/resourceUri"))
             .and_then(Value::as_str)
             .map(str::to_owned);
         Self {
             name: tool.name.to_string(),
             visibility: Visibility::read(ui.and_then(|ui| ui.get("visibility"))),
             resource_uri,
+            input_schema: (*tool.input_schema).clone(),
+            meta,
         }
     }
 
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Who may call it.
+    pub fn visibility(&self) -> Visibility {
+        self.visibility
+    }
+
     /// The `--list` line: `{"name", "visibility", "resourceUri"}` (`null` when it names none).
-    pub(crate) fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         json!({
             "name": self.name,
             "visibility": self.visibility.names(),
@@ -84,17 +109,14 @@ impl UiTool {
     /// This tool and its view, when it names one.
     fn view_tool(&self) -> Option<ViewTool<'_>> {
         Some(ViewTool {
-            name: &self.name,
+            tool: self,
             uri: self.resource_uri.as_deref()?,
         })
     }
 
-    /// The tool whose view to read: the one named, which must name a view; else the first that
+    /// The tool whose view to show: the one named, which must name a view; else the first that
     /// names a view and that a model may be offered (R-MCP-2).
-    pub(crate) fn pick<'a>(
-        tools: &'a [UiTool],
-        name: Option<&str>,
-    ) -> Result<ViewTool<'a>, McpError> {
+    pub fn pick<'a>(tools: &'a [UiTool], name: Option<&str>) -> Result<ViewTool<'a>, McpError> {
         let Some(name) = name else {
             return tools
                 .iter()
@@ -116,12 +138,34 @@ impl UiTool {
 }
 
 /// A tool that names a view, as [`UiTool::pick`] picks it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ViewTool<'a> {
+///
+/// Invariant: `uri` is the tool's own `_meta.ui.resourceUri` (or the deprecated key's).
+#[derive(Debug, Clone, Copy)]
+pub struct ViewTool<'a> {
+    tool: &'a UiTool,
+    uri: &'a str,
+}
+
+impl<'a> ViewTool<'a> {
     /// The tool's name.
-    pub(crate) name: &'a str,
+    pub fn name(&self) -> &'a str {
+        &self.tool.name
+    }
+
     /// Its view's URI.
-    pub(crate) uri: &'a str,
+    pub fn uri(&self) -> &'a str {
+        self.uri
+    }
+
+    /// Its `_meta` as listed (it names the view, and who may call the tool).
+    pub fn meta(&self) -> &'a Map<String, Value> {
+        &self.tool.meta
+    }
+
+    /// Its input schema as listed.
+    pub fn input_schema(&self) -> &'a Map<String, Value> {
+        &self.tool.input_schema
+    }
 }
 
 #[cfg(test)]
@@ -179,9 +223,16 @@ mod tests {
             tool("shown", json!({"ui": {"resourceUri": "ui://s"}})),
         ];
         let shown = UiTool::pick(&tools, None).ok();
-        assert_eq!(shown.map(|t| (t.name, t.uri)), Some(("shown", "ui://s")));
+        assert_eq!(
+            shown.map(|t| (t.name(), t.uri())),
+            Some(("shown", "ui://s"))
+        );
+        assert_eq!(
+            shown.map(|t| t.meta()["ui"]["resourceUri"].clone()),
+            Some(json!("ui://s"))
+        );
         let hidden = UiTool::pick(&tools, Some("hidden")).ok();
-        assert_eq!(hidden.map(|t| t.name), Some("hidden"));
+        assert_eq!(hidden.map(|t| t.name()), Some("hidden"));
         let none = UiTool::pick(&tools, Some("plain"))
             .err()
             .map(|e| e.to_string());

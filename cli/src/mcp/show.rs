@@ -1,0 +1,258 @@
+//! `lineup mcp`'s show mode: the view goes to a `lineup host --stdio` child of this same binary,
+//! so the host is exactly `lineup host` (its defaults, its stdio link, its logs on stderr), and
+//! the agent crate's [`Show`] relays for it over the child's stdin and stdout until the view's
+//! window is closed; with `--check`, until the view is up.
+//!
+//! What `--check` reads: the host refuses nothing this agent sent (the chunks, the `ui.open`, the
+//! tool's input and result; a `client.error` naming one fails the check), and the view then
+//! speaks: a request or notification of it, or a `ui.event` of it other than its close. The host
+//! holds the tool's input and result until the view has said `initialized` (R-MCP-5), but
+//! lineup.v1 has no notice to the agent when a view initializes, so a view that asks nothing of
+//! its own accord is seen up only once it is used.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use lineup_host_core::{
+    decode, ConversationId, InstanceId, Limits, McpServerId, Message, MessageId, PartyId,
+};
+use lineup_mcp_agent::{Flow, McpServer, Outbox, Show, ShowEnd, ShowEvent};
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::error::McpError;
+use super::print_lines;
+
+/// The conversation, agent, instance and server ids of the one view shown.
+const CONVERSATION: &str = "mcp";
+const AGENT: &str = "lineup-mcp";
+const INSTANCE: &str = "mcp-view";
+
+/// Calls the server's first tool with a view, shows the view in a `lineup host --stdio` child
+/// and relays for it: until the view closes, or with `check`, until it is up (at most
+/// `timeout`).
+pub(crate) async fn show(
+    server: &McpServer,
+    check: bool,
+    timeout: Duration,
+) -> Result<(), McpError> {
+    let outbox = Outbox::new(
+        ConversationId::try_from(CONVERSATION).map_err(not_an_id)?,
+        PartyId::try_from(AGENT).map_err(not_an_id)?,
+    );
+    let instance = InstanceId::try_from(INSTANCE).map_err(not_an_id)?;
+    let show = Show::prepare(
+        server,
+        server_id(server),
+        None,
+        Map::new(),
+        instance,
+        outbox,
+    )
+    .await?;
+    let (to_host, from_agent) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (to_agent, mut from_host) = mpsc::unbounded_channel::<Message>();
+    let mut host = start_host(from_agent, to_agent)?;
+    let mut watch = Watch::new(check, show.first().last().map(|out| out.id().clone()));
+    let relayed = show.run(&mut from_host, &to_host, |event| watch.see(event));
+    let ran = match check {
+        true => tokio::time::timeout(timeout, relayed).await.ok(),
+        false => Some(relayed.await),
+    };
+    // The host's stdin closes: it closes the view (torn down, R-MCP-8) and exits.
+    drop(to_host);
+    let end = match ran {
+        Some(ran) => ran?.0,
+        None => {
+            let _ = host.start_kill();
+            return Err(McpError::CheckTimedOut {
+                missing: watch.missing(),
+                limit: timeout,
+            });
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(30), host.wait()).await {
+        Ok(Ok(status)) if !status.success() => tracing::warn!("lineup host exited with {status}"),
+        Ok(_) => {}
+        Err(_) => {
+            tracing::warn!("lineup host did not exit within 30 s of its input's end; ended");
+            let _ = host.start_kill();
+        }
+    }
+    watch.verdict(end)
+}
+
+/// The server's id on the wire: the name it gave in `initialize`, else `mcp-server`.
+fn server_id(server: &McpServer) -> McpServerId {
+    server
+        .name()
+        .and_then(|name| McpServerId::try_from(name).ok())
+        .or_else(|| McpServerId::try_from("mcp-server").ok())
+        .unwrap_or_else(|| unreachable!("mcp-server is a valid server id"))
+}
+
+fn not_an_id(e: impl std::fmt::Display) -> McpError {
+    McpError::HostStart(std::io::Error::other(e.to_string()))
+}
+
+/// Starts `lineup host --stdio` (this binary): what arrives on `from_agent` goes to its stdin,
+/// one envelope a line, and each line it writes is decoded and handed to `to_agent`.
+fn start_host(
+    mut from_agent: mpsc::UnboundedReceiver<Vec<u8>>,
+    to_agent: mpsc::UnboundedSender<Message>,
+) -> Result<tokio::process::Child, McpError> {
+    let lineup = std::env::current_exe().map_err(McpError::HostStart)?;
+    let mut child = tokio::process::Command::new(lineup)
+        .args(["host", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(McpError::HostStart)?;
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(McpError::HostStart(std::io::Error::other(
+            "its stdin or stdout is not a pipe",
+        )));
+    };
+    tokio::spawn(async move {
+        while let Some(mut line) = from_agent.recv().await {
+            line.push(b'\n');
+            if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                return;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let limits = Limits::default();
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            match decode(line.as_bytes(), &limits) {
+                Ok(message) => {
+                    if to_agent.send(message).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => tracing::warn!("a line of lineup host is not an envelope: {e}"),
+            }
+        }
+    });
+    Ok(child)
+}
+
+/// What the show loop has seen, for the output and for `--check`.
+///
+/// Invariant: `up` is set only once the tool's result was sent with nothing refused.
+struct Watch {
+    check: bool,
+    /// The id of the `tool-result` envelope (the last one sent before relaying).
+    result: Option<MessageId>,
+    result_sent: bool,
+    refused: Option<McpError>,
+    up: bool,
+}
+
+impl Watch {
+    fn new(check: bool, result: Option<MessageId>) -> Self {
+        Self {
+            check,
+            result,
+            result_sent: false,
+            refused: None,
+            up: false,
+        }
+    }
+
+    /// Takes one event: prints what the view tells the agent, and says whether `--check` has
+    /// its answer.
+    fn see(&mut self, event: ShowEvent<'_>) -> Flow {
+        let spoke = match event {
+            ShowEvent::Sent(out) => {
+                tracing::debug!("agent → host: {} {}", out.kind(), out.id());
+                self.result_sent |= self.result.as_ref() == Some(out.id());
+                false
+            }
+            ShowEvent::Refused { error, kind } => {
+                self.refused = Some(McpError::HostRefused {
+                    what: kind,
+                    code: error.code.as_str().to_owned(),
+                    message: error.message.clone(),
+                });
+                return Flow::Stop;
+            }
+            ShowEvent::HostError(error) => {
+                tracing::warn!(
+                    "the host reports {}: {:?}",
+                    error.code.as_str(),
+                    error.message
+                );
+                false
+            }
+            ShowEvent::Forwarded { method } => {
+                tracing::info!("the view asks the server: {method}");
+                true
+            }
+            ShowEvent::Answered(answer) => {
+                if let Err(error) = &answer.outcome {
+                    tracing::info!(
+                        "answered the view: error {} {:?}",
+                        error.code,
+                        error.message
+                    );
+                }
+                false
+            }
+            ShowEvent::Note(note) => {
+                let line = json!({ note.method(): Value::Object(note.params().clone()) });
+                if let Err(e) = print_lines(&[line]) {
+                    tracing::warn!("{e}");
+                }
+                true
+            }
+            ShowEvent::Event(event) => {
+                tracing::info!("the view's ui.event {}", event.event.as_str());
+                true
+            }
+            _ => false,
+        };
+        self.up |= spoke && self.result_sent && self.refused.is_none();
+        match (self.check, self.up) {
+            (true, true) => Flow::Stop,
+            _ => Flow::Continue,
+        }
+    }
+
+    /// What `--check` has not seen yet.
+    fn missing(&self) -> &'static str {
+        if !self.result_sent {
+            "tool-result sent to the host"
+        } else {
+            "sign of the view after its tool result (a request, a notification or a ui.event of \
+             it; lineup.v1 has no notice of a view's initialized)"
+        }
+    }
+
+    /// How the show ended, as the command's outcome: with `--check`, whether the view came
+    /// up; without, whether the user closed its window.
+    fn verdict(self, end: ShowEnd) -> Result<(), McpError> {
+        if let Some(refused) = self.refused {
+            return Err(refused);
+        }
+        let ended = match end {
+            ShowEnd::Closed(None) if !self.check => return Ok(()),
+            ShowEnd::Closed(None) => "the view's window was closed".to_owned(),
+            ShowEnd::Closed(Some(reason)) => format!("the host closed the view ({reason})"),
+            ShowEnd::HostGone => "lineup host ended".to_owned(),
+            _ => "the relay stopped".to_owned(),
+        };
+        match (self.check, self.up) {
+            (true, true) => Ok(()),
+            (true, false) => Err(McpError::CheckEnded {
+                ended,
+                missing: self.missing(),
+            }),
+            (false, _) => Err(McpError::ViewEnded { ended }),
+        }
+    }
+}
