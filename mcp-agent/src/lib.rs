@@ -58,6 +58,7 @@ mod server;
 mod show;
 mod tool;
 mod view;
+mod watch;
 
 pub use error::McpError;
 pub use opening::ShownView;
@@ -67,6 +68,7 @@ pub use server::{client_config, McpServer, ToolCall, MAX_PAGES};
 pub use show::{Flow, Show, ShowEnd, ShowEvent};
 pub use tool::{UiTool, ViewTool, Visibility};
 pub use view::{ViewResource, MCP_APP_MIME_TYPE};
+pub use watch::{Refusal, UpWatch};
 
 /// The rmcp release this crate speaks through, for callers that name its types.
 pub use rmcp;

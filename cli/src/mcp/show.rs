@@ -3,20 +3,16 @@
 //! the agent crate's [`Show`] relays for it over the child's stdin and stdout until the view's
 //! window is closed; with `--check`, until the view is up.
 //!
-//! What `--check` reads: the host refuses nothing this agent sent (the chunks, the `ui.open`, the
-//! tool's input and result; a `client.error` naming one fails the check), and the view then
-//! speaks: a request or notification of it, or a `ui.event` of it other than its close. The host
-//! holds the tool's input and result until the view has said `initialized` (R-MCP-5), but
-//! lineup.v1 has no notice to the agent when a view initializes, so a view that asks nothing of
-//! its own accord is seen up only once it is used.
+//! What `--check` reads is the agent crate's [`UpWatch`]: the host refuses nothing this agent
+//! sent (a `client.error` naming one fails at once), and the view speaks after its tool result
+//! went out. lineup.v1 has no notice to the agent when a view initializes, so a view that asks
+//! nothing of its own accord is seen up only once it is used.
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use lineup_host_core::{
-    decode, ConversationId, InstanceId, Limits, McpServerId, Message, MessageId, PartyId,
-};
-use lineup_mcp_agent::{Flow, McpServer, Outbox, Show, ShowEnd, ShowEvent};
+use lineup_host_core::{decode, ConversationId, InstanceId, Limits, McpServerId, Message, PartyId};
+use lineup_mcp_agent::{Flow, McpServer, Outbox, Show, ShowEnd, ShowEvent, UpWatch};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -54,7 +50,10 @@ pub(crate) async fn show(
     let (to_host, from_agent) = mpsc::unbounded_channel::<Vec<u8>>();
     let (to_agent, mut from_host) = mpsc::unbounded_channel::<Message>();
     let mut host = start_host(from_agent, to_agent)?;
-    let mut watch = Watch::new(check, show.first().last().map(|out| out.id().clone()));
+    let mut watch = Watch {
+        check,
+        up: UpWatch::new(&show),
+    };
     let relayed = show.run(&mut from_host, &to_host, |event| watch.see(event));
     let ran = match check {
         true => tokio::time::timeout(timeout, relayed).await.ok(),
@@ -67,7 +66,7 @@ pub(crate) async fn show(
         None => {
             let _ = host.start_kill();
             return Err(McpError::CheckTimedOut {
-                missing: watch.missing(),
+                missing: watch.up.missing(),
                 limit: timeout,
             });
         }
@@ -142,57 +141,26 @@ fn start_host(
 }
 
 /// What the show loop has seen, for the output and for `--check`.
-///
-/// Invariant: `up` is set only once the tool's result was sent with nothing refused.
 struct Watch {
     check: bool,
-    /// The id of the `tool-result` envelope (the last one sent before relaying).
-    result: Option<MessageId>,
-    result_sent: bool,
-    refused: Option<McpError>,
-    up: bool,
+    up: UpWatch,
 }
 
 impl Watch {
-    fn new(check: bool, result: Option<MessageId>) -> Self {
-        Self {
-            check,
-            result,
-            result_sent: false,
-            refused: None,
-            up: false,
-        }
-    }
-
     /// Takes one event: prints what the view tells the agent, and says whether `--check` has
-    /// its answer.
+    /// its answer (or a refusal ends the show).
     fn see(&mut self, event: ShowEvent<'_>) -> Flow {
-        let spoke = match event {
-            ShowEvent::Sent(out) => {
-                tracing::debug!("agent → host: {} {}", out.kind(), out.id());
-                self.result_sent |= self.result.as_ref() == Some(out.id());
-                false
-            }
-            ShowEvent::Refused { error, kind } => {
-                self.refused = Some(McpError::HostRefused {
-                    what: kind,
-                    code: error.code.as_str().to_owned(),
-                    message: error.message.clone(),
-                });
-                return Flow::Stop;
-            }
+        self.up.see(&event);
+        match event {
+            ShowEvent::Sent(out) => tracing::debug!("agent → host: {} {}", out.kind(), out.id()),
             ShowEvent::HostError(error) => {
                 tracing::warn!(
                     "the host reports {}: {:?}",
                     error.code.as_str(),
                     error.message
                 );
-                false
             }
-            ShowEvent::Forwarded { method } => {
-                tracing::info!("the view asks the server: {method}");
-                true
-            }
+            ShowEvent::Forwarded { method } => tracing::info!("the view asks the server: {method}"),
             ShowEvent::Answered(answer) => {
                 if let Err(error) = &answer.outcome {
                     tracing::info!(
@@ -201,43 +169,33 @@ impl Watch {
                         error.message
                     );
                 }
-                false
             }
             ShowEvent::Note(note) => {
                 let line = json!({ note.method(): Value::Object(note.params().clone()) });
                 if let Err(e) = print_lines(&[line]) {
                     tracing::warn!("{e}");
                 }
-                true
             }
             ShowEvent::Event(event) => {
-                tracing::info!("the view's ui.event {}", event.event.as_str());
-                true
+                tracing::info!("the view's ui.event {}", event.event.as_str())
             }
-            _ => false,
-        };
-        self.up |= spoke && self.result_sent && self.refused.is_none();
-        match (self.check, self.up) {
-            (true, true) => Flow::Stop,
-            _ => Flow::Continue,
+            _ => {}
         }
-    }
-
-    /// What `--check` has not seen yet.
-    fn missing(&self) -> &'static str {
-        if !self.result_sent {
-            "tool-result sent to the host"
-        } else {
-            "sign of the view after its tool result (a request, a notification or a ui.event of \
-             it; lineup.v1 has no notice of a view's initialized)"
+        match (self.up.refused(), self.check && self.up.is_up()) {
+            (Some(_), _) | (None, true) => Flow::Stop,
+            _ => Flow::Continue,
         }
     }
 
     /// How the show ended, as the command's outcome: with `--check`, whether the view came
     /// up; without, whether the user closed its window.
     fn verdict(self, end: ShowEnd) -> Result<(), McpError> {
-        if let Some(refused) = self.refused {
-            return Err(refused);
+        if let Some(refused) = self.up.refused() {
+            return Err(McpError::HostRefused {
+                what: refused.kind,
+                code: refused.code.clone(),
+                message: refused.message.clone(),
+            });
         }
         let ended = match end {
             ShowEnd::Closed(None) if !self.check => return Ok(()),
@@ -246,11 +204,11 @@ impl Watch {
             ShowEnd::HostGone => "lineup host ended".to_owned(),
             _ => "the relay stopped".to_owned(),
         };
-        match (self.check, self.up) {
+        match (self.check, self.up.is_up()) {
             (true, true) => Ok(()),
             (true, false) => Err(McpError::CheckEnded {
                 ended,
-                missing: self.missing(),
+                missing: self.up.missing(),
             }),
             (false, _) => Err(McpError::ViewEnded { ended }),
         }
