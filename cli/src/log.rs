@@ -33,8 +33,26 @@ pub(crate) fn init() {
         .init();
 }
 
-/// Reports the host's notifications on stderr.
-pub(crate) struct StderrDelegate;
+/// Reports the host's notifications on stderr; [`StderrDelegate::telling_ready`] also tells a
+/// callback each view's ready (`lineup mcp --check`).
+pub(crate) struct StderrDelegate {
+    on_ready: Box<dyn FnMut(&SurfaceKey)>,
+}
+
+impl Default for StderrDelegate {
+    fn default() -> Self {
+        Self::telling_ready(|_| {})
+    }
+}
+
+impl StderrDelegate {
+    /// Reports on stderr, and tells `on_ready` the key of each Surface or view that is ready.
+    pub(crate) fn telling_ready(on_ready: impl FnMut(&SurfaceKey) + 'static) -> Self {
+        Self {
+            on_ready: Box::new(on_ready),
+        }
+    }
+}
 
 impl HostDelegate for StderrDelegate {
     fn notify_rejected(&mut self, error: &ProtocolError, line: Option<u64>) {
@@ -71,6 +89,7 @@ impl HostDelegate for StderrDelegate {
 
     fn notify_ready(&mut self, key: &SurfaceKey) {
         tracing::info!("surface {key}: ready");
+        (self.on_ready)(key);
     }
 
     fn notify_closed(&mut self, key: &SurfaceKey, reason: &CloseReason) {

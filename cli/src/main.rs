@@ -350,7 +350,7 @@ fn host_stdio(args: HostArgs) -> Result<(), Box<dyn std::error::Error>> {
     let link = link.until_closed(args.until_closed);
     let (builder, _lease) = host_builder(&args)?;
     let event_loop = lineup_host::event_loop()?;
-    link.run(builder.delegate(log::StderrDelegate), event_loop)
+    link.run(builder.delegate(log::StderrDelegate::default()), event_loop)
 }
 
 /// `lineup host --connect URL`: the host with the agent link (`link/`) instead of stdio.
@@ -382,7 +382,7 @@ fn host_connect(
     let sink = outbound.clone();
     let host = builder
         .on_outbound(move |message| sink.send(message))
-        .delegate(log::StderrDelegate)
+        .delegate(log::StderrDelegate::default())
         .build(&event_loop)?;
     let config = lineup_transport::link::LinkConfig {
         url,

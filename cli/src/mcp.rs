@@ -18,6 +18,7 @@ use lineup_mcp_agent::{McpServer, UiTool};
 use serde_json::Value;
 
 use error::McpError;
+use show::Connection;
 
 /// Runs an MCP server (`-- <command…>`, e.g. `-- node dist/index.js --stdio`) and lists its
 /// tools, calls one, or reads a tool's MCP App view; without --list, --tool or --resource, calls
@@ -126,26 +127,42 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
 
 fn mcp(args: &McpArgs) -> Result<(), McpError> {
     let mode = args.mode()?;
-    let timeout = Duration::from_secs(args.timeout_secs);
-    // As for downloads (fetch.rs): a current-thread runtime for this one command. Every rmcp
-    // object is made and dropped inside it (its child process is ended from a task of it).
+    let connection = Connection {
+        command: args.command.clone(),
+        timeout: Duration::from_secs(args.timeout_secs),
+        verbose: args.verbose,
+    };
+    match mode {
+        Mode::Show { check } => show::show(connection, check),
+        mode => with_server(&connection, async |server| serve(server, mode).await),
+    }
+}
+
+/// Connects to the server on a current-thread runtime made for this one command (as for
+/// downloads, fetch.rs), runs `work` against it, and closes it. Every rmcp object is made and
+/// dropped inside that runtime (its child process is ended from a task of it).
+pub(crate) fn with_server<T>(
+    connection: &Connection,
+    work: impl AsyncFnOnce(&McpServer) -> Result<T, McpError>,
+) -> Result<T, McpError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(McpError::Runtime)?;
     runtime.block_on(async {
-        let server = McpServer::connect(&args.command, timeout, args.verbose).await?;
-        if args.verbose {
+        let server =
+            McpServer::connect(&connection.command, connection.timeout, connection.verbose).await?;
+        if connection.verbose {
             tracing::info!("connected to {}", server.describe());
         }
-        let done = serve(&server, mode, timeout).await;
+        let done = work(&server).await;
         server.close().await;
         done
     })
 }
 
 /// One mode against a connected server.
-async fn serve(server: &McpServer, mode: Mode, timeout: Duration) -> Result<(), McpError> {
+async fn serve(server: &McpServer, mode: Mode) -> Result<(), McpError> {
     match mode {
         Mode::List => {
             let lines: Vec<Value> = server.tools().await?.iter().map(UiTool::to_json).collect();
@@ -166,7 +183,8 @@ async fn serve(server: &McpServer, mode: Mode, timeout: Duration) -> Result<(), 
             let view = server.read_view(tool.uri()).await?;
             print_lines(&[view.to_json()])
         }
-        Mode::Show { check } => show::show(server, check, timeout).await,
+        // Shown by `mcp` itself: it needs the host's event loop on this thread.
+        Mode::Show { .. } => Ok(()),
     }
 }
 

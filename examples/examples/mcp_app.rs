@@ -10,17 +10,18 @@
 //! xvfb-run -a cargo run -p lineup-examples --example mcp_app -- --check -- <the same command>
 //! ```
 //!
-//! `--check` exits 0 once the host took the view, the tool's input and its result and the view
-//! spoke (its first request reached the server and was answered); 1 on a refusal or after 60 s.
+//! `--check` exits 0 once the host took the view, the tool's input and its result and answered
+//! the view's `ui/initialize` (this embedder's `HostDelegate::notify_ready`), or the view spoke;
+//! 1 on a refusal or after 60 s.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lineup_host::protocol::{ConversationId, InstanceId, Message, PartyId};
-use lineup_host::{event_loop, HostBuilder, HostHandle};
-use lineup_mcp_agent::{Flow, McpServer, Outbox, Show, ShowEvent, UpWatch};
+use lineup_host::protocol::{ConversationId, InstanceId, Message, PartyId, SurfaceKey};
+use lineup_host::{event_loop, HostBuilder, HostDelegate, HostHandle};
+use lineup_mcp_agent::{Flow, FromHost, McpServer, Outbox, Show, ShowEvent, UpWatch};
 use tokio::sync::mpsc;
 
 fn main() -> ExitCode {
@@ -38,12 +39,14 @@ fn main() -> ExitCode {
         eprintln!("no display: run it on a desktop or under xvfb-run -a");
         return ExitCode::FAILURE;
     };
-    let (to_agent, from_host) = mpsc::unbounded_channel::<Message>();
+    let (to_agent, from_host) = mpsc::unbounded_channel::<FromHost>();
+    let ready = Ready(to_agent.clone());
     let host = HostBuilder::new()
         .window_size(900, 700)
         .on_outbound(move |message: &Message| {
-            let _ = to_agent.send(message.clone());
+            let _ = to_agent.send(FromHost::from(message.clone()));
         })
+        .delegate(ready)
         .build(&event_loop);
     let (Ok(host), Ok(runtime)) = (host, tokio::runtime::Runtime::new()) else {
         return ExitCode::FAILURE;
@@ -73,13 +76,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// Tells the agent each view the host has answered `ui/initialize` for.
+struct Ready(mpsc::UnboundedSender<FromHost>);
+
+impl HostDelegate for Ready {
+    fn notify_ready(&mut self, key: &SurfaceKey) {
+        let _ = self.0.send(FromHost::ViewReady(key.instance.clone()));
+    }
+}
+
 /// The agent: the server's first tool with a view, shown and relayed until the view closes
 /// (with `check`, until it is up).
 async fn agent(
     command: &[OsString],
     check: bool,
     host: &HostHandle,
-    mut from_host: mpsc::UnboundedReceiver<Message>,
+    mut from_host: mpsc::UnboundedReceiver<FromHost>,
 ) -> Result<(), String> {
     let text = |e: &dyn std::fmt::Display| e.to_string();
     let server = McpServer::connect(command, Duration::from_secs(60), false)
@@ -103,17 +115,9 @@ async fn agent(
     .await
     .map_err(|e| text(&e))?;
     // The agent's envelopes go in through the host's handle, as bytes from any agent would.
-    let (to_host, mut envelopes) = mpsc::unbounded_channel::<Vec<u8>>();
-    let inbound = host.clone();
-    tokio::spawn(async move {
-        while let Some(bytes) = envelopes.recv().await {
-            if inbound.send_inbound(bytes).is_err() {
-                return;
-            }
-        }
-    });
+    let to_host = |bytes| host.send_inbound(bytes).is_ok();
     let mut up = UpWatch::new(&show);
-    let relayed = show.run(&mut from_host, &to_host, |event| {
+    let relayed = show.run(&mut from_host, to_host, |event| {
         up.see(&event);
         match &event {
             ShowEvent::Note(note) => {

@@ -65,7 +65,7 @@ pub use opening::ShownView;
 pub use outbox::{Outbox, Outgoing};
 pub use relay::{answer_envelope, Forward, Note, Relay, RequestKey, Taken};
 pub use server::{client_config, McpServer, ToolCall, MAX_PAGES};
-pub use show::{Flow, Show, ShowEnd, ShowEvent};
+pub use show::{Flow, FromHost, Show, ShowEnd, ShowEvent};
 pub use tool::{UiTool, ViewTool, Visibility};
 pub use view::{ViewResource, MCP_APP_MIME_TYPE};
 pub use watch::{Refusal, UpWatch};

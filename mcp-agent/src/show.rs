@@ -1,8 +1,9 @@
 //! One tool call's view, shown through a host and relayed until it closes: the agent lists the
 //! server's tools, calls the one picked, reads its view (R-MCP-2), opens it (R-MCP-3, R-MCP-4),
 //! hands it the call's input and result (R-MCP-5), then answers every request the host forwards
-//! for it (R-MCP-6). The host is two channels, so the same loop serves `lineup mcp` (a `lineup
-//! host --stdio` child) and an embedder (a `lineup_host::Host` in the same process).
+//! for it (R-MCP-6). The host is a channel in and a sink out, so the same loop serves any
+//! transport: a `lineup_host::Host` in the same process (`lineup mcp`, the examples), or the
+//! lines of a `lineup host --stdio` or the frames of a WebSocket link.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use lineup_host_core::{
     ClientError, InstanceId, McpAnswer, McpServerId, Message, MessageId, UiEvent,
 };
 use serde_json::{Map, Value};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::error::McpError;
@@ -19,6 +20,25 @@ use crate::outbox::{Outbox, Outgoing};
 use crate::relay::{answer_envelope, Note, Relay, RequestKey, Taken};
 use crate::server::McpServer;
 use crate::tool::UiTool;
+
+/// What reaches the agent from the host.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FromHost {
+    /// A `lineup.v1` message of the host (boxed: most messages are small).
+    Message(Box<Message>),
+    /// The host answered view `instance`'s `ui/initialize`: the embedder's
+    /// `HostDelegate::notify_ready` of it, which only an agent in the host's process hears
+    /// (lineup.v1 carries no such notice). The host hands the view the tool's input and result
+    /// once it says `initialized` (R-MCP-5).
+    ViewReady(InstanceId),
+}
+
+impl From<Message> for FromHost {
+    fn from(message: Message) -> Self {
+        FromHost::Message(Box::new(message))
+    }
+}
 
 /// What happened, as the show loop tells its caller.
 #[derive(Debug)]
@@ -46,8 +66,10 @@ pub enum ShowEvent<'a> {
     /// A note of the view for the agent (`ui/message`, a log message, the model context).
     Note(&'a Note),
     /// A `ui.event` of the view other than its close (`reloaded`: its page started again,
-    /// R-MCP-7).
+    /// R-MCP-7; `blocked`: a load its CSP refused, R-MCP-10).
     Event(&'a UiEvent),
+    /// The host answered the view's `ui/initialize` ([`FromHost::ViewReady`]).
+    ViewReady,
     /// Any other message of the host.
     Other(&'a Message),
 }
@@ -126,14 +148,20 @@ impl Show {
 
     /// Sends the first envelopes to the host, then relays: each `mcp.request` for the view
     /// is answered (forwarded ones beside each other), each `mcp.notify` taken, until the view
-    /// closes, the host goes, or `on` says [`Flow::Stop`]. Every event goes to `on` first. The
-    /// relay is handed back with the end (it holds the last model context).
-    pub async fn run<F: FnMut(ShowEvent<'_>) -> Flow>(
+    /// closes, the host goes, or `on` says [`Flow::Stop`]. `to_host` hands the host one
+    /// envelope's bytes (`false`: the host is gone) and must not block: a channel's send, or
+    /// `HostHandle::send_inbound`. Every event goes to `on` first. The relay is handed back
+    /// with the end (it holds the last model context).
+    pub async fn run<T, F>(
         self,
-        from_host: &mut UnboundedReceiver<Message>,
-        to_host: &UnboundedSender<Vec<u8>>,
+        from_host: &mut UnboundedReceiver<FromHost>,
+        to_host: T,
         on: F,
-    ) -> Result<(ShowEnd, Relay), McpError> {
+    ) -> Result<(ShowEnd, Relay), McpError>
+    where
+        T: FnMut(Vec<u8>) -> bool,
+        F: FnMut(ShowEvent<'_>) -> Flow,
+    {
         let mut relaying = Relaying {
             relay: self.relay,
             instance: self.shown.instance().clone(),
@@ -153,12 +181,12 @@ impl Show {
 ///
 /// Invariant: `running` holds the abort handle of each forward in `forwards` that has not
 /// finished, by its key; `ours` the id and type of every envelope sent.
-struct Relaying<'a, F> {
+struct Relaying<T, F> {
     relay: Relay,
     instance: InstanceId,
     outbox: Outbox,
     ours: BTreeMap<MessageId, &'static str>,
-    to_host: &'a UnboundedSender<Vec<u8>>,
+    to_host: T,
     on: F,
     forwards: JoinSet<McpAnswer>,
     running: BTreeMap<RequestKey, AbortHandle>,
@@ -167,11 +195,11 @@ struct Relaying<'a, F> {
 /// `None`: go on; `Some(end)`: the loop ends so.
 type Step = Result<Option<ShowEnd>, McpError>;
 
-impl<F: FnMut(ShowEvent<'_>) -> Flow> Relaying<'_, F> {
+impl<T: FnMut(Vec<u8>) -> bool, F: FnMut(ShowEvent<'_>) -> Flow> Relaying<T, F> {
     async fn run(
         &mut self,
         first: Vec<Outgoing>,
-        from_host: &mut UnboundedReceiver<Message>,
+        from_host: &mut UnboundedReceiver<FromHost>,
     ) -> Result<ShowEnd, McpError> {
         for out in first {
             if let Some(end) = self.send(out)? {
@@ -181,7 +209,11 @@ impl<F: FnMut(ShowEvent<'_>) -> Flow> Relaying<'_, F> {
         loop {
             let step = tokio::select! {
                 message = from_host.recv() => match message {
-                    Some(message) => self.take(message),
+                    Some(FromHost::Message(message)) => self.take(*message),
+                    Some(FromHost::ViewReady(instance)) if instance == self.instance => {
+                        Ok(self.tell(ShowEvent::ViewReady))
+                    }
+                    Some(_) => Ok(None),
                     None => Ok(Some(ShowEnd::HostGone)),
                 },
                 Some(done) = self.forwards.join_next(), if !self.forwards.is_empty() => {
@@ -215,9 +247,9 @@ impl<F: FnMut(ShowEvent<'_>) -> Flow> Relaying<'_, F> {
         if let Some(end) = self.tell(ShowEvent::Sent(&out)) {
             return Ok(Some(end));
         }
-        match self.to_host.send(out.into_bytes()) {
-            Ok(()) => Ok(None),
-            Err(_) => Ok(Some(ShowEnd::HostGone)),
+        match (self.to_host)(out.into_bytes()) {
+            true => Ok(None),
+            false => Ok(Some(ShowEnd::HostGone)),
         }
     }
 

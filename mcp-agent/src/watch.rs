@@ -1,11 +1,12 @@
-//! Whether a shown view is up, as far as the agent can tell from the wire: the host refused
-//! nothing the agent sent to show it, and the view spoke after its tool result was sent.
+//! Whether a shown view is up, as far as the agent can tell: the host refused nothing the agent
+//! sent to show it, and, after its tool result was sent, the view gave a sign.
 //!
 //! The host holds the tool's input and result until the view has said `initialized`
-//! (R-MCP-5), but lineup.v1 tells the agent nothing when a view initializes; so a view is seen
-//! up when it asks something (`mcp.request`), notifies something (`mcp.notify`) or the host
-//! reports an event of it (`ui.event` other than its close), after the result. A view that
-//! does none of these of its own accord is seen up only once it is used.
+//! (R-MCP-5), but lineup.v1 tells the agent nothing when a view initializes. An agent in the
+//! host's process hears the host answer the view's `ui/initialize` ([`FromHost::ViewReady`](crate::FromHost::ViewReady));
+//! over the wire alone, a view is seen up when it asks something (`mcp.request`), notifies
+//! something (`mcp.notify`) or the host reports an event of it (`ui.event` other than its
+//! close), so a view that does none of these of its own accord is seen up only once it is used.
 
 use lineup_host_core::MessageId;
 
@@ -65,7 +66,10 @@ impl UpWatch {
                 });
                 false
             }
-            ShowEvent::Forwarded { .. } | ShowEvent::Note(_) | ShowEvent::Event(_) => true,
+            ShowEvent::Forwarded { .. }
+            | ShowEvent::Note(_)
+            | ShowEvent::Event(_)
+            | ShowEvent::ViewReady => true,
             _ => false,
         };
         self.up |= spoke && self.result_sent && self.refused.is_none();
@@ -86,8 +90,8 @@ impl UpWatch {
         if !self.result_sent {
             "tool-result sent to the host"
         } else {
-            "sign of the view after its tool result (a request, a notification or a ui.event \
-             of it; lineup.v1 has no notice of a view's initialized)"
+            "sign of the view after its tool result (its ui/initialize answered, a request, a \
+             notification or a ui.event of it)"
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use lineup_host_core::mcp::INVALID_PARAMS;
 use lineup_host_core::{decode, ConversationId, InstanceId, Limits, Message, PartyId};
-use lineup_mcp_agent::{Flow, McpServer, Outbox, Show, ShowEnd, ShowEvent};
+use lineup_mcp_agent::{Flow, FromHost, McpServer, Outbox, Show, ShowEnd, ShowEvent};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -86,10 +86,11 @@ async fn r_mcp_6_the_views_requests_reach_the_server_and_each_is_answered_once()
     .await
     .unwrap();
     let (to_host, mut host_reads) = mpsc::unbounded_channel::<Vec<u8>>();
-    let (host_writes, mut from_host) = mpsc::unbounded_channel::<Message>();
+    let (host_writes, mut from_host) = mpsc::unbounded_channel::<FromHost>();
     let mut notes = Vec::new();
     let mut forwarded = Vec::new();
-    let relaying = show.run(&mut from_host, &to_host, |event| {
+    let to_host = |bytes| to_host.send(bytes).is_ok();
+    let relaying = show.run(&mut from_host, to_host, |event| {
         match event {
             ShowEvent::Note(note) => {
                 notes.push((note.method(), Value::Object(note.params().clone())))
@@ -133,14 +134,14 @@ async fn r_mcp_6_the_views_requests_reach_the_server_and_each_is_answered_once()
             request(8, "other", "resources/list", json!({})),
         ];
         for message in asked {
-            host_writes.send(message).unwrap();
+            host_writes.send(message.into()).unwrap();
         }
         host_writes
-            .send(hosts(
+            .send(FromHost::from(hosts(
                 "mcp.notify",
                 json!({"instance_id": "v1", "generation": 3, "server": "fake",
                     "method": "ui/update-model-context", "params": {"content": [{"type": "text", "text": "ctx"}]}}),
-            ))
+            )))
             .unwrap();
         let mut answers = BTreeMap::new();
         while answers.len() < 8 {
@@ -153,10 +154,10 @@ async fn r_mcp_6_the_views_requests_reach_the_server_and_each_is_answered_once()
             assert!(previous.is_none(), "answered twice");
         }
         host_writes
-            .send(hosts(
+            .send(FromHost::from(hosts(
                 "ui.event",
                 json!({"instance_id": "v1", "event": "close", "data": {}}),
-            ))
+            )))
             .unwrap();
         answers
     };

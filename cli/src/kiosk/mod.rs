@@ -155,7 +155,10 @@ fn kiosk(
     )
     .apply(builder)?;
     builder = with_capabilities;
-    let delegate = RegionLayout::new(config.regions.clone(), crate::log::StderrDelegate);
+    let delegate = RegionLayout::new(
+        config.regions.clone(),
+        crate::log::StderrDelegate::default(),
+    );
     builder = builder.delegate(delegate);
     match (stdio, connect) {
         (Some(stdio), _) => stdio.run(builder, event_loop),

@@ -1,143 +1,129 @@
-//! `lineup mcp`'s show mode: the view goes to a `lineup host --stdio` child of this same binary,
-//! so the host is exactly `lineup host` (its defaults, its stdio link, its logs on stderr), and
-//! the agent crate's [`Show`] relays for it over the child's stdin and stdout until the view's
-//! window is closed; with `--check`, until the view is up.
+//! `lineup mcp`'s show mode: the host runs in this process, as `lineup host` builds it (its
+//! defaults, its stderr delegate), on the main thread's event loop; the agent (the MCP client
+//! and the agent crate's [`Show`] loop) runs on a thread of its own with a tokio runtime,
+//! sending its envelopes through [`HostHandle::send_inbound`] as any agent's bytes, and
+//! hearing the host's messages from `on_outbound` and each view's ready from the delegate.
 //!
-//! What `--check` reads is the agent crate's [`UpWatch`]: the host refuses nothing this agent
-//! sent (a `client.error` naming one fails at once), and the view speaks after its tool result
-//! went out. lineup.v1 has no notice to the agent when a view initializes, so a view that asks
-//! nothing of its own accord is seen up only once it is used.
+//! What `--check` reads is the agent crate's [`UpWatch`]: the host refused nothing this agent
+//! sent (a `client.error` naming one fails at once), and after the tool result went out the
+//! host answered the view's `ui/initialize` (the delegate's ready; lineup.v1 has no notice of
+//! it) or the view spoke. The host hands the view its input and result once it says
+//! `initialized` (R-MCP-5).
 
-use std::process::Stdio;
+use std::ffi::OsString;
 use std::time::Duration;
 
-use lineup_host_core::{decode, ConversationId, InstanceId, Limits, McpServerId, Message, PartyId};
-use lineup_mcp_agent::{Flow, McpServer, Outbox, Show, ShowEnd, ShowEvent, UpWatch};
+use lineup_host::{HostBuilder, HostHandle};
+use lineup_host_core::{ConversationId, InstanceId, McpServerId, PartyId};
+use lineup_mcp_agent::{Flow, FromHost, McpServer, Outbox, Show, ShowEnd, ShowEvent, UpWatch};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::error::McpError;
-use super::print_lines;
+use super::{print_lines, with_server};
+use crate::log::StderrDelegate;
 
-/// The conversation, agent, instance and server ids of the one view shown.
+/// The conversation, agent and instance ids of the one view shown.
 const CONVERSATION: &str = "mcp";
 const AGENT: &str = "lineup-mcp";
 const INSTANCE: &str = "mcp-view";
 
-/// Calls the server's first tool with a view, shows the view in a `lineup host --stdio` child
-/// and relays for it: until the view closes, or with `check`, until it is up (at most
-/// `timeout`).
-pub(crate) async fn show(
-    server: &McpServer,
+/// The server's command and how to talk to it.
+pub(crate) struct Connection {
+    /// The program and its arguments.
+    pub(crate) command: Vec<OsString>,
+    /// How long each answer of the server, and `--check`, may take.
+    pub(crate) timeout: Duration,
+    /// Whether the server's stderr is shown.
+    pub(crate) verbose: bool,
+}
+
+/// Shows the view of the server's first tool with one in a host of this process and relays
+/// for it: until its window is closed, or with `check`, until it is up (at most the timeout).
+pub(crate) fn show(connection: Connection, check: bool) -> Result<(), McpError> {
+    let event_loop = lineup_host::event_loop().map_err(host_error)?;
+    let (to_agent, from_host) = mpsc::unbounded_channel::<FromHost>();
+    let ready = to_agent.clone();
+    let host = HostBuilder::new()
+        .on_outbound(move |message| {
+            let _ = to_agent.send(FromHost::from(message.clone()));
+        })
+        .delegate(StderrDelegate::telling_ready(move |key| {
+            let _ = ready.send(FromHost::ViewReady(key.instance.clone()));
+        }))
+        .build(&event_loop)
+        .map_err(host_error)?;
+    let handle = host.handle();
+    let agent = std::thread::Builder::new()
+        .name("lineup-mcp-agent".to_owned())
+        .spawn(move || {
+            let done = agent(&connection, check, &handle, from_host);
+            // The host closes the view (torn down, R-MCP-8) and its loop ends.
+            let _ = handle.shutdown();
+            done
+        })
+        .map_err(McpError::HostStart)?;
+    host.run(event_loop).map_err(host_error)?;
+    agent.join().unwrap_or_else(|_| {
+        Err(McpError::HostStart(std::io::Error::other(
+            "the agent panicked",
+        )))
+    })
+}
+
+fn host_error(e: impl std::fmt::Display) -> McpError {
+    McpError::HostStart(std::io::Error::other(e.to_string()))
+}
+
+/// The agent's thread: connects, shows the view and relays until it closes (or is up).
+fn agent(
+    connection: &Connection,
     check: bool,
-    timeout: Duration,
+    host: &HostHandle,
+    mut from_host: mpsc::UnboundedReceiver<FromHost>,
 ) -> Result<(), McpError> {
-    let outbox = Outbox::new(
-        ConversationId::try_from(CONVERSATION).map_err(not_an_id)?,
-        PartyId::try_from(AGENT).map_err(not_an_id)?,
-    );
-    let instance = InstanceId::try_from(INSTANCE).map_err(not_an_id)?;
-    let show = Show::prepare(
-        server,
-        server_id(server),
-        None,
-        Map::new(),
-        instance,
-        outbox,
-    )
-    .await?;
-    let (to_host, from_agent) = mpsc::unbounded_channel::<Vec<u8>>();
-    let (to_agent, mut from_host) = mpsc::unbounded_channel::<Message>();
-    let mut host = start_host(from_agent, to_agent)?;
-    let mut watch = Watch {
-        check,
-        up: UpWatch::new(&show),
-    };
-    let relayed = show.run(&mut from_host, &to_host, |event| watch.see(event));
-    let ran = match check {
-        true => tokio::time::timeout(timeout, relayed).await.ok(),
-        false => Some(relayed.await),
-    };
-    // The host's stdin closes: it closes the view (torn down, R-MCP-8) and exits.
-    drop(to_host);
-    let end = match ran {
-        Some(ran) => ran?.0,
-        None => {
-            let _ = host.start_kill();
-            return Err(McpError::CheckTimedOut {
-                missing: watch.up.missing(),
-                limit: timeout,
-            });
-        }
-    };
-    match tokio::time::timeout(Duration::from_secs(30), host.wait()).await {
-        Ok(Ok(status)) if !status.success() => tracing::warn!("lineup host exited with {status}"),
-        Ok(_) => {}
-        Err(_) => {
-            tracing::warn!("lineup host did not exit within 30 s of its input's end; ended");
-            let _ = host.start_kill();
-        }
-    }
-    watch.verdict(end)
+    with_server(connection, async |server| {
+        let outbox = Outbox::new(
+            ConversationId::try_from(CONVERSATION).map_err(host_error)?,
+            PartyId::try_from(AGENT).map_err(host_error)?,
+        );
+        let instance = InstanceId::try_from(INSTANCE).map_err(host_error)?;
+        let id = server_id(server);
+        let show = Show::prepare(server, id, None, Map::new(), instance, outbox).await?;
+        // The agent's envelopes go in as any agent's bytes, checked alike.
+        let to_host = |bytes| host.send_inbound(bytes).is_ok();
+        let mut watch = Watch {
+            check,
+            up: UpWatch::new(&show),
+        };
+        let relayed = show.run(&mut from_host, to_host, |event| watch.see(event));
+        let end = match check {
+            true => match tokio::time::timeout(connection.timeout, relayed).await {
+                Ok(ran) => ran?.0,
+                Err(_) => {
+                    return Err(McpError::CheckTimedOut {
+                        missing: watch.up.missing(),
+                        limit: connection.timeout,
+                    })
+                }
+            },
+            false => relayed.await?.0,
+        };
+        watch.verdict(end)
+    })
 }
 
 /// The server's id on the wire: the name it gave in `initialize`, else `mcp-server`.
 fn server_id(server: &McpServer) -> McpServerId {
-    server
+    let named = server
         .name()
-        .and_then(|name| McpServerId::try_from(name).ok())
-        .or_else(|| McpServerId::try_from("mcp-server").ok())
-        .unwrap_or_else(|| unreachable!("mcp-server is a valid server id"))
+        .and_then(|name| McpServerId::try_from(name).ok());
+    named.unwrap_or_else(|| McpServerId::try_from("mcp-server").unwrap_or_else(|e| unreachable(&e)))
 }
 
-fn not_an_id(e: impl std::fmt::Display) -> McpError {
-    McpError::HostStart(std::io::Error::other(e.to_string()))
-}
-
-/// Starts `lineup host --stdio` (this binary): what arrives on `from_agent` goes to its stdin,
-/// one envelope a line, and each line it writes is decoded and handed to `to_agent`.
-fn start_host(
-    mut from_agent: mpsc::UnboundedReceiver<Vec<u8>>,
-    to_agent: mpsc::UnboundedSender<Message>,
-) -> Result<tokio::process::Child, McpError> {
-    let lineup = std::env::current_exe().map_err(McpError::HostStart)?;
-    let mut child = tokio::process::Command::new(lineup)
-        .args(["host", "--stdio"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(McpError::HostStart)?;
-    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(McpError::HostStart(std::io::Error::other(
-            "its stdin or stdout is not a pipe",
-        )));
-    };
-    tokio::spawn(async move {
-        while let Some(mut line) = from_agent.recv().await {
-            line.push(b'\n');
-            if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
-                return;
-            }
-        }
-    });
-    tokio::spawn(async move {
-        let limits = Limits::default();
-        let mut lines = BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            match decode(line.as_bytes(), &limits) {
-                Ok(message) => {
-                    if to_agent.send(message).is_err() {
-                        return;
-                    }
-                }
-                Err(e) => tracing::warn!("a line of lineup host is not an envelope: {e}"),
-            }
-        }
-    });
-    Ok(child)
+#[allow(clippy::panic)]
+fn unreachable(e: &dyn std::fmt::Display) -> McpServerId {
+    panic!("mcp-server is a valid server id: {e}")
 }
 
 /// What the show loop has seen, for the output and for `--check`.
@@ -177,7 +163,7 @@ impl Watch {
                 }
             }
             ShowEvent::Event(event) => {
-                tracing::info!("the view's ui.event {}", event.event.as_str())
+                tracing::info!("the view's ui.event {}", event.event.as_str());
             }
             _ => {}
         }
@@ -201,7 +187,7 @@ impl Watch {
             ShowEnd::Closed(None) if !self.check => return Ok(()),
             ShowEnd::Closed(None) => "the view's window was closed".to_owned(),
             ShowEnd::Closed(Some(reason)) => format!("the host closed the view ({reason})"),
-            ShowEnd::HostGone => "lineup host ended".to_owned(),
+            ShowEnd::HostGone => "the host ended".to_owned(),
             _ => "the relay stopped".to_owned(),
         };
         match (self.check, self.up.is_up()) {
