@@ -33,7 +33,7 @@ KNOWN = {
     "consent_truth": 17,
     "idle_deadlines": 16,
     "stdio_agent": 10,
-    "mcp": 15,
+    "mcp": 28,
 }
 
 # Binaries of a group run one after another in one lane.

@@ -102,6 +102,11 @@ cargo build --workspace --bins --examples
 for example in minimal ask chat_layout capability tokio_agent own_events native_components kiosk; do
     xvfb-run -a -s "-screen 0 1280x1024x24" "$main_target/debug/examples/$example" --check
 done
+# The MCP Apps embedder plays the agent of an official example server (the setup step cached it).
+mcp_servers="${LINEUP_MCP_SERVERS_DIR:-$HOME/.cache/lineup-mcp-servers}"
+xvfb-run -a -s "-screen 0 1280x1024x24" "$main_target/debug/examples/mcp_app" --check -- \
+    "$mcp_servers/bin/node" \
+    "$mcp_servers/node_modules/@modelcontextprotocol/server-customer-segmentation/dist/index.js" --stdio
 
 step "bench: lineup-bench --quick (completes and writes valid JSON; no timing asserts)"
 bench_json="$(mktemp -t lineup-bench.XXXXXX.json)"

@@ -3,13 +3,17 @@
 //! view (`text/html;profile=mcp-app`, the bytes of the package's own `dist/mcp-app.html`), the
 //! tool called with arguments valid for its input schema answers. A fake server
 //! (`mcp/fake_server.mjs`) does what they never do: the refusals, the deprecated key, paging, the
-//! client's declared extension. (Show mode picks its tool as `--resource` does, `UiTool::pick`:
-//! `mcp-agent/tests/relay.rs` runs it against the fake server.)
+//! client's declared extension. Show mode, each view in a real host under Xvfb: `mcp/shown.rs`.
 //!
 //! The servers come from the cache `scripts/mcp-servers.sh` fills (`scripts/setup.sh` runs it);
 //! under CI (`CI=true`) a missing or stale cache fails these tests, elsewhere each says so and
 //! checks nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+#[path = "support/screen.rs"]
+mod screen;
+#[path = "mcp/shown.rs"]
+mod shown;
 
 use std::ffi::OsString;
 use std::ops::RangeInclusive;

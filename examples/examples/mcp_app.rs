@@ -123,7 +123,9 @@ async fn agent(
             ShowEvent::Note(note) => {
                 println!("view → agent: {} {:?}", note.method(), note.params())
             }
-            ShowEvent::Forwarded { method } => println!("view → server: {method}"),
+            ShowEvent::Forwarded(ask) => {
+                println!("view → server: {} {:?}", ask.method(), ask.tool())
+            }
             _ => {}
         }
         match up.refused().is_some() || (check && up.is_up()) {

@@ -22,6 +22,8 @@ use crate::view::ViewResource;
 pub struct ShownView {
     instance: InstanceId,
     server: McpServerId,
+    tool: String,
+    uri: String,
 }
 
 impl ShownView {
@@ -50,6 +52,12 @@ impl ShownView {
             field: "mcp_app.tool.name",
             reason: e.to_string(),
         })?;
+        let shown = Self {
+            instance: instance.clone(),
+            server: server.clone(),
+            tool: tool.name().to_owned(),
+            uri: view.uri().to_owned(),
+        };
         let tool = McpAppTool {
             name,
             meta: JsonObject::from(tool.meta().clone()),
@@ -78,7 +86,7 @@ impl ShownView {
             Ok(text) => McpHtml::Text(text.to_owned()),
             Err(_) => McpHtml::Blob(view.html().to_vec()),
         };
-        let mut sent = match outbox.envelope("lineup.v1.ui.open", app(inline)?) {
+        let sent = match outbox.envelope("lineup.v1.ui.open", app(inline)?) {
             Ok(open) => vec![open],
             Err(McpError::EnvelopeTooLarge { .. }) => {
                 let mut chunks = chunks(outbox, view.html())?;
@@ -88,8 +96,7 @@ impl ShownView {
             }
             Err(e) => return Err(e),
         };
-        sent.shrink_to_fit();
-        Ok((Self { instance, server }, sent))
+        Ok((shown, sent))
     }
 
     /// The instance it was opened as.
@@ -100,6 +107,16 @@ impl ShownView {
     /// The server it came from, as the host knows it.
     pub fn server(&self) -> &McpServerId {
         &self.server
+    }
+
+    /// The tool whose call it shows.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The view's `ui://` uri.
+    pub fn uri(&self) -> &str {
+        &self.uri
     }
 
     /// `mcp.tool` `tool-input`: the call's arguments, complete (R-MCP-5).

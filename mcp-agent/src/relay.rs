@@ -34,6 +34,11 @@ pub struct RequestKey {
 }
 
 impl RequestKey {
+    /// The host's id of the request.
+    pub fn request_id(&self) -> u64 {
+        self.request_id
+    }
+
     /// The key `answer` goes back under.
     pub(crate) fn of(answer: &McpAnswer) -> Self {
         Self {
@@ -336,6 +341,14 @@ impl Forward {
     /// The request's key (to drop it when the host cancels it).
     pub fn key(&self) -> &RequestKey {
         &self.key
+    }
+
+    /// The tool a `tools/call` calls.
+    pub fn tool(&self) -> Option<&str> {
+        match &self.call {
+            Call::Tool(params) => Some(&params.name),
+            _ => None,
+        }
     }
 
     /// Its method.

@@ -17,7 +17,7 @@ use tokio::task::{AbortHandle, JoinSet};
 use crate::error::McpError;
 use crate::opening::ShownView;
 use crate::outbox::{Outbox, Outgoing};
-use crate::relay::{answer_envelope, Note, Relay, RequestKey, Taken};
+use crate::relay::{answer_envelope, Forward, Note, Relay, RequestKey, Taken};
 use crate::server::McpServer;
 use crate::tool::UiTool;
 
@@ -56,11 +56,8 @@ pub enum ShowEvent<'a> {
     /// The host reported something without naming an envelope of this agent (`client.error`
     /// with another `in_reply_to` or none: dropped events, a view that failed).
     HostError(&'a ClientError),
-    /// A request of the view went to the server.
-    Forwarded {
-        /// Its method.
-        method: &'static str,
-    },
+    /// A request of the view goes to the server.
+    Forwarded(&'a Forward),
     /// A forwarded request's answer went back to the host, or an answer the agent gave itself.
     Answered(&'a McpAnswer),
     /// A note of the view for the agent (`ui/message`, a log message, the model context).
@@ -265,11 +262,13 @@ impl<T: FnMut(Vec<u8>) -> bool, F: FnMut(ShowEvent<'_>) -> Flow> Relaying<T, F> 
         match message {
             Message::McpRequest(request) => match self.relay.request(request.payload) {
                 Taken::Forward(forward) => {
+                    if let Some(end) = self.tell(ShowEvent::Forwarded(&forward)) {
+                        return Ok(Some(end));
+                    }
                     let key = forward.key().clone();
-                    let method = forward.method();
                     let handle = self.forwards.spawn(forward.answer());
                     self.running.insert(key, handle);
-                    Ok(self.tell(ShowEvent::Forwarded { method }))
+                    Ok(None)
                 }
                 Taken::Answered { answer, note } => {
                     if let Some(end) = note.and_then(|note| self.tell(ShowEvent::Note(&note))) {

@@ -66,7 +66,7 @@ impl UpWatch {
                 });
                 false
             }
-            ShowEvent::Forwarded { .. }
+            ShowEvent::Forwarded(_)
             | ShowEvent::Note(_)
             | ShowEvent::Event(_)
             | ShowEvent::ViewReady => true,
@@ -99,7 +99,10 @@ impl UpWatch {
 #[cfg(test)]
 mod tests {
     use lineup_host_core::mcp::ToolNews;
-    use lineup_host_core::{ClientError, ConversationId, ErrorCode, InstanceId, McpTool, PartyId};
+    use lineup_host_core::{
+        ClientError, ConversationId, ErrorCode, EventName, InstanceId, JsonObject, McpTool,
+        PartyId, UiEvent,
+    };
     use serde_json::Map;
 
     use super::UpWatch;
@@ -117,6 +120,14 @@ mod tests {
 
     fn spoke() -> Note {
         Note::Log(Map::new())
+    }
+
+    fn event() -> UiEvent {
+        UiEvent {
+            instance_id: InstanceId::try_from("v1").unwrap_or_else(|e| panic!("{e}")),
+            event: EventName::try_from("blocked").unwrap_or_else(|e| panic!("{e}")),
+            data: JsonObject::new(),
+        }
     }
 
     #[test]
@@ -137,9 +148,7 @@ mod tests {
         assert!(watch.missing().starts_with("tool-result"));
         watch.see(&Sent(&result));
         assert!(!watch.is_up());
-        watch.see(&ShowEvent::Forwarded {
-            method: "tools/call",
-        });
+        watch.see(&ShowEvent::Event(&event()));
         assert!(watch.is_up());
 
         let mut refused = UpWatch::after(Some(result.id().clone()));

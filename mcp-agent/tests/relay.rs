@@ -89,13 +89,19 @@ async fn r_mcp_6_the_views_requests_reach_the_server_and_each_is_answered_once()
     let (host_writes, mut from_host) = mpsc::unbounded_channel::<FromHost>();
     let mut notes = Vec::new();
     let mut forwarded = Vec::new();
+    let mut tools = Vec::new();
     let to_host = |bytes| to_host.send(bytes).is_ok();
     let relaying = show.run(&mut from_host, to_host, |event| {
         match event {
             ShowEvent::Note(note) => {
                 notes.push((note.method(), Value::Object(note.params().clone())))
             }
-            ShowEvent::Forwarded { method } => forwarded.push(method),
+            ShowEvent::Forwarded(forward) => {
+                forwarded.push(forward.method());
+                if let Some(tool) = forward.tool() {
+                    tools.push(tool.to_owned());
+                }
+            }
             _ => {}
         }
         Flow::Continue
@@ -187,6 +193,8 @@ async fn r_mcp_6_the_views_requests_reach_the_server_and_each_is_answered_once()
             "tools/call"
         ]
     );
+    tools.sort_unstable();
+    assert_eq!(tools, ["app-only", "fails"]);
     assert_eq!(notes[0].0, "ui/message");
     assert_eq!(notes[1].0, "ui/update-model-context");
     let context = relay.model_context().map(|c| Value::Object(c.clone()));

@@ -432,18 +432,50 @@ impl X11 {
     /// The colour of the root window's pixel at (`x`, `y`) as the screen shows it: red, green,
     /// blue (a 24-bit TrueColor screen).
     pub fn pixel(&self, x: i16, y: i16) -> Result<[u8; 3], X11Error> {
+        match self.region(x, y, 1, 1)?.as_slice() {
+            [pixel] => Ok(*pixel),
+            other => Err(X11Error::new(
+                "get_image",
+                format!("{} pixels for one", other.len()),
+            )),
+        }
+    }
+
+    /// The root window's pixels in the `width` × `height` rectangle at (`x`, `y`), row by row,
+    /// each red, green, blue (a 24-bit TrueColor screen, 4 bytes a pixel on the wire).
+    pub fn region(
+        &self,
+        x: i16,
+        y: i16,
+        width: u16,
+        height: u16,
+    ) -> Result<Vec<[u8; 3]>, X11Error> {
         let reply = self
             .conn
-            .get_image(xproto::ImageFormat::Z_PIXMAP, self.root, x, y, 1, 1, !0)
+            .get_image(
+                xproto::ImageFormat::Z_PIXMAP,
+                self.root,
+                x,
+                y,
+                width,
+                height,
+                !0,
+            )
             .map_err(|e| X11Error::new("get_image", e))?
             .reply()
             .map_err(|e| X11Error::new("get_image", e))?;
-        match reply.data.as_slice() {
-            [b, g, r, ..] => Ok([*r, *g, *b]),
-            other => Err(X11Error::new(
+        let wanted = usize::from(width) * usize::from(height);
+        if reply.data.len() < wanted * 4 {
+            return Err(X11Error::new(
                 "get_image",
-                format!("{} bytes for one pixel", other.len()),
-            )),
+                format!("{} bytes for {wanted} pixels", reply.data.len()),
+            ));
         }
+        Ok(reply
+            .data
+            .chunks_exact(4)
+            .take(wanted)
+            .map(|p| [p[2], p[1], p[0]])
+            .collect())
     }
 }

@@ -90,6 +90,13 @@ fn agent(
         let instance = InstanceId::try_from(INSTANCE).map_err(host_error)?;
         let id = server_id(server);
         let show = Show::prepare(server, id, None, Map::new(), instance, outbox).await?;
+        let chunks = show.first().iter();
+        let chunks = chunks.filter(|out| out.kind() == "lineup.v1.mcp.resource");
+        print_lines(&[json!({
+            "showing": show.shown().tool(),
+            "uri": show.shown().uri(),
+            "resource_chunks": chunks.count(),
+        })])?;
         // The agent's envelopes go in as any agent's bytes, checked alike.
         let to_host = |bytes| host.send_inbound(bytes).is_ok();
         let mut watch = Watch {
@@ -137,35 +144,36 @@ impl Watch {
     /// its answer (or a refusal ends the show).
     fn see(&mut self, event: ShowEvent<'_>) -> Flow {
         self.up.see(&event);
-        match event {
-            ShowEvent::Sent(out) => tracing::debug!("agent → host: {} {}", out.kind(), out.id()),
+        let line = match event {
+            ShowEvent::Sent(out) => {
+                tracing::debug!("agent → host: {} {}", out.kind(), out.id());
+                None
+            }
             ShowEvent::HostError(error) => {
-                tracing::warn!(
-                    "the host reports {}: {:?}",
-                    error.code.as_str(),
-                    error.message
-                );
+                let code = error.code.as_str();
+                tracing::warn!("the host reports {code}: {:?}", error.message);
+                None
             }
-            ShowEvent::Forwarded { method } => tracing::info!("the view asks the server: {method}"),
-            ShowEvent::Answered(answer) => {
-                if let Err(error) = &answer.outcome {
-                    tracing::info!(
-                        "answered the view: error {} {:?}",
-                        error.code,
-                        error.message
-                    );
-                }
-            }
+            ShowEvent::Forwarded(ask) => Some(json!({
+                "forwarded": ask.method(),
+                "tool": ask.tool(),
+                "request_id": ask.key().request_id(),
+            })),
+            ShowEvent::Answered(answer) => Some(match &answer.outcome {
+                Ok(_) => json!({"answered": answer.request_id, "ok": true}),
+                Err(error) => json!({"answered": answer.request_id, "error": error}),
+            }),
             ShowEvent::Note(note) => {
-                let line = json!({ note.method(): Value::Object(note.params().clone()) });
-                if let Err(e) = print_lines(&[line]) {
-                    tracing::warn!("{e}");
-                }
+                Some(json!({ note.method(): Value::Object(note.params().clone()) }))
             }
-            ShowEvent::Event(event) => {
-                tracing::info!("the view's ui.event {}", event.event.as_str());
-            }
-            _ => {}
+            ShowEvent::Event(event) => Some(json!({
+                "event": event.event.as_str(),
+                "data": event.data,
+            })),
+            _ => None,
+        };
+        if let Err(e) = line.map_or(Ok(()), |line| print_lines(&[line])) {
+            tracing::warn!("{e}");
         }
         match (self.up.refused(), self.check && self.up.is_up()) {
             (Some(_), _) | (None, true) => Flow::Stop,
