@@ -63,7 +63,7 @@ enum Command {
     /// standby screen while none is on screen, the agent reached over a WebSocket.
     Kiosk(kiosk::KioskArgs),
     /// Run an MCP Apps server over stdio (`lineup mcp -- node dist/index.js --stdio`): list its
-    /// tools, call one, or read a tool's view.
+    /// tools, call one, read a tool's view, or show the view and relay its requests.
     Mcp(mcp::McpArgs),
 }
 

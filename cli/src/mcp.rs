@@ -22,9 +22,10 @@ use show::Connection;
 
 /// Runs an MCP server (`-- <command…>`, e.g. `-- node dist/index.js --stdio`) and lists its
 /// tools, calls one, or reads a tool's MCP App view; without --list, --tool or --resource, calls
-/// the first tool that has a view, shows the view in `lineup host --stdio` and relays what the
-/// view asks to the server until its window is closed. Output is JSON, one value per line (in
-/// show mode: what the view tells the agent); a refusal is one `error: …` line on stderr.
+/// the first tool that has a view, shows the view in a host of this process (`lineup host`'s
+/// defaults) and relays what the view asks to the server until its window is closed. Output is
+/// JSON, one value per line (in show mode: what it shows, each request of the view forwarded and
+/// answered, what the view tells the agent); a refusal is one `error: …` line on stderr.
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     /// Print each tool as a JSON line: `name`, `visibility` (`_meta.ui.visibility`; `["model",
@@ -57,8 +58,9 @@ pub(crate) struct McpArgs {
     #[arg(long)]
     verbose: bool,
     /// Show the view, then exit 0 once the host has taken the view, the tool's input and its
-    /// result and the view is up (see the command's docs for what that is read from); exit 1
-    /// when the host refuses any of them, closes the view, or --timeout-secs passes first.
+    /// result and answered the view's `ui/initialize` (it hands the view the input and result
+    /// once the view says `initialized`); exit 1 when the host refuses any of them, closes the
+    /// view, or --timeout-secs passes first.
     #[arg(long, conflicts_with_all = ["list", "tool", "resource"])]
     check: bool,
     /// The server's command and its arguments, after `--`.
