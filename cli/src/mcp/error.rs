@@ -24,8 +24,8 @@ pub(crate) enum McpError {
         /// The tool.
         name: String,
     },
-    /// `lineup host --stdio` could not be started.
-    #[error("cannot start `lineup host --stdio` to show the view: {0}")]
+    /// The host that shows the view could not be started (no display, the agent thread).
+    #[error("cannot start the host that shows the view: {0}")]
     HostStart(std::io::Error),
     /// The host refused an envelope that shows the view.
     #[error("the host refused {what} with {code}: {message:?}")]
