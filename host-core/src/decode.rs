@@ -9,7 +9,8 @@ use crate::error::{ErrorCode, ProtocolError, Readable};
 use crate::ids::{shorten, CallId, CapabilityName, ConversationId, MessageId};
 use crate::json::{nesting_depth, parse_strict};
 use crate::limits::Limits;
-use crate::mcp_message::{McpAnswer, McpNotify, McpProgress, McpRequest, McpResource, McpTool};
+use crate::mcp_message::{McpResource, McpTool};
+use crate::mcp_upstream::{McpAnswer, McpNotify, McpProgress, McpRequest};
 use crate::message::{
     AppCall, AppList, AppResult, ClientError, ClientInventory, Envelope, Message, Party, Payload,
     SurfaceSource, UiClose, UiEvent, UiOpen, UiPatch, PROTOCOL_VERSION,

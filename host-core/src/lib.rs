@@ -74,6 +74,7 @@ pub mod mcp;
 mod mcp_effect;
 pub mod mcp_host;
 mod mcp_message;
+mod mcp_upstream;
 mod message;
 mod page_input;
 mod recovery;
@@ -133,9 +134,11 @@ pub use markdown::{
 };
 pub use mcp_effect::{McpEffect, McpViewOpen};
 pub use mcp_message::{
-    McpAnswer, McpApp, McpAppOpen, McpAppResource, McpAppTool, McpCsp, McpForwarded, McpHtml,
-    McpNotify, McpProgress, McpRequest, McpResource, McpTool, McpUiMeta, McpUpNotification,
-    MAX_MCP_URI_BYTES, MCP_APP_MIME,
+    McpApp, McpAppOpen, McpAppResource, McpAppTool, McpCsp, McpHtml, McpResource, McpTool,
+    McpUiMeta, MAX_MCP_URI_BYTES, MCP_APP_MIME,
+};
+pub use mcp_upstream::{
+    McpAnswer, McpForwarded, McpNotify, McpProgress, McpRequest, McpUpNotification,
 };
 pub use message::{
     AppCall, AppError, AppList, AppResult, CapabilityDecl, ClientError, ClientInventory,

@@ -17,9 +17,8 @@ use crate::ids::{
     MessageId, OpaqueVersion, Revision, Risk, Status, SurfaceId,
 };
 use crate::json::JsonObject;
-use crate::mcp_message::{
-    McpAnswer, McpAppOpen, McpNotify, McpProgress, McpRequest, McpResource, McpTool,
-};
+use crate::mcp_message::{McpAppOpen, McpResource, McpTool};
+use crate::mcp_upstream::{McpAnswer, McpNotify, McpProgress, McpRequest};
 use crate::redact::Fingerprint;
 pub use crate::timestamp::Timestamp;
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::initialize::{MCP_APPS_DISPLAY_MODES, MCP_APPS_PROTOCOL_VERSIONS};
 use crate::mcp::McpLimits;
-use crate::mcp_message::{McpForwarded, McpUpNotification};
+use crate::mcp_upstream::{McpForwarded, McpUpNotification};
 
 /// What a view may load from the network: nothing (R-MCP-10: declared CSP domains loosen
 /// nothing without an operator policy, which is still to come).

@@ -13,7 +13,7 @@ use crate::keys::{Generation, SurfaceKey};
 use crate::mcp::{HostOwned, McpOut, McpRouter, McpStats, RpcError, RpcId, ToolNews, REFUSED};
 use crate::mcp::{UpstreamRequest, METHOD_NOT_FOUND};
 use crate::mcp_effect::McpEffect;
-use crate::mcp_message::{McpForwarded, McpNotify, McpRequest, McpUpNotification};
+use crate::mcp_upstream::{McpForwarded, McpNotify, McpRequest, McpUpNotification};
 use crate::message::{Party, UiEvent};
 
 /// The effect that posts `message` to view `key`.

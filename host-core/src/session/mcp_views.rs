@@ -23,7 +23,8 @@ use crate::mcp::{
     RpcId, ShownTool,
 };
 use crate::mcp_effect::{McpEffect, McpViewOpen};
-use crate::mcp_message::{McpAnswer, McpAppOpen, McpHtml, McpProgress, McpResource, McpTool};
+use crate::mcp_message::{McpAppOpen, McpHtml, McpResource, McpTool};
+use crate::mcp_upstream::{McpAnswer, McpProgress};
 use crate::message::{Envelope, Payload, UiEvent};
 use crate::page_input::PageInput;
 
